@@ -1,0 +1,45 @@
+// Batch: what one attention rank computes in one forward step. Produced by Scheduler::plan(), read by
+// executors (cost models in sim, kernels in real), never mutated after planning.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+namespace tokenline {
+
+using RequestId = int64_t;
+
+enum class Phase { kPrefill, kDecode };
+
+struct BatchEntry {
+  RequestId id = 0;
+  Phase phase = Phase::kDecode;
+  int64_t new_tokens = 0;      // tokens computed this step: a prefill chunk, or 1 (+ MTP drafts) in decode
+  int64_t context_tokens = 0;  // tokens already in KV before this step (cached prefix + earlier chunks)
+  int32_t draft_tokens = 0;    // MTP drafts verified this step (decode only)
+  bool last_chunk = false;     // prefill: this chunk completes the prompt and samples the first token
+};
+
+struct Batch {
+  int32_t rank = 0;  // attention-DP rank inside the instance (0 when there is no DP attention)
+  std::vector<BatchEntry> entries;
+
+  bool empty() const { return entries.empty(); }
+  int64_t prefill_tokens() const {
+    int64_t n = 0;
+    for (const auto& e : entries) n += e.phase == Phase::kPrefill ? e.new_tokens : 0;
+    return n;
+  }
+  int64_t decode_requests() const {
+    int64_t n = 0;
+    for (const auto& e : entries) n += e.phase == Phase::kDecode ? 1 : 0;
+    return n;
+  }
+  int64_t total_tokens() const {
+    int64_t n = 0;
+    for (const auto& e : entries) n += e.new_tokens;
+    return n;
+  }
+};
+
+}  // namespace tokenline

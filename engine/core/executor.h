@@ -1,0 +1,44 @@
+// Executor: the seam between the shared core and a world. In sim it is a cost model (the step's duration is
+// predicted from the token ledger); in real it runs kernels and measures. The core never reads a clock:
+// durations come back in StepOutcome and the driver advances its own clock by them.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "engine/core/batch.h"
+
+namespace tokenline {
+
+enum class Stream { kCompute, kComm };
+
+struct OpSpan {
+  const char* name = "";    // a ledger op name with static storage ("sparse_mla", "dispatch", ...)
+  Stream stream = Stream::kCompute;
+  int32_t rank = 0;
+  double start_s = 0;       // relative to the step's start
+  double duration_s = 0;
+};
+
+struct StepOutcome {
+  double duration_s = 0;               // the whole step (all ranks, lockstep): the driver's clock advance
+  std::vector<OpSpan> ops;             // filled when the driver asked for op detail
+  // Per rank, per batch entry, in plan order: MTP drafts accepted (empty when MTP is off). The scheduler
+  // commits 1 + accepted tokens for each decode entry.
+  std::vector<std::vector<int32_t>> accepted_drafts;
+};
+
+// One step of an instance: a batch per attention rank, executed together (every MoE layer synchronizes).
+struct StepBatches {
+  int64_t step_index = 0;
+  std::vector<Batch> ranks;  // size = attention-DP degree; an idle rank has an empty batch
+};
+
+class Executor {
+ public:
+  virtual ~Executor() = default;
+  // REQUIRES: at least one rank's batch is non-empty. Must not throw (SimGrid aborts on escaping exceptions).
+  virtual StepOutcome execute(const StepBatches& step) = 0;
+};
+
+}  // namespace tokenline
