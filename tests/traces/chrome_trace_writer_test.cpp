@@ -1,0 +1,64 @@
+#include "traces/chrome_trace_writer.h"
+
+#include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
+
+#include "tests/traces/test_dir.h"
+
+namespace tokenline {
+namespace {
+
+nlohmann::json write_sample(const std::string& path) {
+  ChromeTraceWriter w(path);
+  w.process_name(1, "instance 0");
+  w.thread_name(1, trace_tid(0, TraceStream::kCompute), "rank 0 compute");
+  w.thread_name(1, trace_tid(0, TraceStream::kComm), "rank 0 comm");
+  w.async_begin(1, "request", 7, "request", 0.0);
+  w.async_begin(1, "request", 7, "queued", 0.0);
+  w.async_end(1, "request", 7, "queued", 0.001);
+  w.complete(1, 0, "step", 0.001, 0.027, {{"tokens", 32}});
+  w.complete(1, 0, "sparse_mla", 0.001, 0.002);
+  w.complete(1, 1, "dispatch", 0.003, 0.001);
+  w.counter(1, "kv_pages", 0.001, {{"used", 12}});
+  w.flow_begin(1, 0, 7, 0.028);
+  w.flow_end(2, 0, 7, 0.029);
+  w.async_end(1, "request", 7, "request", 0.028);
+  CHECK(w.events() == 13);
+  REQUIRE(w.finish());
+  return nlohmann::json::parse(testing::read_all(path));
+}
+
+TEST_CASE("the trace parses as JSON with every event kind", "[chrome_trace_writer]") {
+  testing::TestDir dir("trace");
+  const nlohmann::json doc = write_sample(dir.file("trace.json"));
+  const auto& events = doc.at("traceEvents");
+  REQUIRE(events.size() == 13);
+  std::string phases;
+  for (const auto& e : events) phases += e.at("ph").get<std::string>();
+  CHECK(phases == "MMMbbeXXXCsfe");
+  CHECK(events[6].at("dur").get<double>() == Approx(27000.0));
+  CHECK(events[9].at("args").at("used") == 12);
+}
+
+TEST_CASE("op spans nest inside their step span", "[chrome_trace_writer]") {
+  testing::TestDir dir("trace_nest");
+  const nlohmann::json doc = write_sample(dir.file("trace.json"));
+  const auto& events = doc.at("traceEvents");
+  const auto& step = events[6];
+  for (size_t i : {size_t{7}, size_t{8}}) {
+    const auto& op = events[i];
+    CHECK(op.at("ts").get<double>() >= step.at("ts").get<double>());
+    CHECK(op.at("ts").get<double>() + op.at("dur").get<double>() <=
+          step.at("ts").get<double>() + step.at("dur").get<double>());
+  }
+}
+
+TEST_CASE("the same calls give the same bytes", "[chrome_trace_writer]") {
+  testing::TestDir dir("trace_det");
+  write_sample(dir.file("a.json"));
+  write_sample(dir.file("b.json"));
+  CHECK(testing::read_all(dir.file("a.json")) == testing::read_all(dir.file("b.json")));
+}
+
+}  // namespace
+}  // namespace tokenline

@@ -1,0 +1,56 @@
+#include "traces/metrics.h"
+
+#include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
+
+namespace tokenline {
+namespace {
+
+RequestRow done(int64_t id, double arrival, double first, double finish, int64_t out, int64_t cached) {
+  return RequestRow{.id = id, .arrival_s = arrival, .first_token_s = first, .finish_s = finish,
+                       .input_tokens = 1000, .output_tokens = out, .cached_tokens = cached, .instance = 0,
+                       .completed = true};
+}
+
+RunInfo run_ending_at(double end_s) {
+  RunInfo info;
+  info.simulated_s = end_s;
+  return info;
+}
+
+TEST_CASE("metrics count, summarize and apply the SLO", "[metrics]") {
+  Metrics m(1, Slo{.ttft_s = 0.5, .tpot_s = 0.0});
+  for (int i = 0; i < 3; ++i) m.on_arrival();
+  m.on_request(done(0, 0.0, 0.2, 1.2, 11, 500));   // ttft 0.2, tpot 0.1
+  m.on_request(done(1, 0.0, 1.0, 2.0, 11, 0));     // ttft 1.0 misses the SLO
+  m.on_request(RequestRow{.id = 2, .arrival_s = 0.5, .finish_s = 0.5, .input_tokens = 5,
+                             .status = "too_long"});
+  const auto j = nlohmann::json::parse(m.to_json(run_ending_at(2.0)));
+  CHECK(j["requests"]["arrived"] == 3);
+  CHECK(j["requests"]["completed"] == 2);
+  CHECK(j["requests"]["rejected_by_reason"]["too_long"] == 1);
+  CHECK(j["latency_ms"]["ttft"]["p50"].get<double>() == Approx(200.0));
+  CHECK(j["latency_ms"]["ttft"]["max"].get<double>() == Approx(1000.0));
+  CHECK(j["latency_ms"]["tpot"]["mean"].get<double>() == Approx(100.0));
+  CHECK(j["goodput"]["good_requests"] == 1);
+  CHECK(j["prefix_cache"]["hit_rate"].get<double>() == Approx(0.25));
+  CHECK_FALSE(j["run"].contains("wall_s"));
+}
+
+TEST_CASE("KV pages mean is weighted by time", "[metrics]") {
+  Metrics m(2, Slo{});
+  m.set_kv_capacity(0, 100);
+  m.set_kv_capacity(1, 100);
+  m.on_kv_pages(0, 0.0, 10);  // instance 0: 10 pages for 1 s, then 30 for 1 s -> mean 20
+  m.on_kv_pages(1, 0.5, 40);  // instance 1: 0 for 0.5 s, 40 for 1.5 s -> mean 30
+  m.on_kv_pages(0, 1.0, 30);
+  const auto j = nlohmann::json::parse(m.to_json(run_ending_at(2.0)));
+  CHECK(j["kv_pages"]["capacity"] == 200);
+  CHECK(j["kv_pages"]["peak"] == 70);
+  CHECK(j["kv_pages"]["mean"].get<double>() == Approx(50.0));
+  CHECK(j["instances"][0]["kv_pages"]["mean"].get<double>() == Approx(20.0));
+  CHECK(j["instances"][1]["kv_pages"]["peak"] == 40);
+}
+
+}  // namespace
+}  // namespace tokenline

@@ -1,0 +1,144 @@
+#include "traces/chrome_trace_writer.h"
+
+#include "traces/number_format.h"
+
+namespace tokenline {
+namespace {
+
+constexpr double kMicrosecondsPerSecond = 1e6;
+constexpr int kTimeDecimals = 3;  // nanosecond resolution in microsecond units
+
+}  // namespace
+
+ChromeTraceWriter::ChromeTraceWriter(const std::string& path) : file_(path) {
+  file_.buffer().append("{\"displayTimeUnit\":\"ms\",\"traceEvents\":[\n");
+}
+
+void ChromeTraceWriter::open_event(char phase, int pid, double time_s) {
+  std::string& out = file_.buffer();
+  out.append(events_ == 0 ? "{\"ph\":\"" : ",\n{\"ph\":\"");
+  out.push_back(phase);
+  out.append("\",\"pid\":");
+  append_int(out, pid);
+  out.append(",\"ts\":");
+  append_fixed(out, time_s * kMicrosecondsPerSecond, kTimeDecimals);
+  ++events_;
+}
+
+void ChromeTraceWriter::append_args(std::initializer_list<TraceArg> args) {
+  if (args.size() == 0) return;
+  std::string& out = file_.buffer();
+  out.append(",\"args\":{");
+  bool first = true;
+  for (const TraceArg& arg : args) {
+    if (!first) out.push_back(',');
+    first = false;
+    append_json_string(out, arg.key);
+    out.push_back(':');
+    append_int(out, arg.value);
+  }
+  out.push_back('}');
+}
+
+void ChromeTraceWriter::close_event() {
+  file_.buffer().push_back('}');
+  file_.maybe_flush();
+}
+
+void ChromeTraceWriter::process_name(int pid, std::string_view name) {
+  open_event('M', pid, 0);
+  std::string& out = file_.buffer();
+  out.append(",\"name\":\"process_name\",\"args\":{\"name\":");
+  append_json_string(out, name);
+  out.push_back('}');
+  close_event();
+}
+
+void ChromeTraceWriter::thread_name(int pid, int tid, std::string_view name) {
+  open_event('M', pid, 0);
+  std::string& out = file_.buffer();
+  out.append(",\"tid\":");
+  append_int(out, tid);
+  out.append(",\"name\":\"thread_name\",\"args\":{\"name\":");
+  append_json_string(out, name);
+  out.push_back('}');
+  close_event();
+}
+
+void ChromeTraceWriter::complete(int pid, int tid, std::string_view name, double start_s, double duration_s,
+                                 std::initializer_list<TraceArg> args) {
+  open_event('X', pid, start_s);
+  std::string& out = file_.buffer();
+  out.append(",\"dur\":");
+  append_fixed(out, duration_s * kMicrosecondsPerSecond, kTimeDecimals);
+  out.append(",\"tid\":");
+  append_int(out, tid);
+  out.append(",\"name\":");
+  append_json_string(out, name);
+  append_args(args);
+  close_event();
+}
+
+void ChromeTraceWriter::async_begin(int pid, std::string_view category, int64_t id, std::string_view name,
+                                    double time_s, std::initializer_list<TraceArg> args) {
+  open_event('b', pid, time_s);
+  std::string& out = file_.buffer();
+  out.append(",\"cat\":");
+  append_json_string(out, category);
+  out.append(",\"id\":");
+  append_int(out, id);
+  out.append(",\"name\":");
+  append_json_string(out, name);
+  append_args(args);
+  close_event();
+}
+
+void ChromeTraceWriter::async_end(int pid, std::string_view category, int64_t id, std::string_view name,
+                                  double time_s) {
+  open_event('e', pid, time_s);
+  std::string& out = file_.buffer();
+  out.append(",\"cat\":");
+  append_json_string(out, category);
+  out.append(",\"id\":");
+  append_int(out, id);
+  out.append(",\"name\":");
+  append_json_string(out, name);
+  close_event();
+}
+
+void ChromeTraceWriter::flow_begin(int pid, int tid, int64_t id, double time_s) {
+  open_event('s', pid, time_s);
+  std::string& out = file_.buffer();
+  out.append(",\"tid\":");
+  append_int(out, tid);
+  out.append(",\"cat\":\"flow\",\"name\":\"kv_handoff\",\"id\":");
+  append_int(out, id);
+  close_event();
+}
+
+void ChromeTraceWriter::flow_end(int pid, int tid, int64_t id, double time_s) {
+  open_event('f', pid, time_s);
+  std::string& out = file_.buffer();
+  out.append(",\"tid\":");
+  append_int(out, tid);
+  out.append(",\"cat\":\"flow\",\"name\":\"kv_handoff\",\"bp\":\"e\",\"id\":");
+  append_int(out, id);
+  close_event();
+}
+
+void ChromeTraceWriter::counter(int pid, std::string_view name, double time_s,
+                                std::initializer_list<TraceArg> series) {
+  open_event('C', pid, time_s);
+  std::string& out = file_.buffer();
+  out.append(",\"name\":");
+  append_json_string(out, name);
+  append_args(series);
+  close_event();
+}
+
+bool ChromeTraceWriter::finish() {
+  file_.buffer().append("\n]}\n");
+  return file_.commit();
+}
+
+}  // namespace tokenline

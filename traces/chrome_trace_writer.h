@@ -1,0 +1,57 @@
+// ChromeTraceWriter: streams a Chrome Trace Event Format file (opens in Perfetto and chrome://tracing).
+// Layout: a process per instance, a thread per (rank, stream); complete "X" spans for steps and ops,
+// async "b"/"e" spans per request, "s"/"f" flow arrows, "C" counters. Times are seconds in the API and
+// microseconds with 3 decimals in the file (number_format.h), so output bytes are deterministic.
+// Events are written in call order and never held in memory; the file appears only after finish().
+#pragma once
+
+#include <cstdint>
+#include <initializer_list>
+#include <string>
+#include <string_view>
+
+#include "traces/output_file.h"
+
+namespace tokenline {
+
+struct TraceArg {
+  const char* key;  // static storage
+  int64_t value;
+};
+
+enum class TraceStream { kCompute, kComm };
+
+// Thread id of (rank, stream) inside an instance's process: compute and comm of a rank sit side by side.
+inline int trace_tid(int rank, TraceStream stream) {
+  return rank * 2 + (stream == TraceStream::kComm ? 1 : 0);
+}
+
+class ChromeTraceWriter {
+ public:
+  explicit ChromeTraceWriter(const std::string& path);  // throws InputError when path is not writable
+
+  void process_name(int pid, std::string_view name);
+  void thread_name(int pid, int tid, std::string_view name);
+  void complete(int pid, int tid, std::string_view name, double start_s, double duration_s,
+                std::initializer_list<TraceArg> args = {});
+  void async_begin(int pid, std::string_view category, int64_t id, std::string_view name, double time_s,
+                   std::initializer_list<TraceArg> args = {});
+  void async_end(int pid, std::string_view category, int64_t id, std::string_view name, double time_s);
+  void flow_begin(int pid, int tid, int64_t id, double time_s);
+  void flow_end(int pid, int tid, int64_t id, double time_s);
+  void counter(int pid, std::string_view name, double time_s, std::initializer_list<TraceArg> series);
+
+  int64_t events() const { return events_; }
+  // Closes the JSON document and publishes the file; false when any write failed.
+  bool finish();
+
+ private:
+  void open_event(char phase, int pid, double time_s);
+  void append_args(std::initializer_list<TraceArg> args);
+  void close_event();
+
+  OutputFile file_;
+  int64_t events_ = 0;
+};
+
+}  // namespace tokenline

@@ -1,0 +1,93 @@
+// Metrics: aggregates a run into metrics.json (DESIGN.md "Outputs"). The driver feeds it arrivals,
+// finished/rejected requests (RequestRow), inter-token gaps, KV page samples and steps as they happen;
+// nothing per request is kept except the latency samples. Single-threaded; deterministic given the
+// same call sequence. Wall-clock time is written only when RunInfo::wall_s is set (opt-in), because it
+// is the one field that differs between identical runs.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "traces/latency_summary.h"
+#include "traces/request_row.h"
+
+namespace tokenline {
+
+struct Slo {
+  double ttft_s = 0;  // 0: no TTFT bound
+  double tpot_s = 0;  // 0: no TPOT bound
+  bool enabled() const { return ttft_s > 0 || tpot_s > 0; }
+};
+
+struct RunInfo {
+  std::string mode = "sim";
+  std::string backend;
+  std::string model;
+  std::string hardware;
+  std::string parallelism;
+  std::string router;
+  std::string workload;
+  int32_t instances = 1;
+  uint64_t seed = 0;
+  double simulated_s = 0;          // virtual time at the end of the run
+  int64_t events = 0;              // arrivals + steps + request completions handled by the driver
+  int64_t skipped_lines = 0;       // malformed workload lines skipped under --skip-bad-lines
+  std::optional<double> wall_s;    // written only when set (nondeterministic)
+};
+
+class Metrics {
+ public:
+  Metrics(int32_t instances, Slo slo);
+
+  void on_arrival() { ++arrived_; }
+  void on_request(const RequestRow& r);         // a request left the system: completed or rejected
+  void on_token_gap(double gap_s) { itl_s_.push_back(gap_s); }  // one inter-token latency sample
+  void on_step(int32_t instance) { ++steps_[static_cast<size_t>(instance)]; }
+  void set_kv_capacity(int32_t instance, int64_t pages);
+  void on_kv_pages(int32_t instance, double time_s, int64_t used_pages);  // used pages from time_s on
+
+  int64_t arrived() const { return arrived_; }
+  int64_t completed() const { return completed_; }
+  int64_t rejected() const { return rejected_total_; }
+  int64_t preemptions() const { return preemptions_; }
+  int64_t prefix_hit_tokens() const { return cached_tokens_; }
+
+  // Serializes everything; `info.simulated_s` closes the KV time integrals. REQUIRES: called once.
+  std::string to_json(const RunInfo& info);
+
+ private:
+  struct KvTrack {
+    int64_t capacity_pages = 0;
+    int64_t used_pages = 0;
+    int64_t peak_pages = 0;
+    double last_time_s = 0;
+    double page_seconds = 0;  // integral of used pages over time
+  };
+  static void advance(KvTrack& track, double time_s);
+
+  Slo slo_;
+  int64_t arrived_ = 0;
+  int64_t completed_ = 0;
+  int64_t rejected_total_ = 0;
+  std::map<std::string, int64_t> rejected_;  // ordered by reason: deterministic output
+  int64_t preemptions_ = 0;
+  int64_t preempted_requests_ = 0;
+  int64_t input_tokens_ = 0;   // over completed requests
+  int64_t output_tokens_ = 0;
+  int64_t cached_tokens_ = 0;
+  int64_t good_requests_ = 0;
+  double first_arrival_s_ = -1;
+  double last_finish_s_ = 0;
+  std::vector<double> ttft_s_;
+  std::vector<double> tpot_s_;
+  std::vector<double> itl_s_;
+  std::vector<double> e2e_s_;
+  std::vector<int64_t> steps_;
+  std::vector<KvTrack> kv_;
+  KvTrack kv_total_;
+};
+
+}  // namespace tokenline

@@ -1,0 +1,24 @@
+// RequestRow: what the outputs keep of one request once it has left the system (finished or rejected).
+// Built by the driver from the core's finished request, consumed at once by the metrics aggregator and the
+// requests.csv writer, then dropped: nothing holds finished requests.
+#pragma once
+
+#include <cstdint>
+
+namespace tokenline {
+
+struct RequestRow {
+  int64_t id = 0;
+  double arrival_s = 0;
+  double first_token_s = -1;  // < 0 when no token was produced (rejected)
+  double finish_s = 0;        // completion, or the rejection time
+  int64_t input_tokens = 0;
+  int64_t output_tokens = 0;  // tokens generated (0 for a rejected request)
+  int64_t cached_tokens = 0;  // prompt tokens served from the prefix cache at admission
+  int32_t preemptions = 0;
+  int32_t instance = -1;      // instance that served it; -1 when rejected before routing
+  bool completed = false;
+  const char* status = "completed";  // "completed" or a rejection reason; static storage
+};
+
+}  // namespace tokenline

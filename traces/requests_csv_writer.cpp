@@ -1,0 +1,43 @@
+#include "traces/requests_csv_writer.h"
+
+#include "traces/number_format.h"
+
+namespace tokenline {
+namespace {
+
+constexpr int kTimeDecimals = 6;  // microseconds
+
+}  // namespace
+
+RequestsCsvWriter::RequestsCsvWriter(const std::string& path) : file_(path) {
+  file_.buffer().append(
+      "id,arrival_s,first_token_s,finish_s,input_tokens,output_tokens,cached_tokens,preemptions,instance,"
+      "status\n");
+}
+
+void RequestsCsvWriter::write(const RequestRow& r) {
+  std::string& out = file_.buffer();
+  append_int(out, r.id);
+  out.push_back(',');
+  append_fixed(out, r.arrival_s, kTimeDecimals);
+  out.push_back(',');
+  if (r.first_token_s >= 0) append_fixed(out, r.first_token_s, kTimeDecimals);
+  out.push_back(',');
+  append_fixed(out, r.finish_s, kTimeDecimals);
+  out.push_back(',');
+  append_int(out, r.input_tokens);
+  out.push_back(',');
+  append_int(out, r.output_tokens);
+  out.push_back(',');
+  append_int(out, r.cached_tokens);
+  out.push_back(',');
+  append_int(out, r.preemptions);
+  out.push_back(',');
+  append_int(out, r.instance);
+  out.push_back(',');
+  out.append(r.status);
+  out.push_back('\n');
+  file_.maybe_flush();
+}
+
+}  // namespace tokenline
