@@ -31,7 +31,10 @@ struct Hardware {
   double nvlink_ring_bw = 0;         // effective all-reduce ring bandwidth the seed uses (787 GB/s on H200)
   double nvlink_latency_s = 0;       // one hop
   double ib_bw = 0;                  // bytes/s per NIC per direction (400 Gb/s NDR = 50 GB/s)
+  double ib_seed_bw = 0;             // the seed's IB column: 200 Gb/s ~= 25 GB/s per direction
   double ib_latency_s = 0;
+  int nics_per_gpu = 1;              // IB NICs per GPU (rail-optimized HGX: one ConnectX-7 per GPU)
+  int gpus_per_node = 8;             // GPUs in one NVLink domain (HGX board)
   double collective_launch_s = 0;    // fixed cost per collective (kernel launch + sync), the seed's 3-5 us
   double kernel_launch_s = 0;        // fixed cost per non-collective kernel under CUDA Graph replay
   Efficiency efficiency;             // default factors; --ideal replaces them with 1.0

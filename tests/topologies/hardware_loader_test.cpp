@@ -1,0 +1,137 @@
+#include "topologies/hardware_loader.h"
+
+#include <catch2/catch.hpp>
+
+#include <cstdio>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+#include "common/input_error.h"
+
+namespace tokenline {
+namespace {
+
+// The seed article's figures for one H200 (seed/000_7e4e84ddb53cc7f2.txt).
+constexpr double kSeedRingBw = 787e9;    // "ring 有效带宽约 787GB/s"
+constexpr double kSeedHbmBw = 4.8e12;    // "每卡 4.8TB/s HBM"
+constexpr double kSeedHbmBytes = 141e9;  // H200 141 GB
+constexpr double kSeedIbBw = 200e9 / 8;  // "IB(200Gb/s ≈ 25GB/s)"
+constexpr double kNdrBw = 400e9 / 8;     // ConnectX-7 400 Gb/s NDR
+
+std::string read_source_file(const std::string& rel) {
+  std::ifstream in(std::string(TOKENLINE_SOURCE_DIR) + "/" + rel);
+  REQUIRE(in);
+  std::ostringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+// h200.json with the first occurrence of `from` replaced by `to`.
+std::string edited_h200(const std::string& from, const std::string& to) {
+  std::string text = read_source_file("topologies/hardware/h200.json");
+  const size_t at = text.find(from);
+  REQUIRE(at != std::string::npos);
+  return text.replace(at, from.size(), to);
+}
+
+std::string error_of(const std::string& text) {
+  try {
+    parse_hardware(text, "bad.json");
+  } catch (const InputError& e) {
+    return e.what();
+  }
+  return "no error";
+}
+
+bool contains(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
+
+TEST_CASE("h200 preset carries the seed's figures", "[hardware]") {
+  const Hardware hw = load_hardware("h200");
+  CHECK(hw.name == "h200");
+  CHECK(hw.nvlink_ring_bw == Approx(kSeedRingBw).epsilon(1e-3));
+  CHECK(hw.hbm_bw == Approx(kSeedHbmBw));
+  CHECK(hw.hbm_bytes == Approx(kSeedHbmBytes));
+  CHECK(hw.ib_seed_bw == Approx(kSeedIbBw));
+  CHECK(hw.ib_bw == Approx(kNdrBw));
+  CHECK(hw.collective_launch_s >= 3e-6);  // the seed's 3-5 us per collective
+  CHECK(hw.collective_launch_s <= 5e-6);
+  CHECK(hw.peak_flops(Dtype::kFp8) == Approx(2 * hw.peak_flops(Dtype::kBf16)));  // Hopper: FP8 = 2 x BF16
+  CHECK(hw.peak_flops(Dtype::kNvfp4) == hw.peak_flops_fp8);                      // no FP4 on Hopper
+  CHECK(hw.nics_per_gpu == 1);
+  CHECK(hw.gpus_per_node == 8);
+}
+
+TEST_CASE("ring bandwidth is NVLink total x 7/8 on every preset", "[hardware]") {
+  // The seed's 787 GB/s = 900 GB/s (both directions) x (8-1)/8; h100 and b200 are derived the same way.
+  for (const std::string& name : hardware_presets()) {
+    const Hardware hw = load_hardware(name);
+    INFO(name);
+    CHECK(hw.nvlink_ring_bw == Approx(2 * hw.nvlink_bw * 7.0 / 8.0).epsilon(1e-3));
+    CHECK(hw.efficiency.gemm > 0);
+    CHECK(hw.efficiency.gemm <= 1);
+  }
+}
+
+TEST_CASE("presets are listed and b200 has FP4", "[hardware]") {
+  CHECK(hardware_presets() == std::vector<std::string>{"b200", "h100", "h200"});
+  const Hardware b200 = load_hardware("b200");
+  CHECK(b200.peak_flops(Dtype::kNvfp4) == Approx(2 * b200.peak_flops(Dtype::kFp8)));
+  CHECK(load_hardware("h100").hbm_bytes < load_hardware("h200").hbm_bytes);
+}
+
+TEST_CASE("a path loads that file and names it in errors", "[hardware]") {
+  const std::string path = "tl_test_hardware.json";
+  {
+    std::ofstream out(path);
+    out << edited_h200("\"name\": \"h200\"", "\"name\": \"my-h200\"");
+  }
+  CHECK(load_hardware(path).name == "my-h200");
+  {
+    std::ofstream out(path);
+    out << edited_h200("\"bw\": {\"value\": 4.8e12", "\"bw\": {\"value\": -4.8e12");
+  }
+  try {
+    load_hardware(path);
+    FAIL("negative bandwidth accepted");
+  } catch (const InputError& e) {
+    CHECK(contains(e.what(), path + ": hbm.bw.value"));
+    CHECK(contains(e.what(), "expected a finite number >= 0"));
+  }
+  std::remove(path.c_str());
+}
+
+TEST_CASE("bad hardware files name the field, what was expected and what was found", "[hardware]") {
+  CHECK(contains(error_of(edited_h200("\"fp8\"", "\"fp9\"")), "bad.json: peak_flops.fp9: expected one of the fields"));
+  CHECK(contains(error_of(edited_h200("\"value\": 4.8e12", "\"value\": \"fast\"")), "hbm.bw.value: expected a number, found string"));
+  CHECK(contains(error_of(edited_h200("\"source\": \"NVIDIA H200 Tensor Core GPU datasheet: GPU memory bandwidth",
+                                      "\"src\": \"NVIDIA H200 Tensor Core GPU datasheet: GPU memory bandwidth")),
+                 "hbm.bw.src"));
+  CHECK(contains(error_of(edited_h200("\"why\": \"3.0 / 3.35", "\"because\": \"3.0 / 3.35")), "efficiency.hbm.because"));
+  CHECK(contains(error_of(edited_h200("\"gemm\": {\"value\": 0.7", "\"gemm\": {\"value\": 1.7")),
+                 "efficiency.gemm.value: expected a fraction in (0, 1]"));
+  CHECK(contains(error_of(edited_h200("\"nics_per_gpu\": {\"value\": 1", "\"nics_per_gpu\": {\"value\": 1.5")),
+                 "ib.nics_per_gpu.value: expected an integer >= 1"));
+  CHECK(contains(error_of(edited_h200("\"overheads\"", "\"overheadz\"")), "bad.json: overheadz: expected one of"));
+  CHECK(contains(error_of("{\"name\": \"x\""), "bad.json: expected valid JSON"));
+  CHECK(contains(error_of("[1, 2]"), "expected a JSON object at the top level, found array"));
+}
+
+TEST_CASE("a missing field is reported as missing", "[hardware]") {
+  std::string text = edited_h200("\"seed_bw\"", "\"seed_bw_unused\"");
+  CHECK(contains(error_of(text), "ib.seed_bw_unused: expected one of the fields"));
+  CHECK(contains(error_of("{\"name\": \"x\", \"description\": \"y\"}"), "bad.json: peak_flops: expected a field 'peak_flops', found none"));
+}
+
+TEST_CASE("an unknown preset lists the known ones", "[hardware]") {
+  try {
+    load_hardware("h300");
+    FAIL("unknown preset accepted");
+  } catch (const InputError& e) {
+    CHECK(contains(e.what(), "hardware 'h300': expected a preset (b200, h100, h200)"));
+  }
+  CHECK_THROWS_AS(load_hardware("no/such/file.json"), InputError);
+}
+
+}  // namespace
+}  // namespace tokenline
