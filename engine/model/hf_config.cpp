@@ -1,0 +1,150 @@
+// Hugging Face config.json -> ModelConfig. nlohmann stays in this file.
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "common/input_error.h"
+#include "engine/model/model_config.h"
+
+namespace tokenline {
+namespace {
+
+using nlohmann::json;
+
+class Reader {
+ public:
+  Reader(const json& j, std::string path) : j_(j), path_(std::move(path)) {}
+
+  int64_t integer(const char* field) const {
+    auto it = j_.find(field);
+    if (it == j_.end()) throw InputError(path_ + ": " + field, "an integer field", "no such field");
+    if (!it->is_number_integer()) throw InputError(path_ + ": " + field, "an integer", it->dump());
+    return it->get<int64_t>();
+  }
+  int64_t integer_or(const char* field, int64_t fallback) const {
+    auto it = j_.find(field);
+    if (it == j_.end() || it->is_null()) return fallback;
+    return integer(field);
+  }
+  std::string string_or(const char* field, const std::string& fallback) const {
+    auto it = j_.find(field);
+    if (it == j_.end() || it->is_null()) return fallback;
+    if (!it->is_string()) throw InputError(path_ + ": " + field, "a string", it->dump());
+    return it->get<std::string>();
+  }
+  bool boolean_or(const char* field, bool fallback) const {
+    auto it = j_.find(field);
+    if (it == j_.end() || it->is_null()) return fallback;
+    if (!it->is_boolean()) throw InputError(path_ + ": " + field, "true or false", it->dump());
+    return it->get<bool>();
+  }
+  const json& raw() const { return j_; }
+  const std::string& path() const { return path_; }
+
+ private:
+  const json& j_;
+  std::string path_;
+};
+
+int to_int(int64_t v, const Reader& r, const char* field) {
+  if (v < 0 || v > (int64_t{1} << 30)) throw InputError(r.path() + ": " + field, "a count >= 0", std::to_string(v));
+  return static_cast<int>(v);
+}
+
+Dtype weight_dtype(const Reader& r) {
+  auto q = r.raw().find("quantization_config");
+  if (q != r.raw().end() && q->is_object()) {
+    auto m = q->find("quant_method");
+    if (m != q->end() && m->is_string() && m->get<std::string>() == "fp8") return Dtype::kFp8;
+  }
+  const std::string t = r.string_or("torch_dtype", "bfloat16");
+  if (t == "float16") return Dtype::kFp16;
+  if (t == "float32") return Dtype::kFp32;
+  return Dtype::kBf16;
+}
+
+// index_full_layers (tokenline's own field; not in upstream configs): a count of scoring layers, or the
+// list of their indices. Absent: every layer scores (DeepSeek-V3.2).
+int indexer_full_layers(const Reader& r, int layers) {
+  auto it = r.raw().find("index_full_layers");
+  if (it == r.raw().end() || it->is_null()) return layers;
+  if (it->is_number_integer()) return to_int(it->get<int64_t>(), r, "index_full_layers");
+  if (it->is_array()) return static_cast<int>(it->size());
+  throw InputError(r.path() + ": index_full_layers", "a count or a list of layer indices", it->dump());
+}
+
+void read_mla(const Reader& r, ModelConfig& c) {
+  c.attention = AttentionKind::kMla;
+  c.q_lora_rank = r.integer_or("q_lora_rank", 0);
+  c.kv_lora_rank = r.integer("kv_lora_rank");
+  c.qk_nope_head_dim = r.integer("qk_nope_head_dim");
+  c.qk_rope_head_dim = r.integer("qk_rope_head_dim");
+  c.v_head_dim = r.integer("v_head_dim");
+  c.routed_experts = to_int(r.integer("n_routed_experts"), r, "n_routed_experts");
+  c.experts_per_token = to_int(r.integer("num_experts_per_tok"), r, "num_experts_per_tok");
+  c.shared_experts = to_int(r.integer_or("n_shared_experts", 0), r, "n_shared_experts");
+  c.moe_intermediate = r.integer("moe_intermediate_size");
+  c.dense_layers = to_int(r.integer_or("first_k_dense_replace", 0), r, "first_k_dense_replace");
+  c.mtp_layers = to_int(r.integer_or("num_nextn_predict_layers", 0), r, "num_nextn_predict_layers");
+  c.default_kv_layout = KvLayout::kBf16;
+}
+
+void read_indexer(const Reader& r, ModelConfig& c) {
+  c.indexer_heads = to_int(r.integer("index_n_heads"), r, "index_n_heads");
+  c.indexer_head_dim = r.integer("index_head_dim");
+  c.indexer_topk = r.integer("index_topk");
+  c.indexer_full_layers = indexer_full_layers(r, c.layers);
+  c.default_kv_layout = KvLayout::kFp8DsMla;
+}
+
+void read_llama(const Reader& r, ModelConfig& c) {
+  c.attention = AttentionKind::kGqa;
+  c.kv_heads = to_int(r.integer_or("num_key_value_heads", c.heads), r, "num_key_value_heads");
+  c.head_dim = r.integer_or("head_dim", c.heads > 0 ? c.hidden / c.heads : 0);
+  c.default_kv_layout = KvLayout::kBf16;
+}
+
+json parse_file(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) throw InputError(path, "a readable config.json", "a file that cannot be opened");
+  std::stringstream text;
+  text << in.rdbuf();
+  json j = json::parse(text.str(), nullptr, /*allow_exceptions=*/false);
+  if (j.is_discarded()) throw InputError(path, "valid JSON", "a parse error");
+  if (!j.is_object()) throw InputError(path, "a JSON object", j.type_name());
+  return j;
+}
+
+}  // namespace
+
+ModelConfig load_hf_config(const std::string& path) {
+  const json j = parse_file(path);
+  Reader r(j, path);
+  ModelConfig c;
+  c.name = path;
+  c.hf_model_type = r.string_or("model_type", "");
+  c.layers = to_int(r.integer("num_hidden_layers"), r, "num_hidden_layers");
+  c.hidden = r.integer("hidden_size");
+  c.heads = to_int(r.integer("num_attention_heads"), r, "num_attention_heads");
+  c.vocab = r.integer("vocab_size");
+  c.max_context_tokens = r.integer("max_position_embeddings");
+  c.dense_intermediate = r.integer_or("intermediate_size", 0);
+  c.tie_embeddings = r.boolean_or("tie_word_embeddings", false);
+  c.weight_dtype = weight_dtype(r);
+  const std::string& t = c.hf_model_type;
+  if (t == "deepseek_v3") {
+    read_mla(r, c);
+  } else if (t == "deepseek_v32" || t == "glm_moe_dsa") {
+    read_mla(r, c);
+    read_indexer(r, c);
+  } else if (t == "llama") {
+    read_llama(r, c);
+  } else {
+    throw InputError(path + ": model_type", "deepseek_v3, deepseek_v32, glm_moe_dsa or llama",
+                     "'" + t + "'");
+  }
+  validate_model(c, path);
+  return c;
+}
+
+}  // namespace tokenline

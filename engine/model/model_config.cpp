@@ -1,0 +1,138 @@
+#include "engine/model/model_config.h"
+
+#include <filesystem>
+
+#include "common/input_error.h"
+
+namespace tokenline {
+namespace {
+
+// Parameters of one MLA or GQA attention block, its norms included.
+double attention_params(const ModelConfig& c) {
+  const double h = static_cast<double>(c.hidden);
+  if (c.attention == AttentionKind::kGqa) {
+    const double hd = static_cast<double>(c.head_dim);
+    return h * c.heads * hd + 2.0 * h * c.kv_heads * hd + c.heads * hd * h;
+  }
+  const double qk = static_cast<double>(c.qk_nope_head_dim + c.qk_rope_head_dim);
+  const double q = c.q_lora_rank > 0
+                       ? h * c.q_lora_rank + c.q_lora_rank + double(c.q_lora_rank) * c.heads * qk
+                       : h * c.heads * qk;
+  const double kv_a = h * double(c.kv_lora_rank + c.qk_rope_head_dim) + c.kv_lora_rank;
+  const double kv_b = double(c.kv_lora_rank) * c.heads * double(c.qk_nope_head_dim + c.v_head_dim);
+  const double o = double(c.heads) * c.v_head_dim * h;
+  return q + kv_a + kv_b + o;
+}
+
+// One full layer's indexer: wq_b (q_lora -> heads x dim), wk (hidden -> dim), k_norm (LayerNorm weight +
+// bias), weights_proj (hidden -> heads).
+double indexer_params(const ModelConfig& c) {
+  if (!c.has_indexer()) return 0;
+  const double q_in = static_cast<double>(c.q_lora_rank > 0 ? c.q_lora_rank : c.hidden);
+  const double dim = static_cast<double>(c.indexer_head_dim);
+  return q_in * c.indexer_heads * dim + double(c.hidden) * dim + 2 * dim + double(c.hidden) * c.indexer_heads;
+}
+
+double mlp_params(int64_t hidden, int64_t intermediate) { return 3.0 * double(hidden) * double(intermediate); }
+
+void require(bool ok, const std::string& where, const std::string& field, const std::string& expected,
+             int64_t found) {
+  if (!ok) throw InputError(where + ": " + field, expected, std::to_string(found));
+}
+
+}  // namespace
+
+bool ModelConfig::indexer_full_layer(int layer) const {
+  if (!has_indexer() || layer < 0 || layer >= layers) return false;
+  // ceil((layer + 1) F / L) > ceil(layer F / L): layer 0 is always full, F layers in all.
+  auto ceil_div = [](int64_t a, int64_t b) { return (a + b - 1) / b; };
+  return ceil_div(int64_t{layer + 1} * indexer_full_layers, layers) >
+         ceil_div(int64_t{layer} * indexer_full_layers, layers);
+}
+
+double ParamCounts::total() const {
+  return attention + indexer + dense_mlp + routed_experts + shared_experts + router + norms + embed + lm_head;
+}
+
+double ParamCounts::active() const { return total() - routed_experts + routed_active; }
+
+ParamCounts count_params(const ModelConfig& c) {
+  ParamCounts p;
+  const double h = static_cast<double>(c.hidden);
+  p.attention = attention_params(c) * c.layers;
+  p.indexer = indexer_params(c) * c.indexer_full_layers;
+  p.dense_mlp = mlp_params(c.hidden, c.dense_intermediate) * c.mlp_dense_layers();
+  const double expert = mlp_params(c.hidden, c.moe_intermediate);
+  p.routed_experts = expert * c.routed_experts * c.moe_layers();
+  p.routed_active = expert * c.experts_per_token * c.moe_layers();
+  p.shared_experts = expert * c.shared_experts * c.moe_layers();
+  p.router = (double(c.routed_experts) * h + c.routed_experts) * c.moe_layers();  // weight + score bias
+  p.norms = 2.0 * h * c.layers + h;
+  p.embed = double(c.vocab) * h;
+  p.lm_head = c.tie_embeddings ? 0 : double(c.vocab) * h;
+  // MTP layer: enorm + hnorm, eh_proj (2h -> h), one MoE decoder layer, and its final norm.
+  const double moe_layer = attention_params(c) + 2 * h + expert * (c.routed_experts + c.shared_experts) +
+                           double(c.routed_experts) * (h + 1);
+  p.mtp = c.mtp_layers * (2 * h + 2 * h * h + moe_layer + h);
+  return p;
+}
+
+void validate_model(const ModelConfig& c, const std::string& where) {
+  require(c.layers > 0, where, "num_hidden_layers", "a positive layer count", c.layers);
+  require(c.hidden > 0, where, "hidden_size", "a positive size", c.hidden);
+  require(c.heads > 0, where, "num_attention_heads", "a positive head count", c.heads);
+  require(c.vocab > 0, where, "vocab_size", "a positive size", c.vocab);
+  require(c.max_context_tokens > 0, where, "max_position_embeddings", "a positive length",
+          c.max_context_tokens);
+  require(c.dense_layers >= 0 && c.dense_layers <= c.layers, where, "first_k_dense_replace",
+          "0 .. num_hidden_layers", c.dense_layers);
+  if (c.attention == AttentionKind::kMla) {
+    require(c.kv_lora_rank > 0, where, "kv_lora_rank", "a positive rank", c.kv_lora_rank);
+    require(c.qk_rope_head_dim > 0, where, "qk_rope_head_dim", "a positive size", c.qk_rope_head_dim);
+    require(c.qk_nope_head_dim >= 0, where, "qk_nope_head_dim", "a size >= 0", c.qk_nope_head_dim);
+    require(c.v_head_dim > 0, where, "v_head_dim", "a positive size", c.v_head_dim);
+    require(c.q_lora_rank >= 0, where, "q_lora_rank", "a rank >= 0 (or null)", c.q_lora_rank);
+  } else {
+    require(c.kv_heads > 0 && c.heads % c.kv_heads == 0, where, "num_key_value_heads",
+            "a positive divisor of num_attention_heads", c.kv_heads);
+    require(c.head_dim > 0, where, "head_dim", "a positive size", c.head_dim);
+  }
+  if (c.is_moe()) {
+    require(c.experts_per_token >= 1 && c.experts_per_token <= c.routed_experts, where,
+            "num_experts_per_tok", "1 .. n_routed_experts", c.experts_per_token);
+    require(c.moe_intermediate > 0, where, "moe_intermediate_size", "a positive size", c.moe_intermediate);
+    require(c.shared_experts >= 0, where, "n_shared_experts", "a count >= 0", c.shared_experts);
+  }
+  if (c.mlp_dense_layers() > 0) {
+    require(c.dense_intermediate > 0, where, "intermediate_size", "a positive size", c.dense_intermediate);
+  }
+  if (c.has_indexer()) {
+    require(c.indexer_head_dim > 0, where, "index_head_dim", "a positive size", c.indexer_head_dim);
+    require(c.indexer_topk > 0, where, "index_topk", "a positive count", c.indexer_topk);
+    require(c.indexer_full_layers >= 1 && c.indexer_full_layers <= c.layers, where, "index_full_layers",
+            "1 .. num_hidden_layers", c.indexer_full_layers);
+  }
+  require(c.mtp_layers >= 0, where, "num_nextn_predict_layers", "a count >= 0", c.mtp_layers);
+  if (!layout_fits(c.default_kv_layout, c)) {
+    throw InputError(where, "a default KV layout that fits the model",
+                     std::string(kv_layout_name(c.default_kv_layout)));
+  }
+}
+
+ModelConfig load_model(const std::string& name_or_path) {
+  for (const std::string& n : model_preset_names()) {
+    if (n == name_or_path) return model_preset(n);
+  }
+  std::error_code ec;
+  std::filesystem::path p(name_or_path);
+  if (std::filesystem::is_directory(p, ec)) p /= "config.json";
+  if (!std::filesystem::is_regular_file(p, ec)) {
+    std::string names;
+    for (const std::string& n : model_preset_names()) names += (names.empty() ? "" : ", ") + n;
+    throw InputError("--model", "a preset (" + names + ") or a config.json path",
+                     "'" + name_or_path + "'");
+  }
+  return load_hf_config(p.string());
+}
+
+}  // namespace tokenline

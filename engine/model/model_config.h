@@ -1,0 +1,102 @@
+// ModelConfig: the architecture constants of one model, from a preset or a Hugging Face config.json.
+// Plain data; the loaders validate it (every count positive, every divisibility the ledger relies on).
+// Parameter counts and the layer structure are derived from these constants, never typed in.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "engine/model/kv_layout.h"
+#include "topologies/hardware.h"
+
+namespace tokenline {
+
+enum class AttentionKind {
+  kMla,  // multi-head latent attention (DeepSeek-V3 / GLM-5.3): KV cache holds a kv_lora latent + RoPE key
+  kGqa,  // grouped-query attention (Llama): KV cache holds kv_heads x head_dim keys and values
+};
+
+struct ModelConfig {
+  std::string name;            // preset name or the config.json path it came from
+  std::string hf_model_type;   // "glm_moe_dsa", "deepseek_v32", "deepseek_v3", "llama"
+  AttentionKind attention = AttentionKind::kMla;
+  int layers = 0;              // decoder layers, MTP layers excluded
+  int dense_layers = 0;        // the first dense_layers layers use a dense MLP (first_k_dense_replace)
+  int64_t hidden = 0;
+  int heads = 0;               // attention (query) heads
+  // MLA
+  int64_t q_lora_rank = 0;     // 0: no query low-rank projection
+  int64_t kv_lora_rank = 0;
+  int64_t qk_nope_head_dim = 0;
+  int64_t qk_rope_head_dim = 0;
+  int64_t v_head_dim = 0;
+  // GQA
+  int kv_heads = 0;
+  int64_t head_dim = 0;
+  // MLP / MoE
+  int routed_experts = 0;      // 0: dense model
+  int experts_per_token = 0;
+  int shared_experts = 0;
+  int64_t moe_intermediate = 0;
+  int64_t dense_intermediate = 0;
+  int64_t vocab = 0;
+  bool tie_embeddings = false;
+  // DeepSeek Sparse Attention lightning indexer (0 heads: no indexer, dense attention)
+  int indexer_heads = 0;
+  int64_t indexer_head_dim = 0;
+  int64_t indexer_topk = 0;
+  int indexer_full_layers = 0;  // layers that score; the others reuse the previous full layer's top-k
+  int mtp_layers = 0;
+  int64_t max_context_tokens = 0;
+  Dtype weight_dtype = Dtype::kFp8;
+  KvLayout default_kv_layout = KvLayout::kFp8DsMla;
+
+  bool is_moe() const { return routed_experts > 0; }
+  bool has_indexer() const { return indexer_heads > 0; }
+  int moe_layers() const { return is_moe() ? layers - dense_layers : 0; }
+  int mlp_dense_layers() const { return is_moe() ? dense_layers : layers; }
+  int indexer_shared_layers() const { return has_indexer() ? layers - indexer_full_layers : 0; }
+  // True when `layer` (0-based) scores with its own indexer; full layers are spread evenly over the stack.
+  bool indexer_full_layer(int layer) const;
+};
+
+// Parameter counts (not bytes), derived from the constants. Embedding and LM head counted separately.
+struct ParamCounts {
+  double attention = 0;      // per-model total over all layers (MLA projections, norms)
+  double indexer = 0;        // indexer wq_b, wk, k_norm, weights_proj over the full layers
+  double dense_mlp = 0;      // dense layers' MLPs
+  double routed_experts = 0; // all routed experts of all MoE layers
+  double routed_active = 0;  // experts_per_token of them per MoE layer (what one token touches)
+  double shared_experts = 0;
+  double router = 0;
+  double norms = 0;          // per-layer RMSNorm weights and the final norm
+  double embed = 0;
+  double lm_head = 0;        // 0 when tied to the embedding
+  double mtp = 0;            // MTP layers (not part of total())
+  double total() const;      // the model card's total (MTP excluded)
+  double active() const;     // per-token activated: total with routed_experts replaced by routed_active
+};
+
+ParamCounts count_params(const ModelConfig& cfg);
+
+// The preset names, in a fixed order: glm-5.3, glm-5.3-tiny, deepseek-v3.2, deepseek-v3, llama-3.1-8b,
+// llama-3.1-70b.
+const std::vector<std::string>& model_preset_names();
+
+// A preset by name; throws InputError naming the known presets when `name` is unknown.
+ModelConfig model_preset(std::string_view name);
+
+// A Hugging Face config.json (model_type deepseek_v3, deepseek_v32, glm_moe_dsa, llama); throws InputError
+// naming the file and the field on missing, mistyped or out-of-range fields.
+ModelConfig load_hf_config(const std::string& path);
+
+// A preset name, or else a path to a config.json (or a directory holding one).
+ModelConfig load_model(const std::string& name_or_path);
+
+// Validates derived invariants (positive counts, dense_layers <= layers, ...); throws InputError with
+// `where` as the location.
+void validate_model(const ModelConfig& cfg, const std::string& where);
+
+}  // namespace tokenline

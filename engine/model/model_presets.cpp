@@ -1,0 +1,146 @@
+// The built-in model presets. Constants from each model's published config.json (GLM-5.3: the seed's
+// constant table); glm-5.3-tiny keeps GLM-5.3's structure at sizes a CPU runs in milliseconds.
+#include <string>
+#include <vector>
+
+#include "common/input_error.h"
+#include "engine/model/model_config.h"
+
+namespace tokenline {
+namespace {
+
+constexpr int64_t kOneMiTokens = int64_t{1} << 20;  // GLM-5.3's "1M context" = 1,048,576 tokens
+
+ModelConfig glm_5_3() {
+  ModelConfig c;
+  c.name = "glm-5.3";
+  c.hf_model_type = "glm_moe_dsa";
+  c.layers = 78;  // 3 dense + 75 MoE
+  c.dense_layers = 3;
+  c.hidden = 6144;
+  c.heads = 64;
+  c.q_lora_rank = 2048;
+  c.kv_lora_rank = 512;
+  c.qk_nope_head_dim = 192;
+  c.qk_rope_head_dim = 64;
+  c.v_head_dim = 256;
+  c.routed_experts = 256;
+  c.experts_per_token = 8;
+  c.shared_experts = 1;
+  c.moe_intermediate = 2048;
+  c.dense_intermediate = 12288;
+  c.vocab = 154880;
+  c.indexer_heads = 32;
+  c.indexer_head_dim = 128;
+  c.indexer_topk = 2048;
+  c.indexer_full_layers = 21;  // 21 "full" layers score, 57 "shared" layers reuse their top-k
+  c.mtp_layers = 1;
+  c.max_context_tokens = kOneMiTokens;
+  c.weight_dtype = Dtype::kFp8;
+  c.default_kv_layout = KvLayout::kFp8DsMla;
+  return c;
+}
+
+ModelConfig glm_5_3_tiny() {
+  ModelConfig c = glm_5_3();
+  c.name = "glm-5.3-tiny";
+  c.layers = 4;  // 1 dense + 3 MoE
+  c.dense_layers = 1;
+  c.hidden = 256;
+  c.heads = 4;
+  c.q_lora_rank = 64;
+  c.kv_lora_rank = 128;  // one fp8_ds_mla scale group
+  c.qk_nope_head_dim = 32;
+  c.qk_rope_head_dim = 16;
+  c.v_head_dim = 32;
+  c.routed_experts = 8;
+  c.experts_per_token = 2;
+  c.moe_intermediate = 64;
+  c.dense_intermediate = 512;
+  c.vocab = 512;
+  c.indexer_heads = 2;
+  c.indexer_head_dim = 32;
+  c.indexer_topk = 64;
+  c.indexer_full_layers = 2;
+  c.max_context_tokens = 4096;
+  c.weight_dtype = Dtype::kBf16;
+  return c;
+}
+
+ModelConfig deepseek_v3() {
+  ModelConfig c;
+  c.name = "deepseek-v3";
+  c.hf_model_type = "deepseek_v3";
+  c.layers = 61;
+  c.dense_layers = 3;
+  c.hidden = 7168;
+  c.heads = 128;
+  c.q_lora_rank = 1536;
+  c.kv_lora_rank = 512;
+  c.qk_nope_head_dim = 128;
+  c.qk_rope_head_dim = 64;
+  c.v_head_dim = 128;
+  c.routed_experts = 256;
+  c.experts_per_token = 8;
+  c.shared_experts = 1;
+  c.moe_intermediate = 2048;
+  c.dense_intermediate = 18432;
+  c.vocab = 129280;
+  c.mtp_layers = 1;
+  c.max_context_tokens = 163840;
+  c.weight_dtype = Dtype::kFp8;
+  c.default_kv_layout = KvLayout::kBf16;
+  return c;
+}
+
+ModelConfig deepseek_v3_2() {
+  ModelConfig c = deepseek_v3();
+  c.name = "deepseek-v3.2";
+  c.hf_model_type = "deepseek_v32";
+  c.indexer_heads = 64;
+  c.indexer_head_dim = 128;
+  c.indexer_topk = 2048;
+  c.indexer_full_layers = c.layers;  // every layer scores
+  c.default_kv_layout = KvLayout::kFp8DsMla;
+  return c;
+}
+
+ModelConfig llama(const char* name, int layers, int64_t hidden, int heads, int64_t intermediate) {
+  ModelConfig c;
+  c.name = name;
+  c.hf_model_type = "llama";
+  c.attention = AttentionKind::kGqa;
+  c.layers = layers;
+  c.hidden = hidden;
+  c.heads = heads;
+  c.kv_heads = 8;
+  c.head_dim = 128;
+  c.dense_intermediate = intermediate;
+  c.vocab = 128256;
+  c.max_context_tokens = 131072;
+  c.weight_dtype = Dtype::kBf16;
+  c.default_kv_layout = KvLayout::kBf16;
+  return c;
+}
+
+}  // namespace
+
+const std::vector<std::string>& model_preset_names() {
+  static const std::vector<std::string> names = {"glm-5.3",      "glm-5.3-tiny",  "deepseek-v3.2",
+                                                 "deepseek-v3",  "llama-3.1-8b",  "llama-3.1-70b"};
+  return names;
+}
+
+ModelConfig model_preset(std::string_view name) {
+  if (name == "glm-5.3") return glm_5_3();
+  if (name == "glm-5.3-tiny") return glm_5_3_tiny();
+  if (name == "deepseek-v3.2") return deepseek_v3_2();
+  if (name == "deepseek-v3") return deepseek_v3();
+  if (name == "llama-3.1-8b") return llama("llama-3.1-8b", 32, 4096, 32, 14336);
+  if (name == "llama-3.1-70b") return llama("llama-3.1-70b", 80, 8192, 64, 28672);
+  std::string names;
+  for (const std::string& n : model_preset_names()) names += (names.empty() ? "" : ", ") + n;
+  throw InputError("--model", "one of " + names, "'" + std::string(name) + "'");
+}
+
+}  // namespace tokenline
