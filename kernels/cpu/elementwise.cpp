@@ -1,0 +1,77 @@
+// Row-wise CPU kernels: embedding lookup, (residual +) RMSNorm, RoPE, SiLU*up, MTP input.
+#include <cassert>
+#include <cmath>
+
+#include "kernels/cpu/kernels.h"
+#include "kernels/cpu/parallel_for.h"
+
+namespace tokenline::cpu {
+namespace {
+
+constexpr int64_t kRowsPerWorker = 16;  // below this many rows a thread costs more than it saves
+
+// dst = src * rsqrt(mean(src^2) + eps) * weight, accumulated in double for a stable reference.
+void rmsnorm_row(float* dst, const float* src, const float* weight, int32_t dim, float eps) {
+  double sum_sq = 0.0;
+  for (int32_t i = 0; i < dim; ++i) sum_sq += static_cast<double>(src[i]) * src[i];
+  const float inv = static_cast<float>(1.0 / std::sqrt(sum_sq / dim + eps));
+  for (int32_t i = 0; i < dim; ++i) dst[i] = src[i] * inv * weight[i];
+}
+
+}  // namespace
+
+void embedding(EmbeddingParams p) {
+  parallel_for(p.n_tokens, kRowsPerWorker, [&](int64_t t) {
+    float* dst = p.out + t * p.hidden;
+    const int64_t row = static_cast<int64_t>(p.token_ids[t]) - p.vocab_begin;
+    const bool here = row >= 0 && row < p.vocab_rows;
+    for (int32_t i = 0; i < p.hidden; ++i) dst[i] = here ? load_float(p.table, p.table_dtype, row * p.hidden + i) : 0.0f;
+  });
+}
+
+void rmsnorm(RmsNormParams p) {
+  parallel_for(p.n_rows, kRowsPerWorker, [&](int64_t r) {
+    const float* src = p.x + r * p.in_stride;
+    if (p.residual != nullptr) {
+      float* res = p.residual + r * p.dim;
+      for (int32_t i = 0; i < p.dim; ++i) res[i] += src[i];
+      src = res;
+    }
+    rmsnorm_row(p.out + r * p.out_stride, src, p.weight, p.dim, p.eps);
+  });
+}
+
+void rope(RopeParams p) {
+  assert(p.rope_dim % 2 == 0 && "rope_dim must be even");
+  parallel_for(static_cast<int64_t>(p.n_tokens) * p.n_heads, kRowsPerWorker, [&](int64_t row) {
+    const int64_t t = row / p.n_heads;
+    float* x = p.x + row * p.head_stride + p.rope_offset;
+    for (int32_t i = 0; i < p.rope_dim / 2; ++i) {
+      const double inv_freq = std::pow(static_cast<double>(p.theta), -2.0 * i / p.rope_dim);
+      const double angle = static_cast<double>(p.positions[t]) * inv_freq;
+      const float c = static_cast<float>(std::cos(angle)), s = static_cast<float>(std::sin(angle));
+      const float a = x[2 * i], b = x[2 * i + 1];
+      x[2 * i] = a * c - b * s;
+      x[2 * i + 1] = a * s + b * c;
+    }
+  });
+}
+
+void silu_mul(SiluMulParams p) {
+  parallel_for(p.n_rows, kRowsPerWorker, [&](int64_t r) {
+    const float* gate = p.gate_up + r * 2 * p.inter;
+    const float* up = gate + p.inter;
+    float* dst = p.out + r * p.inter;
+    for (int32_t i = 0; i < p.inter; ++i) dst[i] = gate[i] / (1.0f + std::exp(-gate[i])) * up[i];
+  });
+}
+
+void mtp_input(MtpInputParams p) {
+  parallel_for(p.n_tokens, kRowsPerWorker, [&](int64_t t) {
+    float* dst = p.out + t * 2 * p.hidden;
+    rmsnorm_row(dst, p.embedding + t * p.hidden, p.enorm, p.hidden, p.eps);
+    rmsnorm_row(dst + p.hidden, p.hidden_states + t * p.hidden, p.hnorm, p.hidden, p.eps);
+  });
+}
+
+}  // namespace tokenline::cpu

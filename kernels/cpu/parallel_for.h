@@ -1,0 +1,34 @@
+// parallel_for: splits [0, n) into contiguous chunks over std::thread workers. Each index must write only
+// its own outputs, so results do not depend on the thread count (deterministic).
+#pragma once
+
+#include <algorithm>
+#include <cstdint>
+#include <thread>
+#include <vector>
+
+namespace tokenline::cpu {
+
+constexpr int64_t kMaxWorkers = 64;  // upper bound on threads per call; the machine decides below that
+
+// Calls fn(i) for every i in [0, n); min_per_worker keeps small loops on one thread.
+template <class Fn>
+void parallel_for(int64_t n, int64_t min_per_worker, Fn fn) {
+  const int64_t hw = std::max<int64_t>(1, std::thread::hardware_concurrency());
+  const int64_t workers = std::min({hw, kMaxWorkers, std::max<int64_t>(1, n / std::max<int64_t>(1, min_per_worker))});
+  if (workers <= 1) {
+    for (int64_t i = 0; i < n; ++i) fn(i);
+    return;
+  }
+  std::vector<std::thread> threads;
+  threads.reserve(static_cast<size_t>(workers - 1));
+  auto run_chunk = [&](int64_t w) {
+    const int64_t begin = n * w / workers, end = n * (w + 1) / workers;
+    for (int64_t i = begin; i < end; ++i) fn(i);
+  };
+  for (int64_t w = 1; w < workers; ++w) threads.emplace_back(run_chunk, w);
+  run_chunk(0);
+  for (auto& t : threads) t.join();
+}
+
+}  // namespace tokenline::cpu

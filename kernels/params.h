@@ -1,0 +1,191 @@
+// One by-value parameter struct per kernel, shared by kernels/cpu (host pointers) and kernels/cuda (device
+// pointers). The destination is the first field. Shapes are row-major; [a, b] means a rows of b elements.
+// Activations are FP32; weights are typed (DType). Compiles as C++17 (nvcc) and C++20.
+#pragma once
+
+#include <cstdint>
+
+#include "kernels/dtype.h"
+#include "kernels/paged_kv.h"
+
+namespace tokenline {
+
+// out[t] = table[token_ids[t] - vocab_begin] when the id is in this shard's rows, else zeros (TP vocab).
+struct EmbeddingParams {
+  float* out = nullptr;               // [n_tokens, hidden]
+  const void* table = nullptr;        // [vocab_rows, hidden] of table_dtype
+  const int32_t* token_ids = nullptr;  // [n_tokens]
+  DType table_dtype = DType::kF32;
+  int32_t n_tokens = 0, hidden = 0, vocab_begin = 0, vocab_rows = 0;
+};
+
+// If residual: residual += x, out = rmsnorm(residual) * weight; else out = rmsnorm(x) * weight.
+struct RmsNormParams {
+  float* out = nullptr;            // [n_rows, out_stride]
+  float* residual = nullptr;       // [n_rows, dim] or nullptr
+  const float* x = nullptr;        // [n_rows, in_stride]
+  const float* weight = nullptr;   // [dim]
+  int32_t n_rows = 0, dim = 0, in_stride = 0, out_stride = 0;
+  float eps = 1e-6f;
+};
+
+// out = x * w^T (+ out if accumulate). FP8 weights use DeepSeek's 128x128 block scales when w_scale is set.
+constexpr int32_t kWeightScaleBlock = 128;  // rows and columns per FP8 weight scale (weight_scale_inv)
+struct GemmParams {
+  float* out = nullptr;           // [m, n]
+  const float* x = nullptr;       // [m, k]
+  const void* w = nullptr;        // [n, k] of w_dtype
+  const float* w_scale = nullptr;  // [ceil(n/128), ceil(k/128)] or nullptr (scale 1)
+  DType w_dtype = DType::kF32;
+  int32_t m = 0, n = 0, k = 0;
+  bool accumulate = false;
+};
+
+// Interleaved-pair RoPE (DeepSeek's complex view): pairs (2i, 2i+1) of each head's rope slice rotate by
+// pos * theta^(-2i/rope_dim). In place on x.
+struct RopeParams {
+  float* x = nullptr;                // [n_tokens, n_heads, head_stride]; rotates [rope_offset, +rope_dim)
+  const int32_t* positions = nullptr;  // [n_tokens]
+  int32_t n_tokens = 0, n_heads = 0, head_stride = 0, rope_offset = 0, rope_dim = 0;
+  float theta = 10000.0f;
+};
+
+// Writes each token's normalized latent and rotated rope key into its page slot (token_seq, token_pos).
+struct KvWriteParams {
+  uint8_t* kv_cache = nullptr;          // [num_pages, page_size, kv_token_bytes(layout)] one layer
+  const float* latent = nullptr;        // [n_tokens, row_stride] first kv_lora values
+  const float* rope = nullptr;          // [n_tokens, row_stride] first rope_dim values
+  const int32_t* token_seq = nullptr;   // [n_tokens] sequence index into table
+  const int32_t* token_pos = nullptr;   // [n_tokens] position within the sequence
+  PagedKvTable table;
+  KvLayout layout = KvLayout::kBf16;
+  int32_t n_tokens = 0, row_stride = 0, kv_lora = 0, rope_dim = 0;
+};
+
+// W_UK absorbed into q: q_latent[t,h,c] = sum_d q[t,h,d] * w_kv_b[h*(nope+v) + d, c], d < nope.
+struct MlaAbsorbQParams {
+  float* q_latent = nullptr;   // [n_tokens, n_heads, kv_lora]
+  const float* q = nullptr;    // [n_tokens, n_heads, nope + rope] (q_b_proj output)
+  const void* w_kv_b = nullptr;  // [n_heads * (nope + v), kv_lora] of w_dtype
+  DType w_dtype = DType::kF32;
+  int32_t n_tokens = 0, n_heads = 0, nope_dim = 0, rope_dim = 0, v_dim = 0, kv_lora = 0;
+};
+
+// W_UV absorbed into the output: out[t,h,j] = sum_c o_latent[t,h,c] * w_kv_b[h*(nope+v) + nope + j, c].
+struct MlaAbsorbOutParams {
+  float* out = nullptr;               // [n_tokens, n_heads * v] (o_proj input)
+  const float* o_latent = nullptr;    // [n_tokens, n_heads, kv_lora]
+  const void* w_kv_b = nullptr;       // [n_heads * (nope + v), kv_lora] of w_dtype
+  DType w_dtype = DType::kF32;
+  int32_t n_tokens = 0, n_heads = 0, nope_dim = 0, v_dim = 0, kv_lora = 0;
+};
+
+// MLA attention in latent space over a paged cache. Token t attends to positions [0, token_pos[t]] of
+// sequence token_seq[t] (dense) or to the positions listed in topk_indices (sparse; -1 = empty slot).
+// score = (q_latent . latent + q_rope . k_rope) * softmax_scale; out = softmax(score) . latent.
+struct MlaAttentionParams {
+  float* out = nullptr;                   // [n_tokens, n_heads, kv_lora]
+  const float* q_latent = nullptr;        // [n_tokens, n_heads, kv_lora]
+  const float* q_rope = nullptr;          // row (t, h) at q_rope + (t * n_heads + h) * q_rope_stride
+  const uint8_t* kv_cache = nullptr;      // [num_pages, page_size, kv_token_bytes(layout)]
+  const int32_t* token_seq = nullptr;     // [n_tokens]
+  const int32_t* token_pos = nullptr;     // [n_tokens]
+  const int32_t* topk_indices = nullptr;  // [n_tokens, topk] (sparse only)
+  PagedKvTable table;
+  KvLayout layout = KvLayout::kBf16;
+  int32_t n_tokens = 0, n_heads = 0, kv_lora = 0, rope_dim = 0, q_rope_stride = 0, topk = 0;
+  float softmax_scale = 1.0f;
+};
+
+// Stores indexer keys (BF16, head_dim per token) into their page slots; same table as the MLA cache.
+struct IndexKWriteParams {
+  uint8_t* k_cache = nullptr;          // [num_pages, page_size, head_dim * 2]
+  const float* k = nullptr;            // [n_tokens, head_dim]
+  const int32_t* token_seq = nullptr;  // [n_tokens]
+  const int32_t* token_pos = nullptr;  // [n_tokens]
+  PagedKvTable table;
+  int32_t n_tokens = 0, head_dim = 0;
+};
+
+// DeepSeek-V3.2 lightning indexer: out[t,s] = sum_h head_weights[t,h] * relu(q[t,h] . k[s]) for s <=
+// token_pos[t]; -inf for s > token_pos[t] (up to max_context).
+struct IndexerScoreParams {
+  float* out = nullptr;                 // [n_tokens, max_context]
+  const float* q = nullptr;             // [n_tokens, n_heads, head_dim]
+  const float* head_weights = nullptr;  // [n_tokens, n_heads] (already scaled)
+  const uint8_t* k_cache = nullptr;     // [num_pages, page_size, head_dim * 2] BF16
+  const int32_t* token_seq = nullptr;   // [n_tokens]
+  const int32_t* token_pos = nullptr;   // [n_tokens]
+  PagedKvTable table;
+  int32_t n_tokens = 0, n_heads = 0, head_dim = 0, max_context = 0;
+};
+
+// The k highest scores among positions [0, token_pos[t]] (ties: lower position first), descending;
+// slots beyond the context are -1.
+struct TopkParams {
+  int32_t* out = nullptr;              // [n_tokens, k]
+  const float* scores = nullptr;       // [n_tokens, max_context]
+  const int32_t* token_pos = nullptr;  // [n_tokens]
+  int32_t n_tokens = 0, max_context = 0, k = 0;
+};
+
+// DeepSeek-V3 router: s = sigmoid(logits); choice uses s + correction_bias; a group scores the sum of its
+// two best biased experts; topk_group groups survive; topk experts chosen among them; weights are s
+// (unbiased), normalized to sum 1 if normalize, times routed_scaling_factor. Ties: lower id first.
+struct RouterParams {
+  int32_t* expert_ids = nullptr;          // [n_tokens, topk]
+  float* weights = nullptr;               // [n_tokens, topk]
+  const float* logits = nullptr;          // [n_tokens, n_experts]
+  const float* correction_bias = nullptr;  // [n_experts] or nullptr
+  int32_t n_tokens = 0, n_experts = 0, n_group = 1, topk_group = 1, topk = 0;
+  float routed_scaling_factor = 1.0f;
+  bool normalize = true;
+};
+
+// out[t] = sum_k weights[t,k] * expert_{ids[t,k]}(x[t]) over the experts held here
+// [expert_begin, expert_begin + n_local_experts); SwiGLU expert: down(silu(gate x) * (up x)).
+struct MoeExpertsParams {
+  float* out = nullptr;               // [n_tokens, hidden] (overwritten)
+  const float* x = nullptr;           // [n_tokens, hidden]
+  const int32_t* expert_ids = nullptr;  // [n_tokens, topk] global expert ids
+  const float* weights = nullptr;     // [n_tokens, topk]
+  const void* w_gate_up = nullptr;    // [n_local_experts, 2 * inter, hidden]: gate rows, then up rows
+  const void* w_down = nullptr;       // [n_local_experts, hidden, inter]
+  DType w_dtype = DType::kF32;
+  int32_t n_tokens = 0, topk = 0, hidden = 0, inter = 0, expert_begin = 0, n_local_experts = 0;
+};
+
+// out = silu(gate) * up, gate_up row = [gate (inter) | up (inter)].
+struct SiluMulParams {
+  float* out = nullptr;            // [n_rows, inter]
+  const float* gate_up = nullptr;  // [n_rows, 2 * inter]
+  int32_t n_rows = 0, inter = 0;
+};
+
+// MTP input: out[t] = [rmsnorm(embedding[t]) * enorm | rmsnorm(hidden[t]) * hnorm] (eh_proj input).
+struct MtpInputParams {
+  float* out = nullptr;              // [n_tokens, 2 * hidden]
+  const float* embedding = nullptr;  // [n_tokens, hidden] embedding of the next token
+  const float* hidden_states = nullptr;  // [n_tokens, hidden] last hidden state of the main model
+  const float* enorm = nullptr;      // [hidden]
+  const float* hnorm = nullptr;      // [hidden]
+  int32_t n_tokens = 0, hidden = 0;
+  float eps = 1e-6f;
+};
+
+// Per-row sampling. temperature 0 -> argmax (lowest id on ties). Otherwise p = softmax(logits / T); the
+// candidates are the top_k most likely ids (0 = all; ties: lower id first), cut to the shortest prefix
+// whose mass reaches top_p; one uniform u from pcg32(seed, stream = step) picks the candidate where the
+// running mass over candidates in ascending id order first exceeds u * candidate mass.
+struct SampleParams {
+  int32_t* out = nullptr;              // [n_rows]
+  const float* logits = nullptr;       // [n_rows, vocab]
+  const float* temperature = nullptr;  // [n_rows]
+  const int32_t* top_k = nullptr;      // [n_rows]
+  const float* top_p = nullptr;        // [n_rows]
+  const uint64_t* seeds = nullptr;     // [n_rows]
+  const uint64_t* steps = nullptr;     // [n_rows] decode step of the row's request
+  int32_t n_rows = 0, vocab = 0;
+};
+
+}  // namespace tokenline
