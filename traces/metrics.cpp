@@ -33,7 +33,7 @@ void Metrics::on_request(const RequestRow& r) {
   preempted_requests_ += r.preemptions > 0 ? 1 : 0;
   if (!r.completed) {
     ++rejected_total_;
-    ++rejected_[r.status];
+    ++rejected_[std::string(r.status)];
     return;
   }
   ++completed_;

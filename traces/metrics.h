@@ -54,6 +54,7 @@ class Metrics {
   int64_t rejected() const { return rejected_total_; }
   int64_t preemptions() const { return preemptions_; }
   int64_t prefix_hit_tokens() const { return cached_tokens_; }
+  int64_t input_tokens() const { return input_tokens_; }  // over completed requests
 
   // Serializes everything; `info.simulated_s` closes the KV time integrals. REQUIRES: called once.
   std::string to_json(const RunInfo& info);

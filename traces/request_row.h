@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string_view>
 
 namespace tokenline {
 
@@ -18,7 +19,7 @@ struct RequestRow {
   int32_t preemptions = 0;
   int32_t instance = -1;      // instance that served it; -1 when rejected before routing
   bool completed = false;
-  const char* status = "completed";  // "completed" or a rejection reason; static storage
+  std::string_view status = "completed";  // "completed" or a rejection reason; static storage
 };
 
 }  // namespace tokenline

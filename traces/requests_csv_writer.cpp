@@ -35,7 +35,7 @@ void RequestsCsvWriter::write(const RequestRow& r) {
   out.push_back(',');
   append_int(out, r.instance);
   out.push_back(',');
-  out.append(r.status);
+  out.append(r.status.data(), r.status.size());
   out.push_back('\n');
   file_.maybe_flush();
 }

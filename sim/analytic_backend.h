@@ -1,0 +1,34 @@
+// AnalyticBackend: the `analytic` cost backend. An Executor that predicts each step's duration in closed
+// form from the token ledger (engine/model/ledger.h step_cost: roofline per op, collectives, launch
+// overheads, the hardware's efficiency factors), over the heterogeneous per-rank batches the scheduler
+// planned. Owns reusable scratch so a step allocates nothing at step detail. Never throws.
+#pragma once
+
+#include <span>
+#include <vector>
+
+#include "engine/core/executor.h"
+#include "engine/model/ledger.h"
+
+namespace tokenline {
+
+class AnalyticBackend final : public Executor {
+ public:
+  // REQUIRES: cost_model outlives the backend. op_detail: fill StepOutcome::ops with one span per op.
+  AnalyticBackend(const CostModel& cost_model, bool op_detail);
+
+  StepOutcome execute(const StepBatches& step) override;
+  // The breakdown of the last executed step (weights, KV, indexer, comm, launch shares).
+  const StepCost& last_cost() const { return last_cost_; }
+
+ private:
+  void append_op_spans(StepOutcome& outcome) const;
+
+  const CostModel& cost_model_;
+  bool op_detail_;
+  std::vector<std::vector<SeqWork>> work_;           // per rank, reused
+  std::vector<std::span<const SeqWork>> rank_spans_;  // per rank, reused
+  StepCost last_cost_;
+};
+
+}  // namespace tokenline

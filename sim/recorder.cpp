@@ -1,0 +1,191 @@
+#include "sim/recorder.h"
+
+#include <filesystem>
+
+#include "traces/output_file.h"
+
+namespace tokenline {
+namespace {
+
+constexpr const char* kRequestCategory = "request";
+constexpr double kNanosecondsPerSecond = 1e9;  // step breakdown args are integer nanoseconds
+
+std::string out_path(const std::string& dir, const char* file) {
+  return (std::filesystem::path(dir) / file).string();
+}
+
+int pid_of(int32_t instance) { return instance + 1; }  // pid 0 is shown oddly by some viewers
+
+int64_t to_ns(double s) { return static_cast<int64_t>(s * kNanosecondsPerSecond + 0.5); }
+
+}  // namespace
+
+Recorder::Recorder(const SimConfig& config)
+    : dir_(config.output.dir),
+      detail_(config.output.trace_detail),
+      metrics_(config.instances, config.slo),
+      csv_(out_path(config.output.dir, "requests.csv")),
+      trace_(out_path(config.output.dir, "trace.json")),
+      counters_(static_cast<size_t>(config.instances)) {}
+
+void Recorder::describe_instance(int32_t instance, int32_t dp_ranks, int64_t kv_pages_per_rank) {
+  const int pid = pid_of(instance);
+  trace_.process_name(pid, "instance " + std::to_string(instance));
+  for (int32_t r = 0; r < dp_ranks; ++r) {
+    trace_.thread_name(pid, trace_tid(r, TraceStream::kCompute), "rank " + std::to_string(r) + " compute");
+    trace_.thread_name(pid, trace_tid(r, TraceStream::kComm), "rank " + std::to_string(r) + " comm");
+  }
+  metrics_.set_kv_capacity(instance, kv_pages_per_rank * dp_ranks);
+}
+
+void Recorder::on_arrival(int32_t instance, RequestId id, double now_s) {
+  ++events_;
+  metrics_.on_arrival();
+  live_[id] = RequestTrace{};
+  const int pid = pid_of(instance);
+  trace_.async_begin(pid, kRequestCategory, id, "request", now_s);
+  trace_.async_begin(pid, kRequestCategory, id, "queued", now_s);
+}
+
+void Recorder::on_preemption(int32_t instance, RequestId id, double now_s) {
+  auto it = live_.find(id);
+  if (it == live_.end()) return;
+  const int pid = pid_of(instance);
+  if (it->second.phase == Phase::kDecoding) trace_.async_end(pid, kRequestCategory, id, "decode", now_s);
+  if (it->second.phase != Phase::kQueued) trace_.async_begin(pid, kRequestCategory, id, "queued", now_s);
+  it->second.phase = Phase::kQueued;
+}
+
+void Recorder::trace_entries(int pid, const StepPlan& plan, double start_s, double end_s) {
+  for (const Batch& batch : plan.batches.ranks) {
+    for (const BatchEntry& e : batch.entries) {
+      auto it = live_.find(e.id);
+      if (it == live_.end()) continue;
+      RequestTrace& rt = it->second;
+      if (rt.phase == Phase::kQueued) {
+        trace_.async_end(pid, kRequestCategory, e.id, "queued", start_s);
+        rt.phase = Phase::kRunning;
+      }
+      if (e.phase == tokenline::Phase::kPrefill) {
+        ++rt.chunks;
+        name_scratch_ = "prefill chunk ";
+        name_scratch_ += std::to_string(rt.chunks);
+        trace_.async_begin(pid, kRequestCategory, e.id, name_scratch_, start_s,
+                           {{"tokens", e.new_tokens}, {"context", e.context_tokens}});
+        trace_.async_end(pid, kRequestCategory, e.id, name_scratch_, end_s);
+        if (e.last_chunk) {
+          trace_.async_begin(pid, kRequestCategory, e.id, "decode", end_s);
+          rt.phase = Phase::kDecoding;
+        }
+      } else if (rt.phase != Phase::kDecoding) {
+        trace_.async_begin(pid, kRequestCategory, e.id, "decode", start_s);
+        rt.phase = Phase::kDecoding;
+      }
+    }
+  }
+}
+
+void Recorder::trace_counters(int32_t instance, double time_s, const InstanceCounters& c) {
+  const int pid = pid_of(instance);
+  CounterState& last = counters_[static_cast<size_t>(instance)];
+  if (c.running != last.running || c.waiting != last.waiting) {
+    trace_.counter(pid, "requests", time_s, {{"running", c.running}, {"waiting", c.waiting}});
+    last.running = c.running;
+    last.waiting = c.waiting;
+  }
+  if (c.kv.used_pages != last.kv_used) {
+    trace_.counter(pid, "kv_pages", time_s, {{"used", c.kv.used_pages}});
+    metrics_.on_kv_pages(instance, time_s, c.kv.used_pages);
+    last.kv_used = c.kv.used_pages;
+  }
+  if (c.last_batch_tokens != last.batch_tokens) {
+    trace_.counter(pid, "batch_tokens", time_s, {{"tokens", c.last_batch_tokens}});
+    last.batch_tokens = c.last_batch_tokens;
+  }
+}
+
+void Recorder::on_step(int32_t instance, const StepPlan& plan, const StepOutcome& outcome,
+                       const StepCost* cost, double start_s, const InstanceCounters& counters) {
+  ++events_;
+  metrics_.on_step(instance);
+  const int pid = pid_of(instance);
+  const double end_s = start_s + outcome.duration_s;
+  const int64_t step = plan.batches.step_index;
+  const int busiest = cost != nullptr ? cost->busiest_rank : -1;
+  for (const Batch& batch : plan.batches.ranks) {
+    if (batch.empty()) continue;
+    const int tid = trace_tid(batch.rank, TraceStream::kCompute);
+    const auto requests = static_cast<int64_t>(batch.entries.size());
+    if (batch.rank == busiest) {
+      trace_.complete(pid, tid, "step", start_s, outcome.duration_s,
+                      {{"step", step}, {"tokens", batch.total_tokens()}, {"requests", requests},
+                       {"weights_ns", to_ns(cost->weights_s)}, {"kv_ns", to_ns(cost->kv_s)},
+                       {"indexer_ns", to_ns(cost->indexer_s)}, {"compute_ns", to_ns(cost->compute_s)},
+                       {"comm_ns", to_ns(cost->comm_s)}, {"launch_ns", to_ns(cost->launch_s)}});
+    } else {
+      trace_.complete(pid, tid, "step", start_s, outcome.duration_s,
+                      {{"step", step}, {"tokens", batch.total_tokens()}, {"requests", requests}});
+    }
+  }
+  if (detail_ == TraceDetail::kOp) {
+    for (const OpSpan& op : outcome.ops) {
+      const TraceStream stream = op.stream == Stream::kComm ? TraceStream::kComm : TraceStream::kCompute;
+      trace_.complete(pid, trace_tid(op.rank, stream), op.name, start_s + op.start_s, op.duration_s);
+    }
+  }
+  trace_entries(pid, plan, start_s, end_s);
+  trace_counters(instance, end_s, counters);
+}
+
+void Recorder::on_record(const RequestRecord& record, int32_t instance) {
+  ++events_;
+  const int pid = pid_of(instance);
+  const bool completed = record.status == RequestStatus::kFinished;
+  auto it = live_.find(record.id);
+  if (it != live_.end()) {
+    switch (it->second.phase) {
+      case Phase::kQueued: trace_.async_end(pid, kRequestCategory, record.id, "queued", record.finish_s); break;
+      case Phase::kRunning: break;
+      case Phase::kDecoding: trace_.async_end(pid, kRequestCategory, record.id, "decode", record.finish_s); break;
+    }
+    trace_.async_end(pid, kRequestCategory, record.id, "request", record.finish_s);
+    live_.erase(it);
+  }
+  const std::vector<double>& times = record.token_times_s;
+  for (size_t i = 1; i < times.size(); ++i) {
+    const double gap = times[i] - times[i - 1];
+    if (gap > 0) metrics_.on_token_gap(gap);  // MTP tokens of one step share a time: one chunk, one gap
+  }
+  RequestRow row;
+  row.id = record.id;
+  row.arrival_s = record.arrival_s;
+  row.first_token_s = record.first_token_s;
+  row.finish_s = record.finish_s;
+  row.input_tokens = record.prompt_tokens;
+  row.output_tokens = record.generated_tokens;
+  row.cached_tokens = record.cached_tokens;
+  row.preemptions = record.preemptions;
+  row.instance = instance;
+  row.completed = completed;
+  row.status = completed ? std::string_view("completed")
+                         : record.status == RequestStatus::kRejected ? to_string(record.reject_reason)
+                                                                      : to_string(record.status);
+  metrics_.on_request(row);
+  csv_.write(row);
+}
+
+bool Recorder::finish(const RunInfo& info, std::string* why) {
+  RunInfo run = info;
+  run.events = events_;
+  OutputFile metrics_file(out_path(dir_, "metrics.json"));
+  metrics_file.buffer() = metrics_.to_json(run);
+  const bool csv_ok = csv_.finish();
+  const bool trace_ok = trace_.finish();
+  const bool metrics_ok = metrics_file.commit();
+  if (csv_ok && trace_ok && metrics_ok) return true;
+  *why = std::string("could not write ") + (!csv_ok ? "requests.csv" : !trace_ok ? "trace.json" : "metrics.json") +
+         " in " + dir_;
+  return false;
+}
+
+}  // namespace tokenline

@@ -1,0 +1,69 @@
+// Recorder: turns the driver's events into the three outputs (metrics.json, requests.csv, trace.json)
+// as they happen: step spans and op spans per rank thread, async spans per request (request, queued,
+// prefill chunk N, decode), counters (running, waiting, KV pages used, batch tokens). Keeps only the
+// per-request trace state of requests still in the system. Single-threaded (SimGrid actors are
+// cooperative). The files appear only in finish(); throws InputError from the constructor when the
+// output directory cannot be written.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "engine/core/instance.h"
+#include "engine/model/ledger.h"
+#include "sim/sim_config.h"
+#include "traces/chrome_trace_writer.h"
+#include "traces/metrics.h"
+#include "traces/requests_csv_writer.h"
+
+namespace tokenline {
+
+class Recorder {
+ public:
+  Recorder(const SimConfig& config);
+
+  void describe_instance(int32_t instance, int32_t dp_ranks, int64_t kv_pages_per_rank);
+  void on_arrival(int32_t instance, RequestId id, double now_s);
+  // Before commit: preempted requests (plan.ranks[r].preemptions) go back to the queue.
+  void on_preemption(int32_t instance, RequestId id, double now_s);
+  void on_step(int32_t instance, const StepPlan& plan, const StepOutcome& outcome, const StepCost* cost,
+               double start_s, const InstanceCounters& counters);
+  void on_record(const RequestRecord& record, int32_t instance);
+
+  int64_t events() const { return events_; }
+  int64_t completed() const { return metrics_.completed(); }
+  int64_t arrived() const { return metrics_.arrived(); }
+  Metrics& metrics() { return metrics_; }
+  // Writes metrics.json and publishes every file. Returns false (with why) when a write failed.
+  bool finish(const RunInfo& info, std::string* why);
+
+ private:
+  enum class Phase : uint8_t { kQueued, kRunning, kDecoding };
+  struct RequestTrace {
+    int32_t chunks = 0;
+    Phase phase = Phase::kQueued;
+  };
+  struct CounterState {
+    int64_t running = -1;
+    int64_t waiting = -1;
+    int64_t kv_used = -1;
+    int64_t batch_tokens = -1;
+  };
+  void trace_entries(int pid, const StepPlan& plan, double start_s, double end_s);
+  void trace_counters(int32_t instance, double time_s, const InstanceCounters& counters);
+
+  std::string dir_;
+  TraceDetail detail_;
+  Metrics metrics_;
+  RequestsCsvWriter csv_;
+  ChromeTraceWriter trace_;
+  std::unordered_map<RequestId, RequestTrace> live_;  // lookups only: never iterated into outputs
+  std::vector<CounterState> counters_;
+  std::string name_scratch_;
+  int64_t events_ = 0;
+};
+
+}  // namespace tokenline

@@ -1,0 +1,54 @@
+// SimConfig: everything one `tokenline sim` run needs, as validated native values (the CLI parses and
+// checks; nothing below it sees a string option). Closed sets are enums with a to_string each.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include "engine/core/instance.h"
+#include "traces/metrics.h"
+
+namespace tokenline {
+
+enum class Backend { kAnalytic };
+enum class RouterPolicy { kRoundRobin, kLeastLoad, kPrefixAware };
+enum class TraceDetail { kStep, kOp };
+
+std::string_view to_string(Backend backend);
+std::string_view to_string(RouterPolicy policy);
+std::string_view to_string(TraceDetail detail);
+
+// How requests enter: at their trace times (open loop) or N in flight (closed loop, as
+// `vllm bench serve --max-concurrency`: the next request is sent when one leaves).
+struct FeedConfig {
+  int32_t concurrency = 0;       // 0: open loop at trace times
+  double time_scale = 1.0;       // open loop: arrival = trace time x time_scale (0.5 doubles the rate)
+  int64_t max_requests = 0;      // 0: the whole workload
+  double start_s = 0;            // skip requests whose trace time is before start_s (times shift by -start_s)
+  double duration_s = 0;         // 0: no end; else stop reading at trace time start_s + duration_s
+};
+
+struct OutputConfig {
+  std::string dir;               // --out; every file is written here
+  TraceDetail trace_detail = TraceDetail::kStep;
+  bool progress = false;         // a progress bar on stderr (the CLI sets it when stderr is a terminal)
+  bool wall_time_in_metrics = false;  // opt-in: the one nondeterministic field
+};
+
+struct SimConfig {
+  std::string model_name;        // for the run block
+  std::string hardware_name;
+  std::string parallel_name;
+  std::string workload_name;
+  Backend backend = Backend::kAnalytic;
+  RouterPolicy router = RouterPolicy::kRoundRobin;
+  int32_t instances = 1;
+  InstanceConfig instance;       // scheduler + per-rank KV config, same for every instance
+  FeedConfig feed;
+  OutputConfig output;
+  Slo slo;
+  uint64_t seed = 0;
+};
+
+}  // namespace tokenline

@@ -1,0 +1,229 @@
+#include "sim/sim_job.h"
+
+#include <cstdio>
+#include <exception>
+
+#include "common/input_error.h"
+#include "engine/model/memory.h"
+#include "sim/cluster_hardware.h"
+#include "sim/simulation.h"
+#include "sim/workload_arrivals.h"
+#include "topologies/hardware_loader.h"
+#include "traces/output_file.h"
+
+namespace tokenline {
+namespace {
+
+RouterPolicy parse_router(const std::string& v, const char* option) {
+  if (v == "round-robin") return RouterPolicy::kRoundRobin;
+  if (v == "least-load") return RouterPolicy::kLeastLoad;
+  if (v == "prefix-aware") return RouterPolicy::kPrefixAware;
+  throw InputError(option, "round-robin, least-load or prefix-aware", "'" + v + "'");
+}
+
+RankAssignment parse_assignment(const std::string& v) {
+  switch (parse_router(v, "--dp-assign")) {
+    case RouterPolicy::kRoundRobin: return RankAssignment::kRoundRobin;
+    case RouterPolicy::kLeastLoad: return RankAssignment::kLeastLoaded;
+    case RouterPolicy::kPrefixAware: return RankAssignment::kPrefixAware;
+  }
+  return RankAssignment::kRoundRobin;
+}
+
+SchedulePolicy parse_policy(const std::string& v) {
+  if (v == "fcfs") return SchedulePolicy::kFcfs;
+  if (v == "lpm") return SchedulePolicy::kLongestPrefixMatch;
+  if (v == "priority") return SchedulePolicy::kPriority;
+  throw InputError("--policy", "fcfs, lpm or priority", "'" + v + "'");
+}
+
+ReservationPolicy parse_reservation(const std::string& v) {
+  if (v == "incremental") return ReservationPolicy::kIncremental;
+  if (v == "whole") return ReservationPolicy::kWholeRequest;
+  throw InputError("--reservation", "incremental or whole", "'" + v + "'");
+}
+
+TraceDetail parse_detail(const std::string& v) {
+  if (v == "step") return TraceDetail::kStep;
+  if (v == "op") return TraceDetail::kOp;
+  throw InputError("--trace-detail", "step or op", "'" + v + "'");
+}
+
+Backend parse_backend(const std::string& v) {
+  if (v == "analytic") return Backend::kAnalytic;
+  throw InputError("--backend", "analytic", "'" + v + "'");
+}
+
+// "200ms", "0.2s" or a bare number of milliseconds.
+double parse_duration_s(const std::string& text, const std::string& where) {
+  std::string number = text;
+  double scale = 1e-3;
+  if (text.size() > 2 && text.compare(text.size() - 2, 2, "ms") == 0) {
+    number = text.substr(0, text.size() - 2);
+  } else if (text.size() > 1 && text.back() == 's') {
+    number = text.substr(0, text.size() - 1);
+    scale = 1.0;
+  }
+  size_t used = 0;
+  double value = 0;
+  try {
+    value = std::stod(number, &used);
+  } catch (const std::exception&) {
+    used = 0;
+  }
+  if (used != number.size() || number.empty() || !(value > 0)) {
+    throw InputError(where, "a positive duration such as 200ms or 0.2s", "'" + text + "'");
+  }
+  return value * scale;
+}
+
+Slo parse_slo(const std::string& text) {
+  Slo slo;
+  size_t begin = 0;
+  while (begin < text.size()) {
+    size_t end = text.find(',', begin);
+    if (end == std::string::npos) end = text.size();
+    const std::string part = text.substr(begin, end - begin);
+    const size_t eq = part.find('=');
+    const std::string key = part.substr(0, eq);
+    if (eq == std::string::npos || (key != "ttft" && key != "tpot")) {
+      throw InputError("--slo", "ttft=<duration>,tpot=<duration>", "'" + part + "'");
+    }
+    (key == "ttft" ? slo.ttft_s : slo.tpot_s) = parse_duration_s(part.substr(eq + 1), "--slo " + key);
+    begin = end + 1;
+  }
+  return slo;
+}
+
+void require_positive(int64_t value, const char* option) {
+  if (value <= 0) throw InputError(option, "a positive integer", std::to_string(value));
+}
+
+void check_numbers(const SimJob& job) {
+  require_positive(job.instances, "--instances");
+  require_positive(job.chunk_tokens, "--chunk");
+  require_positive(job.page_tokens, "--page-size");
+  require_positive(job.max_running, "--max-running");
+  if (job.kv_pages < 0) throw InputError("--kv-pages", "0 (auto) or a positive page count", std::to_string(job.kv_pages));
+  if (job.concurrency < 0) throw InputError("--concurrency", "0 (open loop) or a positive count", std::to_string(job.concurrency));
+  if (job.max_requests < 0) throw InputError("--max-requests", "0 (all) or a positive count", std::to_string(job.max_requests));
+  if (!(job.time_scale > 0)) throw InputError("--time-scale", "a positive factor", std::to_string(job.time_scale));
+  if (job.start_s < 0) throw InputError("--start", "seconds >= 0", std::to_string(job.start_s));
+  if (job.duration_s < 0) throw InputError("--duration", "seconds >= 0 (0: no end)", std::to_string(job.duration_s));
+  if (job.out.empty()) throw InputError("--out", "an output directory", "nothing");
+}
+
+struct Deployment {
+  Hardware hardware;
+  std::string hardware_name;
+  CostModel cost_model;
+};
+
+Deployment load_deployment(const SimJob& job, const ModelConfig& model, const Parallel& parallel) {
+  Deployment d;
+  if (!job.cluster.empty()) {
+    const ClusterHardware cluster = load_cluster_hardware(job.cluster);
+    const int needed = job.instances * parallel.gpus();
+    if (needed > cluster.gpus) {
+      throw InputError("--cluster " + job.cluster, "at least " + std::to_string(needed) + " GPUs for " +
+                       std::to_string(job.instances) + " x " + parallel.name(),
+                       std::to_string(cluster.gpus) + " GPUs");
+    }
+    d.hardware = cluster.hardware;
+    d.hardware_name = cluster.name;
+  } else {
+    d.hardware = load_hardware(job.hardware);
+    d.hardware_name = job.hardware;
+  }
+  CostOptions options;
+  options.ideal = job.ideal;
+  options.max_chunk_tokens = job.chunk_tokens;
+  const KvLayout layout = job.kv_layout.empty() ? model.default_kv_layout : parse_kv_layout(job.kv_layout, "--kv-layout");
+  d.cost_model = make_cost_model(model, parallel, layout, d.hardware, options);
+  return d;
+}
+
+KvConfig size_kv(const SimJob& job, const CostModel& cm) {
+  const KvCapacity cap = kv_capacity(cm, cm.model.max_context_tokens, job.page_tokens);
+  if (!cap.weights_fit || cap.pages_per_rank <= 0) {
+    throw InputError("--parallel " + cm.parallel.name(), "a layout whose GPUs hold the weights and some KV",
+                     std::to_string(cap.weight_bytes / 1e9) + " GB of weights per GPU with " +
+                     std::to_string(cap.usable_hbm_bytes / 1e9) + " GB usable");
+  }
+  KvConfig kv;
+  kv.page_tokens = job.page_tokens;
+  kv.total_pages = job.kv_pages > 0 ? job.kv_pages : cap.pages_per_rank;
+  const int64_t tp = cm.parallel.tp;
+  kv.main_bytes_per_page = cm.kv_bytes_token_layer * cm.model.layers * job.page_tokens / tp;
+  kv.indexer_bytes_per_page = cm.indexer_bytes_token_layer * cm.model.indexer_full_layers * job.page_tokens / tp;
+  kv.reservation = parse_reservation(job.reservation);
+  kv.prefix_cache = job.prefix_cache;
+  return kv;
+}
+
+SimConfig build_config(const SimJob& job, const ModelConfig& model, const Deployment& d, const std::string& workload) {
+  SimConfig c;
+  c.model_name = model.name;
+  c.hardware_name = d.hardware_name;
+  c.parallel_name = d.cost_model.parallel.name();
+  c.workload_name = workload;
+  c.backend = parse_backend(job.backend);
+  c.router = parse_router(job.router, "--router");
+  c.instances = job.instances;
+  c.instance.dp_ranks = d.cost_model.parallel.dp_attention;
+  c.instance.assignment = parse_assignment(job.dp_assign);
+  c.instance.scheduler.policy = parse_policy(job.policy);
+  c.instance.scheduler.max_batch_tokens = job.chunk_tokens;
+  c.instance.scheduler.max_running_requests = job.max_running;
+  c.instance.scheduler.max_context_tokens = model.max_context_tokens;
+  c.instance.kv = size_kv(job, d.cost_model);
+  c.feed = FeedConfig{.concurrency = job.concurrency, .time_scale = job.time_scale,
+                      .max_requests = job.max_requests, .start_s = job.start_s, .duration_s = job.duration_s};
+  c.output = OutputConfig{.dir = job.out, .trace_detail = parse_detail(job.trace_detail),
+                          .progress = job.progress, .wall_time_in_metrics = job.wall_time_in_metrics};
+  c.slo = parse_slo(job.slo);
+  c.seed = job.seed;
+  return c;
+}
+
+void print_summary(const SimConfig& c, const SimResult& r) {
+  const double ratio = r.wall_s > 0 ? r.simulated_s / r.wall_s : 0.0;
+  std::fprintf(stderr,
+               "tokenline sim: %lld arrived, %lld completed, %lld rejected, %lld in flight, %lld preemptions, "
+               "prefix hit %.1f%%; simulated %.3f s in %.3f s wall (%.0fx); outputs in %s\n",
+               static_cast<long long>(r.arrived), static_cast<long long>(r.completed),
+               static_cast<long long>(r.rejected), static_cast<long long>(r.in_flight),
+               static_cast<long long>(r.preemptions), 100.0 * r.prefix_hit_rate, r.simulated_s, r.wall_s, ratio,
+               c.output.dir.c_str());
+  if (r.skipped_lines > 0) {
+    std::fprintf(stderr, "tokenline sim: skipped %lld malformed workload lines (--skip-bad-lines)\n",
+                 static_cast<long long>(r.skipped_lines));
+  }
+}
+
+}  // namespace
+
+int run_sim_job(const SimJob& job) {
+  check_numbers(job);
+  const ModelConfig model = load_model(job.model);
+  const Parallel parallel = parse_parallel(job.parallel, "--parallel");
+  validate_parallel(parallel, model, "--parallel");
+  const Deployment deployment = load_deployment(job, model, parallel);
+  const WorkloadSpec workload{.spec = job.workload, .seed = job.seed, .skip_bad_lines = job.skip_bad_lines};
+  const SimConfig config = build_config(job, model, deployment, describe_workload(workload));
+  require_writable_directory(job.out);
+  if (!job.skip_bad_lines) prevalidate_workload(workload);  // malformed input stops the run before it starts
+  std::unique_ptr<ArrivalSource> source = open_arrivals(workload);
+  try {
+    const SimResult result = run_simulation(config, deployment.cost_model, *source);
+    print_summary(config, result);
+    return 0;
+  } catch (const InputError&) {
+    throw;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "tokenline sim: %s\n", e.what());
+    return 1;
+  }
+}
+
+}  // namespace tokenline

@@ -1,0 +1,49 @@
+// SimJob: the options of `tokenline sim` (and `tokenline quickstart`) exactly as the user gave them, and
+// run_sim_job, which validates them into native structs at the edge (InputError naming the option, what
+// was expected and what was found), checks that --out is writable and the workload well-formed before
+// simulating, runs the simulation and prints the one-line summary on stderr.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+namespace tokenline {
+
+struct SimJob {
+  std::string workload;                 // path, "synthetic:..." or "" for the embedded default
+  std::string model = "glm-5.3";
+  std::string hardware = "h200";
+  std::string cluster;                  // when set, its hardware is used and its GPU count bounds the run
+  std::string parallel = "dp8-ep8";
+  int32_t instances = 1;
+  std::string router = "round-robin";   // across instances
+  std::string dp_assign = "round-robin";  // across attention-DP ranks inside an instance
+  int64_t chunk_tokens = 32768;         // per-step token budget = prefill chunk
+  int64_t page_tokens = 64;
+  std::string reservation = "incremental";
+  std::string policy = "fcfs";
+  int32_t max_running = 1024;
+  int64_t kv_pages = 0;                 // 0: sized from HBM left after weights; else pages per rank
+  bool prefix_cache = true;
+  std::string kv_layout;                // "" = the model's default
+  bool ideal = false;                   // the seed's ideal rates instead of the hardware's efficiencies
+  std::string backend = "analytic";
+  uint64_t seed = 0;
+  std::string slo;                      // "ttft=200ms,tpot=50ms"
+  std::string out;
+  std::string trace_detail = "step";
+  int32_t concurrency = 0;
+  double time_scale = 1.0;
+  int64_t max_requests = 0;
+  double start_s = 0;
+  double duration_s = 0;
+  bool skip_bad_lines = false;
+  bool wall_time_in_metrics = false;
+  bool progress = false;                // the CLI sets it when stderr is a terminal
+};
+
+// Runs the job. Throws InputError for bad input (exit code 2); returns the process exit code otherwise
+// (0 on success, 1 when the simulation or an output write failed, with the reason on stderr).
+int run_sim_job(const SimJob& job);
+
+}  // namespace tokenline

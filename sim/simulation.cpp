@@ -1,0 +1,280 @@
+#include "sim/simulation.h"
+
+#include <chrono>
+#include <cstdio>
+#include <memory>
+#include <optional>
+#include <stdexcept>
+#include <vector>
+
+#include "common/input_error.h"
+#include "sim/analytic_backend.h"
+#include "sim/recorder.h"
+#include "sim/router.h"
+#include "sim/simgrid_adapter.h"
+
+namespace tokenline {
+namespace {
+
+constexpr double kProgressPeriodS = 0.25;  // wall seconds between progress-bar redraws
+constexpr int64_t kProgressCheckSteps = 256;  // steps between looks at the wall clock
+
+struct InstanceSlot {
+  InstanceSlot(const InstanceConfig& config, const CostModel& cm, bool op_detail)
+      : instance(config), backend(cm, op_detail) {}
+  Instance instance;
+  AnalyticBackend backend;
+  std::unique_ptr<sg::Signal> signal;  // created inside the simulation
+  StepPlan plan;
+  std::vector<RequestRecord> drained;
+  bool waiting = false;
+};
+
+class Driver {
+ public:
+  Driver(const SimConfig& config, const CostModel& cm, ArrivalSource& source)
+      : config_(config), source_(source), recorder_(config), router_(config.router, config.instance.kv.page_tokens),
+        wall_start_(std::chrono::steady_clock::now()) {
+    for (int32_t i = 0; i < config.instances; ++i) {
+      slots_.push_back(std::make_unique<InstanceSlot>(config.instance, cm,
+                                                      config.output.trace_detail == TraceDetail::kOp));
+      instance_views_.push_back(&slots_.back()->instance);
+      recorder_.describe_instance(i, config.instance.dp_ranks, config.instance.kv.total_pages);
+    }
+  }
+
+  SimResult run();
+
+ private:
+  void feed();
+  void feed_open_loop();
+  void feed_closed_loop();
+  bool next_arrival(Arrival& a);
+  void dispatch(Arrival& a);
+  void run_instance(int32_t index);
+  bool step_instance(int32_t index);
+  void drain(int32_t index);
+  void progress(bool final_line);
+
+  const SimConfig& config_;
+  ArrivalSource& source_;
+  Recorder recorder_;
+  Router router_;
+  std::vector<std::unique_ptr<InstanceSlot>> slots_;
+  std::vector<const Instance*> instance_views_;
+  std::unique_ptr<sg::Signal> feeder_signal_;
+  bool feeder_waiting_ = false;
+  bool feeding_done_ = false;
+  int64_t read_ = 0;        // requests taken from the source (after --start filtering)
+  int64_t in_flight_ = 0;   // closed loop: sent and not yet left
+  int64_t steps_ = 0;
+  std::optional<InputError> input_error_;
+  std::chrono::steady_clock::time_point wall_start_;
+  std::chrono::steady_clock::time_point last_progress_{};
+};
+
+bool Driver::next_arrival(Arrival& a) {
+  const FeedConfig& f = config_.feed;
+  while (true) {
+    if (f.max_requests > 0 && read_ >= f.max_requests) return false;
+    if (!source_.next(a)) return false;
+    if (a.trace_time_s < f.start_s) continue;
+    if (f.duration_s > 0 && a.trace_time_s >= f.start_s + f.duration_s) return false;
+    ++read_;
+    return true;
+  }
+}
+
+void Driver::dispatch(Arrival& a) {
+  const double now = sg::now_s();
+  const int32_t index = router_.pick(instance_views_, a.spec);
+  InstanceSlot& slot = *slots_[static_cast<size_t>(index)];
+  recorder_.on_arrival(index, a.spec.id, now);
+  slot.instance.add_request(std::move(a.spec), now);
+  if (slot.waiting) {
+    slot.waiting = false;
+    slot.signal->notify();
+  }
+}
+
+void Driver::feed_open_loop() {
+  Arrival a;
+  while (next_arrival(a)) {
+    const double at_s = (a.trace_time_s - config_.feed.start_s) * config_.feed.time_scale;
+    if (at_s > sg::now_s()) sg::sleep_until(at_s);
+    dispatch(a);
+  }
+}
+
+void Driver::feed_closed_loop() {
+  Arrival a;
+  while (true) {
+    while (in_flight_ < config_.feed.concurrency) {
+      if (!next_arrival(a)) return;
+      ++in_flight_;
+      dispatch(a);
+    }
+    feeder_waiting_ = true;
+    feeder_signal_->wait();
+  }
+}
+
+void Driver::feed() {
+  try {
+    if (config_.feed.concurrency > 0) {
+      feed_closed_loop();
+    } else {
+      feed_open_loop();
+    }
+  } catch (const InputError& e) {
+    input_error_ = e;  // reported after the run; the outputs are discarded
+  }
+  feeding_done_ = true;
+  for (auto& slot : slots_) {
+    if (slot->waiting) {
+      slot->waiting = false;
+      slot->signal->notify();
+    }
+  }
+}
+
+void Driver::drain(int32_t index) {
+  InstanceSlot& slot = *slots_[static_cast<size_t>(index)];
+  slot.instance.drain(slot.drained);
+  if (slot.drained.empty()) return;
+  for (const RequestRecord& r : slot.drained) recorder_.on_record(r, index);
+  if (config_.feed.concurrency > 0) {
+    in_flight_ -= static_cast<int64_t>(slot.drained.size());
+    if (feeder_waiting_) {
+      feeder_waiting_ = false;
+      feeder_signal_->notify();
+    }
+  }
+  slot.drained.clear();
+}
+
+// One planned step; false when the plan was empty (nothing can run until something arrives).
+bool Driver::step_instance(int32_t index) {
+  InstanceSlot& slot = *slots_[static_cast<size_t>(index)];
+  slot.instance.plan(slot.plan);
+  const double start_s = sg::now_s();
+  for (size_t r = 0; r < slot.plan.ranks.size(); ++r) {
+    const Scheduler& rank = slot.instance.rank(static_cast<int32_t>(r));
+    for (int32_t victim : slot.plan.ranks[r].preemptions) {
+      recorder_.on_preemption(index, rank.request(victim).record.id, start_s);
+    }
+  }
+  if (slot.plan.empty()) {
+    slot.instance.commit(slot.plan, StepOutcome{}, start_s);  // applies any preemptions
+    return false;
+  }
+  const StepOutcome outcome = slot.backend.execute(slot.plan.batches);
+  sg::sleep_for(outcome.duration_s);
+  slot.instance.commit(slot.plan, outcome, sg::now_s());
+  recorder_.on_step(index, slot.plan, outcome, &slot.backend.last_cost(), start_s, slot.instance.counters());
+  if (config_.output.progress && ++steps_ % kProgressCheckSteps == 0) progress(false);
+  return true;
+}
+
+void Driver::run_instance(int32_t index) {
+  InstanceSlot& slot = *slots_[static_cast<size_t>(index)];
+  int empty_plans = 0;
+  while (true) {
+    drain(index);
+    const bool can_step = slot.instance.has_work() && empty_plans < 2;
+    if (!can_step) {
+      if (feeding_done_) return;
+      slot.waiting = true;
+      slot.signal->wait();
+      empty_plans = 0;
+      continue;
+    }
+    empty_plans = step_instance(index) ? 0 : empty_plans + 1;
+  }
+}
+
+void Driver::progress(bool final_line) {
+  const auto now = std::chrono::steady_clock::now();
+  if (!final_line && now - last_progress_ < std::chrono::duration<double>(kProgressPeriodS)) return;
+  last_progress_ = now;
+  std::fprintf(stderr, "\r[sim] t=%.1fs  arrived %lld  done %lld  steps %lld%s", sg::now_s(),
+               static_cast<long long>(recorder_.arrived()), static_cast<long long>(recorder_.completed()),
+               static_cast<long long>(steps_), final_line ? "\n" : "");
+}
+
+SimResult Driver::run() {
+  sg::SimEngine engine;
+  feeder_signal_ = std::make_unique<sg::Signal>();
+  for (auto& slot : slots_) slot->signal = std::make_unique<sg::Signal>();
+  engine.add_actor("feeder", [this] { feed(); });
+  for (int32_t i = 0; i < config_.instances; ++i) {
+    engine.add_actor("instance-" + std::to_string(i), [this, i] { run_instance(i); });
+  }
+  const bool ok = engine.run();
+  if (config_.output.progress) progress(true);
+  if (input_error_) throw *input_error_;
+  if (!ok) throw std::runtime_error("simulation failed: " + engine.error());
+
+  SimResult result;
+  result.simulated_s = sg::now_s();
+  result.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start_).count();
+  Metrics& m = recorder_.metrics();
+  result.arrived = m.arrived();
+  result.completed = m.completed();
+  result.rejected = m.rejected();
+  result.in_flight = result.arrived - result.completed - result.rejected;
+  result.preemptions = m.preemptions();
+  result.prefix_hit_rate = m.input_tokens() > 0 ? static_cast<double>(m.prefix_hit_tokens()) /
+                                                    static_cast<double>(m.input_tokens())
+                                              : 0.0;
+  result.skipped_lines = source_.skipped_lines();
+  result.events = recorder_.events();
+  RunInfo info;
+  info.backend = std::string(to_string(config_.backend));
+  info.model = config_.model_name;
+  info.hardware = config_.hardware_name;
+  info.parallelism = config_.parallel_name;
+  info.router = std::string(to_string(config_.router));
+  info.workload = config_.workload_name;
+  info.instances = config_.instances;
+  info.seed = config_.seed;
+  info.simulated_s = result.simulated_s;
+  info.skipped_lines = result.skipped_lines;
+  if (config_.output.wall_time_in_metrics) info.wall_s = result.wall_s;
+  std::string why;
+  if (!recorder_.finish(info, &why)) throw std::runtime_error(why);
+  return result;
+}
+
+}  // namespace
+
+std::string_view to_string(Backend backend) {
+  switch (backend) {
+    case Backend::kAnalytic: return "analytic";
+  }
+  return "";
+}
+
+std::string_view to_string(RouterPolicy policy) {
+  switch (policy) {
+    case RouterPolicy::kRoundRobin: return "round-robin";
+    case RouterPolicy::kLeastLoad: return "least-load";
+    case RouterPolicy::kPrefixAware: return "prefix-aware";
+  }
+  return "";
+}
+
+std::string_view to_string(TraceDetail detail) {
+  switch (detail) {
+    case TraceDetail::kStep: return "step";
+    case TraceDetail::kOp: return "op";
+  }
+  return "";
+}
+
+SimResult run_simulation(const SimConfig& config, const CostModel& cost_model, ArrivalSource& source) {
+  Driver driver(config, cost_model, source);
+  return driver.run();
+}
+
+}  // namespace tokenline

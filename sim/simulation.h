@@ -1,0 +1,36 @@
+// run_simulation: one `tokenline sim` run on SimGrid's engine (DESIGN.md "Simulation driver"). Actors: an
+// arrival feeder (streams the ArrivalSource, open loop at trace times or closed loop with N in flight)
+// that routes each request to an instance (Router), and one actor per instance running the core's
+// Instance loop: plan -> AnalyticBackend::execute -> sleep the step -> commit at the new time -> record.
+// Requests are data, never actors. One simulation per process (SimGrid's engine is a singleton).
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "engine/model/ledger.h"
+#include "sim/arrival_source.h"
+#include "sim/sim_config.h"
+
+namespace tokenline {
+
+struct SimResult {
+  int64_t arrived = 0;
+  int64_t completed = 0;
+  int64_t rejected = 0;
+  int64_t in_flight = 0;      // still queued or running at the end (0 unless an instance got stuck)
+  int64_t preemptions = 0;
+  int64_t skipped_lines = 0;
+  int64_t events = 0;
+  double simulated_s = 0;
+  double wall_s = 0;          // wall-clock seconds of the whole run (stderr only unless asked for)
+  double prefix_hit_rate = 0;
+};
+
+// Runs the simulation and writes metrics.json, requests.csv and trace.json into config.output.dir.
+// Throws InputError for bad input met while streaming (a malformed line without --skip-bad-lines) and
+// std::runtime_error when an output file cannot be completed or an actor failed; in both cases no
+// output file is left behind.
+SimResult run_simulation(const SimConfig& config, const CostModel& cost_model, ArrivalSource& source);
+
+}  // namespace tokenline
