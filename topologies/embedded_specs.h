@@ -1,7 +1,7 @@
 // The hardware and cluster JSON files of topologies/, compiled in (private to tl_topologies).
 #pragma once
 
-#include "topologies/embedded_text.h"
+#include "common/embedded_text.h"
 
 namespace tokenline {
 

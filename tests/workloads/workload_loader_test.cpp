@@ -1,0 +1,81 @@
+#include "workloads/workload_loader.h"
+
+#include <catch2/catch.hpp>
+
+#include <cstdio>
+#include <fstream>
+
+#include "common/input_error.h"
+#include "test_sources.h"
+
+namespace tokenline {
+namespace {
+
+using test::drain;
+
+TEST_CASE("the embedded default workload is the 200-line Mooncake head", "[loader]") {
+  auto source = open_workload("default", {});
+  const auto rs = drain(*source);
+  REQUIRE(rs.size() == 200);
+  CHECK(rs.front().arrival_s == 0.0);
+  CHECK(rs.back().arrival_s == Approx(72.0));  // workloads/data/SOURCE.md: 0 to 72,000 ms
+  CHECK(rs.front().block_tokens == 512);
+  CHECK(source->describe().find("mooncake:<embedded>") == 0);
+}
+
+TEST_CASE("formats are recognised by prefix or by the first line", "[loader]") {
+  const std::string path = "tl_test_workload.tmp";
+  auto write = [&](const std::string& text) { std::ofstream(path, std::ios::binary) << text; };
+
+  write("TIMESTAMP,ContextTokens,GeneratedTokens\r\n2023-11-16 18:15:46.6805900,374,44");
+  CHECK(open_workload(path, {})->describe() == "azure:" + path);
+  write("{\"timestamp\": 0, \"input_length\": 5, \"output_length\": 1}\n");
+  CHECK(open_workload(path, {})->describe() == "mooncake:" + path);
+  write("\n{\"arrival_s\": 0, \"input_tokens\": 5, \"output_tokens\": 1}\n");
+  auto tl = open_workload(path, {});
+  CHECK(tl->describe() == "tokenline:" + path);
+  CHECK(drain(*tl).size() == 1);
+  CHECK(open_workload("mooncake:" + path, {})->describe() == "mooncake:" + path);
+  write("");
+  CHECK_THROWS_WITH(open_workload(path, {}), path + ": expected a workload trace (tokenline JSONL, Mooncake JSONL or "
+                                                    "Azure CSV), found an empty file");
+  std::remove(path.c_str());
+  CHECK_THROWS_WITH(open_workload("azure:no-such-file.csv", {}),
+                    "no-such-file.csv: expected a readable workload file, found a file that cannot be opened");
+}
+
+TEST_CASE("options reach the source: seed, window, skip-bad-lines", "[loader]") {
+  WorkloadOptions options;
+  options.seed = 5;
+  options.window.max_requests = 7;
+  auto a = open_workload("synthetic:n=50,input=uniform:1:100000", options);
+  auto b = open_workload("synthetic:n=50,input=uniform:1:100000", options);
+  const auto ra = drain(*a);
+  REQUIRE(ra.size() == 7);
+  CHECK(ra[6].input_tokens == drain(*b)[6].input_tokens);
+
+  options.window.time_scale = -1;
+  CHECK_THROWS_AS(open_workload("default", options), InputError);
+}
+
+TEST_CASE("real traces through open_workload: 10-minute window of the Mooncake trace", "[loader][real]") {
+  const auto path = test::real_trace("conversation_trace.jsonl");
+  if (!path) {
+    WARN("skipped: conversation_trace.jsonl not found (set TOKENLINE_TRACES_DIR)");
+    return;
+  }
+  WorkloadOptions options;
+  options.window.start_s = 600;
+  options.window.duration_s = 600;
+  auto source = open_workload(*path, options);
+  const auto rs = drain(*source);
+  REQUIRE(!rs.empty());
+  CHECK(rs.front().arrival_s >= 0);
+  CHECK(rs.back().arrival_s < 600);
+  // The trace's ~12,031 requests over ~3,537 s make ~2,040 per 600 s; the count must be in that range.
+  CHECK(rs.size() > 1000);
+  CHECK(rs.size() < 4000);
+}
+
+}  // namespace
+}  // namespace tokenline

@@ -1,0 +1,32 @@
+// LineReader: reads a text stream one line at a time, holding only the current line. Accepts LF and CRLF
+// line ends and a last line without a newline. Owns its stream.
+#pragma once
+
+#include <cstdint>
+#include <istream>
+#include <memory>
+#include <string>
+
+namespace tokenline {
+
+class LineReader {
+ public:
+  // `name` is what error messages call the input (a path, or "<embedded>/...").
+  LineReader(std::unique_ptr<std::istream> in, std::string name);
+  // Opens a file; throws InputError if it cannot be opened.
+  static LineReader open_file(const std::string& path);
+
+  // Reads the next line into `line` without its line end; false at the end of the stream.
+  bool next(std::string& line);
+  int64_t line_number() const { return line_number_; }  // 1-based number of the line last read
+  const std::string& name() const { return name_; }
+  // "name:line" for error messages about the line last read.
+  std::string where() const;
+
+ private:
+  std::unique_ptr<std::istream> in_;
+  std::string name_;
+  int64_t line_number_ = 0;
+};
+
+}  // namespace tokenline

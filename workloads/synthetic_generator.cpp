@@ -1,0 +1,93 @@
+#include "workloads/synthetic_generator.h"
+
+#include <utility>
+
+#include "workloads/block_hash.h"
+
+namespace tokenline {
+
+SyntheticGenerator::SyntheticGenerator(SyntheticSpec spec, uint64_t default_seed)
+    : spec_(std::move(spec)),
+      arrivals_(spec_.seed.value_or(default_seed), "arrivals"),
+      input_(spec_.seed.value_or(default_seed), "input_tokens"),
+      output_(spec_.seed.value_or(default_seed), "output_tokens"),
+      groups_(spec_.seed.value_or(default_seed), "prefix_group"),
+      think_(spec_.seed.value_or(default_seed), "think_time"),
+      total_(spec_.request_count()) {}
+
+double SyntheticGenerator::next_gap_s() {
+  switch (spec_.arrival) {
+    case ArrivalKind::kPoisson: return arrivals_.exponential(1.0 / spec_.rate);
+    case ArrivalKind::kGamma: {
+      // shape k = 1/cv^2, scale = cv^2/rate: mean k * scale = 1/rate, cv = 1/sqrt(k)
+      const double cv2 = spec_.arrival_cv * spec_.arrival_cv;
+      return arrivals_.gamma(1.0 / cv2, cv2 / spec_.rate);
+    }
+  }
+  return 0;
+}
+
+int64_t SyntheticGenerator::draw_group() {
+  return spec_.prefix_groups > 0 ? groups_.uniform_int(0, spec_.prefix_groups - 1) : -1;
+}
+
+std::optional<WorkloadRequest> SyntheticGenerator::next() {
+  if (emitted_ >= total_) return std::nullopt;
+  const bool more_starts = spec_.sessions == 0 || started_sessions_ < spec_.sessions;
+  if (!pending_.empty() && (!more_starts || pending_.top().arrival_s <= next_start_s_)) {
+    const Turn t = pending_.top();
+    pending_.pop();
+    return emit(t);
+  }
+  if (!more_starts) return std::nullopt;  // unreachable while emitted_ < total_; kept for safety
+  Turn t;
+  t.arrival_s = next_start_s_;
+  t.sequence = sequence_++;
+  t.session = spec_.sessions > 0 ? started_sessions_ : -1;
+  t.group = draw_group();
+  ++started_sessions_;
+  next_start_s_ += next_gap_s();
+  return emit(t);
+}
+
+WorkloadRequest SyntheticGenerator::emit(const Turn& t) {
+  const int64_t prefix = t.turn == 0 && t.group >= 0 ? spec_.prefix_tokens : 0;
+  const int64_t input_tokens = t.context_tokens + prefix + spec_.input.sample(input_);
+  const int64_t output_tokens = spec_.output.sample(output_);
+  WorkloadRequest r = make_request(t, input_tokens, output_tokens);
+  if (t.session >= 0 && t.turn + 1 < spec_.turns) {
+    Turn follow = t;
+    follow.turn = t.turn + 1;
+    follow.arrival_s = t.arrival_s + think_.exponential(spec_.think_s);
+    follow.sequence = sequence_++;
+    follow.context_tokens = input_tokens + output_tokens;
+    pending_.push(follow);
+  }
+  return r;
+}
+
+WorkloadRequest SyntheticGenerator::make_request(const Turn& t, int64_t input_tokens, int64_t output_tokens) {
+  WorkloadRequest r;
+  r.id = emitted_++;
+  r.arrival_s = t.arrival_s;
+  r.input_tokens = input_tokens;
+  r.output_tokens = output_tokens;
+  r.session = t.session;
+  r.block_tokens = spec_.block_tokens;
+  const int64_t b = spec_.block_tokens;
+  const int64_t blocks = (input_tokens + b - 1) / b;
+  r.block_hashes.reserve(static_cast<size_t>(blocks));
+  for (int64_t j = 0; j < blocks; ++j) {
+    const bool full = (j + 1) * b <= input_tokens;
+    const uint64_t block = static_cast<uint64_t>(j);
+    if (full && t.group >= 0 && (j + 1) * b <= spec_.prefix_tokens)
+      r.block_hashes.push_back(block_hash(BlockOwner::kPrefixGroup, static_cast<uint64_t>(t.group), block));
+    else if (full && t.session >= 0)
+      r.block_hashes.push_back(block_hash(BlockOwner::kSession, static_cast<uint64_t>(t.session), block));
+    else
+      r.block_hashes.push_back(block_hash(BlockOwner::kRequest, static_cast<uint64_t>(r.id), block));
+  }
+  return r;
+}
+
+}  // namespace tokenline

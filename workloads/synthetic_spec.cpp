@@ -1,0 +1,129 @@
+#include "workloads/synthetic_spec.h"
+
+#include <array>
+#include <charconv>
+#include <cmath>
+#include <vector>
+
+#include "common/input_error.h"
+
+namespace tokenline {
+namespace {
+
+constexpr std::array<std::string_view, 12> kKeys = {"n",        "rate",          "arrival",  "input",
+                                                    "output",   "prefix_groups", "prefix_tokens",
+                                                    "sessions", "turns",         "think_s",  "block_tokens",
+                                                    "seed"};
+constexpr int64_t kDefaultRequests = 100;  // a quick run when neither n nor sessions is given
+
+bool is_key(std::string_view k) {
+  for (std::string_view key : kKeys) {
+    if (k == key) return true;
+  }
+  return false;
+}
+
+std::string where_of(std::string_view key) { return "synthetic: " + std::string(key); }
+
+// "n=1000,input=lognormal:mean=2000,sigma=1" -> {{"n","1000"}, {"input","lognormal:mean=2000,sigma=1"}}.
+std::vector<std::pair<std::string, std::string>> split_items(std::string_view text) {
+  std::vector<std::pair<std::string, std::string>> items;
+  size_t start = 0;
+  while (start <= text.size()) {
+    size_t end = text.find(',', start);
+    if (end == std::string_view::npos) end = text.size();
+    const std::string_view item = text.substr(start, end - start);
+    const size_t eq = item.find('=');
+    const std::string_view key = item.substr(0, eq);
+    if (eq != std::string_view::npos && is_key(key)) {
+      items.emplace_back(std::string(key), std::string(item.substr(eq + 1)));
+    } else if (!items.empty() && !item.empty()) {
+      items.back().second += "," + std::string(item);
+    } else {
+      std::string keys;
+      for (std::string_view k : kKeys) keys += (keys.empty() ? "" : ", ") + std::string(k);
+      throw InputError("synthetic", "key=value items with keys {" + keys + "}", "'" + std::string(item) + "'");
+    }
+    start = end + 1;
+  }
+  return items;
+}
+
+int64_t to_int(const std::string& v, std::string_view key, int64_t min) {
+  int64_t x = 0;
+  auto [ptr, ec] = std::from_chars(v.data(), v.data() + v.size(), x);
+  if (ec != std::errc() || ptr != v.data() + v.size() || x < min)
+    throw InputError(where_of(key), "an integer >= " + std::to_string(min), "'" + v + "'");
+  return x;
+}
+
+double to_positive(const std::string& v, std::string_view key) {
+  double x = 0;
+  auto [ptr, ec] = std::from_chars(v.data(), v.data() + v.size(), x);
+  if (ec != std::errc() || ptr != v.data() + v.size() || !std::isfinite(x) || x <= 0)
+    throw InputError(where_of(key), "a number > 0", "'" + v + "'");
+  return x;
+}
+
+int64_t to_block_tokens(const std::string& v) {
+  constexpr int64_t kMaxBlockTokens = int64_t{1} << 20;  // far above any KV page size; keeps int32 safe
+  const int64_t b = to_int(v, "block_tokens", 1);
+  if (b > kMaxBlockTokens) throw InputError(where_of("block_tokens"), "at most 1048576", "'" + v + "'");
+  return b;
+}
+
+void parse_arrival(const std::string& v, SyntheticSpec& s) {
+  const std::string prefix = "gamma:cv=";
+  if (v == "poisson") {
+    s.arrival = ArrivalKind::kPoisson;
+  } else if (v.compare(0, prefix.size(), prefix) == 0) {
+    s.arrival = ArrivalKind::kGamma;
+    s.arrival_cv = to_positive(v.substr(prefix.size()), "arrival.cv");
+  } else {
+    throw InputError(where_of("arrival"), "poisson | gamma:cv=C", "'" + v + "'");
+  }
+}
+
+void apply(const std::string& key, const std::string& v, SyntheticSpec& s) {
+  if (key == "n") s.n = to_int(v, key, 1);
+  else if (key == "rate") s.rate = to_positive(v, key);
+  else if (key == "arrival") parse_arrival(v, s);
+  else if (key == "input") s.input = LengthDistribution::parse(v, where_of(key));
+  else if (key == "output") s.output = LengthDistribution::parse(v, where_of(key));
+  else if (key == "prefix_groups") s.prefix_groups = to_int(v, key, 0);
+  else if (key == "prefix_tokens") s.prefix_tokens = to_int(v, key, 0);
+  else if (key == "sessions") s.sessions = to_int(v, key, 0);
+  else if (key == "turns") s.turns = to_int(v, key, 1);
+  else if (key == "think_s") s.think_s = to_positive(v, key);
+  else if (key == "block_tokens") s.block_tokens = static_cast<int32_t>(to_block_tokens(v));
+  else if (key == "seed") s.seed = static_cast<uint64_t>(to_int(v, key, 0));
+}
+
+}  // namespace
+
+int64_t SyntheticSpec::request_count() const {
+  if (n) return *n;
+  return sessions > 0 ? sessions * turns : kDefaultRequests;
+}
+
+SyntheticSpec parse_synthetic_spec(std::string_view text) {
+  SyntheticSpec s;
+  s.text = std::string(text);
+  if (text.empty()) return s;
+  std::vector<std::string> seen;
+  for (const auto& [key, value] : split_items(text)) {
+    for (const std::string& k : seen) {
+      if (k == key) throw InputError(where_of(key), "each key once", "'" + key + "' twice");
+    }
+    seen.push_back(key);
+    apply(key, value, s);
+  }
+  if ((s.prefix_groups > 0) != (s.prefix_tokens > 0))
+    throw InputError(where_of("prefix_tokens"), "prefix_groups and prefix_tokens both > 0 or both absent",
+                     "prefix_groups=" + std::to_string(s.prefix_groups) + ", prefix_tokens=" + std::to_string(s.prefix_tokens));
+  if (s.turns > 1 && s.sessions == 0)
+    throw InputError(where_of("turns"), "sessions=N with turns > 1", "turns=" + std::to_string(s.turns) + " without sessions");
+  return s;
+}
+
+}  // namespace tokenline

@@ -1,0 +1,56 @@
+// TraceReader: the shared loop of line-oriented trace readers (tokenline JSONL, Mooncake JSONL, Azure
+// CSV). It reads one line at a time, skips blank lines, numbers requests, enforces non-decreasing
+// arrivals, and turns a malformed line into InputError "file:line: field: expected ..., found ..." or,
+// with skip_bad_lines, skips and counts it.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "workloads/line_reader.h"
+#include "workloads/workload_source.h"
+
+namespace tokenline {
+
+struct ReaderOptions {
+  bool skip_bad_lines = false;  // skip and count malformed lines instead of stopping at the first
+};
+
+// Thrown by a reader's parse_line for one bad field; TraceReader adds file and line.
+struct FieldError {
+  std::string field;  // "input_length"; "" for the line as a whole
+  std::string expected;
+  std::string found;
+};
+
+class TraceReader : public WorkloadSource {
+ public:
+  std::optional<WorkloadRequest> next() final;
+  int64_t skipped_lines() const final { return skipped_; }
+  std::string describe() const final { return format_ + ":" + lines_.name(); }
+  // The message of the first skipped line ("" if none), so a run can say why lines were dropped.
+  const std::string& first_skip_reason() const { return first_skip_reason_; }
+
+ protected:
+  TraceReader(LineReader lines, ReaderOptions options, std::string format);
+  // Parses one non-blank data line (everything but `id`). Throws FieldError.
+  virtual WorkloadRequest parse_line(const std::string& line) = 0;
+  // Consumes header lines before the first data line; the default reads none. Throws InputError.
+  virtual void read_header(LineReader& lines);
+
+ private:
+  std::optional<WorkloadRequest> next_valid();
+
+  LineReader lines_;
+  ReaderOptions options_;
+  std::string format_;
+  std::string line_;  // the one line held in memory
+  bool header_done_ = false;
+  int64_t next_id_ = 0;
+  int64_t skipped_ = 0;
+  std::string first_skip_reason_;
+  double last_arrival_s_ = 0;
+};
+
+}  // namespace tokenline
