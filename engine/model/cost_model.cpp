@@ -47,7 +47,8 @@ CostModel make_cost_model(const ModelConfig& model, const Parallel& parallel, Kv
   cm.kv_layout = kv_layout;
   cm.hardware = hardware;
   cm.options = options;
-  cm.link = options.force_ib || parallel.gpus() > kNvlinkDomainGpus ? Link::kIb : Link::kNvlink;
+  const int domain = hardware.gpus_per_node > 0 ? hardware.gpus_per_node : kNvlinkDomainGpus;
+  cm.link = options.force_ib || parallel.gpus() > domain ? Link::kIb : Link::kNvlink;
   const Efficiency e = options.ideal ? Efficiency{} : hardware.efficiency;
   if (options.ideal) {
     cm.hbm_bw = kSeedHbmBw;

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <span>
 #include <string_view>
+#include <vector>
 
 #include "engine/model/kv_layout.h"
 #include "engine/model/model_config.h"
@@ -82,7 +83,8 @@ struct CostOptions {
   bool force_ib = false;               // put collectives on IB even inside one NVLink domain
 };
 
-// GPUs one NVLink/NVSwitch domain holds (HGX H100/H200/B200: 8); larger instances put collectives on IB.
+// GPUs one NVLink/NVSwitch domain holds when the hardware does not say (HGX H100/H200/B200: 8); larger
+// instances put collectives on IB.
 inline constexpr int kNvlinkDomainGpus = 8;
 
 // Rates and derived constants prebuilt once per (model, parallel, layout, hardware, options).
@@ -174,6 +176,17 @@ StepCost decode_step(const CostModel& cm, int64_t batch, int64_t context);
 
 // One prefill chunk of `tokens` after `prefix` cached tokens on rank 0.
 StepCost prefill_step(const CostModel& cm, int64_t tokens, int64_t prefix, bool last_chunk);
+
+// A prompt of `prompt_tokens` after `prefix` cached tokens, prefilled in chunks of `chunk_tokens` on
+// rank 0 (the seed's 1M prefill: 32 chunks of 32768). The last chunk samples the first token.
+struct ChunkCost {
+  int index = 0;
+  int64_t tokens = 0;
+  int64_t prefix = 0;
+  StepCost cost;
+};
+std::vector<ChunkCost> prefill_chunks(const CostModel& cm, int64_t prompt_tokens, int64_t chunk_tokens,
+                                      int64_t prefix = 0);
 
 // PD disaggregation: bytes of one request's KV + indexer cache handed from prefill to decode.
 struct PdTransfer {

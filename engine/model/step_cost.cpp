@@ -336,4 +336,17 @@ StepCost prefill_step(const CostModel& cm, int64_t tokens, int64_t prefix, bool 
   return step_cost(cm, std::span<const SeqWork>(&one, 1));
 }
 
+std::vector<ChunkCost> prefill_chunks(const CostModel& cm, int64_t prompt_tokens, int64_t chunk_tokens,
+                                      int64_t prefix) {
+  std::vector<ChunkCost> chunks;
+  if (prompt_tokens <= 0 || chunk_tokens <= 0) return chunks;
+  chunks.reserve(size_t((prompt_tokens + chunk_tokens - 1) / chunk_tokens));
+  for (int64_t done = 0; done < prompt_tokens; done += chunk_tokens) {
+    const int64_t n = std::min(chunk_tokens, prompt_tokens - done);
+    const bool last = done + n == prompt_tokens;
+    chunks.push_back({int(chunks.size()), n, prefix + done, prefill_step(cm, n, prefix + done, last)});
+  }
+  return chunks;
+}
+
 }  // namespace tokenline
