@@ -47,6 +47,30 @@ TL_HD inline int32_t kv_token_bytes(KvLayout layout, int32_t kv_lora, int32_t ro
   return 0;
 }
 
+// Latent value i (< kv_lora) of one cached token.
+TL_HD inline float kv_load_latent(const uint8_t* token, KvLayout layout, int32_t kv_lora, int32_t i) {
+  uint16_t b;
+  switch (layout) {
+    case KvLayout::kFp8DsMla: {
+      float scale;
+      memcpy(&scale, token + kv_lora + (i / kFp8QuantBlock) * 4, sizeof scale);
+      return fp8e4m3_to_float(token[i]) * scale;
+    }
+    case KvLayout::kBf16: memcpy(&b, token + 2 * i, sizeof b); return bf16_to_float(b);
+  }
+  return 0.0f;
+}
+
+// RoPE key value i (< rope_dim) of one cached token.
+TL_HD inline float kv_load_rope(const uint8_t* token, KvLayout layout, int32_t kv_lora, int32_t i) {
+  uint16_t b;
+  switch (layout) {
+    case KvLayout::kFp8DsMla: memcpy(&b, token + kv_lora + (kv_lora / kFp8QuantBlock) * 4 + 2 * i, sizeof b); break;
+    case KvLayout::kBf16: memcpy(&b, token + 2 * (kv_lora + i), sizeof b); break;
+  }
+  return bf16_to_float(b);
+}
+
 // Decodes one cached token into latent[kv_lora] and rope[rope_dim] (float).
 TL_HD inline void kv_load_token(float* latent, float* rope, const uint8_t* token, KvLayout layout,
                                 int32_t kv_lora, int32_t rope_dim) {
