@@ -109,8 +109,15 @@ json parse_file(const std::string& path) {
   if (!in) throw InputError(path, "a readable config.json", "a file that cannot be opened");
   std::stringstream text;
   text << in.rdbuf();
-  json j = json::parse(text.str(), nullptr, /*allow_exceptions=*/false);
-  if (j.is_discarded()) throw InputError(path, "valid JSON", "a parse error");
+  json j;
+  try {
+    j = json::parse(text.str());
+  } catch (const json::parse_error& e) {
+    // e.what(): "[json.exception.parse_error.101] parse error at line 5, column 1: ..."
+    const std::string what = e.what();
+    const size_t at = what.find("parse error");
+    throw InputError(path, "valid JSON", at == std::string::npos ? what : what.substr(at));
+  }
   if (!j.is_object()) throw InputError(path, "a JSON object", j.type_name());
   return j;
 }

@@ -54,6 +54,9 @@ std::string_view op_name(Op op);                     // the seed's names: "rmsno
 CollectiveKind op_collective(Op op);                 // kNone for compute ops
 std::string_view collective_kind_name(CollectiveKind kind);  // "allreduce", "alltoall", ...
 inline bool is_collective(Op op) { return op_collective(op) != CollectiveKind::kNone; }
+// GPUs taking part in one call of a collective: tp for attention/MLP AllReduce under pure TP, ep for
+// dispatch/combine, all GPUs of the instance otherwise; 0 for compute ops.
+int collective_group(Op op, const Parallel& parallel);
 
 // Where a collective's bytes travel.
 enum class Link { kNvlink, kIb };

@@ -78,6 +78,18 @@ std::string_view collective_kind_name(CollectiveKind kind) {
   return "?";
 }
 
+int collective_group(Op op, const Parallel& parallel) {
+  switch (op_collective(op)) {
+    case CollectiveKind::kNone: return 0;
+    case CollectiveKind::kAllToAll: return parallel.ep;
+    case CollectiveKind::kAllReduce:
+      return op == Op::kAttnAllreduce || op == Op::kMlpAllreduce ? parallel.tp : parallel.gpus();
+    case CollectiveKind::kAllGather:
+    case CollectiveKind::kReduceScatter: return parallel.gpus();
+  }
+  return 0;
+}
+
 std::string_view link_name(Link link) {
   switch (link) {
     case Link::kNvlink: return "nvlink";

@@ -224,7 +224,8 @@ void rank_collectives(const CostModel& cm, const RankWork& w, Terms& out) {
     finish_collective(cm, at(out, Op::kMlpAllreduce), L, hidden_msg);
   }
   if (p.ep > 1 && Lm > 0) {
-    const double fan_out = T * m.experts_per_token * h;
+    // Under TP attention every GPU of the rank holds the same tokens; each dispatches its 1/tp slice.
+    const double fan_out = T / p.tp * m.experts_per_token * h;
     finish_collective(cm, at(out, Op::kDispatch), Lm, fan_out * kDispatchBytes);
     finish_collective(cm, at(out, Op::kCombine), Lm, fan_out * kCombineBytes);
   }

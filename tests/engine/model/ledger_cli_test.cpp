@@ -1,0 +1,130 @@
+// Runs the built `tokenline ledger` binary: aligned tables, the --json fields of issue 2, and exit code 2
+// with one clear message for each kind of bad input.
+#include <sys/wait.h>
+
+#include <catch2/catch.hpp>
+#include <cstdio>
+#include <nlohmann/json.hpp>
+#include <string>
+
+namespace {
+
+struct Run {
+  int rc = -1;
+  std::string out;  // stdout and stderr together
+};
+
+Run run(const std::string& args) {
+  const std::string cmd = std::string(TOKENLINE_BIN) + " ledger " + args + " 2>&1";
+  Run r;
+  FILE* p = popen(cmd.c_str(), "r");
+  REQUIRE(p != nullptr);
+  char buf[4096];
+  size_t n = 0;
+  while ((n = fread(buf, 1, sizeof buf, p)) > 0) r.out.append(buf, n);
+  const int status = pclose(p);
+  r.rc = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return r;
+}
+
+std::string data(const char* name) { return std::string(TOKENLINE_MODEL_TEST_DATA) + "/" + name; }
+
+}  // namespace
+
+TEST_CASE("ledger decode --json carries the fields of issue 2", "[ledger_cli]") {
+  const Run r = run("decode --parallel dp8-ep8 --batch 32 --context 131072 --ideal --json");
+  REQUIRE(r.rc == 0);
+  const auto j = nlohmann::json::parse(r.out);
+  CHECK(j["model"] == "glm-5.3");
+  CHECK(j["kv_layout"] == "fp8_ds_mla");
+  CHECK(j["parallel"] == "dp8-ep8");
+  CHECK(j["phase"] == "decode");
+  CHECK(j["batch"] == 32);
+  CHECK(j["instance_batch"] == 256);
+  CHECK(j["per_token_layer_bytes"]["kv"] == 656);
+  CHECK(j["per_token_layer_bytes"]["indexer"] == 132);
+  CHECK(j["ops"].size() >= 14);
+  for (const char* key : {"name", "layers", "flops", "hbm_bytes"}) CHECK(j["ops"][0].contains(key));
+  for (const char* key : {"name", "kind", "group", "count", "bytes_each", "bytes_total"}) {
+    CHECK(j["collectives"][0].contains(key));
+  }
+  for (const char* key : {"collective_bytes", "collective_count", "weight_read_bytes", "kv_read_bytes",
+                          "indexer_read_bytes", "flops"}) {
+    CHECK(j["totals"].contains(key));
+  }
+  for (const char* key : {"total", "weights", "kv", "indexer", "comm", "launch", "compute"}) {
+    CHECK(j["time_s"].contains(key));
+  }
+  CHECK(j["kv_capacity"].contains("free_bytes"));
+  CHECK(j["kv_capacity"].contains("max_concurrent_requests"));
+  // The dispatch message of one rank: 32 x 8 x 6144 B (FP8).
+  bool found = false;
+  for (const auto& c : j["collectives"]) {
+    if (c["name"] == "dispatch") {
+      found = true;
+      CHECK(c["bytes_each"].get<double>() == 32.0 * 8 * 6144);
+      CHECK(c["count"] == 75);
+    }
+  }
+  CHECK(found);
+  CHECK(run("decode --parallel dp8-ep8 --batch 32 --context 131072 --ideal --json").out == r.out);  // deterministic
+}
+
+TEST_CASE("ledger prefill --json lists the chunks and the TTFT; pd gives transfer bytes per link", "[ledger_cli]") {
+  const Run p = run("prefill --parallel tp8-ep8 --context 131072 --chunk 32768 --json");
+  REQUIRE(p.rc == 0);
+  const auto j = nlohmann::json::parse(p.out);
+  REQUIRE(j["chunks"].size() == 4);
+  CHECK(j["chunks"][3]["prefix"] == 98304);
+  CHECK(j["chunks"][3]["indexer_flops"].get<double>() > j["chunks"][0]["indexer_flops"].get<double>());
+  CHECK(j["totals"]["ttft_s"].get<double>() > 0);
+  const Run pd = run("pd --context 1048576 --json");
+  REQUIRE(pd.rc == 0);
+  const auto t = nlohmann::json::parse(pd.out);
+  CHECK(t["transfer_bytes"]["kv"].get<double>() == 656.0 * 78 * 1048576);
+  CHECK(t["transfer_bytes"]["indexer"].get<double>() == 132.0 * 21 * 1048576);
+  CHECK(t["time_s"]["ib"].get<double>() > t["time_s"]["nvlink"].get<double>());
+}
+
+TEST_CASE("ledger prints aligned tables with a configuration header", "[ledger_cli]") {
+  const Run r = run("decode --parallel tp8 --batch 256");
+  REQUIRE(r.rc == 0);
+  CHECK(r.out.rfind("tokenline ledger decode | glm-5.3 | 8 x h200 | tp8", 0) == 0);
+  CHECK(r.out.find("attn_allreduce") != std::string::npos);
+  CHECK(r.out.find("Time on the busiest GPU") != std::string::npos);
+  // Every row of the operator table has the header's width.
+  const size_t head = r.out.find("op    ");
+  REQUIRE(head != std::string::npos);
+  const size_t width = r.out.find('\n', head) - head;
+  const size_t row = r.out.find("\nrmsnorm");
+  REQUIRE(row != std::string::npos);
+  CHECK(r.out.find('\n', row + 1) - (row + 1) == width);
+}
+
+TEST_CASE("ledger rejects bad input with exit code 2 and one message naming what and where", "[ledger_cli]") {
+  struct Case {
+    std::string args, expect;
+  };
+  const Case cases[] = {
+      {"decode --model glm-6", "--model"},
+      {"decode --hardware h999", "h999"},
+      {"decode --parallel dp3-ep3", "256 experts"},
+      {"decode --parallel tp8-pp2", "--parallel"},
+      {"decode --batch 0", "--batch"},
+      {"decode --context 0", "--context"},
+      {"decode --context 2000000", "--context"},
+      {"prefill --context 1048577", "--context"},
+      {"decode --gpus 4 --parallel tp8", "--gpus"},
+      {"decode --kv-layout fp4", "--kv-layout"},
+      {"decode --model " + data("truncated.json"), "truncated.json: expected valid JSON"},
+      {"decode --model " + data("missing_field.json"), "kv_lora_rank"},
+      {"decode --model " + data("wrong_type.json"), "hidden_size"},
+  };
+  for (const Case& c : cases) {
+    INFO(c.args);
+    const Run r = run(c.args);
+    CHECK(r.rc == 2);
+    CHECK(r.out.find(c.expect) != std::string::npos);
+    CHECK(r.out.find("terminate") == std::string::npos);
+  }
+}
