@@ -5,6 +5,7 @@
 #include <string_view>
 
 #include "common/input_error.h"
+#include "common/number_text.h"
 #include "topologies/preset_source.h"
 #include "topologies/spec_fields.h"
 
@@ -76,7 +77,7 @@ void check_ranges(const Where& root, const Hardware& hw) {
     if (v > 0 && v <= 1) return;
     Where at = root;
     for (std::string_view p : path) at = at.child(p);
-    throw InputError(at.child("value").text(), "a fraction in (0, 1]", std::to_string(v));
+    throw InputError(at.child("value").text(), "a fraction in (0, 1]", number_text(v));
   };
   fraction(hw.usable_hbm_fraction, {"hbm", "usable_fraction"});
   fraction(hw.efficiency.gemm, {"efficiency", "gemm"});
@@ -85,7 +86,7 @@ void check_ranges(const Where& root, const Hardware& hw) {
   fraction(hw.efficiency.nvlink, {"efficiency", "nvlink"});
   fraction(hw.efficiency.ib, {"efficiency", "ib"});
   auto positive = [&](double v, std::string_view group, std::string_view key) {
-    if (v <= 0) throw InputError(root.child(group).child(key).child("value").text(), "a number > 0", std::to_string(v));
+    if (v <= 0) throw InputError(root.child(group).child(key).child("value").text(), "a number > 0", number_text(v));
   };
   positive(hw.peak_flops_fp8, "peak_flops", "fp8");
   positive(hw.peak_flops_bf16, "peak_flops", "bf16");

@@ -4,6 +4,7 @@
 #include <string>
 
 #include "common/input_error.h"
+#include "common/number_text.h"
 
 namespace tokenline::spec {
 namespace {
@@ -112,7 +113,7 @@ double sourced_factor(const json& parent, std::string_view key, const Where& whe
 int64_t sourced_count(const json& parent, std::string_view key, const Where& where) {
   const double v = sourced_number(parent, key, where, false);
   if (v < 1 || v != std::floor(v))
-    throw InputError(where.child(key).child("value").text(), "an integer >= 1", std::to_string(v));
+    throw InputError(where.child(key).child("value").text(), "an integer >= 1", number_text(v));
   return static_cast<int64_t>(v);
 }
 

@@ -2,6 +2,8 @@
 
 #include <cmath>
 
+#include "common/number_text.h"
+
 namespace tokenline::jsonl {
 namespace {
 
@@ -54,7 +56,7 @@ std::optional<int64_t> optional_int_field(const json& obj, std::string_view key,
 }
 
 double number_field(const json& obj, std::string_view key, double min) {
-  const std::string expected = "a number >= " + std::to_string(min);
+  const std::string expected = "a number >= " + number_text(min);
   const json* v = find(obj, key);
   if (v == nullptr) throw FieldError{std::string(key), expected, "no such field"};
   if (!v->is_number()) throw FieldError{std::string(key), expected, describe(*v)};

@@ -3,16 +3,14 @@
 #include <utility>
 
 #include "common/input_error.h"
+#include "common/number_text.h"
 
 namespace tokenline {
 namespace {
 
 bool is_blank(const std::string& line) { return line.find_first_not_of(" \t") == std::string::npos; }
 
-std::string format_seconds(double s) {
-  std::string text = std::to_string(s);  // fixed, 6 decimals: enough to tell arrivals apart in messages
-  return text + " s";
-}
+std::string format_seconds(double s) { return number_text(s) + " s"; }
 
 }  // namespace
 

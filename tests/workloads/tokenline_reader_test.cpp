@@ -60,7 +60,7 @@ TEST_CASE("tokenline JSONL: bad values and unknown fields", "[tokenline]") {
         "w.jsonl:1: prio: expected one of the fields {arrival_s, input_tokens, output_tokens, hash_ids, block_tokens, "
         "priority, session}, found unknown field 'prio'");
   CHECK(err("{\"arrival_s\": \"soon\", \"input_tokens\": 1, \"output_tokens\": 1}") ==
-        "w.jsonl:1: arrival_s: expected a number >= 0.000000, found string \"soon\"");
+        "w.jsonl:1: arrival_s: expected a number >= 0, found string \"soon\"");
   CHECK(err("{\"arrival_s\": 0, \"input_tokens\": 1.5, \"output_tokens\": 1}") ==
         "w.jsonl:1: input_tokens: expected an integer >= 1, found number 1.5");
   CHECK(err("{\"arrival_s\": 0, \"input_tokens\": 1000, \"output_tokens\": 0}") ==
