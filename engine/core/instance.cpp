@@ -1,0 +1,186 @@
+#include "engine/core/instance.h"
+
+#include <cassert>
+
+namespace tokenline {
+
+std::string_view to_string(RankAssignment assignment) {
+  switch (assignment) {
+    case RankAssignment::kRoundRobin: return "round_robin";
+    case RankAssignment::kLeastLoaded: return "least_loaded";
+    case RankAssignment::kPrefixAware: return "prefix_aware";
+  }
+  return "?";
+}
+
+bool StepPlan::empty() const {
+  for (const Batch& b : batches.ranks)
+    if (!b.empty()) return false;
+  return true;
+}
+
+Instance::Instance(const InstanceConfig& config) : config_(config) {
+  assert(config.dp_ranks >= 1 && "an instance has at least one attention rank");
+  ranks_.reserve(static_cast<size_t>(config.dp_ranks));
+  for (int32_t r = 0; r < config.dp_ranks; ++r) ranks_.emplace_back(config.scheduler, config.kv, r);
+}
+
+int32_t Instance::pick_rank(const RequestSpec& spec) const {
+  const int32_t n = dp_ranks();
+  if (n == 1) return 0;
+  auto least_loaded = [this, n] {
+    int32_t best = 0;
+    for (int32_t r = 1; r < n; ++r)
+      if (ranks_[static_cast<size_t>(r)].load_tokens() < ranks_[static_cast<size_t>(best)].load_tokens()) best = r;
+    return best;
+  };
+  switch (config_.assignment) {
+    case RankAssignment::kRoundRobin: return static_cast<int32_t>(assigned_ % n);
+    case RankAssignment::kLeastLoaded: return least_loaded();
+    case RankAssignment::kPrefixAware: {
+      const std::vector<uint64_t> keys = derive_page_keys(spec, config_.kv.page_tokens);
+      int32_t best = least_loaded();
+      int64_t best_hit = ranks_[static_cast<size_t>(best)].cached_prefix_tokens(keys);
+      for (int32_t r = 0; r < n; ++r) {
+        const int64_t hit = ranks_[static_cast<size_t>(r)].cached_prefix_tokens(keys);
+        if (hit > best_hit) {
+          best = r;
+          best_hit = hit;
+        }
+      }
+      return best;
+    }
+  }
+  return 0;
+}
+
+AddResult Instance::add(RequestSpec spec, double now_s, bool kv_ready) {
+  AddResult result;
+  ++arrived_;
+  const RequestId id = spec.id;
+  const int64_t prompt = spec.prompt_tokens;
+  const int64_t output = spec.output_tokens;
+  // Every rank has the same limits: validate before hashing a prompt of any claimed length.
+  result.reason = ranks_.front().validate(spec, kv_ready);
+  if (result.accepted()) {
+    result.rank = pick_rank(spec);
+    result.reason = ranks_[static_cast<size_t>(result.rank)].add(std::move(spec), now_s, kv_ready);
+    ++assigned_;
+  }
+  if (!result.accepted()) {
+    ++rejected_by_reason_[static_cast<int>(result.reason)];
+    RequestRecord record;
+    record.id = id;
+    record.status = RequestStatus::kRejected;
+    record.reject_reason = result.reason;
+    record.rank = result.rank;
+    record.prompt_tokens = prompt;
+    record.output_tokens = output;
+    record.arrival_s = now_s;
+    record.finish_s = now_s;
+    rejected_.push_back(std::move(record));
+  }
+  return result;
+}
+
+AddResult Instance::add_request(RequestSpec spec, double now_s) { return add(std::move(spec), now_s, false); }
+
+AddResult Instance::add_request_with_kv(RequestSpec spec, double now_s) { return add(std::move(spec), now_s, true); }
+
+void Instance::plan(StepPlan& out) const {
+  const size_t n = ranks_.size();
+  out.batches.step_index = step_index_;
+  out.batches.ranks.resize(n);
+  out.ranks.resize(n);
+  for (size_t r = 0; r < n; ++r) ranks_[r].plan(out.batches.ranks[r], out.ranks[r]);
+}
+
+StepPlan Instance::plan() const {
+  StepPlan out;
+  plan(out);
+  return out;
+}
+
+void Instance::commit(const StepPlan& plan, const StepOutcome& outcome, double now_s) {
+  assert(plan.batches.ranks.size() == ranks_.size() && plan.ranks.size() == ranks_.size());
+  int64_t tokens = 0;
+  for (size_t r = 0; r < ranks_.size(); ++r) {
+    std::span<const int32_t> accepted;
+    if (r < outcome.accepted_drafts.size()) accepted = outcome.accepted_drafts[r];
+    ranks_[r].commit(plan.batches.ranks[r], plan.ranks[r], accepted, now_s);
+    tokens += plan.batches.ranks[r].total_tokens();
+  }
+  last_batch_tokens_ = tokens;
+  ++step_index_;
+}
+
+double Instance::step(Executor& executor, double now_s) {
+  StepPlan p;
+  plan(p);
+  StepOutcome outcome;
+  if (!p.empty()) outcome = executor.execute(p.batches);
+  commit(p, outcome, now_s + outcome.duration_s);
+  return outcome.duration_s;
+}
+
+void Instance::drain(std::vector<RequestRecord>& out) {
+  for (RequestRecord& record : rejected_) out.push_back(std::move(record));
+  rejected_.clear();
+  for (Scheduler& s : ranks_) s.drain(out);
+}
+
+bool Instance::has_work() const {
+  for (const Scheduler& s : ranks_)
+    if (s.has_work()) return true;
+  return false;
+}
+
+InstanceCounters Instance::counters() const {
+  InstanceCounters c;
+  c.arrived = arrived_;
+  for (int i = 0; i < kRejectReasonCount; ++i) {
+    c.rejected_by_reason[i] = rejected_by_reason_[i];
+    c.rejected += rejected_by_reason_[i];
+  }
+  c.steps = step_index_;
+  c.last_batch_tokens = last_batch_tokens_;
+  for (const Scheduler& s : ranks_) {
+    const SchedulerCounters sc = s.counters();
+    c.waiting += sc.waiting;
+    c.running += sc.running;
+    c.prefilling += sc.prefilling;
+    c.decoding += sc.decoding;
+    c.finished += sc.finished;
+    c.preemptions += sc.preemptions;
+    for (int i = 0; i < kStopReasonCount; ++i) c.stop_counts[i] += sc.stop_counts[i];
+    const KvCounters k = s.kv().counters();
+    c.kv.total_pages += k.total_pages;
+    c.kv.free_pages += k.free_pages;
+    c.kv.owned_pages += k.owned_pages;
+    c.kv.cached_pages += k.cached_pages;
+    c.kv.evictable_pages += k.evictable_pages;
+    c.kv.used_pages += k.used_pages;
+    c.kv.peak_used_pages += k.peak_used_pages;
+    c.kv.used_main_bytes += k.used_main_bytes;
+    c.kv.used_indexer_bytes += k.used_indexer_bytes;
+    c.kv.prefix_query_tokens += k.prefix_query_tokens;
+    c.kv.prefix_hit_tokens += k.prefix_hit_tokens;
+    c.kv.hash_comparisons += k.hash_comparisons;
+    c.kv.evicted_pages += k.evicted_pages;
+  }
+  return c;
+}
+
+int64_t Instance::evict_cached_pages(int32_t rank, int64_t pages) {
+  return ranks_[static_cast<size_t>(rank)].evict_cached(pages);
+}
+
+bool Instance::preempt_one(int32_t rank) { return ranks_[static_cast<size_t>(rank)].preempt_last(); }
+
+bool Instance::check(std::string* why) const {
+  for (const Scheduler& s : ranks_)
+    if (!s.check(why)) return false;
+  return true;
+}
+
+}  // namespace tokenline

@@ -1,0 +1,105 @@
+// Instance: one serving instance bound to a device group: dp_ranks attention ranks (a Scheduler + KvManager
+// each) stepping in lockstep. The step API every driver calls: add_request as requests arrive,
+// plan -> an Executor runs plan.batches -> commit(plan, outcome, now), drain the records that left.
+// Time is data the driver passes in; the core never reads a clock and never throws.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "engine/core/executor.h"
+#include "engine/core/kv_manager.h"
+#include "engine/core/request.h"
+#include "engine/core/scheduler.h"
+
+namespace tokenline {
+
+enum class RankAssignment {
+  kRoundRobin,   // arrival order modulo ranks
+  kLeastLoaded,  // fewest queued + running tokens, ties to the lowest rank
+  kPrefixAware,  // longest cached prefix, ties least loaded
+};
+std::string_view to_string(RankAssignment assignment);
+
+struct InstanceConfig {
+  int32_t dp_ranks = 1;  // attention data-parallel degree; 1 without DP attention
+  RankAssignment assignment = RankAssignment::kRoundRobin;
+  SchedulerConfig scheduler;
+  KvConfig kv;           // per rank
+};
+
+struct AddResult {
+  RejectReason reason = RejectReason::kNone;  // kNone: queued
+  int32_t rank = 0;
+  bool accepted() const { return reason == RejectReason::kNone; }
+};
+
+// The next step: what to execute (batches, one Batch per rank, idle ranks empty) and the decisions that
+// commit applies. Reuse one StepPlan across steps to avoid allocations.
+struct StepPlan {
+  StepBatches batches;
+  std::vector<RankDecision> ranks;
+  bool empty() const;  // no rank computes anything (a commit still applies preemptions)
+};
+
+struct InstanceCounters {
+  int64_t arrived = 0;
+  int64_t waiting = 0;
+  int64_t running = 0;
+  int64_t prefilling = 0;
+  int64_t decoding = 0;
+  int64_t finished = 0;  // finished or handed off
+  int64_t rejected = 0;
+  int64_t rejected_by_reason[kRejectReasonCount] = {};
+  int64_t preemptions = 0;
+  int64_t steps = 0;
+  int64_t last_batch_tokens = 0;
+  int64_t stop_counts[kStopReasonCount] = {};  // committed steps by StopReason, summed over ranks
+  KvCounters kv;  // summed over ranks (peak: sum of per-rank peaks)
+};
+
+class Instance {
+ public:
+  explicit Instance(const InstanceConfig& config);
+
+  // Queues a request on a rank chosen by the assignment policy, or rejects it with a reason (counted, and
+  // handed out by drain like any other record).
+  AddResult add_request(RequestSpec spec, double now_s);
+  // PD decode side: the request's prompt KV is already here (after transfer); it only decodes.
+  AddResult add_request_with_kv(RequestSpec spec, double now_s);
+
+  void plan(StepPlan& out) const;
+  StepPlan plan() const;
+  // REQUIRES: plan came from plan() since the last commit; outcome from executing plan.batches.
+  void commit(const StepPlan& plan, const StepOutcome& outcome, double now_s);
+  // plan + execute + commit at now_s + duration; returns the duration (0 when there was nothing to run).
+  double step(Executor& executor, double now_s);
+  // Moves out the records of requests that finished, were handed off or were rejected since the last drain.
+  void drain(std::vector<RequestRecord>& out);
+
+  bool has_work() const;
+  InstanceCounters counters() const;
+  int32_t dp_ranks() const { return static_cast<int32_t>(ranks_.size()); }
+  const Scheduler& rank(int32_t r) const { return ranks_[static_cast<size_t>(r)]; }
+  // Test and driver hooks (memory pressure from outside): evict cached pages, preempt one request.
+  int64_t evict_cached_pages(int32_t rank, int64_t pages);
+  bool preempt_one(int32_t rank);
+  bool check(std::string* why) const;
+
+ private:
+  AddResult add(RequestSpec spec, double now_s, bool kv_ready);
+  int32_t pick_rank(const RequestSpec& spec) const;
+
+  InstanceConfig config_;
+  std::vector<Scheduler> ranks_;
+  std::vector<RequestRecord> rejected_;
+  int64_t arrived_ = 0;
+  int64_t assigned_ = 0;  // accepted requests: round-robin counts only these
+  int64_t rejected_by_reason_[kRejectReasonCount] = {};
+  int64_t step_index_ = 0;
+  int64_t last_batch_tokens_ = 0;
+};
+
+}  // namespace tokenline

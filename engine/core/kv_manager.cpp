@@ -1,0 +1,181 @@
+#include "engine/core/kv_manager.h"
+
+#include <algorithm>
+#include <cassert>
+
+namespace tokenline {
+
+std::string_view to_string(ReservationPolicy policy) {
+  switch (policy) {
+    case ReservationPolicy::kWholeRequest: return "whole_request";
+    case ReservationPolicy::kIncremental: return "incremental";
+  }
+  return "?";
+}
+
+KvManager::KvManager(const KvConfig& config)
+    : config_(config), pool_(config.total_pages), cache_(config.total_pages) {
+  assert(config.page_tokens > 0 && "page_tokens must be positive");
+}
+
+KvManager::PageTable& KvManager::table(HolderId holder) {
+  if (static_cast<size_t>(holder) >= tables_.size()) tables_.resize(static_cast<size_t>(holder) + 1);
+  return tables_[static_cast<size_t>(holder)];
+}
+
+bool KvManager::holds(HolderId holder) const {
+  return static_cast<size_t>(holder) < tables_.size() && tables_[static_cast<size_t>(holder)].active;
+}
+
+int64_t KvManager::held_pages(HolderId holder) const {
+  return holds(holder) ? static_cast<int64_t>(tables_[static_cast<size_t>(holder)].pages.size()) : 0;
+}
+
+int64_t KvManager::pages_needed(HolderId holder, int64_t tokens) const {
+  return std::max<int64_t>(0, pages_for_tokens(tokens) - held_pages(holder));
+}
+
+int64_t KvManager::releasable_pages(HolderId holder) const {
+  if (!holds(holder)) return 0;
+  const PageTable& t = tables_[static_cast<size_t>(holder)];
+  int64_t n = static_cast<int64_t>(t.pages.size()) - t.cached;
+  for (int64_t i = 0; i < t.cached; ++i) n += cache_.ref(t.pages[static_cast<size_t>(i)]) == 1 ? 1 : 0;
+  return n;
+}
+
+PrefixMatch KvManager::match(std::span<const uint64_t> keys, int64_t max_pages) const {
+  if (!config_.prefix_cache) return PrefixMatch{};
+  return cache_.match(keys, max_pages);
+}
+
+void KvManager::admit(HolderId holder, const PrefixMatch& match, int64_t query_tokens) {
+  PageTable& t = table(holder);
+  assert(!t.active && "admit of a holder that already holds pages");
+  t.active = true;
+  t.pages.clear();
+  cache_.lock(match, ++tick_, t.pages);
+  t.cached = match.pages;
+  prefix_query_tokens_ += query_tokens;
+  prefix_hit_tokens_ += match.pages * config_.page_tokens;
+  hash_comparisons_ += match.comparisons;
+  note_usage();
+}
+
+bool KvManager::grow(HolderId holder, int64_t tokens) {
+  PageTable& t = table(holder);
+  t.active = true;
+  const int64_t need = pages_needed(holder, tokens);
+  if (need == 0) return true;
+  if (need > available_pages()) return false;
+  if (need > pool_.free_pages()) evict(need - pool_.free_pages());
+  pool_.allocate(need, t.pages);
+  owned_pages_ += need;
+  note_usage();
+  return true;
+}
+
+void KvManager::cache_pages(HolderId holder, std::span<const uint64_t> keys) {
+  if (!config_.prefix_cache || !holds(holder)) return;
+  PageTable& t = tables_[static_cast<size_t>(holder)];
+  const size_t n = std::min(keys.size(), t.pages.size());
+  if (static_cast<int64_t>(n) <= t.cached) return;
+  scratch_.clear();
+  cache_.insert(keys.first(n), t.pages, t.cached, ++tick_, scratch_);
+  owned_pages_ -= static_cast<int64_t>(n) - t.cached;
+  t.cached = static_cast<int64_t>(n);
+  for (PageId dup : scratch_) pool_.release(dup);
+}
+
+void KvManager::release(HolderId holder) {
+  if (!holds(holder)) return;
+  PageTable& t = tables_[static_cast<size_t>(holder)];
+  for (size_t i = 0; i < t.pages.size(); ++i) {
+    if (static_cast<int64_t>(i) < t.cached) {
+      cache_.release(t.pages[i]);
+    } else {
+      pool_.release(t.pages[i]);
+      --owned_pages_;
+    }
+  }
+  t.pages.clear();
+  t.cached = 0;
+  t.active = false;
+}
+
+int64_t KvManager::evict(int64_t pages) {
+  scratch_.clear();
+  const int64_t n = cache_.evict(pages, scratch_);
+  for (PageId page : scratch_) pool_.release(page);
+  evicted_pages_ += n;
+  return n;
+}
+
+void KvManager::note_usage() {
+  const int64_t used = pool_.total_pages() - available_pages();
+  peak_used_pages_ = std::max(peak_used_pages_, used);
+}
+
+KvCounters KvManager::counters() const {
+  KvCounters c;
+  c.total_pages = pool_.total_pages();
+  c.free_pages = pool_.free_pages();
+  c.owned_pages = owned_pages_;
+  c.cached_pages = cache_.cached_pages();
+  c.evictable_pages = cache_.evictable_pages();
+  c.used_pages = c.total_pages - c.free_pages - c.evictable_pages;
+  c.peak_used_pages = peak_used_pages_;
+  c.used_main_bytes = c.used_pages * config_.main_bytes_per_page;
+  c.used_indexer_bytes = c.used_pages * config_.indexer_bytes_per_page;
+  c.prefix_query_tokens = prefix_query_tokens_;
+  c.prefix_hit_tokens = prefix_hit_tokens_;
+  c.hash_comparisons = hash_comparisons_;
+  c.evicted_pages = evicted_pages_;
+  return c;
+}
+
+bool KvManager::check(std::string* why) const {
+  auto fail = [why](std::string msg) {
+    if (why) *why = "kv: " + std::move(msg);
+    return false;
+  };
+  if (!cache_.check(why)) return false;
+  const size_t total = static_cast<size_t>(pool_.total_pages());
+  std::vector<int32_t> owners(total, 0);   // page tables holding the page as owned
+  std::vector<int32_t> holders(total, 0);  // page tables holding the page as cached
+  int64_t owned = 0;
+  for (size_t h = 0; h < tables_.size(); ++h) {
+    const PageTable& t = tables_[h];
+    if (!t.active) {
+      if (!t.pages.empty()) return fail("inactive holder " + std::to_string(h) + " has pages");
+      continue;
+    }
+    if (t.cached > static_cast<int64_t>(t.pages.size())) return fail("holder " + std::to_string(h) + " cached > pages");
+    for (size_t i = 0; i < t.pages.size(); ++i) {
+      const PageId p = t.pages[i];
+      if (p < 0 || static_cast<size_t>(p) >= total) return fail("holder " + std::to_string(h) + " has a bad page id");
+      if (static_cast<int64_t>(i) < t.cached) {
+        if (!cache_.contains(p)) return fail("holder " + std::to_string(h) + " cached page not in tree");
+        if (cache_.parent_page(p) != (i == 0 ? PageId{-1} : t.pages[i - 1]))
+          return fail("holder " + std::to_string(h) + " cached pages are not a tree path");
+        ++holders[static_cast<size_t>(p)];
+      } else {
+        ++owners[static_cast<size_t>(p)];
+        ++owned;
+      }
+    }
+  }
+  for (size_t p = 0; p < total; ++p) {
+    const PageId page = static_cast<PageId>(p);
+    const int states = (pool_.is_free(page) ? 1 : 0) + (owners[p] > 0 ? 1 : 0) + (cache_.contains(page) ? 1 : 0);
+    if (states != 1) return fail("page " + std::to_string(p) + " is in " + std::to_string(states) + " states");
+    if (owners[p] > 1) return fail("page " + std::to_string(p) + " owned twice");
+    if (cache_.contains(page) && cache_.ref(page) != holders[p])
+      return fail("page " + std::to_string(p) + " ref " + std::to_string(cache_.ref(page)) + " != holders " +
+                  std::to_string(holders[p]));
+  }
+  if (owned != owned_pages_) return fail("owned counter disagrees");
+  if (pool_.free_pages() + owned + cache_.cached_pages() != pool_.total_pages()) return fail("pages not conserved");
+  return true;
+}
+
+}  // namespace tokenline

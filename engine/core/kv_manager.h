@@ -1,0 +1,110 @@
+// KvManager: one attention rank's KV memory: a page pool, the page table of every request holding pages,
+// and the radix prefix cache. A page is free, owned (in exactly one page table, not cached) or cached
+// (a tree node, held by ref page tables). The indexer cache of DSA models shares page ids with the main
+// KV (same token positions), so one page table addresses both and a page costs the sum of their bytes.
+// Mutated only by its Scheduler's commit (and tests); check() may be called at any time.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "engine/core/page_pool.h"
+#include "engine/core/radix_cache.h"
+
+namespace tokenline {
+
+enum class ReservationPolicy {
+  kWholeRequest,  // SGLang: all pages of prompt + output at admission (a 1M prompt holds ~57 GB at once)
+  kIncremental,   // vLLM: pages per prefill chunk and per decode step as tokens are written
+};
+std::string_view to_string(ReservationPolicy policy);
+
+// Plain numbers, sized by the driver from the model's ledger.
+struct KvConfig {
+  int64_t page_tokens = 64;           // SGLang's and the seed's page size
+  int64_t total_pages = 0;            // pages in this rank's pool
+  int64_t main_bytes_per_page = 0;    // main KV bytes of one page, all layers
+  int64_t indexer_bytes_per_page = 0; // DSA indexer-cache bytes of one page, all indexer layers (0: none)
+  ReservationPolicy reservation = ReservationPolicy::kIncremental;
+  bool prefix_cache = true;           // false: no matching and no insertion; finished pages go free
+};
+
+struct KvCounters {
+  int64_t total_pages = 0;
+  int64_t free_pages = 0;
+  int64_t owned_pages = 0;
+  int64_t cached_pages = 0;
+  int64_t evictable_pages = 0;   // cached pages nobody holds
+  int64_t used_pages = 0;        // total - free - evictable: pages someone needs
+  int64_t peak_used_pages = 0;
+  int64_t used_main_bytes = 0;
+  int64_t used_indexer_bytes = 0;
+  int64_t prefix_query_tokens = 0;  // prompt tokens looked up at admissions
+  int64_t prefix_hit_tokens = 0;
+  int64_t hash_comparisons = 0;
+  int64_t evicted_pages = 0;
+};
+
+using HolderId = int32_t;  // a request's slot in its scheduler
+
+class KvManager {
+ public:
+  explicit KvManager(const KvConfig& config);
+
+  const KvConfig& config() const { return config_; }
+  int64_t pages_for_tokens(int64_t tokens) const { return (tokens + config_.page_tokens - 1) / config_.page_tokens; }
+  int64_t free_pages() const { return pool_.free_pages(); }
+  // Pages obtainable now: free plus evictable.
+  int64_t available_pages() const { return pool_.free_pages() + cache_.evictable_pages(); }
+  int64_t held_pages(HolderId holder) const;
+  bool holds(HolderId holder) const;
+  // Pages holder would need to cover tokens (0 if it already does).
+  int64_t pages_needed(HolderId holder, int64_t tokens) const;
+  // Pages that release(holder) would make available (its owned pages plus tree pages only it holds).
+  int64_t releasable_pages(HolderId holder) const;
+
+  // Longest cached prefix of keys, limited to max_pages; a miss when the cache is off.
+  PrefixMatch match(std::span<const uint64_t> keys, int64_t max_pages) const;
+  // Starts holder's page table with the matched prefix (references taken) and counts the hit.
+  void admit(HolderId holder, const PrefixMatch& match, int64_t query_tokens);
+  // Allocates pages so holder covers tokens, evicting LRU cached pages as needed. Returns false (and
+  // changes nothing) when that many pages cannot be had: a planning error upstream, never input.
+  bool grow(HolderId holder, int64_t tokens);
+  // Moves holder's full pages named by keys into the cache (prompt pages after its prefill).
+  void cache_pages(HolderId holder, std::span<const uint64_t> keys);
+  // Drops holder's page table: cached pages lose a reference, owned pages go free.
+  void release(HolderId holder);
+  // Evicts up to pages unreferenced cached pages (LRU); returns how many.
+  int64_t evict(int64_t pages);
+
+  KvCounters counters() const;
+  // Every page free, owned or cached exactly once; refs equal the holders; tree and tables agree.
+  bool check(std::string* why) const;
+
+ private:
+  struct PageTable {
+    std::vector<PageId> pages;  // token order
+    int64_t cached = 0;         // pages[0, cached) are tree pages
+    bool active = false;
+  };
+  PageTable& table(HolderId holder);
+  void note_usage();
+
+  KvConfig config_;
+  PagePool pool_;
+  RadixCache cache_;
+  std::vector<PageTable> tables_;  // by holder
+  std::vector<PageId> scratch_;
+  uint64_t tick_ = 0;
+  int64_t owned_pages_ = 0;
+  int64_t peak_used_pages_ = 0;
+  int64_t prefix_query_tokens_ = 0;
+  int64_t prefix_hit_tokens_ = 0;
+  int64_t hash_comparisons_ = 0;
+  int64_t evicted_pages_ = 0;
+};
+
+}  // namespace tokenline

@@ -1,0 +1,180 @@
+#include "engine/core/radix_cache.h"
+
+#include <algorithm>
+#include <cassert>
+
+namespace tokenline {
+
+size_t RadixCache::ChildKeyHash::operator()(const ChildKey& k) const {
+  uint64_t x = k.key ^ (static_cast<uint64_t>(static_cast<uint32_t>(k.parent)) * 0x9e3779b97f4a7c15ULL);
+  x = (x ^ (x >> 31)) * 0xbf58476d1ce4e5b9ULL;
+  return static_cast<size_t>(x ^ (x >> 29));
+}
+
+RadixCache::RadixCache(int64_t total_pages) : node_of_page_(static_cast<size_t>(total_pages), -1) {
+  nodes_.reserve(static_cast<size_t>(total_pages));
+  children_.reserve(static_cast<size_t>(total_pages));
+}
+
+int32_t RadixCache::child(int32_t parent, uint64_t key) const {
+  auto it = children_.find(ChildKey{parent, key});
+  return it == children_.end() ? -1 : it->second;
+}
+
+int32_t RadixCache::ref(PageId page) const {
+  const int32_t node = node_of_page_[static_cast<size_t>(page)];
+  return node < 0 ? 0 : nodes_[static_cast<size_t>(node)].ref;
+}
+
+PageId RadixCache::parent_page(PageId page) const {
+  const int32_t parent = nodes_[static_cast<size_t>(node_of_page_[static_cast<size_t>(page)])].parent;
+  return parent < 0 ? -1 : nodes_[static_cast<size_t>(parent)].page;
+}
+
+PrefixMatch RadixCache::match(std::span<const uint64_t> keys, int64_t max_pages) const {
+  PrefixMatch m;
+  const int64_t limit = std::min<int64_t>(max_pages, static_cast<int64_t>(keys.size()));
+  int32_t node = -1;
+  for (int64_t i = 0; i < limit; ++i) {
+    ++m.comparisons;
+    const int32_t next = child(node, keys[static_cast<size_t>(i)]);
+    if (next < 0) break;
+    node = next;
+    ++m.pages;
+    if (nodes_[static_cast<size_t>(node)].ref == 0) ++m.unreferenced_pages;
+  }
+  m.last_node = node;
+  return m;
+}
+
+void RadixCache::lock(const PrefixMatch& match, uint64_t tick, std::vector<PageId>& out) {
+  path_.clear();
+  for (int32_t n = match.last_node; n >= 0; n = nodes_[static_cast<size_t>(n)].parent) path_.push_back(n);
+  assert(static_cast<int64_t>(path_.size()) == match.pages && "lock of a stale match");
+  for (auto it = path_.rbegin(); it != path_.rend(); ++it) {
+    Node& node = nodes_[static_cast<size_t>(*it)];
+    if (node.ref++ == 0) --unreferenced_nodes_;
+    node.tick = tick;
+    out.push_back(node.page);
+  }
+}
+
+int32_t RadixCache::new_node(int32_t parent, uint64_t key, PageId page, uint64_t tick) {
+  int32_t id;
+  if (!free_nodes_.empty()) {
+    id = free_nodes_.back();
+    free_nodes_.pop_back();
+  } else {
+    id = static_cast<int32_t>(nodes_.size());
+    nodes_.emplace_back();
+  }
+  nodes_[static_cast<size_t>(id)] = Node{key, tick, parent, page, 1, 0, true};
+  if (parent >= 0) ++nodes_[static_cast<size_t>(parent)].children;
+  children_.emplace(ChildKey{parent, key}, id);
+  node_of_page_[static_cast<size_t>(page)] = id;
+  ++live_nodes_;
+  return id;
+}
+
+void RadixCache::insert(std::span<const uint64_t> keys, std::vector<PageId>& pages, int64_t held, uint64_t tick,
+                        std::vector<PageId>& duplicates) {
+  assert(keys.size() <= pages.size() && held <= static_cast<int64_t>(keys.size()));
+  int32_t node = held > 0 ? node_of_page_[static_cast<size_t>(pages[static_cast<size_t>(held - 1)])] : -1;
+  for (size_t i = static_cast<size_t>(held); i < keys.size(); ++i) {
+    const int32_t existing = child(node, keys[i]);
+    if (existing >= 0) {
+      Node& n = nodes_[static_cast<size_t>(existing)];
+      if (n.ref++ == 0) --unreferenced_nodes_;
+      n.tick = tick;
+      duplicates.push_back(pages[i]);
+      pages[i] = n.page;
+      node = existing;
+    } else {
+      node = new_node(node, keys[i], pages[i], tick);
+    }
+  }
+}
+
+bool RadixCache::evictable(int32_t node) const {
+  const Node& n = nodes_[static_cast<size_t>(node)];
+  return n.live && n.ref == 0 && n.children == 0;
+}
+
+void RadixCache::push_if_evictable(int32_t node) {
+  if (evictable(node)) lru_.emplace(nodes_[static_cast<size_t>(node)].tick, node);
+}
+
+void RadixCache::release(PageId page) {
+  const int32_t node = node_of_page_[static_cast<size_t>(page)];
+  assert(node >= 0 && nodes_[static_cast<size_t>(node)].ref > 0 && "release of an unheld tree page");
+  if (--nodes_[static_cast<size_t>(node)].ref == 0) {
+    ++unreferenced_nodes_;
+    push_if_evictable(node);
+  }
+}
+
+int64_t RadixCache::evict(int64_t n, std::vector<PageId>& freed) {
+  int64_t evicted = 0;
+  while (evicted < n && !lru_.empty()) {
+    const auto [tick, id] = lru_.top();
+    lru_.pop();
+    Node& node = nodes_[static_cast<size_t>(id)];
+    if (!evictable(id) || node.tick != tick) continue;  // stale entry: touched, referenced or gone since
+    children_.erase(ChildKey{node.parent, node.key});
+    node_of_page_[static_cast<size_t>(node.page)] = -1;
+    freed.push_back(node.page);
+    node.live = false;
+    free_nodes_.push_back(id);
+    --live_nodes_;
+    --unreferenced_nodes_;
+    ++evicted;
+    if (node.parent >= 0) {
+      --nodes_[static_cast<size_t>(node.parent)].children;
+      push_if_evictable(node.parent);
+    }
+  }
+  // Stale entries accumulate between evictions; rebuild when they dominate so memory stays bounded.
+  if (lru_.size() > 2 * static_cast<size_t>(live_nodes_) + 1024) {
+    decltype(lru_) fresh;
+    for (size_t i = 0; i < nodes_.size(); ++i)
+      if (evictable(static_cast<int32_t>(i))) fresh.emplace(nodes_[i].tick, static_cast<int32_t>(i));
+    lru_.swap(fresh);
+  }
+  return evicted;
+}
+
+bool RadixCache::check(std::string* why) const {
+  auto fail = [why](std::string msg) {
+    if (why) *why = "radix: " + std::move(msg);
+    return false;
+  };
+  std::vector<int32_t> children(nodes_.size(), 0);
+  int64_t live = 0, unreferenced = 0;
+  for (size_t i = 0; i < nodes_.size(); ++i) {
+    const Node& n = nodes_[i];
+    if (!n.live) continue;
+    ++live;
+    if (n.ref < 0) return fail("negative ref at node " + std::to_string(i));
+    if (n.ref == 0) ++unreferenced;
+    if (n.parent >= 0) {
+      const Node& p = nodes_[static_cast<size_t>(n.parent)];
+      if (!p.live) return fail("node " + std::to_string(i) + " has a dead parent");
+      if (n.ref > p.ref) return fail("node " + std::to_string(i) + " is held more than its parent");
+      ++children[static_cast<size_t>(n.parent)];
+    }
+    if (child(n.parent, n.key) != static_cast<int32_t>(i)) return fail("child index misses node " + std::to_string(i));
+    if (n.page < 0 || n.page >= static_cast<PageId>(node_of_page_.size()) ||
+        node_of_page_[static_cast<size_t>(n.page)] != static_cast<int32_t>(i))
+      return fail("page map disagrees at node " + std::to_string(i));
+  }
+  for (size_t i = 0; i < nodes_.size(); ++i)
+    if (nodes_[i].live && nodes_[i].children != children[i]) return fail("child count wrong at node " + std::to_string(i));
+  if (static_cast<int64_t>(children_.size()) != live) return fail("child index size != live nodes");
+  if (live != live_nodes_ || unreferenced != unreferenced_nodes_) return fail("node counters disagree");
+  int64_t mapped = 0;
+  for (int32_t node : node_of_page_) mapped += node >= 0 ? 1 : 0;
+  if (mapped != live) return fail("page map size != live nodes");
+  return true;
+}
+
+}  // namespace tokenline

@@ -1,0 +1,87 @@
+// RadixCache: the prefix cache at page granularity. Each node is one full page named by its page key under
+// its parent; a node's ref is the number of page tables holding its page. Unreferenced leaves are evicted
+// LRU (ticks are logical, supplied by the caller). Owned by one KvManager; it never allocates pages itself.
+#pragma once
+
+#include <cstdint>
+#include <queue>
+#include <span>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "engine/core/page_pool.h"
+
+namespace tokenline {
+
+struct PrefixMatch {
+  int64_t pages = 0;               // pages of the longest cached prefix
+  int64_t unreferenced_pages = 0;  // of them, pages nobody holds now (evictable until someone locks them)
+  int64_t comparisons = 0;         // page-key lookups made: the CPU cost of the hit
+  int32_t last_node = -1;          // deepest matched node; -1 for no match
+};
+
+class RadixCache {
+ public:
+  explicit RadixCache(int64_t total_pages);
+
+  // Longest prefix of keys (at most max_pages of them) present in the tree. Const; no LRU touch.
+  PrefixMatch match(std::span<const uint64_t> keys, int64_t max_pages) const;
+  // Takes a reference on every page of a match (root to last_node) and appends them to out, root first.
+  void lock(const PrefixMatch& match, uint64_t tick, std::vector<PageId>& out);
+  // Hands pages[held, keys.size()) (owned by the caller, not in the tree) to the tree, the caller keeping
+  // a reference. REQUIRES pages[0, held) are tree pages the caller holds, on the path of keys. Where a node
+  // already exists the caller's page is a duplicate: it is replaced in pages by the tree's and appended
+  // to duplicates for the caller to free.
+  void insert(std::span<const uint64_t> keys, std::vector<PageId>& pages, int64_t held, uint64_t tick,
+              std::vector<PageId>& duplicates);
+  // Drops one reference on a tree page.
+  void release(PageId page);
+  // Evicts up to n unreferenced leaves, least recently used first; appends their pages to freed.
+  int64_t evict(int64_t n, std::vector<PageId>& freed);
+
+  bool contains(PageId page) const { return node_of_page_[static_cast<size_t>(page)] >= 0; }
+  int32_t ref(PageId page) const;
+  // The page of page's parent node, -1 at the root. REQUIRES contains(page).
+  PageId parent_page(PageId page) const;
+  int64_t cached_pages() const { return live_nodes_; }
+  int64_t evictable_pages() const { return unreferenced_nodes_; }
+  // Tree integrity: parent/child links, the child index, node<->page maps, counters. False + why on failure.
+  bool check(std::string* why) const;
+
+ private:
+  struct Node {
+    uint64_t key = 0;
+    uint64_t tick = 0;
+    int32_t parent = -1;
+    PageId page = -1;
+    int32_t ref = 0;
+    int32_t children = 0;
+    bool live = false;
+  };
+  struct ChildKey {
+    int32_t parent;
+    uint64_t key;
+    bool operator==(const ChildKey&) const = default;
+  };
+  struct ChildKeyHash {
+    size_t operator()(const ChildKey& k) const;
+  };
+  using HeapEntry = std::pair<uint64_t, int32_t>;  // (tick, node): LRU first, ties by node id
+
+  int32_t child(int32_t parent, uint64_t key) const;
+  int32_t new_node(int32_t parent, uint64_t key, PageId page, uint64_t tick);
+  void push_if_evictable(int32_t node);
+  bool evictable(int32_t node) const;
+
+  std::vector<Node> nodes_;
+  std::vector<int32_t> free_nodes_;
+  std::vector<int32_t> node_of_page_;  // per page: its node, or -1
+  std::unordered_map<ChildKey, int32_t, ChildKeyHash> children_;
+  std::priority_queue<HeapEntry, std::vector<HeapEntry>, std::greater<>> lru_;
+  std::vector<int32_t> path_;  // scratch for lock
+  int64_t live_nodes_ = 0;
+  int64_t unreferenced_nodes_ = 0;
+};
+
+}  // namespace tokenline

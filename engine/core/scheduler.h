@@ -1,0 +1,170 @@
+// Scheduler: continuous batching for one attention rank. plan() is const and says what the next step would
+// compute and why admission stopped; commit() applies a planned step and its outcome (the only mutation
+// besides add/preempt_last/drain). Owns its requests (contiguous slots, stable while a request lives) and
+// its rank's KvManager. Never throws; not thread-safe.
+#pragma once
+
+#include <cstdint>
+#include <deque>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "engine/core/batch.h"
+#include "engine/core/kv_manager.h"
+#include "engine/core/request.h"
+
+namespace tokenline {
+
+enum class SchedulePolicy {
+  kFcfs,                // arrival order
+  kLongestPrefixMatch,  // cache-aware: longest cached prefix first (FCFS beyond lpm_max_queue waiting)
+  kPriority,            // smaller RequestSpec::priority first, then arrival; preempts the largest first
+};
+std::string_view to_string(SchedulePolicy policy);
+
+enum class InstanceRole {
+  kColocated,    // prefill and decode on the same instance
+  kPrefillOnly,  // PD: a request leaves (kHandedOff) after its last chunk samples the first token
+  kDecodeOnly,   // PD: requests arrive with their prompt KV (add with kv_ready) and only decode
+};
+std::string_view to_string(InstanceRole role);
+
+// Why prefill admission stopped this step (the first limit hit, as SGLang's PrefillAdder reports).
+enum class StopReason {
+  kQueueEmpty,        // nothing (more) waiting
+  kTokenBudget,       // the step's token budget is spent
+  kKvPages,           // the next request's pages do not fit (free + evictable)
+  kMaxRunning,        // the running-request limit is reached
+  kLongPrefillAlone,  // a prefill whose remainder dwarfs the rest of the batch runs alone this step
+  kPreempted,         // running requests needed pages and were preempted: no admission this step
+};
+inline constexpr int kStopReasonCount = 6;
+std::string_view to_string(StopReason reason);
+
+struct SchedulerConfig {
+  SchedulePolicy policy = SchedulePolicy::kFcfs;
+  InstanceRole role = InstanceRole::kColocated;
+  int64_t max_batch_tokens = 32768;          // tokens per step = the prefill chunk (SGLang chunked_prefill_size)
+  int32_t max_running_requests = 1024;       // admitted requests (prefilling or decoding)
+  int64_t long_prefill_token_threshold = 0;  // vLLM: at most this many prefill tokens per request per step; 0 = off
+  bool mixed_batches = true;                 // decode and prefill in one step (vLLM); false: SGLang's alternation
+  // The seed: a multi-step prefill whose remainder is "dozens of times" the rest of the batch runs alone.
+  double solo_prefill_ratio = 32;            // 0 = off
+  int32_t mtp_draft_tokens = 0;              // k: each decode entry computes 1 + k tokens
+  int64_t max_context_tokens = int64_t{1} << 20;  // the model's context (GLM-5.3: 1M)
+  int32_t lpm_max_queue = 128;               // SGLang: longest-prefix ordering only for queues up to this length
+};
+
+struct PlannedAdmission {
+  int32_t slot = 0;
+  PrefixMatch match;
+};
+
+// A rank's plan besides its Batch: enough for commit to apply it without re-deciding.
+struct RankDecision {
+  StopReason stop = StopReason::kQueueEmpty;
+  std::vector<int32_t> entry_slots;            // parallel to Batch::entries
+  std::vector<PlannedAdmission> admissions;    // waiting requests admitted this step (some may not compute)
+  std::vector<int32_t> preemptions;            // running requests requeued (recompute) before the step
+  int64_t new_pages = 0;                       // pages the step needs beyond those held (upper bound)
+  uint64_t version = 0;                        // the scheduler state the plan was made against
+};
+
+struct SchedulerCounters {
+  int64_t waiting = 0;
+  int64_t running = 0;     // prefilling + decoding
+  int64_t prefilling = 0;
+  int64_t decoding = 0;
+  int64_t finished = 0;    // finished or handed off, ever
+  int64_t preemptions = 0;
+  int64_t steps = 0;       // committed non-empty steps
+  int64_t stop_counts[kStopReasonCount] = {};
+};
+
+class Scheduler {
+ public:
+  Scheduler(const SchedulerConfig& config, const KvConfig& kv, int32_t rank);
+
+  // Rejects (no slot taken) or queues the request. kv_ready: PD decode side, its prompt KV is present.
+  RejectReason add(RequestSpec spec, double now_s, bool kv_ready);
+  // The reason add() would give, without adding.
+  RejectReason validate(const RequestSpec& spec, bool kv_ready) const;
+  void plan(Batch& batch, RankDecision& decision) const;
+  // REQUIRES: batch/decision come from plan() on this state (adds since then are fine). accepted_drafts:
+  // per batch entry, MTP drafts accepted (empty span: none).
+  void commit(const Batch& batch, const RankDecision& decision, std::span<const int32_t> accepted_drafts,
+              double now_s);
+  // Preempts (recompute) the request the policy would pick first. False when nothing runs.
+  bool preempt_last();
+  // Evicts up to pages unreferenced cached pages (memory pressure from outside); returns how many.
+  int64_t evict_cached(int64_t pages);
+  // Moves the records of finished / handed-off requests to out and frees their slots.
+  void drain(std::vector<RequestRecord>& out);
+
+  bool has_work() const { return !waiting_.empty() || !running_.empty(); }
+  // Tokens of work queued or running (a load measure for rank assignment).
+  int64_t load_tokens() const { return load_tokens_; }
+  int64_t cached_prefix_tokens(std::span<const uint64_t> keys) const;
+  SchedulerCounters counters() const;
+  const KvManager& kv() const { return kv_; }
+  KvManager& kv() { return kv_; }
+  const SchedulerConfig& config() const { return config_; }
+  const Request& request(int32_t slot) const { return slots_[static_cast<size_t>(slot)]; }
+  // KvManager::check plus: running requests hold their pages, waiting ones hold none, counters agree.
+  bool check(std::string* why) const;
+
+ private:
+  struct Budget;
+  struct PassFilter {
+    bool prefill = true;     // schedule prefill work (running chunks, fresh admissions)
+    bool decode = true;      // schedule decode work (running decodes, KV-ready admissions)
+    int32_t only_slot = -1;  // the solo rule: plan this request alone
+  };
+  void plan_pass(Batch& batch, RankDecision& decision, const PassFilter& pass) const;
+  void plan_running(Batch& batch, RankDecision& decision, Budget& budget, const PassFilter& pass) const;
+  void plan_waiting(Batch& batch, RankDecision& decision, Budget& budget, const PassFilter& pass) const;
+  int32_t pick_victim(Budget& budget, size_t self_index) const;
+  int32_t solo_candidate(const Batch& batch, const RankDecision& decision) const;
+  bool lpm_active() const;
+  void lpm_order() const;
+  int64_t max_kv_tokens(const Request& r) const;
+  int64_t kv_target_tokens(const Request& r, int64_t context_tokens, int64_t new_tokens) const;
+  int64_t match_limit_pages(const Request& r) const;
+  int32_t decode_tokens(const Request& r) const;
+  int64_t prefill_cap(int64_t remaining, const Budget& budget) const;
+  bool waiting_before(int32_t a, int32_t b) const;
+  int32_t new_slot();
+  void enqueue_waiting(int32_t slot);
+  void insert_running(int32_t slot);
+  void preempt(int32_t slot);
+  void admit(const PlannedAdmission& admission);
+  bool advance(int32_t slot, const BatchEntry& entry, int32_t accepted, double now_s);
+  void complete(int32_t slot, RequestStatus status, double now_s);
+  void emit_tokens(Request& r, int64_t n, double now_s);
+
+  SchedulerConfig config_;
+  KvManager kv_;
+  int32_t rank_ = 0;
+  std::vector<Request> slots_;
+  std::vector<int32_t> free_slots_;
+  std::deque<int32_t> waiting_;       // policy order
+  std::vector<int32_t> running_;      // policy order; preemption victims come from the back
+  std::vector<int32_t> done_;         // finished / handed off, not yet drained
+  // Planning scratch (plan() is const but reuses these buffers: not thread-safe).
+  mutable std::vector<int32_t> order_scratch_;  // LPM order of the waiting queue
+  mutable std::vector<int64_t> key_scratch_;    // LPM match pages, by slot
+  mutable std::vector<uint8_t> marked_;         // by slot: chosen as a preemption victim in this plan
+  mutable Batch solo_batch_;                    // the solo rule's alternative plan
+  mutable RankDecision solo_decision_;
+  int64_t arrivals_ = 0;
+  int64_t load_tokens_ = 0;
+  uint64_t version_ = 0;
+  int64_t finished_ = 0;
+  int64_t preemptions_ = 0;
+  int64_t steps_ = 0;
+  int64_t stop_counts_[kStopReasonCount] = {};
+};
+
+}  // namespace tokenline
