@@ -9,7 +9,7 @@
 namespace tokenline {
 
 struct Arrival {
-  double trace_time_s = 0;  // as in the workload, before --start / --time-scale
+  double trace_time_s = 0;  // arrival time in the workload after its window (--start, --time-scale)
   RequestSpec spec;
 };
 

@@ -19,14 +19,11 @@ std::string_view to_string(Backend backend);
 std::string_view to_string(RouterPolicy policy);
 std::string_view to_string(TraceDetail detail);
 
-// How requests enter: at their trace times (open loop) or N in flight (closed loop, as
-// `vllm bench serve --max-concurrency`: the next request is sent when one leaves).
+// How requests enter: at their (windowed) workload times (open loop) or N in flight (closed loop, as
+// `vllm bench serve --max-concurrency`: the next request is sent when one leaves). The window itself
+// (--time-scale, --start, --duration, --max-requests) is applied by the workload source.
 struct FeedConfig {
-  int32_t concurrency = 0;       // 0: open loop at trace times
-  double time_scale = 1.0;       // open loop: arrival = trace time x time_scale (0.5 doubles the rate)
-  int64_t max_requests = 0;      // 0: the whole workload
-  double start_s = 0;            // skip requests whose trace time is before start_s (times shift by -start_s)
-  double duration_s = 0;         // 0: no end; else stop reading at trace time start_s + duration_s
+  int32_t concurrency = 0;       // 0: open loop at workload times
 };
 
 struct OutputConfig {

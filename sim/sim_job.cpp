@@ -107,10 +107,22 @@ void check_numbers(const SimJob& job) {
   if (job.kv_pages < 0) throw InputError("--kv-pages", "0 (auto) or a positive page count", std::to_string(job.kv_pages));
   if (job.concurrency < 0) throw InputError("--concurrency", "0 (open loop) or a positive count", std::to_string(job.concurrency));
   if (job.max_requests < 0) throw InputError("--max-requests", "0 (all) or a positive count", std::to_string(job.max_requests));
-  if (!(job.time_scale > 0)) throw InputError("--time-scale", "a positive factor", std::to_string(job.time_scale));
-  if (job.start_s < 0) throw InputError("--start", "seconds >= 0", std::to_string(job.start_s));
   if (job.duration_s < 0) throw InputError("--duration", "seconds >= 0 (0: no end)", std::to_string(job.duration_s));
   if (job.out.empty()) throw InputError("--out", "an output directory", "nothing");
+}
+
+WorkloadSpec workload_spec(const SimJob& job) {
+  WorkloadSpec w;
+  w.spec = job.workload;
+  w.options.reader.skip_bad_lines = job.skip_bad_lines;
+  w.options.seed = job.seed;
+  w.options.window.time_scale = job.time_scale;
+  w.options.window.start_s = job.start_s;
+  if (job.duration_s > 0) w.options.window.duration_s = job.duration_s;
+  if (job.max_requests > 0) w.options.window.max_requests = job.max_requests;
+  w.options.window.closed_loop = job.concurrency > 0;
+  check_window(w.options.window);
+  return w;
 }
 
 struct Deployment {
@@ -161,12 +173,11 @@ KvConfig size_kv(const SimJob& job, const CostModel& cm) {
   return kv;
 }
 
-SimConfig build_config(const SimJob& job, const ModelConfig& model, const Deployment& d, const std::string& workload) {
+SimConfig build_config(const SimJob& job, const ModelConfig& model, const Deployment& d) {
   SimConfig c;
   c.model_name = model.name;
   c.hardware_name = d.hardware_name;
   c.parallel_name = d.cost_model.parallel.name();
-  c.workload_name = workload;
   c.backend = parse_backend(job.backend);
   c.router = parse_router(job.router, "--router");
   c.instances = job.instances;
@@ -177,8 +188,7 @@ SimConfig build_config(const SimJob& job, const ModelConfig& model, const Deploy
   c.instance.scheduler.max_running_requests = job.max_running;
   c.instance.scheduler.max_context_tokens = model.max_context_tokens;
   c.instance.kv = size_kv(job, d.cost_model);
-  c.feed = FeedConfig{.concurrency = job.concurrency, .time_scale = job.time_scale,
-                      .max_requests = job.max_requests, .start_s = job.start_s, .duration_s = job.duration_s};
+  c.feed = FeedConfig{.concurrency = job.concurrency};
   c.output = OutputConfig{.dir = job.out, .trace_detail = parse_detail(job.trace_detail),
                           .progress = job.progress, .wall_time_in_metrics = job.wall_time_in_metrics};
   c.slo = parse_slo(job.slo);
@@ -209,8 +219,9 @@ int run_sim_job(const SimJob& job) {
   const Parallel parallel = parse_parallel(job.parallel, "--parallel");
   validate_parallel(parallel, model, "--parallel");
   const Deployment deployment = load_deployment(job, model, parallel);
-  const WorkloadSpec workload{.spec = job.workload, .seed = job.seed, .skip_bad_lines = job.skip_bad_lines};
-  const SimConfig config = build_config(job, model, deployment, describe_workload(workload));
+  const WorkloadSpec workload = workload_spec(job);
+  SimConfig config = build_config(job, model, deployment);
+  config.workload_name = describe_workload(workload);
   require_writable_directory(job.out);
   if (!job.skip_bad_lines) prevalidate_workload(workload);  // malformed input stops the run before it starts
   std::unique_ptr<ArrivalSource> source = open_arrivals(workload);

@@ -65,7 +65,6 @@ class Driver {
   std::unique_ptr<sg::Signal> feeder_signal_;
   bool feeder_waiting_ = false;
   bool feeding_done_ = false;
-  int64_t read_ = 0;        // requests taken from the source (after --start filtering)
   int64_t in_flight_ = 0;   // closed loop: sent and not yet left
   int64_t steps_ = 0;
   std::optional<InputError> input_error_;
@@ -73,17 +72,7 @@ class Driver {
   std::chrono::steady_clock::time_point last_progress_{};
 };
 
-bool Driver::next_arrival(Arrival& a) {
-  const FeedConfig& f = config_.feed;
-  while (true) {
-    if (f.max_requests > 0 && read_ >= f.max_requests) return false;
-    if (!source_.next(a)) return false;
-    if (a.trace_time_s < f.start_s) continue;
-    if (f.duration_s > 0 && a.trace_time_s >= f.start_s + f.duration_s) return false;
-    ++read_;
-    return true;
-  }
-}
+bool Driver::next_arrival(Arrival& a) { return source_.next(a); }
 
 void Driver::dispatch(Arrival& a) {
   const double now = sg::now_s();
@@ -100,8 +89,7 @@ void Driver::dispatch(Arrival& a) {
 void Driver::feed_open_loop() {
   Arrival a;
   while (next_arrival(a)) {
-    const double at_s = (a.trace_time_s - config_.feed.start_s) * config_.feed.time_scale;
-    if (at_s > sg::now_s()) sg::sleep_until(at_s);
+    if (a.trace_time_s > sg::now_s()) sg::sleep_until(a.trace_time_s);
     dispatch(a);
   }
 }

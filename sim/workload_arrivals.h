@@ -8,18 +8,17 @@
 #include <string>
 
 #include "sim/arrival_source.h"
-#include "workloads/workload_source.h"
+#include "workloads/workload_loader.h"
 
 namespace tokenline {
 
 struct WorkloadSpec {
-  std::string spec;             // a file (.jsonl: Mooncake or tokenline JSONL, .csv: Azure), "synthetic:..."
-                                // or "" for the embedded default (the Mooncake conversation head)
-  uint64_t seed = 0;
-  bool skip_bad_lines = false;
+  std::string spec;             // as workloads/workload_loader.h reads it; "" = the embedded default
+  WorkloadOptions options;      // --skip-bad-lines, the window (--time-scale, --start, --duration,
+                                // --max-requests, closed loop) and the seed of synthetic generators
 };
 
-// Opens the workload; throws InputError when it cannot be opened or named.
+// Opens the workload (open_workload); throws InputError when it cannot be opened or named.
 std::unique_ptr<WorkloadSource> open_workload_source(const WorkloadSpec& spec);
 std::string describe_workload(const WorkloadSpec& spec);
 // Reads the whole workload once (streaming) and throws the first malformed line's InputError.

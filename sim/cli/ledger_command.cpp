@@ -3,7 +3,6 @@
 // (step_cost, prefill_chunks, pd_transfer, weight_bytes_per_gpu, kv_capacity); this file only parses,
 // validates and formats.
 #include <CLI/CLI.hpp>
-
 #include <algorithm>
 #include <cstdio>
 #include <iostream>
@@ -22,7 +21,7 @@ namespace {
 
 using Json = nlohmann::ordered_json;
 
-constexpr int64_t kMaxBatch = 1 << 20;          // requests per rank; far above any KV pool
+constexpr int64_t kMaxBatch = 1 << 20;             // requests per rank; far above any KV pool
 constexpr int64_t kDefaultDecodeContext = 131072;  // the seed's batch-32 example: 128K
 constexpr int64_t kDefaultChunk = 32768;           // the seed's SGLang chunk size
 
@@ -66,7 +65,8 @@ Setup build_setup(const LedgerArgs& a) {
     throw InputError("--gpus", "the " + std::to_string(parallel.gpus()) + " GPUs of --parallel " + pname,
                      std::to_string(a.gpus));
   }
-  const KvLayout layout = a.kv_layout.empty() ? model.default_kv_layout : parse_kv_layout(a.kv_layout, "--kv-layout");
+  const KvLayout layout =
+      a.kv_layout.empty() ? model.default_kv_layout : parse_kv_layout(a.kv_layout, "--kv-layout");
   if (a.dp_gather != "once" && a.dp_gather != "per-layer") {
     throw InputError("--dp-gather", "once or per-layer", "'" + a.dp_gather + "'");
   }
@@ -76,7 +76,8 @@ Setup build_setup(const LedgerArgs& a) {
   o.indexer_read_scales = !a.indexer_keys_only;
   o.mtp = a.mtp;
   o.max_chunk_tokens = a.chunk;
-  check_range("--chunk", a.chunk, 1, model.max_context_tokens, "a chunk of tokens within the model's context");
+  check_range("--chunk", a.chunk, 1, model.max_context_tokens,
+              "a chunk of tokens within the model's context");
   Setup s{make_cost_model(model, parallel, layout, hw, o), a.context};
   const int64_t max_ctx = model.max_context_tokens;
   if (a.phase == "decode") {
@@ -86,7 +87,8 @@ Setup build_setup(const LedgerArgs& a) {
   } else {
     if (a.context < 0) s.context = max_ctx - a.prefix;
     check_range("--prefix", a.prefix, 0, max_ctx - 1, "cached prefix tokens");
-    check_range("--context", s.context, 1, max_ctx - a.prefix, "prompt tokens after the prefix, within the model's context");
+    check_range("--context", s.context, 1, max_ctx - a.prefix,
+                "prompt tokens after the prefix, within the model's context");
   }
   return s;
 }
@@ -140,12 +142,14 @@ void print_header(const LedgerArgs& a, const Setup& s) {
                                        : "achieved (hardware efficiency factors)";
   if (a.phase == "decode") {
     std::printf("batch %lld per attention rank (%lld in the instance) | context %lld | times: %s\n",
-                (long long)a.batch, (long long)(a.batch * cm.parallel.dp_attention), (long long)s.context, times);
+                (long long)a.batch, (long long)(a.batch * cm.parallel.dp_attention), (long long)s.context,
+                times);
   } else if (a.phase == "prefill") {
-    std::printf("prompt %lld tokens after a %lld-token prefix | chunk %lld | times: %s\n", (long long)s.context,
-                (long long)a.prefix, (long long)a.chunk, times);
+    std::printf("prompt %lld tokens after a %lld-token prefix | chunk %lld | times: %s\n",
+                (long long)s.context, (long long)a.prefix, (long long)a.chunk, times);
   } else {
-    std::printf("one request of %lld tokens handed from prefill to decode | times: %s\n", (long long)s.context, times);
+    std::printf("one request of %lld tokens handed from prefill to decode | times: %s\n",
+                (long long)s.context, times);
   }
 }
 
@@ -156,9 +160,10 @@ void print_ops(const StepCost& c) {
   for (int i = 0; i < kOpCount; ++i) {
     const Term& t = c.terms[i];
     if (is_collective(Op(i)) || t.count == 0) continue;
-    std::printf("%-20s %6d %7lld %12.2f %10.3f %10.3f %9.3f %9.3f %10.4f\n", std::string(op_name(Op(i))).c_str(),
-                t.layers, (long long)t.count, t.rank_flops / 1e9, t.rank_hbm_bytes / 1e9, t.weight_bytes / 1e9,
-                t.kv_bytes / 1e9, t.indexer_bytes / 1e9, t.time_s * 1e3);
+    std::printf("%-20s %6d %7lld %12.2f %10.3f %10.3f %9.3f %9.3f %10.4f\n",
+                std::string(op_name(Op(i))).c_str(), t.layers, (long long)t.count, t.rank_flops / 1e9,
+                t.rank_hbm_bytes / 1e9, t.weight_bytes / 1e9, t.kv_bytes / 1e9, t.indexer_bytes / 1e9,
+                t.time_s * 1e3);
   }
 }
 
@@ -170,8 +175,9 @@ void print_collectives(const StepCost& c, const CostModel& cm) {
     const Term& t = c.terms[i];
     if (!is_collective(Op(i)) || t.count == 0) continue;
     std::printf("%-18s %-15s %5d %6lld %12.3f %12.3f %10.4f %10.4f\n", std::string(op_name(Op(i))).c_str(),
-                std::string(collective_kind_name(op_collective(Op(i)))).c_str(), collective_group(Op(i), cm.parallel),
-                (long long)t.count, t.bytes_each / 1e6, t.bytes_total / 1e6, t.memory_s * 1e3, t.launch_s * 1e3);
+                std::string(collective_kind_name(op_collective(Op(i)))).c_str(),
+                collective_group(Op(i), cm.parallel), (long long)t.count, t.bytes_each / 1e6,
+                t.bytes_total / 1e6, t.memory_s * 1e3, t.launch_s * 1e3);
   }
   std::printf("%-18s %-15s %5s %6lld %12s %12.3f\n", "total", "", "", (long long)c.collective_count(), "",
               c.collective_bytes() / 1e6);
@@ -182,7 +188,8 @@ void print_ledgers(const StepCost& c, double time_scale, const char* unit) {
   std::printf("  %-22s %12.3f GB  (%lld collectives)\n", "communication", c.collective_bytes() / 1e9,
               (long long)c.collective_count());
   std::printf("  %-22s %12.3f GB\n", "weight read", c.bytes.weight_read / 1e9);
-  std::printf("  %-22s %12.3f GB read, %.3f GB written\n", "KV", c.bytes.kv_read / 1e9, c.bytes.kv_write / 1e9);
+  std::printf("  %-22s %12.3f GB read, %.3f GB written\n", "KV", c.bytes.kv_read / 1e9,
+              c.bytes.kv_write / 1e9);
   std::printf("  %-22s %12.3f GB read, %.3f GB written\n", "indexer cache", c.bytes.indexer_read / 1e9,
               c.bytes.indexer_write / 1e9);
   std::printf("  %-22s %12.3f PFLOP (instance)\n", "FLOPs", c.flops() / 1e15);
@@ -192,21 +199,24 @@ void print_ledgers(const StepCost& c, double time_scale, const char* unit) {
                                                  {"compute", c.compute_s}, {"comm", c.comm_s},
                                                  {"launch", c.launch_s}};
   for (const auto& [name, s] : rows) {
-    std::printf("  %-22s %12.4f %s  %5.1f %%\n", name, s * time_scale, unit, c.total_s > 0 ? 100 * s / c.total_s : 0);
+    std::printf("  %-22s %12.4f %s  %5.1f %%\n", name, s * time_scale, unit,
+                c.total_s > 0 ? 100 * s / c.total_s : 0);
   }
 }
 
 void print_memory(const CostModel& cm, int64_t context) {
   const WeightBytes w = weight_bytes_per_gpu(cm);
   const KvCapacity k = kv_capacity(cm, context);
-  std::printf("\nMemory per GPU: weights %.2f GB (routed experts %.2f + replicated %.2f%s), usable HBM %.2f GB, "
-              "activation reserve %.2f GB, free for KV %.2f GB\n",
-              w.total() / 1e9, w.routed_experts / 1e9, w.replicated / 1e9, w.mtp > 0 ? " + MTP" : "",
-              k.usable_hbm_bytes / 1e9, k.activation_reserve_bytes / 1e9, k.free_bytes / 1e9);
-  std::printf("KV capacity: %lld tokens (%lld pages of %lld) per attention rank; %lld concurrent requests of %lld "
-              "tokens in the instance%s\n",
-              (long long)k.tokens_per_rank, (long long)k.pages_per_rank, (long long)kDefaultPageTokens,
-              (long long)k.max_concurrent_requests, (long long)context, k.weights_fit ? "" : " (weights do not fit)");
+  std::printf(
+      "\nMemory per GPU: weights %.2f GB (routed experts %.2f + replicated %.2f%s), usable HBM %.2f GB, "
+      "activation reserve %.2f GB, free for KV %.2f GB\n",
+      w.total() / 1e9, w.routed_experts / 1e9, w.replicated / 1e9, w.mtp > 0 ? " + MTP" : "",
+      k.usable_hbm_bytes / 1e9, k.activation_reserve_bytes / 1e9, k.free_bytes / 1e9);
+  std::printf(
+      "KV capacity: %lld tokens (%lld pages of %lld) per attention rank; %lld concurrent requests of %lld "
+      "tokens in the instance%s\n",
+      (long long)k.tokens_per_rank, (long long)k.pages_per_rank, (long long)kDefaultPageTokens,
+      (long long)k.max_concurrent_requests, (long long)context, k.weights_fit ? "" : " (weights do not fit)");
 }
 
 void print_chunks(const std::vector<ChunkCost>& chunks) {
@@ -227,10 +237,19 @@ Json ops_json(const StepCost& c) {
   for (int i = 0; i < kOpCount; ++i) {
     const Term& t = c.terms[i];
     if (is_collective(Op(i)) || t.count == 0) continue;
-    ops.push_back({{"name", op_name(Op(i))}, {"layers", t.layers}, {"calls", t.count}, {"flops", t.flops},
-                   {"hbm_bytes", t.hbm_bytes}, {"rank_flops", t.rank_flops}, {"rank_hbm_bytes", t.rank_hbm_bytes},
-                   {"weight_bytes", t.weight_bytes}, {"kv_bytes", t.kv_bytes}, {"indexer_bytes", t.indexer_bytes},
-                   {"compute_s", t.compute_s}, {"memory_s", t.memory_s}, {"time_s", t.time_s}});
+    ops.push_back({{"name", op_name(Op(i))},
+                   {"layers", t.layers},
+                   {"calls", t.count},
+                   {"flops", t.flops},
+                   {"hbm_bytes", t.hbm_bytes},
+                   {"rank_flops", t.rank_flops},
+                   {"rank_hbm_bytes", t.rank_hbm_bytes},
+                   {"weight_bytes", t.weight_bytes},
+                   {"kv_bytes", t.kv_bytes},
+                   {"indexer_bytes", t.indexer_bytes},
+                   {"compute_s", t.compute_s},
+                   {"memory_s", t.memory_s},
+                   {"time_s", t.time_s}});
   }
   return ops;
 }
@@ -240,36 +259,52 @@ Json collectives_json(const StepCost& c, const CostModel& cm) {
   for (int i = 0; i < kOpCount; ++i) {
     const Term& t = c.terms[i];
     if (!is_collective(Op(i)) || t.count == 0) continue;
-    out.push_back({{"name", op_name(Op(i))}, {"kind", collective_kind_name(op_collective(Op(i)))},
-                   {"group", collective_group(Op(i), cm.parallel)}, {"link", link_name(cm.link)},
-                   {"count", t.count}, {"bytes_each", t.bytes_each}, {"bytes_total", t.bytes_total},
-                   {"transfer_s", t.memory_s}, {"launch_s", t.launch_s}, {"time_s", t.time_s}});
+    out.push_back({{"name", op_name(Op(i))},
+                   {"kind", collective_kind_name(op_collective(Op(i)))},
+                   {"group", collective_group(Op(i), cm.parallel)},
+                   {"link", link_name(cm.link)},
+                   {"count", t.count},
+                   {"bytes_each", t.bytes_each},
+                   {"bytes_total", t.bytes_total},
+                   {"transfer_s", t.memory_s},
+                   {"launch_s", t.launch_s},
+                   {"time_s", t.time_s}});
   }
   return out;
 }
 
 Json totals_json(const StepCost& c) {
-  return {{"collective_bytes", c.collective_bytes()}, {"collective_count", c.collective_count()},
-          {"weight_read_bytes", c.bytes.weight_read},  {"kv_read_bytes", c.bytes.kv_read},
-          {"kv_write_bytes", c.bytes.kv_write},        {"indexer_read_bytes", c.bytes.indexer_read},
+  return {{"collective_bytes", c.collective_bytes()},     {"collective_count", c.collective_count()},
+          {"weight_read_bytes", c.bytes.weight_read},     {"kv_read_bytes", c.bytes.kv_read},
+          {"kv_write_bytes", c.bytes.kv_write},           {"indexer_read_bytes", c.bytes.indexer_read},
           {"indexer_write_bytes", c.bytes.indexer_write}, {"flops", c.flops()}};
 }
 
 Json time_json(const StepCost& c) {
-  return {{"total", c.total_s}, {"weights", c.weights_s}, {"kv", c.kv_s},           {"indexer", c.indexer_s},
-          {"comm", c.comm_s},   {"launch", c.launch_s},   {"compute", c.compute_s}, {"activations", c.activations_s}};
+  return {{"total", c.total_s},     {"weights", c.weights_s},
+          {"kv", c.kv_s},           {"indexer", c.indexer_s},
+          {"comm", c.comm_s},       {"launch", c.launch_s},
+          {"compute", c.compute_s}, {"activations", c.activations_s}};
 }
 
 Json memory_json(const CostModel& cm, int64_t context, Json& out) {
   const WeightBytes w = weight_bytes_per_gpu(cm);
   const KvCapacity k = kv_capacity(cm, context);
-  out["weights_per_gpu"] = {{"routed_experts_bytes", w.routed_experts}, {"replicated_bytes", w.replicated},
-                            {"mtp_bytes", w.mtp}, {"total_bytes", w.total()}};
-  return {{"context", context}, {"usable_hbm_bytes", k.usable_hbm_bytes}, {"weight_bytes", k.weight_bytes},
-          {"activation_reserve_bytes", k.activation_reserve_bytes}, {"free_bytes", k.free_bytes},
-          {"bytes_per_token", k.bytes_per_token}, {"tokens_per_rank", k.tokens_per_rank},
-          {"pages_per_rank", k.pages_per_rank}, {"page_tokens", kDefaultPageTokens},
-          {"max_concurrent_requests", k.max_concurrent_requests}, {"weights_fit", k.weights_fit}};
+  out["weights_per_gpu"] = {{"routed_experts_bytes", w.routed_experts},
+                            {"replicated_bytes", w.replicated},
+                            {"mtp_bytes", w.mtp},
+                            {"total_bytes", w.total()}};
+  return {{"context", context},
+          {"usable_hbm_bytes", k.usable_hbm_bytes},
+          {"weight_bytes", k.weight_bytes},
+          {"activation_reserve_bytes", k.activation_reserve_bytes},
+          {"free_bytes", k.free_bytes},
+          {"bytes_per_token", k.bytes_per_token},
+          {"tokens_per_rank", k.tokens_per_rank},
+          {"pages_per_rank", k.pages_per_rank},
+          {"page_tokens", kDefaultPageTokens},
+          {"max_concurrent_requests", k.max_concurrent_requests},
+          {"weights_fit", k.weights_fit}};
 }
 
 Json header_json(const LedgerArgs& a, const Setup& s) {
@@ -284,7 +319,8 @@ Json header_json(const LedgerArgs& a, const Setup& s) {
           {"batch", a.batch},
           {"instance_batch", a.batch * cm.parallel.dp_attention},
           {"context", s.context},
-          {"per_token_layer_bytes", {{"kv", cm.kv_bytes_token_layer}, {"indexer", cm.indexer_bytes_token_layer}}}};
+          {"per_token_layer_bytes",
+           {{"kv", cm.kv_bytes_token_layer}, {"indexer", cm.indexer_bytes_token_layer}}}};
 }
 
 void emit_step(const LedgerArgs& a, const Setup& s, const StepCost& c, Json* extra_chunks) {
@@ -320,10 +356,15 @@ void run_prefill(const LedgerArgs& a, const Setup& s) {
   }
   Json rows = Json::array();
   for (const ChunkCost& c : chunks) {
-    rows.push_back({{"index", c.index}, {"tokens", c.tokens}, {"prefix", c.prefix}, {"flops", c.cost.flops()},
+    rows.push_back({{"index", c.index},
+                    {"tokens", c.tokens},
+                    {"prefix", c.prefix},
+                    {"flops", c.cost.flops()},
                     {"indexer_flops", c.cost[Op::kIndexerScore].flops},
-                    {"indexer_read_bytes", c.cost.bytes.indexer_read}, {"kv_write_bytes", c.cost.bytes.kv_write},
-                    {"collective_bytes", c.cost.collective_bytes()}, {"time_s", c.cost.total_s}});
+                    {"indexer_read_bytes", c.cost.bytes.indexer_read},
+                    {"kv_write_bytes", c.cost.bytes.kv_write},
+                    {"collective_bytes", c.cost.collective_bytes()},
+                    {"time_s", c.cost.total_s}});
   }
   emit_step(a, s, sum, &rows);
 }
@@ -335,8 +376,8 @@ void run_pd(const LedgerArgs& a, const Setup& s) {
     std::printf("%-10s %16.0f %10.3f\n%-10s %16.0f %10.3f\n%-10s %16.0f %10.3f\n", "kv", t.kv_bytes,
                 t.kv_bytes / 1e9, "indexer", t.indexer_bytes, t.indexer_bytes / 1e9, "total", t.total_bytes(),
                 t.total_bytes() / 1e9);
-    std::printf("\n%-10s %12s\n%-10s %12.4f\n%-10s %12.4f\n", "link", "time s", "nvlink", t.time_s(Link::kNvlink, s.cm),
-                "ib", t.time_s(Link::kIb, s.cm));
+    std::printf("\n%-10s %12s\n%-10s %12.4f\n%-10s %12.4f\n", "link", "time s", "nvlink",
+                t.time_s(Link::kNvlink, s.cm), "ib", t.time_s(Link::kIb, s.cm));
     return;
   }
   Json out = header_json(a, s);
@@ -359,9 +400,13 @@ void run_ledger(const LedgerArgs& a) {
 
 void add_ledger(CLI::App& app) {
   auto args = std::make_shared<LedgerArgs>();
-  CLI::App* cmd = app.add_subcommand("ledger", "Token ledger of a decode step, a chunked prefill or a PD handoff");
-  cmd->add_option("phase", args->phase, "decode | prefill | pd")->required()->check(CLI::IsMember({"decode", "prefill", "pd"}));
-  cmd->add_option("--model", args->model, "preset (glm-5.3, deepseek-v3.2, ...) or config.json path")->capture_default_str();
+  CLI::App* cmd =
+      app.add_subcommand("ledger", "Token ledger of a decode step, a chunked prefill or a PD handoff");
+  cmd->add_option("phase", args->phase, "decode | prefill | pd")
+      ->required()
+      ->check(CLI::IsMember({"decode", "prefill", "pd"}));
+  cmd->add_option("--model", args->model, "preset (glm-5.3, deepseek-v3.2, ...) or config.json path")
+      ->capture_default_str();
   cmd->add_option("--hardware", args->hardware, "hardware preset or JSON path")->capture_default_str();
   cmd->add_option("--gpus", args->gpus, "GPUs of the instance (must match --parallel)");
   cmd->add_option("--parallel", args->parallel, "tp8, tp2, dp8-ep8, tp8-ep8, ... (default tp<gpus>)");
@@ -369,11 +414,15 @@ void add_ledger(CLI::App& app) {
   cmd->add_option("--context", args->context, "decode: context tokens; prefill: prompt tokens; pd: tokens");
   cmd->add_option("--chunk", args->chunk, "prefill chunk tokens")->capture_default_str();
   cmd->add_option("--prefix", args->prefix, "prefill: cached prefix tokens")->capture_default_str();
-  cmd->add_option("--kv-layout", args->kv_layout, "fp8_ds_mla | fp8_e4m3 | nvfp4_ds_mla | bf16 (default: the model's)");
-  cmd->add_option("--dp-gather", args->dp_gather, "DP attention gather: once (per step) | per-layer")->capture_default_str();
-  cmd->add_flag("--indexer-keys-only", args->indexer_keys_only, "count 128 B indexer keys without the 4 B scale in reads");
+  cmd->add_option("--kv-layout", args->kv_layout,
+                  "fp8_ds_mla | fp8_e4m3 | nvfp4_ds_mla | bf16 (default: the model's)");
+  cmd->add_option("--dp-gather", args->dp_gather, "DP attention gather: once (per step) | per-layer")
+      ->capture_default_str();
+  cmd->add_flag("--indexer-keys-only", args->indexer_keys_only,
+                "count 128 B indexer keys without the 4 B scale in reads");
   cmd->add_flag("--mtp", args->mtp, "run the MTP draft layer after each decode step");
-  cmd->add_flag("--ideal", args->ideal, "the seed's assumptions instead of the hardware's efficiency factors");
+  cmd->add_flag("--ideal", args->ideal,
+                "the seed's assumptions instead of the hardware's efficiency factors");
   cmd->add_flag("--json", args->json, "JSON instead of tables");
   cmd->callback([args] { run_ledger(*args); });
 }

@@ -12,7 +12,8 @@ namespace {
 
 void add_deployment_options(CLI::App& cmd, SimJob& job) {
   cmd.add_option("--workload", job.workload,
-                 "Mooncake/tokenline JSONL or Azure CSV file (default: the embedded Mooncake conversation head)");
+                 "a trace file (Mooncake/tokenline JSONL, Azure CSV; or mooncake:|azure:|tokenline:<path>), "
+                 "synthetic:<spec>, or default (the embedded Mooncake conversation head, also when omitted)");
   cmd.add_option("--model", job.model, "model preset or config.json path")->capture_default_str();
   cmd.add_option("--hardware", job.hardware, "hardware preset or JSON path")->capture_default_str();
   cmd.add_option("--cluster", job.cluster, "cluster preset or JSON path (its hardware; bounds the GPUs)");
@@ -45,8 +46,8 @@ void add_run_options(CLI::App& cmd, SimJob& job) {
   cmd.add_option("--time-scale", job.time_scale, "multiply arrival times (0.5 = twice the rate)")
       ->capture_default_str();
   cmd.add_option("--max-requests", job.max_requests, "stop after N requests (0: all)");
-  cmd.add_option("--start", job.start_s, "skip requests before this trace time (s)");
-  cmd.add_option("--duration", job.duration_s, "read trace times up to start + duration (s; 0: all)");
+  cmd.add_option("--start", job.start_s, "keep arrivals from this time on (s, after --time-scale)");
+  cmd.add_option("--duration", job.duration_s, "keep arrivals before start + duration (s; 0: no end)");
   cmd.add_option("--seed", job.seed, "seed for generated workloads")->capture_default_str();
   cmd.add_option("--slo", job.slo, "goodput SLO, e.g. ttft=2s,tpot=50ms (bare numbers are ms)");
   cmd.add_option("--out", job.out, "output directory (metrics.json, requests.csv, trace.json)")->required();
