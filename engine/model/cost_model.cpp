@@ -6,18 +6,23 @@ namespace tokenline {
 namespace {
 
 // The seed's own assumptions (--ideal), each quoted from the seed article.
-constexpr double kSeedHbmBw = 4.8e12;           // "带宽按每卡 4.8TB/s HBM"
-constexpr double kSeedNvlinkRingBw = 787e9;     // "NVLink(ring 有效带宽约 787GB/s)"
-constexpr double kSeedIbBw = 25e9;              // "IB(200Gb/s ≈ 25GB/s)"
-constexpr double kSeedCollectiveLaunchS = 5e-6; // "每次约 3–5µs": the upper end gives its 156 x 5 us ≈ 0.8 ms
+constexpr double kSeedHbmBw = 4.8e12;        // "带宽按每卡 4.8TB/s HBM"
+constexpr double kSeedNvlinkRingBw = 787e9;  // "NVLink(ring 有效带宽约 787GB/s)"
+constexpr double kSeedIbBw = 25e9;           // "IB(200Gb/s ≈ 25GB/s)"
+constexpr double kSeedCollectiveLaunchS =
+    5e-6;  // "每次约 3–5µs": the upper end gives its 156 x 5 us ≈ 0.8 ms
 
 double bytes_per_param(Dtype d) {
   switch (d) {
-    case Dtype::kFp8: return 1;
+    case Dtype::kFp8:
+      return 1;
     case Dtype::kBf16:
-    case Dtype::kFp16: return 2;
-    case Dtype::kFp32: return 4;
-    case Dtype::kNvfp4: return 0.5;
+    case Dtype::kFp16:
+      return 2;
+    case Dtype::kFp32:
+      return 4;
+    case Dtype::kNvfp4:
+      return 0.5;
   }
   return 1;
 }
@@ -73,6 +78,13 @@ CostModel make_cost_model(const ModelConfig& model, const Parallel& parallel, Kv
   cm.indexer_read_bytes_token_layer = options.indexer_read_scales ? indexer_bytes_per_token_layer(model)
                                                                   : indexer_key_bytes_per_token_layer(model);
   cm.weight_bytes_per_param = bytes_per_param(model.weight_dtype);
+  const ParamCounts p = count_params(model);
+  const double h = double(model.hidden);
+  // One MoE decoder layer's attention, eh_proj (2h -> h), and the experts one token touches.
+  cm.mtp_active_params =
+      p.attention / model.layers + 2 * h * h +
+      3 * h * double(model.moe_intermediate) * (model.experts_per_token + model.shared_experts);
+  cm.mtp_params = p.mtp;
   return cm;
 }
 
@@ -84,7 +96,8 @@ double PdTransfer::time_s(Link link, const CostModel& cm) const {
       return (ideal ? 0 : hw.nvlink_latency_s) +
              total_bytes() / (ideal ? kSeedNvlinkRingBw : hw.nvlink_ring_bw * hw.efficiency.nvlink);
     case Link::kIb:
-      return (ideal ? 0 : hw.ib_latency_s) + total_bytes() / (ideal ? kSeedIbBw : hw.ib_bw * hw.efficiency.ib);
+      return (ideal ? 0 : hw.ib_latency_s) +
+             total_bytes() / (ideal ? kSeedIbBw : hw.ib_bw * hw.efficiency.ib);
   }
   return 0;
 }

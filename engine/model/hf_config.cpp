@@ -47,7 +47,8 @@ class Reader {
 };
 
 int to_int(int64_t v, const Reader& r, const char* field) {
-  if (v < 0 || v > (int64_t{1} << 30)) throw InputError(r.path() + ": " + field, "a count >= 0", std::to_string(v));
+  if (v < 0 || v > (int64_t{1} << 30))
+    throw InputError(r.path() + ": " + field, "a count >= 0", std::to_string(v));
   return static_cast<int>(v);
 }
 
@@ -147,8 +148,7 @@ ModelConfig load_hf_config(const std::string& path) {
   } else if (t == "llama") {
     read_llama(r, c);
   } else {
-    throw InputError(path + ": model_type", "deepseek_v3, deepseek_v32, glm_moe_dsa or llama",
-                     "'" + t + "'");
+    throw InputError(path + ": model_type", "deepseek_v3, deepseek_v32, glm_moe_dsa or llama", "'" + t + "'");
   }
   validate_model(c, path);
   return c;

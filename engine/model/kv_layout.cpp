@@ -6,20 +6,24 @@
 namespace tokenline {
 namespace {
 
-constexpr int64_t kFp8ScaleGroup = 128;   // fp8_ds_mla: one FP32 scale per 128 latent dims (512 / 128 = 4)
+constexpr int64_t kFp8ScaleGroup = 128;  // fp8_ds_mla: one FP32 scale per 128 latent dims (512 / 128 = 4)
 constexpr int64_t kFp32Bytes = 4;
 constexpr int64_t kBf16Bytes = 2;
-constexpr int64_t kFp4GroupDims = 16;     // nvfp4: one FP8 (E4M3) scale per 16 FP4 values
-constexpr int64_t kIndexerScaleBytes = 4; // indexer cache: one FP32 scale per token's 128 FP8 keys
+constexpr int64_t kFp4GroupDims = 16;      // nvfp4: one FP8 (E4M3) scale per 16 FP4 values
+constexpr int64_t kIndexerScaleBytes = 4;  // indexer cache: one FP32 scale per token's 128 FP8 keys
 
 }  // namespace
 
 std::string_view kv_layout_name(KvLayout layout) {
   switch (layout) {
-    case KvLayout::kFp8DsMla: return "fp8_ds_mla";
-    case KvLayout::kFp8E4m3: return "fp8_e4m3";
-    case KvLayout::kNvfp4DsMla: return "nvfp4_ds_mla";
-    case KvLayout::kBf16: return "bf16";
+    case KvLayout::kFp8DsMla:
+      return "fp8_ds_mla";
+    case KvLayout::kFp8E4m3:
+      return "fp8_e4m3";
+    case KvLayout::kNvfp4DsMla:
+      return "nvfp4_ds_mla";
+    case KvLayout::kBf16:
+      return "bf16";
   }
   return "?";
 }
@@ -39,7 +43,8 @@ bool layout_fits(KvLayout layout, const ModelConfig& cfg) {
     case KvLayout::kNvfp4DsMla:
       return cfg.attention == AttentionKind::kMla && cfg.kv_lora_rank % kFp4GroupDims == 0;
     case KvLayout::kFp8E4m3:
-    case KvLayout::kBf16: return true;
+    case KvLayout::kBf16:
+      return true;
   }
   return false;
 }
@@ -48,20 +53,27 @@ int64_t kv_bytes_per_token_layer(KvLayout layout, const ModelConfig& cfg) {
   if (cfg.attention == AttentionKind::kGqa) {
     const int64_t elems = 2 * int64_t{cfg.kv_heads} * cfg.head_dim;  // K and V
     switch (layout) {
-      case KvLayout::kFp8E4m3: return elems;
-      case KvLayout::kBf16: return elems * kBf16Bytes;
+      case KvLayout::kFp8E4m3:
+        return elems;
+      case KvLayout::kBf16:
+        return elems * kBf16Bytes;
       case KvLayout::kFp8DsMla:
-      case KvLayout::kNvfp4DsMla: return 0;  // layout_fits() is false: callers check first
+      case KvLayout::kNvfp4DsMla:
+        return 0;  // layout_fits() is false: callers check first
     }
     return 0;
   }
   const int64_t lora = cfg.kv_lora_rank;
   const int64_t rope = cfg.qk_rope_head_dim;
   switch (layout) {
-    case KvLayout::kFp8DsMla: return lora + lora / kFp8ScaleGroup * kFp32Bytes + rope * kBf16Bytes;
-    case KvLayout::kFp8E4m3: return lora + rope;
-    case KvLayout::kNvfp4DsMla: return lora / 2 + lora / kFp4GroupDims + rope;
-    case KvLayout::kBf16: return (lora + rope) * kBf16Bytes;
+    case KvLayout::kFp8DsMla:
+      return lora + lora / kFp8ScaleGroup * kFp32Bytes + rope * kBf16Bytes;
+    case KvLayout::kFp8E4m3:
+      return lora + rope;
+    case KvLayout::kNvfp4DsMla:
+      return lora / 2 + lora / kFp4GroupDims + rope;
+    case KvLayout::kBf16:
+      return (lora + rope) * kBf16Bytes;
   }
   return 0;
 }

@@ -50,10 +50,12 @@ inline constexpr int kOpCount = static_cast<int>(Op::kCount);
 
 enum class CollectiveKind { kNone, kAllReduce, kAllGather, kReduceScatter, kAllToAll };
 
-std::string_view op_name(Op op);                     // the seed's names: "rmsnorm", "a_proj", ...
-CollectiveKind op_collective(Op op);                 // kNone for compute ops
+std::string_view op_name(Op op);                             // the seed's names: "rmsnorm", "a_proj", ...
+CollectiveKind op_collective(Op op);                         // kNone for compute ops
 std::string_view collective_kind_name(CollectiveKind kind);  // "allreduce", "alltoall", ...
-inline bool is_collective(Op op) { return op_collective(op) != CollectiveKind::kNone; }
+inline bool is_collective(Op op) {
+  return op_collective(op) != CollectiveKind::kNone;
+}
 // GPUs taking part in one call of a collective: tp for attention/MLP AllReduce under pure TP, ep for
 // dispatch/combine, all GPUs of the instance otherwise; 0 for compute ops.
 int collective_group(Op op, const Parallel& parallel);
@@ -76,8 +78,8 @@ struct SeqWork {
 };
 
 struct CostOptions {
-  bool ideal = false;                  // seed's assumptions: 4.8 TB/s HBM, 787 GB/s NVLink, 25 GB/s IB,
-                                       // 5 us per collective, peak FLOPs, no kernel launch cost
+  bool ideal = false;  // seed's assumptions: 4.8 TB/s HBM, 787 GB/s NVLink, 25 GB/s IB,
+                       // 5 us per collective, peak FLOPs, no kernel launch cost
   DpGather dp_gather = DpGather::kOncePerStep;
   bool indexer_read_scales = true;     // count the 4 B scale in indexer reads (132 B) or keys only (128 B)
   int64_t indexer_q_tile_tokens = 32;  // prefill: query tokens that share one pass over the indexer keys
@@ -95,7 +97,7 @@ struct CostModel {
   ModelConfig model;
   Parallel parallel;
   KvLayout kv_layout = KvLayout::kFp8DsMla;
-  Hardware hardware;   // as given; the rates below already apply efficiencies or the ideal figures
+  Hardware hardware;  // as given; the rates below already apply efficiencies or the ideal figures
   CostOptions options;
   // effective rates, bytes/s and FLOP/s per GPU
   double hbm_bw = 0;
@@ -109,9 +111,12 @@ struct CostModel {
   double kernel_launch_s = 0;
   // per-token-per-layer bytes
   int64_t kv_bytes_token_layer = 0;
-  int64_t indexer_bytes_token_layer = 0;     // written (132)
+  int64_t indexer_bytes_token_layer = 0;       // written (132)
   int64_t indexer_read_bytes_token_layer = 0;  // read: 132, or 128 without scales
   double weight_bytes_per_param = 1;
+  // MTP draft layer (CostOptions::mtp): parameters touched per token, and all its parameters
+  double mtp_active_params = 0;
+  double mtp_params = 0;
 };
 
 // Builds the rates; validates the parallel layout and the KV layout against the model (InputError).
@@ -149,22 +154,22 @@ struct RankBytes {
 
 struct StepCost {
   std::array<Term, kOpCount> terms{};
-  RankBytes bytes;          // busiest rank
-  double total_s = 0;       // busiest GPU: compute ops + collectives + launches
-  double compute_s = 0;     // ops whose roofline is compute-bound
-  double weights_s = 0;     // memory-bound time, split by byte class
+  RankBytes bytes;       // busiest rank
+  double total_s = 0;    // busiest GPU: compute ops + collectives + launches
+  double compute_s = 0;  // ops whose roofline is compute-bound
+  double weights_s = 0;  // memory-bound time, split by byte class
   double kv_s = 0;
   double indexer_s = 0;
   double activations_s = 0;
-  double comm_s = 0;        // collectives' transfer time
-  double launch_s = 0;      // collective launches + kernel launches
+  double comm_s = 0;    // collectives' transfer time
+  double launch_s = 0;  // collective launches + kernel launches
   int busiest_rank = 0;
-  int64_t tokens = 0;       // new tokens over all ranks
+  int64_t tokens = 0;  // new tokens over all ranks
   const Term& operator[](Op op) const { return terms[static_cast<size_t>(op)]; }
   Term& operator[](Op op) { return terms[static_cast<size_t>(op)]; }
   double collective_bytes() const;  // sum of bytes_total over collectives
   int64_t collective_count() const;
-  double flops() const;             // instance-wide
+  double flops() const;  // instance-wide
 };
 
 // The cost of one step: per_rank[r] lists attention rank r's sequences (per_rank.size() <= dp_attention;

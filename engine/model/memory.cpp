@@ -22,7 +22,8 @@ KvCapacity kv_capacity(const CostModel& cm, int64_t context, int64_t page_tokens
   KvCapacity k;
   k.usable_hbm_bytes = hw.hbm_bytes * hw.usable_hbm_fraction;
   k.weight_bytes = weight_bytes_per_gpu(cm).total();
-  k.activation_reserve_bytes = double(cm.options.max_chunk_tokens) * double(m.hidden) * 2 * kActivationBuffers;
+  k.activation_reserve_bytes =
+      double(cm.options.max_chunk_tokens) * double(m.hidden) * 2 * kActivationBuffers;
   k.free_bytes = std::max(0.0, k.usable_hbm_bytes - k.weight_bytes - k.activation_reserve_bytes);
   k.weights_fit = k.usable_hbm_bytes > k.weight_bytes + k.activation_reserve_bytes;
   // Under TP the seed shards a request's KV over the rank's GPUs ("KV 也被切分到 8 张卡上").

@@ -13,19 +13,19 @@ namespace tokenline {
 struct WeightBytes {
   double routed_experts = 0;
   double replicated = 0;
-  double mtp = 0;           // only with CostOptions::mtp
+  double mtp = 0;  // only with CostOptions::mtp
   double total() const { return routed_experts + replicated + mtp; }
 };
 WeightBytes weight_bytes_per_gpu(const CostModel& cm);
 
 struct KvCapacity {
-  double usable_hbm_bytes = 0;        // per GPU: HBM x usable fraction
-  double weight_bytes = 0;            // per GPU
+  double usable_hbm_bytes = 0;          // per GPU: HBM x usable fraction
+  double weight_bytes = 0;              // per GPU
   double activation_reserve_bytes = 0;  // per GPU: max_chunk_tokens x hidden x 2 B x kActivationBuffers
-  double free_bytes = 0;              // per GPU, for main KV + indexer cache (0 when weights do not fit)
-  double bytes_per_token = 0;         // one token of context on one GPU: (KV all layers + indexer) / tp
-  int64_t tokens_per_rank = 0;        // tokens of context one attention rank can hold
-  int64_t pages_per_rank = 0;         // pages of page_tokens
+  double free_bytes = 0;                // per GPU, for main KV + indexer cache (0 when weights do not fit)
+  double bytes_per_token = 0;           // one token of context on one GPU: (KV all layers + indexer) / tp
+  int64_t tokens_per_rank = 0;          // tokens of context one attention rank can hold
+  int64_t pages_per_rank = 0;           // pages of page_tokens
   int64_t max_concurrent_requests = 0;  // instance-wide, each holding `context` tokens
   bool weights_fit = false;
 };

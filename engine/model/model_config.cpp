@@ -33,7 +33,9 @@ double indexer_params(const ModelConfig& c) {
   return q_in * c.indexer_heads * dim + double(c.hidden) * dim + 2 * dim + double(c.hidden) * c.indexer_heads;
 }
 
-double mlp_params(int64_t hidden, int64_t intermediate) { return 3.0 * double(hidden) * double(intermediate); }
+double mlp_params(int64_t hidden, int64_t intermediate) {
+  return 3.0 * double(hidden) * double(intermediate);
+}
 
 void require(bool ok, const std::string& where, const std::string& field, const std::string& expected,
              int64_t found) {
@@ -54,7 +56,9 @@ double ParamCounts::total() const {
   return attention + indexer + dense_mlp + routed_experts + shared_experts + router + norms + embed + lm_head;
 }
 
-double ParamCounts::active() const { return total() - routed_experts + routed_active; }
+double ParamCounts::active() const {
+  return total() - routed_experts + routed_active;
+}
 
 ParamCounts count_params(const ModelConfig& c) {
   ParamCounts p;
@@ -98,8 +102,8 @@ void validate_model(const ModelConfig& c, const std::string& where) {
     require(c.head_dim > 0, where, "head_dim", "a positive size", c.head_dim);
   }
   if (c.is_moe()) {
-    require(c.experts_per_token >= 1 && c.experts_per_token <= c.routed_experts, where,
-            "num_experts_per_tok", "1 .. n_routed_experts", c.experts_per_token);
+    require(c.experts_per_token >= 1 && c.experts_per_token <= c.routed_experts, where, "num_experts_per_tok",
+            "1 .. n_routed_experts", c.experts_per_token);
     require(c.moe_intermediate > 0, where, "moe_intermediate_size", "a positive size", c.moe_intermediate);
     require(c.shared_experts >= 0, where, "n_shared_experts", "a count >= 0", c.shared_experts);
   }
@@ -129,8 +133,7 @@ ModelConfig load_model(const std::string& name_or_path) {
   if (!std::filesystem::is_regular_file(p, ec)) {
     std::string names;
     for (const std::string& n : model_preset_names()) names += (names.empty() ? "" : ", ") + n;
-    throw InputError("--model", "a preset (" + names + ") or a config.json path",
-                     "'" + name_or_path + "'");
+    throw InputError("--model", "a preset (" + names + ") or a config.json path", "'" + name_or_path + "'");
   }
   return load_hf_config(p.string());
 }

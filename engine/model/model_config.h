@@ -19,15 +19,15 @@ enum class AttentionKind {
 };
 
 struct ModelConfig {
-  std::string name;            // preset name or the config.json path it came from
-  std::string hf_model_type;   // "glm_moe_dsa", "deepseek_v32", "deepseek_v3", "llama"
+  std::string name;           // preset name or the config.json path it came from
+  std::string hf_model_type;  // "glm_moe_dsa", "deepseek_v32", "deepseek_v3", "llama"
   AttentionKind attention = AttentionKind::kMla;
-  int layers = 0;              // decoder layers, MTP layers excluded
-  int dense_layers = 0;        // the first dense_layers layers use a dense MLP (first_k_dense_replace)
+  int layers = 0;        // decoder layers, MTP layers excluded
+  int dense_layers = 0;  // the first dense_layers layers use a dense MLP (first_k_dense_replace)
   int64_t hidden = 0;
-  int heads = 0;               // attention (query) heads
+  int heads = 0;  // attention (query) heads
   // MLA
-  int64_t q_lora_rank = 0;     // 0: no query low-rank projection
+  int64_t q_lora_rank = 0;  // 0: no query low-rank projection
   int64_t kv_lora_rank = 0;
   int64_t qk_nope_head_dim = 0;
   int64_t qk_rope_head_dim = 0;
@@ -36,7 +36,7 @@ struct ModelConfig {
   int kv_heads = 0;
   int64_t head_dim = 0;
   // MLP / MoE
-  int routed_experts = 0;      // 0: dense model
+  int routed_experts = 0;  // 0: dense model
   int experts_per_token = 0;
   int shared_experts = 0;
   int64_t moe_intermediate = 0;
@@ -64,19 +64,19 @@ struct ModelConfig {
 
 // Parameter counts (not bytes), derived from the constants. Embedding and LM head counted separately.
 struct ParamCounts {
-  double attention = 0;      // per-model total over all layers (MLA projections, norms)
-  double indexer = 0;        // indexer wq_b, wk, k_norm, weights_proj over the full layers
-  double dense_mlp = 0;      // dense layers' MLPs
-  double routed_experts = 0; // all routed experts of all MoE layers
-  double routed_active = 0;  // experts_per_token of them per MoE layer (what one token touches)
+  double attention = 0;       // per-model total over all layers (MLA projections, norms)
+  double indexer = 0;         // indexer wq_b, wk, k_norm, weights_proj over the full layers
+  double dense_mlp = 0;       // dense layers' MLPs
+  double routed_experts = 0;  // all routed experts of all MoE layers
+  double routed_active = 0;   // experts_per_token of them per MoE layer (what one token touches)
   double shared_experts = 0;
   double router = 0;
-  double norms = 0;          // per-layer RMSNorm weights and the final norm
+  double norms = 0;  // per-layer RMSNorm weights and the final norm
   double embed = 0;
-  double lm_head = 0;        // 0 when tied to the embedding
-  double mtp = 0;            // MTP layers (not part of total())
-  double total() const;      // the model card's total (MTP excluded)
-  double active() const;     // per-token activated: total with routed_experts replaced by routed_active
+  double lm_head = 0;     // 0 when tied to the embedding
+  double mtp = 0;         // MTP layers (not part of total())
+  double total() const;   // the model card's total (MTP excluded)
+  double active() const;  // per-token activated: total with routed_experts replaced by routed_active
 };
 
 ParamCounts count_params(const ModelConfig& cfg);

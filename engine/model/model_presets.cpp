@@ -126,8 +126,8 @@ ModelConfig llama(const char* name, int layers, int64_t hidden, int heads, int64
 }  // namespace
 
 const std::vector<std::string>& model_preset_names() {
-  static const std::vector<std::string> names = {"glm-5.3",      "glm-5.3-tiny",  "deepseek-v3.2",
-                                                 "deepseek-v3",  "llama-3.1-8b",  "llama-3.1-70b"};
+  static const std::vector<std::string> names = {"glm-5.3",     "glm-5.3-tiny", "deepseek-v3.2",
+                                                 "deepseek-v3", "llama-3.1-8b", "llama-3.1-70b"};
   return names;
 }
 

@@ -5,32 +5,58 @@ namespace tokenline {
 
 std::string_view op_name(Op op) {
   switch (op) {
-    case Op::kEmbed: return "embed";
-    case Op::kEmbedAllreduce: return "embed_allreduce";
-    case Op::kDpAllgather: return "dp_allgather";
-    case Op::kRmsnorm: return "rmsnorm";
-    case Op::kAProj: return "a_proj";
-    case Op::kNormRopeKvWrite: return "norm_rope_kv_write";
-    case Op::kQBProj: return "q_b_proj";
-    case Op::kIndexerScore: return "indexer_score";
-    case Op::kTopkSelect: return "topk_select";
-    case Op::kSparseMla: return "sparse_mla";
-    case Op::kOProj: return "o_proj";
-    case Op::kAttnAllreduce: return "attn_allreduce";
-    case Op::kReduceScatter: return "reduce_scatter";
-    case Op::kDenseMlp: return "dense_mlp";
-    case Op::kDenseAllreduce: return "dense_allreduce";
-    case Op::kRouter: return "router";
-    case Op::kDispatch: return "dispatch";
-    case Op::kExpertGemm: return "expert_gemm";
-    case Op::kSharedExpert: return "shared_expert";
-    case Op::kCombine: return "combine";
-    case Op::kMlpAllreduce: return "mlp_allreduce";
-    case Op::kLmHead: return "lm_head";
-    case Op::kVocabAllgather: return "vocab_allgather";
-    case Op::kSample: return "sample";
-    case Op::kMtpDraft: return "mtp_draft";
-    case Op::kCount: return "?";
+    case Op::kEmbed:
+      return "embed";
+    case Op::kEmbedAllreduce:
+      return "embed_allreduce";
+    case Op::kDpAllgather:
+      return "dp_allgather";
+    case Op::kRmsnorm:
+      return "rmsnorm";
+    case Op::kAProj:
+      return "a_proj";
+    case Op::kNormRopeKvWrite:
+      return "norm_rope_kv_write";
+    case Op::kQBProj:
+      return "q_b_proj";
+    case Op::kIndexerScore:
+      return "indexer_score";
+    case Op::kTopkSelect:
+      return "topk_select";
+    case Op::kSparseMla:
+      return "sparse_mla";
+    case Op::kOProj:
+      return "o_proj";
+    case Op::kAttnAllreduce:
+      return "attn_allreduce";
+    case Op::kReduceScatter:
+      return "reduce_scatter";
+    case Op::kDenseMlp:
+      return "dense_mlp";
+    case Op::kDenseAllreduce:
+      return "dense_allreduce";
+    case Op::kRouter:
+      return "router";
+    case Op::kDispatch:
+      return "dispatch";
+    case Op::kExpertGemm:
+      return "expert_gemm";
+    case Op::kSharedExpert:
+      return "shared_expert";
+    case Op::kCombine:
+      return "combine";
+    case Op::kMlpAllreduce:
+      return "mlp_allreduce";
+    case Op::kLmHead:
+      return "lm_head";
+    case Op::kVocabAllgather:
+      return "vocab_allgather";
+    case Op::kSample:
+      return "sample";
+    case Op::kMtpDraft:
+      return "mtp_draft";
+    case Op::kCount:
+      return "?";
   }
   return "?";
 }
@@ -40,12 +66,16 @@ CollectiveKind op_collective(Op op) {
     case Op::kEmbedAllreduce:
     case Op::kAttnAllreduce:
     case Op::kDenseAllreduce:
-    case Op::kMlpAllreduce: return CollectiveKind::kAllReduce;
+    case Op::kMlpAllreduce:
+      return CollectiveKind::kAllReduce;
     case Op::kDpAllgather:
-    case Op::kVocabAllgather: return CollectiveKind::kAllGather;
-    case Op::kReduceScatter: return CollectiveKind::kReduceScatter;
+    case Op::kVocabAllgather:
+      return CollectiveKind::kAllGather;
+    case Op::kReduceScatter:
+      return CollectiveKind::kReduceScatter;
     case Op::kDispatch:
-    case Op::kCombine: return CollectiveKind::kAllToAll;
+    case Op::kCombine:
+      return CollectiveKind::kAllToAll;
     case Op::kEmbed:
     case Op::kRmsnorm:
     case Op::kAProj:
@@ -62,38 +92,49 @@ CollectiveKind op_collective(Op op) {
     case Op::kLmHead:
     case Op::kSample:
     case Op::kMtpDraft:
-    case Op::kCount: return CollectiveKind::kNone;
+    case Op::kCount:
+      return CollectiveKind::kNone;
   }
   return CollectiveKind::kNone;
 }
 
 std::string_view collective_kind_name(CollectiveKind kind) {
   switch (kind) {
-    case CollectiveKind::kNone: return "none";
-    case CollectiveKind::kAllReduce: return "allreduce";
-    case CollectiveKind::kAllGather: return "allgather";
-    case CollectiveKind::kReduceScatter: return "reduce_scatter";
-    case CollectiveKind::kAllToAll: return "alltoall";
+    case CollectiveKind::kNone:
+      return "none";
+    case CollectiveKind::kAllReduce:
+      return "allreduce";
+    case CollectiveKind::kAllGather:
+      return "allgather";
+    case CollectiveKind::kReduceScatter:
+      return "reduce_scatter";
+    case CollectiveKind::kAllToAll:
+      return "alltoall";
   }
   return "?";
 }
 
 int collective_group(Op op, const Parallel& parallel) {
   switch (op_collective(op)) {
-    case CollectiveKind::kNone: return 0;
-    case CollectiveKind::kAllToAll: return parallel.ep;
+    case CollectiveKind::kNone:
+      return 0;
+    case CollectiveKind::kAllToAll:
+      return parallel.ep;
     case CollectiveKind::kAllReduce:
       return op == Op::kAttnAllreduce || op == Op::kMlpAllreduce ? parallel.tp : parallel.gpus();
     case CollectiveKind::kAllGather:
-    case CollectiveKind::kReduceScatter: return parallel.gpus();
+    case CollectiveKind::kReduceScatter:
+      return parallel.gpus();
   }
   return 0;
 }
 
 std::string_view link_name(Link link) {
   switch (link) {
-    case Link::kNvlink: return "nvlink";
-    case Link::kIb: return "ib";
+    case Link::kNvlink:
+      return "nvlink";
+    case Link::kIb:
+      return "ib";
   }
   return "?";
 }

@@ -71,8 +71,7 @@ void validate_parallel(const Parallel& p, const ModelConfig& cfg, const std::str
                      "ep" + std::to_string(p.ep) + " in " + n);
   }
   if (cfg.vocab % p.gpus() != 0 && cfg.vocab % p.tp != 0) {
-    throw InputError(where, "a layout whose TP size divides the vocabulary " + std::to_string(cfg.vocab),
-                     n);
+    throw InputError(where, "a layout whose TP size divides the vocabulary " + std::to_string(cfg.vocab), n);
   }
 }
 

@@ -11,14 +11,14 @@
 namespace tokenline {
 namespace {
 
-constexpr double kActBytes = 2;          // activations in BF16
-constexpr double kLogitBytes = 4;        // logits in FP32 (the seed's b x 154880 x 4)
-constexpr double kDispatchBytes = 1;     // dispatch sends FP8 hidden states (the seed: "x 1 (FP8)")
-constexpr double kCombineBytes = 2;      // combine returns BF16 (the seed: "x 2 (BF16)")
-constexpr double kNormFlopsPerElem = 4;  // square, sum, scale, multiply
-constexpr double kRopeFlopsPerElem = 5;  // q_a/kv_a RMSNorm (4) + RoPE rotation (~1 per dim on average)
+constexpr double kActBytes = 2;             // activations in BF16
+constexpr double kLogitBytes = 4;           // logits in FP32 (the seed's b x 154880 x 4)
+constexpr double kDispatchBytes = 1;        // dispatch sends FP8 hidden states (the seed: "x 1 (FP8)")
+constexpr double kCombineBytes = 2;         // combine returns BF16 (the seed: "x 2 (BF16)")
+constexpr double kNormFlopsPerElem = 4;     // square, sum, scale, multiply
+constexpr double kRopeFlopsPerElem = 5;     // q_a/kv_a RMSNorm (4) + RoPE rotation (~1 per dim on average)
 constexpr double kSampleFlopsPerLogit = 5;  // softmax (exp, sum, divide) + top-k/top-p compare
-constexpr double kTopkIndexBytes = 4;    // int32 indices written by top-k
+constexpr double kTopkIndexBytes = 4;       // int32 indices written by top-k
 
 // One rank's work, summed over its sequences.
 struct RankWork {
@@ -32,7 +32,9 @@ struct RankWork {
 };
 
 // Sum over i in [0, n) of (c + i + 1): causal keys of n new tokens after c cached ones.
-double causal_keys(double c, double n) { return n * c + n * (n + 1) / 2; }
+double causal_keys(double c, double n) {
+  return n * c + n * (n + 1) / 2;
+}
 
 // Sum over i in [0, n) of min(c + i + 1, k).
 double capped_keys(int64_t c, int64_t n, int64_t k) {
@@ -73,10 +75,14 @@ enum class Rate { kGemm, kAttention, kIndexer, kVector };
 
 double rate(const CostModel& cm, Rate r) {
   switch (r) {
-    case Rate::kGemm: return cm.gemm_flops;
-    case Rate::kAttention: return cm.attention_flops;
-    case Rate::kIndexer: return cm.indexer_flops;
-    case Rate::kVector: return cm.vector_flops;
+    case Rate::kGemm:
+      return cm.gemm_flops;
+    case Rate::kAttention:
+      return cm.attention_flops;
+    case Rate::kIndexer:
+      return cm.indexer_flops;
+    case Rate::kVector:
+      return cm.vector_flops;
   }
   return cm.vector_flops;
 }
@@ -115,15 +121,18 @@ void finish_collective(const CostModel& cm, Term& t, int64_t count, double bytes
 }
 
 using Terms = std::array<Term, kOpCount>;
-Term& at(Terms& t, Op op) { return t[static_cast<size_t>(op)]; }
+Term& at(Terms& t, Op op) {
+  return t[static_cast<size_t>(op)];
+}
 
-// Attention-side ops of one rank: everything but the pooled routed experts.
-void attention_ops(const CostModel& cm, const RankWork& w, Terms& out) {
+void indexer_ops(const CostModel& cm, const RankWork& w, Terms& out);
+
+// The MLA / GQA block of every layer: norms, projections, KV writes, indexer, attention.
+void attention_block_ops(const CostModel& cm, const RankWork& w, Terms& out) {
   const ModelConfig& m = cm.model;
   const double T = w.tokens, tp = cm.parallel.tp, bpp = cm.weight_bytes_per_param;
   const double h = double(m.hidden);
   const int L = m.layers, Lf = m.has_indexer() ? m.indexer_full_layers : 0;
-  const int Lm = m.moe_layers(), Ld = m.mlp_dense_layers();
   const bool mla = m.attention == AttentionKind::kMla;
   const double a_out = mla ? double(m.q_lora_rank + m.kv_lora_rank + m.qk_rope_head_dim)
                            : double(m.heads + 2 * m.kv_heads) * double(m.head_dim);
@@ -131,78 +140,108 @@ void attention_ops(const CostModel& cm, const RankWork& w, Terms& out) {
                                (m.q_lora_rank > 0 ? h * double(m.q_lora_rank) : 0)
                          : h * a_out;
   finish_op(cm, at(out, Op::kEmbed), {1, 0, T * h * bpp, 0, 0, T * h * kActBytes, Rate::kVector});
-  finish_op(cm, at(out, Op::kRmsnorm),
-            {2 * L, 2 * L * T * h * kNormFlopsPerElem, 0, 0, 0, 2 * L * T * 3 * h * kActBytes, Rate::kVector});
-  finish_op(cm, at(out, Op::kAProj),
-            {L, L * 2 * T * w_a / tp, L * w_a * bpp / tp, 0, 0, L * T * (h + a_out / tp) * kActBytes, Rate::kGemm});
+  finish_op(
+      cm, at(out, Op::kRmsnorm),
+      {2 * L, 2 * L * T * h * kNormFlopsPerElem, 0, 0, 0, 2 * L * T * 3 * h * kActBytes, Rate::kVector});
+  finish_op(
+      cm, at(out, Op::kAProj),
+      {L, L * 2 * T * w_a / tp, L * w_a * bpp / tp, 0, 0, L * T * (h + a_out / tp) * kActBytes, Rate::kGemm});
   finish_op(cm, at(out, Op::kNormRopeKvWrite),
             {L, L * T * a_out * kRopeFlopsPerElem / tp, 0, L * T * double(cm.kv_bytes_token_layer) / tp,
-             Lf * T * double(cm.indexer_bytes_token_layer) / tp, L * T * a_out * 2 * kActBytes / tp, Rate::kVector});
+             Lf * T * double(cm.indexer_bytes_token_layer) / tp, L * T * a_out * 2 * kActBytes / tp,
+             Rate::kVector});
   if (mla) {
     const double q_in = double(m.q_lora_rank > 0 ? m.q_lora_rank : m.hidden);
     const double w_qb = q_in * m.heads * double(m.qk_nope_head_dim + m.qk_rope_head_dim) +
                         double(m.heads) * double(m.qk_nope_head_dim) * double(m.kv_lora_rank);
     const double q_out = double(m.heads) * double(m.kv_lora_rank + m.qk_rope_head_dim);
-    finish_op(cm, at(out, Op::kQBProj), {L, L * 2 * T * w_qb / tp, L * w_qb * bpp / tp, 0, 0,
-                                         L * T * (q_in + q_out / tp) * kActBytes, Rate::kGemm});
+    finish_op(cm, at(out, Op::kQBProj),
+              {L, L * 2 * T * w_qb / tp, L * w_qb * bpp / tp, 0, 0, L * T * (q_in + q_out / tp) * kActBytes,
+               Rate::kGemm});
   }
-  if (Lf > 0) {
-    const double q_in = double(m.q_lora_rank > 0 ? m.q_lora_rank : m.hidden);
-    const double ihd = double(m.indexer_heads) * double(m.indexer_head_dim);
-    const double w_idx = q_in * ihd + h * double(m.indexer_head_dim) + h * m.indexer_heads;
-    finish_op(cm, at(out, Op::kIndexerScore),
-              {Lf, Lf * (2 * T * w_idx + 2 * ihd * w.idx_pairs) / tp, Lf * w_idx * bpp / tp, 0,
-               Lf * w.idx_read_keys * double(cm.indexer_read_bytes_token_layer) / tp,
-               Lf * T * (q_in + ihd) * kActBytes / tp, Rate::kIndexer});
-    finish_op(cm, at(out, Op::kTopkSelect), {Lf, Lf * w.idx_pairs / tp, 0, 0, 0,
-                                             Lf * T * double(m.indexer_topk) * kTopkIndexBytes / tp, Rate::kVector});
-  }
-  const double attn_flops_per_key = mla ? double(m.heads) * 2 * double(2 * m.kv_lora_rank + m.qk_rope_head_dim)
-                                        : double(m.heads) * 4 * double(m.head_dim);
+  if (Lf > 0) indexer_ops(cm, w, out);
+  const double attn_flops_per_key =
+      mla ? double(m.heads) * 2 * double(2 * m.kv_lora_rank + m.qk_rope_head_dim)
+          : double(m.heads) * 4 * double(m.head_dim);
   const double attn_act = mla ? double(m.heads) * double(2 * m.kv_lora_rank + m.qk_rope_head_dim)
                               : 2 * double(m.heads) * double(m.head_dim);
   finish_op(cm, at(out, Op::kSparseMla),
-            {L, L * w.attn_keys * attn_flops_per_key / tp, 0, L * w.kv_read_keys * double(cm.kv_bytes_token_layer) / tp,
-             0, L * T * attn_act * kActBytes / tp, Rate::kAttention});
+            {L, L * w.attn_keys * attn_flops_per_key / tp, 0,
+             L * w.kv_read_keys * double(cm.kv_bytes_token_layer) / tp, 0, L * T * attn_act * kActBytes / tp,
+             Rate::kAttention});
   const double attn_out = mla ? double(m.heads) * double(m.v_head_dim) : double(m.heads) * double(m.head_dim);
-  const double w_o = (mla ? double(m.heads) * double(m.kv_lora_rank) * double(m.v_head_dim) : 0) + attn_out * h;
-  finish_op(cm, at(out, Op::kOProj), {L, L * 2 * T * w_o / tp, L * w_o * bpp / tp, 0, 0,
-                                      L * T * (attn_out / tp + h) * kActBytes, Rate::kGemm});
+  const double w_o =
+      (mla ? double(m.heads) * double(m.kv_lora_rank) * double(m.v_head_dim) : 0) + attn_out * h;
+  finish_op(cm, at(out, Op::kOProj),
+            {L, L * 2 * T * w_o / tp, L * w_o * bpp / tp, 0, 0, L * T * (attn_out / tp + h) * kActBytes,
+             Rate::kGemm});
+}
+
+// The lightning indexer on the full layers: q/k projections, scoring of every cached key, top-k.
+void indexer_ops(const CostModel& cm, const RankWork& w, Terms& out) {
+  const ModelConfig& m = cm.model;
+  const double T = w.tokens, tp = cm.parallel.tp, bpp = cm.weight_bytes_per_param;
+  const double h = double(m.hidden);
+  const int Lf = m.indexer_full_layers;
+  const double q_in = double(m.q_lora_rank > 0 ? m.q_lora_rank : m.hidden);
+  const double ihd = double(m.indexer_heads) * double(m.indexer_head_dim);
+  const double w_idx = q_in * ihd + h * double(m.indexer_head_dim) + h * m.indexer_heads;
+  finish_op(cm, at(out, Op::kIndexerScore),
+            {Lf, Lf * (2 * T * w_idx + 2 * ihd * w.idx_pairs) / tp, Lf * w_idx * bpp / tp, 0,
+             Lf * w.idx_read_keys * double(cm.indexer_read_bytes_token_layer) / tp,
+             Lf * T * (q_in + ihd) * kActBytes / tp, Rate::kIndexer});
+  finish_op(cm, at(out, Op::kTopkSelect),
+            {Lf, Lf * w.idx_pairs / tp, 0, 0, 0, Lf * T * double(m.indexer_topk) * kTopkIndexBytes / tp,
+             Rate::kVector});
+}
+
+// Dense MLPs, MoE routers and shared experts on the rank's own tokens (routed experts: expert_op).
+void mlp_ops(const CostModel& cm, const RankWork& w, Terms& out) {
+  const ModelConfig& m = cm.model;
+  const double T = w.tokens, tp = cm.parallel.tp, bpp = cm.weight_bytes_per_param;
+  const double h = double(m.hidden);
+  const int Lm = m.moe_layers(), Ld = m.mlp_dense_layers();
   if (Ld > 0) {
     const double w_mlp = 3 * h * double(m.dense_intermediate);
-    finish_op(cm, at(out, Op::kDenseMlp), {Ld, Ld * 2 * T * w_mlp / tp, Ld * w_mlp * bpp / tp, 0, 0,
-                                           Ld * T * (2 * h + 3 * double(m.dense_intermediate) / tp) * kActBytes,
-                                           Rate::kGemm});
+    finish_op(cm, at(out, Op::kDenseMlp),
+              {Ld, Ld * 2 * T * w_mlp / tp, Ld * w_mlp * bpp / tp, 0, 0,
+               Ld * T * (2 * h + 3 * double(m.dense_intermediate) / tp) * kActBytes, Rate::kGemm});
   }
-  if (Lm > 0) {
-    const double w_gate = double(m.routed_experts) * h;
-    finish_op(cm, at(out, Op::kRouter), {Lm, Lm * 2 * T * w_gate / tp, Lm * w_gate * bpp / tp, 0, 0,
-                                         Lm * T * (h + double(m.routed_experts)) * kActBytes / tp, Rate::kGemm});
-    if (m.shared_experts > 0) {
-      const double w_sh = 3 * h * double(m.moe_intermediate) * m.shared_experts;
-      finish_op(cm, at(out, Op::kSharedExpert),
-                {Lm, Lm * 2 * T * w_sh / tp, Lm * w_sh * bpp / tp, 0, 0,
-                 Lm * T * (2 * h + 3 * double(m.moe_intermediate) * m.shared_experts / tp) * kActBytes, Rate::kGemm});
-    }
+  if (Lm == 0) return;
+  const double w_gate = double(m.routed_experts) * h;
+  finish_op(cm, at(out, Op::kRouter),
+            {Lm, Lm * 2 * T * w_gate / tp, Lm * w_gate * bpp / tp, 0, 0,
+             Lm * T * (h + double(m.routed_experts)) * kActBytes / tp, Rate::kGemm});
+  if (m.shared_experts > 0) {
+    const double w_sh = 3 * h * double(m.moe_intermediate) * m.shared_experts;
+    finish_op(
+        cm, at(out, Op::kSharedExpert),
+        {Lm, Lm * 2 * T * w_sh / tp, Lm * w_sh * bpp / tp, 0, 0,
+         Lm * T * (2 * h + 3 * double(m.moe_intermediate) * m.shared_experts / tp) * kActBytes, Rate::kGemm});
   }
+}
+
+// LM head and sampling for the tokens that need logits; the MTP draft after decode tokens.
+void output_ops(const CostModel& cm, const RankWork& w, Terms& out) {
+  const ModelConfig& m = cm.model;
+  const double tp = cm.parallel.tp, bpp = cm.weight_bytes_per_param;
+  const double h = double(m.hidden);
   if (w.lm_tokens > 0) {
     const double V = double(m.vocab), lmT = w.lm_tokens;
-    finish_op(cm, at(out, Op::kLmHead), {1, 2 * lmT * V * h / tp, V * h * bpp / tp, 0, 0,
-                                         lmT * (h + V / tp * kLogitBytes / kActBytes) * kActBytes, Rate::kGemm});
+    finish_op(cm, at(out, Op::kLmHead),
+              {1, 2 * lmT * V * h / tp, V * h * bpp / tp, 0, 0, lmT * (h * kActBytes + V / tp * kLogitBytes),
+               Rate::kGemm});
     finish_op(cm, at(out, Op::kSample),
               {1, lmT * V * kSampleFlopsPerLogit, 0, 0, 0, lmT * V * kLogitBytes, Rate::kVector});
   }
   if (cm.options.mtp && w.decode_tokens > 0 && m.mtp_layers > 0) {
-    // One MTP layer per decode token: an MoE decoder layer plus eh_proj (2h -> h), weights sharded over
-    // every GPU (a first-order figure; the draft is not broken into ops).
-    const double active = double(m.layers) > 0 ? (count_params(m).attention / L + 2 * h * h +
-                                                   3 * h * double(m.moe_intermediate) *
-                                                       (m.experts_per_token + m.shared_experts))
-                                                : 0;
-    finish_op(cm, at(out, Op::kMtpDraft),
-              {m.mtp_layers, m.mtp_layers * 2 * w.decode_tokens * active / tp,
-               count_params(m).mtp * bpp / cm.parallel.gpus(), 0, 0, w.decode_tokens * 4 * h * kActBytes,
-               Rate::kGemm});
+    // One MTP layer per decode token: an MoE decoder layer plus eh_proj (2h -> h), its weights spread over
+    // every GPU. A first-order figure: the draft is not broken into ops.
+    const double active = cm.mtp_active_params;
+    finish_op(
+        cm, at(out, Op::kMtpDraft),
+        {m.mtp_layers, m.mtp_layers * 2 * w.decode_tokens * active / tp,
+         cm.mtp_params * bpp / cm.parallel.gpus(), 0, 0, w.decode_tokens * 4 * h * kActBytes, Rate::kGemm});
   }
 }
 
@@ -214,7 +253,8 @@ void rank_collectives(const CostModel& cm, const RankWork& w, Terms& out) {
   const double hidden_msg = T * h * kActBytes;
   const int L = m.layers, Lm = m.moe_layers();
   const bool per_layer = cm.options.dp_gather == DpGather::kPerLayer;
-  if (p.gpus() > 1 && !(p.dp() && per_layer)) finish_collective(cm, at(out, Op::kEmbedAllreduce), 1, hidden_msg);
+  if (p.gpus() > 1 && !(p.dp() && per_layer))
+    finish_collective(cm, at(out, Op::kEmbedAllreduce), 1, hidden_msg);
   if (p.dp()) {
     finish_collective(cm, at(out, Op::kDpAllgather), per_layer ? L : 1, hidden_msg);
     finish_collective(cm, at(out, Op::kReduceScatter), L, hidden_msg);
@@ -229,7 +269,8 @@ void rank_collectives(const CostModel& cm, const RankWork& w, Terms& out) {
     finish_collective(cm, at(out, Op::kDispatch), Lm, fan_out * kDispatchBytes);
     finish_collective(cm, at(out, Op::kCombine), Lm, fan_out * kCombineBytes);
   }
-  if (p.gpus() > 1) finish_collective(cm, at(out, Op::kVocabAllgather), 1, w.lm_tokens * double(m.vocab) * kLogitBytes);
+  if (p.gpus() > 1)
+    finish_collective(cm, at(out, Op::kVocabAllgather), 1, w.lm_tokens * double(m.vocab) * kLogitBytes);
 }
 
 // Routed experts over the tokens of every rank, spread evenly over the GPUs; weight reads count only the
@@ -244,9 +285,13 @@ void expert_op(const CostModel& cm, double all_tokens, Term& t) {
   const double pairs = all_tokens * m.experts_per_token;
   const double touched = 1 - std::pow(1 - double(m.experts_per_token) / m.routed_experts, all_tokens);
   const double local_experts = double(m.routed_experts) / p.ep;
-  GpuWork g{Lm, Lm * pairs * 2 * expert_params / p.gpus(),
-            Lm * local_experts * touched * expert_params * cm.weight_bytes_per_param / p.moe_tp(), 0, 0,
-            Lm * pairs * (2 * h + 3 * inter / p.moe_tp()) * kActBytes / p.gpus(), Rate::kGemm};
+  GpuWork g{Lm,
+            Lm * pairs * 2 * expert_params / p.gpus(),
+            Lm * local_experts * touched * expert_params * cm.weight_bytes_per_param / p.moe_tp(),
+            0,
+            0,
+            Lm * pairs * (2 * h + 3 * inter / p.moe_tp()) * kActBytes / p.gpus(),
+            Rate::kGemm};
   finish_op(cm, t, g);
 }
 
@@ -274,7 +319,8 @@ void accumulate(StepCost& sc) {
       sc.activations_s += (t.rank_hbm_bytes - t.weight_bytes - t.kv_bytes - t.indexer_bytes) * per_byte;
     }
   }
-  sc.total_s = sc.compute_s + sc.weights_s + sc.kv_s + sc.indexer_s + sc.activations_s + sc.comm_s + sc.launch_s;
+  sc.total_s =
+      sc.compute_s + sc.weights_s + sc.kv_s + sc.indexer_s + sc.activations_s + sc.comm_s + sc.launch_s;
 }
 
 }  // namespace
@@ -288,7 +334,9 @@ StepCost step_cost(const CostModel& cm, std::span<const std::span<const SeqWork>
     if (w.tokens <= 0) continue;
     all_tokens += w.tokens;
     Terms t{};
-    attention_ops(cm, w, t);
+    attention_block_ops(cm, w, t);
+    mlp_ops(cm, w, t);
+    output_ops(cm, w, t);
     rank_collectives(cm, w, t);
     for (int i = 0; i < kOpCount; ++i) {
       sc.terms[i].flops += t[i].rank_flops;

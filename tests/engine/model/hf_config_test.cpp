@@ -7,7 +7,9 @@
 using namespace tokenline;
 
 namespace {
-std::string data(const char* name) { return std::string(TOKENLINE_MODEL_TEST_DATA) + "/" + name; }
+std::string data(const char* name) {
+  return std::string(TOKENLINE_MODEL_TEST_DATA) + "/" + name;
+}
 }  // namespace
 
 TEST_CASE("A glm_moe_dsa config.json loads to the glm-5.3 preset's constants", "[hf_config]") {

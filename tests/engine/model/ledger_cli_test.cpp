@@ -27,7 +27,9 @@ Run run(const std::string& args) {
   return r;
 }
 
-std::string data(const char* name) { return std::string(TOKENLINE_MODEL_TEST_DATA) + "/" + name; }
+std::string data(const char* name) {
+  return std::string(TOKENLINE_MODEL_TEST_DATA) + "/" + name;
+}
 
 }  // namespace
 
@@ -67,10 +69,12 @@ TEST_CASE("ledger decode --json carries the fields of issue 2", "[ledger_cli]") 
     }
   }
   CHECK(found);
-  CHECK(run("decode --parallel dp8-ep8 --batch 32 --context 131072 --ideal --json").out == r.out);  // deterministic
+  CHECK(run("decode --parallel dp8-ep8 --batch 32 --context 131072 --ideal --json").out ==
+        r.out);  // deterministic
 }
 
-TEST_CASE("ledger prefill --json lists the chunks and the TTFT; pd gives transfer bytes per link", "[ledger_cli]") {
+TEST_CASE("ledger prefill --json lists the chunks and the TTFT; pd gives transfer bytes per link",
+          "[ledger_cli]") {
   const Run p = run("prefill --parallel tp8-ep8 --context 131072 --chunk 32768 --json");
   REQUIRE(p.rc == 0);
   const auto j = nlohmann::json::parse(p.out);

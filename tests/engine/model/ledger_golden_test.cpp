@@ -15,16 +15,19 @@ using namespace tokenline;
 namespace {
 
 constexpr double kMB = 1e6, kGB = 1e9, kTB = 1e12, kPFLOP = 1e15, kMiB = 1048576;
-constexpr int64_t k128K = 131072;   // "128K 上下文"
-constexpr int64_t k1M = 1048576;    // "1M 上下文" (the seed's 21 x 132 x 1,048,576)
-constexpr int64_t kChunk = 32768;   // "SGLang 32768 一块、共 32 块"
+constexpr int64_t k128K = 131072;  // "128K 上下文"
+constexpr int64_t k1M = 1048576;   // "1M 上下文" (the seed's 21 x 132 x 1,048,576)
+constexpr int64_t kChunk = 32768;  // "SGLang 32768 一块、共 32 块"
 
 // True when `value` shows as `shown` once rounded to the seed's last printed digit (`step`).
-bool rounds_to(double value, double shown, double step) { return std::fabs(value - shown) <= step / 2 + 1e-9 * step; }
+bool rounds_to(double value, double shown, double step) {
+  return std::fabs(value - shown) <= step / 2 + 1e-9 * step;
+}
 
 CostModel seed_model(const char* parallel, KvLayout layout = KvLayout::kFp8DsMla, CostOptions o = {}) {
   o.ideal = true;
-  return make_cost_model(model_preset("glm-5.3"), parse_parallel(parallel, "test"), layout, load_hardware("h200"), o);
+  return make_cost_model(model_preset("glm-5.3"), parse_parallel(parallel, "test"), layout,
+                         load_hardware("h200"), o);
 }
 
 double sum_bytes(const StepCost& s, std::initializer_list<Op> ops) {
@@ -61,7 +64,8 @@ TEST_CASE("Seed: 656 and 132 B, 51.2 KB/token, 53.7 + 2.9 = 56.6 GB at 1M", "[go
   CHECK(rounds_to(21 * 132 * kMiB / kMiB / 1000, 2.8, 0.1));
 }
 
-TEST_CASE("Seed: TP8 b=256 moves 494 MB of hidden-state reductions per step, 261 MB under DP attention", "[golden]") {
+TEST_CASE("Seed: TP8 b=256 moves 494 MB of hidden-state reductions per step, 261 MB under DP attention",
+          "[golden]") {
   const StepCost tp = decode_step(seed_model("tp8"), 256, k128K);
   const auto tp_ops = {Op::kEmbedAllreduce, Op::kAttnAllreduce, Op::kMlpAllreduce};
   CHECK(sum_count(tp, tp_ops) == 157);                     // 1 + 78 + 78
@@ -85,7 +89,8 @@ TEST_CASE("Seed: TP8 b=256 moves 494 MB of hidden-state reductions per step, 261
   CHECK(rounds_to(sum_transfer_s(dp, {Op::kDispatch, Op::kCombine}), 3.6e-3, 0.1e-3));
 }
 
-TEST_CASE("Seed: the NVLink-vs-IB table (1.9 MB at b=1, 494 MB at b=256, 38 MB per dispatch+combine)", "[golden]") {
+TEST_CASE("Seed: the NVLink-vs-IB table (1.9 MB at b=1, 494 MB at b=256, 38 MB per dispatch+combine)",
+          "[golden]") {
   CostOptions ib;
   ib.force_ib = true;
   const auto tp_ops = {Op::kEmbedAllreduce, Op::kAttnAllreduce, Op::kMlpAllreduce};
@@ -154,8 +159,9 @@ TEST_CASE("Seed: the batch-32, 128K decode step on TP8 + EP8 + DP attention", "[
   CHECK(rounds_to(s.weights_s, 23e-3, 1e-3));
   // The share: over the seed's own six rows, weights are 84 % ("约 85%"). The seed's other shares
   // (4 + 2 + 3 + 10 + 85 = 104 %) cannot all hold; only the weights share is pinned.
-  const double rows = sum_transfer_s(s, dp_ops) + s[Op::kDpAllgather].launch_s + s[Op::kReduceScatter].launch_s +
-                      sum_transfer_s(s, ep_ops) + s.bytes.kv_read / cm.hbm_bw + s.indexer_s + s.weights_s +
+  const double rows = sum_transfer_s(s, dp_ops) + s[Op::kDpAllgather].launch_s +
+                      s[Op::kReduceScatter].launch_s + sum_transfer_s(s, ep_ops) +
+                      s.bytes.kv_read / cm.hbm_bw + s.indexer_s + s.weights_s +
                       s[Op::kVocabAllgather].memory_s;
   CHECK(s.weights_s / rows == Approx(0.85).margin(0.02));
   // "LM Head gather 约 17MB, 约 20µs": b x 154880 x 4 x 7/8, each rank receiving the 7 shards it lacks.
@@ -174,17 +180,19 @@ TEST_CASE("Seed: LM-head logits gather of 102 MB at B=192 and 8.5 MB at B=16", "
   CHECK(b192 * 7 / 8 == Approx(102 * kMB).epsilon(0.025));
   CHECK(b16 * 7 / 8 == Approx(8.5 * kMB).epsilon(0.025));
   CHECK(rounds_to(b192 * 7 / 8 / cm.link_bw, 0.13e-3, 0.01e-3));  // "按 787GB/s 算约 0.13ms"
-  CHECK(cm.model.vocab / cm.parallel.tp == 19360);                 // "每个 rank 只有 19,360 行"
+  CHECK(cm.model.vocab / cm.parallel.tp == 19360);                // "每个 rank 只有 19,360 行"
 }
 
 TEST_CASE("Seed: marginal cost per decode token (communication, weights, KV + indexer)", "[golden]") {
   // Communication per token does not depend on b.
   const StepCost tp = decode_step(seed_model("tp8"), 1, k128K);
-  CHECK(rounds_to(sum_bytes(tp, {Op::kEmbedAllreduce, Op::kAttnAllreduce, Op::kMlpAllreduce}), 1.9 * kMB, 0.1 * kMB));
+  CHECK(rounds_to(sum_bytes(tp, {Op::kEmbedAllreduce, Op::kAttnAllreduce, Op::kMlpAllreduce}), 1.9 * kMB,
+                  0.1 * kMB));
   const StepCost dp = decode_step(seed_model("dp8-ep8"), 1, k128K);
   // "82 x 6144 x 2 ≈ 1MB": the seed's 82 omits the embedding AllReduce that its own 261 MB counts (83).
-  CHECK(rounds_to(sum_bytes(dp, {Op::kEmbedAllreduce, Op::kDpAllgather, Op::kReduceScatter, Op::kDenseAllreduce}),
-                  1 * kMB, 0.1 * kMB));
+  CHECK(rounds_to(
+      sum_bytes(dp, {Op::kEmbedAllreduce, Op::kDpAllgather, Op::kReduceScatter, Op::kDenseAllreduce}),
+      1 * kMB, 0.1 * kMB));
   CHECK(rounds_to(sum_bytes(dp, {Op::kDispatch, Op::kCombine}), 11 * kMB, 1 * kMB));  // 75 x 8 x 6144 x 3
   // Weights: 109 GB at 4.8 TB/s ≈ 23 ms, ≈ 44 steps/s; 3.4 GB/token at b=32, 425 MB/token at b=256.
   const CostModel cm = seed_model("dp8-ep8");
@@ -244,10 +252,10 @@ TEST_CASE("Seed: the 1M prefill in 32 chunks of 32768 on TP8 attention + EP8", "
   }
   CHECK(chunks.back().cost[Op::kLmHead].count == 1);
   CHECK(chunks.front().cost[Op::kLmHead].count == 0);
-  CHECK(main_flops == Approx(100 * kPFLOP).epsilon(0.06));   // "约 100 PFLOP" (105.4, same form as above)
-  CHECK(idx_flops == Approx(94 * kPFLOP).epsilon(0.02));     // "约 94 PFLOP" (2 x 32 x 128 per pair)
-  CHECK(idx_read == Approx(47 * kTB).epsilon(0.02));         // "约 47TB"
-  CHECK(rounds_to(kv_write, 53.7 * kGB, 0.1 * kGB));         // "约 53.7GB"
+  CHECK(main_flops == Approx(100 * kPFLOP).epsilon(0.06));  // "约 100 PFLOP" (105.4, same form as above)
+  CHECK(idx_flops == Approx(94 * kPFLOP).epsilon(0.02));    // "约 94 PFLOP" (2 x 32 x 128 per pair)
+  CHECK(idx_read == Approx(47 * kTB).epsilon(0.02));        // "约 47TB"
+  CHECK(rounds_to(kv_write, 53.7 * kGB, 0.1 * kGB));        // "约 53.7GB"
   CHECK(main_flops + idx_flops == Approx(194 * kPFLOP).epsilon(0.04));  // "合计约 194 PFLOP"
   // "8 张 H200 的有效算力在 10–12 PFLOPS 量级, 纯计算下限 16–20 秒".
   CHECK((main_flops + idx_flops) / 12e15 == Approx(16.5).margin(1));
@@ -271,9 +279,9 @@ TEST_CASE("Seed: KV capacity at 1M on 8 x H200 holds 4 requests", "[golden]") {
 }
 
 TEST_CASE("Seed: page and block counts of the scheduler section", "[golden]") {
-  CHECK(256 * (k128K / kDefaultPageTokens) == 524288);            // "256 x 2048 = 524,288 个页号"
+  CHECK(256 * (k128K / kDefaultPageTokens) == 524288);                    // "256 x 2048 = 524,288 个页号"
   CHECK((100000 + kDefaultPageTokens - 1) / kDefaultPageTokens == 1563);  // "100K token ... 1563 个块"
-  CHECK(rounds_to(19000.0 / kDefaultPageTokens, 300, 10));          // "19K 前缀 ... 接近 300 次哈希"
+  CHECK(rounds_to(19000.0 / kDefaultPageTokens, 300, 10));  // "19K 前缀 ... 接近 300 次哈希"
   // Embedding AllReduce: "对 decode 的 256 个请求, 约 3MB; 对 prefill 的 32K chunk, 约 400MB".
   CHECK(rounds_to(decode_step(seed_model("tp8"), 256, 4096)[Op::kEmbedAllreduce].bytes_each, 3 * kMB, kMB));
   CHECK(prefill_step(seed_model("tp8"), kChunk, 0, false)[Op::kEmbedAllreduce].bytes_each ==

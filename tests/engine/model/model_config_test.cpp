@@ -6,7 +6,8 @@
 
 using namespace tokenline;
 
-TEST_CASE("GLM-5.3's parameter counts derived from its config give 744B total and ~40B active", "[model_config]") {
+TEST_CASE("GLM-5.3's parameter counts derived from its config give 744B total and ~40B active",
+          "[model_config]") {
   const ModelConfig glm = model_preset("glm-5.3");
   CHECK(glm.layers == 78);
   CHECK(glm.moe_layers() == 75);

@@ -38,6 +38,7 @@ TEST_CASE("A layout that does not divide the model is rejected", "[parallel]") {
                     Catch::Contains("64 heads"));
   CHECK_THROWS_WITH(validate_parallel(parse_parallel("tp2-ep4", "x"), glm, "--parallel"),
                     Catch::Contains("2 GPUs"));
-  CHECK_THROWS_WITH(validate_parallel(parse_parallel("tp8-ep8", "x"), model_preset("llama-3.1-8b"), "--parallel"),
-                    Catch::Contains("dense model"));
+  CHECK_THROWS_WITH(
+      validate_parallel(parse_parallel("tp8-ep8", "x"), model_preset("llama-3.1-8b"), "--parallel"),
+      Catch::Contains("dense model"));
 }

@@ -51,7 +51,8 @@ TEST_CASE("Heterogeneous ranks: the step takes the busiest rank's time", "[step_
   CHECK(parts(s) == Approx(s.total_s));
 }
 
-TEST_CASE("Decode cost grows with context through the indexer only; sparse KV reads stop at top-k", "[step_cost]") {
+TEST_CASE("Decode cost grows with context through the indexer only; sparse KV reads stop at top-k",
+          "[step_cost]") {
   const CostModel cm = glm("tp8");
   const StepCost short_ctx = decode_step(cm, 8, 4096);
   const StepCost long_ctx = decode_step(cm, 8, 500000);
@@ -100,8 +101,8 @@ TEST_CASE("An idle step costs nothing; MTP adds a draft term", "[step_cost]") {
 }
 
 TEST_CASE("Dense GQA models cost attention over every cached key", "[step_cost]") {
-  const CostModel cm = make_cost_model(model_preset("llama-3.1-8b"), parse_parallel("tp1", "t"), KvLayout::kBf16,
-                                       load_hardware("h200"));
+  const CostModel cm = make_cost_model(model_preset("llama-3.1-8b"), parse_parallel("tp1", "t"),
+                                       KvLayout::kBf16, load_hardware("h200"));
   const StepCost s = decode_step(cm, 4, 10000);
   CHECK(s.bytes.kv_read == 4.0 * 10001 * 4096 * 32);  // (L + 1) keys x 2 x 8 x 128 x 2 B x 32 layers
   CHECK(s[Op::kIndexerScore].count == 0);
@@ -112,8 +113,8 @@ TEST_CASE("Dense GQA models cost attention over every cached key", "[step_cost]"
 }
 
 TEST_CASE("make_cost_model rejects layouts that do not fit the model", "[step_cost]") {
-  CHECK_THROWS_WITH(make_cost_model(model_preset("llama-3.1-8b"), parse_parallel("tp1", "t"), KvLayout::kFp8DsMla,
-                                    load_hardware("h200")),
+  CHECK_THROWS_WITH(make_cost_model(model_preset("llama-3.1-8b"), parse_parallel("tp1", "t"),
+                                    KvLayout::kFp8DsMla, load_hardware("h200")),
                     Catch::Contains("--kv-layout"));
   CHECK_THROWS_WITH(glm("dp3-ep3"), Catch::Contains("ep3"));
 }
