@@ -23,7 +23,7 @@ TEST_CASE("azure wall-clock timestamps parse to nanoseconds", "[azure]") {
   CHECK_FALSE(parse_wall_clock_ns("2023-11-16 18:15:46.1234567890"));
 }
 
-TEST_CASE("azure CSV with CRLF and no final newline; arrivals are offsets from the first row", "[azure]") {
+TEST_CASE("azure CSV with CRLF and no final newline, arrivals are offsets from the first row", "[azure]") {
   AzureReader reader(text_lines("TIMESTAMP,ContextTokens,GeneratedTokens\r\n"
                                 "2023-11-16 18:15:46.6805900,374,44\r\n"
                                 "2023-11-16 18:15:50.9951690,396,109\r\n"

@@ -30,7 +30,7 @@ Moments moments(Draw draw) {
 // Tolerance for a sample mean: 5 standard errors (a false failure about once in 3.5 million runs).
 double mean_tolerance(double variance) { return 5.0 * std::sqrt(variance / kSamples); }
 
-TEST_CASE("same seed and stream give the same sequence; other names give other sequences", "[rng]") {
+TEST_CASE("same seed and stream give the same sequence, other names or seeds other sequences", "[rng]") {
   Rng a(42, "arrivals"), b(42, "arrivals"), c(42, "lengths"), d(43, "arrivals");
   for (int i = 0; i < 100; ++i) {
     const uint64_t x = a.next_u64();
@@ -53,7 +53,7 @@ TEST_CASE("pinned raw values: the stream never changes across builds", "[rng]") 
   CHECK(e.exponential(2.0) == Approx(0.79452075336710637).epsilon(1e-14));
 }
 
-TEST_CASE("uniform01 is in [0, 1) with mean 1/2 and variance 1/12", "[rng]") {
+TEST_CASE("uniform01 lies in 0 <= x < 1 with mean 1/2 and variance 1/12", "[rng]") {
   Rng r(1, "u");
   double lo = 1, hi = 0;
   const Moments m = moments([&] {
@@ -68,7 +68,7 @@ TEST_CASE("uniform01 is in [0, 1) with mean 1/2 and variance 1/12", "[rng]") {
   CHECK(m.variance == Approx(1.0 / 12).epsilon(0.02));
 }
 
-TEST_CASE("uniform_int covers [lo, hi] evenly", "[rng]") {
+TEST_CASE("uniform_int covers lo..hi inclusive evenly", "[rng]") {
   Rng r(2, "int");
   int counts[6] = {};
   for (int i = 0; i < 60000; ++i) {

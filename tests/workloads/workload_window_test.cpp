@@ -21,7 +21,7 @@ std::unique_ptr<WorkloadSource> ten_requests() {
   return std::make_unique<TokenlineReader>(text_lines(text), ReaderOptions{});
 }
 
-TEST_CASE("window: scale, then keep [start, start + duration), shift, renumber", "[window]") {
+TEST_CASE("window: scale, keep start <= t < start + duration, shift, renumber", "[window]") {
   WindowedSource w(ten_requests(), WindowOptions{.time_scale = 2.0, .start_s = 4.0, .duration_s = 6.0});
   const auto rs = drain(w);
   // scaled arrivals 0, 2, 4, ..., 18; kept 4, 6, 8 -> shifted 0, 2, 4
