@@ -68,7 +68,10 @@ TensorInfo parse_entry(const std::string& where, const std::string& name, const 
 
 std::string shape_string(const std::vector<int64_t>& shape) {
   std::string s = "[";
-  for (size_t i = 0; i < shape.size(); ++i) s += (i ? ", " : "") + std::to_string(shape[i]);
+  for (size_t i = 0; i < shape.size(); ++i) {
+    if (i > 0) s += ", ";
+    s += std::to_string(shape[i]);
+  }
   return s + "]";
 }
 

@@ -63,7 +63,10 @@ inline double time_ms(const std::function<void()>& run, int32_t repeats, bool gp
 
 inline std::string dims_string(std::initializer_list<int64_t> dims) {
   std::string s;
-  for (int64_t d : dims) s += (s.empty() ? "" : "x") + std::to_string(d);
+  for (int64_t d : dims) {
+    if (!s.empty()) s += 'x';
+    s += std::to_string(d);
+  }
   return s;
 }
 
