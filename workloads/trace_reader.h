@@ -29,8 +29,7 @@ class TraceReader : public WorkloadSource {
   std::optional<WorkloadRequest> next() final;
   int64_t skipped_lines() const final { return skipped_; }
   std::string describe() const final { return format_ + ":" + lines_.name(); }
-  // The message of the first skipped line ("" if none), so a run can say why lines were dropped.
-  const std::string& first_skip_reason() const { return first_skip_reason_; }
+  std::string first_skip_reason() const final { return first_skip_reason_; }
 
  protected:
   TraceReader(LineReader lines, ReaderOptions options, std::string format);

@@ -18,6 +18,8 @@ class WorkloadSource {
   virtual std::optional<WorkloadRequest> next() = 0;
   // Lines skipped as malformed so far (readers in skip-bad-lines mode); 0 for generators.
   virtual int64_t skipped_lines() const { return 0; }
+  // The error message of the first skipped line ("" if none), so a run can say why lines were dropped.
+  virtual std::string first_skip_reason() const { return ""; }
   // What the source reads, for run metadata: "mooncake:conv.jsonl", "synthetic:n=100,...".
   virtual std::string describe() const = 0;
 };

@@ -28,6 +28,7 @@ class WindowedSource final : public WorkloadSource {
   WindowedSource(std::unique_ptr<WorkloadSource> inner, WindowOptions options);
   std::optional<WorkloadRequest> next() override;
   int64_t skipped_lines() const override { return inner_->skipped_lines(); }
+  std::string first_skip_reason() const override { return inner_->first_skip_reason(); }
   std::string describe() const override { return inner_->describe(); }
   const WorkloadSource& inner() const { return *inner_; }
 

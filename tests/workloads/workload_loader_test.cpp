@@ -54,6 +54,16 @@ TEST_CASE("options reach the source: seed, window, skip-bad-lines", "[loader]") 
   REQUIRE(ra.size() == 7);
   CHECK(ra[6].input_tokens == drain(*b)[6].input_tokens);
 
+  const std::string path = "tl_test_skip.tmp";
+  std::ofstream(path) << "{\"timestamp\": 0, \"input_length\": 5, \"output_length\": 1}\nbroken\n";
+  WorkloadOptions skipping;
+  skipping.reader.skip_bad_lines = true;
+  auto skipped = open_workload(path, skipping);
+  CHECK(drain(*skipped).size() == 1);
+  CHECK(skipped->skipped_lines() == 1);
+  CHECK(skipped->first_skip_reason() == path + ":2: expected a JSON object, found 'broken'");
+  std::remove(path.c_str());
+
   options.window.time_scale = -1;
   CHECK_THROWS_AS(open_workload("default", options), InputError);
 }
