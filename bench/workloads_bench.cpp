@@ -64,7 +64,8 @@ void BM_AzureInMemory(benchmark::State& state) {
   for (int i = 0; i < kRows; ++i) {
     const int tenths = i % 10, seconds = (i / 10) % 60, minutes = i / 600;
     text += "2023-11-16 18:" + std::string(minutes < 10 ? "0" : "") + std::to_string(minutes) + ":" +
-            (seconds < 10 ? "0" : "") + std::to_string(seconds) + "." + std::to_string(tenths) + "000000,1020,129\r\n";
+            (seconds < 10 ? "0" : "") + std::to_string(seconds) + "." + std::to_string(tenths) +
+            "000000,1020,129\r\n";
   }
   int64_t requests = 0, hash_bytes = 0;
   for (auto _ : state) {
@@ -84,10 +85,12 @@ void BM_Synthetic(benchmark::State& state, const char* spec) {
   }
   state.SetItemsProcessed(requests);
 }
-BENCHMARK_CAPTURE(BM_Synthetic, groups,
-                  "n=10000,rate=10,input=lognormal:mean=1000,sigma=1,output=fixed:128,prefix_groups=8,prefix_tokens=1024")
+BENCHMARK_CAPTURE(
+    BM_Synthetic, groups,
+    "n=10000,rate=10,input=lognormal:mean=1000,sigma=1,output=fixed:128,prefix_groups=8,prefix_tokens=1024")
     ->Unit(benchmark::kMillisecond);
-BENCHMARK_CAPTURE(BM_Synthetic, sessions, "sessions=2500,turns=4,rate=10,input=uniform:100:1000,output=uniform:50:500")
+BENCHMARK_CAPTURE(BM_Synthetic, sessions,
+                  "sessions=2500,turns=4,rate=10,input=uniform:100:1000,output=uniform:50:500")
     ->Unit(benchmark::kMillisecond);
 
 }  // namespace

@@ -1,5 +1,5 @@
-// EmbeddedText: a text file compiled into the binary (see common/embed_text_files.cmake), looked up by its path
-// relative to the layer folder ("hardware/h200.json"). Read-only views into static storage.
+// EmbeddedText: a text file compiled into the binary (see common/embed_text_files.cmake), looked up by its
+// path relative to the layer folder ("hardware/h200.json"). Read-only views into static storage.
 #pragma once
 
 #include <optional>

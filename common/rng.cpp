@@ -19,14 +19,18 @@ uint64_t stream_id(std::string_view name) {
 
 Rng::Rng(uint64_t seed, std::string_view stream) : engine_(seed, stream_id(stream)) {}
 
-uint64_t Rng::next_u64() { return static_cast<uint64_t>(engine_()); }
+uint64_t Rng::next_u64() {
+  return static_cast<uint64_t>(engine_());
+}
 
 double Rng::uniform01() {
   constexpr double kTwoPowMinus53 = 1.0 / 9007199254740992.0;  // 2^-53: 53 bits fill a double's mantissa
   return static_cast<double>(next_u64() >> 11) * kTwoPowMinus53;
 }
 
-double Rng::uniform01_open() { return 1.0 - uniform01(); }
+double Rng::uniform01_open() {
+  return 1.0 - uniform01();
+}
 
 int64_t Rng::uniform_int(int64_t lo, int64_t hi) {
   assert(lo <= hi && "uniform_int needs lo <= hi");
@@ -39,7 +43,9 @@ int64_t Rng::uniform_int(int64_t lo, int64_t hi) {
   return static_cast<int64_t>(static_cast<uint64_t>(lo) + x % span);
 }
 
-double Rng::exponential(double mean) { return -mean * std::log(uniform01_open()); }
+double Rng::exponential(double mean) {
+  return -mean * std::log(uniform01_open());
+}
 
 double Rng::normal() {
   for (;;) {
@@ -73,7 +79,9 @@ double Rng::gamma(double shape, double scale) {
   }
 }
 
-double Rng::lognormal(double mu, double sigma) { return std::exp(mu + sigma * normal()); }
+double Rng::lognormal(double mu, double sigma) {
+  return std::exp(mu + sigma * normal());
+}
 
 ZipfTable::ZipfTable(int64_t n, double s) {
   assert(n >= 1 && n <= kMaxZipfSupport && s > 0 && "ZipfTable needs 1 <= n <= 2^24 and s > 0");
@@ -97,6 +105,8 @@ int64_t ZipfTable::sample(Rng& rng) const {
   return static_cast<int64_t>(it - cdf_.begin()) + 1;
 }
 
-double ZipfTable::mean() const { return mean_; }
+double ZipfTable::mean() const {
+  return mean_;
+}
 
 }  // namespace tokenline

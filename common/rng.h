@@ -3,9 +3,8 @@
 // Owned by one user; not thread-safe. Every sampler consumes a fixed or documented number of draws.
 #pragma once
 
-#include <pcg_random.hpp>
-
 #include <cstdint>
+#include <pcg_random.hpp>
 #include <string_view>
 #include <vector>
 
@@ -21,13 +20,13 @@ class Rng {
   Rng(uint64_t seed, std::string_view stream);
 
   uint64_t next_u64();
-  double uniform01();                          // [0, 1) from the top 53 bits; one draw
-  double uniform01_open();                     // (0, 1]; for logarithms
-  int64_t uniform_int(int64_t lo, int64_t hi); // [lo, hi] inclusive, unbiased (rejection); REQUIRES lo <= hi
-  double exponential(double mean);             // inverse CDF; one draw
-  double normal();                             // standard normal, Marsaglia polar method (no cached pair)
-  double gamma(double shape, double scale);    // Marsaglia-Tsang; shape < 1 via the U^(1/shape) boost
-  double lognormal(double mu, double sigma);   // exp(mu + sigma * normal())
+  double uniform01();                           // [0, 1) from the top 53 bits; one draw
+  double uniform01_open();                      // (0, 1]; for logarithms
+  int64_t uniform_int(int64_t lo, int64_t hi);  // [lo, hi] inclusive, unbiased (rejection); REQUIRES lo <= hi
+  double exponential(double mean);              // inverse CDF; one draw
+  double normal();                              // standard normal, Marsaglia polar method (no cached pair)
+  double gamma(double shape, double scale);     // Marsaglia-Tsang; shape < 1 via the U^(1/shape) boost
+  double lognormal(double mu, double sigma);    // exp(mu + sigma * normal())
 
  private:
   pcg64 engine_;

@@ -1,10 +1,9 @@
 #include "topologies/cluster.h"
 
+#include <algorithm>
 #include <boost/graph/adjacency_list.hpp>
 #include <boost/graph/breadth_first_search.hpp>
 #include <boost/graph/filtered_graph.hpp>
-
-#include <algorithm>
 #include <cassert>
 #include <limits>
 #include <utility>
@@ -23,9 +22,7 @@ struct NoTransitGpus {
   const std::vector<Device>* devices = nullptr;
   Vertex from = 0;
   Vertex to = 0;
-  bool operator()(Vertex v) const {
-    return v == from || v == to || (*devices)[v].kind != DeviceKind::kGpu;
-  }
+  bool operator()(Vertex v) const { return v == from || v == to || (*devices)[v].kind != DeviceKind::kGpu; }
 };
 
 }  // namespace
@@ -42,20 +39,28 @@ struct Cluster::Impl {
 
 const char* to_string(DeviceKind kind) {
   switch (kind) {
-    case DeviceKind::kGpu: return "gpu";
-    case DeviceKind::kNvSwitch: return "nvswitch";
-    case DeviceKind::kNic: return "nic";
-    case DeviceKind::kLeafSwitch: return "leaf";
-    case DeviceKind::kSpineSwitch: return "spine";
+    case DeviceKind::kGpu:
+      return "gpu";
+    case DeviceKind::kNvSwitch:
+      return "nvswitch";
+    case DeviceKind::kNic:
+      return "nic";
+    case DeviceKind::kLeafSwitch:
+      return "leaf";
+    case DeviceKind::kSpineSwitch:
+      return "spine";
   }
   return "?";
 }
 
 const char* to_string(LinkKind kind) {
   switch (kind) {
-    case LinkKind::kNvlink: return "nvlink";
-    case LinkKind::kPcie: return "pcie";
-    case LinkKind::kIb: return "ib";
+    case LinkKind::kNvlink:
+      return "nvlink";
+    case LinkKind::kPcie:
+      return "pcie";
+    case LinkKind::kIb:
+      return "ib";
   }
   return "?";
 }
@@ -91,14 +96,30 @@ Cluster::Cluster(Cluster&&) noexcept = default;
 Cluster& Cluster::operator=(Cluster&&) noexcept = default;
 Cluster::~Cluster() = default;
 
-const std::string& Cluster::name() const { return impl_->name; }
-const Hardware& Cluster::hardware() const { return impl_->hardware; }
-int Cluster::node_count() const { return impl_->node_count; }
-int Cluster::gpu_count() const { return static_cast<int>(impl_->gpu_devices.size()); }
-int Cluster::device_of_gpu(int gpu) const { return impl_->gpu_devices.at(gpu); }
-int Cluster::node_of_gpu(int gpu) const { return impl_->devices[device_of_gpu(gpu)].node; }
-const std::vector<Device>& Cluster::devices() const { return impl_->devices; }
-const std::vector<Link>& Cluster::links() const { return impl_->links; }
+const std::string& Cluster::name() const {
+  return impl_->name;
+}
+const Hardware& Cluster::hardware() const {
+  return impl_->hardware;
+}
+int Cluster::node_count() const {
+  return impl_->node_count;
+}
+int Cluster::gpu_count() const {
+  return static_cast<int>(impl_->gpu_devices.size());
+}
+int Cluster::device_of_gpu(int gpu) const {
+  return impl_->gpu_devices.at(gpu);
+}
+int Cluster::node_of_gpu(int gpu) const {
+  return impl_->devices[device_of_gpu(gpu)].node;
+}
+const std::vector<Device>& Cluster::devices() const {
+  return impl_->devices;
+}
+const std::vector<Link>& Cluster::links() const {
+  return impl_->links;
+}
 
 std::vector<int> Cluster::gpus_of_node(int node) const {
   std::vector<int> gpus;
@@ -119,9 +140,9 @@ Route Cluster::route(int gpu_from, int gpu_to) const {
   std::vector<Edge> pred(boost::num_vertices(impl_->graph));
   std::vector<char> reached(boost::num_vertices(impl_->graph), 0);
   reached[from] = 1;
-  auto record = boost::make_bfs_visitor(std::make_pair(
-      boost::record_edge_predecessors(pred.data(), boost::on_tree_edge()),
-      boost::put_property(reached.data(), static_cast<char>(1), boost::on_discover_vertex())));
+  auto record = boost::make_bfs_visitor(
+      std::make_pair(boost::record_edge_predecessors(pred.data(), boost::on_tree_edge()),
+                     boost::put_property(reached.data(), static_cast<char>(1), boost::on_discover_vertex())));
   boost::breadth_first_search(view, from, boost::visitor(record));
   if (!reached[to]) {  // disconnected graph: the loader never builds one; callers see bottleneck 0
     r.bottleneck_bw = 0;

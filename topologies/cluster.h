@@ -17,19 +17,19 @@ const char* to_string(DeviceKind kind);
 const char* to_string(LinkKind kind);
 
 struct Device {
-  int id = 0;            // index into Cluster::devices()
+  int id = 0;  // index into Cluster::devices()
   DeviceKind kind = DeviceKind::kGpu;
-  std::string name;      // "node0/gpu3", "node1/nic3", "leaf3", "spine0"
-  int node = -1;         // node index; -1 for fabric switches shared by nodes
-  int gpu = -1;          // global GPU rank (node * gpus_per_node + local) for kGpu, else -1
+  std::string name;  // "node0/gpu3", "node1/nic3", "leaf3", "spine0"
+  int node = -1;     // node index; -1 for fabric switches shared by nodes
+  int gpu = -1;      // global GPU rank (node * gpus_per_node + local) for kGpu, else -1
 };
 
 // One physical link, full duplex: `bw_per_direction` each way at once (SimGrid SPLITDUPLEX).
 struct Link {
-  int id = 0;            // index into Cluster::links()
+  int id = 0;  // index into Cluster::links()
   LinkKind kind = LinkKind::kNvlink;
-  std::string name;      // "node0/gpu3-nvswitch"
-  int a = 0;             // device ids of the two ends
+  std::string name;  // "node0/gpu3-nvswitch"
+  int a = 0;         // device ids of the two ends
   int b = 0;
   double bw_per_direction = 0;  // bytes/s
   double latency_s = 0;
@@ -46,7 +46,8 @@ struct Route {
 class Cluster {
  public:
   // REQUIRES: ids are dense indices; every link's ends are valid device ids; every GPU has a node.
-  Cluster(std::string name, Hardware hardware, int node_count, std::vector<Device> devices, std::vector<Link> links);
+  Cluster(std::string name, Hardware hardware, int node_count, std::vector<Device> devices,
+          std::vector<Link> links);
   Cluster(Cluster&&) noexcept;
   Cluster& operator=(Cluster&&) noexcept;
   ~Cluster();

@@ -47,8 +47,9 @@ void read_fabric(const json& doc, const Where& root, ClusterSpec& s) {
   const std::string kind = spec::require_string(f, "kind", at);
   if (kind == "none") {
     spec::reject_unknown_keys(f, {"kind"}, at);
-    if (s.nodes != 1) throw InputError(at.child("kind").text(), "\"rail_optimized\" for more than one node",
-                                       "\"none\" with nodes = " + std::to_string(s.nodes));
+    if (s.nodes != 1)
+      throw InputError(at.child("kind").text(), "\"rail_optimized\" for more than one node",
+                       "\"none\" with nodes = " + std::to_string(s.nodes));
     s.fabric = FabricKind::kNone;
   } else if (kind == "rail_optimized") {
     spec::reject_unknown_keys(f, {"kind", "spines"}, at);
@@ -60,8 +61,8 @@ void read_fabric(const json& doc, const Where& root, ClusterSpec& s) {
 }
 
 ClusterSpec read_spec(const json& doc, const Where& root) {
-  spec::reject_unknown_keys(doc, {"name", "description", "hardware", "nodes", "gpus_per_node", "links", "fabric"},
-                            root);
+  spec::reject_unknown_keys(
+      doc, {"name", "description", "hardware", "nodes", "gpus_per_node", "links", "fabric"}, root);
   ClusterSpec s;
   s.name = spec::require_string(doc, "name", root);
   spec::require_string(doc, "description", root);
@@ -102,7 +103,8 @@ Cluster build(const ClusterSpec& s, Hardware hw) {
     const std::string prefix = "node" + std::to_string(n) + "/";
     const int nvswitch = g.device(DeviceKind::kNvSwitch, prefix + "nvswitch", n, -1);
     for (int l = 0; l < s.gpus_per_node; ++l) {
-      const int gpu = g.device(DeviceKind::kGpu, prefix + "gpu" + std::to_string(l), n, n * s.gpus_per_node + l);
+      const int gpu =
+          g.device(DeviceKind::kGpu, prefix + "gpu" + std::to_string(l), n, n * s.gpus_per_node + l);
       const int nic = g.device(DeviceKind::kNic, prefix + "nic" + std::to_string(l), n, -1);
       g.link(LinkKind::kNvlink, gpu, nvswitch, s.nvlink);
       g.link(LinkKind::kPcie, gpu, nic, s.pcie);
@@ -111,7 +113,8 @@ Cluster build(const ClusterSpec& s, Hardware hw) {
   }
   if (s.fabric == FabricKind::kRailOptimized) {
     std::vector<int> spines;
-    for (int i = 0; i < s.spines; ++i) spines.push_back(g.device(DeviceKind::kSpineSwitch, "spine" + std::to_string(i), -1, -1));
+    for (int i = 0; i < s.spines; ++i)
+      spines.push_back(g.device(DeviceKind::kSpineSwitch, "spine" + std::to_string(i), -1, -1));
     for (int rail = 0; rail < s.gpus_per_node; ++rail) {
       const int leaf = g.device(DeviceKind::kLeafSwitch, "leaf" + std::to_string(rail), -1, -1);
       for (int n = 0; n < s.nodes; ++n) g.link(LinkKind::kIb, nics[n][rail], leaf, s.ib);
@@ -139,6 +142,8 @@ Cluster load_cluster(const std::string& name_or_path) {
   return parse_cluster(src.text, src.file);
 }
 
-std::vector<std::string> cluster_presets() { return preset_names("clusters"); }
+std::vector<std::string> cluster_presets() {
+  return preset_names("clusters");
+}
 
 }  // namespace tokenline

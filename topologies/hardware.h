@@ -11,16 +11,16 @@ enum class Dtype { kFp8, kBf16, kFp16, kFp32, kNvfp4 };
 
 struct Efficiency {
   // Achieved / peak for each op class; 1.0 means "ideal". Sources live in the JSON next to each value.
-  double gemm = 1.0;         // dense and grouped GEMMs (compute-bound side of the roofline)
-  double attention = 1.0;    // attention / indexer kernels (compute side)
-  double hbm = 1.0;          // streaming HBM reads and writes (memory side)
-  double nvlink = 1.0;       // collective bus bandwidth achieved vs the ring figure below
-  double ib = 1.0;           // network bandwidth achieved vs line rate
+  double gemm = 1.0;       // dense and grouped GEMMs (compute-bound side of the roofline)
+  double attention = 1.0;  // attention / indexer kernels (compute side)
+  double hbm = 1.0;        // streaming HBM reads and writes (memory side)
+  double nvlink = 1.0;     // collective bus bandwidth achieved vs the ring figure below
+  double ib = 1.0;         // network bandwidth achieved vs line rate
 };
 
 struct Hardware {
-  std::string name;                  // "h200"
-  double peak_flops_fp8 = 0;         // dense FLOP/s, no sparsity
+  std::string name;           // "h200"
+  double peak_flops_fp8 = 0;  // dense FLOP/s, no sparsity
   double peak_flops_bf16 = 0;
   double peak_flops_fp32 = 0;
   double peak_flops_nvfp4 = 0;       // 0 where the part has no FP4 tensor cores
@@ -33,19 +33,24 @@ struct Hardware {
   double ib_bw = 0;                  // bytes/s per NIC per direction (400 Gb/s NDR = 50 GB/s)
   double ib_seed_bw = 0;             // the seed's IB column: 200 Gb/s ~= 25 GB/s per direction
   double ib_latency_s = 0;
-  int nics_per_gpu = 1;              // IB NICs per GPU (rail-optimized HGX: one ConnectX-7 per GPU)
-  int gpus_per_node = 8;             // GPUs in one NVLink domain (HGX board)
-  double collective_launch_s = 0;    // fixed cost per collective (kernel launch + sync), the seed's 3-5 us
-  double kernel_launch_s = 0;        // fixed cost per non-collective kernel under CUDA Graph replay
-  Efficiency efficiency;             // default factors; --ideal replaces them with 1.0
+  int nics_per_gpu = 1;            // IB NICs per GPU (rail-optimized HGX: one ConnectX-7 per GPU)
+  int gpus_per_node = 8;           // GPUs in one NVLink domain (HGX board)
+  double collective_launch_s = 0;  // fixed cost per collective (kernel launch + sync), the seed's 3-5 us
+  double kernel_launch_s = 0;      // fixed cost per non-collective kernel under CUDA Graph replay
+  Efficiency efficiency;           // default factors; --ideal replaces them with 1.0
 
   double peak_flops(Dtype d) const {
     switch (d) {
-      case Dtype::kFp8: return peak_flops_fp8;
-      case Dtype::kBf16: return peak_flops_bf16;
-      case Dtype::kFp16: return peak_flops_bf16;
-      case Dtype::kFp32: return peak_flops_fp32;
-      case Dtype::kNvfp4: return peak_flops_nvfp4 > 0 ? peak_flops_nvfp4 : peak_flops_fp8;
+      case Dtype::kFp8:
+        return peak_flops_fp8;
+      case Dtype::kBf16:
+        return peak_flops_bf16;
+      case Dtype::kFp16:
+        return peak_flops_bf16;
+      case Dtype::kFp32:
+        return peak_flops_fp32;
+      case Dtype::kNvfp4:
+        return peak_flops_nvfp4 > 0 ? peak_flops_nvfp4 : peak_flops_fp8;
     }
     return 0;
   }

@@ -86,7 +86,8 @@ void check_ranges(const Where& root, const Hardware& hw) {
   fraction(hw.efficiency.nvlink, {"efficiency", "nvlink"});
   fraction(hw.efficiency.ib, {"efficiency", "ib"});
   auto positive = [&](double v, std::string_view group, std::string_view key) {
-    if (v <= 0) throw InputError(root.child(group).child(key).child("value").text(), "a number > 0", number_text(v));
+    if (v <= 0)
+      throw InputError(root.child(group).child(key).child("value").text(), "a number > 0", number_text(v));
   };
   positive(hw.peak_flops_fp8, "peak_flops", "fp8");
   positive(hw.peak_flops_bf16, "peak_flops", "bf16");
@@ -102,9 +103,9 @@ void check_ranges(const Where& root, const Hardware& hw) {
 Hardware parse_hardware(const std::string& text, const std::string& file) {
   const json doc = spec::parse_document(text, file);
   const Where root{file, ""};
-  spec::reject_unknown_keys(doc, {"name", "description", "peak_flops", "hbm", "nvlink", "ib", "node", "overheads",
-                                  "efficiency"},
-                            root);
+  spec::reject_unknown_keys(
+      doc, {"name", "description", "peak_flops", "hbm", "nvlink", "ib", "node", "overheads", "efficiency"},
+      root);
   Hardware hw;
   hw.name = spec::require_string(doc, "name", root);
   spec::require_string(doc, "description", root);
@@ -120,6 +121,8 @@ Hardware load_hardware(const std::string& name_or_path) {
   return parse_hardware(src.text, src.file);
 }
 
-std::vector<std::string> hardware_presets() { return preset_names("hardware"); }
+std::vector<std::string> hardware_presets() {
+  return preset_names("hardware");
+}
 
 }  // namespace tokenline

@@ -46,7 +46,8 @@ PresetSource resolve_preset(const std::string& name_or_path, const std::string& 
                      "no such preset");
   }
   std::ifstream in(name_or_path, std::ios::binary);
-  if (!in) throw InputError(name_or_path, "a readable " + folder + " JSON file", "a file that cannot be opened");
+  if (!in)
+    throw InputError(name_or_path, "a readable " + folder + " JSON file", "a file that cannot be opened");
   std::ostringstream text;
   text << in.rdbuf();
   return PresetSource{text.str(), name_or_path};

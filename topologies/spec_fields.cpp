@@ -20,7 +20,8 @@ std::string describe(const json& value) {
 
 const json& require_key(const json& parent, std::string_view key, const Where& where) {
   auto it = parent.find(std::string(key));
-  if (it == parent.end()) throw InputError(where.child(key).text(), "a field '" + std::string(key) + "'", "none");
+  if (it == parent.end())
+    throw InputError(where.child(key).text(), "a field '" + std::string(key) + "'", "none");
   return *it;
 }
 
@@ -47,7 +48,8 @@ double sourced_number(const json& parent, std::string_view key, const Where& whe
   const json& value = require_key(obj, "value", at);
   if (!value.is_number()) throw InputError(at.child("value").text(), "a number", describe(value));
   const double v = value.get<double>();
-  if (!std::isfinite(v) || v < 0) throw InputError(at.child("value").text(), "a finite number >= 0", describe(value));
+  if (!std::isfinite(v) || v < 0)
+    throw InputError(at.child("value").text(), "a finite number >= 0", describe(value));
   return v;
 }
 
@@ -57,7 +59,9 @@ Where Where::child(std::string_view key) const {
   return Where{file, field.empty() ? std::string(key) : field + "." + std::string(key)};
 }
 
-std::string Where::text() const { return field.empty() ? file : file + ": " + field; }
+std::string Where::text() const {
+  return field.empty() ? file : file + ": " + field;
+}
 
 json parse_document(std::string_view text, const std::string& file) {
   json doc;
@@ -70,7 +74,8 @@ json parse_document(std::string_view text, const std::string& file) {
   return doc;
 }
 
-void reject_unknown_keys(const json& obj, std::initializer_list<std::string_view> allowed, const Where& where) {
+void reject_unknown_keys(const json& obj, std::initializer_list<std::string_view> allowed,
+                         const Where& where) {
   for (const auto& item : obj.items()) {
     bool known = false;
     for (std::string_view a : allowed) known = known || item.key() == a;

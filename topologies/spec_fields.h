@@ -2,10 +2,9 @@
 // here that names nlohmann). Every failure throws InputError naming the file and the dotted field path.
 #pragma once
 
-#include <nlohmann/json.hpp>
-
 #include <cstdint>
 #include <initializer_list>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <string_view>
 

@@ -64,20 +64,24 @@ std::optional<int64_t> parse_wall_clock_ns(std::string_view t) {
   return seconds * kNsPerSecond + fraction_ns;
 }
 
-AzureReader::AzureReader(LineReader lines, ReaderOptions options) : TraceReader(std::move(lines), options, "azure") {}
+AzureReader::AzureReader(LineReader lines, ReaderOptions options)
+    : TraceReader(std::move(lines), options, "azure") {}
 
 void AzureReader::read_header(LineReader& lines) {
   std::string header;
-  if (!lines.next(header)) throw InputError(lines.name(), "the header line " + std::string(kHeader), "an empty file");
+  if (!lines.next(header))
+    throw InputError(lines.name(), "the header line " + std::string(kHeader), "an empty file");
   if (!header.empty() && static_cast<unsigned char>(header[0]) == 0xEF) header.erase(0, 3);  // UTF-8 BOM
-  if (header != kHeader) throw InputError(lines.where(), "the header " + std::string(kHeader), "'" + header + "'");
+  if (header != kHeader)
+    throw InputError(lines.where(), "the header " + std::string(kHeader), "'" + header + "'");
 }
 
 WorkloadRequest AzureReader::parse_line(const std::string& line) {
   const size_t c1 = line.find(',');
   const size_t c2 = c1 == std::string::npos ? c1 : line.find(',', c1 + 1);
   if (c2 == std::string::npos || line.find(',', c2 + 1) != std::string::npos)
-    throw FieldError{"", "3 comma-separated fields (TIMESTAMP,ContextTokens,GeneratedTokens)", "'" + line + "'"};
+    throw FieldError{"", "3 comma-separated fields (TIMESTAMP,ContextTokens,GeneratedTokens)",
+                     "'" + line + "'"};
   const std::string_view text(line);
   const std::string_view stamp = text.substr(0, c1);
   const std::optional<int64_t> ns = parse_wall_clock_ns(stamp);

@@ -30,7 +30,8 @@ json parse_object(const std::string& line) {
   json obj = json::parse(line, nullptr, /*allow_exceptions=*/false);
   if (obj.is_discarded()) {
     constexpr size_t kMaxShown = 60;  // keep messages one line long
-    throw FieldError{"", "a JSON object", "'" + (line.size() > kMaxShown ? line.substr(0, kMaxShown) + "..." : line) + "'"};
+    throw FieldError{"", "a JSON object",
+                     "'" + (line.size() > kMaxShown ? line.substr(0, kMaxShown) + "..." : line) + "'"};
   }
   if (!obj.is_object()) throw FieldError{"", "a JSON object", describe(obj)};
   return obj;
@@ -45,7 +46,8 @@ std::string describe(const json& value) {
 
 int64_t int_field(const json& obj, std::string_view key, int64_t min) {
   const json* v = find(obj, key);
-  if (v == nullptr) throw FieldError{std::string(key), "an integer >= " + std::to_string(min), "no such field"};
+  if (v == nullptr)
+    throw FieldError{std::string(key), "an integer >= " + std::to_string(min), "no such field"};
   return as_int(*v, key, min);
 }
 
@@ -84,8 +86,8 @@ void check_block_count(size_t hash_count, int64_t input_tokens, int64_t block_to
   const int64_t want = (input_tokens + block_tokens - 1) / block_tokens;
   if (static_cast<int64_t>(hash_count) == want) return;
   throw FieldError{std::string(key),
-                   "ceil(" + std::to_string(input_tokens) + " / " + std::to_string(block_tokens) + ") = " +
-                       std::to_string(want) + " block hashes",
+                   "ceil(" + std::to_string(input_tokens) + " / " + std::to_string(block_tokens) +
+                       ") = " + std::to_string(want) + " block hashes",
                    std::to_string(hash_count)};
 }
 

@@ -2,9 +2,8 @@
 // nlohmann). Every failure throws FieldError naming the field, what was expected and what was found.
 #pragma once
 
-#include <nlohmann/json.hpp>
-
 #include <cstdint>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <string_view>

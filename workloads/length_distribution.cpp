@@ -50,16 +50,27 @@ void parse_named(std::string_view args, const std::string& where, LengthParams& 
     const std::string_view key = item.substr(0, eq);
     const std::string_view value = eq == std::string_view::npos ? std::string_view() : item.substr(eq + 1);
     const std::string at = where + "." + std::string(key);
-    if (!zipf && key == "mean") { p.mean = to_double(value, at, false); seen_mean = true; }
-    else if (!zipf && key == "sigma") { p.sigma = to_double(value, at, true); seen_sigma = true; }
-    else if (zipf && key == "s") { p.s = to_double(value, at, false); seen_s = true; }
-    else if (key == "max") { p.max = to_int(value, at, 1); seen_max = true; }
-    else throw InputError(where, std::string(kForms), "'" + std::string(item) + "'");
+    if (!zipf && key == "mean") {
+      p.mean = to_double(value, at, false);
+      seen_mean = true;
+    } else if (!zipf && key == "sigma") {
+      p.sigma = to_double(value, at, true);
+      seen_sigma = true;
+    } else if (zipf && key == "s") {
+      p.s = to_double(value, at, false);
+      seen_s = true;
+    } else if (key == "max") {
+      p.max = to_int(value, at, 1);
+      seen_max = true;
+    } else
+      throw InputError(where, std::string(kForms), "'" + std::string(item) + "'");
   }
-  if (!zipf && !(seen_mean && seen_sigma)) throw InputError(where, "lognormal:mean=M,sigma=S", "'" + std::string(args) + "'");
+  if (!zipf && !(seen_mean && seen_sigma))
+    throw InputError(where, "lognormal:mean=M,sigma=S", "'" + std::string(args) + "'");
   if (zipf && !(seen_s && seen_max)) throw InputError(where, "zipf:s=S,max=N", "'" + std::string(args) + "'");
   if (zipf && p.max > ZipfTable::kMaxZipfSupport)
-    throw InputError(where + ".max", "at most " + std::to_string(ZipfTable::kMaxZipfSupport), std::to_string(p.max));
+    throw InputError(where + ".max", "at most " + std::to_string(ZipfTable::kMaxZipfSupport),
+                     std::to_string(p.max));
 }
 
 }  // namespace
@@ -93,8 +104,10 @@ LengthDistribution LengthDistribution::parse(std::string_view text, const std::s
 
 int64_t LengthDistribution::sample(Rng& rng) const {
   switch (params_.kind) {
-    case LengthKind::kFixed: return params_.fixed;
-    case LengthKind::kUniform: return rng.uniform_int(params_.lo, params_.hi);
+    case LengthKind::kFixed:
+      return params_.fixed;
+    case LengthKind::kUniform:
+      return rng.uniform_int(params_.lo, params_.hi);
     case LengthKind::kLognormal: {
       // mean = exp(mu + sigma^2 / 2)  =>  mu = ln(mean) - sigma^2 / 2
       const double mu = std::log(params_.mean) - 0.5 * params_.sigma * params_.sigma;
@@ -102,17 +115,22 @@ int64_t LengthDistribution::sample(Rng& rng) const {
       const double hi = params_.max > 0 ? static_cast<double>(params_.max) : kNoClamp;
       return static_cast<int64_t>(std::clamp(std::round(rng.lognormal(mu, params_.sigma)), 1.0, hi));
     }
-    case LengthKind::kZipf: return zipf_->sample(rng);
+    case LengthKind::kZipf:
+      return zipf_->sample(rng);
   }
   return 1;
 }
 
 double LengthDistribution::mean() const {
   switch (params_.kind) {
-    case LengthKind::kFixed: return static_cast<double>(params_.fixed);
-    case LengthKind::kUniform: return 0.5 * static_cast<double>(params_.lo + params_.hi);
-    case LengthKind::kLognormal: return params_.mean;
-    case LengthKind::kZipf: return zipf_->mean();
+    case LengthKind::kFixed:
+      return static_cast<double>(params_.fixed);
+    case LengthKind::kUniform:
+      return 0.5 * static_cast<double>(params_.lo + params_.hi);
+    case LengthKind::kLognormal:
+      return params_.mean;
+    case LengthKind::kZipf:
+      return zipf_->mean();
   }
   return 0;
 }

@@ -7,7 +7,8 @@
 
 namespace tokenline {
 
-LineReader::LineReader(std::unique_ptr<std::istream> in, std::string name) : in_(std::move(in)), name_(std::move(name)) {}
+LineReader::LineReader(std::unique_ptr<std::istream> in, std::string name)
+    : in_(std::move(in)), name_(std::move(name)) {}
 
 LineReader LineReader::open_file(const std::string& path) {
   auto in = std::make_unique<std::ifstream>(path, std::ios::binary);
@@ -22,6 +23,8 @@ bool LineReader::next(std::string& line) {
   return true;
 }
 
-std::string LineReader::where() const { return name_ + ":" + std::to_string(line_number_); }
+std::string LineReader::where() const {
+  return name_ + ":" + std::to_string(line_number_);
+}
 
 }  // namespace tokenline

@@ -17,7 +17,8 @@ SyntheticGenerator::SyntheticGenerator(SyntheticSpec spec, uint64_t default_seed
 
 double SyntheticGenerator::next_gap_s() {
   switch (spec_.arrival) {
-    case ArrivalKind::kPoisson: return arrivals_.exponential(1.0 / spec_.rate);
+    case ArrivalKind::kPoisson:
+      return arrivals_.exponential(1.0 / spec_.rate);
     case ArrivalKind::kGamma: {
       // shape k = 1/cv^2, scale = cv^2/rate: mean k * scale = 1/rate, cv = 1/sqrt(k)
       const double cv2 = spec_.arrival_cv * spec_.arrival_cv;

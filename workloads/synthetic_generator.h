@@ -34,7 +34,7 @@ class SyntheticGenerator final : public WorkloadSource {
  private:
   struct Turn {
     double arrival_s = 0;
-    int64_t sequence = 0;        // tie-break: earlier-created turn first
+    int64_t sequence = 0;  // tie-break: earlier-created turn first
     int64_t session = 0;
     int64_t turn = 0;            // 0-based
     int64_t context_tokens = 0;  // previous prompt + previous output (0 for the first turn)
@@ -57,7 +57,7 @@ class SyntheticGenerator final : public WorkloadSource {
   int64_t emitted_ = 0;
   int64_t started_sessions_ = 0;
   int64_t sequence_ = 0;
-  double next_start_s_ = 0;  // arrival of the next new request / session
+  double next_start_s_ = 0;                                      // arrival of the next new request / session
   std::priority_queue<Turn, std::vector<Turn>, Later> pending_;  // later turns of live sessions
 };
 

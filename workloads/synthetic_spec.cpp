@@ -10,10 +10,9 @@
 namespace tokenline {
 namespace {
 
-constexpr std::array<std::string_view, 12> kKeys = {"n",        "rate",          "arrival",  "input",
-                                                    "output",   "prefix_groups", "prefix_tokens",
-                                                    "sessions", "turns",         "think_s",  "block_tokens",
-                                                    "seed"};
+constexpr std::array<std::string_view, 12> kKeys = {"n",      "rate",          "arrival",       "input",
+                                                    "output", "prefix_groups", "prefix_tokens", "sessions",
+                                                    "turns",  "think_s",       "block_tokens",  "seed"};
 constexpr int64_t kDefaultRequests = 100;  // a quick run when neither n nor sessions is given
 
 bool is_key(std::string_view k) {
@@ -23,7 +22,9 @@ bool is_key(std::string_view k) {
   return false;
 }
 
-std::string where_of(std::string_view key) { return "synthetic: " + std::string(key); }
+std::string where_of(std::string_view key) {
+  return "synthetic: " + std::string(key);
+}
 
 // "n=1000,input=lognormal:mean=2000,sigma=1" -> {{"n","1000"}, {"input","lognormal:mean=2000,sigma=1"}}.
 std::vector<std::pair<std::string, std::string>> split_items(std::string_view text) {
@@ -42,7 +43,8 @@ std::vector<std::pair<std::string, std::string>> split_items(std::string_view te
     } else {
       std::string keys;
       for (std::string_view k : kKeys) keys += (keys.empty() ? "" : ", ") + std::string(k);
-      throw InputError("synthetic", "key=value items with keys {" + keys + "}", "'" + std::string(item) + "'");
+      throw InputError("synthetic", "key=value items with keys {" + keys + "}",
+                       "'" + std::string(item) + "'");
     }
     start = end + 1;
   }
@@ -85,18 +87,30 @@ void parse_arrival(const std::string& v, SyntheticSpec& s) {
 }
 
 void apply(const std::string& key, const std::string& v, SyntheticSpec& s) {
-  if (key == "n") s.n = to_int(v, key, 1);
-  else if (key == "rate") s.rate = to_positive(v, key);
-  else if (key == "arrival") parse_arrival(v, s);
-  else if (key == "input") s.input = LengthDistribution::parse(v, where_of(key));
-  else if (key == "output") s.output = LengthDistribution::parse(v, where_of(key));
-  else if (key == "prefix_groups") s.prefix_groups = to_int(v, key, 0);
-  else if (key == "prefix_tokens") s.prefix_tokens = to_int(v, key, 0);
-  else if (key == "sessions") s.sessions = to_int(v, key, 0);
-  else if (key == "turns") s.turns = to_int(v, key, 1);
-  else if (key == "think_s") s.think_s = to_positive(v, key);
-  else if (key == "block_tokens") s.block_tokens = static_cast<int32_t>(to_block_tokens(v));
-  else if (key == "seed") s.seed = static_cast<uint64_t>(to_int(v, key, 0));
+  if (key == "n")
+    s.n = to_int(v, key, 1);
+  else if (key == "rate")
+    s.rate = to_positive(v, key);
+  else if (key == "arrival")
+    parse_arrival(v, s);
+  else if (key == "input")
+    s.input = LengthDistribution::parse(v, where_of(key));
+  else if (key == "output")
+    s.output = LengthDistribution::parse(v, where_of(key));
+  else if (key == "prefix_groups")
+    s.prefix_groups = to_int(v, key, 0);
+  else if (key == "prefix_tokens")
+    s.prefix_tokens = to_int(v, key, 0);
+  else if (key == "sessions")
+    s.sessions = to_int(v, key, 0);
+  else if (key == "turns")
+    s.turns = to_int(v, key, 1);
+  else if (key == "think_s")
+    s.think_s = to_positive(v, key);
+  else if (key == "block_tokens")
+    s.block_tokens = static_cast<int32_t>(to_block_tokens(v));
+  else if (key == "seed")
+    s.seed = static_cast<uint64_t>(to_int(v, key, 0));
 }
 
 }  // namespace
@@ -120,9 +134,11 @@ SyntheticSpec parse_synthetic_spec(std::string_view text) {
   }
   if ((s.prefix_groups > 0) != (s.prefix_tokens > 0))
     throw InputError(where_of("prefix_tokens"), "prefix_groups and prefix_tokens both > 0 or both absent",
-                     "prefix_groups=" + std::to_string(s.prefix_groups) + ", prefix_tokens=" + std::to_string(s.prefix_tokens));
+                     "prefix_groups=" + std::to_string(s.prefix_groups) +
+                         ", prefix_tokens=" + std::to_string(s.prefix_tokens));
   if (s.turns > 1 && s.sessions == 0)
-    throw InputError(where_of("turns"), "sessions=N with turns > 1", "turns=" + std::to_string(s.turns) + " without sessions");
+    throw InputError(where_of("turns"), "sessions=N with turns > 1",
+                     "turns=" + std::to_string(s.turns) + " without sessions");
   return s;
 }
 

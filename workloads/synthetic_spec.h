@@ -19,20 +19,20 @@ namespace tokenline {
 enum class ArrivalKind { kPoisson, kGamma };
 
 struct SyntheticSpec {
-  std::optional<int64_t> n;        // total requests; default: sessions * turns, or 100 without sessions
-  double rate = 1.0;               // requests/s (sessions/s when sessions > 0)
+  std::optional<int64_t> n;  // total requests; default: sessions * turns, or 100 without sessions
+  double rate = 1.0;         // requests/s (sessions/s when sessions > 0)
   ArrivalKind arrival = ArrivalKind::kPoisson;
-  double arrival_cv = 1.0;         // gamma: coefficient of variation of inter-arrival times
+  double arrival_cv = 1.0;  // gamma: coefficient of variation of inter-arrival times
   LengthDistribution input = LengthDistribution(LengthParams{.kind = LengthKind::kFixed, .fixed = 1024});
   LengthDistribution output = LengthDistribution(LengthParams{.kind = LengthKind::kFixed, .fixed = 128});
-  int64_t prefix_groups = 0;       // > 0: every request (session) starts with one of this many shared prefixes
-  int64_t prefix_tokens = 0;       // length of each shared prefix
-  int64_t sessions = 0;            // > 0: multi-turn conversations
-  int64_t turns = 1;               // turns per session
-  double think_s = 10.0;           // mean (exponential) gap between a session's turn arrivals
-  int32_t block_tokens = 512;      // tokens per hashed block (Mooncake's 512)
-  std::optional<uint64_t> seed;    // absent: the caller's default seed
-  std::string text;                // the spec as given, for describe()
+  int64_t prefix_groups = 0;     // > 0: every request (session) starts with one of this many shared prefixes
+  int64_t prefix_tokens = 0;     // length of each shared prefix
+  int64_t sessions = 0;          // > 0: multi-turn conversations
+  int64_t turns = 1;             // turns per session
+  double think_s = 10.0;         // mean (exponential) gap between a session's turn arrivals
+  int32_t block_tokens = 512;    // tokens per hashed block (Mooncake's 512)
+  std::optional<uint64_t> seed;  // absent: the caller's default seed
+  std::string text;              // the spec as given, for describe()
 
   int64_t request_count() const;  // n, or its default
 };

@@ -8,9 +8,13 @@
 namespace tokenline {
 namespace {
 
-bool is_blank(const std::string& line) { return line.find_first_not_of(" \t") == std::string::npos; }
+bool is_blank(const std::string& line) {
+  return line.find_first_not_of(" \t") == std::string::npos;
+}
 
-std::string format_seconds(double s) { return number_text(s) + " s"; }
+std::string format_seconds(double s) {
+  return number_text(s) + " s";
+}
 
 }  // namespace
 

@@ -18,7 +18,9 @@ constexpr std::string_view kDefaultPath = "data/mooncake_conversation_head.jsonl
 
 enum class TraceFormat { kTokenline, kMooncake, kAzure };
 
-bool starts_with(std::string_view s, std::string_view prefix) { return s.substr(0, prefix.size()) == prefix; }
+bool starts_with(std::string_view s, std::string_view prefix) {
+  return s.substr(0, prefix.size()) == prefix;
+}
 
 // Decides the format from the first non-blank line, which is all it reads.
 TraceFormat sniff(const std::string& path) {
@@ -34,27 +36,35 @@ TraceFormat sniff(const std::string& path) {
   throw InputError(path, "a workload trace (tokenline JSONL, Mooncake JSONL or Azure CSV)", "an empty file");
 }
 
-std::unique_ptr<WorkloadSource> make_reader(TraceFormat format, LineReader lines, const ReaderOptions& options) {
+std::unique_ptr<WorkloadSource> make_reader(TraceFormat format, LineReader lines,
+                                            const ReaderOptions& options) {
   switch (format) {
-    case TraceFormat::kTokenline: return std::make_unique<TokenlineReader>(std::move(lines), options);
-    case TraceFormat::kMooncake: return std::make_unique<MooncakeReader>(std::move(lines), options);
-    case TraceFormat::kAzure: return std::make_unique<AzureReader>(std::move(lines), options);
+    case TraceFormat::kTokenline:
+      return std::make_unique<TokenlineReader>(std::move(lines), options);
+    case TraceFormat::kMooncake:
+      return std::make_unique<MooncakeReader>(std::move(lines), options);
+    case TraceFormat::kAzure:
+      return std::make_unique<AzureReader>(std::move(lines), options);
   }
   return nullptr;
 }
 
 std::unique_ptr<WorkloadSource> open_source(const std::string& spec, const WorkloadOptions& options) {
   if (starts_with(spec, "synthetic:"))
-    return std::make_unique<SyntheticGenerator>(parse_synthetic_spec(std::string_view(spec).substr(10)), options.seed);
+    return std::make_unique<SyntheticGenerator>(parse_synthetic_spec(std::string_view(spec).substr(10)),
+                                                options.seed);
   if (spec == "default") {
     auto in = std::make_unique<std::istringstream>(std::string(default_workload_text()));
-    return make_reader(TraceFormat::kMooncake, LineReader(std::move(in), "<embedded>/workloads/" + std::string(kDefaultPath)),
+    return make_reader(TraceFormat::kMooncake,
+                       LineReader(std::move(in), "<embedded>/workloads/" + std::string(kDefaultPath)),
                        options.reader);
   }
-  const std::pair<std::string_view, TraceFormat> prefixes[] = {
-      {"mooncake:", TraceFormat::kMooncake}, {"azure:", TraceFormat::kAzure}, {"tokenline:", TraceFormat::kTokenline}};
+  const std::pair<std::string_view, TraceFormat> prefixes[] = {{"mooncake:", TraceFormat::kMooncake},
+                                                               {"azure:", TraceFormat::kAzure},
+                                                               {"tokenline:", TraceFormat::kTokenline}};
   for (const auto& [prefix, format] : prefixes) {
-    if (starts_with(spec, prefix)) return make_reader(format, LineReader::open_file(spec.substr(prefix.size())), options.reader);
+    if (starts_with(spec, prefix))
+      return make_reader(format, LineReader::open_file(spec.substr(prefix.size())), options.reader);
   }
   return make_reader(sniff(spec), LineReader::open_file(spec), options.reader);
 }

@@ -1,8 +1,8 @@
 // open_workload: turns the --workload argument into a streaming WorkloadSource.
 //   synthetic:<spec>        generator (synthetic_spec.h)
-//   mooncake:<path>         Mooncake JSONL      azure:<path>   Azure CSV      tokenline:<path>  tokenline JSONL
-//   default                 the embedded 200-request head of the Mooncake conversation trace
-//   <path>                  by content: a first line "TIMESTAMP,..." is Azure; a JSON first line with
+//   mooncake:<path>         Mooncake JSONL      azure:<path>   Azure CSV      tokenline:<path>  tokenline
+//   JSONL default                 the embedded 200-request head of the Mooncake conversation trace <path> by
+//   content: a first line "TIMESTAMP,..." is Azure; a JSON first line with
 //                           "timestamp" is Mooncake, otherwise tokenline JSONL
 #pragma once
 
@@ -17,9 +17,9 @@
 namespace tokenline {
 
 struct WorkloadOptions {
-  ReaderOptions reader;     // skip_bad_lines
-  WindowOptions window;     // time scale, start/duration, max requests, closed loop
-  uint64_t seed = 0;        // synthetic generators without seed=
+  ReaderOptions reader;  // skip_bad_lines
+  WindowOptions window;  // time scale, start/duration, max requests, closed loop
+  uint64_t seed = 0;     // synthetic generators without seed=
 };
 
 // Throws InputError for an unknown form, an unreadable file or bad options; bad lines surface from next().

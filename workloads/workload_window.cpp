@@ -30,7 +30,8 @@ std::optional<WorkloadRequest> WindowedSource::next() {
 void check_window(const WindowOptions& o) {
   if (!(o.time_scale > 0) || !std::isfinite(o.time_scale))
     throw InputError("--time-scale", "a number > 0", number_text(o.time_scale));
-  if (!(o.start_s >= 0) || !std::isfinite(o.start_s)) throw InputError("--start", "a time >= 0 s", number_text(o.start_s));
+  if (!(o.start_s >= 0) || !std::isfinite(o.start_s))
+    throw InputError("--start", "a time >= 0 s", number_text(o.start_s));
   if (!(o.duration_s > 0)) throw InputError("--duration", "a time > 0 s", number_text(o.duration_s));
   if (o.max_requests < -1) throw InputError("--max-requests", "a count >= 0", std::to_string(o.max_requests));
 }

@@ -1,7 +1,6 @@
 #include "topologies/cluster_loader.h"
 
 #include <catch2/catch.hpp>
-
 #include <fstream>
 #include <set>
 #include <sstream>
@@ -91,16 +90,18 @@ TEST_CASE("routes are symmetric and links have dense ids", "[cluster]") {
 
 TEST_CASE("bad cluster files name the field", "[cluster]") {
   CHECK(std::string(error_of(edited_cluster("\"rail_optimized\"", "\"fat_tree\"")))
-            .find("bad-cluster.json: fabric.kind: expected one of \"none\", \"rail_optimized\", found \"fat_tree\"") !=
+            .find("bad-cluster.json: fabric.kind: expected one of \"none\", \"rail_optimized\", found "
+                  "\"fat_tree\"") != std::string::npos);
+  CHECK(error_of(edited_cluster("\"spines\": 2", "\"spines\": 0"))
+            .find("fabric.spines: expected an integer >= 1") != std::string::npos);
+  CHECK(error_of(edited_cluster("\"gpus_per_node\": 8", "\"gpus_per_node\": 9")).find("at most 8") !=
         std::string::npos);
-  CHECK(error_of(edited_cluster("\"spines\": 2", "\"spines\": 0")).find("fabric.spines: expected an integer >= 1") !=
-        std::string::npos);
-  CHECK(error_of(edited_cluster("\"gpus_per_node\": 8", "\"gpus_per_node\": 9")).find("at most 8") != std::string::npos);
   CHECK(error_of(edited_cluster("\"hardware\": \"h200\"", "\"hardware\": \"tpu\"")).find("hardware 'tpu'") !=
         std::string::npos);
   CHECK(error_of(edited_cluster("\"kind\": \"rail_optimized\", \"spines\": 2", "\"kind\": \"none\""))
             .find("fabric.kind: expected \"rail_optimized\" for more than one node") != std::string::npos);
-  CHECK(error_of(edited_cluster("\"bw_per_direction\": {\"value\": 5.0e10", "\"bw_per_direction\": {\"value\": 0"))
+  CHECK(error_of(
+            edited_cluster("\"bw_per_direction\": {\"value\": 5.0e10", "\"bw_per_direction\": {\"value\": 0"))
             .find("links.ib.bw_per_direction.value: expected a number > 0") != std::string::npos);
   CHECK(cluster_presets() == std::vector<std::string>{"h200x16-ib", "h200x8"});
 }

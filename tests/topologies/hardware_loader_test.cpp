@@ -1,7 +1,6 @@
 #include "topologies/hardware_loader.h"
 
 #include <catch2/catch.hpp>
-
 #include <cstdio>
 #include <fstream>
 #include <sstream>
@@ -44,7 +43,9 @@ std::string error_of(const std::string& text) {
   return "no error";
 }
 
-bool contains(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
+bool contains(const std::string& s, const std::string& part) {
+  return s.find(part) != std::string::npos;
+}
 
 TEST_CASE("h200 preset carries the seed's figures", "[hardware]") {
   const Hardware hw = load_hardware("h200");
@@ -102,17 +103,23 @@ TEST_CASE("a path loads that file and names it in errors", "[hardware]") {
 }
 
 TEST_CASE("bad hardware files name the field, what was expected and what was found", "[hardware]") {
-  CHECK(contains(error_of(edited_h200("\"fp8\"", "\"fp9\"")), "bad.json: peak_flops.fp9: expected one of the fields"));
-  CHECK(contains(error_of(edited_h200("\"value\": 4.8e12", "\"value\": \"fast\"")), "hbm.bw.value: expected a number, found string"));
-  CHECK(contains(error_of(edited_h200("\"source\": \"NVIDIA H200 Tensor Core GPU datasheet: GPU memory bandwidth",
-                                      "\"src\": \"NVIDIA H200 Tensor Core GPU datasheet: GPU memory bandwidth")),
-                 "hbm.bw.src"));
-  CHECK(contains(error_of(edited_h200("\"why\": \"3.0 / 3.35", "\"because\": \"3.0 / 3.35")), "efficiency.hbm.because"));
+  CHECK(contains(error_of(edited_h200("\"fp8\"", "\"fp9\"")),
+                 "bad.json: peak_flops.fp9: expected one of the fields"));
+  CHECK(contains(error_of(edited_h200("\"value\": 4.8e12", "\"value\": \"fast\"")),
+                 "hbm.bw.value: expected a number, found string"));
+  CHECK(contains(
+      error_of(edited_h200("\"source\": \"NVIDIA H200 Tensor Core GPU datasheet: GPU memory bandwidth",
+                           "\"src\": \"NVIDIA H200 Tensor Core GPU datasheet: GPU memory bandwidth")),
+      "hbm.bw.src"));
+  CHECK(contains(error_of(edited_h200("\"why\": \"3.0 / 3.35", "\"because\": \"3.0 / 3.35")),
+                 "efficiency.hbm.because"));
   CHECK(contains(error_of(edited_h200("\"gemm\": {\"value\": 0.7", "\"gemm\": {\"value\": 1.7")),
                  "efficiency.gemm.value: expected a fraction in (0, 1]"));
-  CHECK(contains(error_of(edited_h200("\"nics_per_gpu\": {\"value\": 1", "\"nics_per_gpu\": {\"value\": 1.5")),
-                 "ib.nics_per_gpu.value: expected an integer >= 1"));
-  CHECK(contains(error_of(edited_h200("\"overheads\"", "\"overheadz\"")), "bad.json: overheadz: expected one of"));
+  CHECK(
+      contains(error_of(edited_h200("\"nics_per_gpu\": {\"value\": 1", "\"nics_per_gpu\": {\"value\": 1.5")),
+               "ib.nics_per_gpu.value: expected an integer >= 1"));
+  CHECK(contains(error_of(edited_h200("\"overheads\"", "\"overheadz\"")),
+                 "bad.json: overheadz: expected one of"));
   CHECK(contains(error_of("{\"name\": \"x\""), "bad.json: expected valid JSON"));
   CHECK(contains(error_of("[1, 2]"), "expected a JSON object at the top level, found array"));
 }
@@ -120,7 +127,8 @@ TEST_CASE("bad hardware files name the field, what was expected and what was fou
 TEST_CASE("a missing field is reported as missing", "[hardware]") {
   std::string text = edited_h200("\"seed_bw\"", "\"seed_bw_unused\"");
   CHECK(contains(error_of(text), "ib.seed_bw_unused: expected one of the fields"));
-  CHECK(contains(error_of("{\"name\": \"x\", \"description\": \"y\"}"), "bad.json: peak_flops: expected a field 'peak_flops', found none"));
+  CHECK(contains(error_of("{\"name\": \"x\", \"description\": \"y\"}"),
+                 "bad.json: peak_flops: expected a field 'peak_flops', found none"));
 }
 
 TEST_CASE("an unknown preset lists the known ones", "[hardware]") {

@@ -45,13 +45,19 @@ TEST_CASE("azure: bad header and bad rows name the line and field", "[azure]") {
     return error_of(reader);
   };
   const std::string header = "TIMESTAMP,ContextTokens,GeneratedTokens\r\n";
-  CHECK(err("time,in,out\r\n") == "conv.csv:1: expected the header TIMESTAMP,ContextTokens,GeneratedTokens, found 'time,in,out'");
-  CHECK(err("") == "conv.csv: expected the header line TIMESTAMP,ContextTokens,GeneratedTokens, found an empty file");
-  CHECK(err(header + "2023-11-16 18:15:46,x,4") == "conv.csv:2: ContextTokens: expected an integer >= 1, found 'x'");
-  CHECK(err(header + "2023-11-16 18:15:46,3,-4") == "conv.csv:2: GeneratedTokens: expected an integer >= 1, found '-4'");
-  CHECK(err(header + "yesterday,3,4") == "conv.csv:2: TIMESTAMP: expected YYYY-MM-DD HH:MM:SS.fffffff, found 'yesterday'");
+  CHECK(err("time,in,out\r\n") ==
+        "conv.csv:1: expected the header TIMESTAMP,ContextTokens,GeneratedTokens, found 'time,in,out'");
+  CHECK(err("") ==
+        "conv.csv: expected the header line TIMESTAMP,ContextTokens,GeneratedTokens, found an empty file");
+  CHECK(err(header + "2023-11-16 18:15:46,x,4") ==
+        "conv.csv:2: ContextTokens: expected an integer >= 1, found 'x'");
+  CHECK(err(header + "2023-11-16 18:15:46,3,-4") ==
+        "conv.csv:2: GeneratedTokens: expected an integer >= 1, found '-4'");
+  CHECK(err(header + "yesterday,3,4") ==
+        "conv.csv:2: TIMESTAMP: expected YYYY-MM-DD HH:MM:SS.fffffff, found 'yesterday'");
   CHECK(err(header + "2023-11-16 18:15:46,3") ==
-        "conv.csv:2: expected 3 comma-separated fields (TIMESTAMP,ContextTokens,GeneratedTokens), found '2023-11-16 18:15:46,3'");
+        "conv.csv:2: expected 3 comma-separated fields (TIMESTAMP,ContextTokens,GeneratedTokens), found "
+        "'2023-11-16 18:15:46,3'");
   CHECK(err(header + "2023-11-16 18:15:46,3,4\r\n2023-11-16 18:15:45,3,4") ==
         "conv.csv:3: arrival: expected a time >= the previous request's 0 s, found -1 s");
 }

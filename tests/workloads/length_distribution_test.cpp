@@ -1,7 +1,6 @@
 #include "workloads/length_distribution.h"
 
 #include <catch2/catch.hpp>
-
 #include <cmath>
 
 #include "common/input_error.h"
@@ -33,7 +32,8 @@ TEST_CASE("length distributions parse and sample around their means", "[lengths]
 
   const auto uniform = LengthDistribution::parse("uniform:128:4096", "input");
   const double uniform_sd = (4096 - 128 + 1) / std::sqrt(12.0);
-  CHECK(sample_mean(uniform, rng, lo, hi) == Approx(uniform.mean()).margin(5 * uniform_sd / std::sqrt(kSamples)));
+  CHECK(sample_mean(uniform, rng, lo, hi) ==
+        Approx(uniform.mean()).margin(5 * uniform_sd / std::sqrt(kSamples)));
   CHECK(lo == 128);
   CHECK(hi == 4096);
 
@@ -63,13 +63,16 @@ TEST_CASE("bad length specs say which forms exist", "[lengths]") {
     return std::string("no error");
   };
   CHECK(err("normal:5") ==
-        "synthetic: input: expected fixed:N | uniform:A:B | lognormal:mean=M,sigma=S[,max=N] | zipf:s=S,max=N, found 'normal:5'");
+        "synthetic: input: expected fixed:N | uniform:A:B | lognormal:mean=M,sigma=S[,max=N] | "
+        "zipf:s=S,max=N, found 'normal:5'");
   CHECK(err("fixed:0") == "synthetic: input: expected an integer >= 1, found '0'");
   CHECK(err("uniform:500:100") == "synthetic: input: expected an integer >= 500, found '100'");
-  CHECK(err("lognormal:mean=2000") == "synthetic: input: expected lognormal:mean=M,sigma=S, found 'mean=2000'");
+  CHECK(err("lognormal:mean=2000") ==
+        "synthetic: input: expected lognormal:mean=M,sigma=S, found 'mean=2000'");
   CHECK(err("lognormal:mean=-1,sigma=1") == "synthetic: input.mean: expected a number > 0, found '-1'");
   CHECK(err("zipf:s=1.1") == "synthetic: input: expected zipf:s=S,max=N, found 's=1.1'");
-  CHECK(err("zipf:s=1.1,max=999999999") == "synthetic: input.max: expected at most 16777216, found 999999999");
+  CHECK(err("zipf:s=1.1,max=999999999") ==
+        "synthetic: input.max: expected at most 16777216, found 999999999");
 }
 
 }  // namespace

@@ -12,12 +12,15 @@ using test::drain;
 using test::error_of;
 using test::text_lines;
 
-bool contains(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
+bool contains(const std::string& s, const std::string& part) {
+  return s.find(part) != std::string::npos;
+}
 
 TEST_CASE("mooncake lines become requests with 512-token block hashes", "[mooncake]") {
-  MooncakeReader reader(text_lines("{\"timestamp\": 0, \"input_length\": 600, \"output_length\": 10, \"hash_ids\": [0, 1]}\n"
-                                   "{\"timestamp\": 1500, \"input_length\": 512, \"output_length\": 3, \"hash_ids\": [0]}\n"),
-                        {});
+  MooncakeReader reader(
+      text_lines("{\"timestamp\": 0, \"input_length\": 600, \"output_length\": 10, \"hash_ids\": [0, 1]}\n"
+                 "{\"timestamp\": 1500, \"input_length\": 512, \"output_length\": 3, \"hash_ids\": [0]}\n"),
+      {});
   const auto rs = drain(reader);
   REQUIRE(rs.size() == 2);
   CHECK(rs[0].id == 0);
@@ -33,7 +36,8 @@ TEST_CASE("mooncake lines become requests with 512-token block hashes", "[moonca
 }
 
 TEST_CASE("mooncake: bad lines are reported as file:line: field: expected, found", "[mooncake]") {
-  const std::string good = "{\"timestamp\": 0, \"input_length\": 10, \"output_length\": 1, \"hash_ids\": [0]}\n";
+  const std::string good =
+      "{\"timestamp\": 0, \"input_length\": 10, \"output_length\": 1, \"hash_ids\": [0]}\n";
   auto err = [&](const std::string& bad) {
     MooncakeReader reader(text_lines(good + bad, "conv.jsonl"), {});
     return error_of(reader);
@@ -48,8 +52,10 @@ TEST_CASE("mooncake: bad lines are reported as file:line: field: expected, found
         "conv.jsonl:2: hash_ids: expected ceil(1025 / 512) = 3 block hashes, found 2");
   CHECK(err("{\"timestamp\": 5, \"input_length\": 10, \"output_length\": 1, \"hash_ids\": [\"a\"]}") ==
         "conv.jsonl:2: hash_ids[0]: expected an integer, found string \"a\"");
-  CHECK(contains(err("{\"timestamp\": 5, \"input_length\": 10,"), "conv.jsonl:2: expected a JSON object, found '{"));
-  CHECK(contains(err("{\"timestamp\": -1, \"input_length\": 10, \"output_length\": 1}"), "conv.jsonl:2: timestamp: expected an integer >= 0"));
+  CHECK(contains(err("{\"timestamp\": 5, \"input_length\": 10,"),
+                 "conv.jsonl:2: expected a JSON object, found '{"));
+  CHECK(contains(err("{\"timestamp\": -1, \"input_length\": 10, \"output_length\": 1}"),
+                 "conv.jsonl:2: timestamp: expected an integer >= 0"));
 }
 
 TEST_CASE("mooncake: arrivals must not go back in time", "[mooncake]") {

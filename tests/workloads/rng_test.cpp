@@ -2,7 +2,6 @@
 #include "common/rng.h"
 
 #include <catch2/catch.hpp>
-
 #include <cmath>
 
 namespace tokenline {
@@ -28,7 +27,9 @@ Moments moments(Draw draw) {
 }
 
 // Tolerance for a sample mean: 5 standard errors (a false failure about once in 3.5 million runs).
-double mean_tolerance(double variance) { return 5.0 * std::sqrt(variance / kSamples); }
+double mean_tolerance(double variance) {
+  return 5.0 * std::sqrt(variance / kSamples);
+}
 
 TEST_CASE("same seed and stream give the same sequence, other names or seeds other sequences", "[rng]") {
   Rng a(42, "arrivals"), b(42, "arrivals"), c(42, "lengths"), d(43, "arrivals");

@@ -1,7 +1,6 @@
 #include "workloads/synthetic_generator.h"
 
 #include <catch2/catch.hpp>
-
 #include <cmath>
 #include <map>
 #include <set>
@@ -52,13 +51,15 @@ TEST_CASE("synthetic spec errors name the key", "[synthetic]") {
   CHECK(spec_error("prefix_groups=4") ==
         "synthetic: prefix_tokens: expected prefix_groups and prefix_tokens both > 0 or both absent, found "
         "prefix_groups=4, prefix_tokens=0");
-  CHECK(spec_error("turns=3") == "synthetic: turns: expected sessions=N with turns > 1, found turns=3 without sessions");
+  CHECK(spec_error("turns=3") ==
+        "synthetic: turns: expected sessions=N with turns > 1, found turns=3 without sessions");
   CHECK(spec_error("speed=3").find("synthetic: expected key=value items with keys {n, rate,") == 0);
 }
 
 TEST_CASE("synthetic: the same spec and seed give byte-identical requests", "[synthetic]") {
-  const std::string spec = "n=300,rate=4,arrival=gamma:cv=3,input=zipf:s=1.1,max=4096,output=lognormal:mean=200,sigma=1,"
-                           "prefix_groups=3,prefix_tokens=1024,seed=7";
+  const std::string spec =
+      "n=300,rate=4,arrival=gamma:cv=3,input=zipf:s=1.1,max=4096,output=lognormal:mean=200,sigma=1,"
+      "prefix_groups=3,prefix_tokens=1024,seed=7";
   const auto a = generate(spec);
   const auto b = generate(spec);
   REQUIRE(a.size() == 300);
@@ -73,7 +74,8 @@ TEST_CASE("synthetic: the same spec and seed give byte-identical requests", "[sy
   }());
   // seed= in the spec wins over the caller's default seed; without it the default decides.
   CHECK(generate(spec, 99)[5].input_tokens == a[5].input_tokens);
-  CHECK(generate("n=5,input=uniform:1:100000", 1)[4].input_tokens != generate("n=5,input=uniform:1:100000", 2)[4].input_tokens);
+  CHECK(generate("n=5,input=uniform:1:100000", 1)[4].input_tokens !=
+        generate("n=5,input=uniform:1:100000", 2)[4].input_tokens);
 }
 
 TEST_CASE("synthetic: pinned first requests (seed 42)", "[synthetic]") {
@@ -108,7 +110,8 @@ TEST_CASE("synthetic: poisson and gamma arrivals have the asked rate and burstin
 }
 
 TEST_CASE("synthetic: shared-prefix groups share exactly the prefix's full blocks", "[synthetic]") {
-  const auto rs = generate("n=200,input=fixed:700,prefix_groups=4,prefix_tokens=1100,block_tokens=512,seed=5");
+  const auto rs =
+      generate("n=200,input=fixed:700,prefix_groups=4,prefix_tokens=1100,block_tokens=512,seed=5");
   std::map<int64_t, int> first_block_users;
   std::set<int64_t> tail_hashes;
   for (const auto& r : rs) {
@@ -124,7 +127,8 @@ TEST_CASE("synthetic: shared-prefix groups share exactly the prefix's full block
 }
 
 TEST_CASE("synthetic: multi-turn sessions extend the previous prompt and answer", "[synthetic]") {
-  const auto rs = generate("sessions=20,turns=3,rate=1,think_s=30,input=uniform:100:900,output=uniform:50:600,seed=11");
+  const auto rs =
+      generate("sessions=20,turns=3,rate=1,think_s=30,input=uniform:100:900,output=uniform:50:600,seed=11");
   REQUIRE(rs.size() == 60);
   std::map<int64_t, std::vector<WorkloadRequest>> by_session;
   double last = 0;

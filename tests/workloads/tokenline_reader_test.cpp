@@ -57,7 +57,8 @@ TEST_CASE("tokenline JSONL: bad values and unknown fields", "[tokenline]") {
     return error_of(reader);
   };
   CHECK(err("{\"arrival_s\": 0, \"input_tokens\": 1, \"output_tokens\": 1, \"prio\": 1}") ==
-        "w.jsonl:1: prio: expected one of the fields {arrival_s, input_tokens, output_tokens, hash_ids, block_tokens, "
+        "w.jsonl:1: prio: expected one of the fields {arrival_s, input_tokens, output_tokens, hash_ids, "
+        "block_tokens, "
         "priority, session}, found unknown field 'prio'");
   CHECK(err("{\"arrival_s\": \"soon\", \"input_tokens\": 1, \"output_tokens\": 1}") ==
         "w.jsonl:1: arrival_s: expected a number >= 0, found string \"soon\"");

@@ -3,11 +3,10 @@
 #include "workloads/trace_reader.h"
 
 #include <catch2/catch.hpp>
-
 #include <streambuf>
 
-#include "workloads/mooncake_reader.h"
 #include "test_sources.h"
+#include "workloads/mooncake_reader.h"
 
 namespace tokenline {
 namespace {
@@ -22,8 +21,10 @@ class GeneratedTrace : public std::streambuf {
  protected:
   int_type underflow() override {
     if (next_ >= lines_) return traits_type::eof();
-    line_ = "{\"timestamp\": " + std::to_string(next_) + ", \"input_length\": 1024, \"output_length\": 8, "
-            "\"hash_ids\": [0, " + std::to_string(next_ + 1) + "]}\n";
+    line_ = "{\"timestamp\": " + std::to_string(next_) +
+            ", \"input_length\": 1024, \"output_length\": 8, "
+            "\"hash_ids\": [0, " +
+            std::to_string(next_ + 1) + "]}\n";
     ++next_;
     bytes_ += static_cast<int64_t>(line_.size());
     setg(line_.data(), line_.data(), line_.data() + line_.size());

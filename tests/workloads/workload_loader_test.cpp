@@ -1,7 +1,6 @@
 #include "workloads/workload_loader.h"
 
 #include <catch2/catch.hpp>
-
 #include <cstdio>
 #include <fstream>
 
@@ -37,11 +36,14 @@ TEST_CASE("formats are recognised by prefix or by the first line", "[loader]") {
   CHECK(drain(*tl).size() == 1);
   CHECK(open_workload("mooncake:" + path, {})->describe() == "mooncake:" + path);
   write("");
-  CHECK_THROWS_WITH(open_workload(path, {}), path + ": expected a workload trace (tokenline JSONL, Mooncake JSONL or "
-                                                    "Azure CSV), found an empty file");
+  CHECK_THROWS_WITH(open_workload(path, {}),
+                    path +
+                        ": expected a workload trace (tokenline JSONL, Mooncake JSONL or "
+                        "Azure CSV), found an empty file");
   std::remove(path.c_str());
-  CHECK_THROWS_WITH(open_workload("azure:no-such-file.csv", {}),
-                    "no-such-file.csv: expected a readable workload file, found a file that cannot be opened");
+  CHECK_THROWS_WITH(
+      open_workload("azure:no-such-file.csv", {}),
+      "no-such-file.csv: expected a readable workload file, found a file that cannot be opened");
 }
 
 TEST_CASE("options reach the source: seed, window, skip-bad-lines", "[loader]") {

@@ -43,9 +43,11 @@ TEST_CASE("window: max requests and closed loop", "[window]") {
 }
 
 TEST_CASE("window options are checked", "[window]") {
-  CHECK_THROWS_WITH(check_window(WindowOptions{.time_scale = 0}), "--time-scale: expected a number > 0, found 0");
+  CHECK_THROWS_WITH(check_window(WindowOptions{.time_scale = 0}),
+                    "--time-scale: expected a number > 0, found 0");
   CHECK_THROWS_WITH(check_window(WindowOptions{.start_s = -1}), "--start: expected a time >= 0 s, found -1");
-  CHECK_THROWS_WITH(check_window(WindowOptions{.duration_s = 0}), "--duration: expected a time > 0 s, found 0");
+  CHECK_THROWS_WITH(check_window(WindowOptions{.duration_s = 0}),
+                    "--duration: expected a time > 0 s, found 0");
   CHECK_NOTHROW(check_window(WindowOptions{}));
 }
 
