@@ -63,6 +63,22 @@ TEST_CASE("h200 preset carries the seed's figures", "[hardware]") {
   CHECK(hw.gpus_per_node == 8);
 }
 
+TEST_CASE("h200 preset reproduces the seed's communication table and weight-read bound", "[hardware]") {
+  const Hardware hw = load_hardware("h200");
+  // b=1 TP8: 157 all-reduces x 6144 hidden x 2 bytes (BF16) ~= 1.9 MB: "≈ 2µs" on NVLink, "≈ 77µs" on IB.
+  const double tp8_bytes = 157.0 * 6144 * 2;
+  CHECK(tp8_bytes / hw.nvlink_ring_bw == Approx(2.45e-6).margin(0.05e-6));
+  CHECK(tp8_bytes / hw.ib_seed_bw == Approx(77e-6).margin(0.5e-6));
+  // b=256 EP8 dispatch/combine: 256 x 8 x 6144 x 3 bytes ~= 38 MB: "≈ 48µs" on NVLink, "≈ 1.5ms" on IB.
+  const double ep8_bytes = 256.0 * 8 * 6144 * 3;
+  CHECK(ep8_bytes / hw.nvlink_ring_bw == Approx(48e-6).margin(0.5e-6));
+  CHECK(ep8_bytes / hw.ib_seed_bw == Approx(1.5e-3).margin(0.02e-3));
+  // 109 GB of expert + replicated weights per card at 4.8 TB/s: "理论下限约 23ms ... 约 44 个 step/s".
+  const double weight_read_s = 109e9 / hw.hbm_bw;
+  CHECK(weight_read_s == Approx(23e-3).margin(0.5e-3));
+  CHECK(static_cast<int>(1.0 / weight_read_s) == 44);
+}
+
 TEST_CASE("ring bandwidth is NVLink total x 7/8 on every preset", "[hardware]") {
   // The seed's 787 GB/s = 900 GB/s (both directions) x (8-1)/8; h100 and b200 are derived the same way.
   for (const std::string& name : hardware_presets()) {
