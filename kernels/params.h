@@ -153,7 +153,14 @@ struct MoeExpertsParams {
   const void* w_down = nullptr;       // [n_local_experts, hidden, inter]
   DType w_dtype = DType::kF32;
   int32_t n_tokens = 0, topk = 0, hidden = 0, inter = 0, expert_begin = 0, n_local_experts = 0;
+  const float* w_gate_up_scale = nullptr;  // [n_local_experts, ceil(2*inter/128), ceil(hidden/128)] FP8 scales or nullptr
+  const float* w_down_scale = nullptr;     // [n_local_experts, ceil(hidden/128), ceil(inter/128)] or nullptr
 };
+
+// Scales per expert for a [rows, cols] FP8 weight with 128x128 blocks.
+TL_HD inline int64_t weight_scale_count(int64_t rows, int64_t cols) {
+  return ((rows + kWeightScaleBlock - 1) / kWeightScaleBlock) * ((cols + kWeightScaleBlock - 1) / kWeightScaleBlock);
+}
 
 // out = silu(gate) * up, gate_up row = [gate (inter) | up (inter)].
 struct SiluMulParams {

@@ -1,9 +1,13 @@
 // Safetensors reader/writer. nlohmann_json stays private to this file.
 #include "kernels/safetensors.h"
 
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <fstream>
-#include <iterator>
 #include <nlohmann/json.hpp>
 
 #include "common/input_error.h"
@@ -76,27 +80,47 @@ std::string shape_string(const std::vector<int64_t>& shape) {
 }
 
 SafetensorsReader::SafetensorsReader(std::string path) : path_(std::move(path)) {
-  std::ifstream in(path_, std::ios::binary);
-  if (!in) throw InputError(path_, "a readable safetensors file", "a file that cannot be opened");
-  bytes_.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
-  const auto file_bytes = static_cast<int64_t>(bytes_.size());
-  if (file_bytes < kHeaderLengthBytes) throw InputError(path_, "an 8-byte header length", std::to_string(file_bytes) + " bytes");
+  const int fd = ::open(path_.c_str(), O_RDONLY);
+  struct stat st {};
+  if (fd < 0 || ::fstat(fd, &st) != 0) {
+    if (fd >= 0) ::close(fd);
+    throw InputError(path_, "a readable safetensors file", "a file that cannot be opened");
+  }
+  file_bytes_ = static_cast<int64_t>(st.st_size);
+  if (file_bytes_ < kHeaderLengthBytes) {
+    ::close(fd);
+    throw InputError(path_, "an 8-byte header length", std::to_string(file_bytes_) + " bytes");
+  }
+  void* map = ::mmap(nullptr, static_cast<size_t>(file_bytes_), PROT_READ, MAP_PRIVATE, fd, 0);
+  ::close(fd);  // the mapping keeps the file alive
+  if (map == MAP_FAILED) throw InputError(path_, "a file that can be mapped", "mmap failure");
+  base_ = static_cast<const uint8_t*>(map);
+  try {
+    parse_header();
+  } catch (...) {
+    ::munmap(const_cast<uint8_t*>(base_), static_cast<size_t>(file_bytes_));
+    throw;
+  }
+}
+
+SafetensorsReader::~SafetensorsReader() { ::munmap(const_cast<uint8_t*>(base_), static_cast<size_t>(file_bytes_)); }
+
+void SafetensorsReader::parse_header() {
   uint64_t header_bytes = 0;
-  for (int i = kHeaderLengthBytes - 1; i >= 0; --i) header_bytes = (header_bytes << 8) | bytes_[static_cast<size_t>(i)];
-  if (header_bytes > static_cast<uint64_t>(std::min(kMaxHeaderBytes, file_bytes - kHeaderLengthBytes))) {
-    throw InputError(path_, "a header length within the file (" + std::to_string(file_bytes) + " bytes)",
+  for (int i = kHeaderLengthBytes - 1; i >= 0; --i) header_bytes = (header_bytes << 8) | base_[i];
+  if (header_bytes > static_cast<uint64_t>(std::min(kMaxHeaderBytes, file_bytes_ - kHeaderLengthBytes))) {
+    throw InputError(path_, "a header length within the file (" + std::to_string(file_bytes_) + " bytes)",
                      std::to_string(header_bytes));
   }
   data_begin_ = kHeaderLengthBytes + static_cast<int64_t>(header_bytes);
-  const nlohmann::json header = nlohmann::json::parse(bytes_.begin() + kHeaderLengthBytes, bytes_.begin() + data_begin_,
-                                                      nullptr, false);
+  const nlohmann::json header = nlohmann::json::parse(base_ + kHeaderLengthBytes, base_ + data_begin_, nullptr, false);
   if (header.is_discarded() || !header.is_object()) throw InputError(path_, "a JSON object header", "malformed JSON");
   for (const auto& [name, entry] : header.items()) {
     if (name == "__metadata__") {
       for (const auto& [key, value] : entry.items()) metadata_[key] = value.is_string() ? value.get<std::string>() : value.dump();
       continue;
     }
-    tensors_.push_back(parse_entry(path_, name, entry, file_bytes - data_begin_));
+    tensors_.push_back(parse_entry(path_, name, entry, file_bytes_ - data_begin_));
   }
 }
 

@@ -24,14 +24,18 @@ struct TensorInfo {
 
 class SafetensorsReader {
  public:
-  // Reads and validates the file. Throws InputError (missing file, bad header, offsets out of range,
-  // size not matching shape x dtype).
+  // Maps the file read-only and validates its header. Throws InputError (missing file, bad header,
+  // offsets out of range, size not matching shape x dtype). Tensor data stays in the mapping (no copy).
   explicit SafetensorsReader(std::string path);
+  ~SafetensorsReader();
+  SafetensorsReader(const SafetensorsReader&) = delete;
+  SafetensorsReader& operator=(const SafetensorsReader&) = delete;
 
   const std::vector<TensorInfo>& tensors() const { return tensors_; }  // sorted by name
   const std::map<std::string, std::string>& metadata() const { return metadata_; }
   const TensorInfo* find(const std::string& name) const;  // nullptr when absent
-  const uint8_t* data(const TensorInfo& info) const { return bytes_.data() + data_begin_ + info.offset_bytes; }
+  // The tensor's bytes (no alignment guarantee: copy before reading as wider types).
+  const uint8_t* data(const TensorInfo& info) const { return base_ + data_begin_ + info.offset_bytes; }
 
   // The tensor, checked to exist with a kernel dtype and this shape; InputError otherwise.
   const TensorInfo& require(const std::string& name, const std::vector<int64_t>& shape) const;
@@ -39,8 +43,11 @@ class SafetensorsReader {
   const TensorInfo& require(const std::string& name, DType dtype, const std::vector<int64_t>& shape) const;
 
  private:
+  void parse_header();  // fills data_begin_, tensors_, metadata_ from the mapping
+
   std::string path_;
-  std::vector<uint8_t> bytes_;
+  const uint8_t* base_ = nullptr;  // the read-only mapping of the whole file
+  int64_t file_bytes_ = 0;
   int64_t data_begin_ = 0;
   std::vector<TensorInfo> tensors_;
   std::map<std::string, std::string> metadata_;

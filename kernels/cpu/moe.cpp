@@ -77,9 +77,11 @@ void moe_experts(MoeExpertsParams p) {
     }
     const auto* gu_w = static_cast<const uint8_t*>(p.w_gate_up) + e * gate_up_elems * elem_bytes;
     const auto* down_w = static_cast<const uint8_t*>(p.w_down) + e * down_elems * elem_bytes;
-    gemm({gate_up.data(), x.data(), gu_w, nullptr, p.w_dtype, rows, 2 * p.inter, p.hidden, false});
+    const float* gu_scale = p.w_gate_up_scale ? p.w_gate_up_scale + e * weight_scale_count(2 * p.inter, p.hidden) : nullptr;
+    const float* down_scale = p.w_down_scale ? p.w_down_scale + e * weight_scale_count(p.hidden, p.inter) : nullptr;
+    gemm({gate_up.data(), x.data(), gu_w, gu_scale, p.w_dtype, rows, 2 * p.inter, p.hidden, false});
     silu_mul({act.data(), gate_up.data(), rows, p.inter});
-    gemm({y.data(), act.data(), down_w, nullptr, p.w_dtype, rows, p.hidden, p.inter, false});
+    gemm({y.data(), act.data(), down_w, down_scale, p.w_dtype, rows, p.hidden, p.inter, false});
     for (int32_t r = 0; r < rows; ++r) {
       const int64_t slot = buckets[e][r];
       float* dst = p.out + (slot / p.topk) * p.hidden;

@@ -134,9 +134,11 @@ void moe_experts(MoeExpertsParams p) {
     const auto* dn_w = static_cast<const uint8_t*>(p.w_down) + e * static_cast<long long>(p.hidden) * p.inter * elem;
     float* gu = gate_up.get() + static_cast<long long>(begin) * 2 * p.inter;
     float* a = act.get() + static_cast<long long>(begin) * p.inter;
-    gemm({gu, xg.get() + static_cast<long long>(begin) * p.hidden, gu_w, nullptr, p.w_dtype, n, 2 * p.inter, p.hidden, false});
+    const float* gu_scale = p.w_gate_up_scale ? p.w_gate_up_scale + e * weight_scale_count(2 * p.inter, p.hidden) : nullptr;
+    const float* dn_scale = p.w_down_scale ? p.w_down_scale + e * weight_scale_count(p.hidden, p.inter) : nullptr;
+    gemm({gu, xg.get() + static_cast<long long>(begin) * p.hidden, gu_w, gu_scale, p.w_dtype, n, 2 * p.inter, p.hidden, false});
     silu_mul({a, gu, n, p.inter});
-    gemm({y.get() + static_cast<long long>(begin) * p.hidden, a, dn_w, nullptr, p.w_dtype, n, p.hidden, p.inter, false});
+    gemm({y.get() + static_cast<long long>(begin) * p.hidden, a, dn_w, dn_scale, p.w_dtype, n, p.hidden, p.inter, false});
   }
   combine_kernel<<<blocks_for(static_cast<long long>(p.n_tokens) * p.hidden), kThreads>>>(p, y.get(), slot_row.get());
   TL_CUDA_LAUNCHED();

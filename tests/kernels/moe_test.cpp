@@ -91,3 +91,38 @@ TEST_CASE("routed MoE (top-2 of 8) equals the weighted sum of each token's chose
   }
   CHECK(test::nmse(out, want) < 1e-12);
 }
+
+TEST_CASE("MoE with FP8 experts and 128x128 block scales equals F32 experts holding the dequantized weights") {
+  const int32_t hidden = 256, inter = 128;  // two scale blocks along each axis
+  const auto x = test::random_vector(kTokens * hidden, 58);
+  const auto gu = test::random_vector(kExperts * 2 * inter * hidden, 59, -0.1f, 0.1f);
+  const auto dn = test::random_vector(kExperts * hidden * inter, 60, -0.1f, 0.1f);
+  const int64_t gu_scales = weight_scale_count(2 * inter, hidden), dn_scales = weight_scale_count(hidden, inter);
+  const auto gu_scale = test::random_vector(kExperts * gu_scales, 61, 1e-4f, 1e-3f);
+  const auto dn_scale = test::random_vector(kExperts * dn_scales, 62, 1e-4f, 1e-3f);
+  // Quantize expert e's [rows, cols] weight with its block scales; keep the dequantized copy.
+  auto quantize = [](const std::vector<float>& w, const std::vector<float>& scale, int32_t rows, int32_t cols, int64_t per_expert,
+                     std::vector<uint8_t>& q, std::vector<float>& deq) {
+    const int32_t scale_cols = (cols + 127) / 128;
+    for (size_t i = 0; i < w.size(); ++i) {
+      const int64_t e = static_cast<int64_t>(i) / (static_cast<int64_t>(rows) * cols), r = (i / cols) % rows, c = i % cols;
+      const float s = scale[e * per_expert + (r / 128) * scale_cols + c / 128];
+      q.push_back(float_to_fp8e4m3(w[i] / s));
+      deq.push_back(fp8e4m3_to_float(q.back()) * s);
+    }
+  };
+  std::vector<uint8_t> gu_q, dn_q;
+  std::vector<float> gu_deq, dn_deq;
+  quantize(gu, gu_scale, 2 * inter, hidden, gu_scales, gu_q, gu_deq);
+  quantize(dn, dn_scale, hidden, inter, dn_scales, dn_q, dn_deq);
+  const auto logits = test::random_vector(kTokens * kExperts, 63, -3.0f, 3.0f);
+  std::vector<int32_t> ids(kTokens * 2);
+  std::vector<float> weights(kTokens * 2), fp8(kTokens * hidden), f32(kTokens * hidden);
+  cpu::router({ids.data(), weights.data(), logits.data(), nullptr, kTokens, kExperts, 4, 2, 2, 2.5f, true});
+  cpu::moe_experts({fp8.data(), x.data(), ids.data(), weights.data(), gu_q.data(), dn_q.data(), DType::kF8E4M3, kTokens, 2,
+                    hidden, inter, 0, kExperts, gu_scale.data(), dn_scale.data()});
+  cpu::moe_experts({f32.data(), x.data(), ids.data(), weights.data(), gu_deq.data(), dn_deq.data(), DType::kF32, kTokens, 2,
+                    hidden, inter, 0, kExperts});
+  CHECK(test::nmse(fp8, f32) < 1e-12);
+  CHECK(test::nmse(fp8, std::vector<float>(fp8.size(), 0.0f)) > 0.5);  // a real, non-zero output
+}
