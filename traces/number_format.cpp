@@ -9,15 +9,32 @@ constexpr int kMaxDecimals = 9;  // 10^9 * the largest simulated time in us (1e9
 constexpr int64_t kPowersOfTen[kMaxDecimals + 1] = {1,      10,      100,      1000,      10000,
                                                     100000, 1000000, 10000000, 100000000, 1000000000};
 
+// "00".."99": two digits per division halves the divisions of the hot integer path.
+constexpr char kDigitPairs[] =
+    "00010203040506070809101112131415161718192021222324252627282930313233343536373839"
+    "40414243444546474849505152535455565758596061626364656667686970717273747576777879"
+    "8081828384858687888990919293949596979899";
+
 void append_unsigned(std::string& out, uint64_t value) {
   char digits[20];
-  int n = 0;
-  do {
-    digits[n++] = static_cast<char>('0' + value % 10);
-    value /= 10;
-  } while (value != 0);
-  while (n > 0) out.push_back(digits[--n]);
+  int begin = 20;
+  while (value >= 100) {
+    const auto pair = static_cast<size_t>(value % 100) * 2;
+    value /= 100;
+    digits[--begin] = kDigitPairs[pair + 1];
+    digits[--begin] = kDigitPairs[pair];
+  }
+  if (value >= 10) {
+    const auto pair = static_cast<size_t>(value) * 2;
+    digits[--begin] = kDigitPairs[pair + 1];
+    digits[--begin] = kDigitPairs[pair];
+  } else {
+    digits[--begin] = static_cast<char>('0' + value);
+  }
+  out.append(digits + begin, static_cast<size_t>(20 - begin));
 }
+
+bool needs_escape(unsigned char c) { return c == '"' || c == '\\' || c < 0x20; }
 
 }  // namespace
 
@@ -53,6 +70,13 @@ void append_fixed(std::string& out, double value, int decimals) {
 void append_json_string(std::string& out, std::string_view text) {
   static constexpr char kHex[] = "0123456789abcdef";
   out.push_back('"');
+  bool plain = true;
+  for (const char ch : text) plain = plain && !needs_escape(static_cast<unsigned char>(ch));
+  if (plain) {  // the common case: op and span names
+    out.append(text);
+    out.push_back('"');
+    return;
+  }
   for (const char ch : text) {
     const auto c = static_cast<unsigned char>(ch);
     if (c == '"' || c == '\\') {
