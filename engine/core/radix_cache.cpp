@@ -5,20 +5,66 @@
 
 namespace tokenline {
 
-size_t RadixCache::ChildKeyHash::operator()(const ChildKey& k) const {
-  uint64_t x = k.key ^ (static_cast<uint64_t>(static_cast<uint32_t>(k.parent)) * 0x9e3779b97f4a7c15ULL);
+namespace {
+constexpr size_t kInitialIndexSlots = 1024;  // power of two; doubles at half load
+}  // namespace
+
+size_t RadixCache::ChildIndex::home(int32_t parent, uint64_t key) const {
+  uint64_t x = key ^ (static_cast<uint64_t>(static_cast<uint32_t>(parent)) * 0x9e3779b97f4a7c15ULL);
   x = (x ^ (x >> 31)) * 0xbf58476d1ce4e5b9ULL;
-  return static_cast<size_t>(x ^ (x >> 29));
+  return static_cast<size_t>(x ^ (x >> 29)) & (slots_.size() - 1);
 }
 
-RadixCache::RadixCache(int64_t total_pages) : node_of_page_(static_cast<size_t>(total_pages), -1) {
-  nodes_.reserve(static_cast<size_t>(total_pages));
-  children_.reserve(static_cast<size_t>(total_pages));
+int32_t RadixCache::ChildIndex::find(int32_t parent, uint64_t key) const {
+  if (slots_.empty()) return -1;
+  const size_t mask = slots_.size() - 1;
+  for (size_t i = home(parent, key);; i = (i + 1) & mask) {
+    const Slot& slot = slots_[i];
+    if (slot.node < 0) return -1;
+    if (slot.key == key && slot.parent == parent) return slot.node;
+  }
 }
+
+void RadixCache::ChildIndex::grow() {
+  std::vector<Slot> old = std::move(slots_);
+  slots_.assign(old.empty() ? kInitialIndexSlots : 2 * old.size(), Slot{});
+  size_ = 0;
+  for (const Slot& slot : old)
+    if (slot.node >= 0) insert(slot.parent, slot.key, slot.node);
+}
+
+void RadixCache::ChildIndex::insert(int32_t parent, uint64_t key, int32_t node) {
+  if (2 * (size_ + 1) > static_cast<int64_t>(slots_.size())) grow();
+  const size_t mask = slots_.size() - 1;
+  size_t i = home(parent, key);
+  while (slots_[i].node >= 0) i = (i + 1) & mask;
+  slots_[i] = Slot{key, parent, node};
+  ++size_;
+}
+
+void RadixCache::ChildIndex::erase(int32_t parent, uint64_t key) {
+  const size_t mask = slots_.size() - 1;
+  size_t i = home(parent, key);
+  while (!(slots_[i].key == key && slots_[i].parent == parent)) i = (i + 1) & mask;
+  // Backward shift: move later members of the probe run into the hole so lookups never stop early.
+  for (size_t j = (i + 1) & mask; slots_[j].node >= 0; j = (j + 1) & mask) {
+    const size_t h = home(slots_[j].parent, slots_[j].key);
+    const bool movable = (j > i) ? (h <= i || h > j) : (h <= i && h > j);
+    if (movable) {
+      slots_[i] = slots_[j];
+      i = j;
+    }
+  }
+  slots_[i] = Slot{};
+  --size_;
+}
+
+// Nodes and the child index grow with what is cached, not with the pool: a pool of millions of pages
+// that caches little stays small.
+RadixCache::RadixCache(int64_t total_pages) : node_of_page_(static_cast<size_t>(total_pages), -1) {}
 
 int32_t RadixCache::child(int32_t parent, uint64_t key) const {
-  auto it = children_.find(ChildKey{parent, key});
-  return it == children_.end() ? -1 : it->second;
+  return children_.find(parent, key);
 }
 
 int32_t RadixCache::ref(PageId page) const {
@@ -70,7 +116,7 @@ int32_t RadixCache::new_node(int32_t parent, uint64_t key, PageId page, uint64_t
   }
   nodes_[static_cast<size_t>(id)] = Node{key, tick, parent, page, 1, 0, true};
   if (parent >= 0) ++nodes_[static_cast<size_t>(parent)].children;
-  children_.emplace(ChildKey{parent, key}, id);
+  children_.insert(parent, key, id);
   node_of_page_[static_cast<size_t>(page)] = id;
   ++live_nodes_;
   return id;
@@ -80,8 +126,9 @@ void RadixCache::insert(std::span<const uint64_t> keys, std::vector<PageId>& pag
                         std::vector<PageId>& duplicates) {
   assert(keys.size() <= pages.size() && held <= static_cast<int64_t>(keys.size()));
   int32_t node = held > 0 ? node_of_page_[static_cast<size_t>(pages[static_cast<size_t>(held - 1)])] : -1;
+  bool fresh = false;  // below a node created here nothing exists yet: no lookups needed
   for (size_t i = static_cast<size_t>(held); i < keys.size(); ++i) {
-    const int32_t existing = child(node, keys[i]);
+    const int32_t existing = fresh ? -1 : child(node, keys[i]);
     if (existing >= 0) {
       Node& n = nodes_[static_cast<size_t>(existing)];
       if (n.ref++ == 0) --unreferenced_nodes_;
@@ -91,6 +138,7 @@ void RadixCache::insert(std::span<const uint64_t> keys, std::vector<PageId>& pag
       node = existing;
     } else {
       node = new_node(node, keys[i], pages[i], tick);
+      fresh = true;
     }
   }
 }
@@ -115,12 +163,19 @@ void RadixCache::release(PageId page) {
 
 int64_t RadixCache::evict(int64_t n, std::vector<PageId>& freed) {
   int64_t evicted = 0;
-  while (evicted < n && !lru_.empty()) {
-    const auto [tick, id] = lru_.top();
-    lru_.pop();
+  int32_t next = -1;  // a parent that became the least recently used leaf: evicted without a heap trip
+  while (evicted < n) {
+    int32_t id = next;
+    next = -1;
+    if (id < 0) {
+      if (lru_.empty()) break;
+      const auto [tick, top] = lru_.top();
+      lru_.pop();
+      if (!evictable(top) || nodes_[static_cast<size_t>(top)].tick != tick) continue;  // stale entry
+      id = top;
+    }
     Node& node = nodes_[static_cast<size_t>(id)];
-    if (!evictable(id) || node.tick != tick) continue;  // stale entry: touched, referenced or gone since
-    children_.erase(ChildKey{node.parent, node.key});
+    children_.erase(node.parent, node.key);
     node_of_page_[static_cast<size_t>(node.page)] = -1;
     freed.push_back(node.page);
     node.live = false;
@@ -128,11 +183,16 @@ int64_t RadixCache::evict(int64_t n, std::vector<PageId>& freed) {
     --live_nodes_;
     --unreferenced_nodes_;
     ++evicted;
-    if (node.parent >= 0) {
-      --nodes_[static_cast<size_t>(node.parent)].children;
-      push_if_evictable(node.parent);
-    }
+    if (node.parent < 0) continue;
+    Node& parent = nodes_[static_cast<size_t>(node.parent)];
+    --parent.children;
+    if (!evictable(node.parent)) continue;
+    if (lru_.empty() || HeapEntry{parent.tick, node.parent} < lru_.top())
+      next = node.parent;
+    else
+      lru_.emplace(parent.tick, node.parent);
   }
+  if (next >= 0) lru_.emplace(nodes_[static_cast<size_t>(next)].tick, next);
   // Stale entries accumulate between evictions; rebuild when they dominate so memory stays bounded.
   if (lru_.size() > 2 * static_cast<size_t>(live_nodes_) + 1024) {
     decltype(lru_) fresh;
@@ -169,7 +229,7 @@ bool RadixCache::check(std::string* why) const {
   }
   for (size_t i = 0; i < nodes_.size(); ++i)
     if (nodes_[i].live && nodes_[i].children != children[i]) return fail("child count wrong at node " + std::to_string(i));
-  if (static_cast<int64_t>(children_.size()) != live) return fail("child index size != live nodes");
+  if (children_.size() != live) return fail("child index size != live nodes");
   if (live != live_nodes_ || unreferenced != unreferenced_nodes_) return fail("node counters disagree");
   int64_t mapped = 0;
   for (int32_t node : node_of_page_) mapped += node >= 0 ? 1 : 0;

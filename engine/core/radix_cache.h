@@ -7,7 +7,6 @@
 #include <queue>
 #include <span>
 #include <string>
-#include <unordered_map>
 #include <vector>
 
 #include "engine/core/page_pool.h"
@@ -59,13 +58,25 @@ class RadixCache {
     int32_t children = 0;
     bool live = false;
   };
-  struct ChildKey {
-    int32_t parent;
-    uint64_t key;
-    bool operator==(const ChildKey&) const = default;
-  };
-  struct ChildKeyHash {
-    size_t operator()(const ChildKey& k) const;
+  // (parent node, page key) -> child node: open addressing with linear probing and backward-shift
+  // deletion (no tombstones), so a lookup is about one cache miss even with millions of cached pages.
+  class ChildIndex {
+   public:
+    int32_t find(int32_t parent, uint64_t key) const;
+    void insert(int32_t parent, uint64_t key, int32_t node);  // REQUIRES: absent
+    void erase(int32_t parent, uint64_t key);                 // REQUIRES: present
+    int64_t size() const { return size_; }
+
+   private:
+    struct Slot {
+      uint64_t key = 0;
+      int32_t parent = 0;
+      int32_t node = -1;  // -1: empty
+    };
+    size_t home(int32_t parent, uint64_t key) const;
+    void grow();
+    std::vector<Slot> slots_;
+    int64_t size_ = 0;
   };
   using HeapEntry = std::pair<uint64_t, int32_t>;  // (tick, node): LRU first, ties by node id
 
@@ -77,7 +88,7 @@ class RadixCache {
   std::vector<Node> nodes_;
   std::vector<int32_t> free_nodes_;
   std::vector<int32_t> node_of_page_;  // per page: its node, or -1
-  std::unordered_map<ChildKey, int32_t, ChildKeyHash> children_;
+  ChildIndex children_;
   std::priority_queue<HeapEntry, std::vector<HeapEntry>, std::greater<>> lru_;
   std::vector<int32_t> path_;  // scratch for lock
   int64_t live_nodes_ = 0;

@@ -36,6 +36,11 @@ std::string_view to_string(StopReason reason) {
   return "?";
 }
 
+namespace {
+// One allocation holds the token times of most outputs; longer ones grow geometrically from there.
+constexpr int64_t kTokenTimesReserve = 4096;
+}  // namespace
+
 // What is left of a step's three budgets while planning.
 struct Scheduler::Budget {
   int64_t tokens = 0;   // tokens the step may still compute
@@ -383,7 +388,10 @@ void Scheduler::admit(const PlannedAdmission& admission) {
 
 void Scheduler::emit_tokens(Request& r, int64_t n, double now_s) {
   n = std::min(n, r.remaining_output());
-  if (n > 0 && r.record.first_token_s < 0) r.record.first_token_s = now_s;
+  if (n > 0 && r.record.first_token_s < 0) {
+    r.record.first_token_s = now_s;
+    r.record.token_times_s.reserve(static_cast<size_t>(std::min(r.record.output_tokens, kTokenTimesReserve)));
+  }
   for (int64_t i = 0; i < n; ++i) r.record.token_times_s.push_back(now_s);
   r.record.generated_tokens += n;
 }
