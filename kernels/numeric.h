@@ -68,13 +68,14 @@ TL_HD inline uint8_t float_to_fp8e4m3(float f) {
   return static_cast<uint8_t>(sign | code);
 }
 
+// Exact: a normal e4m3 value is rebuilt as float bits (exponent rebiased 7 -> 127, mantissa shifted up).
 TL_HD inline float fp8e4m3_to_float(uint8_t b) {
-  const float sign = (b & 0x80u) ? -1.0f : 1.0f;
-  const int32_t exponent = (b >> 3) & 0xF;
-  const int32_t mantissa = b & 0x7;
-  if (exponent == 0xF && mantissa == 0x7) return bits_float(0x7FC00000u);
-  if (exponent == 0) return sign * static_cast<float>(mantissa) * kFp8E4m3SubnormalStep;
-  return sign * ldexpf(1.0f + static_cast<float>(mantissa) / 8.0f, exponent - 7);
+  const uint32_t sign = static_cast<uint32_t>(b & 0x80u) << 24;
+  const uint32_t exponent = (b >> 3) & 0xFu;
+  const uint32_t mantissa = b & 0x7u;
+  if (exponent == 0xFu && mantissa == 0x7u) return bits_float(0x7FC00000u);
+  if (exponent == 0) return bits_float(sign | float_bits(static_cast<float>(mantissa) * kFp8E4m3SubnormalStep));
+  return bits_float(sign | ((exponent + 120u) << 23) | (mantissa << 20));  // 120 = 127 - 7
 }
 
 }  // namespace tokenline

@@ -78,10 +78,10 @@ TL_HD inline void kv_load_token(float* latent, float* rope, const uint8_t* token
     case KvLayout::kFp8DsMla: {
       const uint8_t* scales = token + kv_lora;
       const uint8_t* rope_bytes = scales + (kv_lora / kFp8QuantBlock) * 4;
-      for (int32_t i = 0; i < kv_lora; ++i) {
+      for (int32_t blk = 0; blk < kv_lora / kFp8QuantBlock; ++blk) {
         float scale;
-        memcpy(&scale, scales + (i / kFp8QuantBlock) * 4, sizeof scale);
-        latent[i] = fp8e4m3_to_float(token[i]) * scale;
+        memcpy(&scale, scales + blk * 4, sizeof scale);
+        for (int32_t i = blk * kFp8QuantBlock; i < (blk + 1) * kFp8QuantBlock; ++i) latent[i] = fp8e4m3_to_float(token[i]) * scale;
       }
       for (int32_t i = 0; i < rope_dim; ++i) {
         uint16_t b;

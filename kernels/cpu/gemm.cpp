@@ -21,6 +21,21 @@ void load_weight_row(float* dst, const GemmParams& p, int64_t j) {
   }
 }
 
+// x . w with kLanes independent partial sums in a fixed order: deterministic, and the compiler can
+// vectorize it (a single running sum cannot be reordered without -ffast-math).
+constexpr int64_t kLanes = 8;
+float dot(const float* x, const float* w, int64_t k) {
+  float lanes[kLanes] = {};
+  int64_t c = 0;
+  for (; c + kLanes <= k; c += kLanes) {
+    for (int64_t l = 0; l < kLanes; ++l) lanes[l] += x[c + l] * w[c + l];
+  }
+  float acc = 0.0f;
+  for (int64_t l = 0; l < kLanes; ++l) acc += lanes[l];
+  for (; c < k; ++c) acc += x[c] * w[c];
+  return acc;
+}
+
 }  // namespace
 
 void gemm(GemmParams p) {
@@ -32,9 +47,7 @@ void gemm(GemmParams p) {
     for (int64_t i = 0; i < p.m; ++i) {
       const float* x = p.x + i * p.k;
       for (int64_t j = j0; j < j1; ++j) {
-        const float* wr = w.data() + (j - j0) * p.k;
-        float acc = 0.0f;
-        for (int64_t c = 0; c < p.k; ++c) acc += x[c] * wr[c];
+        const float acc = dot(x, w.data() + (j - j0) * p.k, p.k);
         float& o = p.out[i * p.n + j];
         o = p.accumulate ? o + acc : acc;
       }

@@ -15,31 +15,33 @@ const uint8_t* token_bytes(const MlaAttentionParams& p, int32_t seq, int32_t pos
   return p.kv_cache + kv_slot(p.table, seq, pos) * bytes;
 }
 
-// One (token, head) row: softmax over the given positions (two passes, double accumulation).
+// One (token, head) row over the given positions: single-pass online softmax in double, so each cached
+// token is decoded once and no per-row buffer grows with the context.
 void attend_row(const MlaAttentionParams& p, int64_t row, const std::vector<int32_t>& positions) {
   const int64_t t = row / p.n_heads;
   const int32_t seq = p.token_seq[t];
   const float* ql = p.q_latent + row * p.kv_lora;
   const float* qr = p.q_rope + row * p.q_rope_stride;
-  float* out = p.out + row * p.kv_lora;
   std::vector<float> latent(static_cast<size_t>(p.kv_lora)), rope(static_cast<size_t>(p.rope_dim));
-  std::vector<double> scores(positions.size()), acc(static_cast<size_t>(p.kv_lora), 0.0);
-  double max_score = -std::numeric_limits<double>::infinity();
-  for (size_t i = 0; i < positions.size(); ++i) {
-    kv_load_token(latent.data(), rope.data(), token_bytes(p, seq, positions[i]), p.layout, p.kv_lora, p.rope_dim);
+  std::vector<double> acc(static_cast<size_t>(p.kv_lora), 0.0);
+  double max_score = -std::numeric_limits<double>::infinity(), denom = 0.0;
+  for (int32_t pos : positions) {
+    kv_load_token(latent.data(), rope.data(), token_bytes(p, seq, pos), p.layout, p.kv_lora, p.rope_dim);
     double s = 0.0;
     for (int32_t c = 0; c < p.kv_lora; ++c) s += static_cast<double>(ql[c]) * latent[c];
     for (int32_t c = 0; c < p.rope_dim; ++c) s += static_cast<double>(qr[c]) * rope[c];
-    scores[i] = s * p.softmax_scale;
-    max_score = std::max(max_score, scores[i]);
-  }
-  double denom = 0.0;
-  for (size_t i = 0; i < positions.size(); ++i) {
-    const double w = std::exp(scores[i] - max_score);
+    s *= p.softmax_scale;
+    if (s > max_score) {  // rescale what was accumulated under the old maximum
+      const double correction = std::exp(max_score - s);
+      denom *= correction;
+      for (double& a : acc) a *= correction;
+      max_score = s;
+    }
+    const double w = std::exp(s - max_score);
     denom += w;
-    kv_load_token(latent.data(), rope.data(), token_bytes(p, seq, positions[i]), p.layout, p.kv_lora, p.rope_dim);
     for (int32_t c = 0; c < p.kv_lora; ++c) acc[c] += w * latent[c];
   }
+  float* out = p.out + row * p.kv_lora;
   for (int32_t c = 0; c < p.kv_lora; ++c) out[c] = denom > 0.0 ? static_cast<float>(acc[c] / denom) : 0.0f;
 }
 
