@@ -39,7 +39,7 @@ TEST_CASE("a malformed line stops the run with file:line and exit code 2 before 
   }
 }
 
-TEST_CASE("--skip-bad-lines skips and counts malformed lines", "[sim_job]") {
+TEST_CASE("skip-bad-lines skips and counts malformed lines", "[sim_job]") {
   TestDir dir("sim_skip_lines");
   const std::string workload = write_with_bad_line(dir);
   const auto r =

@@ -54,7 +54,7 @@ TEST_CASE("the same command twice gives byte-identical outputs", "[simulation]")
   }
 }
 
-TEST_CASE("every arrival completes or is rejected with a reason; preempted requests finish", "[simulation]") {
+TEST_CASE("every arrival completes or is rejected with a reason and preempted requests finish", "[simulation]") {
   TestDir dir("sim_conservation");
   const std::string workload = dir.file("w.jsonl");
   testing::write_uniform_workload(workload, 40, 0.0, 6000, 1000);
@@ -88,7 +88,7 @@ TEST_CASE("every arrival completes or is rejected with a reason; preempted reque
 // ignores capacity: 32 x 128K tokens do not fit one rank's HBM. Ranks prefill their requests one after the
 // other while the earlier ones decode; 200 output tokens outlast the 31 x 4 later chunk steps, so the
 // last steps decode all 32 requests of a rank together.
-TEST_CASE("a batch-32 128K decode step takes about 27 ms, 85% of it weight reads", "[simulation][seed]") {
+TEST_CASE("a batch-32 128K decode step takes about 27 ms with 85% of it weight reads", "[simulation][seed]") {
   TestDir dir("sim_seed_decode");
   const std::string workload = dir.file("w.jsonl");
   constexpr int64_t kOutputTokens = 200;
@@ -133,7 +133,7 @@ std::vector<double> chunk_durations_s(const nlohmann::json& trace) {
   return out;
 }
 
-TEST_CASE("a 1M request's TTFT is the sum of its 32 chunk times, each slower than the last", "[simulation][seed]") {
+TEST_CASE("a 1M request's TTFT is the sum of its 32 chunk times and each chunk is slower than the last", "[simulation][seed]") {
   TestDir dir("sim_seed_1m");
   const std::string workload = dir.file("w.jsonl");
   constexpr int64_t kOutputTokens = 16;
@@ -155,7 +155,7 @@ TEST_CASE("a 1M request's TTFT is the sum of its 32 chunk times, each slower tha
   CHECK(chunks[0] == Approx(first.total_s).epsilon(1e-6));
 }
 
-TEST_CASE("8xH200 holds the KV of at most 4 1M requests at once; the rest wait", "[simulation][seed]") {
+TEST_CASE("8xH200 holds the KV of at most 4 1M requests at once and the rest wait", "[simulation][seed]") {
   TestDir dir("sim_seed_1m_capacity");
   const std::string workload = dir.file("w.jsonl");
   constexpr int kRequests = 8;

@@ -34,7 +34,7 @@ TEST_CASE("workload requests become request specs with their prefix blocks", "[w
   CHECK_FALSE(source->next(a));
 }
 
-TEST_CASE("the Mooncake conversation trace hits the prefix cache, and the cache size changes the rate",
+TEST_CASE("the Mooncake conversation trace hits the prefix cache and the cache size changes the rate",
           "[workload_arrivals][trace]") {
   const std::string trace = testing::shared_trace("conversation_trace.jsonl");
   if (trace.empty()) {
@@ -42,16 +42,19 @@ TEST_CASE("the Mooncake conversation trace hits the prefix cache, and the cache 
     return;
   }
   TestDir dir("mooncake");
-  const std::string common = "sim --workload '" + trace + "' --cluster h200x8 --parallel dp8-ep8 --dp-assign prefix-aware";
+  // The first 20 minutes of the trace (about a third of it) keep the test fast.
+  const std::string common = "sim --workload '" + trace +
+                             "' --duration 1200 --cluster h200x8 --parallel dp8-ep8 --dp-assign prefix-aware";
   REQUIRE(run_tokenline(common + " --out '" + dir.file("big") + "'", dir).exit_code == 0);
   // 1024 pages x 64 tokens = 64K tokens per rank: room for the running requests, little for the cache.
   REQUIRE(run_tokenline(common + " --kv-pages 1024 --out '" + dir.file("small") + "'", dir).exit_code == 0);
   const auto big = read_json(dir.file("big/metrics.json"));
   const auto small = read_json(dir.file("small/metrics.json"));
+  CHECK(big["requests"]["arrived"].get<int64_t>() > 3000);
   for (const auto* m : {&big, &small}) {
     const auto& req = (*m)["requests"];
-    CHECK(req["arrived"] == 12031);
-    CHECK(req["completed"].get<int64_t>() + req["rejected"].get<int64_t>() == 12031);
+    CHECK(req["arrived"] == big["requests"]["arrived"]);
+    CHECK(req["completed"].get<int64_t>() + req["rejected"].get<int64_t>() == req["arrived"].get<int64_t>());
   }
   const double big_rate = big["prefix_cache"]["hit_rate"];
   const double small_rate = small["prefix_cache"]["hit_rate"];

@@ -18,7 +18,7 @@ RunInfo run_ending_at(double end_s) {
   return info;
 }
 
-TEST_CASE("metrics count, summarize and apply the SLO", "[metrics]") {
+TEST_CASE("metrics count and summarize requests and apply the SLO", "[metrics]") {
   Metrics m(1, Slo{.ttft_s = 0.5, .tpot_s = 0.0});
   for (int i = 0; i < 3; ++i) m.on_arrival();
   m.on_request(done(0, 0.0, 0.2, 1.2, 11, 500));   // ttft 0.2, tpot 0.1
