@@ -130,6 +130,17 @@ void add_into(StepCost& sum, const StepCost& s) {
   sum.tokens += s.tokens;
 }
 
+// Contexts of the batch-limit table: 4K, 32K, 128K, 1M within the model's context, and `context`.
+std::vector<int64_t> batch_limit_contexts(const CostModel& cm, int64_t context) {
+  std::vector<int64_t> out;
+  for (int64_t c : {int64_t{4096}, int64_t{32768}, int64_t{131072}, int64_t{1} << 20}) {
+    if (c <= cm.model.max_context_tokens) out.push_back(c);
+  }
+  if (std::find(out.begin(), out.end(), context) == out.end()) out.push_back(context);
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
 // ---- human output ----
 
 void print_header(const LedgerArgs& a, const Setup& s) {
@@ -138,6 +149,9 @@ void print_header(const LedgerArgs& a, const Setup& s) {
               a.phase.c_str(), cm.model.name.c_str(), cm.parallel.gpus(), cm.hardware.name.c_str(),
               cm.parallel.name().c_str(), std::string(kv_layout_name(cm.kv_layout)).c_str(),
               (long long)cm.kv_bytes_token_layer, (long long)cm.indexer_bytes_token_layer);
+  std::printf("layers %d = %d dense + %d MoE; indexer %d full + %d shared\n", cm.model.layers,
+              cm.model.mlp_dense_layers(), cm.model.moe_layers(),
+              cm.model.has_indexer() ? cm.model.indexer_full_layers : 0, cm.model.indexer_shared_layers());
   const char* times = cm.options.ideal ? "ideal (the seed's 4.8 TB/s, 787 GB/s, 25 GB/s, 5 us)"
                                        : "achieved (hardware efficiency factors)";
   if (a.phase == "decode") {
@@ -183,16 +197,19 @@ void print_collectives(const StepCost& c, const CostModel& cm) {
               c.collective_bytes() / 1e6);
 }
 
-void print_ledgers(const StepCost& c, double time_scale, const char* unit) {
-  std::printf("\nMarginal-cost ledgers (busiest rank)\n");
-  std::printf("  %-22s %12.3f GB  (%lld collectives)\n", "communication", c.collective_bytes() / 1e9,
-              (long long)c.collective_count());
-  std::printf("  %-22s %12.3f GB\n", "weight read", c.bytes.weight_read / 1e9);
-  std::printf("  %-22s %12.3f GB read, %.3f GB written\n", "KV", c.bytes.kv_read / 1e9,
-              c.bytes.kv_write / 1e9);
-  std::printf("  %-22s %12.3f GB read, %.3f GB written\n", "indexer cache", c.bytes.indexer_read / 1e9,
-              c.bytes.indexer_write / 1e9);
-  std::printf("  %-22s %12.3f PFLOP (instance)\n", "FLOPs", c.flops() / 1e15);
+void print_ledgers(const StepCost& c, double rank_tokens, double time_scale, const char* unit) {
+  std::printf("\nMarginal-cost ledgers (busiest rank, %.0f tokens)\n  %-44s %12s %14s\n", rank_tokens, "",
+              "GB per step", "MB per token");
+  const std::string comm = "communication (" + std::to_string(c.collective_count()) + " calls)";
+  const std::pair<std::string, double> ledgers[] = {
+      {comm, c.collective_bytes()},           {"weight read", c.bytes.weight_read},
+      {"KV read", c.bytes.kv_read},           {"KV written", c.bytes.kv_write},
+      {"indexer read", c.bytes.indexer_read}, {"indexer written", c.bytes.indexer_write}};
+  for (const auto& [name, bytes] : ledgers) {
+    std::printf("  %-44s %12.3f %14.3f\n", name.c_str(), bytes / 1e9,
+                rank_tokens > 0 ? bytes / rank_tokens / 1e6 : 0);
+  }
+  std::printf("  %-44s %12.3f PFLOP (instance)\n", "FLOPs", c.flops() / 1e15);
   std::printf("\nTime on the busiest GPU: %.4f %s\n", c.total_s * time_scale, unit);
   const std::pair<const char*, double> rows[] = {{"weights", c.weights_s}, {"kv", c.kv_s},
                                                  {"indexer", c.indexer_s}, {"activations", c.activations_s},
@@ -217,6 +234,11 @@ void print_memory(const CostModel& cm, int64_t context) {
       "tokens in the instance%s\n",
       (long long)k.tokens_per_rank, (long long)k.pages_per_rank, (long long)kDefaultPageTokens,
       (long long)k.max_concurrent_requests, (long long)context, k.weights_fit ? "" : " (weights do not fit)");
+  std::printf("Batch limit (context tokens: requests holding KV in the instance):");
+  for (int64_t ctx : batch_limit_contexts(cm, context)) {
+    std::printf("  %lld: %lld", (long long)ctx, (long long)kv_capacity(cm, ctx).max_concurrent_requests);
+  }
+  std::printf("\n");
 }
 
 void print_chunks(const std::vector<ChunkCost>& chunks) {
@@ -307,27 +329,53 @@ Json memory_json(const CostModel& cm, int64_t context, Json& out) {
           {"weights_fit", k.weights_fit}};
 }
 
+Json batch_limit_json(const CostModel& cm, int64_t context) {
+  Json rows = Json::array();
+  for (int64_t ctx : batch_limit_contexts(cm, context)) {
+    rows.push_back(
+        {{"context", ctx}, {"max_concurrent_requests", kv_capacity(cm, ctx).max_concurrent_requests}});
+  }
+  return rows;
+}
+
+Json marginal_json(const StepCost& c, double rank_tokens) {
+  auto per = [&](double bytes) { return rank_tokens > 0 ? bytes / rank_tokens : 0.0; };
+  return {{"rank_tokens", rank_tokens},
+          {"communication_bytes", per(c.collective_bytes())},
+          {"weight_read_bytes", per(c.bytes.weight_read)},
+          {"kv_read_bytes", per(c.bytes.kv_read)},
+          {"indexer_read_bytes", per(c.bytes.indexer_read)}};
+}
+
 Json header_json(const LedgerArgs& a, const Setup& s) {
   const CostModel& cm = s.cm;
-  return {{"model", cm.model.name},
-          {"hardware", cm.hardware.name},
-          {"gpus", cm.parallel.gpus()},
-          {"kv_layout", kv_layout_name(cm.kv_layout)},
-          {"parallel", cm.parallel.name()},
-          {"phase", a.phase},
-          {"ideal", cm.options.ideal},
-          {"batch", a.batch},
-          {"instance_batch", a.batch * cm.parallel.dp_attention},
-          {"context", s.context},
-          {"per_token_layer_bytes",
-           {{"kv", cm.kv_bytes_token_layer}, {"indexer", cm.indexer_bytes_token_layer}}}};
+  return {
+      {"model", cm.model.name},
+      {"hardware", cm.hardware.name},
+      {"gpus", cm.parallel.gpus()},
+      {"kv_layout", kv_layout_name(cm.kv_layout)},
+      {"parallel", cm.parallel.name()},
+      {"phase", a.phase},
+      {"ideal", cm.options.ideal},
+      {"batch", a.batch},
+      {"instance_batch", a.batch * cm.parallel.dp_attention},
+      {"context", s.context},
+      {"per_token_layer_bytes", {{"kv", cm.kv_bytes_token_layer}, {"indexer", cm.indexer_bytes_token_layer}}},
+      {"layers",
+       {{"total", cm.model.layers},
+        {"dense", cm.model.mlp_dense_layers()},
+        {"moe", cm.model.moe_layers()},
+        {"indexer_full", cm.model.has_indexer() ? cm.model.indexer_full_layers : 0},
+        {"indexer_shared", cm.model.indexer_shared_layers()}}}};
 }
 
 void emit_step(const LedgerArgs& a, const Setup& s, const StepCost& c, Json* extra_chunks) {
+  // Tokens of the busiest rank: one per decoding request, or the whole prompt over its chunks.
+  const double rank_tokens = a.phase == "decode" ? double(a.batch) : double(s.context);
   if (!a.json) {
     print_ops(c);
     print_collectives(c, s.cm);
-    print_ledgers(c, a.phase == "decode" ? 1e3 : 1, a.phase == "decode" ? "ms" : "s");
+    print_ledgers(c, rank_tokens, a.phase == "decode" ? 1e3 : 1, a.phase == "decode" ? "ms" : "s");
     print_memory(s.cm, a.phase == "decode" ? s.context + 1 : s.context + a.prefix);
     return;
   }
@@ -335,8 +383,11 @@ void emit_step(const LedgerArgs& a, const Setup& s, const StepCost& c, Json* ext
   out["ops"] = ops_json(c);
   out["collectives"] = collectives_json(c, s.cm);
   out["totals"] = totals_json(c);
+  out["marginal_per_token"] = marginal_json(c, rank_tokens);
   out["time_s"] = time_json(c);
-  out["kv_capacity"] = memory_json(s.cm, a.phase == "decode" ? s.context + 1 : s.context + a.prefix, out);
+  const int64_t held = a.phase == "decode" ? s.context + 1 : s.context + a.prefix;
+  out["kv_capacity"] = memory_json(s.cm, held, out);
+  out["batch_limit"] = batch_limit_json(s.cm, held);
   if (extra_chunks != nullptr) {
     out["chunks"] = std::move(*extra_chunks);
     out["totals"]["ttft_s"] = c.total_s;

@@ -57,6 +57,11 @@ TEST_CASE("ledger decode --json carries the fields of issue 2", "[ledger_cli]") 
   for (const char* key : {"total", "weights", "kv", "indexer", "comm", "launch", "compute"}) {
     CHECK(j["time_s"].contains(key));
   }
+  CHECK(j["layers"]["moe"] == 75);
+  CHECK(j["layers"]["indexer_shared"] == 57);
+  CHECK(j["marginal_per_token"]["weight_read_bytes"].get<double>() ==
+        Approx(j["totals"]["weight_read_bytes"].get<double>() / 32));
+  CHECK(j["batch_limit"].size() >= 4);
   CHECK(j["kv_capacity"].contains("free_bytes"));
   CHECK(j["kv_capacity"].contains("max_concurrent_requests"));
   // The dispatch message of one rank: 32 x 8 x 6144 B (FP8).
