@@ -118,3 +118,28 @@ TEST_CASE("make_cost_model rejects layouts that do not fit the model", "[step_co
                     Catch::Contains("--kv-layout"));
   CHECK_THROWS_WITH(glm("dp3-ep3"), Catch::Contains("ep3"));
 }
+
+TEST_CASE("Chunking a prompt does not change its indexer scoring or its KV writes", "[step_cost]") {
+  // Causal (query, key) pairs and written tokens add up over chunks exactly; only the per-step weight
+  // reads and launches repeat.
+  const CostModel cm = glm("tp8");
+  const StepCost whole = prefill_step(cm, 8192, 0, true);
+  double idx_flops = 0, kv_write = 0, weights = 0;
+  for (const ChunkCost& c : prefill_chunks(cm, 8192, 2048)) {
+    idx_flops += c.cost[Op::kIndexerScore].flops;
+    kv_write += c.cost.bytes.kv_write;
+    weights += c.cost.bytes.weight_read;
+  }
+  CHECK(idx_flops == Approx(whole[Op::kIndexerScore].flops).epsilon(1e-12));
+  CHECK(kv_write == Approx(whole.bytes.kv_write).epsilon(1e-12));
+  CHECK(weights > 3 * whole.bytes.weight_read);
+}
+
+TEST_CASE("Collective groups follow the layout", "[step_cost]") {
+  const Parallel dp = parse_parallel("dp4-tp2-ep8", "t");
+  CHECK(collective_group(Op::kDispatch, dp) == 8);
+  CHECK(collective_group(Op::kAttnAllreduce, dp) == 2);
+  CHECK(collective_group(Op::kReduceScatter, dp) == 8);
+  CHECK(collective_group(Op::kSparseMla, dp) == 0);
+  for (int i = 0; i < kOpCount; ++i) CHECK(op_name(Op(i)) != "?");
+}
