@@ -54,6 +54,56 @@ TEST_CASE("the same command twice gives byte-identical outputs", "[simulation]")
   }
 }
 
+// Each request's async spans: "request" encloses "queued", every "prefill chunk N" and "decode".
+void check_request_spans_nest(const nlohmann::json& trace) {
+  std::map<int64_t, std::pair<double, double>> request_span;
+  std::map<int64_t, std::vector<std::pair<std::string, double>>> events;
+  for (const auto& e : trace["traceEvents"]) {
+    if (e["ph"] != "b" && e["ph"] != "e") continue;
+    const int64_t id = e["id"];
+    const double ts = e["ts"];
+    if (e["name"] == "request") {
+      (e["ph"] == "b" ? request_span[id].first : request_span[id].second) = ts;
+    } else {
+      events[id].emplace_back(e["ph"].get<std::string>() + ":" + e["name"].get<std::string>(), ts);
+    }
+  }
+  REQUIRE_FALSE(request_span.empty());
+  for (const auto& [id, list] : events) {
+    const auto [begin, end] = request_span.at(id);
+    int open = 0;
+    for (const auto& [what, ts] : list) {
+      CHECK(ts >= begin);
+      CHECK(ts <= end);
+      open += what[0] == 'b' ? 1 : -1;
+      CHECK(open >= 0);
+    }
+    CHECK(open == 0);
+  }
+}
+
+TEST_CASE("quickstart writes the three outputs from any directory and request spans nest", "[simulation]") {
+  TestDir dir("sim_quickstart");
+  const std::string command = "cd '" + dir.path().string() + "' && '" + TOKENLINE_BINARY + "' quickstart --out q";
+  REQUIRE(std::system((command + " 2>/dev/null").c_str()) == 0);
+  const auto m = read_json(dir.file("q/metrics.json"));
+  CHECK(m["requests"]["arrived"] == 200);  // the embedded 200-request head of the Mooncake trace
+  CHECK(m["requests"]["completed"] == 200);
+  CHECK(m["run"]["model"] == "glm-5.3");
+  CHECK(m["run"]["parallelism"] == "dp8-ep8");
+  CHECK_FALSE(m["run"].contains("wall_s"));
+  CHECK(testing::read_csv_rows(dir.file("q/requests.csv")).size() == 200);
+  const auto trace = read_json(dir.file("q/trace.json"));
+  check_request_spans_nest(trace);
+  std::map<std::string, int> counters;
+  for (const auto& e : trace["traceEvents"]) {
+    if (e["ph"] == "C") ++counters[e["name"]];
+  }
+  CHECK(counters["requests"] > 0);
+  CHECK(counters["kv_pages"] > 0);
+  CHECK(counters["batch_tokens"] > 0);
+}
+
 TEST_CASE("every arrival completes or is rejected with a reason and preempted requests finish", "[simulation]") {
   TestDir dir("sim_conservation");
   const std::string workload = dir.file("w.jsonl");
