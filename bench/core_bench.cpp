@@ -12,11 +12,11 @@
 namespace tokenline {
 namespace {
 
-constexpr int64_t kPageTokens = 64;                   // SGLang's page size
-constexpr int64_t kContextTokens = 128 * 1024;        // "128K context"
+constexpr int64_t kPageTokens = 64;             // SGLang's page size
+constexpr int64_t kContextTokens = 128 * 1024;  // "128K context"
 constexpr int64_t kContextPages = kContextTokens / kPageTokens;
-constexpr int64_t kOutputTokens = 1 << 20;            // never reached while benchmarking
-constexpr int64_t kDecodeIterations256 = 20000;       // 20,000 steps grow each request by 313 pages
+constexpr int64_t kOutputTokens = 1 << 20;       // never reached while benchmarking
+constexpr int64_t kDecodeIterations256 = 20000;  // 20,000 steps grow each request by 313 pages
 constexpr int64_t kDecodeIterations1024 = 5000;
 constexpr int64_t kGrowthPages = kDecodeIterations256 / kPageTokens + 1;  // headroom per request
 constexpr int64_t kMillionTokens = int64_t{1} << 20;
@@ -60,11 +60,14 @@ void BM_DecodeStepPlanCommit(benchmark::State& state) {
   if (plan.batches.ranks[0].decode_requests() != requests) state.SkipWithError("not every request decoded");
   state.counters["requests"] = static_cast<double>(requests);
   state.counters["ns_per_request"] =
-      benchmark::Counter(static_cast<double>(requests), benchmark::Counter::kIsIterationInvariantRate |
-                                                             benchmark::Counter::kInvert);
+      benchmark::Counter(static_cast<double>(requests),
+                         benchmark::Counter::kIsIterationInvariantRate | benchmark::Counter::kInvert);
 }
 BENCHMARK(BM_DecodeStepPlanCommit)->Arg(256)->Iterations(kDecodeIterations256)->Unit(benchmark::kMicrosecond);
-BENCHMARK(BM_DecodeStepPlanCommit)->Arg(1024)->Iterations(kDecodeIterations1024)->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_DecodeStepPlanCommit)
+    ->Arg(1024)
+    ->Iterations(kDecodeIterations1024)
+    ->Unit(benchmark::kMicrosecond);
 
 void BM_RadixMatch1M(benchmark::State& state) {
   KvConfig config;
@@ -75,7 +78,8 @@ void BM_RadixMatch1M(benchmark::State& state) {
   spec.id = 1;
   spec.prompt_tokens = kMillionTokens;
   spec.block_tokens = kMooncakeBlockTokens;
-  for (int64_t b = 0; b < kMillionTokens / kMooncakeBlockTokens; ++b) spec.block_hashes.push_back(1000 + static_cast<uint64_t>(b));
+  for (int64_t b = 0; b < kMillionTokens / kMooncakeBlockTokens; ++b)
+    spec.block_hashes.push_back(1000 + static_cast<uint64_t>(b));
   const std::vector<uint64_t> keys = derive_page_keys(spec, kPageTokens);
   kv.admit(0, kv.match(keys, 0), kMillionTokens);
   kv.grow(0, kMillionTokens);
@@ -87,8 +91,9 @@ void BM_RadixMatch1M(benchmark::State& state) {
   }
   if (kv.match(keys, pages).pages != pages) state.SkipWithError("the 1M prefix did not match");
   state.counters["pages"] = static_cast<double>(pages);
-  state.counters["ns_per_page"] = benchmark::Counter(
-      static_cast<double>(pages), benchmark::Counter::kIsIterationInvariantRate | benchmark::Counter::kInvert);
+  state.counters["ns_per_page"] =
+      benchmark::Counter(static_cast<double>(pages),
+                         benchmark::Counter::kIsIterationInvariantRate | benchmark::Counter::kInvert);
 }
 BENCHMARK(BM_RadixMatch1M)->Unit(benchmark::kMicrosecond);
 
@@ -98,7 +103,7 @@ BENCHMARK(BM_RadixMatch1M)->Unit(benchmark::kMicrosecond);
 constexpr int64_t kTraceRequests = 20000;
 constexpr uint32_t kMaxPromptTokens = 16384;
 constexpr uint32_t kMaxOutputTokens = 600;
-constexpr int64_t kSystemPromptBlocks = 4;  // 4 x 512 = 2K shared tokens
+constexpr int64_t kSystemPromptBlocks = 4;   // 4 x 512 = 2K shared tokens
 constexpr int64_t kTracePoolPages = 200000;  // 12.8M tokens of KV
 
 void BM_Trace20k(benchmark::State& state) {
@@ -119,8 +124,9 @@ void BM_Trace20k(benchmark::State& state) {
       const uint64_t family = rng(8);
       const int64_t blocks = (spec.prompt_tokens + kMooncakeBlockTokens - 1) / kMooncakeBlockTokens;
       for (int64_t b = 0; b < blocks; ++b)
-        spec.block_hashes.push_back(shared && b < kSystemPromptBlocks ? family * 100 + static_cast<uint64_t>(b)
-                                                                      : (static_cast<uint64_t>(id) << 20) + static_cast<uint64_t>(b));
+        spec.block_hashes.push_back(shared && b < kSystemPromptBlocks
+                                        ? family * 100 + static_cast<uint64_t>(b)
+                                        : (static_cast<uint64_t>(id) << 20) + static_cast<uint64_t>(b));
       instance.add_request(std::move(spec), 0.0);
     }
     StepPlan plan;

@@ -6,9 +6,12 @@ namespace tokenline {
 
 std::string_view to_string(RankAssignment assignment) {
   switch (assignment) {
-    case RankAssignment::kRoundRobin: return "round_robin";
-    case RankAssignment::kLeastLoaded: return "least_loaded";
-    case RankAssignment::kPrefixAware: return "prefix_aware";
+    case RankAssignment::kRoundRobin:
+      return "round_robin";
+    case RankAssignment::kLeastLoaded:
+      return "least_loaded";
+    case RankAssignment::kPrefixAware:
+      return "prefix_aware";
   }
   return "?";
 }
@@ -31,12 +34,15 @@ int32_t Instance::pick_rank(const RequestSpec& spec) const {
   auto least_loaded = [this, n] {
     int32_t best = 0;
     for (int32_t r = 1; r < n; ++r)
-      if (ranks_[static_cast<size_t>(r)].load_tokens() < ranks_[static_cast<size_t>(best)].load_tokens()) best = r;
+      if (ranks_[static_cast<size_t>(r)].load_tokens() < ranks_[static_cast<size_t>(best)].load_tokens())
+        best = r;
     return best;
   };
   switch (config_.assignment) {
-    case RankAssignment::kRoundRobin: return static_cast<int32_t>(assigned_ % n);
-    case RankAssignment::kLeastLoaded: return least_loaded();
+    case RankAssignment::kRoundRobin:
+      return static_cast<int32_t>(assigned_ % n);
+    case RankAssignment::kLeastLoaded:
+      return least_loaded();
     case RankAssignment::kPrefixAware: {
       const std::vector<uint64_t> keys = derive_page_keys(spec, config_.kv.page_tokens);
       int32_t best = least_loaded();
@@ -83,9 +89,13 @@ AddResult Instance::add(RequestSpec spec, double now_s, bool kv_ready) {
   return result;
 }
 
-AddResult Instance::add_request(RequestSpec spec, double now_s) { return add(std::move(spec), now_s, false); }
+AddResult Instance::add_request(RequestSpec spec, double now_s) {
+  return add(std::move(spec), now_s, false);
+}
 
-AddResult Instance::add_request_with_kv(RequestSpec spec, double now_s) { return add(std::move(spec), now_s, true); }
+AddResult Instance::add_request_with_kv(RequestSpec spec, double now_s) {
+  return add(std::move(spec), now_s, true);
+}
 
 void Instance::plan(StepPlan& out) const {
   const size_t n = ranks_.size();
@@ -175,7 +185,9 @@ int64_t Instance::evict_cached_pages(int32_t rank, int64_t pages) {
   return ranks_[static_cast<size_t>(rank)].evict_cached(pages);
 }
 
-bool Instance::preempt_one(int32_t rank) { return ranks_[static_cast<size_t>(rank)].preempt_last(); }
+bool Instance::preempt_one(int32_t rank) {
+  return ranks_[static_cast<size_t>(rank)].preempt_last();
+}
 
 bool Instance::check(std::string* why) const {
   for (const Scheduler& s : ranks_)

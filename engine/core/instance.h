@@ -27,7 +27,7 @@ struct InstanceConfig {
   int32_t dp_ranks = 1;  // attention data-parallel degree; 1 without DP attention
   RankAssignment assignment = RankAssignment::kRoundRobin;
   SchedulerConfig scheduler;
-  KvConfig kv;           // per rank
+  KvConfig kv;  // per rank
 };
 
 struct AddResult {
@@ -57,7 +57,7 @@ struct InstanceCounters {
   int64_t steps = 0;
   int64_t last_batch_tokens = 0;
   int64_t stop_counts[kStopReasonCount] = {};  // committed steps by StopReason, summed over ranks
-  KvCounters kv;  // summed over ranks (peak: sum of per-rank peaks)
+  KvCounters kv;                               // summed over ranks (peak: sum of per-rank peaks)
 };
 
 class Instance {

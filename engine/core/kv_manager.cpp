@@ -7,8 +7,10 @@ namespace tokenline {
 
 std::string_view to_string(ReservationPolicy policy) {
   switch (policy) {
-    case ReservationPolicy::kWholeRequest: return "whole_request";
-    case ReservationPolicy::kIncremental: return "incremental";
+    case ReservationPolicy::kWholeRequest:
+      return "whole_request";
+    case ReservationPolicy::kIncremental:
+      return "incremental";
   }
   return "?";
 }
@@ -149,10 +151,12 @@ bool KvManager::check(std::string* why) const {
       if (!t.pages.empty()) return fail("inactive holder " + std::to_string(h) + " has pages");
       continue;
     }
-    if (t.cached > static_cast<int64_t>(t.pages.size())) return fail("holder " + std::to_string(h) + " cached > pages");
+    if (t.cached > static_cast<int64_t>(t.pages.size()))
+      return fail("holder " + std::to_string(h) + " cached > pages");
     for (size_t i = 0; i < t.pages.size(); ++i) {
       const PageId p = t.pages[i];
-      if (p < 0 || static_cast<size_t>(p) >= total) return fail("holder " + std::to_string(h) + " has a bad page id");
+      if (p < 0 || static_cast<size_t>(p) >= total)
+        return fail("holder " + std::to_string(h) + " has a bad page id");
       if (static_cast<int64_t>(i) < t.cached) {
         if (!cache_.contains(p)) return fail("holder " + std::to_string(h) + " cached page not in tree");
         if (cache_.parent_page(p) != (i == 0 ? PageId{-1} : t.pages[i - 1]))
@@ -166,15 +170,18 @@ bool KvManager::check(std::string* why) const {
   }
   for (size_t p = 0; p < total; ++p) {
     const PageId page = static_cast<PageId>(p);
-    const int states = (pool_.is_free(page) ? 1 : 0) + (owners[p] > 0 ? 1 : 0) + (cache_.contains(page) ? 1 : 0);
-    if (states != 1) return fail("page " + std::to_string(p) + " is in " + std::to_string(states) + " states");
+    const int states =
+        (pool_.is_free(page) ? 1 : 0) + (owners[p] > 0 ? 1 : 0) + (cache_.contains(page) ? 1 : 0);
+    if (states != 1)
+      return fail("page " + std::to_string(p) + " is in " + std::to_string(states) + " states");
     if (owners[p] > 1) return fail("page " + std::to_string(p) + " owned twice");
     if (cache_.contains(page) && cache_.ref(page) != holders[p])
       return fail("page " + std::to_string(p) + " ref " + std::to_string(cache_.ref(page)) + " != holders " +
                   std::to_string(holders[p]));
   }
   if (owned != owned_pages_) return fail("owned counter disagrees");
-  if (pool_.free_pages() + owned + cache_.cached_pages() != pool_.total_pages()) return fail("pages not conserved");
+  if (pool_.free_pages() + owned + cache_.cached_pages() != pool_.total_pages())
+    return fail("pages not conserved");
   return true;
 }
 

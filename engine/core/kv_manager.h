@@ -24,12 +24,12 @@ std::string_view to_string(ReservationPolicy policy);
 
 // Plain numbers, sized by the driver from the model's ledger.
 struct KvConfig {
-  int64_t page_tokens = 64;           // SGLang's and the seed's page size
-  int64_t total_pages = 0;            // pages in this rank's pool
-  int64_t main_bytes_per_page = 0;    // main KV bytes of one page, all layers
-  int64_t indexer_bytes_per_page = 0; // DSA indexer-cache bytes of one page, all indexer layers (0: none)
+  int64_t page_tokens = 64;            // SGLang's and the seed's page size
+  int64_t total_pages = 0;             // pages in this rank's pool
+  int64_t main_bytes_per_page = 0;     // main KV bytes of one page, all layers
+  int64_t indexer_bytes_per_page = 0;  // DSA indexer-cache bytes of one page, all indexer layers (0: none)
   ReservationPolicy reservation = ReservationPolicy::kIncremental;
-  bool prefix_cache = true;           // false: no matching and no insertion; finished pages go free
+  bool prefix_cache = true;  // false: no matching and no insertion; finished pages go free
 };
 
 struct KvCounters {
@@ -37,8 +37,8 @@ struct KvCounters {
   int64_t free_pages = 0;
   int64_t owned_pages = 0;
   int64_t cached_pages = 0;
-  int64_t evictable_pages = 0;   // cached pages nobody holds
-  int64_t used_pages = 0;        // total - free - evictable: pages someone needs
+  int64_t evictable_pages = 0;  // cached pages nobody holds
+  int64_t used_pages = 0;       // total - free - evictable: pages someone needs
   int64_t peak_used_pages = 0;
   int64_t used_main_bytes = 0;
   int64_t used_indexer_bytes = 0;
@@ -55,7 +55,9 @@ class KvManager {
   explicit KvManager(const KvConfig& config);
 
   const KvConfig& config() const { return config_; }
-  int64_t pages_for_tokens(int64_t tokens) const { return (tokens + config_.page_tokens - 1) / config_.page_tokens; }
+  int64_t pages_for_tokens(int64_t tokens) const {
+    return (tokens + config_.page_tokens - 1) / config_.page_tokens;
+  }
   int64_t free_pages() const { return pool_.free_pages(); }
   // Pages obtainable now: free plus evictable.
   int64_t available_pages() const { return pool_.free_pages() + cache_.evictable_pages(); }

@@ -25,8 +25,8 @@ class PagePool {
   void release(PageId page);
 
  private:
-  std::vector<PageId> free_;         // stack of free pages
-  std::vector<uint8_t> is_free_;     // per page: 1 when on the free stack
+  std::vector<PageId> free_;      // stack of free pages
+  std::vector<uint8_t> is_free_;  // per page: 1 when on the free stack
 };
 
 }  // namespace tokenline

@@ -122,8 +122,8 @@ int32_t RadixCache::new_node(int32_t parent, uint64_t key, PageId page, uint64_t
   return id;
 }
 
-void RadixCache::insert(std::span<const uint64_t> keys, std::vector<PageId>& pages, int64_t held, uint64_t tick,
-                        std::vector<PageId>& duplicates) {
+void RadixCache::insert(std::span<const uint64_t> keys, std::vector<PageId>& pages, int64_t held,
+                        uint64_t tick, std::vector<PageId>& duplicates) {
   assert(keys.size() <= pages.size() && held <= static_cast<int64_t>(keys.size()));
   int32_t node = held > 0 ? node_of_page_[static_cast<size_t>(pages[static_cast<size_t>(held - 1)])] : -1;
   bool fresh = false;  // below a node created here nothing exists yet: no lookups needed
@@ -222,13 +222,15 @@ bool RadixCache::check(std::string* why) const {
       if (n.ref > p.ref) return fail("node " + std::to_string(i) + " is held more than its parent");
       ++children[static_cast<size_t>(n.parent)];
     }
-    if (child(n.parent, n.key) != static_cast<int32_t>(i)) return fail("child index misses node " + std::to_string(i));
+    if (child(n.parent, n.key) != static_cast<int32_t>(i))
+      return fail("child index misses node " + std::to_string(i));
     if (n.page < 0 || n.page >= static_cast<PageId>(node_of_page_.size()) ||
         node_of_page_[static_cast<size_t>(n.page)] != static_cast<int32_t>(i))
       return fail("page map disagrees at node " + std::to_string(i));
   }
   for (size_t i = 0; i < nodes_.size(); ++i)
-    if (nodes_[i].live && nodes_[i].children != children[i]) return fail("child count wrong at node " + std::to_string(i));
+    if (nodes_[i].live && nodes_[i].children != children[i])
+      return fail("child count wrong at node " + std::to_string(i));
   if (children_.size() != live) return fail("child index size != live nodes");
   if (live != live_nodes_ || unreferenced != unreferenced_nodes_) return fail("node counters disagree");
   int64_t mapped = 0;

@@ -14,7 +14,9 @@ uint64_t mix64(uint64_t x) {
   return x ^ (x >> 31);
 }
 
-uint64_t combine(uint64_t a, uint64_t b) { return mix64(a ^ mix64(b)); }
+uint64_t combine(uint64_t a, uint64_t b) {
+  return mix64(a ^ mix64(b));
+}
 
 // Salt for keys of requests without ids or hashes, so they never equal a hashed key by construction.
 constexpr uint64_t kUniqueSalt = 0x7f4a7c159e3779b9ULL;
@@ -23,23 +25,34 @@ constexpr uint64_t kUniqueSalt = 0x7f4a7c159e3779b9ULL;
 
 std::string_view to_string(RejectReason reason) {
   switch (reason) {
-    case RejectReason::kNone: return "none";
-    case RejectReason::kNonPositivePrompt: return "non_positive_prompt";
-    case RejectReason::kNonPositiveOutput: return "non_positive_output";
-    case RejectReason::kExceedsContext: return "exceeds_context";
-    case RejectReason::kNeverFitsKv: return "never_fits_kv";
-    case RejectReason::kWrongRole: return "wrong_role";
+    case RejectReason::kNone:
+      return "none";
+    case RejectReason::kNonPositivePrompt:
+      return "non_positive_prompt";
+    case RejectReason::kNonPositiveOutput:
+      return "non_positive_output";
+    case RejectReason::kExceedsContext:
+      return "exceeds_context";
+    case RejectReason::kNeverFitsKv:
+      return "never_fits_kv";
+    case RejectReason::kWrongRole:
+      return "wrong_role";
   }
   return "?";
 }
 
 std::string_view to_string(RequestStatus status) {
   switch (status) {
-    case RequestStatus::kWaiting: return "waiting";
-    case RequestStatus::kRunning: return "running";
-    case RequestStatus::kFinished: return "finished";
-    case RequestStatus::kHandedOff: return "handed_off";
-    case RequestStatus::kRejected: return "rejected";
+    case RequestStatus::kWaiting:
+      return "waiting";
+    case RequestStatus::kRunning:
+      return "running";
+    case RequestStatus::kFinished:
+      return "finished";
+    case RequestStatus::kHandedOff:
+      return "handed_off";
+    case RequestStatus::kRejected:
+      return "rejected";
   }
   return "?";
 }

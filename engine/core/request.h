@@ -14,11 +14,11 @@ namespace tokenline {
 // Why a request was refused at add time. Closed set; counted per reason, never dropped silently.
 enum class RejectReason {
   kNone,
-  kNonPositivePrompt,   // prompt_tokens <= 0
-  kNonPositiveOutput,   // output_tokens <= 0
-  kExceedsContext,      // prompt_tokens + output_tokens > the model's max context
-  kNeverFitsKv,         // even alone, the request's KV exceeds the rank's whole page pool
-  kWrongRole,           // a fresh request sent to a decode-only instance, or a KV-ready one to prefill-only
+  kNonPositivePrompt,  // prompt_tokens <= 0
+  kNonPositiveOutput,  // output_tokens <= 0
+  kExceedsContext,     // prompt_tokens + output_tokens > the model's max context
+  kNeverFitsKv,        // even alone, the request's KV exceeds the rank's whole page pool
+  kWrongRole,          // a fresh request sent to a decode-only instance, or a KV-ready one to prefill-only
 };
 inline constexpr int kRejectReasonCount = 6;
 std::string_view to_string(RejectReason reason);
@@ -39,10 +39,11 @@ struct RequestSpec {
   RequestId id = 0;
   int64_t prompt_tokens = 0;
   int64_t output_tokens = 0;
-  int32_t priority = 0;                // kPriority policy: a smaller value is served first (vLLM's rule)
-  std::vector<int32_t> token_ids;      // optional, size == prompt_tokens when given
-  std::vector<uint64_t> block_hashes;  // optional, block i covers prompt tokens [i*block_tokens, (i+1)*block_tokens)
-  int64_t block_tokens = 512;          // Mooncake traces hash 512-token blocks
+  int32_t priority = 0;            // kPriority policy: a smaller value is served first (vLLM's rule)
+  std::vector<int32_t> token_ids;  // optional, size == prompt_tokens when given
+  std::vector<uint64_t>
+      block_hashes;            // optional, block i covers prompt tokens [i*block_tokens, (i+1)*block_tokens)
+  int64_t block_tokens = 512;  // Mooncake traces hash 512-token blocks
 };
 
 // Page keys of a prompt's full pages (the cache's unit). Page p's key with block hashes is
@@ -65,8 +66,8 @@ struct RequestRecord {
   int64_t cached_tokens = 0;     // prefix-cache hit at the first admission
   int32_t preemptions = 0;
   double arrival_s = 0;
-  double first_token_s = -1;     // -1 until the first token
-  double finish_s = -1;          // -1 until finished / handed off; arrival_s for a rejection
+  double first_token_s = -1;  // -1 until the first token
+  double finish_s = -1;       // -1 until finished / handed off; arrival_s for a rejection
   std::vector<double> token_times_s;
 };
 
@@ -74,12 +75,13 @@ struct RequestRecord {
 struct Request {
   RequestRecord record;
   std::vector<uint64_t> page_keys;
-  int64_t prefill_target_tokens = 0;  // tokens to have in KV before decoding (prompt, or more after recompute)
-  int64_t computed_tokens = 0;        // tokens whose KV is written
-  int64_t arrival_seq = 0;            // tie-break order (FCFS)
+  int64_t prefill_target_tokens =
+      0;                        // tokens to have in KV before decoding (prompt, or more after recompute)
+  int64_t computed_tokens = 0;  // tokens whose KV is written
+  int64_t arrival_seq = 0;      // tie-break order (FCFS)
   int32_t priority = 0;
-  bool kv_ready = false;              // PD decode side: arrives with its prompt KV (after transfer)
-  bool live = false;                  // the slot holds a request that has not been drained
+  bool kv_ready = false;  // PD decode side: arrives with its prompt KV (after transfer)
+  bool live = false;      // the slot holds a request that has not been drained
 
   bool prefilling() const { return computed_tokens < prefill_target_tokens; }
   // KV tokens the request can ever hold: the last sampled token is never fed back.

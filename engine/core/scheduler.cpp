@@ -8,30 +8,42 @@ namespace tokenline {
 
 std::string_view to_string(SchedulePolicy policy) {
   switch (policy) {
-    case SchedulePolicy::kFcfs: return "fcfs";
-    case SchedulePolicy::kLongestPrefixMatch: return "lpm";
-    case SchedulePolicy::kPriority: return "priority";
+    case SchedulePolicy::kFcfs:
+      return "fcfs";
+    case SchedulePolicy::kLongestPrefixMatch:
+      return "lpm";
+    case SchedulePolicy::kPriority:
+      return "priority";
   }
   return "?";
 }
 
 std::string_view to_string(InstanceRole role) {
   switch (role) {
-    case InstanceRole::kColocated: return "colocated";
-    case InstanceRole::kPrefillOnly: return "prefill";
-    case InstanceRole::kDecodeOnly: return "decode";
+    case InstanceRole::kColocated:
+      return "colocated";
+    case InstanceRole::kPrefillOnly:
+      return "prefill";
+    case InstanceRole::kDecodeOnly:
+      return "decode";
   }
   return "?";
 }
 
 std::string_view to_string(StopReason reason) {
   switch (reason) {
-    case StopReason::kQueueEmpty: return "queue_empty";
-    case StopReason::kTokenBudget: return "token_budget";
-    case StopReason::kKvPages: return "kv_pages";
-    case StopReason::kMaxRunning: return "max_running";
-    case StopReason::kLongPrefillAlone: return "long_prefill_alone";
-    case StopReason::kPreempted: return "preempted";
+    case StopReason::kQueueEmpty:
+      return "queue_empty";
+    case StopReason::kTokenBudget:
+      return "token_budget";
+    case StopReason::kKvPages:
+      return "kv_pages";
+    case StopReason::kMaxRunning:
+      return "max_running";
+    case StopReason::kLongPrefillAlone:
+      return "long_prefill_alone";
+    case StopReason::kPreempted:
+      return "preempted";
   }
   return "?";
 }
@@ -39,6 +51,18 @@ std::string_view to_string(StopReason reason) {
 namespace {
 // One allocation holds the token times of most outputs; longer ones grow geometrically from there.
 constexpr int64_t kTokenTimesReserve = 4096;
+
+BatchEntry make_entry(const Request& r, bool prefill, int64_t context_tokens, int64_t new_tokens) {
+  BatchEntry e;
+  e.id = r.record.id;
+  e.phase = prefill ? Phase::kPrefill : Phase::kDecode;
+  e.new_tokens = new_tokens;
+  e.context_tokens = context_tokens;
+  e.draft_tokens = prefill ? 0 : static_cast<int32_t>(new_tokens - 1);
+  e.last_chunk = prefill && context_tokens + new_tokens == r.prefill_target_tokens;
+  return e;
+}
+
 }  // namespace
 
 // What is left of a step's three budgets while planning.
@@ -61,10 +85,12 @@ int64_t Scheduler::max_kv_tokens(const Request& r) const {
 RejectReason Scheduler::validate(const RequestSpec& spec, bool kv_ready) const {
   if (spec.prompt_tokens <= 0) return RejectReason::kNonPositivePrompt;
   if (spec.output_tokens <= 0) return RejectReason::kNonPositiveOutput;
-  if (spec.prompt_tokens > config_.max_context_tokens - spec.output_tokens) return RejectReason::kExceedsContext;
+  if (spec.prompt_tokens > config_.max_context_tokens - spec.output_tokens)
+    return RejectReason::kExceedsContext;
   if ((config_.role == InstanceRole::kDecodeOnly) != kv_ready) return RejectReason::kWrongRole;
-  const int64_t kv_tokens =
-      config_.role == InstanceRole::kPrefillOnly ? spec.prompt_tokens : spec.prompt_tokens + spec.output_tokens - 1;
+  const int64_t kv_tokens = config_.role == InstanceRole::kPrefillOnly
+                                ? spec.prompt_tokens
+                                : spec.prompt_tokens + spec.output_tokens - 1;
   if (kv_.pages_for_tokens(kv_tokens) > kv_.config().total_pages) return RejectReason::kNeverFitsKv;
   return RejectReason::kNone;
 }
@@ -128,8 +154,10 @@ void Scheduler::insert_running(int32_t slot) {
 
 int64_t Scheduler::kv_target_tokens(const Request& r, int64_t context_tokens, int64_t new_tokens) const {
   switch (kv_.config().reservation) {
-    case ReservationPolicy::kWholeRequest: return max_kv_tokens(r);
-    case ReservationPolicy::kIncremental: return context_tokens + new_tokens;
+    case ReservationPolicy::kWholeRequest:
+      return max_kv_tokens(r);
+    case ReservationPolicy::kIncremental:
+      return context_tokens + new_tokens;
   }
   return context_tokens + new_tokens;
 }
@@ -166,7 +194,8 @@ int32_t Scheduler::pick_victim(Budget& budget, size_t self_index) const {
   return running_[static_cast<size_t>(budget.victim_cursor--)];
 }
 
-void Scheduler::plan_running(Batch& batch, RankDecision& decision, Budget& budget, const PassFilter& pass) const {
+void Scheduler::plan_running(Batch& batch, RankDecision& decision, Budget& budget,
+                             const PassFilter& pass) const {
   for (size_t i = 0; i < running_.size(); ++i) {
     const int32_t slot = running_[i];
     if (marked_[static_cast<size_t>(slot)] != 0) continue;
@@ -174,7 +203,8 @@ void Scheduler::plan_running(Batch& batch, RankDecision& decision, Budget& budge
     const Request& r = slots_[static_cast<size_t>(slot)];
     const bool prefill = r.prefilling();
     if (prefill ? !pass.prefill : !pass.decode) continue;
-    int64_t want = prefill ? prefill_cap(r.prefill_target_tokens - r.computed_tokens, budget) : decode_tokens(r);
+    int64_t want =
+        prefill ? prefill_cap(r.prefill_target_tokens - r.computed_tokens, budget) : decode_tokens(r);
     if (!prefill) want = std::min(want, budget.tokens);
     if (want <= 0) {
       decision.stop = StopReason::kTokenBudget;
@@ -199,14 +229,7 @@ void Scheduler::plan_running(Batch& batch, RankDecision& decision, Budget& budge
     budget.pages -= need;
     budget.tokens -= want;
     decision.new_pages += need;
-    BatchEntry e;
-    e.id = r.record.id;
-    e.phase = prefill ? Phase::kPrefill : Phase::kDecode;
-    e.new_tokens = want;
-    e.context_tokens = r.computed_tokens;
-    e.draft_tokens = prefill ? 0 : static_cast<int32_t>(want - 1);
-    e.last_chunk = prefill && r.computed_tokens + want == r.prefill_target_tokens;
-    batch.entries.push_back(e);
+    batch.entries.push_back(make_entry(r, prefill, r.computed_tokens, want));
     decision.entry_slots.push_back(slot);
   }
 }
@@ -228,7 +251,8 @@ void Scheduler::lpm_order() const {
   });
 }
 
-void Scheduler::plan_waiting(Batch& batch, RankDecision& decision, Budget& budget, const PassFilter& pass) const {
+void Scheduler::plan_waiting(Batch& batch, RankDecision& decision, Budget& budget,
+                             const PassFilter& pass) const {
   if (budget.preempted) {
     decision.stop = StopReason::kPreempted;
     return;
@@ -249,10 +273,12 @@ void Scheduler::plan_waiting(Batch& batch, RankDecision& decision, Budget& budge
       decision.stop = StopReason::kTokenBudget;
       return;
     }
-    PlannedAdmission admission{slot, r.kv_ready ? PrefixMatch{} : kv_.match(r.page_keys, match_limit_pages(r))};
+    PlannedAdmission admission{slot,
+                               r.kv_ready ? PrefixMatch{} : kv_.match(r.page_keys, match_limit_pages(r))};
     const int64_t cached = admission.match.pages * kv_.config().page_tokens;
     const int64_t context = r.kv_ready ? r.prefill_target_tokens : cached;
-    const int64_t want = r.kv_ready ? decode_tokens(r) : prefill_cap(r.prefill_target_tokens - cached, budget);
+    const int64_t want =
+        r.kv_ready ? decode_tokens(r) : prefill_cap(r.prefill_target_tokens - cached, budget);
     if (want > budget.tokens) {
       decision.stop = StopReason::kTokenBudget;
       return;
@@ -268,14 +294,7 @@ void Scheduler::plan_waiting(Batch& batch, RankDecision& decision, Budget& budge
     budget.tokens -= want;
     --budget.running;
     decision.new_pages += need;
-    BatchEntry e;
-    e.id = r.record.id;
-    e.phase = r.kv_ready ? Phase::kDecode : Phase::kPrefill;
-    e.new_tokens = want;
-    e.context_tokens = context;
-    e.draft_tokens = r.kv_ready ? static_cast<int32_t>(want - 1) : 0;
-    e.last_chunk = !r.kv_ready && cached + want == r.prefill_target_tokens;
-    batch.entries.push_back(e);
+    batch.entries.push_back(make_entry(r, !r.kv_ready, context, want));
     decision.entry_slots.push_back(slot);
     decision.admissions.push_back(admission);
   }
@@ -296,8 +315,10 @@ void Scheduler::plan_pass(Batch& batch, RankDecision& decision, const PassFilter
   budget.running = config_.max_running_requests - static_cast<int64_t>(running_.size());
   budget.victim_cursor = static_cast<int64_t>(running_.size()) - 1;
   plan_running(batch, decision, budget, pass);
-  if (decision.stop != StopReason::kTokenBudget || budget.preempted) plan_waiting(batch, decision, budget, pass);
-  for (int32_t slot : decision.preemptions) marked_[static_cast<size_t>(slot)] = 0;  // marks live for one pass
+  if (decision.stop != StopReason::kTokenBudget || budget.preempted)
+    plan_waiting(batch, decision, budget, pass);
+  for (int32_t slot : decision.preemptions)
+    marked_[static_cast<size_t>(slot)] = 0;  // marks live for one pass
 }
 
 int32_t Scheduler::solo_candidate(const Batch& batch, const RankDecision& decision) const {
@@ -327,8 +348,9 @@ void Scheduler::plan(Batch& batch, RankDecision& decision) const {
     // preempting each other under pressure would never end.
     pass.decode = config_.role == InstanceRole::kDecodeOnly;
     plan_pass(batch, decision, pass);
-    const bool decoders = std::any_of(running_.begin(), running_.end(),
-                                      [this](int32_t slot) { return !slots_[static_cast<size_t>(slot)].prefilling(); });
+    const bool decoders = std::any_of(running_.begin(), running_.end(), [this](int32_t slot) {
+      return !slots_[static_cast<size_t>(slot)].prefilling();
+    });
     if (batch.empty() || (!decision.preemptions.empty() && decoders)) {
       pass.decode = true;
       pass.prefill = false;
@@ -348,8 +370,8 @@ void Scheduler::plan(Batch& batch, RankDecision& decision) const {
   decision.stop = StopReason::kLongPrefillAlone;
 }
 
-void Scheduler::commit(const Batch& batch, const RankDecision& decision, std::span<const int32_t> accepted_drafts,
-                       double now_s) {
+void Scheduler::commit(const Batch& batch, const RankDecision& decision,
+                       std::span<const int32_t> accepted_drafts, double now_s) {
   assert(decision.version == version_ && "commit of a plan made against another state");
   assert(batch.entries.size() == decision.entry_slots.size());
   for (int32_t slot : decision.preemptions) preempt(slot);
@@ -367,7 +389,9 @@ void Scheduler::commit(const Batch& batch, const RankDecision& decision, std::sp
     any_done |= advance(decision.entry_slots[i], batch.entries[i], accepted, now_s);
   }
   if (any_done)
-    std::erase_if(running_, [this](int32_t slot) { return slots_[static_cast<size_t>(slot)].record.status != RequestStatus::kRunning; });
+    std::erase_if(running_, [this](int32_t slot) {
+      return slots_[static_cast<size_t>(slot)].record.status != RequestStatus::kRunning;
+    });
   ++stop_counts_[static_cast<int>(decision.stop)];
   if (!batch.empty()) ++steps_;
   ++version_;
@@ -499,7 +523,8 @@ bool Scheduler::check(std::string* why) const {
       return fail("decoding request's KV != prompt + generated - 1");
     load += r.record.prompt_tokens + r.record.output_tokens;
   }
-  if (!std::is_sorted(running_.begin(), running_.end(), [this](int32_t a, int32_t b) { return waiting_before(a, b); }))
+  if (!std::is_sorted(running_.begin(), running_.end(),
+                      [this](int32_t a, int32_t b) { return waiting_before(a, b); }))
     return fail("running order broken");
   if (load != load_tokens_) return fail("load counter disagrees");
   for (int32_t slot : done_)

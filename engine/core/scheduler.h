@@ -46,15 +46,16 @@ std::string_view to_string(StopReason reason);
 struct SchedulerConfig {
   SchedulePolicy policy = SchedulePolicy::kFcfs;
   InstanceRole role = InstanceRole::kColocated;
-  int64_t max_batch_tokens = 32768;          // tokens per step = the prefill chunk (SGLang chunked_prefill_size)
-  int32_t max_running_requests = 1024;       // admitted requests (prefilling or decoding)
-  int64_t long_prefill_token_threshold = 0;  // vLLM: at most this many prefill tokens per request per step; 0 = off
-  bool mixed_batches = true;                 // decode and prefill in one step (vLLM); false: SGLang's alternation
+  int64_t max_batch_tokens = 32768;     // tokens per step = the prefill chunk (SGLang chunked_prefill_size)
+  int32_t max_running_requests = 1024;  // admitted requests (prefilling or decoding)
+  int64_t long_prefill_token_threshold =
+      0;                      // vLLM: at most this many prefill tokens per request per step; 0 = off
+  bool mixed_batches = true;  // decode and prefill in one step (vLLM); false: SGLang's alternation
   // The seed: a multi-step prefill whose remainder is "dozens of times" the rest of the batch runs alone.
-  double solo_prefill_ratio = 32;            // 0 = off
-  int32_t mtp_draft_tokens = 0;              // k: each decode entry computes 1 + k tokens
+  double solo_prefill_ratio = 32;                 // 0 = off
+  int32_t mtp_draft_tokens = 0;                   // k: each decode entry computes 1 + k tokens
   int64_t max_context_tokens = int64_t{1} << 20;  // the model's context (GLM-5.3: 1M)
-  int32_t lpm_max_queue = 128;               // SGLang: longest-prefix ordering only for queues up to this length
+  int32_t lpm_max_queue = 128;  // SGLang: longest-prefix ordering only for queues up to this length
 };
 
 struct PlannedAdmission {
@@ -65,21 +66,21 @@ struct PlannedAdmission {
 // A rank's plan besides its Batch: enough for commit to apply it without re-deciding.
 struct RankDecision {
   StopReason stop = StopReason::kQueueEmpty;
-  std::vector<int32_t> entry_slots;            // parallel to Batch::entries
-  std::vector<PlannedAdmission> admissions;    // waiting requests admitted this step (some may not compute)
-  std::vector<int32_t> preemptions;            // running requests requeued (recompute) before the step
-  int64_t new_pages = 0;                       // pages the step needs beyond those held (upper bound)
-  uint64_t version = 0;                        // the scheduler state the plan was made against
+  std::vector<int32_t> entry_slots;          // parallel to Batch::entries
+  std::vector<PlannedAdmission> admissions;  // waiting requests admitted this step (some may not compute)
+  std::vector<int32_t> preemptions;          // running requests requeued (recompute) before the step
+  int64_t new_pages = 0;                     // pages the step needs beyond those held (upper bound)
+  uint64_t version = 0;                      // the scheduler state the plan was made against
 };
 
 struct SchedulerCounters {
   int64_t waiting = 0;
-  int64_t running = 0;     // prefilling + decoding
+  int64_t running = 0;  // prefilling + decoding
   int64_t prefilling = 0;
   int64_t decoding = 0;
-  int64_t finished = 0;    // finished or handed off, ever
+  int64_t finished = 0;  // finished or handed off, ever
   int64_t preemptions = 0;
-  int64_t steps = 0;       // committed non-empty steps
+  int64_t steps = 0;  // committed non-empty steps
   int64_t stop_counts[kStopReasonCount] = {};
 };
 
@@ -149,9 +150,9 @@ class Scheduler {
   int32_t rank_ = 0;
   std::vector<Request> slots_;
   std::vector<int32_t> free_slots_;
-  std::deque<int32_t> waiting_;       // policy order
-  std::vector<int32_t> running_;      // policy order; preemption victims come from the back
-  std::vector<int32_t> done_;         // finished / handed off, not yet drained
+  std::deque<int32_t> waiting_;   // policy order
+  std::vector<int32_t> running_;  // policy order; preemption victims come from the back
+  std::vector<int32_t> done_;     // finished / handed off, not yet drained
   // Planning scratch (plan() is const but reuses these buffers: not thread-safe).
   mutable std::vector<int32_t> order_scratch_;  // LPM order of the waiting queue
   mutable std::vector<int64_t> key_scratch_;    // LPM match pages, by slot

@@ -13,7 +13,8 @@ using test::make_config;
 using test::make_spec;
 using test::require_check;
 
-TEST_CASE("Bad requests are rejected with a reason, counted and handed out, never dropped", "[core][instance]") {
+TEST_CASE("Bad requests are rejected with a reason, counted and handed out, never dropped",
+          "[core][instance]") {
   constexpr int64_t kContext = 4096;
   constexpr int64_t kPool = 16;  // 1,024 tokens of KV
   InstanceConfig config = make_config(kPool);
@@ -92,8 +93,9 @@ TEST_CASE("Rank assignment: least loaded and prefix aware", "[core][instance]") 
   CHECK(aware.add_request(make_spec(4, 1024, 1, {5, 6}), t).rank == 0);
 }
 
-TEST_CASE("PD hooks: a prefill-only instance hands off after the last chunk; a decode-only one admits with KV",
-          "[core][instance]") {
+TEST_CASE(
+    "PD hooks: a prefill-only instance hands off after the last chunk; a decode-only one admits with KV",
+    "[core][instance]") {
   InstanceConfig prefill_config = make_config(1024);
   prefill_config.scheduler.role = InstanceRole::kPrefillOnly;
   Instance prefill(prefill_config);

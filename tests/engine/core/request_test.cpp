@@ -10,7 +10,8 @@ constexpr int64_t kBlock = 512;  // Mooncake hash_ids block
 constexpr int64_t kPagesPerBlock = kBlock / kPage;
 }  // namespace
 
-TEST_CASE("Block hashes map to page keys: one key per full page, shared prefixes share keys", "[core][request]") {
+TEST_CASE("Block hashes map to page keys: one key per full page, shared prefixes share keys",
+          "[core][request]") {
   RequestSpec a;
   a.id = 1;
   a.prompt_tokens = 2 * kBlock + 100;  // two full blocks and a partial third
@@ -22,7 +23,8 @@ TEST_CASE("Block hashes map to page keys: one key per full page, shared prefixes
   const auto kb = derive_page_keys(b, kPage);
   REQUIRE(static_cast<int64_t>(ka.size()) == a.prompt_tokens / kPage);
   // The first block is shared: its pages' keys agree; from the second block on they differ.
-  for (int64_t p = 0; p < kPagesPerBlock; ++p) REQUIRE(ka[static_cast<size_t>(p)] == kb[static_cast<size_t>(p)]);
+  for (int64_t p = 0; p < kPagesPerBlock; ++p)
+    REQUIRE(ka[static_cast<size_t>(p)] == kb[static_cast<size_t>(p)]);
   for (size_t p = kPagesPerBlock; p < ka.size(); ++p) REQUIRE(ka[p] != kb[p]);
   // Pages within a block get distinct keys.
   REQUIRE(ka[0] != ka[1]);

@@ -1,9 +1,8 @@
 // Randomized property test of the scheduler + KV core: random arrivals (some invalid), steps with random
 // MTP outcomes (and arrivals between plan and commit), evictions, forced preemptions and drains, with
 // check() after every operation. Replay a failure with TOKENLINE_SEED=<seed printed on failure>.
-#include <cstdlib>
-
 #include <catch2/catch.hpp>
+#include <cstdlib>
 #include <pcg_random.hpp>
 
 #include "engine/core/instance.h"
@@ -14,9 +13,9 @@ namespace tokenline {
 namespace {
 
 constexpr uint64_t kDefaultSeed = 20261129;
-constexpr int kRounds = 10;                // configurations drawn per run
-constexpr int kOpsPerRound = 10000;        // 10 x 10,000 = 100,000 operations
-constexpr int64_t kBlockTokens = 128;      // 2 pages per hash block: prefixes share at page granularity
+constexpr int kRounds = 10;            // configurations drawn per run
+constexpr int kOpsPerRound = 10000;    // 10 x 10,000 = 100,000 operations
+constexpr int64_t kBlockTokens = 128;  // 2 pages per hash block: prefixes share at page granularity
 constexpr int64_t kMaxDrainSteps = 1000000;
 
 uint64_t seed_from_env() {
@@ -28,7 +27,9 @@ int64_t uniform(pcg32& rng, int64_t lo, int64_t hi) {  // inclusive, hi - lo < 2
   return lo + static_cast<int64_t>(rng(static_cast<uint32_t>(hi - lo + 1)));
 }
 
-bool chance(pcg32& rng, uint32_t percent) { return rng(100) < percent; }
+bool chance(pcg32& rng, uint32_t percent) {
+  return rng(100) < percent;
+}
 
 InstanceConfig random_config(pcg32& rng) {
   InstanceConfig c;
@@ -41,7 +42,9 @@ InstanceConfig random_config(pcg32& rng) {
   SchedulerConfig& s = c.scheduler;
   s.policy = static_cast<SchedulePolicy>(uniform(rng, 0, 2));
   const int64_t role = uniform(rng, 0, 9);
-  s.role = role == 0 ? InstanceRole::kPrefillOnly : role == 1 ? InstanceRole::kDecodeOnly : InstanceRole::kColocated;
+  s.role = role == 0   ? InstanceRole::kPrefillOnly
+           : role == 1 ? InstanceRole::kDecodeOnly
+                       : InstanceRole::kColocated;
   s.max_batch_tokens = uniform(rng, 64, 1024);
   s.max_running_requests = static_cast<int32_t>(uniform(rng, 1, 12));
   s.long_prefill_token_threshold = chance(rng, 30) ? uniform(rng, 16, 256) : 0;
@@ -59,8 +62,8 @@ RequestSpec random_spec(pcg32& rng, RequestId id, uint64_t& unique_hash) {
   spec.prompt_tokens = uniform(rng, 1, 700);
   spec.output_tokens = uniform(rng, 1, 60);
   spec.priority = static_cast<int32_t>(uniform(rng, 0, 3));
-  if (chance(rng, 4)) spec.prompt_tokens = -uniform(rng, 0, 5);     // invalid
-  if (chance(rng, 3)) spec.output_tokens = 0;                        // invalid
+  if (chance(rng, 4)) spec.prompt_tokens = -uniform(rng, 0, 5);       // invalid
+  if (chance(rng, 3)) spec.output_tokens = 0;                         // invalid
   if (chance(rng, 3)) spec.prompt_tokens = uniform(rng, 1500, 3000);  // over context, or never fits
   if (spec.prompt_tokens > 0 && chance(rng, 80)) {
     spec.block_tokens = kBlockTokens;
@@ -157,7 +160,8 @@ struct Driver {
     } else if (op < 84) {
       plan_is_pure();
     } else if (op < 88) {
-      instance.evict_cached_pages(static_cast<int32_t>(uniform(rng, 0, instance.dp_ranks() - 1)), uniform(rng, 1, 16));
+      instance.evict_cached_pages(static_cast<int32_t>(uniform(rng, 0, instance.dp_ranks() - 1)),
+                                  uniform(rng, 1, 16));
     } else if (op < 92) {
       instance.preempt_one(static_cast<int32_t>(uniform(rng, 0, instance.dp_ranks() - 1)));
     } else {

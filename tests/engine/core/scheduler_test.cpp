@@ -65,9 +65,9 @@ TEST_CASE("A 1M-token prompt prefills in 32 chunks of 32K", "[core][scheduler]")
 
 TEST_CASE("A 20K prompt with a 19K cached prefix prefills 1K tokens after ~300 page-hash comparisons",
           "[core][scheduler][prefix]") {
-  constexpr int64_t kBlock = 512;                   // Mooncake hash_ids block
-  constexpr int64_t kCachedTokens = 19 * 1024;      // "19K": 38 blocks, 304 pages
-  constexpr int64_t kPromptTokens = 20 * 1024;      // "20K": 40 blocks, 320 pages
+  constexpr int64_t kBlock = 512;               // Mooncake hash_ids block
+  constexpr int64_t kCachedTokens = 19 * 1024;  // "19K": 38 blocks, 304 pages
+  constexpr int64_t kPromptTokens = 20 * 1024;  // "20K": 40 blocks, 320 pages
   std::vector<uint64_t> shared;
   for (uint64_t b = 0; b < kCachedTokens / kBlock; ++b) shared.push_back(1000 + b);
   std::vector<uint64_t> longer = shared;
@@ -144,7 +144,8 @@ TEST_CASE("Whole-request reservation admits fewer 1M requests into the same pool
   constexpr int64_t kPool = 50000;
   constexpr int64_t kThreshold = 8192;
   auto first_step = [](Instance& instance) {
-    for (RequestId id = 0; id < 4; ++id) REQUIRE(instance.add_request(make_spec(id, kMillion, 4), 0.0).accepted());
+    for (RequestId id = 0; id < 4; ++id)
+      REQUIRE(instance.add_request(make_spec(id, kMillion, 4), 0.0).accepted());
     return instance.plan();
   };
   InstanceConfig whole_config = make_config(kPool, ReservationPolicy::kWholeRequest);
@@ -313,7 +314,8 @@ TEST_CASE("MTP: each decode step verifies k drafts and commits 1 + accepted toke
   CHECK(out[0].token_times_s == std::vector<double>{1, 2, 2, 3, 3, 4, 4});
 }
 
-TEST_CASE("Priority policy serves small priority values first and preempts the largest", "[core][scheduler]") {
+TEST_CASE("Priority policy serves small priority values first and preempts the largest",
+          "[core][scheduler]") {
   InstanceConfig config = make_config(4096);
   config.scheduler.policy = SchedulePolicy::kPriority;
   config.scheduler.max_running_requests = 1;
@@ -345,6 +347,49 @@ TEST_CASE("Longest-prefix-match policy admits the request with the longest cache
   REQUIRE(p.batches.ranks[0].entries.size() == 1);
   CHECK(p.batches.ranks[0].entries[0].id == 3);
   CHECK(p.batches.ranks[0].entries[0].context_tokens == 3 * 512);
+}
+
+TEST_CASE("Finished prompts stay cached until new work needs their pages, then go LRU first",
+          "[core][scheduler][prefix]") {
+  // Pool of 32 pages. t=0..1: A (8 pages of prompt, token ids) finishes -> 8 cached pages.
+  // t=1..2: B (8 pages, different ids) finishes -> 16 cached. t=2: C (24-page prompt) needs 24 pages:
+  // 16 free + 8 evicted, A's (least recently used) first; B's prompt still hits afterwards.
+  constexpr int64_t kPool = 32;
+  auto ids = [](int32_t base, int64_t n) {
+    std::vector<int32_t> v;
+    for (int64_t i = 0; i < n; ++i) v.push_back(base + static_cast<int32_t>(i));
+    return v;
+  };
+  Instance instance(make_config(kPool));
+  FakeExecutor exec;
+  double t = 0;
+  RequestSpec a = make_spec(1, 8 * kPage, 1);
+  a.token_ids = ids(0, a.prompt_tokens);
+  RequestSpec b = make_spec(2, 8 * kPage, 1);
+  b.token_ids = ids(100000, b.prompt_tokens);
+  RequestSpec c = make_spec(3, 24 * kPage, 1);
+  c.token_ids = ids(200000, c.prompt_tokens);
+  REQUIRE(instance.add_request(a, t).accepted());
+  run_to_idle(instance, exec, t);
+  REQUIRE(instance.add_request(b, t).accepted());
+  run_to_idle(instance, exec, t);
+  CHECK(instance.counters().kv.cached_pages == 16);
+  CHECK(instance.counters().kv.evictable_pages == 16);
+  REQUIRE(instance.add_request(c, t).accepted());
+  run_to_idle(instance, exec, t);
+  CHECK(instance.counters().kv.evicted_pages == 8);
+  // B's prompt is still there (a hit of its 7 matchable pages); A's is gone.
+  RequestSpec b2 = b;
+  b2.id = 4;
+  RequestSpec a2 = a;
+  a2.id = 5;
+  const int64_t hits_before = instance.counters().kv.prefix_hit_tokens;
+  REQUIRE(instance.add_request(b2, t).accepted());
+  run_to_idle(instance, exec, t);
+  CHECK(instance.counters().kv.prefix_hit_tokens - hits_before == 7 * kPage);
+  REQUIRE(instance.add_request(a2, t).accepted());
+  run_to_idle(instance, exec, t);
+  CHECK(instance.counters().kv.prefix_hit_tokens - hits_before == 7 * kPage);
 }
 
 }  // namespace tokenline
