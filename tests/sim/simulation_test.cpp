@@ -133,6 +133,31 @@ TEST_CASE("every arrival completes or is rejected with a reason and preempted re
   CHECK(preempted_rows == req["preempted"].get<int>());
 }
 
+TEST_CASE("the closed loop keeps at most N requests in flight and sends the next when one leaves", "[simulation]") {
+  TestDir dir("sim_closed_loop");
+  const std::string workload = dir.file("w.jsonl");
+  constexpr int kRequests = 30;
+  constexpr int kConcurrency = 4;
+  testing::write_uniform_workload(workload, kRequests, 0.0, 2000, 50);
+  {
+    std::ofstream late(workload, std::ios::app);  // a trace time far in the future: the closed loop ignores it
+    late << "{\"arrival_s\": 100000.0, \"input_tokens\": 2000, \"output_tokens\": 50}\n";
+  }
+  const auto r = run_tokenline(
+      sim_args(workload, dir.file("o"), "--parallel tp8 --concurrency " + std::to_string(kConcurrency)), dir);
+  REQUIRE(r.exit_code == 0);
+  const auto trace = read_json(dir.file("o/trace.json"));
+  int64_t max_in_flight = 0;
+  for (const auto& e : trace["traceEvents"]) {
+    if (e["ph"] != "C" || e["name"] != "requests") continue;
+    max_in_flight = std::max(max_in_flight, e["args"]["running"].get<int64_t>() + e["args"]["waiting"].get<int64_t>());
+  }
+  CHECK(max_in_flight == kConcurrency);
+  const auto m = read_json(dir.file("o/metrics.json"));
+  CHECK(m["requests"]["completed"] == kRequests + 1);
+  CHECK(m["run"]["simulated_s"].get<double>() < 1000.0);
+}
+
 // The seed's "batch 32, 128K context, one decode step" table: TP8 + EP8 + DP attention, 32 requests on
 // every attention rank, the seed's ideal rates. The pool is enlarged (--kv-pages) because the table
 // ignores capacity: 32 x 128K tokens do not fit one rank's HBM. Ranks prefill their requests one after the
