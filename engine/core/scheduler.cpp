@@ -75,7 +75,12 @@ struct Scheduler::Budget {
 };
 
 Scheduler::Scheduler(const SchedulerConfig& config, const KvConfig& kv, int32_t rank)
-    : config_(config), kv_(kv), rank_(rank) {}
+    : config_(config), kv_(kv), rank_(rank) {
+  // Configurations are validated at the edge (the CLI / job loader); these would stall every request.
+  assert(config.max_batch_tokens > 0 && "max_batch_tokens must be positive");
+  assert(config.max_running_requests > 0 && "max_running_requests must be positive");
+  assert(config.mtp_draft_tokens >= 0 && "mtp_draft_tokens must be >= 0");
+}
 
 int64_t Scheduler::max_kv_tokens(const Request& r) const {
   // A prefill-only instance never decodes: it needs the prompt's KV only.

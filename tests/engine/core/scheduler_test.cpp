@@ -392,4 +392,31 @@ TEST_CASE("Finished prompts stay cached until new work needs their pages, then g
   CHECK(instance.counters().kv.prefix_hit_tokens - hits_before == 7 * kPage);
 }
 
+TEST_CASE("Whole-request reservation holds a 1M request's ~57 GB from its first chunk; incremental grows",
+          "[core][scheduler]") {
+  // GLM-5.3, fp8_ds_mla (the seed): 656 B/token/layer x 78 layers main KV + 132 B/token/layer x 21
+  // indexer layers, per 64-token page.
+  constexpr int64_t kMainBytesPerPage = 656 * 78 * kPage;
+  constexpr int64_t kIndexerBytesPerPage = 132 * 21 * kPage;
+  constexpr double kSeedGigabytes = 56.6;  // "57 GB": 53.7 GB main + 2.9 GB indexer
+  for (ReservationPolicy policy : {ReservationPolicy::kWholeRequest, ReservationPolicy::kIncremental}) {
+    InstanceConfig config = make_config(kMillion / kPage + 1, policy);
+    config.kv.main_bytes_per_page = kMainBytesPerPage;
+    config.kv.indexer_bytes_per_page = kIndexerBytesPerPage;
+    Instance instance(config);
+    REQUIRE(instance.add_request(make_spec(1, kMillion, 1), 0).accepted());
+    FakeExecutor exec;
+    instance.step(exec, 0);  // t=0..1: the first 32K chunk
+    const KvCounters kv = instance.counters().kv;
+    const double gigabytes = static_cast<double>(kv.used_main_bytes + kv.used_indexer_bytes) / 1e9;
+    if (policy == ReservationPolicy::kWholeRequest) {
+      CHECK(kv.used_pages == kMillion / kPage);
+      CHECK(gigabytes == Approx(kSeedGigabytes).margin(0.1));
+    } else {
+      CHECK(kv.used_pages == kChunk / kPage);
+      CHECK(gigabytes == Approx(kSeedGigabytes / 32).margin(0.01));
+    }
+  }
+}
+
 }  // namespace tokenline
