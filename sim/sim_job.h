@@ -20,7 +20,9 @@ struct SimJob {
   std::string dp_assign = "round-robin";  // across attention-DP ranks inside an instance
   int64_t chunk_tokens = 32768;         // per-step token budget = prefill chunk
   int64_t page_tokens = 64;
-  std::string reservation = "incremental";
+  // SGLang's whole-request reservation (the seed's engine). Incremental (vLLM) admits more and preempts
+  // under pressure; on the Mooncake trace with dp8-ep8 it recomputes so often that the run is ~8x longer.
+  std::string reservation = "whole";
   std::string policy = "fcfs";
   int32_t max_running = 1024;
   int64_t kv_pages = 0;                 // 0: sized from HBM left after weights; else pages per rank

@@ -33,7 +33,7 @@ void add_deployment_options(CLI::App& cmd, SimJob& job) {
 void add_scheduler_options(CLI::App& cmd, SimJob& job) {
   cmd.add_option("--chunk", job.chunk_tokens, "token budget per step = prefill chunk")->capture_default_str();
   cmd.add_option("--page-size", job.page_tokens, "KV page size in tokens")->capture_default_str();
-  cmd.add_option("--reservation", job.reservation, "KV reservation: incremental | whole")->capture_default_str();
+  cmd.add_option("--reservation", job.reservation, "KV reservation: whole (SGLang) | incremental (vLLM)")->capture_default_str();
   cmd.add_option("--policy", job.policy, "scheduling policy: fcfs | lpm | priority")->capture_default_str();
   cmd.add_option("--max-running", job.max_running, "running requests per rank")->capture_default_str();
   cmd.add_option("--kv-pages", job.kv_pages, "KV pages per rank (default: HBM left after weights)");

@@ -114,7 +114,7 @@ TEST_CASE("every arrival completes or is rejected with a reason and preempted re
   }
   // A small pool forces preemptions under incremental reservation: 200 pages x 64 tokens hold two 6000-token
   // prompts (188 pages) but not both requests' 1000 output tokens (2 x 110 pages).
-  const auto r = run_tokenline(sim_args(workload, dir.file("o"), "--parallel tp8 --kv-pages 200"), dir);
+  const auto r = run_tokenline(sim_args(workload, dir.file("o"), "--parallel tp8 --kv-pages 200 --reservation incremental"), dir);
   REQUIRE(r.exit_code == 0);
   const auto m = read_json(dir.file("o/metrics.json"));
   const auto& req = m["requests"];
