@@ -21,7 +21,8 @@ class Communicator {
   virtual void all_gather(void* out, const void* in, int64_t bytes) = 0;
   // in packs send_bytes[r] bytes for each rank r in rank order; out receives recv_bytes[r] bytes from each
   // rank r, packed in rank order. REQUIRES: recv_bytes[r] equals rank r's send_bytes[rank()].
-  virtual void all_to_all_v(void* out, const int64_t* recv_bytes, const void* in, const int64_t* send_bytes) = 0;
+  virtual void all_to_all_v(void* out, const int64_t* recv_bytes, const void* in,
+                            const int64_t* send_bytes) = 0;
   // Point-to-point; a send is matched by the peer's recv of the same size, in order.
   virtual void send(const void* data, int64_t bytes, int32_t peer) = 0;
   virtual void recv(void* data, int64_t bytes, int32_t peer) = 0;

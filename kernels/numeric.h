@@ -15,11 +15,11 @@
 
 namespace tokenline {
 
-constexpr float kFp8E4m3Max = 448.0f;          // 1.75 * 2^8: largest finite e4m3 value (S.1111.110)
-constexpr float kFp8E4m3MinNormal = 0.015625f;  // 2^-6: exponent field 1 with bias 7
+constexpr float kFp8E4m3Max = 448.0f;                  // 1.75 * 2^8: largest finite e4m3 value (S.1111.110)
+constexpr float kFp8E4m3MinNormal = 0.015625f;         // 2^-6: exponent field 1 with bias 7
 constexpr float kFp8E4m3SubnormalStep = 0.001953125f;  // 2^-9: 2^-6 / 8 mantissa steps
-constexpr uint8_t kFp8E4m3MaxBits = 0x7E;       // encoding of 448
-constexpr uint8_t kFp8E4m3NanBits = 0x7F;       // S.1111.111 is the only NaN
+constexpr uint8_t kFp8E4m3MaxBits = 0x7E;              // encoding of 448
+constexpr uint8_t kFp8E4m3NanBits = 0x7F;              // S.1111.111 is the only NaN
 
 TL_HD inline uint32_t float_bits(float f) {
   uint32_t u;
@@ -41,7 +41,9 @@ TL_HD inline uint16_t float_to_bf16(float f) {
   return static_cast<uint16_t>(u >> 16);
 }
 
-TL_HD inline float bf16_to_float(uint16_t b) { return bits_float(static_cast<uint32_t>(b) << 16); }
+TL_HD inline float bf16_to_float(uint16_t b) {
+  return bits_float(static_cast<uint32_t>(b) << 16);
+}
 
 // float -> e4m3 bits, round-to-nearest-even, saturating to +-448 (values beyond are clamped, as the
 // scaled KV quantizer never produces them); NaN -> NaN.
@@ -74,7 +76,8 @@ TL_HD inline float fp8e4m3_to_float(uint8_t b) {
   const uint32_t exponent = (b >> 3) & 0xFu;
   const uint32_t mantissa = b & 0x7u;
   if (exponent == 0xFu && mantissa == 0x7u) return bits_float(0x7FC00000u);
-  if (exponent == 0) return bits_float(sign | float_bits(static_cast<float>(mantissa) * kFp8E4m3SubnormalStep));
+  if (exponent == 0)
+    return bits_float(sign | float_bits(static_cast<float>(mantissa) * kFp8E4m3SubnormalStep));
   return bits_float(sign | ((exponent + 120u) << 23) | (mantissa << 20));  // 120 = 127 - 7
 }
 

@@ -10,10 +10,10 @@
 namespace tokenline {
 
 struct PagedKvTable {
-  int32_t page_size = 0;                   // tokens per page
-  int32_t batch_size = 0;                  // sequences in the table
-  const int32_t* indptr = nullptr;         // [batch_size + 1]: sequence b owns indices[indptr[b] .. indptr[b+1])
-  const int32_t* indices = nullptr;        // [indptr[batch_size]]: page ids in the pool, in sequence order
+  int32_t page_size = 0;             // tokens per page
+  int32_t batch_size = 0;            // sequences in the table
+  const int32_t* indptr = nullptr;   // [batch_size + 1]: sequence b owns indices[indptr[b] .. indptr[b+1])
+  const int32_t* indices = nullptr;  // [indptr[batch_size]]: page ids in the pool, in sequence order
   const int32_t* last_page_len = nullptr;  // [batch_size]: tokens in sequence b's last page, 1..page_size
 };
 
@@ -41,8 +41,10 @@ constexpr int32_t kFp8QuantBlock = 128;  // values per FP32 scale in fp8_ds_mla 
 // 512 + 4*4 + 64*2 = 656, bf16 (512 + 64) * 2 = 1152.
 TL_HD inline int32_t kv_token_bytes(KvLayout layout, int32_t kv_lora, int32_t rope_dim) {
   switch (layout) {
-    case KvLayout::kFp8DsMla: return kv_lora + (kv_lora / kFp8QuantBlock) * 4 + rope_dim * 2;
-    case KvLayout::kBf16: return (kv_lora + rope_dim) * 2;
+    case KvLayout::kFp8DsMla:
+      return kv_lora + (kv_lora / kFp8QuantBlock) * 4 + rope_dim * 2;
+    case KvLayout::kBf16:
+      return (kv_lora + rope_dim) * 2;
   }
   return 0;
 }
@@ -56,7 +58,9 @@ TL_HD inline float kv_load_latent(const uint8_t* token, KvLayout layout, int32_t
       memcpy(&scale, token + kv_lora + (i / kFp8QuantBlock) * 4, sizeof scale);
       return fp8e4m3_to_float(token[i]) * scale;
     }
-    case KvLayout::kBf16: memcpy(&b, token + 2 * i, sizeof b); return bf16_to_float(b);
+    case KvLayout::kBf16:
+      memcpy(&b, token + 2 * i, sizeof b);
+      return bf16_to_float(b);
   }
   return 0.0f;
 }
@@ -65,8 +69,12 @@ TL_HD inline float kv_load_latent(const uint8_t* token, KvLayout layout, int32_t
 TL_HD inline float kv_load_rope(const uint8_t* token, KvLayout layout, int32_t kv_lora, int32_t i) {
   uint16_t b;
   switch (layout) {
-    case KvLayout::kFp8DsMla: memcpy(&b, token + kv_lora + (kv_lora / kFp8QuantBlock) * 4 + 2 * i, sizeof b); break;
-    case KvLayout::kBf16: memcpy(&b, token + 2 * (kv_lora + i), sizeof b); break;
+    case KvLayout::kFp8DsMla:
+      memcpy(&b, token + kv_lora + (kv_lora / kFp8QuantBlock) * 4 + 2 * i, sizeof b);
+      break;
+    case KvLayout::kBf16:
+      memcpy(&b, token + 2 * (kv_lora + i), sizeof b);
+      break;
   }
   return bf16_to_float(b);
 }
@@ -81,7 +89,8 @@ TL_HD inline void kv_load_token(float* latent, float* rope, const uint8_t* token
       for (int32_t blk = 0; blk < kv_lora / kFp8QuantBlock; ++blk) {
         float scale;
         memcpy(&scale, scales + blk * 4, sizeof scale);
-        for (int32_t i = blk * kFp8QuantBlock; i < (blk + 1) * kFp8QuantBlock; ++i) latent[i] = fp8e4m3_to_float(token[i]) * scale;
+        for (int32_t i = blk * kFp8QuantBlock; i < (blk + 1) * kFp8QuantBlock; ++i)
+          latent[i] = fp8e4m3_to_float(token[i]) * scale;
       }
       for (int32_t i = 0; i < rope_dim; ++i) {
         uint16_t b;
@@ -111,7 +120,8 @@ TL_HD inline void kv_store_token(uint8_t* token, const float* latent, const floa
       uint8_t* rope_bytes = scales + (kv_lora / kFp8QuantBlock) * 4;
       for (int32_t blk = 0; blk < kv_lora / kFp8QuantBlock; ++blk) {
         float amax = 0.0f;
-        for (int32_t i = 0; i < kFp8QuantBlock; ++i) amax = fmaxf(amax, fabsf(latent[blk * kFp8QuantBlock + i]));
+        for (int32_t i = 0; i < kFp8QuantBlock; ++i)
+          amax = fmaxf(amax, fabsf(latent[blk * kFp8QuantBlock + i]));
         const float scale = amax > 0.0f ? amax / kFp8E4m3Max : 1.0f;
         memcpy(scales + 4 * blk, &scale, sizeof scale);
         for (int32_t i = 0; i < kFp8QuantBlock; ++i) {

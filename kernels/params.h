@@ -12,8 +12,8 @@ namespace tokenline {
 
 // out[t] = table[token_ids[t] - vocab_begin] when the id is in this shard's rows, else zeros (TP vocab).
 struct EmbeddingParams {
-  float* out = nullptr;               // [n_tokens, hidden]
-  const void* table = nullptr;        // [vocab_rows, hidden] of table_dtype
+  float* out = nullptr;                // [n_tokens, hidden]
+  const void* table = nullptr;         // [vocab_rows, hidden] of table_dtype
   const int32_t* token_ids = nullptr;  // [n_tokens]
   DType table_dtype = DType::kF32;
   int32_t n_tokens = 0, hidden = 0, vocab_begin = 0, vocab_rows = 0;
@@ -21,10 +21,10 @@ struct EmbeddingParams {
 
 // If residual: residual += x, out = rmsnorm(residual) * weight; else out = rmsnorm(x) * weight.
 struct RmsNormParams {
-  float* out = nullptr;            // [n_rows, out_stride]
-  float* residual = nullptr;       // [n_rows, dim] or nullptr
-  const float* x = nullptr;        // [n_rows, in_stride]
-  const float* weight = nullptr;   // [dim]
+  float* out = nullptr;           // [n_rows, out_stride]
+  float* residual = nullptr;      // [n_rows, dim] or nullptr
+  const float* x = nullptr;       // [n_rows, in_stride]
+  const float* weight = nullptr;  // [dim]
   int32_t n_rows = 0, dim = 0, in_stride = 0, out_stride = 0;
   float eps = 1e-6f;
 };
@@ -32,9 +32,9 @@ struct RmsNormParams {
 // out = x * w^T (+ out if accumulate). FP8 weights use DeepSeek's 128x128 block scales when w_scale is set.
 constexpr int32_t kWeightScaleBlock = 128;  // rows and columns per FP8 weight scale (weight_scale_inv)
 struct GemmParams {
-  float* out = nullptr;           // [m, n]
-  const float* x = nullptr;       // [m, k]
-  const void* w = nullptr;        // [n, k] of w_dtype
+  float* out = nullptr;            // [m, n]
+  const float* x = nullptr;        // [m, k]
+  const void* w = nullptr;         // [n, k] of w_dtype
   const float* w_scale = nullptr;  // [ceil(n/128), ceil(k/128)] or nullptr (scale 1)
   DType w_dtype = DType::kF32;
   int32_t m = 0, n = 0, k = 0;
@@ -44,7 +44,7 @@ struct GemmParams {
 // Interleaved-pair RoPE (DeepSeek's complex view): pairs (2i, 2i+1) of each head's rope slice rotate by
 // pos * theta^(-2i/rope_dim). In place on x.
 struct RopeParams {
-  float* x = nullptr;                // [n_tokens, n_heads, head_stride]; rotates [rope_offset, +rope_dim)
+  float* x = nullptr;                  // [n_tokens, n_heads, head_stride]; rotates [rope_offset, +rope_dim)
   const int32_t* positions = nullptr;  // [n_tokens]
   int32_t n_tokens = 0, n_heads = 0, head_stride = 0, rope_offset = 0, rope_dim = 0;
   float theta = 10000.0f;
@@ -52,11 +52,11 @@ struct RopeParams {
 
 // Writes each token's normalized latent and rotated rope key into its page slot (token_seq, token_pos).
 struct KvWriteParams {
-  uint8_t* kv_cache = nullptr;          // [num_pages, page_size, kv_token_bytes(layout)] one layer
-  const float* latent = nullptr;        // [n_tokens, row_stride] first kv_lora values
-  const float* rope = nullptr;          // [n_tokens, row_stride] first rope_dim values
-  const int32_t* token_seq = nullptr;   // [n_tokens] sequence index into table
-  const int32_t* token_pos = nullptr;   // [n_tokens] position within the sequence
+  uint8_t* kv_cache = nullptr;         // [num_pages, page_size, kv_token_bytes(layout)] one layer
+  const float* latent = nullptr;       // [n_tokens, row_stride] first kv_lora values
+  const float* rope = nullptr;         // [n_tokens, row_stride] first rope_dim values
+  const int32_t* token_seq = nullptr;  // [n_tokens] sequence index into table
+  const int32_t* token_pos = nullptr;  // [n_tokens] position within the sequence
   PagedKvTable table;
   KvLayout layout = KvLayout::kBf16;
   int32_t n_tokens = 0, row_stride = 0, kv_lora = 0, rope_dim = 0;
@@ -64,8 +64,8 @@ struct KvWriteParams {
 
 // W_UK absorbed into q: q_latent[t,h,c] = sum_d q[t,h,d] * w_kv_b[h*(nope+v) + d, c], d < nope.
 struct MlaAbsorbQParams {
-  float* q_latent = nullptr;   // [n_tokens, n_heads, kv_lora]
-  const float* q = nullptr;    // [n_tokens, n_heads, nope + rope] (q_b_proj output)
+  float* q_latent = nullptr;     // [n_tokens, n_heads, kv_lora]
+  const float* q = nullptr;      // [n_tokens, n_heads, nope + rope] (q_b_proj output)
   const void* w_kv_b = nullptr;  // [n_heads * (nope + v), kv_lora] of w_dtype
   DType w_dtype = DType::kF32;
   int32_t n_tokens = 0, n_heads = 0, nope_dim = 0, rope_dim = 0, v_dim = 0, kv_lora = 0;
@@ -73,9 +73,9 @@ struct MlaAbsorbQParams {
 
 // W_UV absorbed into the output: out[t,h,j] = sum_c o_latent[t,h,c] * w_kv_b[h*(nope+v) + nope + j, c].
 struct MlaAbsorbOutParams {
-  float* out = nullptr;               // [n_tokens, n_heads * v] (o_proj input)
-  const float* o_latent = nullptr;    // [n_tokens, n_heads, kv_lora]
-  const void* w_kv_b = nullptr;       // [n_heads * (nope + v), kv_lora] of w_dtype
+  float* out = nullptr;             // [n_tokens, n_heads * v] (o_proj input)
+  const float* o_latent = nullptr;  // [n_tokens, n_heads, kv_lora]
+  const void* w_kv_b = nullptr;     // [n_heads * (nope + v), kv_lora] of w_dtype
   DType w_dtype = DType::kF32;
   int32_t n_tokens = 0, n_heads = 0, nope_dim = 0, v_dim = 0, kv_lora = 0;
 };
@@ -133,9 +133,9 @@ struct TopkParams {
 // two best biased experts; topk_group groups survive; topk experts chosen among them; weights are s
 // (unbiased), normalized to sum 1 if normalize, times routed_scaling_factor. Ties: lower id first.
 struct RouterParams {
-  int32_t* expert_ids = nullptr;          // [n_tokens, topk]
-  float* weights = nullptr;               // [n_tokens, topk]
-  const float* logits = nullptr;          // [n_tokens, n_experts]
+  int32_t* expert_ids = nullptr;           // [n_tokens, topk]
+  float* weights = nullptr;                // [n_tokens, topk]
+  const float* logits = nullptr;           // [n_tokens, n_experts]
   const float* correction_bias = nullptr;  // [n_experts] or nullptr
   int32_t n_tokens = 0, n_experts = 0, n_group = 1, topk_group = 1, topk = 0;
   float routed_scaling_factor = 1.0f;
@@ -145,21 +145,23 @@ struct RouterParams {
 // out[t] = sum_k weights[t,k] * expert_{ids[t,k]}(x[t]) over the experts held here
 // [expert_begin, expert_begin + n_local_experts); SwiGLU expert: down(silu(gate x) * (up x)).
 struct MoeExpertsParams {
-  float* out = nullptr;               // [n_tokens, hidden] (overwritten)
-  const float* x = nullptr;           // [n_tokens, hidden]
+  float* out = nullptr;                 // [n_tokens, hidden] (overwritten)
+  const float* x = nullptr;             // [n_tokens, hidden]
   const int32_t* expert_ids = nullptr;  // [n_tokens, topk] global expert ids
-  const float* weights = nullptr;     // [n_tokens, topk]
-  const void* w_gate_up = nullptr;    // [n_local_experts, 2 * inter, hidden]: gate rows, then up rows
-  const void* w_down = nullptr;       // [n_local_experts, hidden, inter]
+  const float* weights = nullptr;       // [n_tokens, topk]
+  const void* w_gate_up = nullptr;      // [n_local_experts, 2 * inter, hidden]: gate rows, then up rows
+  const void* w_down = nullptr;         // [n_local_experts, hidden, inter]
   DType w_dtype = DType::kF32;
   int32_t n_tokens = 0, topk = 0, hidden = 0, inter = 0, expert_begin = 0, n_local_experts = 0;
-  const float* w_gate_up_scale = nullptr;  // [n_local_experts, ceil(2*inter/128), ceil(hidden/128)] FP8 scales or nullptr
-  const float* w_down_scale = nullptr;     // [n_local_experts, ceil(hidden/128), ceil(inter/128)] or nullptr
+  const float* w_gate_up_scale =
+      nullptr;  // [n_local_experts, ceil(2*inter/128), ceil(hidden/128)] FP8 scales or nullptr
+  const float* w_down_scale = nullptr;  // [n_local_experts, ceil(hidden/128), ceil(inter/128)] or nullptr
 };
 
 // Scales per expert for a [rows, cols] FP8 weight with 128x128 blocks.
 TL_HD inline int64_t weight_scale_count(int64_t rows, int64_t cols) {
-  return ((rows + kWeightScaleBlock - 1) / kWeightScaleBlock) * ((cols + kWeightScaleBlock - 1) / kWeightScaleBlock);
+  return ((rows + kWeightScaleBlock - 1) / kWeightScaleBlock) *
+         ((cols + kWeightScaleBlock - 1) / kWeightScaleBlock);
 }
 
 // out = silu(gate) * up, gate_up row = [gate (inter) | up (inter)].
@@ -171,11 +173,11 @@ struct SiluMulParams {
 
 // MTP input: out[t] = [rmsnorm(embedding[t]) * enorm | rmsnorm(hidden[t]) * hnorm] (eh_proj input).
 struct MtpInputParams {
-  float* out = nullptr;              // [n_tokens, 2 * hidden]
-  const float* embedding = nullptr;  // [n_tokens, hidden] embedding of the next token
+  float* out = nullptr;                  // [n_tokens, 2 * hidden]
+  const float* embedding = nullptr;      // [n_tokens, hidden] embedding of the next token
   const float* hidden_states = nullptr;  // [n_tokens, hidden] last hidden state of the main model
-  const float* enorm = nullptr;      // [hidden]
-  const float* hnorm = nullptr;      // [hidden]
+  const float* enorm = nullptr;          // [hidden]
+  const float* hnorm = nullptr;          // [hidden]
   int32_t n_tokens = 0, hidden = 0;
   float eps = 1e-6f;
 };

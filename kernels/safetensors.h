@@ -15,10 +15,10 @@ namespace tokenline {
 
 struct TensorInfo {
   std::string name;
-  std::string dtype_name;       // as written in the file ("BF16", "F16", ...)
-  std::optional<DType> dtype;   // empty when the kernels lack that dtype
+  std::string dtype_name;      // as written in the file ("BF16", "F16", ...)
+  std::optional<DType> dtype;  // empty when the kernels lack that dtype
   std::vector<int64_t> shape;
-  int64_t offset_bytes = 0;     // from the start of the data section
+  int64_t offset_bytes = 0;  // from the start of the data section
   int64_t size_bytes = 0;
 };
 

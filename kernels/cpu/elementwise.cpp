@@ -25,7 +25,8 @@ void embedding(EmbeddingParams p) {
     float* dst = p.out + t * p.hidden;
     const int64_t row = static_cast<int64_t>(p.token_ids[t]) - p.vocab_begin;
     const bool here = row >= 0 && row < p.vocab_rows;
-    for (int32_t i = 0; i < p.hidden; ++i) dst[i] = here ? load_float(p.table, p.table_dtype, row * p.hidden + i) : 0.0f;
+    for (int32_t i = 0; i < p.hidden; ++i)
+      dst[i] = here ? load_float(p.table, p.table_dtype, row * p.hidden + i) : 0.0f;
   });
 }
 

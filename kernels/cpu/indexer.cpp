@@ -45,9 +45,11 @@ void topk_select(TopkParams p) {
     std::vector<int32_t> order(static_cast<size_t>(len));
     std::iota(order.begin(), order.end(), 0);
     const auto keep = static_cast<size_t>(std::min(len, p.k));
-    std::partial_sort(order.begin(), order.begin() + static_cast<std::ptrdiff_t>(keep), order.end(),
-                      [&](int32_t a, int32_t b) { return scores[a] > scores[b] || (scores[a] == scores[b] && a < b); });
-    for (int32_t i = 0; i < p.k; ++i) p.out[t * p.k + i] = static_cast<size_t>(i) < keep ? order[static_cast<size_t>(i)] : -1;
+    std::partial_sort(
+        order.begin(), order.begin() + static_cast<std::ptrdiff_t>(keep), order.end(),
+        [&](int32_t a, int32_t b) { return scores[a] > scores[b] || (scores[a] == scores[b] && a < b); });
+    for (int32_t i = 0; i < p.k; ++i)
+      p.out[t * p.k + i] = static_cast<size_t>(i) < keep ? order[static_cast<size_t>(i)] : -1;
   });
 }
 

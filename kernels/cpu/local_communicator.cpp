@@ -42,14 +42,16 @@ class LocalGroup::Rank final : public Communicator {
     group_.barrier_.arrive_and_wait();
   }
 
-  void all_to_all_v(void* out, const int64_t* recv_bytes, const void* in, const int64_t* send_bytes) override {
+  void all_to_all_v(void* out, const int64_t* recv_bytes, const void* in,
+                    const int64_t* send_bytes) override {
     publish(in, send_bytes);
     auto* dst = static_cast<uint8_t*>(out);
     for (int32_t r = 0; r < size(); ++r) {
       const LocalGroup::Posted& peer = group_.posted_[r];
       int64_t offset = 0;
       for (int32_t i = 0; i < rank_; ++i) offset += peer.counts[i];
-      assert(peer.counts[rank_] == recv_bytes[r] && "all_to_all_v: recv_bytes disagrees with the peer's send_bytes");
+      assert(peer.counts[rank_] == recv_bytes[r] &&
+             "all_to_all_v: recv_bytes disagrees with the peer's send_bytes");
       std::memcpy(dst, static_cast<const uint8_t*>(peer.data) + offset, static_cast<size_t>(recv_bytes[r]));
       dst += recv_bytes[r];
     }
@@ -93,6 +95,8 @@ LocalGroup::LocalGroup(int32_t size) : size_(size), barrier_(size), posted_(stat
 
 LocalGroup::~LocalGroup() = default;
 
-Communicator& LocalGroup::rank(int32_t r) { return *ranks_[static_cast<size_t>(r)]; }
+Communicator& LocalGroup::rank(int32_t r) {
+  return *ranks_[static_cast<size_t>(r)];
+}
 
 }  // namespace tokenline::cpu

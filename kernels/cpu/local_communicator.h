@@ -39,7 +39,7 @@ class LocalGroup {
 
   int32_t size_;
   std::barrier<> barrier_;
-  std::vector<Posted> posted_;                   // [size] what each rank published for the current collective
+  std::vector<Posted> posted_;  // [size] what each rank published for the current collective
   std::vector<std::unique_ptr<Mailbox>> mailboxes_;  // [src * size + dst]
   std::vector<std::unique_ptr<Rank>> ranks_;
 };

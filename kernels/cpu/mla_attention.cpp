@@ -72,7 +72,8 @@ void kv_write(KvWriteParams p) {
   const int64_t bytes = kv_token_bytes(p.layout, p.kv_lora, p.rope_dim);
   parallel_for(p.n_tokens, 64, [&](int64_t t) {
     uint8_t* dst = p.kv_cache + kv_slot(p.table, p.token_seq[t], p.token_pos[t]) * bytes;
-    kv_store_token(dst, p.latent + t * p.row_stride, p.rope + t * p.row_stride, p.layout, p.kv_lora, p.rope_dim);
+    kv_store_token(dst, p.latent + t * p.row_stride, p.rope + t * p.row_stride, p.layout, p.kv_lora,
+                   p.rope_dim);
   });
 }
 

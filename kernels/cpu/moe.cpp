@@ -38,7 +38,8 @@ void route_token(const RouterParams& p, int64_t t) {
   }
   std::vector<float> allowed(biased.size(), -INFINITY);
   for (int32_t g : top_indices(group_score, p.topk_group)) {
-    std::copy(biased.begin() + g * group_size, biased.begin() + (g + 1) * group_size, allowed.begin() + g * group_size);
+    std::copy(biased.begin() + g * group_size, biased.begin() + (g + 1) * group_size,
+              allowed.begin() + g * group_size);
   }
   const std::vector<int32_t> chosen = top_indices(allowed, p.topk);
   float total = 0.0f;
@@ -59,17 +60,20 @@ void router(RouterParams p) {
 
 void moe_experts(MoeExpertsParams p) {
   std::fill(p.out, p.out + static_cast<int64_t>(p.n_tokens) * p.hidden, 0.0f);
-  std::vector<std::vector<int64_t>> buckets(static_cast<size_t>(p.n_local_experts));  // (t*topk + k) per expert
+  std::vector<std::vector<int64_t>> buckets(
+      static_cast<size_t>(p.n_local_experts));  // (t*topk + k) per expert
   for (int64_t i = 0; i < static_cast<int64_t>(p.n_tokens) * p.topk; ++i) {
     const int32_t local = p.expert_ids[i] - p.expert_begin;
     if (local >= 0 && local < p.n_local_experts) buckets[local].push_back(i);
   }
-  const int64_t gate_up_elems = 2LL * p.inter * p.hidden, down_elems = static_cast<int64_t>(p.hidden) * p.inter;
+  const int64_t gate_up_elems = 2LL * p.inter * p.hidden,
+                down_elems = static_cast<int64_t>(p.hidden) * p.inter;
   const int64_t elem_bytes = dtype_bytes(p.w_dtype);
   for (int32_t e = 0; e < p.n_local_experts; ++e) {
     const auto rows = static_cast<int32_t>(buckets[e].size());
     if (rows == 0) continue;
-    std::vector<float> x(static_cast<size_t>(rows) * p.hidden), gate_up(static_cast<size_t>(rows) * 2 * p.inter);
+    std::vector<float> x(static_cast<size_t>(rows) * p.hidden),
+        gate_up(static_cast<size_t>(rows) * 2 * p.inter);
     std::vector<float> act(static_cast<size_t>(rows) * p.inter), y(static_cast<size_t>(rows) * p.hidden);
     for (int32_t r = 0; r < rows; ++r) {
       const float* src = p.x + (buckets[e][r] / p.topk) * p.hidden;
@@ -77,15 +81,18 @@ void moe_experts(MoeExpertsParams p) {
     }
     const auto* gu_w = static_cast<const uint8_t*>(p.w_gate_up) + e * gate_up_elems * elem_bytes;
     const auto* down_w = static_cast<const uint8_t*>(p.w_down) + e * down_elems * elem_bytes;
-    const float* gu_scale = p.w_gate_up_scale ? p.w_gate_up_scale + e * weight_scale_count(2 * p.inter, p.hidden) : nullptr;
-    const float* down_scale = p.w_down_scale ? p.w_down_scale + e * weight_scale_count(p.hidden, p.inter) : nullptr;
+    const float* gu_scale =
+        p.w_gate_up_scale ? p.w_gate_up_scale + e * weight_scale_count(2 * p.inter, p.hidden) : nullptr;
+    const float* down_scale =
+        p.w_down_scale ? p.w_down_scale + e * weight_scale_count(p.hidden, p.inter) : nullptr;
     gemm({gate_up.data(), x.data(), gu_w, gu_scale, p.w_dtype, rows, 2 * p.inter, p.hidden, false});
     silu_mul({act.data(), gate_up.data(), rows, p.inter});
     gemm({y.data(), act.data(), down_w, down_scale, p.w_dtype, rows, p.hidden, p.inter, false});
     for (int32_t r = 0; r < rows; ++r) {
       const int64_t slot = buckets[e][r];
       float* dst = p.out + (slot / p.topk) * p.hidden;
-      for (int32_t i = 0; i < p.hidden; ++i) dst[i] += p.weights[slot] * y[static_cast<size_t>(r) * p.hidden + i];
+      for (int32_t i = 0; i < p.hidden; ++i)
+        dst[i] += p.weights[slot] * y[static_cast<size_t>(r) * p.hidden + i];
     }
   }
 }

@@ -15,7 +15,8 @@ constexpr int64_t kMaxWorkers = 64;  // upper bound on threads per call; the mac
 template <class Fn>
 void parallel_for(int64_t n, int64_t min_per_worker, Fn fn) {
   const int64_t hw = std::max<int64_t>(1, std::thread::hardware_concurrency());
-  const int64_t workers = std::min({hw, kMaxWorkers, std::max<int64_t>(1, n / std::max<int64_t>(1, min_per_worker))});
+  const int64_t workers =
+      std::min({hw, kMaxWorkers, std::max<int64_t>(1, n / std::max<int64_t>(1, min_per_worker))});
   if (workers <= 1) {
     for (int64_t i = 0; i < n; ++i) fn(i);
     return;

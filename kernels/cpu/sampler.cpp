@@ -23,7 +23,8 @@ int32_t sample_row(const SampleParams& p, int64_t r) {
   const float max_logit = logits[argmax(logits, p.vocab)];
   std::vector<double> prob(static_cast<size_t>(p.vocab));
   double total = 0.0;
-  for (int32_t i = 0; i < p.vocab; ++i) total += prob[i] = std::exp((logits[i] - max_logit) / p.temperature[r]);
+  for (int32_t i = 0; i < p.vocab; ++i)
+    total += prob[i] = std::exp((logits[i] - max_logit) / p.temperature[r]);
   std::vector<int32_t> order(prob.size());
   std::iota(order.begin(), order.end(), 0);
   std::stable_sort(order.begin(), order.end(), [&](int32_t a, int32_t b) { return prob[a] > prob[b]; });

@@ -12,7 +12,8 @@ namespace tokenline::cpu {
 void mlp_tp(Communicator& comm, MlpTpParams p) {
   std::vector<float> gate_up(static_cast<size_t>(p.n_tokens) * 2 * p.inter_local);
   std::vector<float> act(static_cast<size_t>(p.n_tokens) * p.inter_local);
-  gemm({gate_up.data(), p.x, p.w_gate_up, nullptr, p.w_dtype, p.n_tokens, 2 * p.inter_local, p.hidden, false});
+  gemm(
+      {gate_up.data(), p.x, p.w_gate_up, nullptr, p.w_dtype, p.n_tokens, 2 * p.inter_local, p.hidden, false});
   silu_mul({act.data(), gate_up.data(), p.n_tokens, p.inter_local});
   gemm({p.out, act.data(), p.w_down, nullptr, p.w_dtype, p.n_tokens, p.hidden, p.inter_local, false});
   comm.all_reduce_sum(p.out, static_cast<int64_t>(p.n_tokens) * p.hidden);
@@ -67,7 +68,8 @@ void moe_experts_ep(Communicator& comm, MoeExpertsParams p) {
   local.n_tokens = rows;
   local.topk = 1;
   moe_experts(local);
-  const std::vector<float> back = exchange(comm, y, recv_rows, send_rows, p.hidden);  // combine: reverse route
+  const std::vector<float> back =
+      exchange(comm, y, recv_rows, send_rows, p.hidden);  // combine: reverse route
   std::vector<const float*> slot_out(static_cast<size_t>(slots));
   const float* cursor = back.data();
   for (int32_t r = 0; r < ranks; ++r) {

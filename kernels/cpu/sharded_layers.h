@@ -11,10 +11,10 @@ namespace tokenline::cpu {
 // rows (column split), w_down its inter_local columns (row split, [hidden, inter_local]); the partial
 // outputs are all-reduced, so every rank ends with the full out[n_tokens, hidden].
 struct MlpTpParams {
-  float* out = nullptr;            // [n_tokens, hidden]
-  const float* x = nullptr;        // [n_tokens, hidden] (replicated)
+  float* out = nullptr;             // [n_tokens, hidden]
+  const float* x = nullptr;         // [n_tokens, hidden] (replicated)
   const void* w_gate_up = nullptr;  // [2 * inter_local, hidden]
-  const void* w_down = nullptr;    // [hidden, inter_local]
+  const void* w_down = nullptr;     // [hidden, inter_local]
   DType w_dtype = DType::kF32;
   int32_t n_tokens = 0, hidden = 0, inter_local = 0;
 };

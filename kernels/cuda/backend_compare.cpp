@@ -22,8 +22,9 @@ void compare_embedding(Comparer& c) {
   DeviceArray<float> dout(static_cast<int64_t>(out.size()));
   EmbeddingParams p{out.data(), table.data(), ids.data(), DType::kBF16, d.tokens, d.hidden, 0, d.vocab};
   EmbeddingParams g{dout.get(), dt.get(), di.get(), DType::kBF16, d.tokens, d.hidden, 0, d.vocab};
-  c.run("embedding", dims_string({d.tokens, d.hidden}), [&] { cpu::embedding(p); }, [&] { embedding(g); },
-        [&] { return nmse(dout.to_host(), out); }, "nmse", 0.0);
+  c.run(
+      "embedding", dims_string({d.tokens, d.hidden}), [&] { cpu::embedding(p); }, [&] { embedding(g); },
+      [&] { return nmse(dout.to_host(), out); }, "nmse", 0.0);
 }
 
 // Residual add + RMSNorm.
@@ -42,25 +43,40 @@ void compare_rmsnorm(Comparer& c) {
   g_res.residual = dres_once.get();
   rmsnorm(g_res);
   device_synchronize();
-  const double res_err = nmse(dres_once.to_host(), [&] { Host<float> r = res0; for (size_t i = 0; i < r.size(); ++i) r[i] += x[i]; return r; }());
+  const double res_err = nmse(dres_once.to_host(), [&] {
+    Host<float> r = res0;
+    for (size_t i = 0; i < r.size(); ++i) r[i] += x[i];
+    return r;
+  }());
   g.x = dres_once.get();
-  c.run("rmsnorm", dims_string({d.tokens, d.hidden}), [&] { cpu::rmsnorm(p); }, [&] { rmsnorm(g); },
-        [&] { return std::max(res_err, nmse(dout.to_host(), out)); }, "nmse", kExpTolerance);
+  c.run(
+      "rmsnorm", dims_string({d.tokens, d.hidden}), [&] { cpu::rmsnorm(p); }, [&] { rmsnorm(g); },
+      [&] { return std::max(res_err, nmse(dout.to_host(), out)); }, "nmse", kExpTolerance);
 }
 
 // out = x w^T with typed weights (FP8 weights are stored x1000 with block scales 0.001).
-void compare_gemm(Comparer& c, const std::string& op, int32_t m, int32_t n, int32_t k, DType dtype, uint64_t seed) {
+void compare_gemm(Comparer& c, const std::string& op, int32_t m, int32_t n, int32_t k, DType dtype,
+                  uint64_t seed) {
   const auto x = random_vector(static_cast<int64_t>(m) * k, seed);
   const auto wf = random_vector(static_cast<int64_t>(n) * k, seed + 100, -0.05f, 0.05f);
   Host<uint8_t> w(wf.size() * static_cast<size_t>(dtype_bytes(dtype)));
   for (size_t i = 0; i < wf.size(); ++i) {
     switch (dtype) {
-      case DType::kF32: std::memcpy(w.data() + 4 * i, &wf[i], 4); break;
-      case DType::kBF16: { const uint16_t b = float_to_bf16(wf[i]); std::memcpy(w.data() + 2 * i, &b, 2); break; }
-      case DType::kF8E4M3: w[i] = float_to_fp8e4m3(wf[i] * 1000.0f); break;
+      case DType::kF32:
+        std::memcpy(w.data() + 4 * i, &wf[i], 4);
+        break;
+      case DType::kBF16: {
+        const uint16_t b = float_to_bf16(wf[i]);
+        std::memcpy(w.data() + 2 * i, &b, 2);
+        break;
+      }
+      case DType::kF8E4M3:
+        w[i] = float_to_fp8e4m3(wf[i] * 1000.0f);
+        break;
     }
   }
-  const int32_t sr = (n + kWeightScaleBlock - 1) / kWeightScaleBlock, sc = (k + kWeightScaleBlock - 1) / kWeightScaleBlock;
+  const int32_t sr = (n + kWeightScaleBlock - 1) / kWeightScaleBlock,
+                sc = (k + kWeightScaleBlock - 1) / kWeightScaleBlock;
   const Host<float> scales(static_cast<size_t>(sr) * sc, 0.001f);  // undoes the x1000 above
   const float* scale = dtype == DType::kF8E4M3 ? scales.data() : nullptr;
   Host<float> out(static_cast<size_t>(m) * n);
@@ -68,8 +84,9 @@ void compare_gemm(Comparer& c, const std::string& op, int32_t m, int32_t n, int3
   DeviceArray<uint8_t> dw(w);
   GemmParams p{out.data(), x.data(), w.data(), scale, dtype, m, n, k, false};
   GemmParams g{dout.get(), dx.get(), dw.get(), scale ? ds.get() : nullptr, dtype, m, n, k, false};
-  c.run(op, dims_string({m, n, k}) + " " + dtype_name(dtype), [&] { cpu::gemm(p); }, [&] { gemm(g); },
-        [&] { return nmse(dout.to_host(), out); }, "nmse", kFloatTolerance);
+  c.run(
+      op, dims_string({m, n, k}) + " " + dtype_name(dtype), [&] { cpu::gemm(p); }, [&] { gemm(g); },
+      [&] { return nmse(dout.to_host(), out); }, "nmse", kFloatTolerance);
 }
 
 // RoPE in place on the rope slice of q.
@@ -84,9 +101,14 @@ void compare_rope(Comparer& c) {
   DeviceArray<int32_t> dpos(pos);
   RopeParams p{q.data(), pos.data(), d.tokens, d.heads, stride, d.nope, d.rope, 10000.0f};
   RopeParams g{dq.get(), dpos.get(), d.tokens, d.heads, stride, d.nope, d.rope, 10000.0f};
-  c.run("rope", dims_string({d.tokens, d.heads, d.rope}), [&] { cpu::rope(p); }, [&] { rope(g); },
-        [&] { const auto got = dq.to_host(); copy_to_device(dq.get(), q0.data(), dq.bytes()); return nmse(got, q); },
-        "nmse", kFloatTolerance);
+  c.run(
+      "rope", dims_string({d.tokens, d.heads, d.rope}), [&] { cpu::rope(p); }, [&] { rope(g); },
+      [&] {
+        const auto got = dq.to_host();
+        copy_to_device(dq.get(), q0.data(), dq.bytes());
+        return nmse(got, q);
+      },
+      "nmse", kFloatTolerance);
 }
 
 // SiLU * up and the MTP input.
@@ -95,18 +117,29 @@ void compare_activations(Comparer& c) {
   const auto gu = random_vector(static_cast<int64_t>(d.tokens) * 2 * d.inter, d.seed + 10, -4.0f, 4.0f);
   Host<float> out(static_cast<size_t>(d.tokens) * d.inter);
   DeviceArray<float> dgu(gu), dout(static_cast<int64_t>(out.size()));
-  c.run("silu_mul", dims_string({d.tokens, d.inter}), [&] { cpu::silu_mul({out.data(), gu.data(), d.tokens, d.inter}); },
-        [&] { silu_mul({dout.get(), dgu.get(), d.tokens, d.inter}); }, [&] { return nmse(dout.to_host(), out); }, "nmse",
-        kExpTolerance);
+  c.run(
+      "silu_mul", dims_string({d.tokens, d.inter}),
+      [&] {
+        cpu::silu_mul({out.data(), gu.data(), d.tokens, d.inter});
+      },
+      [&] {
+        silu_mul({dout.get(), dgu.get(), d.tokens, d.inter});
+      },
+      [&] { return nmse(dout.to_host(), out); }, "nmse", kExpTolerance);
   const auto e = random_vector(static_cast<int64_t>(d.tokens) * d.hidden, d.seed + 11);
   const auto h = random_vector(static_cast<int64_t>(d.tokens) * d.hidden, d.seed + 12);
   const auto nw = random_vector(d.hidden, d.seed + 13, 0.5f, 1.5f);
   Host<float> mtp(static_cast<size_t>(d.tokens) * 2 * d.hidden);
   DeviceArray<float> de(e), dh(h), dn(nw), dm(static_cast<int64_t>(mtp.size()));
-  c.run("mtp_input", dims_string({d.tokens, 2 * d.hidden}),
-        [&] { cpu::mtp_input({mtp.data(), e.data(), h.data(), nw.data(), nw.data(), d.tokens, d.hidden, 1e-6f}); },
-        [&] { mtp_input({dm.get(), de.get(), dh.get(), dn.get(), dn.get(), d.tokens, d.hidden, 1e-6f}); },
-        [&] { return nmse(dm.to_host(), mtp); }, "nmse", kExpTolerance);
+  c.run(
+      "mtp_input", dims_string({d.tokens, 2 * d.hidden}),
+      [&] {
+        cpu::mtp_input({mtp.data(), e.data(), h.data(), nw.data(), nw.data(), d.tokens, d.hidden, 1e-6f});
+      },
+      [&] {
+        mtp_input({dm.get(), de.get(), dh.get(), dn.get(), dn.get(), d.tokens, d.hidden, 1e-6f});
+      },
+      [&] { return nmse(dm.to_host(), mtp); }, "nmse", kExpTolerance);
 }
 
 }  // namespace
@@ -125,7 +158,9 @@ void compare_dense_ops(Comparer& c) {
 
 }  // namespace compare
 
-CompareDims tiny_dims() { return CompareDims{}; }
+CompareDims tiny_dims() {
+  return CompareDims{};
+}
 
 CompareDims check_dims() {
   CompareDims d;
@@ -136,7 +171,8 @@ CompareDims check_dims() {
   d.heads = 16;  // GLM-5.3's 64 attention heads / TP 4
   d.q_lora = 2048, d.kv_lora = 512, d.rope = 64, d.nope = 192, d.v = 256;
   d.idx_heads = 32, d.idx_dim = 128, d.topk = 2048;
-  d.experts = 32, d.expert_topk = 8, d.n_group = 8, d.topk_group = 4, d.inter = 2048;  // one EP-8 shard of 256
+  d.experts = 32, d.expert_topk = 8, d.n_group = 8, d.topk_group = 4,
+  d.inter = 2048;        // one EP-8 shard of 256
   d.vocab = 154880 / 8;  // lm_head vocab shard at TP 8
   d.gpu_repeats = 20;
   return d;

@@ -14,26 +14,33 @@ void compare_moe_ops(Comparer& c) {
   Host<float> weights(static_cast<size_t>(slots));
   DeviceArray<float> dlogits(logits), dbias(bias), dweights(slots);
   DeviceArray<int32_t> dids(slots);
-  RouterParams p{ids.data(), weights.data(), logits.data(), bias.data(), d.tokens, d.experts, d.n_group, d.topk_group,
-                 d.expert_topk, 2.5f, true};
-  RouterParams g{dids.get(), dweights.get(), dlogits.get(), dbias.get(), d.tokens, d.experts, d.n_group, d.topk_group,
-                 d.expert_topk, 2.5f, true};
-  c.run("router", dims_string({d.tokens, d.experts, d.expert_topk}), [&] { cpu::router(p); }, [&] { router(g); },
-        [&] { return mismatch(dids.to_host(), ids) + nmse(dweights.to_host(), weights); }, "mismatch+nmse", kExpTolerance);
+  RouterParams p{ids.data(), weights.data(), logits.data(), bias.data(), d.tokens, d.experts,
+                 d.n_group,  d.topk_group,   d.expert_topk, 2.5f,        true};
+  RouterParams g{dids.get(), dweights.get(), dlogits.get(), dbias.get(), d.tokens, d.experts,
+                 d.n_group,  d.topk_group,   d.expert_topk, 2.5f,        true};
+  c.run(
+      "router", dims_string({d.tokens, d.experts, d.expert_topk}), [&] { cpu::router(p); },
+      [&] { router(g); }, [&] { return mismatch(dids.to_host(), ids) + nmse(dweights.to_host(), weights); },
+      "mismatch+nmse", kExpTolerance);
 
   const auto x = random_vector(static_cast<int64_t>(d.tokens) * d.hidden, d.seed + 42);
-  const auto w_gu = to_bf16(random_vector(static_cast<int64_t>(d.experts) * 2 * d.inter * d.hidden, d.seed + 43, -0.05f, 0.05f));
-  const auto w_dn = to_bf16(random_vector(static_cast<int64_t>(d.experts) * d.hidden * d.inter, d.seed + 44, -0.05f, 0.05f));
+  const auto w_gu = to_bf16(
+      random_vector(static_cast<int64_t>(d.experts) * 2 * d.inter * d.hidden, d.seed + 43, -0.05f, 0.05f));
+  const auto w_dn = to_bf16(
+      random_vector(static_cast<int64_t>(d.experts) * d.hidden * d.inter, d.seed + 44, -0.05f, 0.05f));
   Host<float> out(x.size());
   DeviceArray<float> dx(x), dw(weights), dout(static_cast<int64_t>(out.size()));
   DeviceArray<int32_t> dids_cpu(ids);
   DeviceArray<uint16_t> dgu(w_gu), ddn(w_dn);
-  MoeExpertsParams mp{out.data(), x.data(), ids.data(), weights.data(), w_gu.data(), w_dn.data(), DType::kBF16,
-                      d.tokens, d.expert_topk, d.hidden, d.inter, 0, d.experts};
-  MoeExpertsParams mg{dout.get(), dx.get(), dids_cpu.get(), dw.get(), dgu.get(), ddn.get(), DType::kBF16,
-                      d.tokens, d.expert_topk, d.hidden, d.inter, 0, d.experts};
-  c.run("expert_gemm", dims_string({d.tokens, d.expert_topk, d.experts, d.hidden, d.inter}), [&] { cpu::moe_experts(mp); },
-        [&] { moe_experts(mg); }, [&] { return nmse(dout.to_host(), out); }, "nmse", kExpTolerance);
+  MoeExpertsParams mp{out.data(),   x.data(), ids.data(),    weights.data(), w_gu.data(), w_dn.data(),
+                      DType::kBF16, d.tokens, d.expert_topk, d.hidden,       d.inter,     0,
+                      d.experts};
+  MoeExpertsParams mg{dout.get(), dx.get(),      dids_cpu.get(), dw.get(), dgu.get(), ddn.get(), DType::kBF16,
+                      d.tokens,   d.expert_topk, d.hidden,       d.inter,  0,         d.experts};
+  c.run(
+      "expert_gemm", dims_string({d.tokens, d.expert_topk, d.experts, d.hidden, d.inter}),
+      [&] { cpu::moe_experts(mp); }, [&] { moe_experts(mg); }, [&] { return nmse(dout.to_host(), out); },
+      "nmse", kExpTolerance);
 }
 
 void compare_sampling(Comparer& c) {
@@ -51,11 +58,13 @@ void compare_sampling(Comparer& c) {
   DeviceArray<float> dl(logits), dt(temperature), dp(top_p);
   DeviceArray<int32_t> dk(top_k), dout(d.tokens);
   DeviceArray<uint64_t> ds(seeds), dsteps(steps);
-  SampleParams p{out.data(), logits.data(), temperature.data(), top_k.data(), top_p.data(), seeds.data(), steps.data(),
-                 d.tokens, d.vocab};
-  SampleParams g{dout.get(), dl.get(), dt.get(), dk.get(), dp.get(), ds.get(), dsteps.get(), d.tokens, d.vocab};
-  c.run("sample", dims_string({d.tokens, d.vocab}), [&] { cpu::sample(p); }, [&] { sample(g); },
-        [&] { return mismatch(dout.to_host(), out); }, "mismatch", kIdTolerance);
+  SampleParams p{out.data(),   logits.data(), temperature.data(), top_k.data(), top_p.data(),
+                 seeds.data(), steps.data(),  d.tokens,           d.vocab};
+  SampleParams g{dout.get(), dl.get(),     dt.get(), dk.get(), dp.get(),
+                 ds.get(),   dsteps.get(), d.tokens, d.vocab};
+  c.run(
+      "sample", dims_string({d.tokens, d.vocab}), [&] { cpu::sample(p); }, [&] { sample(g); },
+      [&] { return mismatch(dout.to_host(), out); }, "mismatch", kIdTolerance);
 }
 
 }  // namespace tokenline::cuda::compare

@@ -17,9 +17,9 @@
 
 namespace tokenline::cuda::compare {
 
-constexpr double kFloatTolerance = 1e-8;   // NMSE bound for fp32 kernels that only reorder sums
-constexpr double kExpTolerance = 1e-6;     // NMSE bound where the GPU's expf/rsqrtf enter the result
-constexpr double kIdTolerance = 0.0;       // integer outputs must match exactly
+constexpr double kFloatTolerance = 1e-8;  // NMSE bound for fp32 kernels that only reorder sums
+constexpr double kExpTolerance = 1e-6;    // NMSE bound where the GPU's expf/rsqrtf enter the result
+constexpr double kIdTolerance = 0.0;      // integer outputs must match exactly
 
 template <class T>
 using Host = std::vector<T>;
@@ -58,7 +58,8 @@ inline double time_ms(const std::function<void()>& run, int32_t repeats, bool gp
   const auto start = std::chrono::steady_clock::now();
   for (int32_t i = 0; i < repeats; ++i) run();
   if (gpu) device_synchronize();
-  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count() / repeats;
+  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count() /
+         repeats;
 }
 
 inline std::string dims_string(std::initializer_list<int64_t> dims) {
@@ -76,8 +77,8 @@ struct Comparer {
   std::vector<OpComparison> results;
 
   void run(const std::string& op, const std::string& shape, const std::function<void()>& cpu_run,
-           const std::function<void()>& gpu_run, const std::function<double()>& error, const std::string& metric,
-           double tolerance) {
+           const std::function<void()>& gpu_run, const std::function<double()>& error,
+           const std::string& metric, double tolerance) {
     OpComparison c{op, shape, metric, 0.0, tolerance, 0.0, 0.0};
     c.cpu_ms = time_ms(cpu_run, 1, false);
     gpu_run();
@@ -103,21 +104,25 @@ struct Table {
     while (std::gcd(stride, pages) != 1) stride += 2;
     indptr.push_back(0);
     for (int32_t b = 0; b < d.tokens; ++b) {
-      for (int32_t i = 0; i < per_seq; ++i) indices.push_back(static_cast<int32_t>((static_cast<int64_t>(b * per_seq + i) * stride) % pages));
+      for (int32_t i = 0; i < per_seq; ++i)
+        indices.push_back(static_cast<int32_t>((static_cast<int64_t>(b * per_seq + i) * stride) % pages));
       indptr.push_back(static_cast<int32_t>(indices.size()));
       last_page_len.push_back(len - (per_seq - 1) * d.page_size);
       for (int32_t p = 0; p < len; ++p) seq.push_back(b), pos.push_back(p);
       q_seq.push_back(b), q_pos.push_back(d.context);
     }
     d_indptr = DeviceArray<int32_t>(indptr), d_indices = DeviceArray<int32_t>(indices);
-    d_last = DeviceArray<int32_t>(last_page_len), d_seq = DeviceArray<int32_t>(seq), d_pos = DeviceArray<int32_t>(pos);
+    d_last = DeviceArray<int32_t>(last_page_len), d_seq = DeviceArray<int32_t>(seq),
+    d_pos = DeviceArray<int32_t>(pos);
     d_q_seq = DeviceArray<int32_t>(q_seq), d_q_pos = DeviceArray<int32_t>(q_pos);
   }
   PagedKvTable host(int32_t page_size) const {
-    return {page_size, static_cast<int32_t>(last_page_len.size()), indptr.data(), indices.data(), last_page_len.data()};
+    return {page_size, static_cast<int32_t>(last_page_len.size()), indptr.data(), indices.data(),
+            last_page_len.data()};
   }
   PagedKvTable device(int32_t page_size) const {
-    return {page_size, static_cast<int32_t>(last_page_len.size()), d_indptr.get(), d_indices.get(), d_last.get()};
+    return {page_size, static_cast<int32_t>(last_page_len.size()), d_indptr.get(), d_indices.get(),
+            d_last.get()};
   }
 };
 

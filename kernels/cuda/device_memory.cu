@@ -30,6 +30,8 @@ void copy_to_host(void* dst, const void* src, int64_t bytes) {
   if (bytes > 0) TL_CUDA_CHECK(cudaMemcpy(dst, src, static_cast<size_t>(bytes), cudaMemcpyDeviceToHost));
 }
 
-void device_synchronize() { TL_CUDA_CHECK(cudaDeviceSynchronize()); }
+void device_synchronize() {
+  TL_CUDA_CHECK(cudaDeviceSynchronize());
+}
 
 }  // namespace tokenline::cuda

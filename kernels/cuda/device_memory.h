@@ -19,7 +19,8 @@ template <class T>
 class DeviceArray {
  public:
   DeviceArray() = default;
-  explicit DeviceArray(int64_t n) : n_(n), ptr_(static_cast<T*>(device_alloc(n * static_cast<int64_t>(sizeof(T))))) {}
+  explicit DeviceArray(int64_t n)
+      : n_(n), ptr_(static_cast<T*>(device_alloc(n * static_cast<int64_t>(sizeof(T))))) {}
   explicit DeviceArray(const std::vector<T>& host) : DeviceArray(static_cast<int64_t>(host.size())) {
     copy_to_device(ptr_, host.data(), bytes());
   }

@@ -1,8 +1,9 @@
 // Probes the CUDA runtime and NCCL and runs one kernel (saxpy) when a device exists.
 // Exits 0 without a device so that the CPU-only CI can run it: it prints why it skipped.
-#include <cstdio>
 #include <cuda_runtime.h>
 #include <nccl.h>
+
+#include <cstdio>
 
 __global__ void saxpy(float* y, const float* x, float a, int n) {
   int i = blockIdx.x * blockDim.x + threadIdx.x;
@@ -23,7 +24,10 @@ int main() {
   float *x = nullptr, *y = nullptr;
   cudaMallocManaged(&x, kN * sizeof(float));
   cudaMallocManaged(&y, kN * sizeof(float));
-  for (int i = 0; i < kN; ++i) { x[i] = 1.0f; y[i] = 2.0f; }
+  for (int i = 0; i < kN; ++i) {
+    x[i] = 1.0f;
+    y[i] = 2.0f;
+  }
   saxpy<<<(kN + 255) / 256, 256>>>(y, x, 3.0f, kN);
   cudaDeviceSynchronize();
   int bad = 0;

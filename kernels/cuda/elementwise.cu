@@ -41,7 +41,8 @@ __global__ void rope_kernel(RopeParams p) {
   const int i = static_cast<int>(idx % half);
   const long long row = idx / half, t = row / p.n_heads;
   float* x = p.x + row * p.head_stride + p.rope_offset;
-  const double angle = static_cast<double>(p.positions[t]) * pow(static_cast<double>(p.theta), -2.0 * i / p.rope_dim);
+  const double angle =
+      static_cast<double>(p.positions[t]) * pow(static_cast<double>(p.theta), -2.0 * i / p.rope_dim);
   const float c = static_cast<float>(cos(angle)), s = static_cast<float>(sin(angle));
   const float a = x[2 * i], b = x[2 * i + 1];
   x[2 * i] = a * c - b * s;

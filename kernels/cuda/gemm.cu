@@ -14,7 +14,8 @@ __global__ void gemm_kernel(GemmParams p) {
   __shared__ float xs[kTileK][kTileM];
   __shared__ float ws[kTileK][kTileN];
   const int tx = threadIdx.x % 16, ty = threadIdx.x / 16;
-  const long long row0 = static_cast<long long>(blockIdx.y) * kTileM, col0 = static_cast<long long>(blockIdx.x) * kTileN;
+  const long long row0 = static_cast<long long>(blockIdx.y) * kTileM,
+                  col0 = static_cast<long long>(blockIdx.x) * kTileN;
   const int scale_cols = (p.k + kWeightScaleBlock - 1) / kWeightScaleBlock;
   float acc[kPerThread][kPerThread] = {};
   for (int k0 = 0; k0 < p.k; k0 += kTileK) {
@@ -25,7 +26,8 @@ __global__ void gemm_kernel(GemmParams p) {
       float w = 0.0f;
       if (gn < p.n && gc < p.k) {
         w = load_float(p.w, p.w_dtype, gn * p.k + gc);
-        if (p.w_scale != nullptr) w *= p.w_scale[(gn / kWeightScaleBlock) * scale_cols + gc / kWeightScaleBlock];
+        if (p.w_scale != nullptr)
+          w *= p.w_scale[(gn / kWeightScaleBlock) * scale_cols + gc / kWeightScaleBlock];
       }
       ws[c][r] = w;
     }
@@ -56,7 +58,8 @@ __global__ void absorb_q_kernel(MlaAbsorbQParams p) {
   const long long h = row % p.n_heads, w_rows = p.nope_dim + p.v_dim;
   const float* q = p.q + row * (p.nope_dim + p.rope_dim);
   float acc = 0.0f;
-  for (int d = 0; d < p.nope_dim; ++d) acc += q[d] * load_float(p.w_kv_b, p.w_dtype, (h * w_rows + d) * p.kv_lora + c);
+  for (int d = 0; d < p.nope_dim; ++d)
+    acc += q[d] * load_float(p.w_kv_b, p.w_dtype, (h * w_rows + d) * p.kv_lora + c);
   p.q_latent[row * p.kv_lora + c] = acc;
 }
 

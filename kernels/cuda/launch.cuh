@@ -1,26 +1,28 @@
 // Launch helpers shared by the .cu files: error checks, grid sizing, warp/block reductions.
 #pragma once
 
+#include <cuda_runtime.h>
+
 #include <cstdio>
 #include <cstdlib>
-#include <cuda_runtime.h>
 
 namespace tokenline::cuda {
 
 // A failed CUDA call is a programmer or environment error here: report where and abort.
-#define TL_CUDA_CHECK(expr)                                                                         \
-  do {                                                                                              \
-    cudaError_t tl_err_ = (expr);                                                                   \
-    if (tl_err_ != cudaSuccess) {                                                                   \
-      std::fprintf(stderr, "%s:%d: %s failed: %s\n", __FILE__, __LINE__, #expr, cudaGetErrorString(tl_err_)); \
-      std::abort();                                                                                 \
-    }                                                                                               \
+#define TL_CUDA_CHECK(expr)                                                     \
+  do {                                                                          \
+    cudaError_t tl_err_ = (expr);                                               \
+    if (tl_err_ != cudaSuccess) {                                               \
+      std::fprintf(stderr, "%s:%d: %s failed: %s\n", __FILE__, __LINE__, #expr, \
+                   cudaGetErrorString(tl_err_));                                \
+      std::abort();                                                             \
+    }                                                                           \
   } while (0)
 
 #define TL_CUDA_LAUNCHED() TL_CUDA_CHECK(cudaGetLastError())
 
-constexpr int kThreads = 256;     // default block size for elementwise kernels
-constexpr int kWarp = 32;         // threads per warp on every NVIDIA GPU
+constexpr int kThreads = 256;  // default block size for elementwise kernels
+constexpr int kWarp = 32;      // threads per warp on every NVIDIA GPU
 
 inline unsigned blocks_for(long long n, int threads = kThreads) {
   return static_cast<unsigned>((n + threads - 1) / threads);

@@ -6,8 +6,8 @@
 namespace tokenline::cuda {
 namespace {
 
-constexpr int kAttnThreads = 128;   // threads per (token, head) block
-constexpr int kMaxSlice = 4;        // latent values per thread: kv_lora <= 128 * 4 = 512 (GLM-5.3 / V3.2)
+constexpr int kAttnThreads = 128;  // threads per (token, head) block
+constexpr int kMaxSlice = 4;       // latent values per thread: kv_lora <= 128 * 4 = 512 (GLM-5.3 / V3.2)
 
 __global__ void mla_attention_kernel(MlaAttentionParams p, bool sparse) {
   const long long row = blockIdx.x;
@@ -35,7 +35,8 @@ __global__ void mla_attention_kernel(MlaAttentionParams p, bool sparse) {
       lat[i] = c < p.kv_lora ? kv_load_latent(token, p.layout, p.kv_lora, c) : 0.0f;
       partial += q[i] * lat[i];
     }
-    for (int c = threadIdx.x; c < p.rope_dim; c += kAttnThreads) partial += qr[c] * kv_load_rope(token, p.layout, p.kv_lora, c);
+    for (int c = threadIdx.x; c < p.rope_dim; c += kAttnThreads)
+      partial += qr[c] * kv_load_rope(token, p.layout, p.kv_lora, c);
     const float score = block_sum(partial) * p.softmax_scale;
     const float new_m = fmaxf(m, score);
     const float correction = expf(m - new_m), w = expf(score - new_m);
@@ -54,14 +55,16 @@ __global__ void kv_write_kernel(KvWriteParams p) {
   if (t >= p.n_tokens) return;
   const long long bytes = kv_token_bytes(p.layout, p.kv_lora, p.rope_dim);
   uint8_t* dst = p.kv_cache + kv_slot(p.table, p.token_seq[t], p.token_pos[t]) * bytes;
-  kv_store_token(dst, p.latent + t * p.row_stride, p.rope + t * p.row_stride, p.layout, p.kv_lora, p.rope_dim);
+  kv_store_token(dst, p.latent + t * p.row_stride, p.rope + t * p.row_stride, p.layout, p.kv_lora,
+                 p.rope_dim);
 }
 
 __global__ void index_k_write_kernel(IndexKWriteParams p) {
   const long long idx = blockIdx.x * static_cast<long long>(blockDim.x) + threadIdx.x;
   if (idx >= static_cast<long long>(p.n_tokens) * p.head_dim) return;
   const long long t = idx / p.head_dim, i = idx % p.head_dim;
-  auto* dst = reinterpret_cast<uint16_t*>(p.k_cache + kv_slot(p.table, p.token_seq[t], p.token_pos[t]) * p.head_dim * 2);
+  auto* dst = reinterpret_cast<uint16_t*>(p.k_cache +
+                                          kv_slot(p.table, p.token_seq[t], p.token_pos[t]) * p.head_dim * 2);
   dst[i] = float_to_bf16(p.k[idx]);
 }
 
@@ -74,7 +77,8 @@ __global__ void indexer_score_kernel(IndexerScoreParams p) {
     out[s] = -INFINITY;
     return;
   }
-  const auto* k = reinterpret_cast<const uint16_t*>(p.k_cache + kv_slot(p.table, p.token_seq[t], s) * p.head_dim * 2);
+  const auto* k =
+      reinterpret_cast<const uint16_t*>(p.k_cache + kv_slot(p.table, p.token_seq[t], s) * p.head_dim * 2);
   float total = 0.0f;
   for (int h = 0; h < p.n_heads; ++h) {
     const float* q = p.q + (t * p.n_heads + h) * p.head_dim;

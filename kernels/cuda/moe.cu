@@ -37,13 +37,15 @@ __global__ void router_kernel(RouterParams p) {
     float sum = 0.0f + biased[g * group_size + first];
     if (group_size > 1) {
       taken[g * group_size + first] = true;
-      sum += biased[g * group_size + argmax_untaken(biased + g * group_size, taken + g * group_size, group_size)];
+      sum += biased[g * group_size +
+                    argmax_untaken(biased + g * group_size, taken + g * group_size, group_size)];
       taken[g * group_size + first] = false;
     }
     group_score[g] = sum;
     group_taken[g] = false;
   }
-  for (int i = 0; i < p.topk_group; ++i) group_taken[argmax_untaken(group_score, group_taken, p.n_group)] = true;
+  for (int i = 0; i < p.topk_group; ++i)
+    group_taken[argmax_untaken(group_score, group_taken, p.n_group)] = true;
   for (int e = 0; e < p.n_experts; ++e) biased[e] = group_taken[e / group_size] ? biased[e] : -INFINITY;
   float total = 0.0f;
   for (int k = 0; k < p.topk; ++k) {
@@ -81,7 +83,8 @@ __global__ void bucket_kernel(MoeExpertsParams p, int* counts, int* row_slot, in
   }
 }
 
-__global__ void gather_kernel(float* xg, const float* x, const int* row_slot, int rows, int topk, int hidden) {
+__global__ void gather_kernel(float* xg, const float* x, const int* row_slot, int rows, int topk,
+                              int hidden) {
   const long long idx = blockIdx.x * static_cast<long long>(blockDim.x) + threadIdx.x;
   if (idx >= static_cast<long long>(rows) * hidden) return;
   const long long r = idx / hidden, i = idx % hidden;
@@ -105,7 +108,8 @@ __global__ void combine_kernel(MoeExpertsParams p, const float* y, const int* sl
 void router(RouterParams p) {
   if (p.n_tokens == 0) return;
   if (p.n_experts > kMaxExperts || p.n_group > kMaxGroups) {
-    std::fprintf(stderr, "cuda::router: n_experts %d > %d or n_group %d > %d\n", p.n_experts, kMaxExperts, p.n_group, kMaxGroups);
+    std::fprintf(stderr, "cuda::router: n_experts %d > %d or n_group %d > %d\n", p.n_experts, kMaxExperts,
+                 p.n_group, kMaxGroups);
     std::abort();
   }
   router_kernel<<<blocks_for(p.n_tokens, 64), 64>>>(p);
@@ -120,10 +124,12 @@ void moe_experts(MoeExpertsParams p) {
   TL_CUDA_LAUNCHED();
   const std::vector<int> ends = offsets.to_host();  // after the fill, offsets[e] is expert e's end row
   const int rows = p.n_local_experts > 0 ? ends.back() : 0;
-  DeviceArray<float> xg(static_cast<long long>(rows) * p.hidden), gate_up(static_cast<long long>(rows) * 2 * p.inter);
+  DeviceArray<float> xg(static_cast<long long>(rows) * p.hidden),
+      gate_up(static_cast<long long>(rows) * 2 * p.inter);
   DeviceArray<float> act(static_cast<long long>(rows) * p.inter), y(static_cast<long long>(rows) * p.hidden);
   if (rows > 0) {
-    gather_kernel<<<blocks_for(static_cast<long long>(rows) * p.hidden), kThreads>>>(xg.get(), p.x, row_slot.get(), rows, p.topk, p.hidden);
+    gather_kernel<<<blocks_for(static_cast<long long>(rows) * p.hidden), kThreads>>>(
+        xg.get(), p.x, row_slot.get(), rows, p.topk, p.hidden);
     TL_CUDA_LAUNCHED();
   }
   const long long elem = dtype_bytes(p.w_dtype);
@@ -131,16 +137,22 @@ void moe_experts(MoeExpertsParams p) {
     const int n = ends[e] - begin;
     if (n == 0) continue;
     const auto* gu_w = static_cast<const uint8_t*>(p.w_gate_up) + e * 2LL * p.inter * p.hidden * elem;
-    const auto* dn_w = static_cast<const uint8_t*>(p.w_down) + e * static_cast<long long>(p.hidden) * p.inter * elem;
+    const auto* dn_w =
+        static_cast<const uint8_t*>(p.w_down) + e * static_cast<long long>(p.hidden) * p.inter * elem;
     float* gu = gate_up.get() + static_cast<long long>(begin) * 2 * p.inter;
     float* a = act.get() + static_cast<long long>(begin) * p.inter;
-    const float* gu_scale = p.w_gate_up_scale ? p.w_gate_up_scale + e * weight_scale_count(2 * p.inter, p.hidden) : nullptr;
-    const float* dn_scale = p.w_down_scale ? p.w_down_scale + e * weight_scale_count(p.hidden, p.inter) : nullptr;
-    gemm({gu, xg.get() + static_cast<long long>(begin) * p.hidden, gu_w, gu_scale, p.w_dtype, n, 2 * p.inter, p.hidden, false});
+    const float* gu_scale =
+        p.w_gate_up_scale ? p.w_gate_up_scale + e * weight_scale_count(2 * p.inter, p.hidden) : nullptr;
+    const float* dn_scale =
+        p.w_down_scale ? p.w_down_scale + e * weight_scale_count(p.hidden, p.inter) : nullptr;
+    gemm({gu, xg.get() + static_cast<long long>(begin) * p.hidden, gu_w, gu_scale, p.w_dtype, n, 2 * p.inter,
+          p.hidden, false});
     silu_mul({a, gu, n, p.inter});
-    gemm({y.get() + static_cast<long long>(begin) * p.hidden, a, dn_w, dn_scale, p.w_dtype, n, p.hidden, p.inter, false});
+    gemm({y.get() + static_cast<long long>(begin) * p.hidden, a, dn_w, dn_scale, p.w_dtype, n, p.hidden,
+          p.inter, false});
   }
-  combine_kernel<<<blocks_for(static_cast<long long>(p.n_tokens) * p.hidden), kThreads>>>(p, y.get(), slot_row.get());
+  combine_kernel<<<blocks_for(static_cast<long long>(p.n_tokens) * p.hidden), kThreads>>>(p, y.get(),
+                                                                                          slot_row.get());
   TL_CUDA_LAUNCHED();
   device_synchronize();  // the scratch arrays are freed on return
 }

@@ -1,11 +1,12 @@
 // NCCL collectives; all-to-all-v is a grouped set of ncclSend/ncclRecv pairs.
 #include "kernels/cuda/nccl_communicator.h"
 
+#include <cuda_runtime.h>
+#include <nccl.h>
+
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <cuda_runtime.h>
-#include <nccl.h>
 
 namespace tokenline::cuda {
 namespace {
@@ -57,30 +58,36 @@ NcclCommunicator::~NcclCommunicator() {
 }
 
 void NcclCommunicator::all_reduce_sum(float* data, int64_t count) {
-  check(ncclAllReduce(data, data, static_cast<size_t>(count), ncclFloat32, ncclSum, handles_->comm, handles_->stream),
+  check(ncclAllReduce(data, data, static_cast<size_t>(count), ncclFloat32, ncclSum, handles_->comm,
+                      handles_->stream),
         "ncclAllReduce");
   handles_->wait();
 }
 
 void NcclCommunicator::reduce_scatter_sum(float* out, const float* in, int64_t count) {
-  check(ncclReduceScatter(in, out, static_cast<size_t>(count), ncclFloat32, ncclSum, handles_->comm, handles_->stream),
+  check(ncclReduceScatter(in, out, static_cast<size_t>(count), ncclFloat32, ncclSum, handles_->comm,
+                          handles_->stream),
         "ncclReduceScatter");
   handles_->wait();
 }
 
 void NcclCommunicator::all_gather(void* out, const void* in, int64_t bytes) {
-  check(ncclAllGather(in, out, static_cast<size_t>(bytes), ncclUint8, handles_->comm, handles_->stream), "ncclAllGather");
+  check(ncclAllGather(in, out, static_cast<size_t>(bytes), ncclUint8, handles_->comm, handles_->stream),
+        "ncclAllGather");
   handles_->wait();
 }
 
-void NcclCommunicator::all_to_all_v(void* out, const int64_t* recv_bytes, const void* in, const int64_t* send_bytes) {
+void NcclCommunicator::all_to_all_v(void* out, const int64_t* recv_bytes, const void* in,
+                                    const int64_t* send_bytes) {
   check(ncclGroupStart(), "ncclGroupStart");
   int64_t send_offset = 0, recv_offset = 0;
   for (int32_t r = 0; r < size_; ++r) {
-    check(ncclSend(static_cast<const uint8_t*>(in) + send_offset, static_cast<size_t>(send_bytes[r]), ncclUint8, r,
-                   handles_->comm, handles_->stream), "ncclSend");
+    check(ncclSend(static_cast<const uint8_t*>(in) + send_offset, static_cast<size_t>(send_bytes[r]),
+                   ncclUint8, r, handles_->comm, handles_->stream),
+          "ncclSend");
     check(ncclRecv(static_cast<uint8_t*>(out) + recv_offset, static_cast<size_t>(recv_bytes[r]), ncclUint8, r,
-                   handles_->comm, handles_->stream), "ncclRecv");
+                   handles_->comm, handles_->stream),
+          "ncclRecv");
     send_offset += send_bytes[r];
     recv_offset += recv_bytes[r];
   }
@@ -89,12 +96,14 @@ void NcclCommunicator::all_to_all_v(void* out, const int64_t* recv_bytes, const 
 }
 
 void NcclCommunicator::send(const void* data, int64_t bytes, int32_t peer) {
-  check(ncclSend(data, static_cast<size_t>(bytes), ncclUint8, peer, handles_->comm, handles_->stream), "ncclSend");
+  check(ncclSend(data, static_cast<size_t>(bytes), ncclUint8, peer, handles_->comm, handles_->stream),
+        "ncclSend");
   handles_->wait();
 }
 
 void NcclCommunicator::recv(void* data, int64_t bytes, int32_t peer) {
-  check(ncclRecv(data, static_cast<size_t>(bytes), ncclUint8, peer, handles_->comm, handles_->stream), "ncclRecv");
+  check(ncclRecv(data, static_cast<size_t>(bytes), ncclUint8, peer, handles_->comm, handles_->stream),
+        "ncclRecv");
   handles_->wait();
 }
 

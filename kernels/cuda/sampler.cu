@@ -70,7 +70,8 @@ __global__ void sample_kernel(SampleParams p, unsigned long long* workspace, int
   const float max_logit = logits[best];
   unsigned long long* keys = workspace + r * padded;
   for (int i = threadIdx.x; i < padded; i += blockDim.x) {
-    keys[i] = i < p.vocab ? (static_cast<unsigned long long>(~ordered_bits(logits[i])) << 32) | static_cast<unsigned>(i)
+    keys[i] = i < p.vocab ? (static_cast<unsigned long long>(~ordered_bits(logits[i])) << 32) |
+                                static_cast<unsigned>(i)
                           : ~0ull;
   }
   __syncthreads();
@@ -93,7 +94,8 @@ __global__ void sample_kernel(SampleParams p, unsigned long long* workspace, int
   double running = 0.0;
   int last = 0;
   for (int i = 0; i < p.vocab; ++i) {
-    const unsigned long long key = (static_cast<unsigned long long>(~ordered_bits(logits[i])) << 32) | static_cast<unsigned>(i);
+    const unsigned long long key =
+        (static_cast<unsigned long long>(~ordered_bits(logits[i])) << 32) | static_cast<unsigned>(i);
     if (key > cut) continue;
     running += prob(i);
     last = i;

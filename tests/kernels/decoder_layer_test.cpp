@@ -26,13 +26,17 @@ struct Weights {
   explicit Weights(uint64_t seed) : s(seed) {}
   Vec w(int64_t n, float scale) { return test::random_vector(n, s++, -scale, scale); }
   Vec embed = w(kVocab * kHidden, 1.0f), attn_norm = w(kHidden, 1.0f), ffn_norm = w(kHidden, 1.0f);
-  Vec q_a = w(kQLora * kHidden, 0.06f), q_a_norm = w(kQLora, 1.0f), q_b = w(kHeads * (kNope + kRope) * kQLora, 0.12f);
-  Vec kv_a = w((kKvLora + kRope) * kHidden, 0.06f), kv_norm = w(kKvLora, 1.0f), kv_b = w(kHeads * (kNope + kV) * kKvLora, 0.09f);
+  Vec q_a = w(kQLora * kHidden, 0.06f), q_a_norm = w(kQLora, 1.0f),
+      q_b = w(kHeads * (kNope + kRope) * kQLora, 0.12f);
+  Vec kv_a = w((kKvLora + kRope) * kHidden, 0.06f), kv_norm = w(kKvLora, 1.0f),
+      kv_b = w(kHeads * (kNope + kV) * kKvLora, 0.09f);
   Vec o = w(kHidden * kHeads * kV, 0.09f);
-  Vec idx_q = w(kIdxHeads * kIdxDim * kQLora, 0.12f), idx_k = w(kIdxDim * kHidden, 0.06f), idx_w = w(kIdxHeads * kHidden, 0.06f);
+  Vec idx_q = w(kIdxHeads * kIdxDim * kQLora, 0.12f), idx_k = w(kIdxDim * kHidden, 0.06f),
+      idx_w = w(kIdxHeads * kHidden, 0.06f);
   Vec idx_k_norm = w(kIdxDim, 1.0f);
   Vec gate = w(kExperts * kHidden, 0.06f), bias = w(kExperts, 0.05f);
-  Vec experts_gu = w(kExperts * 2 * kInter * kHidden, 0.06f), experts_dn = w(kExperts * kHidden * kInter, 0.12f);
+  Vec experts_gu = w(kExperts * 2 * kInter * kHidden, 0.06f),
+      experts_dn = w(kExperts * kHidden * kInter, 0.12f);
   Vec shared_gu = w(2 * kInter * kHidden, 0.06f), shared_dn = w(kHidden * kInter, 0.12f);
   Vec final_norm = w(kHidden, 1.0f), lm_head = w(kVocab * kHidden, 0.06f);
   Vec mtp_enorm = w(kHidden, 1.0f), mtp_hnorm = w(kHidden, 1.0f), mtp_eh = w(kHidden * 2 * kHidden, 0.04f);
@@ -43,7 +47,8 @@ struct LayerCache {
   test::PageTableHost table;
   std::vector<uint8_t> kv, idx_k;
   explicit LayerCache(int32_t sequences)
-      : table(test::make_page_table(std::vector<int32_t>(static_cast<size_t>(sequences), kMaxLen), kPageSize, true)),
+      : table(test::make_page_table(std::vector<int32_t>(static_cast<size_t>(sequences), kMaxLen), kPageSize,
+                                    true)),
         kv(static_cast<size_t>(table.num_pages) * kPageSize * kv_token_bytes(kLayout, kKvLora, kRope)),
         idx_k(static_cast<size_t>(table.num_pages) * kPageSize * kIdxDim * 2) {}
 };
@@ -68,16 +73,18 @@ Vec norm(const Vec& x, const Vec& w, int32_t dim) {
 }
 
 // Indexer top-k positions for each token (writes this batch's index keys first: a token sees itself).
-std::vector<int32_t> select_positions(const Weights& w, LayerCache& c, const Batch& b, const Vec& x, const Vec& q_a) {
-  Vec q = linear(q_a, w.idx_q, kIdxHeads * kIdxDim, kQLora), k = norm(linear(x, w.idx_k, kIdxDim, kHidden), w.idx_k_norm, kIdxDim);
+std::vector<int32_t> select_positions(const Weights& w, LayerCache& c, const Batch& b, const Vec& x,
+                                      const Vec& q_a) {
+  Vec q = linear(q_a, w.idx_q, kIdxHeads * kIdxDim, kQLora),
+      k = norm(linear(x, w.idx_k, kIdxDim, kHidden), w.idx_k_norm, kIdxDim);
   Vec hw = linear(x, w.idx_w, kIdxHeads, kHidden);
   for (auto& v : hw) v /= std::sqrt(static_cast<float>(kIdxHeads * kIdxDim));
   cpu::rope({q.data(), b.pos.data(), b.n(), kIdxHeads, kIdxDim, 0, kRope, kTheta});
   cpu::rope({k.data(), b.pos.data(), b.n(), 1, kIdxDim, 0, kRope, kTheta});
   cpu::index_k_write({c.idx_k.data(), k.data(), b.seq.data(), b.pos.data(), c.table.view(), b.n(), kIdxDim});
   Vec scores(static_cast<size_t>(b.n()) * kMaxLen);
-  cpu::indexer_score({scores.data(), q.data(), hw.data(), c.idx_k.data(), b.seq.data(), b.pos.data(), c.table.view(), b.n(),
-                      kIdxHeads, kIdxDim, kMaxLen});
+  cpu::indexer_score({scores.data(), q.data(), hw.data(), c.idx_k.data(), b.seq.data(), b.pos.data(),
+                      c.table.view(), b.n(), kIdxHeads, kIdxDim, kMaxLen});
   std::vector<int32_t> topk(static_cast<size_t>(b.n()) * kIdxTopk);
   cpu::topk_select({topk.data(), scores.data(), b.pos.data(), b.n(), kMaxLen, kIdxTopk});
   return topk;
@@ -88,17 +95,22 @@ Vec attention(const Weights& w, LayerCache& c, const Batch& b, const Vec& x) {
   Vec q = linear(q_a, w.q_b, kHeads * (kNope + kRope), kQLora);
   cpu::rope({q.data(), b.pos.data(), b.n(), kHeads, kNope + kRope, kNope, kRope, kTheta});
   Vec kv_a = linear(x, w.kv_a, kKvLora + kRope, kHidden);
-  cpu::rmsnorm({kv_a.data(), nullptr, kv_a.data(), w.kv_norm.data(), b.n(), kKvLora, kKvLora + kRope, kKvLora + kRope, kEps});
+  cpu::rmsnorm({kv_a.data(), nullptr, kv_a.data(), w.kv_norm.data(), b.n(), kKvLora, kKvLora + kRope,
+                kKvLora + kRope, kEps});
   cpu::rope({kv_a.data(), b.pos.data(), b.n(), 1, kKvLora + kRope, kKvLora, kRope, kTheta});
-  cpu::kv_write({c.kv.data(), kv_a.data(), kv_a.data() + kKvLora, b.seq.data(), b.pos.data(), c.table.view(), kLayout, b.n(),
-                 kKvLora + kRope, kKvLora, kRope});
+  cpu::kv_write({c.kv.data(), kv_a.data(), kv_a.data() + kKvLora, b.seq.data(), b.pos.data(), c.table.view(),
+                 kLayout, b.n(), kKvLora + kRope, kKvLora, kRope});
   const std::vector<int32_t> topk = select_positions(w, c, b, x, q_a);
-  Vec q_latent(static_cast<size_t>(b.n()) * kHeads * kKvLora), o_latent(q_latent.size()), o(static_cast<size_t>(b.n()) * kHeads * kV);
-  cpu::mla_absorb_q({q_latent.data(), q.data(), w.kv_b.data(), DType::kF32, b.n(), kHeads, kNope, kRope, kV, kKvLora});
-  cpu::mla_attention_sparse({o_latent.data(), q_latent.data(), q.data() + kNope, c.kv.data(), b.seq.data(), b.pos.data(),
-                             topk.data(), c.table.view(), kLayout, b.n(), kHeads, kKvLora, kRope, kNope + kRope, kIdxTopk,
+  Vec q_latent(static_cast<size_t>(b.n()) * kHeads * kKvLora), o_latent(q_latent.size()),
+      o(static_cast<size_t>(b.n()) * kHeads * kV);
+  cpu::mla_absorb_q(
+      {q_latent.data(), q.data(), w.kv_b.data(), DType::kF32, b.n(), kHeads, kNope, kRope, kV, kKvLora});
+  cpu::mla_attention_sparse({o_latent.data(), q_latent.data(), q.data() + kNope, c.kv.data(), b.seq.data(),
+                             b.pos.data(), topk.data(), c.table.view(), kLayout, b.n(), kHeads, kKvLora,
+                             kRope, kNope + kRope, kIdxTopk,
                              1.0f / std::sqrt(static_cast<float>(kNope + kRope))});
-  cpu::mla_absorb_out({o.data(), o_latent.data(), w.kv_b.data(), DType::kF32, b.n(), kHeads, kNope, kV, kKvLora});
+  cpu::mla_absorb_out(
+      {o.data(), o_latent.data(), w.kv_b.data(), DType::kF32, b.n(), kHeads, kNope, kV, kKvLora});
   return linear(o, w.o, kHidden, kHeads * kV);
 }
 
@@ -106,9 +118,10 @@ Vec moe(const Weights& w, const Vec& x, int32_t n) {
   const Vec logits = linear(x, w.gate, kExperts, kHidden);
   std::vector<int32_t> ids(static_cast<size_t>(n) * kTopk);
   Vec weights(ids.size()), routed(x.size()), act(static_cast<size_t>(n) * kInter);
-  cpu::router({ids.data(), weights.data(), logits.data(), w.bias.data(), n, kExperts, kGroups, kTopkGroups, kTopk, 2.5f, true});
-  cpu::moe_experts({routed.data(), x.data(), ids.data(), weights.data(), w.experts_gu.data(), w.experts_dn.data(), DType::kF32,
-                    n, kTopk, kHidden, kInter, 0, kExperts});
+  cpu::router({ids.data(), weights.data(), logits.data(), w.bias.data(), n, kExperts, kGroups, kTopkGroups,
+               kTopk, 2.5f, true});
+  cpu::moe_experts({routed.data(), x.data(), ids.data(), weights.data(), w.experts_gu.data(),
+                    w.experts_dn.data(), DType::kF32, n, kTopk, kHidden, kInter, 0, kExperts});
   const Vec gu = linear(x, w.shared_gu, 2 * kInter, kHidden);
   cpu::silu_mul({act.data(), gu.data(), n, kInter});
   Vec shared = linear(act, w.shared_dn, kHidden, kInter);
@@ -126,7 +139,8 @@ void layer(const Weights& w, LayerCache& c, const Batch& b, Vec& h) {
 
 Vec embed(const Weights& w, const std::vector<int32_t>& ids) {
   Vec h(ids.size() * kHidden);
-  cpu::embedding({h.data(), w.embed.data(), ids.data(), DType::kF32, static_cast<int32_t>(ids.size()), kHidden, 0, kVocab});
+  cpu::embedding({h.data(), w.embed.data(), ids.data(), DType::kF32, static_cast<int32_t>(ids.size()),
+                  kHidden, 0, kVocab});
   return h;
 }
 
@@ -135,15 +149,16 @@ struct Output {
 };
 
 // Main layer + LM head, then the MTP draft fed by the next token's embedding and the main hidden state.
-Output forward(const Weights& w, LayerCache& main_cache, LayerCache& mtp_cache, const Batch& b, const std::vector<int32_t>& ids,
-               const std::vector<int32_t>& next_ids) {
+Output forward(const Weights& w, LayerCache& main_cache, LayerCache& mtp_cache, const Batch& b,
+               const std::vector<int32_t>& ids, const std::vector<int32_t>& next_ids) {
   Vec h = embed(w, ids);
   layer(w, main_cache, b, h);
   Output out;
   out.logits = linear(norm(h, w.final_norm, kHidden), w.lm_head, kVocab, kHidden);
   const Vec e = embed(w, next_ids);
   Vec cat(static_cast<size_t>(b.n()) * 2 * kHidden);
-  cpu::mtp_input({cat.data(), e.data(), h.data(), w.mtp_enorm.data(), w.mtp_hnorm.data(), b.n(), kHidden, kEps});
+  cpu::mtp_input(
+      {cat.data(), e.data(), h.data(), w.mtp_enorm.data(), w.mtp_hnorm.data(), b.n(), kHidden, kEps});
   Vec hm = linear(cat, w.mtp_eh, kHidden, 2 * kHidden);
   layer(w, mtp_cache, b, hm);  // the MTP layer shares the main layer's shapes; the test reuses its weights
   out.draft_logits = linear(norm(hm, w.final_norm, kHidden), w.lm_head, kVocab, kHidden);
@@ -178,11 +193,13 @@ TEST_CASE("decoder layer: batched prefill over the paged fp8 cache equals token-
   INFO("logits NMSE " << err << ", MTP draft NMSE " << draft_err);
   CHECK(err < 1e-12);
   CHECK(draft_err < 1e-12);
-  CHECK(main_a.kv == main_b.kv);  // the same bytes reach the same slots
+  CHECK(main_a.kv == main_b.kv);                                   // the same bytes reach the same slots
   CHECK(test::nmse(prefill.draft_logits, prefill.logits) > 1e-3);  // the draft is its own computation
 }
 
-TEST_CASE("decoder layer: a ragged batch of two sequences equals running each alone; greedy decode is deterministic") {
+TEST_CASE(
+    "decoder layer: a ragged batch of two sequences equals running each alone; greedy decode is "
+    "deterministic") {
   const Weights w(200);
   const auto a = prompt(7, 2), b = prompt(5, 3);
   LayerCache main_ab(2), mtp_ab(2), main_a(1), mtp_a(1), main_b(1), mtp_b(1);

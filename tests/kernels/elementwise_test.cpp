@@ -20,10 +20,12 @@ TEST_CASE("embedding: rows by id, zeros outside a vocab shard; bf16 table widens
   std::vector<float> out(kTokens * kHidden), shard(kTokens * kHidden);
   cpu::embedding({out.data(), table_bf16.data(), ids.data(), DType::kBF16, kTokens, kHidden, 0, vocab});
   for (int32_t t = 0; t < kTokens; ++t) {
-    for (int32_t i = 0; i < kHidden; ++i) REQUIRE(out[t * kHidden + i] == bf16_to_float(table_bf16[ids[t] * kHidden + i]));
+    for (int32_t i = 0; i < kHidden; ++i)
+      REQUIRE(out[t * kHidden + i] == bf16_to_float(table_bf16[ids[t] * kHidden + i]));
   }
   // Shard holding rows [16, 32): token 17 and 31 present, others zero.
-  cpu::embedding({shard.data(), table.data() + 16 * kHidden, ids.data(), DType::kF32, kTokens, kHidden, 16, 16});
+  cpu::embedding(
+      {shard.data(), table.data() + 16 * kHidden, ids.data(), DType::kF32, kTokens, kHidden, 16, 16});
   CHECK(shard[1 * kHidden + 5] == table[31 * kHidden + 5]);
   CHECK(shard[3 * kHidden + 7] == table[17 * kHidden + 7]);
   CHECK(shard[0 * kHidden + 5] == 0.0f);
@@ -34,7 +36,8 @@ TEST_CASE("rmsnorm: unit RMS after weight 1; residual add updates the residual s
   auto residual = test::random_vector(kTokens * kHidden, 3);
   const auto residual_before = residual;
   std::vector<float> ones(kHidden, 1.0f), out(kTokens * kHidden);
-  cpu::rmsnorm({out.data(), residual.data(), x.data(), ones.data(), kTokens, kHidden, kHidden, kHidden, kEps});
+  cpu::rmsnorm(
+      {out.data(), residual.data(), x.data(), ones.data(), kTokens, kHidden, kHidden, kHidden, kEps});
   for (int32_t t = 0; t < kTokens; ++t) {
     double sum_sq = 0.0;
     for (int32_t i = 0; i < kHidden; ++i) {

@@ -61,7 +61,8 @@ TEST_CASE("MLA absorption: q_latent . latent equals q_nope . (W_UK latent); W_UV
   const auto w_kv_b = test::random_vector(heads * (nope + v) * kv_lora, 15);
   const auto latent = test::random_vector(kv_lora, 16);
   std::vector<float> q_latent(tokens * heads * kv_lora), out(tokens * heads * v);
-  cpu::mla_absorb_q({q_latent.data(), q.data(), w_kv_b.data(), DType::kF32, tokens, heads, nope, rope, v, kv_lora});
+  cpu::mla_absorb_q(
+      {q_latent.data(), q.data(), w_kv_b.data(), DType::kF32, tokens, heads, nope, rope, v, kv_lora});
   for (int t = 0; t < tokens; ++t) {
     for (int h = 0; h < heads; ++h) {
       double absorbed = 0.0, explicit_dot = 0.0;
@@ -75,8 +76,10 @@ TEST_CASE("MLA absorption: q_latent . latent equals q_nope . (W_UK latent); W_UV
     }
   }
   const auto o_latent = test::random_vector(tokens * heads * kv_lora, 17);
-  cpu::mla_absorb_out({out.data(), o_latent.data(), w_kv_b.data(), DType::kF32, tokens, heads, nope, v, kv_lora});
+  cpu::mla_absorb_out(
+      {out.data(), o_latent.data(), w_kv_b.data(), DType::kF32, tokens, heads, nope, v, kv_lora});
   double want = 0.0;  // token 2, head 3, v-dim 5
-  for (int c = 0; c < kv_lora; ++c) want += o_latent[(2 * heads + 3) * kv_lora + c] * w_kv_b[(3 * (nope + v) + nope + 5) * kv_lora + c];
+  for (int c = 0; c < kv_lora; ++c)
+    want += o_latent[(2 * heads + 3) * kv_lora + c] * w_kv_b[(3 * (nope + v) + nope + 5) * kv_lora + c];
   CHECK(out[(2 * heads + 3) * v + 5] == Approx(want).epsilon(1e-4));
 }

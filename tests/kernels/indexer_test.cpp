@@ -27,8 +27,8 @@ TEST_CASE("indexer score: ReLU-weighted sum over heads of q.k, -inf beyond the c
   const auto q = test::random_vector(2 * kIdxHeads * kIdxDim, 32);
   const auto w = test::random_vector(2 * kIdxHeads, 33);
   std::vector<float> scores(2 * max_ctx);
-  cpu::indexer_score({scores.data(), q.data(), w.data(), k_cache.data(), q_seq.data(), q_pos.data(), table.view(), 2,
-                      kIdxHeads, kIdxDim, max_ctx});
+  cpu::indexer_score({scores.data(), q.data(), w.data(), k_cache.data(), q_seq.data(), q_pos.data(),
+                      table.view(), 2, kIdxHeads, kIdxDim, max_ctx});
   for (int32_t t = 0; t < 2; ++t) {
     const int32_t first_token = q_seq[t] == 0 ? 0 : lens[0];
     for (int32_t s = 0; s < max_ctx; ++s) {
@@ -40,7 +40,8 @@ TEST_CASE("indexer score: ReLU-weighted sum over heads of q.k, -inf beyond the c
       for (int32_t h = 0; h < kIdxHeads; ++h) {
         double dot = 0.0;
         for (int32_t i = 0; i < kIdxDim; ++i) {
-          dot += q[(t * kIdxHeads + h) * kIdxDim + i] * bf16_to_float(float_to_bf16(k[(first_token + s) * kIdxDim + i]));
+          dot += q[(t * kIdxHeads + h) * kIdxDim + i] *
+                 bf16_to_float(float_to_bf16(k[(first_token + s) * kIdxDim + i]));
         }
         want += w[t * kIdxHeads + h] * std::max(dot, 0.0);
       }
@@ -51,8 +52,9 @@ TEST_CASE("indexer score: ReLU-weighted sum over heads of q.k, -inf beyond the c
 
 TEST_CASE("topk_select: descending, ties to the lower position, causal, -1 padding") {
   const int32_t max_ctx = 6, k = 4;
-  const std::vector<float> scores = {0.5f, 2.0f, 0.5f, 3.0f, 9.0f, 9.0f,   // token 0 at pos 3: 4 and 5 are future
-                                     1.0f, 1.0f, 1.0f, 1.0f, 1.0f, 7.0f};  // token 1 at pos 1: 2 candidates
+  const std::vector<float> scores = {
+      0.5f, 2.0f, 0.5f, 3.0f, 9.0f, 9.0f,   // token 0 at pos 3: 4 and 5 are future
+      1.0f, 1.0f, 1.0f, 1.0f, 1.0f, 7.0f};  // token 1 at pos 1: 2 candidates
   const std::vector<int32_t> pos = {3, 1};
   std::vector<int32_t> out(2 * k);
   cpu::topk_select({out.data(), scores.data(), pos.data(), 2, max_ctx, k});

@@ -1,7 +1,7 @@
+#include "kernels/cpu/local_communicator.h"
+
 #include <catch2/catch.hpp>
 #include <thread>
-
-#include "kernels/cpu/local_communicator.h"
 
 using namespace tokenline;
 

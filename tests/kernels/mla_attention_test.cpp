@@ -23,9 +23,10 @@ struct Context {
   }
   int32_t tokens() const { return static_cast<int32_t>(seq.size()); }
   std::vector<uint8_t> write(const test::PageTableHost& table, KvLayout layout) const {
-    std::vector<uint8_t> cache(static_cast<size_t>(table.num_pages) * kPageSize * kv_token_bytes(layout, kKvLora, kRope));
-    cpu::kv_write({cache.data(), kv_a.data(), kv_a.data() + kKvLora, seq.data(), pos.data(), table.view(), layout,
-                   tokens(), kKvLora + kRope, kKvLora, kRope});
+    std::vector<uint8_t> cache(static_cast<size_t>(table.num_pages) * kPageSize *
+                               kv_token_bytes(layout, kKvLora, kRope));
+    cpu::kv_write({cache.data(), kv_a.data(), kv_a.data() + kKvLora, seq.data(), pos.data(), table.view(),
+                   layout, tokens(), kKvLora + kRope, kKvLora, kRope});
     return cache;
   }
 };
@@ -38,11 +39,25 @@ struct Queries {
   int32_t tokens() const { return 5; }
 };
 
-std::vector<float> attend(const Queries& q, const std::vector<uint8_t>& cache, const test::PageTableHost& table,
-                          KvLayout layout, const int32_t* topk = nullptr, int32_t k = 0) {
+std::vector<float> attend(const Queries& q, const std::vector<uint8_t>& cache,
+                          const test::PageTableHost& table, KvLayout layout, const int32_t* topk = nullptr,
+                          int32_t k = 0) {
   std::vector<float> out(static_cast<size_t>(q.tokens()) * kHeads * kKvLora);
-  MlaAttentionParams p{out.data(), q.q_latent.data(), q.q_rope.data(), cache.data(), q.seq.data(), q.pos.data(), topk,
-                       table.view(), layout, q.tokens(), kHeads, kKvLora, kRope, kRope, k,
+  MlaAttentionParams p{out.data(),
+                       q.q_latent.data(),
+                       q.q_rope.data(),
+                       cache.data(),
+                       q.seq.data(),
+                       q.pos.data(),
+                       topk,
+                       table.view(),
+                       layout,
+                       q.tokens(),
+                       kHeads,
+                       kKvLora,
+                       kRope,
+                       kRope,
+                       k,
                        1.0f / std::sqrt(static_cast<float>(kNope + kRope))};
   if (topk != nullptr) {
     cpu::mla_attention_sparse(p);
@@ -99,8 +114,9 @@ TEST_CASE("fp8_ds_mla: 656 bytes per token at 512/64, round trip within FP8's bo
   std::vector<float> got, want;
   for (int32_t t = 0; t < ctx.tokens(); ++t) {
     std::vector<float> latent(kKvLora), rope(kRope);
-    kv_load_token(latent.data(), rope.data(), cache.data() + kv_slot(table.view(), ctx.seq[t], ctx.pos[t]) * bytes,
-                  KvLayout::kFp8DsMla, kKvLora, kRope);
+    kv_load_token(latent.data(), rope.data(),
+                  cache.data() + kv_slot(table.view(), ctx.seq[t], ctx.pos[t]) * bytes, KvLayout::kFp8DsMla,
+                  kKvLora, kRope);
     const float* src = ctx.kv_a.data() + static_cast<int64_t>(t) * (kKvLora + kRope);
     float amax = 0.0f;
     for (int32_t i = 0; i < kKvLora; ++i) amax = std::max(amax, std::fabs(src[i]));
@@ -116,8 +132,8 @@ TEST_CASE("fp8_ds_mla: 656 bytes per token at 512/64, round trip within FP8's bo
   }
   const double err = test::nmse(got, want);
   INFO("fp8_ds_mla latent NMSE " << err);
-  CHECK(err < 1e-3);   // e4m3 with 3 mantissa bits: uniform rounding gives roughly 2^-8 / 3 relative MSE
-  CHECK(err > 1e-7);   // it is really quantized
+  CHECK(err < 1e-3);  // e4m3 with 3 mantissa bits: uniform rounding gives roughly 2^-8 / 3 relative MSE
+  CHECK(err > 1e-7);  // it is really quantized
 }
 
 TEST_CASE("absorbed MLA (q W_UK, latent attention, W_UV) equals explicit multi-head attention") {
@@ -127,12 +143,15 @@ TEST_CASE("absorbed MLA (q W_UK, latent attention, W_UV) equals explicit multi-h
   Queries q;
   const auto q_full = test::random_vector(q.tokens() * kHeads * (kNope + kRope), 24);
   const auto w_kv_b = test::random_vector(kHeads * (kNope + kV) * kKvLora, 25, -0.2f, 0.2f);
-  cpu::mla_absorb_q({q.q_latent.data(), q_full.data(), w_kv_b.data(), DType::kF32, q.tokens(), kHeads, kNope, kRope, kV, kKvLora});
+  cpu::mla_absorb_q({q.q_latent.data(), q_full.data(), w_kv_b.data(), DType::kF32, q.tokens(), kHeads, kNope,
+                     kRope, kV, kKvLora});
   std::vector<float> out(q.tokens() * kHeads * kKvLora), absorbed(q.tokens() * kHeads * kV);
   const float scale = 1.0f / std::sqrt(static_cast<float>(kNope + kRope));
-  cpu::mla_attention_dense({out.data(), q.q_latent.data(), q_full.data() + kNope, cache.data(), q.seq.data(), q.pos.data(),
-                            nullptr, table.view(), KvLayout::kBf16, q.tokens(), kHeads, kKvLora, kRope, kNope + kRope, 0, scale});
-  cpu::mla_absorb_out({absorbed.data(), out.data(), w_kv_b.data(), DType::kF32, q.tokens(), kHeads, kNope, kV, kKvLora});
+  cpu::mla_attention_dense({out.data(), q.q_latent.data(), q_full.data() + kNope, cache.data(), q.seq.data(),
+                            q.pos.data(), nullptr, table.view(), KvLayout::kBf16, q.tokens(), kHeads, kKvLora,
+                            kRope, kNope + kRope, 0, scale});
+  cpu::mla_absorb_out(
+      {absorbed.data(), out.data(), w_kv_b.data(), DType::kF32, q.tokens(), kHeads, kNope, kV, kKvLora});
 
   std::vector<float> explicit_out(absorbed.size());
   const int32_t bytes = kv_token_bytes(KvLayout::kBf16, kKvLora, kRope);
@@ -143,11 +162,13 @@ TEST_CASE("absorbed MLA (q W_UK, latent attention, W_UV) equals explicit multi-h
       std::vector<std::vector<double>> values;
       for (int32_t s = 0; s <= q.pos[t]; ++s) {
         std::vector<float> latent(kKvLora), rope(kRope);
-        kv_load_token(latent.data(), rope.data(), cache.data() + kv_slot(table.view(), q.seq[t], s) * bytes, KvLayout::kBf16, kKvLora, kRope);
+        kv_load_token(latent.data(), rope.data(), cache.data() + kv_slot(table.view(), q.seq[t], s) * bytes,
+                      KvLayout::kBf16, kKvLora, kRope);
         std::vector<double> k(kNope, 0.0), v(kV, 0.0);
         for (int32_t d = 0; d < kNope + kV; ++d) {
           double sum = 0.0;
-          for (int32_t c = 0; c < kKvLora; ++c) sum += w_kv_b[(h * (kNope + kV) + d) * kKvLora + c] * latent[c];
+          for (int32_t c = 0; c < kKvLora; ++c)
+            sum += w_kv_b[(h * (kNope + kV) + d) * kKvLora + c] * latent[c];
           (d < kNope ? k[d] : v[d - kNope]) = sum;
         }
         double dot = 0.0;
@@ -163,7 +184,8 @@ TEST_CASE("absorbed MLA (q W_UK, latent attention, W_UV) equals explicit multi-h
         denom += w;
         for (int32_t d = 0; d < kV; ++d) acc[d] += w * values[s][d];
       }
-      for (int32_t d = 0; d < kV; ++d) explicit_out[(t * kHeads + h) * kV + d] = static_cast<float>(acc[d] / denom);
+      for (int32_t d = 0; d < kV; ++d)
+        explicit_out[(t * kHeads + h) * kV + d] = static_cast<float>(acc[d] / denom);
     }
   }
   const double err = test::nmse(absorbed, explicit_out);

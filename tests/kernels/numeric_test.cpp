@@ -1,8 +1,9 @@
+#include "kernels/numeric.h"
+
 #include <catch2/catch.hpp>
 #include <cmath>
 #include <pcg_random.hpp>
 
-#include "kernels/numeric.h"
 #include "kernels/pcg_draw.h"
 
 using namespace tokenline;
@@ -44,8 +45,8 @@ TEST_CASE("fp8 e4m3: round to nearest even, saturation") {
 
 TEST_CASE("bf16: round to nearest even, exact for representable values") {
   CHECK(bf16_to_float(float_to_bf16(1.0f)) == 1.0f);
-  const float ulp = std::ldexp(1.0f, -7);  // bf16 keeps 7 mantissa bits
-  CHECK(bf16_to_float(float_to_bf16(1.0f + ulp / 2)) == 1.0f);              // tie -> even
+  const float ulp = std::ldexp(1.0f, -7);                                    // bf16 keeps 7 mantissa bits
+  CHECK(bf16_to_float(float_to_bf16(1.0f + ulp / 2)) == 1.0f);               // tie -> even
   CHECK(bf16_to_float(float_to_bf16(1.0f + 1.5f * ulp)) == 1.0f + 2 * ulp);  // tie -> even
   CHECK(bf16_to_float(float_to_bf16(1.0f + 0.6f * ulp)) == 1.0f + ulp);
   CHECK(std::isnan(bf16_to_float(float_to_bf16(std::nanf("")))));

@@ -1,3 +1,5 @@
+#include "kernels/safetensors.h"
+
 #include <catch2/catch.hpp>
 #include <cstdio>
 #include <filesystem>
@@ -5,7 +7,6 @@
 
 #include "common/input_error.h"
 #include "kernels/cpu/kernels.h"
-#include "kernels/safetensors.h"
 #include "tests/kernels/test_util.h"
 
 using namespace tokenline;
@@ -24,7 +25,8 @@ struct Checkpoint {
   std::vector<float> norm = test::random_vector(kHidden, 72, 0.5f, 1.5f);
   std::vector<uint8_t> head;
   Checkpoint() {
-    for (float v : test::random_vector(kVocab * kHidden, 73, -2.0f, 2.0f)) head.push_back(float_to_fp8e4m3(v));
+    for (float v : test::random_vector(kVocab * kHidden, 73, -2.0f, 2.0f))
+      head.push_back(float_to_fp8e4m3(v));
   }
   std::vector<TensorToWrite> tensors() const {
     return {{"model.embed_tokens.weight", DType::kBF16, {kVocab, kHidden}, embed.data()},
@@ -66,8 +68,10 @@ TEST_CASE("safetensors: a random checkpoint written and read back gives identica
   CHECK(std::memcmp(reader.data(embed), ckpt.embed.data(), ckpt.embed.size() * 2) == 0);
   CHECK(std::memcmp(reader.data(head), ckpt.head.data(), ckpt.head.size()) == 0);
   std::vector<float> norm_read(kHidden);
-  std::memcpy(norm_read.data(), reader.data(norm), kHidden * sizeof(float));  // data section is not 4-aligned in general
-  CHECK(logits(reader.data(embed), norm_read.data(), reader.data(head)) == logits(ckpt.embed.data(), ckpt.norm.data(), ckpt.head.data()));
+  std::memcpy(norm_read.data(), reader.data(norm),
+              kHidden * sizeof(float));  // data section is not 4-aligned in general
+  CHECK(logits(reader.data(embed), norm_read.data(), reader.data(head)) ==
+        logits(ckpt.embed.data(), ckpt.norm.data(), ckpt.head.data()));
   // Header starts with the little-endian length and is padded to 8 bytes.
   std::ifstream in(path, std::ios::binary);
   uint64_t header_len = 0;
@@ -76,7 +80,8 @@ TEST_CASE("safetensors: a random checkpoint written and read back gives identica
   std::filesystem::remove(path);
 }
 
-TEST_CASE("safetensors: missing, mis-shaped, wrong or unsupported dtype -> one InputError naming the tensor") {
+TEST_CASE(
+    "safetensors: missing, mis-shaped, wrong or unsupported dtype -> one InputError naming the tensor") {
   const Checkpoint ckpt;
   const std::string path = temp_path("errors");
   auto tensors = ckpt.tensors();
@@ -93,10 +98,15 @@ TEST_CASE("safetensors: missing, mis-shaped, wrong or unsupported dtype -> one I
     f.write(all.data(), static_cast<std::streamsize>(all.size()));
   }
   const SafetensorsReader reader(path);
-  const std::string missing = error_of([&] { reader.require("model.layers.0.self_attn.q_a_proj.weight", {32, kHidden}); });
+  const std::string missing = error_of([&] {
+    reader.require("model.layers.0.self_attn.q_a_proj.weight", {32, kHidden});
+  });
   CHECK_THAT(missing, Catch::Contains("q_a_proj.weight") && Catch::Contains("no such tensor"));
-  const std::string shape = error_of([&] { reader.require("lm_head.weight", DType::kF8E4M3, {kVocab + 1, kHidden}); });
-  CHECK_THAT(shape, Catch::Contains("lm_head.weight") && Catch::Contains("[65, 256]") && Catch::Contains("[64, 256]"));
+  const std::string shape = error_of([&] {
+    reader.require("lm_head.weight", DType::kF8E4M3, {kVocab + 1, kHidden});
+  });
+  CHECK_THAT(shape, Catch::Contains("lm_head.weight") && Catch::Contains("[65, 256]") &&
+                        Catch::Contains("[64, 256]"));
   const std::string dtype = error_of([&] { reader.require("model.norm.weight", DType::kBF16, {kHidden}); });
   CHECK_THAT(dtype, Catch::Contains("expected dtype BF16") && Catch::Contains("found dtype F32"));
   const std::string f16 = error_of([&] { reader.require("model.layers.0.mlp.fp16", {8}); });

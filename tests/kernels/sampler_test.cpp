@@ -16,10 +16,15 @@ struct Rows {
   std::vector<uint64_t> seeds, steps;
   explicit Rows(int32_t n, uint64_t seed)
       : logits(test::random_vector(static_cast<int64_t>(n) * kVocab, seed, -5.0f, 5.0f)),
-        temperature(n, 1.0f), top_p(n, 1.0f), top_k(n, 0), out(n, -1), seeds(n, 0), steps(n, 0) {}
+        temperature(n, 1.0f),
+        top_p(n, 1.0f),
+        top_k(n, 0),
+        out(n, -1),
+        seeds(n, 0),
+        steps(n, 0) {}
   std::vector<int32_t> run() {
-    cpu::sample({out.data(), logits.data(), temperature.data(), top_k.data(), top_p.data(), seeds.data(), steps.data(),
-                 static_cast<int32_t>(out.size()), kVocab});
+    cpu::sample({out.data(), logits.data(), temperature.data(), top_k.data(), top_p.data(), seeds.data(),
+                 steps.data(), static_cast<int32_t>(out.size()), kVocab});
     return out;
   }
 };
@@ -60,7 +65,8 @@ TEST_CASE("sampling frequencies follow the temperature-scaled, top-k/top-p filte
     std::vector<int32_t> top_k(draws, k), out(draws);
     std::vector<uint64_t> seeds(draws), steps(draws, 0);
     for (int32_t i = 0; i < draws; ++i) logits.insert(logits.end(), row.begin(), row.end()), seeds[i] = i;
-    cpu::sample({out.data(), logits.data(), temperature.data(), top_k.data(), top_p.data(), seeds.data(), steps.data(), draws, vocab});
+    cpu::sample({out.data(), logits.data(), temperature.data(), top_k.data(), top_p.data(), seeds.data(),
+                 steps.data(), draws, vocab});
     std::vector<double> freq(vocab, 0.0);
     for (int32_t id : out) freq[id] += 1.0 / draws;
     const std::vector<double> want = k == 3 ? std::vector<double>{4.0 / 9, 3.0 / 9, 2.0 / 9, 0.0}

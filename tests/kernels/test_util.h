@@ -14,7 +14,8 @@
 namespace tokenline::test {
 
 // n values uniform in [lo, hi) from pcg32(seed, stream).
-inline std::vector<float> random_vector(int64_t n, uint64_t seed, float lo = -1.0f, float hi = 1.0f, uint64_t stream = 0) {
+inline std::vector<float> random_vector(int64_t n, uint64_t seed, float lo = -1.0f, float hi = 1.0f,
+                                        uint64_t stream = 0) {
   Pcg32State rng = pcg32_seed(seed, stream);
   std::vector<float> v(static_cast<size_t>(n));
   for (auto& x : v) x = lo + (hi - lo) * pcg32_uniform01(rng);
@@ -47,7 +48,8 @@ struct PageTableHost {
   }
 };
 
-inline PageTableHost make_page_table(const std::vector<int32_t>& lens, int32_t page_size, bool scattered, uint64_t seed = 7) {
+inline PageTableHost make_page_table(const std::vector<int32_t>& lens, int32_t page_size, bool scattered,
+                                     uint64_t seed = 7) {
   PageTableHost t;
   t.page_size = page_size;
   t.indptr.push_back(0);
