@@ -205,6 +205,12 @@ void print_summary(const SimConfig& c, const SimResult& r) {
                static_cast<long long>(r.rejected), static_cast<long long>(r.in_flight),
                static_cast<long long>(r.preemptions), 100.0 * r.prefix_hit_rate, r.simulated_s, r.wall_s, ratio,
                c.output.dir.c_str());
+  if (r.in_flight > 0) {
+    std::fprintf(stderr,
+                 "tokenline sim: warning: %lld requests neither completed nor were rejected (an instance could "
+                 "not schedule them); arrived != completed + rejected\n",
+                 static_cast<long long>(r.in_flight));
+  }
   if (r.skipped_lines > 0) {
     std::fprintf(stderr, "tokenline sim: skipped %lld malformed workload lines (--skip-bad-lines)\n",
                  static_cast<long long>(r.skipped_lines));
