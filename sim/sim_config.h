@@ -36,6 +36,7 @@ struct OutputConfig {
 struct SimConfig {
   std::string model_name;        // for the run block
   std::string hardware_name;
+  std::string cluster_name;      // empty without --cluster
   std::string parallel_name;
   std::string workload_name;
   Backend backend = Backend::kAnalytic;

@@ -128,6 +128,7 @@ WorkloadSpec workload_spec(const SimJob& job) {
 struct Deployment {
   Hardware hardware;
   std::string hardware_name;
+  std::string cluster_name;
   CostModel cost_model;
 };
 
@@ -142,7 +143,8 @@ Deployment load_deployment(const SimJob& job, const ModelConfig& model, const Pa
                        std::to_string(cluster.gpus) + " GPUs");
     }
     d.hardware = cluster.hardware;
-    d.hardware_name = cluster.name;
+    d.hardware_name = cluster.hardware.name;
+    d.cluster_name = cluster.name;
   } else {
     d.hardware = load_hardware(job.hardware);
     d.hardware_name = job.hardware;
@@ -177,6 +179,7 @@ SimConfig build_config(const SimJob& job, const ModelConfig& model, const Deploy
   SimConfig c;
   c.model_name = model.name;
   c.hardware_name = d.hardware_name;
+  c.cluster_name = d.cluster_name;
   c.parallel_name = d.cost_model.parallel.name();
   c.backend = parse_backend(job.backend);
   c.router = parse_router(job.router, "--router");

@@ -221,6 +221,7 @@ SimResult Driver::run() {
   info.backend = std::string(to_string(config_.backend));
   info.model = config_.model_name;
   info.hardware = config_.hardware_name;
+  info.cluster = config_.cluster_name;
   info.parallelism = config_.parallel_name;
   info.router = std::string(to_string(config_.router));
   info.workload = config_.workload_name;

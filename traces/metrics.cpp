@@ -129,6 +129,7 @@ std::string Metrics::to_json(const RunInfo& info) {
               {"router", info.router},     {"workload", info.workload}, {"seed", info.seed},
               {"simulated_s", rounded(info.simulated_s)}, {"events", info.events},
               {"skipped_lines", info.skipped_lines}};
+  if (!info.cluster.empty()) run["cluster"] = info.cluster;
   if (info.wall_s) run["wall_s"] = rounded(*info.wall_s);
   j["run"] = run;
   return j.dump(2) + "\n";

@@ -27,6 +27,7 @@ struct RunInfo {
   std::string backend;
   std::string model;
   std::string hardware;
+  std::string cluster;             // empty when the run named only --hardware
   std::string parallelism;
   std::string router;
   std::string workload;
