@@ -83,7 +83,7 @@ void ChromeTraceWriter::async_begin(int pid, std::string_view category, int64_t 
                                     double time_s, std::initializer_list<TraceArg> args) {
   open_event('b', pid, time_s);
   std::string& out = file_.buffer();
-  out.append(",\"cat\":");
+  out.append(",\"tid\":0,\"cat\":");  // async tracks hang off the process; tid only for strict importers
   append_json_string(out, category);
   out.append(",\"id\":");
   append_int(out, id);
@@ -97,7 +97,7 @@ void ChromeTraceWriter::async_end(int pid, std::string_view category, int64_t id
                                   double time_s) {
   open_event('e', pid, time_s);
   std::string& out = file_.buffer();
-  out.append(",\"cat\":");
+  out.append(",\"tid\":0,\"cat\":");  // async tracks hang off the process; tid only for strict importers
   append_json_string(out, category);
   out.append(",\"id\":");
   append_int(out, id);
