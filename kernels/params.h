@@ -48,6 +48,23 @@ struct RopeParams {
   const int32_t* positions = nullptr;  // [n_tokens]
   int32_t n_tokens = 0, n_heads = 0, head_stride = 0, rope_offset = 0, rope_dim = 0;
   float theta = 10000.0f;
+  const float* inv_freq = nullptr;  // [rope_dim / 2] frequencies replacing theta^(-2i/rope_dim) (YaRN-scaled)
+};
+
+// Per-pair rotation frequency: the given table (YaRN) or theta^(-2i/rope_dim).
+TL_HD inline double rope_inv_freq(const RopeParams& p, int32_t i) {
+  return p.inv_freq != nullptr ? static_cast<double>(p.inv_freq[i])
+                               : pow(static_cast<double>(p.theta), -2.0 * i / p.rope_dim);
+}
+
+// out = (x - mean) / sqrt(var + eps) * weight + bias (bias may be nullptr); the indexer's key norm.
+struct LayerNormParams {
+  float* out = nullptr;           // [n_rows, dim]
+  const float* x = nullptr;       // [n_rows, dim]
+  const float* weight = nullptr;  // [dim]
+  const float* bias = nullptr;    // [dim] or nullptr
+  int32_t n_rows = 0, dim = 0;
+  float eps = 1e-6f;
 };
 
 // Writes each token's normalized latent and rotated rope key into its page slot (token_seq, token_pos).

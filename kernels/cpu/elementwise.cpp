@@ -1,4 +1,4 @@
-// Row-wise CPU kernels: embedding lookup, (residual +) RMSNorm, RoPE, SiLU*up, MTP input.
+// Row-wise CPU kernels: embedding lookup, (residual +) RMSNorm, LayerNorm, RoPE, SiLU*up, MTP input.
 #include <cassert>
 #include <cmath>
 
@@ -48,12 +48,26 @@ void rope(RopeParams p) {
     const int64_t t = row / p.n_heads;
     float* x = p.x + row * p.head_stride + p.rope_offset;
     for (int32_t i = 0; i < p.rope_dim / 2; ++i) {
-      const double inv_freq = std::pow(static_cast<double>(p.theta), -2.0 * i / p.rope_dim);
-      const double angle = static_cast<double>(p.positions[t]) * inv_freq;
+      const double angle = static_cast<double>(p.positions[t]) * rope_inv_freq(p, i);
       const float c = static_cast<float>(std::cos(angle)), s = static_cast<float>(std::sin(angle));
       const float a = x[2 * i], b = x[2 * i + 1];
       x[2 * i] = a * c - b * s;
       x[2 * i + 1] = a * s + b * c;
+    }
+  });
+}
+
+void layernorm(LayerNormParams p) {
+  parallel_for(p.n_rows, kRowsPerWorker, [&](int64_t r) {
+    const float* x = p.x + r * p.dim;
+    double sum = 0.0, sum_sq = 0.0;
+    for (int32_t i = 0; i < p.dim; ++i) sum += x[i];
+    const double mean = sum / p.dim;
+    for (int32_t i = 0; i < p.dim; ++i) sum_sq += (x[i] - mean) * (x[i] - mean);
+    const double inv = 1.0 / std::sqrt(sum_sq / p.dim + p.eps);
+    for (int32_t i = 0; i < p.dim; ++i) {
+      p.out[r * p.dim + i] =
+          static_cast<float>((x[i] - mean) * inv) * p.weight[i] + (p.bias ? p.bias[i] : 0.0f);
     }
   });
 }

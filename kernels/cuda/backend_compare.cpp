@@ -89,7 +89,25 @@ void compare_gemm(Comparer& c, const std::string& op, int32_t m, int32_t n, int3
       [&] { return nmse(dout.to_host(), out); }, "nmse", kFloatTolerance);
 }
 
-// RoPE in place on the rope slice of q.
+// LayerNorm with bias (the indexer's key norm).
+void compare_layernorm(Comparer& c) {
+  const CompareDims& d = c.d;
+  const auto x = random_vector(static_cast<int64_t>(d.tokens) * d.idx_dim, d.seed + 14, -2.0f, 3.0f);
+  const auto w = random_vector(d.idx_dim, d.seed + 15, 0.5f, 1.5f), b = random_vector(d.idx_dim, d.seed + 16);
+  Host<float> out(x.size());
+  DeviceArray<float> dx(x), dw(w), db(b), dout(static_cast<int64_t>(out.size()));
+  c.run(
+      "layernorm", dims_string({d.tokens, d.idx_dim}),
+      [&] {
+        cpu::layernorm({out.data(), x.data(), w.data(), b.data(), d.tokens, d.idx_dim, 1e-6f});
+      },
+      [&] {
+        layernorm({dout.get(), dx.get(), dw.get(), db.get(), d.tokens, d.idx_dim, 1e-6f});
+      },
+      [&] { return nmse(dout.to_host(), out); }, "nmse", kExpTolerance);
+}
+
+// RoPE in place on the rope slice of q, with a YaRN-style frequency table.
 void compare_rope(Comparer& c) {
   const CompareDims& d = c.d;
   const int32_t stride = d.nope + d.rope;
@@ -99,8 +117,13 @@ void compare_rope(Comparer& c) {
   Host<float> q = q0;
   DeviceArray<float> dq(q0);
   DeviceArray<int32_t> dpos(pos);
-  RopeParams p{q.data(), pos.data(), d.tokens, d.heads, stride, d.nope, d.rope, 10000.0f};
-  RopeParams g{dq.get(), dpos.get(), d.tokens, d.heads, stride, d.nope, d.rope, 10000.0f};
+  Host<float> inv_freq(static_cast<size_t>(d.rope / 2));  // YaRN-like: the low half interpolated by 40
+  for (int32_t i = 0; i < d.rope / 2; ++i) {
+    inv_freq[i] = static_cast<float>(std::pow(10000.0, -2.0 * i / d.rope) / (i < d.rope / 4 ? 1.0 : 40.0));
+  }
+  DeviceArray<float> dfreq(inv_freq);
+  RopeParams p{q.data(), pos.data(), d.tokens, d.heads, stride, d.nope, d.rope, 10000.0f, inv_freq.data()};
+  RopeParams g{dq.get(), dpos.get(), d.tokens, d.heads, stride, d.nope, d.rope, 10000.0f, dfreq.get()};
   c.run(
       "rope", dims_string({d.tokens, d.heads, d.rope}), [&] { cpu::rope(p); }, [&] { rope(g); },
       [&] {
@@ -152,6 +175,7 @@ void compare_dense_ops(Comparer& c) {
   compare_gemm(c, "q_b_proj", d.tokens, d.heads * (d.nope + d.rope), d.q_lora, DType::kBF16, d.seed + 6);
   compare_gemm(c, "o_proj", d.tokens, d.hidden, d.heads * d.v, DType::kF32, d.seed + 7);
   compare_gemm(c, "lm_head", d.tokens, d.vocab, d.hidden, DType::kBF16, d.seed + 8);
+  compare_layernorm(c);
   compare_rope(c);
   compare_activations(c);
 }

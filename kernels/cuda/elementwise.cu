@@ -41,12 +41,25 @@ __global__ void rope_kernel(RopeParams p) {
   const int i = static_cast<int>(idx % half);
   const long long row = idx / half, t = row / p.n_heads;
   float* x = p.x + row * p.head_stride + p.rope_offset;
-  const double angle =
-      static_cast<double>(p.positions[t]) * pow(static_cast<double>(p.theta), -2.0 * i / p.rope_dim);
+  const double angle = static_cast<double>(p.positions[t]) * rope_inv_freq(p, i);
   const float c = static_cast<float>(cos(angle)), s = static_cast<float>(sin(angle));
   const float a = x[2 * i], b = x[2 * i + 1];
   x[2 * i] = a * c - b * s;
   x[2 * i + 1] = a * s + b * c;
+}
+
+__global__ void layernorm_kernel(LayerNormParams p) {
+  const long long r = blockIdx.x;
+  const float* x = p.x + r * p.dim;
+  float sum = 0.0f;
+  for (int i = threadIdx.x; i < p.dim; i += blockDim.x) sum += x[i];
+  const float mean = block_sum(sum) / p.dim;
+  float sum_sq = 0.0f;
+  for (int i = threadIdx.x; i < p.dim; i += blockDim.x) sum_sq += (x[i] - mean) * (x[i] - mean);
+  const float inv = rsqrtf(block_sum(sum_sq) / p.dim + p.eps);
+  for (int i = threadIdx.x; i < p.dim; i += blockDim.x) {
+    p.out[r * p.dim + i] = (x[i] - mean) * inv * p.weight[i] + (p.bias ? p.bias[i] : 0.0f);
+  }
 }
 
 __global__ void silu_mul_kernel(SiluMulParams p) {
@@ -75,6 +88,12 @@ void embedding(EmbeddingParams p) {
 void rmsnorm(RmsNormParams p) {
   if (p.n_rows == 0) return;
   rmsnorm_kernel<<<p.n_rows, kThreads>>>(p);
+  TL_CUDA_LAUNCHED();
+}
+
+void layernorm(LayerNormParams p) {
+  if (p.n_rows == 0) return;
+  layernorm_kernel<<<p.n_rows, kThreads>>>(p);
   TL_CUDA_LAUNCHED();
 }
 

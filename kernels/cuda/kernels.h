@@ -9,6 +9,7 @@ namespace tokenline::cuda {
 
 void embedding(EmbeddingParams p);
 void rmsnorm(RmsNormParams p);
+void layernorm(LayerNormParams p);
 void gemm(GemmParams p);
 void rope(RopeParams p);
 void kv_write(KvWriteParams p);

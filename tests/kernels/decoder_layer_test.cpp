@@ -75,8 +75,8 @@ Vec norm(const Vec& x, const Vec& w, int32_t dim) {
 // Indexer top-k positions for each token (writes this batch's index keys first: a token sees itself).
 std::vector<int32_t> select_positions(const Weights& w, LayerCache& c, const Batch& b, const Vec& x,
                                       const Vec& q_a) {
-  Vec q = linear(q_a, w.idx_q, kIdxHeads * kIdxDim, kQLora),
-      k = norm(linear(x, w.idx_k, kIdxDim, kHidden), w.idx_k_norm, kIdxDim);
+  Vec q = linear(q_a, w.idx_q, kIdxHeads * kIdxDim, kQLora), k = linear(x, w.idx_k, kIdxDim, kHidden);
+  cpu::layernorm({k.data(), k.data(), w.idx_k_norm.data(), nullptr, b.n(), kIdxDim, kEps});  // V3.2's k_norm
   Vec hw = linear(x, w.idx_w, kIdxHeads, kHidden);
   for (auto& v : hw) v /= std::sqrt(static_cast<float>(kIdxHeads * kIdxDim));
   cpu::rope({q.data(), b.pos.data(), b.n(), kIdxHeads, kIdxDim, 0, kRope, kTheta});

@@ -89,3 +89,38 @@ TEST_CASE("silu_mul and mtp_input match their definitions") {
     }
   }
 }
+
+TEST_CASE("layernorm: zero mean and unit variance before the affine part; bias added") {
+  const auto x = test::random_vector(kTokens * kHidden, 11, -3.0f, 5.0f);
+  const std::vector<float> ones(kHidden, 1.0f), zeros(kHidden, 0.0f), bias(kHidden, 0.25f);
+  std::vector<float> out(x.size()), shifted(x.size());
+  cpu::layernorm({out.data(), x.data(), ones.data(), zeros.data(), kTokens, kHidden, kEps});
+  cpu::layernorm({shifted.data(), x.data(), ones.data(), bias.data(), kTokens, kHidden, kEps});
+  for (int32_t t = 0; t < kTokens; ++t) {
+    double mean = 0.0, var = 0.0;
+    for (int32_t i = 0; i < kHidden; ++i) mean += out[t * kHidden + i] / kHidden;
+    for (int32_t i = 0; i < kHidden; ++i)
+      var += (out[t * kHidden + i] - mean) * (out[t * kHidden + i] - mean) / kHidden;
+    CHECK(mean == Approx(0.0).margin(1e-5));
+    CHECK(var == Approx(1.0).epsilon(1e-4));
+    CHECK(shifted[t * kHidden + 3] == Approx(out[t * kHidden + 3] + 0.25f));
+  }
+}
+
+TEST_CASE("rope: an explicit frequency table (YaRN) replaces theta; the theta table reproduces the default") {
+  const int32_t rope_dim = 16, pos = 1234;
+  const auto x0 = test::random_vector(rope_dim, 12);
+  std::vector<float> table(rope_dim / 2), scaled(rope_dim / 2);
+  for (int32_t i = 0; i < rope_dim / 2; ++i) {
+    table[i] = static_cast<float>(std::pow(10000.0, -2.0 * i / rope_dim));
+    scaled[i] = table[i] / 40.0f;  // YaRN-style interpolation of the low frequencies
+  }
+  auto rotate = [&](const float* inv_freq) {
+    auto x = x0;
+    cpu::rope({x.data(), &pos, 1, 1, rope_dim, 0, rope_dim, 10000.0f, inv_freq});
+    return x;
+  };
+  // The table holds floats: relative rounding 2^-24 times an angle of ~1234 rad leaves ~1e-4 rad of phase.
+  CHECK(test::nmse(rotate(table.data()), rotate(nullptr)) < 1e-7);
+  CHECK(test::nmse(rotate(scaled.data()), rotate(nullptr)) > 1e-3);
+}
