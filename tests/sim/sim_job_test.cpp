@@ -1,6 +1,7 @@
 // Bad input to `tokenline sim`: reported with file:line or the option, exit code 2, nothing written.
 #include "sim/sim_job.h"
 
+#include <algorithm>
 #include <catch2/catch.hpp>
 #include <filesystem>
 #include <fstream>
@@ -77,6 +78,32 @@ TEST_CASE("bad option values are input errors naming the option", "[sim_job]") {
   job.instances = 2;
   job.cluster = "h200x8";  // 2 x dp8-ep8 needs 16 GPUs
   CHECK_THROWS_WITH(run_sim_job(job), Catch::Contains("h200x8"));
+}
+
+TEST_CASE("window options bound what is simulated", "[sim_job]") {
+  TestDir dir("sim_window");
+  constexpr int kRequests = 40;
+  constexpr double kTimeScale = 0.5;
+  const auto r = run_tokenline("sim --max-requests " + std::to_string(kRequests) + " --time-scale 0.5 --out '" +
+                                   dir.file("o") + "'",
+                               dir);
+  REQUIRE(r.exit_code == 0);
+  const auto m = read_json(dir.file("o/metrics.json"));
+  CHECK(m["requests"]["arrived"] == kRequests);
+  CHECK(m["requests"]["completed"] == kRequests);
+  // The last kept arrival is the embedded trace's 40th timestamp (ms), scaled.
+  std::ifstream head(testing::source_file("workloads/data/mooncake_conversation_head.jsonl"));
+  std::string line;
+  double expected_s = 0;
+  for (int i = 0; i < kRequests && std::getline(head, line); ++i) {
+    expected_s = nlohmann::json::parse(line)["timestamp"].get<double>() * 1e-3 * kTimeScale;
+  }
+  REQUIRE(expected_s > 0);
+  double last_arrival_s = 0;
+  for (const auto& row : testing::read_csv_rows(dir.file("o/requests.csv"))) {
+    last_arrival_s = std::max(last_arrival_s, std::stod(row[1]));
+  }
+  CHECK(last_arrival_s == Approx(expected_s));
 }
 
 TEST_CASE("an unknown option value fails in the binary with exit code 2", "[sim_job]") {
