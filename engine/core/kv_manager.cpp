@@ -50,6 +50,12 @@ PrefixMatch KvManager::match(std::span<const uint64_t> keys, int64_t max_pages) 
   return cache_.match(keys, max_pages);
 }
 
+PrefixMatch KvManager::extend(std::span<const uint64_t> keys, int64_t max_pages,
+                              const PrefixMatch& previous) const {
+  if (!config_.prefix_cache) return PrefixMatch{};
+  return cache_.extend(keys, max_pages, previous);
+}
+
 void KvManager::admit(HolderId holder, const PrefixMatch& match, int64_t query_tokens) {
   PageTable& t = table(holder);
   assert(!t.active && "admit of a holder that already holds pages");

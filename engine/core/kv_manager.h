@@ -70,6 +70,8 @@ class KvManager {
 
   // Longest cached prefix of keys, limited to max_pages; a miss when the cache is off.
   PrefixMatch match(std::span<const uint64_t> keys, int64_t max_pages) const;
+  // match() resumed from an earlier result (see RadixCache::extend): cheap when polled every step.
+  PrefixMatch extend(std::span<const uint64_t> keys, int64_t max_pages, const PrefixMatch& previous) const;
   // Starts holder's page table with the matched prefix (references taken) and counts the hit.
   void admit(HolderId holder, const PrefixMatch& match, int64_t query_tokens);
   // Allocates pages so holder covers tokens, evicting LRU cached pages as needed. Returns false (and

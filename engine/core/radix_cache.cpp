@@ -77,11 +77,9 @@ PageId RadixCache::parent_page(PageId page) const {
   return parent < 0 ? -1 : nodes_[static_cast<size_t>(parent)].page;
 }
 
-PrefixMatch RadixCache::match(std::span<const uint64_t> keys, int64_t max_pages) const {
-  PrefixMatch m;
-  const int64_t limit = std::min<int64_t>(max_pages, static_cast<int64_t>(keys.size()));
-  int32_t node = -1;
-  for (int64_t i = 0; i < limit; ++i) {
+void RadixCache::walk(std::span<const uint64_t> keys, int64_t limit, PrefixMatch& m) const {
+  int32_t node = m.last_node;
+  for (int64_t i = m.pages; i < limit; ++i) {
     ++m.comparisons;
     const int32_t next = child(node, keys[static_cast<size_t>(i)]);
     if (next < 0) break;
@@ -90,6 +88,27 @@ PrefixMatch RadixCache::match(std::span<const uint64_t> keys, int64_t max_pages)
     if (nodes_[static_cast<size_t>(node)].ref == 0) ++m.unreferenced_pages;
   }
   m.last_node = node;
+  m.generation = node < 0 ? 0 : nodes_[static_cast<size_t>(node)].generation;
+}
+
+PrefixMatch RadixCache::match(std::span<const uint64_t> keys, int64_t max_pages) const {
+  PrefixMatch m;
+  walk(keys, std::min<int64_t>(max_pages, static_cast<int64_t>(keys.size())), m);
+  return m;
+}
+
+PrefixMatch RadixCache::extend(std::span<const uint64_t> keys, int64_t max_pages,
+                               const PrefixMatch& previous) const {
+  const int64_t limit = std::min<int64_t>(max_pages, static_cast<int64_t>(keys.size()));
+  const int32_t last = previous.last_node;
+  const bool intact =
+      last >= 0 && static_cast<size_t>(last) < nodes_.size() && nodes_[static_cast<size_t>(last)].live &&
+      nodes_[static_cast<size_t>(last)].generation == previous.generation && previous.pages <= limit;
+  if (!intact) return match(keys, max_pages);
+  PrefixMatch m;
+  m.pages = previous.pages;
+  m.last_node = last;
+  walk(keys, limit, m);
   return m;
 }
 
@@ -114,7 +133,7 @@ int32_t RadixCache::new_node(int32_t parent, uint64_t key, PageId page, uint64_t
     id = static_cast<int32_t>(nodes_.size());
     nodes_.emplace_back();
   }
-  nodes_[static_cast<size_t>(id)] = Node{key, tick, parent, page, 1, 0, true};
+  nodes_[static_cast<size_t>(id)] = Node{key, tick, parent, page, 1, 0, ++generations_, true};
   if (parent >= 0) ++nodes_[static_cast<size_t>(parent)].children;
   children_.insert(parent, key, id);
   node_of_page_[static_cast<size_t>(page)] = id;

@@ -18,6 +18,7 @@ struct PrefixMatch {
   int64_t unreferenced_pages = 0;  // of them, pages nobody holds now (evictable until someone locks them)
   int64_t comparisons = 0;         // page-key lookups made: the CPU cost of the hit
   int32_t last_node = -1;          // deepest matched node; -1 for no match
+  uint64_t generation = 0;         // last_node's generation: tells a reused node id from the matched one
 };
 
 class RadixCache {
@@ -26,6 +27,9 @@ class RadixCache {
 
   // Longest prefix of keys (at most max_pages of them) present in the tree. Const; no LRU touch.
   PrefixMatch match(std::span<const uint64_t> keys, int64_t max_pages) const;
+  // match() resumed from an earlier result of the same keys when its last node is still cached (eviction
+  // removes leaves only, so its whole path is); otherwise from the root. Counts only the new lookups.
+  PrefixMatch extend(std::span<const uint64_t> keys, int64_t max_pages, const PrefixMatch& previous) const;
   // Takes a reference on every page of a match (root to last_node) and appends them to out, root first.
   void lock(const PrefixMatch& match, uint64_t tick, std::vector<PageId>& out);
   // Hands pages[held, keys.size()) (owned by the caller, not in the tree) to the tree, the caller keeping
@@ -56,6 +60,7 @@ class RadixCache {
     PageId page = -1;
     int32_t ref = 0;
     int32_t children = 0;
+    uint64_t generation = 0;
     bool live = false;
   };
   // (parent node, page key) -> child node: open addressing with linear probing and backward-shift
@@ -81,6 +86,7 @@ class RadixCache {
   using HeapEntry = std::pair<uint64_t, int32_t>;  // (tick, node): LRU first, ties by node id
 
   int32_t child(int32_t parent, uint64_t key) const;
+  void walk(std::span<const uint64_t> keys, int64_t limit, PrefixMatch& m) const;
   int32_t new_node(int32_t parent, uint64_t key, PageId page, uint64_t tick);
   void push_if_evictable(int32_t node);
   bool evictable(int32_t node) const;
@@ -93,6 +99,7 @@ class RadixCache {
   std::vector<int32_t> path_;  // scratch for lock
   int64_t live_nodes_ = 0;
   int64_t unreferenced_nodes_ = 0;
+  uint64_t generations_ = 0;
 };
 
 }  // namespace tokenline

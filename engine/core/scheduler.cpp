@@ -108,6 +108,7 @@ int32_t Scheduler::new_slot() {
   }
   slots_.emplace_back();
   marked_.push_back(0);
+  lpm_hints_.emplace_back();
   return static_cast<int32_t>(slots_.size() - 1);
 }
 
@@ -115,6 +116,7 @@ RejectReason Scheduler::add(RequestSpec spec, double now_s, bool kv_ready) {
   const RejectReason reason = validate(spec, kv_ready);
   if (reason != RejectReason::kNone) return reason;
   const int32_t slot = new_slot();
+  lpm_hints_[static_cast<size_t>(slot)] = PrefixMatch{};
   Request& r = slots_[static_cast<size_t>(slot)];
   r = Request{};
   r.record.id = spec.id;
@@ -249,7 +251,9 @@ void Scheduler::lpm_order() const {
   key_scratch_.resize(slots_.size());
   for (int32_t slot : order_scratch_) {
     const Request& r = slots_[static_cast<size_t>(slot)];
-    key_scratch_[static_cast<size_t>(slot)] = kv_.match(r.page_keys, match_limit_pages(r)).pages;
+    PrefixMatch& hint = lpm_hints_[static_cast<size_t>(slot)];
+    hint = kv_.extend(r.page_keys, match_limit_pages(r), hint);
+    key_scratch_[static_cast<size_t>(slot)] = hint.pages;
   }
   std::stable_sort(order_scratch_.begin(), order_scratch_.end(), [this](int32_t a, int32_t b) {
     return key_scratch_[static_cast<size_t>(a)] > key_scratch_[static_cast<size_t>(b)];

@@ -156,6 +156,7 @@ class Scheduler {
   // Planning scratch (plan() is const but reuses these buffers: not thread-safe).
   mutable std::vector<int32_t> order_scratch_;  // LPM order of the waiting queue
   mutable std::vector<int64_t> key_scratch_;    // LPM match pages, by slot
+  mutable std::vector<PrefixMatch> lpm_hints_;  // by slot: the last LPM match, resumed next plan
   mutable std::vector<uint8_t> marked_;         // by slot: chosen as a preemption victim in this plan
   mutable Batch solo_batch_;                    // the solo rule's alternative plan
   mutable RankDecision solo_decision_;

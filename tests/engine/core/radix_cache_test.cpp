@@ -71,4 +71,36 @@ TEST_CASE("RadixCache evicts the least recently used leaf first", "[core][radix_
   REQUIRE(cache.check(&why));
 }
 
+TEST_CASE("RadixCache::extend resumes a match while its node lives and restarts once it is evicted",
+          "[core][radix_cache]") {
+  RadixCache cache(8);
+  std::vector<PageId> dups;
+  const std::vector<uint64_t> query = {1, 2, 3, 4};
+  std::vector<uint64_t> first = {1, 2};
+  std::vector<PageId> pages = {0, 1};
+  cache.insert(first, pages, 0, 1, dups);
+  const PrefixMatch m1 = cache.match(query, 4);
+  REQUIRE(m1.pages == 2);
+  REQUIRE(m1.comparisons == 3);
+  // The holder caches two more pages: extend looks up only past the old match.
+  std::vector<uint64_t> longer = {1, 2, 3, 4};
+  pages = {0, 1, 2, 3};
+  cache.insert(longer, pages, 2, 2, dups);
+  const PrefixMatch m2 = cache.extend(query, 4, m1);
+  REQUIRE(m2.pages == 4);
+  REQUIRE(m2.comparisons == 2);
+  // Everything is released and evicted; a new prompt reuses the node ids: extend must start over.
+  for (PageId p : pages) cache.release(p);
+  std::vector<PageId> freed;
+  REQUIRE(cache.evict(4, freed) == 4);
+  std::vector<uint64_t> other = {9, 8, 7};
+  std::vector<PageId> other_pages = {4, 5, 6};
+  cache.insert(other, other_pages, 0, 3, dups);
+  const PrefixMatch m3 = cache.extend(query, 4, m2);
+  REQUIRE(m3.pages == 0);
+  REQUIRE(m3.last_node == -1);
+  std::string why;
+  REQUIRE(cache.check(&why));
+}
+
 }  // namespace tokenline
