@@ -26,7 +26,7 @@ class AnalyticBackend final : public Executor {
 
   const CostModel& cost_model_;
   bool op_detail_;
-  std::vector<std::vector<SeqWork>> work_;           // per rank, reused
+  std::vector<std::vector<SeqWork>> work_;            // per rank, reused
   std::vector<std::span<const SeqWork>> rank_spans_;  // per rank, reused
   StepCost last_cost_;
 };

@@ -14,9 +14,13 @@ std::string out_path(const std::string& dir, const char* file) {
   return (std::filesystem::path(dir) / file).string();
 }
 
-int pid_of(int32_t instance) { return instance + 1; }  // pid 0 is shown oddly by some viewers
+int pid_of(int32_t instance) {
+  return instance + 1;
+}  // pid 0 is shown oddly by some viewers
 
-int64_t to_ns(double s) { return static_cast<int64_t>(s * kNanosecondsPerSecond + 0.5); }
+int64_t to_ns(double s) {
+  return static_cast<int64_t>(s * kNanosecondsPerSecond + 0.5);
+}
 
 }  // namespace
 
@@ -118,10 +122,15 @@ void Recorder::on_step(int32_t instance, const StepPlan& plan, const StepOutcome
     const auto requests = static_cast<int64_t>(batch.entries.size());
     if (batch.rank == busiest) {
       trace_.complete(pid, tid, "step", start_s, outcome.duration_s,
-                      {{"step", step}, {"tokens", batch.total_tokens()}, {"requests", requests},
-                       {"weights_ns", to_ns(cost->weights_s)}, {"kv_ns", to_ns(cost->kv_s)},
-                       {"indexer_ns", to_ns(cost->indexer_s)}, {"compute_ns", to_ns(cost->compute_s)},
-                       {"comm_ns", to_ns(cost->comm_s)}, {"launch_ns", to_ns(cost->launch_s)}});
+                      {{"step", step},
+                       {"tokens", batch.total_tokens()},
+                       {"requests", requests},
+                       {"weights_ns", to_ns(cost->weights_s)},
+                       {"kv_ns", to_ns(cost->kv_s)},
+                       {"indexer_ns", to_ns(cost->indexer_s)},
+                       {"compute_ns", to_ns(cost->compute_s)},
+                       {"comm_ns", to_ns(cost->comm_s)},
+                       {"launch_ns", to_ns(cost->launch_s)}});
     } else {
       trace_.complete(pid, tid, "step", start_s, outcome.duration_s,
                       {{"step", step}, {"tokens", batch.total_tokens()}, {"requests", requests}});
@@ -144,9 +153,14 @@ void Recorder::on_record(const RequestRecord& record, int32_t instance) {
   auto it = live_.find(record.id);
   if (it != live_.end()) {
     switch (it->second.phase) {
-      case Phase::kQueued: trace_.async_end(pid, kRequestCategory, record.id, "queued", record.finish_s); break;
-      case Phase::kRunning: break;
-      case Phase::kDecoding: trace_.async_end(pid, kRequestCategory, record.id, "decode", record.finish_s); break;
+      case Phase::kQueued:
+        trace_.async_end(pid, kRequestCategory, record.id, "queued", record.finish_s);
+        break;
+      case Phase::kRunning:
+        break;
+      case Phase::kDecoding:
+        trace_.async_end(pid, kRequestCategory, record.id, "decode", record.finish_s);
+        break;
     }
     trace_.async_end(pid, kRequestCategory, record.id, "request", record.finish_s);
     live_.erase(it);
@@ -167,9 +181,9 @@ void Recorder::on_record(const RequestRecord& record, int32_t instance) {
   row.preemptions = record.preemptions;
   row.instance = instance;
   row.completed = completed;
-  row.status = completed ? std::string_view("completed")
-                         : record.status == RequestStatus::kRejected ? to_string(record.reject_reason)
-                                                                      : to_string(record.status);
+  row.status = completed                                   ? std::string_view("completed")
+               : record.status == RequestStatus::kRejected ? to_string(record.reject_reason)
+                                                           : to_string(record.status);
   metrics_.on_request(row);
   csv_.write(row);
 }
@@ -183,7 +197,10 @@ bool Recorder::finish(const RunInfo& info, std::string* why) {
   const bool trace_ok = trace_.finish();
   const bool metrics_ok = metrics_file.commit();
   if (csv_ok && trace_ok && metrics_ok) return true;
-  *why = std::string("could not write ") + (!csv_ok ? "requests.csv" : !trace_ok ? "trace.json" : "metrics.json") +
+  *why = std::string("could not write ") +
+         (!csv_ok     ? "requests.csv"
+          : !trace_ok ? "trace.json"
+                      : "metrics.json") +
          " in " + dir_;
   return false;
 }

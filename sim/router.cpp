@@ -27,8 +27,10 @@ int32_t Router::pick(std::span<const Instance* const> instances, const RequestSp
   const auto n = static_cast<int64_t>(instances.size());
   if (n == 1) return 0;
   switch (policy_) {
-    case RouterPolicy::kRoundRobin: return static_cast<int32_t>(next_++ % n);
-    case RouterPolicy::kLeastLoad: return least_loaded(instances);
+    case RouterPolicy::kRoundRobin:
+      return static_cast<int32_t>(next_++ % n);
+    case RouterPolicy::kLeastLoad:
+      return least_loaded(instances);
     case RouterPolicy::kPrefixAware: {
       const std::vector<uint64_t> keys = derive_page_keys(spec, page_tokens_);
       int32_t best = -1;

@@ -23,26 +23,26 @@ std::string_view to_string(TraceDetail detail);
 // `vllm bench serve --max-concurrency`: the next request is sent when one leaves). The window itself
 // (--time-scale, --start, --duration, --max-requests) is applied by the workload source.
 struct FeedConfig {
-  int32_t concurrency = 0;       // 0: open loop at workload times
+  int32_t concurrency = 0;  // 0: open loop at workload times
 };
 
 struct OutputConfig {
-  std::string dir;               // --out; every file is written here
+  std::string dir;  // --out; every file is written here
   TraceDetail trace_detail = TraceDetail::kStep;
-  bool progress = false;         // a progress bar on stderr (the CLI sets it when stderr is a terminal)
+  bool progress = false;              // a progress bar on stderr (the CLI sets it when stderr is a terminal)
   bool wall_time_in_metrics = false;  // opt-in: the one nondeterministic field
 };
 
 struct SimConfig {
-  std::string model_name;        // for the run block
+  std::string model_name;  // for the run block
   std::string hardware_name;
-  std::string cluster_name;      // empty without --cluster
+  std::string cluster_name;  // empty without --cluster
   std::string parallel_name;
   std::string workload_name;
   Backend backend = Backend::kAnalytic;
   RouterPolicy router = RouterPolicy::kRoundRobin;
   int32_t instances = 1;
-  InstanceConfig instance;       // scheduler + per-rank KV config, same for every instance
+  InstanceConfig instance;  // scheduler + per-rank KV config, same for every instance
   FeedConfig feed;
   OutputConfig output;
   Slo slo;

@@ -23,9 +23,12 @@ RouterPolicy parse_router(const std::string& v, const char* option) {
 
 RankAssignment parse_assignment(const std::string& v) {
   switch (parse_router(v, "--dp-assign")) {
-    case RouterPolicy::kRoundRobin: return RankAssignment::kRoundRobin;
-    case RouterPolicy::kLeastLoad: return RankAssignment::kLeastLoaded;
-    case RouterPolicy::kPrefixAware: return RankAssignment::kPrefixAware;
+    case RouterPolicy::kRoundRobin:
+      return RankAssignment::kRoundRobin;
+    case RouterPolicy::kLeastLoad:
+      return RankAssignment::kLeastLoaded;
+    case RouterPolicy::kPrefixAware:
+      return RankAssignment::kPrefixAware;
   }
   return RankAssignment::kRoundRobin;
 }
@@ -104,10 +107,14 @@ void check_numbers(const SimJob& job) {
   require_positive(job.chunk_tokens, "--chunk");
   require_positive(job.page_tokens, "--page-size");
   require_positive(job.max_running, "--max-running");
-  if (job.kv_pages < 0) throw InputError("--kv-pages", "0 (auto) or a positive page count", std::to_string(job.kv_pages));
-  if (job.concurrency < 0) throw InputError("--concurrency", "0 (open loop) or a positive count", std::to_string(job.concurrency));
-  if (job.max_requests < 0) throw InputError("--max-requests", "0 (all) or a positive count", std::to_string(job.max_requests));
-  if (job.duration_s < 0) throw InputError("--duration", "seconds >= 0 (0: no end)", std::to_string(job.duration_s));
+  if (job.kv_pages < 0)
+    throw InputError("--kv-pages", "0 (auto) or a positive page count", std::to_string(job.kv_pages));
+  if (job.concurrency < 0)
+    throw InputError("--concurrency", "0 (open loop) or a positive count", std::to_string(job.concurrency));
+  if (job.max_requests < 0)
+    throw InputError("--max-requests", "0 (all) or a positive count", std::to_string(job.max_requests));
+  if (job.duration_s < 0)
+    throw InputError("--duration", "seconds >= 0 (0: no end)", std::to_string(job.duration_s));
   if (job.out.empty()) throw InputError("--out", "an output directory", "nothing");
 }
 
@@ -138,8 +145,9 @@ Deployment load_deployment(const SimJob& job, const ModelConfig& model, const Pa
     const ClusterHardware cluster = load_cluster_hardware(job.cluster);
     const int needed = job.instances * parallel.gpus();
     if (needed > cluster.gpus) {
-      throw InputError("--cluster " + job.cluster, "at least " + std::to_string(needed) + " GPUs for " +
-                       std::to_string(job.instances) + " x " + parallel.name(),
+      throw InputError("--cluster " + job.cluster,
+                       "at least " + std::to_string(needed) + " GPUs for " + std::to_string(job.instances) +
+                           " x " + parallel.name(),
                        std::to_string(cluster.gpus) + " GPUs");
     }
     d.hardware = cluster.hardware;
@@ -152,7 +160,8 @@ Deployment load_deployment(const SimJob& job, const ModelConfig& model, const Pa
   CostOptions options;
   options.ideal = job.ideal;
   options.max_chunk_tokens = job.chunk_tokens;
-  const KvLayout layout = job.kv_layout.empty() ? model.default_kv_layout : parse_kv_layout(job.kv_layout, "--kv-layout");
+  const KvLayout layout =
+      job.kv_layout.empty() ? model.default_kv_layout : parse_kv_layout(job.kv_layout, "--kv-layout");
   d.cost_model = make_cost_model(model, parallel, layout, d.hardware, options);
   return d;
 }
@@ -162,14 +171,15 @@ KvConfig size_kv(const SimJob& job, const CostModel& cm) {
   if (!cap.weights_fit || cap.pages_per_rank <= 0) {
     throw InputError("--parallel " + cm.parallel.name(), "a layout whose GPUs hold the weights and some KV",
                      std::to_string(cap.weight_bytes / 1e9) + " GB of weights per GPU with " +
-                     std::to_string(cap.usable_hbm_bytes / 1e9) + " GB usable");
+                         std::to_string(cap.usable_hbm_bytes / 1e9) + " GB usable");
   }
   KvConfig kv;
   kv.page_tokens = job.page_tokens;
   kv.total_pages = job.kv_pages > 0 ? job.kv_pages : cap.pages_per_rank;
   const int64_t tp = cm.parallel.tp;
   kv.main_bytes_per_page = cm.kv_bytes_token_layer * cm.model.layers * job.page_tokens / tp;
-  kv.indexer_bytes_per_page = cm.indexer_bytes_token_layer * cm.model.indexer_full_layers * job.page_tokens / tp;
+  kv.indexer_bytes_per_page =
+      cm.indexer_bytes_token_layer * cm.model.indexer_full_layers * job.page_tokens / tp;
   kv.reservation = parse_reservation(job.reservation);
   kv.prefix_cache = job.prefix_cache;
   return kv;
@@ -192,8 +202,10 @@ SimConfig build_config(const SimJob& job, const ModelConfig& model, const Deploy
   c.instance.scheduler.max_context_tokens = model.max_context_tokens;
   c.instance.kv = size_kv(job, d.cost_model);
   c.feed = FeedConfig{.concurrency = job.concurrency};
-  c.output = OutputConfig{.dir = job.out, .trace_detail = parse_detail(job.trace_detail),
-                          .progress = job.progress, .wall_time_in_metrics = job.wall_time_in_metrics};
+  c.output = OutputConfig{.dir = job.out,
+                          .trace_detail = parse_detail(job.trace_detail),
+                          .progress = job.progress,
+                          .wall_time_in_metrics = job.wall_time_in_metrics};
   c.slo = parse_slo(job.slo);
   c.seed = job.seed;
   return c;
@@ -201,18 +213,20 @@ SimConfig build_config(const SimJob& job, const ModelConfig& model, const Deploy
 
 void print_summary(const SimConfig& c, const SimResult& r) {
   const double ratio = r.wall_s > 0 ? r.simulated_s / r.wall_s : 0.0;
-  std::fprintf(stderr,
-               "tokenline sim: %lld arrived, %lld completed, %lld rejected, %lld in flight, %lld preemptions, "
-               "prefix hit %.1f%%; simulated %.3f s in %.3f s wall (%.0fx); outputs in %s\n",
-               static_cast<long long>(r.arrived), static_cast<long long>(r.completed),
-               static_cast<long long>(r.rejected), static_cast<long long>(r.in_flight),
-               static_cast<long long>(r.preemptions), 100.0 * r.prefix_hit_rate, r.simulated_s, r.wall_s, ratio,
-               c.output.dir.c_str());
+  std::fprintf(
+      stderr,
+      "tokenline sim: %lld arrived, %lld completed, %lld rejected, %lld in flight, %lld preemptions, "
+      "prefix hit %.1f%%; simulated %.3f s in %.3f s wall (%.0fx); outputs in %s\n",
+      static_cast<long long>(r.arrived), static_cast<long long>(r.completed),
+      static_cast<long long>(r.rejected), static_cast<long long>(r.in_flight),
+      static_cast<long long>(r.preemptions), 100.0 * r.prefix_hit_rate, r.simulated_s, r.wall_s, ratio,
+      c.output.dir.c_str());
   if (r.in_flight > 0) {
-    std::fprintf(stderr,
-                 "tokenline sim: warning: %lld requests neither completed nor were rejected (an instance could "
-                 "not schedule them); arrived != completed + rejected\n",
-                 static_cast<long long>(r.in_flight));
+    std::fprintf(
+        stderr,
+        "tokenline sim: warning: %lld requests neither completed nor were rejected (an instance could "
+        "not schedule them); arrived != completed + rejected\n",
+        static_cast<long long>(r.in_flight));
   }
   if (r.skipped_lines > 0) {
     std::fprintf(stderr, "tokenline sim: skipped %lld malformed workload lines (--skip-bad-lines)\n",

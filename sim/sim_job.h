@@ -10,28 +10,28 @@
 namespace tokenline {
 
 struct SimJob {
-  std::string workload;                 // path, "synthetic:..." or "" for the embedded default
+  std::string workload;  // path, "synthetic:..." or "" for the embedded default
   std::string model = "glm-5.3";
   std::string hardware = "h200";
-  std::string cluster;                  // when set, its hardware is used and its GPU count bounds the run
+  std::string cluster;  // when set, its hardware is used and its GPU count bounds the run
   std::string parallel = "dp8-ep8";
   int32_t instances = 1;
-  std::string router = "round-robin";   // across instances
+  std::string router = "round-robin";     // across instances
   std::string dp_assign = "round-robin";  // across attention-DP ranks inside an instance
-  int64_t chunk_tokens = 32768;         // per-step token budget = prefill chunk
+  int64_t chunk_tokens = 32768;           // per-step token budget = prefill chunk
   int64_t page_tokens = 64;
   // SGLang's whole-request reservation (the seed's engine). Incremental (vLLM) admits more and preempts
   // under pressure; on the Mooncake trace with dp8-ep8 it recomputes so often that the run is ~8x longer.
   std::string reservation = "whole";
   std::string policy = "fcfs";
   int32_t max_running = 1024;
-  int64_t kv_pages = 0;                 // 0: sized from HBM left after weights; else pages per rank
+  int64_t kv_pages = 0;  // 0: sized from HBM left after weights; else pages per rank
   bool prefix_cache = true;
-  std::string kv_layout;                // "" = the model's default
-  bool ideal = false;                   // the seed's ideal rates instead of the hardware's efficiencies
+  std::string kv_layout;  // "" = the model's default
+  bool ideal = false;     // the seed's ideal rates instead of the hardware's efficiencies
   std::string backend = "analytic";
   uint64_t seed = 0;
-  std::string slo;                      // "ttft=200ms,tpot=50ms"
+  std::string slo;  // "ttft=200ms,tpot=50ms"
   std::string out;
   std::string trace_detail = "step";
   int32_t concurrency = 0;
@@ -41,7 +41,7 @@ struct SimJob {
   double duration_s = 0;
   bool skip_bad_lines = false;
   bool wall_time_in_metrics = false;
-  bool progress = false;                // the CLI sets it when stderr is a terminal
+  bool progress = false;  // the CLI sets it when stderr is a terminal
 };
 
 // Runs the job. Throws InputError for bad input (exit code 2); returns the process exit code otherwise

@@ -1,10 +1,11 @@
 #include "sim/simgrid_adapter.h"
 
+#include <xbt/log.h>
+
 #include <exception>
 #include <simgrid/s4u.hpp>
 #include <vector>
 #include <xbt/config.hpp>
-#include <xbt/log.h>
 
 namespace tokenline::sg {
 namespace s4u = simgrid::s4u;
@@ -69,9 +70,15 @@ bool SimEngine::run() {
   return true;
 }
 
-double now_s() { return s4u::Engine::get_clock(); }
-void sleep_for(double duration_s) { s4u::this_actor::sleep_for(duration_s); }
-void sleep_until(double time_s) { s4u::this_actor::sleep_until(time_s); }
+double now_s() {
+  return s4u::Engine::get_clock();
+}
+void sleep_for(double duration_s) {
+  s4u::this_actor::sleep_for(duration_s);
+}
+void sleep_until(double time_s) {
+  s4u::this_actor::sleep_until(time_s);
+}
 
 struct Signal::Impl {
   s4u::SemaphorePtr semaphore = s4u::Semaphore::create(0);

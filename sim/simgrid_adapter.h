@@ -32,7 +32,7 @@ class SimEngine {
   std::string error_;
 };
 
-double now_s();                  // the virtual clock; only valid inside an actor or between runs
+double now_s();  // the virtual clock; only valid inside an actor or between runs
 void sleep_for(double duration_s);
 void sleep_until(double time_s);
 

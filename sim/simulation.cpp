@@ -16,7 +16,7 @@
 namespace tokenline {
 namespace {
 
-constexpr double kProgressPeriodS = 0.25;  // wall seconds between progress-bar redraws
+constexpr double kProgressPeriodS = 0.25;     // wall seconds between progress-bar redraws
 constexpr int64_t kProgressCheckSteps = 256;  // steps between looks at the wall clock
 
 struct InstanceSlot {
@@ -33,7 +33,10 @@ struct InstanceSlot {
 class Driver {
  public:
   Driver(const SimConfig& config, const CostModel& cm, ArrivalSource& source)
-      : config_(config), source_(source), recorder_(config), router_(config.router, config.instance.kv.page_tokens),
+      : config_(config),
+        source_(source),
+        recorder_(config),
+        router_(config.router, config.instance.kv.page_tokens),
         wall_start_(std::chrono::steady_clock::now()) {
     for (int32_t i = 0; i < config.instances; ++i) {
       slots_.push_back(std::make_unique<InstanceSlot>(config.instance, cm,
@@ -65,14 +68,16 @@ class Driver {
   std::unique_ptr<sg::Signal> feeder_signal_;
   bool feeder_waiting_ = false;
   bool feeding_done_ = false;
-  int64_t in_flight_ = 0;   // closed loop: sent and not yet left
+  int64_t in_flight_ = 0;  // closed loop: sent and not yet left
   int64_t steps_ = 0;
   std::optional<InputError> input_error_;
   std::chrono::steady_clock::time_point wall_start_;
   std::chrono::steady_clock::time_point last_progress_{};
 };
 
-bool Driver::next_arrival(Arrival& a) { return source_.next(a); }
+bool Driver::next_arrival(Arrival& a) {
+  return source_.next(a);
+}
 
 void Driver::dispatch(Arrival& a) {
   const double now = sg::now_s();
@@ -213,8 +218,8 @@ SimResult Driver::run() {
   result.in_flight = result.arrived - result.completed - result.rejected;
   result.preemptions = m.preemptions();
   result.prefix_hit_rate = m.input_tokens() > 0 ? static_cast<double>(m.prefix_hit_tokens()) /
-                                                    static_cast<double>(m.input_tokens())
-                                              : 0.0;
+                                                      static_cast<double>(m.input_tokens())
+                                                : 0.0;
   result.skipped_lines = source_.skipped_lines();
   result.events = recorder_.events();
   RunInfo info;
@@ -239,24 +244,30 @@ SimResult Driver::run() {
 
 std::string_view to_string(Backend backend) {
   switch (backend) {
-    case Backend::kAnalytic: return "analytic";
+    case Backend::kAnalytic:
+      return "analytic";
   }
   return "";
 }
 
 std::string_view to_string(RouterPolicy policy) {
   switch (policy) {
-    case RouterPolicy::kRoundRobin: return "round-robin";
-    case RouterPolicy::kLeastLoad: return "least-load";
-    case RouterPolicy::kPrefixAware: return "prefix-aware";
+    case RouterPolicy::kRoundRobin:
+      return "round-robin";
+    case RouterPolicy::kLeastLoad:
+      return "least-load";
+    case RouterPolicy::kPrefixAware:
+      return "prefix-aware";
   }
   return "";
 }
 
 std::string_view to_string(TraceDetail detail) {
   switch (detail) {
-    case TraceDetail::kStep: return "step";
-    case TraceDetail::kOp: return "op";
+    case TraceDetail::kStep:
+      return "step";
+    case TraceDetail::kOp:
+      return "op";
   }
   return "";
 }

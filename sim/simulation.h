@@ -18,12 +18,12 @@ struct SimResult {
   int64_t arrived = 0;
   int64_t completed = 0;
   int64_t rejected = 0;
-  int64_t in_flight = 0;      // still queued or running at the end (0 unless an instance got stuck)
+  int64_t in_flight = 0;  // still queued or running at the end (0 unless an instance got stuck)
   int64_t preemptions = 0;
   int64_t skipped_lines = 0;
   int64_t events = 0;
   double simulated_s = 0;
-  double wall_s = 0;          // wall-clock seconds of the whole run (stderr only unless asked for)
+  double wall_s = 0;  // wall-clock seconds of the whole run (stderr only unless asked for)
   double prefix_hit_rate = 0;
 };
 

@@ -1,12 +1,13 @@
 #include "sim/workload_arrivals.h"
 
-
 namespace tokenline {
 std::unique_ptr<WorkloadSource> open_workload_source(const WorkloadSpec& spec) {
   return open_workload(spec.spec.empty() ? "default" : spec.spec, spec.options);
 }
 
-std::string describe_workload(const WorkloadSpec& spec) { return open_workload_source(spec)->describe(); }
+std::string describe_workload(const WorkloadSpec& spec) {
+  return open_workload_source(spec)->describe();
+}
 
 void prevalidate_workload(const WorkloadSpec& spec) {
   std::unique_ptr<WorkloadSource> source = open_workload_source(spec);

@@ -13,9 +13,9 @@
 namespace tokenline {
 
 struct WorkloadSpec {
-  std::string spec;             // as workloads/workload_loader.h reads it; "" = the embedded default
-  WorkloadOptions options;      // --skip-bad-lines, the window (--time-scale, --start, --duration,
-                                // --max-requests, closed loop) and the seed of synthetic generators
+  std::string spec;         // as workloads/workload_loader.h reads it; "" = the embedded default
+  WorkloadOptions options;  // --skip-bad-lines, the window (--time-scale, --start, --duration,
+                            // --max-requests, closed loop) and the seed of synthetic generators
 };
 
 // Opens the workload (open_workload); throws InputError when it cannot be opened or named.

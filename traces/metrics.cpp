@@ -11,15 +11,23 @@ using Json = nlohmann::ordered_json;
 
 constexpr double kRoundTo = 1e9;  // outputs keep nanosecond / 1e-9 resolution: short, stable digits
 
-double rounded(double value) { return std::isfinite(value) ? std::round(value * kRoundTo) / kRoundTo : 0.0; }
+double rounded(double value) {
+  return std::isfinite(value) ? std::round(value * kRoundTo) / kRoundTo : 0.0;
+}
 
 Json summary_json(std::vector<double>& values, double unit) {
   const LatencySummary s = summarize(values);
-  return Json{{"count", s.count},        {"mean", rounded(s.mean * unit)}, {"p50", rounded(s.p50 * unit)},
-              {"p90", rounded(s.p90 * unit)}, {"p99", rounded(s.p99 * unit)},   {"max", rounded(s.max * unit)}};
+  return Json{{"count", s.count},
+              {"mean", rounded(s.mean * unit)},
+              {"p50", rounded(s.p50 * unit)},
+              {"p90", rounded(s.p90 * unit)},
+              {"p99", rounded(s.p99 * unit)},
+              {"max", rounded(s.max * unit)}};
 }
 
-double per_second(double amount, double span_s) { return span_s > 0 ? rounded(amount / span_s) : 0.0; }
+double per_second(double amount, double span_s) {
+  return span_s > 0 ? rounded(amount / span_s) : 0.0;
+}
 
 }  // namespace
 
@@ -102,9 +110,9 @@ std::string Metrics::to_json(const RunInfo& info) {
                     {"slo_tpot_ms", rounded(slo_.tpot_s * kMs)},
                     {"good_requests", good_requests_},
                     {"requests_per_s", per_second(static_cast<double>(good_requests_), span_s)},
-                    {"fraction_of_completed",
-                     completed_ > 0 ? rounded(static_cast<double>(good_requests_) / static_cast<double>(completed_))
-                                    : 0.0}};
+                    {"fraction_of_completed", completed_ > 0 ? rounded(static_cast<double>(good_requests_) /
+                                                                       static_cast<double>(completed_))
+                                                             : 0.0}};
   }
   j["prefix_cache"] = {{"input_tokens", input_tokens_},
                        {"hit_tokens", cached_tokens_},
@@ -124,10 +132,17 @@ std::string Metrics::to_json(const RunInfo& info) {
     instances.push_back({{"index", i}, {"steps", steps_[i]}, {"kv_pages", kv_json(kv_[i])}});
   }
   j["instances"] = instances;
-  Json run = {{"mode", info.mode},         {"backend", info.backend},   {"model", info.model},
-              {"hardware", info.hardware}, {"parallelism", info.parallelism}, {"instances", info.instances},
-              {"router", info.router},     {"workload", info.workload}, {"seed", info.seed},
-              {"simulated_s", rounded(info.simulated_s)}, {"events", info.events},
+  Json run = {{"mode", info.mode},
+              {"backend", info.backend},
+              {"model", info.model},
+              {"hardware", info.hardware},
+              {"parallelism", info.parallelism},
+              {"instances", info.instances},
+              {"router", info.router},
+              {"workload", info.workload},
+              {"seed", info.seed},
+              {"simulated_s", rounded(info.simulated_s)},
+              {"events", info.events},
               {"skipped_lines", info.skipped_lines}};
   if (!info.cluster.empty()) run["cluster"] = info.cluster;
   if (info.wall_s) run["wall_s"] = rounded(*info.wall_s);

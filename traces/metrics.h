@@ -27,16 +27,16 @@ struct RunInfo {
   std::string backend;
   std::string model;
   std::string hardware;
-  std::string cluster;             // empty when the run named only --hardware
+  std::string cluster;  // empty when the run named only --hardware
   std::string parallelism;
   std::string router;
   std::string workload;
   int32_t instances = 1;
   uint64_t seed = 0;
-  double simulated_s = 0;          // virtual time at the end of the run
-  int64_t events = 0;              // arrivals + steps + request completions handled by the driver
-  int64_t skipped_lines = 0;       // malformed workload lines skipped under --skip-bad-lines
-  std::optional<double> wall_s;    // written only when set (nondeterministic)
+  double simulated_s = 0;        // virtual time at the end of the run
+  int64_t events = 0;            // arrivals + steps + request completions handled by the driver
+  int64_t skipped_lines = 0;     // malformed workload lines skipped under --skip-bad-lines
+  std::optional<double> wall_s;  // written only when set (nondeterministic)
 };
 
 class Metrics {
@@ -44,7 +44,7 @@ class Metrics {
   Metrics(int32_t instances, Slo slo);
 
   void on_arrival() { ++arrived_; }
-  void on_request(const RequestRow& r);         // a request left the system: completed or rejected
+  void on_request(const RequestRow& r);  // a request left the system: completed or rejected
   void on_token_gap(double gap_s) { itl_s_.push_back(gap_s); }  // one inter-token latency sample
   void on_step(int32_t instance) { ++steps_[static_cast<size_t>(instance)]; }
   void set_kv_capacity(int32_t instance, int64_t pages);
@@ -77,7 +77,7 @@ class Metrics {
   std::map<std::string, int64_t> rejected_;  // ordered by reason: deterministic output
   int64_t preemptions_ = 0;
   int64_t preempted_requests_ = 0;
-  int64_t input_tokens_ = 0;   // over completed requests
+  int64_t input_tokens_ = 0;  // over completed requests
   int64_t output_tokens_ = 0;
   int64_t cached_tokens_ = 0;
   int64_t good_requests_ = 0;

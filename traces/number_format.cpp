@@ -34,7 +34,9 @@ void append_unsigned(std::string& out, uint64_t value) {
   out.append(digits + begin, static_cast<size_t>(20 - begin));
 }
 
-bool needs_escape(unsigned char c) { return c == '"' || c == '\\' || c < 0x20; }
+bool needs_escape(unsigned char c) {
+  return c == '"' || c == '\\' || c < 0x20;
+}
 
 }  // namespace
 

@@ -1,7 +1,7 @@
 // `tokenline sim`: simulate a serving deployment on a workload (DESIGN.md "Simulation driver", "Outputs").
-#include <CLI/CLI.hpp>
 #include <unistd.h>
 
+#include <CLI/CLI.hpp>
 #include <cstdlib>
 
 #include "sim/cli/command.h"
@@ -25,7 +25,8 @@ void add_deployment_options(CLI::App& cmd, SimJob& job) {
   cmd.add_option("--dp-assign", job.dp_assign,
                  "across attention-DP ranks: round-robin | least-load | prefix-aware")
       ->capture_default_str();
-  cmd.add_option("--kv-layout", job.kv_layout, "fp8_ds_mla | fp8_e4m3 | nvfp4_ds_mla | bf16 (default: the model's)");
+  cmd.add_option("--kv-layout", job.kv_layout,
+                 "fp8_ds_mla | fp8_e4m3 | nvfp4_ds_mla | bf16 (default: the model's)");
   cmd.add_flag("--ideal", job.ideal, "the seed's ideal rates (no efficiency factors, no kernel launches)");
   cmd.add_option("--backend", job.backend, "cost backend: analytic")->capture_default_str();
 }
@@ -33,7 +34,8 @@ void add_deployment_options(CLI::App& cmd, SimJob& job) {
 void add_scheduler_options(CLI::App& cmd, SimJob& job) {
   cmd.add_option("--chunk", job.chunk_tokens, "token budget per step = prefill chunk")->capture_default_str();
   cmd.add_option("--page-size", job.page_tokens, "KV page size in tokens")->capture_default_str();
-  cmd.add_option("--reservation", job.reservation, "KV reservation: whole (SGLang) | incremental (vLLM)")->capture_default_str();
+  cmd.add_option("--reservation", job.reservation, "KV reservation: whole (SGLang) | incremental (vLLM)")
+      ->capture_default_str();
   cmd.add_option("--policy", job.policy, "scheduling policy: fcfs | lpm | priority")->capture_default_str();
   cmd.add_option("--max-running", job.max_running, "running requests per rank")->capture_default_str();
   cmd.add_option("--kv-pages", job.kv_pages, "KV pages per rank (default: HBM left after weights)");

@@ -10,7 +10,8 @@ namespace {
 
 CostModel dp8_glm() {
   const ModelConfig model = model_preset("glm-5.3");
-  return make_cost_model(model, parse_parallel("dp8-ep8", "test"), model.default_kv_layout, load_hardware("h200"));
+  return make_cost_model(model, parse_parallel("dp8-ep8", "test"), model.default_kv_layout,
+                         load_hardware("h200"));
 }
 
 StepBatches uniform_decode(int ranks, int batch, int64_t context) {
@@ -19,8 +20,12 @@ StepBatches uniform_decode(int ranks, int batch, int64_t context) {
     Batch b;
     b.rank = r;
     for (int i = 0; i < batch; ++i) {
-      b.entries.push_back(BatchEntry{.id = r * batch + i, .phase = Phase::kDecode, .new_tokens = 1,
-                                     .context_tokens = context, .draft_tokens = 0, .last_chunk = false});
+      b.entries.push_back(BatchEntry{.id = r * batch + i,
+                                     .phase = Phase::kDecode,
+                                     .new_tokens = 1,
+                                     .context_tokens = context,
+                                     .draft_tokens = 0,
+                                     .last_chunk = false});
     }
     step.ranks.push_back(b);
   }
@@ -40,8 +45,12 @@ TEST_CASE("op spans are ledger ops laid end to end inside the step", "[analytic_
   const CostModel cm = dp8_glm();
   AnalyticBackend backend(cm, true);
   StepBatches step = uniform_decode(8, 4, 4096);
-  step.ranks[3].entries.push_back(BatchEntry{.id = 99, .phase = Phase::kPrefill, .new_tokens = 2048,
-                                             .context_tokens = 0, .draft_tokens = 0, .last_chunk = true});
+  step.ranks[3].entries.push_back(BatchEntry{.id = 99,
+                                             .phase = Phase::kPrefill,
+                                             .new_tokens = 2048,
+                                             .context_tokens = 0,
+                                             .draft_tokens = 0,
+                                             .last_chunk = true});
   const StepOutcome out = backend.execute(step);
   REQUIRE_FALSE(out.ops.empty());
   double end_s = 0;

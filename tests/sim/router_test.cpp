@@ -29,7 +29,8 @@ TEST_CASE("round-robin cycles through the instances", "[router]") {
   CHECK(picks == std::vector<int32_t>{0, 1, 2, 0, 1});
 }
 
-TEST_CASE("least-load picks the instance with the fewest queued tokens and ties go to the lowest", "[router]") {
+TEST_CASE("least-load picks the instance with the fewest queued tokens and ties go to the lowest",
+          "[router]") {
   std::vector<Instance> instances(3, Instance(small_instance()));
   std::vector<const Instance*> views{&instances[0], &instances[1], &instances[2]};
   Router router(RouterPolicy::kLeastLoad, 64);

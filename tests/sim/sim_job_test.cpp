@@ -20,11 +20,16 @@ using testing::TestDir;
 std::string write_with_bad_line(const TestDir& dir) {
   const std::string path = dir.file("bad.jsonl");
   std::ofstream out(path);
-  out << R"({"timestamp": 0, "input_length": 600, "output_length": 5, "hash_ids": [0, 1]})" << "\n"
-      << R"({"timestamp": 10, "input_length": 700, "output_length": 5, "hash_ids": [0, 2]})" << "\n"
-      << R"({"timestamp": 20, "input_length": "many", "output_length": 5, "hash_ids": [0, 3]})" << "\n"
-      << R"({"timestamp": 30, "input_length": 800, "output_length": 5, "hash_ids": [0, 4]})" << "\n"
-      << R"({"timestamp": 40, "input_length": 900, "output_length": 5, "hash_ids": [0, 5]})" << "\n";
+  out << R"({"timestamp": 0, "input_length": 600, "output_length": 5, "hash_ids": [0, 1]})"
+      << "\n"
+      << R"({"timestamp": 10, "input_length": 700, "output_length": 5, "hash_ids": [0, 2]})"
+      << "\n"
+      << R"({"timestamp": 20, "input_length": "many", "output_length": 5, "hash_ids": [0, 3]})"
+      << "\n"
+      << R"({"timestamp": 30, "input_length": 800, "output_length": 5, "hash_ids": [0, 4]})"
+      << "\n"
+      << R"({"timestamp": 40, "input_length": 900, "output_length": 5, "hash_ids": [0, 5]})"
+      << "\n";
   return path;
 }
 
@@ -84,9 +89,9 @@ TEST_CASE("window options bound what is simulated", "[sim_job]") {
   TestDir dir("sim_window");
   constexpr int kRequests = 40;
   constexpr double kTimeScale = 0.5;
-  const auto r = run_tokenline("sim --max-requests " + std::to_string(kRequests) + " --time-scale 0.5 --out '" +
-                                   dir.file("o") + "'",
-                               dir);
+  const auto r = run_tokenline(
+      "sim --max-requests " + std::to_string(kRequests) + " --time-scale 0.5 --out '" + dir.file("o") + "'",
+      dir);
   REQUIRE(r.exit_code == 0);
   const auto m = read_json(dir.file("o/metrics.json"));
   CHECK(m["requests"]["arrived"] == kRequests);

@@ -9,7 +9,8 @@
 namespace tokenline {
 namespace {
 
-TEST_CASE("actors sleep in virtual time while signals are kept and exceptions stay inside", "[simgrid_adapter]") {
+TEST_CASE("actors sleep in virtual time while signals are kept and exceptions stay inside",
+          "[simgrid_adapter]") {
   sg::SimEngine engine;
   std::vector<double> wakeups;
   sg::Signal* signal = nullptr;

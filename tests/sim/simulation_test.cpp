@@ -18,21 +18,21 @@ using testing::read_json;
 using testing::run_tokenline;
 using testing::TestDir;
 
-constexpr int64_t kContext128k = 131072;      // the seed's 128K example
-constexpr int64_t kContext1m = 1048576;       // GLM-5.3's 1M context
-constexpr int64_t kChunkTokens = 32768;       // SGLang's chunk; the seed: 1M = 32 chunks
-constexpr int kSeedBatch = 32;                // the seed's batch-32 example (requests per attention rank)
-constexpr int kDpRanks = 8;                   // dp8-ep8 on 8xH200
-constexpr double kSeedStepS = 23e-3 / 0.85;   // the seed: weight reads ~23 ms are ~85% of the step (~27 ms)
+constexpr int64_t kContext128k = 131072;     // the seed's 128K example
+constexpr int64_t kContext1m = 1048576;      // GLM-5.3's 1M context
+constexpr int64_t kChunkTokens = 32768;      // SGLang's chunk; the seed: 1M = 32 chunks
+constexpr int kSeedBatch = 32;               // the seed's batch-32 example (requests per attention rank)
+constexpr int kDpRanks = 8;                  // dp8-ep8 on 8xH200
+constexpr double kSeedStepS = 23e-3 / 0.85;  // the seed: weight reads ~23 ms are ~85% of the step (~27 ms)
 constexpr double kSeedWeightsShare = 0.85;
-constexpr int kSeedMaxKvHolders = 4;          // the seed: 8xH200 holds KV of only 4 1M requests at once
+constexpr int kSeedMaxKvHolders = 4;  // the seed: 8xH200 holds KV of only 4 1M requests at once
 
 CostModel glm_cost_model(const char* parallel, bool ideal) {
   CostOptions options;
   options.ideal = ideal;
   const ModelConfig model = model_preset("glm-5.3");
-  return make_cost_model(model, parse_parallel(parallel, "test"), model.default_kv_layout, load_hardware("h200"),
-                         options);
+  return make_cost_model(model, parse_parallel(parallel, "test"), model.default_kv_layout,
+                         load_hardware("h200"), options);
 }
 
 std::string sim_args(const std::string& workload, const std::string& out, const std::string& extra) {
@@ -43,7 +43,8 @@ TEST_CASE("the same command twice gives byte-identical outputs", "[simulation]")
   TestDir dir("sim_determinism");
   const std::string workload = testing::source_file("workloads/data/mooncake_conversation_head.jsonl");
   for (const char* out : {"a", "b"}) {
-    const auto r = run_tokenline(sim_args(workload, dir.file(out), "--cluster h200x8 --trace-detail op"), dir);
+    const auto r =
+        run_tokenline(sim_args(workload, dir.file(out), "--cluster h200x8 --trace-detail op"), dir);
     REQUIRE(r.exit_code == 0);
   }
   for (const char* file : {"metrics.json", "requests.csv", "trace.json"}) {
@@ -84,7 +85,8 @@ void check_request_spans_nest(const nlohmann::json& trace) {
 
 TEST_CASE("quickstart writes the three outputs from any directory and request spans nest", "[simulation]") {
   TestDir dir("sim_quickstart");
-  const std::string command = "cd '" + dir.path().string() + "' && '" + TOKENLINE_BINARY + "' quickstart --out q";
+  const std::string command =
+      "cd '" + dir.path().string() + "' && '" + TOKENLINE_BINARY + "' quickstart --out q";
   REQUIRE(std::system((command + " 2>/dev/null").c_str()) == 0);
   const auto m = read_json(dir.file("q/metrics.json"));
   CHECK(m["requests"]["arrived"] == 200);  // the embedded 200-request head of the Mooncake trace
@@ -104,17 +106,20 @@ TEST_CASE("quickstart writes the three outputs from any directory and request sp
   CHECK(counters["batch_tokens"] > 0);
 }
 
-TEST_CASE("every arrival completes or is rejected with a reason and preempted requests finish", "[simulation]") {
+TEST_CASE("every arrival completes or is rejected with a reason and preempted requests finish",
+          "[simulation]") {
   TestDir dir("sim_conservation");
   const std::string workload = dir.file("w.jsonl");
   testing::write_uniform_workload(workload, 40, 0.0, 6000, 1000);
   {
     std::ofstream more(workload, std::ios::app);
-    more << "{\"arrival_s\": 0.5, \"input_tokens\": 2000000, \"output_tokens\": 10}\n";  // over the 1M context
+    more
+        << "{\"arrival_s\": 0.5, \"input_tokens\": 2000000, \"output_tokens\": 10}\n";  // over the 1M context
   }
   // A small pool forces preemptions under incremental reservation: 200 pages x 64 tokens hold two 6000-token
   // prompts (188 pages) but not both requests' 1000 output tokens (2 x 110 pages).
-  const auto r = run_tokenline(sim_args(workload, dir.file("o"), "--parallel tp8 --kv-pages 200 --reservation incremental"), dir);
+  const auto r = run_tokenline(
+      sim_args(workload, dir.file("o"), "--parallel tp8 --kv-pages 200 --reservation incremental"), dir);
   REQUIRE(r.exit_code == 0);
   const auto m = read_json(dir.file("o/metrics.json"));
   const auto& req = m["requests"];
@@ -133,14 +138,16 @@ TEST_CASE("every arrival completes or is rejected with a reason and preempted re
   CHECK(preempted_rows == req["preempted"].get<int>());
 }
 
-TEST_CASE("the closed loop keeps at most N requests in flight and sends the next when one leaves", "[simulation]") {
+TEST_CASE("the closed loop keeps at most N requests in flight and sends the next when one leaves",
+          "[simulation]") {
   TestDir dir("sim_closed_loop");
   const std::string workload = dir.file("w.jsonl");
   constexpr int kRequests = 30;
   constexpr int kConcurrency = 4;
   testing::write_uniform_workload(workload, kRequests, 0.0, 2000, 50);
   {
-    std::ofstream late(workload, std::ios::app);  // a trace time far in the future: the closed loop ignores it
+    std::ofstream late(workload,
+                       std::ios::app);  // a trace time far in the future: the closed loop ignores it
     late << "{\"arrival_s\": 100000.0, \"input_tokens\": 2000, \"output_tokens\": 50}\n";
   }
   const auto r = run_tokenline(
@@ -150,7 +157,8 @@ TEST_CASE("the closed loop keeps at most N requests in flight and sends the next
   int64_t max_in_flight = 0;
   for (const auto& e : trace["traceEvents"]) {
     if (e["ph"] != "C" || e["name"] != "requests") continue;
-    max_in_flight = std::max(max_in_flight, e["args"]["running"].get<int64_t>() + e["args"]["waiting"].get<int64_t>());
+    max_in_flight =
+        std::max(max_in_flight, e["args"]["running"].get<int64_t>() + e["args"]["waiting"].get<int64_t>());
   }
   CHECK(max_in_flight == kConcurrency);
   const auto m = read_json(dir.file("o/metrics.json"));
@@ -170,7 +178,8 @@ TEST_CASE("a batch-32 128K decode step takes about 27 ms with 85% of it weight r
   testing::write_uniform_workload(workload, kSeedBatch * kDpRanks, 0.0, kContext128k, kOutputTokens);
   const int64_t pages = kSeedBatch * ((kContext128k + kOutputTokens + 63) / 64);
   const auto r = run_tokenline(
-      sim_args(workload, dir.file("o"), "--parallel dp8-ep8 --ideal --kv-pages " + std::to_string(pages)), dir);
+      sim_args(workload, dir.file("o"), "--parallel dp8-ep8 --ideal --kv-pages " + std::to_string(pages)),
+      dir);
   REQUIRE(r.exit_code == 0);
   const auto trace = read_json(dir.file("o/trace.json"));
   const nlohmann::json* last_full_decode = nullptr;
@@ -208,7 +217,8 @@ std::vector<double> chunk_durations_s(const nlohmann::json& trace) {
   return out;
 }
 
-TEST_CASE("a 1M request's TTFT is the sum of its 32 chunk times and each chunk is slower than the last", "[simulation][seed]") {
+TEST_CASE("a 1M request's TTFT is the sum of its 32 chunk times and each chunk is slower than the last",
+          "[simulation][seed]") {
   TestDir dir("sim_seed_1m");
   const std::string workload = dir.file("w.jsonl");
   constexpr int64_t kOutputTokens = 16;
@@ -235,7 +245,8 @@ TEST_CASE("8xH200 holds the KV of at most 4 1M requests at once and the rest wai
   const std::string workload = dir.file("w.jsonl");
   constexpr int kRequests = 8;
   testing::write_uniform_workload(workload, kRequests, 0.0, kContext1m - 16, 16);
-  const auto r = run_tokenline(sim_args(workload, dir.file("o"), "--parallel tp8-ep8 --reservation whole"), dir);
+  const auto r =
+      run_tokenline(sim_args(workload, dir.file("o"), "--parallel tp8-ep8 --reservation whole"), dir);
   REQUIRE(r.exit_code == 0);
   int64_t max_running = 0;
   int64_t max_waiting = 0;

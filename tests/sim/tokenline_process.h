@@ -23,7 +23,8 @@ struct ProcessResult {
 // Runs `tokenline <args>` with stdout discarded and stderr captured.
 inline ProcessResult run_tokenline(const std::string& args, const TestDir& scratch) {
   const std::string err = scratch.file("stderr.txt");
-  const std::string command = std::string("'") + TOKENLINE_BINARY + "' " + args + " >/dev/null 2>'" + err + "'";
+  const std::string command =
+      std::string("'") + TOKENLINE_BINARY + "' " + args + " >/dev/null 2>'" + err + "'";
   const int status = std::system(command.c_str());
   ProcessResult r;
   r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
@@ -44,11 +45,13 @@ inline std::string source_file(const std::string& relative) {
   return (std::filesystem::path(TOKENLINE_SOURCE_DIR) / relative).string();
 }
 
-inline nlohmann::json read_json(const std::string& path) { return nlohmann::json::parse(read_all(path)); }
+inline nlohmann::json read_json(const std::string& path) {
+  return nlohmann::json::parse(read_all(path));
+}
 
 // Writes a tokenline JSONL workload: `count` requests at `arrival_s`, each with the given lengths.
-inline void write_uniform_workload(const std::string& path, int count, double arrival_s, long long input_tokens,
-                                   long long output_tokens) {
+inline void write_uniform_workload(const std::string& path, int count, double arrival_s,
+                                   long long input_tokens, long long output_tokens) {
   std::ofstream out(path);
   for (int i = 0; i < count; ++i) {
     out << "{\"arrival_s\": " << arrival_s << ", \"input_tokens\": " << input_tokens

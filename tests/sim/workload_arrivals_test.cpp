@@ -17,8 +17,9 @@ using testing::TestDir;
 TEST_CASE("workload requests become request specs with their prefix blocks", "[workload_arrivals]") {
   TestDir dir("arrivals");
   const std::string path = dir.file("w.jsonl");
-  std::ofstream(path) << R"({"arrival_s": 0.5, "input_tokens": 1000, "output_tokens": 20, "hash_ids": [7, 9], "priority": 3})"
-                      << "\n";
+  std::ofstream(path)
+      << R"({"arrival_s": 0.5, "input_tokens": 1000, "output_tokens": 20, "hash_ids": [7, 9], "priority": 3})"
+      << "\n";
   WorkloadSpec spec;
   spec.spec = path;
   auto source = open_arrivals(spec);
@@ -69,7 +70,8 @@ TEST_CASE("the Azure conversation trace runs end to end", "[workload_arrivals][t
     return;
   }
   TestDir dir("azure");
-  const auto r = run_tokenline("sim --workload '" + trace + "' --cluster h200x8 --out '" + dir.file("o") + "'", dir);
+  const auto r =
+      run_tokenline("sim --workload '" + trace + "' --cluster h200x8 --out '" + dir.file("o") + "'", dir);
   REQUIRE(r.exit_code == 0);
   const auto m = read_json(dir.file("o/metrics.json"));
   const auto& req = m["requests"];

@@ -7,9 +7,15 @@ namespace tokenline {
 namespace {
 
 RequestRow done(int64_t id, double arrival, double first, double finish, int64_t out, int64_t cached) {
-  return RequestRow{.id = id, .arrival_s = arrival, .first_token_s = first, .finish_s = finish,
-                       .input_tokens = 1000, .output_tokens = out, .cached_tokens = cached, .instance = 0,
-                       .completed = true};
+  return RequestRow{.id = id,
+                    .arrival_s = arrival,
+                    .first_token_s = first,
+                    .finish_s = finish,
+                    .input_tokens = 1000,
+                    .output_tokens = out,
+                    .cached_tokens = cached,
+                    .instance = 0,
+                    .completed = true};
 }
 
 RunInfo run_ending_at(double end_s) {
@@ -21,10 +27,10 @@ RunInfo run_ending_at(double end_s) {
 TEST_CASE("metrics count and summarize requests and apply the SLO", "[metrics]") {
   Metrics m(1, Slo{.ttft_s = 0.5, .tpot_s = 0.0});
   for (int i = 0; i < 3; ++i) m.on_arrival();
-  m.on_request(done(0, 0.0, 0.2, 1.2, 11, 500));   // ttft 0.2, tpot 0.1
-  m.on_request(done(1, 0.0, 1.0, 2.0, 11, 0));     // ttft 1.0 misses the SLO
-  m.on_request(RequestRow{.id = 2, .arrival_s = 0.5, .finish_s = 0.5, .input_tokens = 5,
-                             .status = "too_long"});
+  m.on_request(done(0, 0.0, 0.2, 1.2, 11, 500));  // ttft 0.2, tpot 0.1
+  m.on_request(done(1, 0.0, 1.0, 2.0, 11, 0));    // ttft 1.0 misses the SLO
+  m.on_request(
+      RequestRow{.id = 2, .arrival_s = 0.5, .finish_s = 0.5, .input_tokens = 5, .status = "too_long"});
   const auto j = nlohmann::json::parse(m.to_json(run_ending_at(2.0)));
   CHECK(j["requests"]["arrived"] == 3);
   CHECK(j["requests"]["completed"] == 2);

@@ -11,11 +11,19 @@ TEST_CASE("requests.csv has a header and one row per request", "[requests_csv_wr
   testing::TestDir dir("csv");
   const std::string path = dir.file("requests.csv");
   RequestsCsvWriter w(path);
-  w.write(RequestRow{.id = 3, .arrival_s = 1.0, .first_token_s = 1.25, .finish_s = 2.5, .input_tokens = 100,
-                        .output_tokens = 10, .cached_tokens = 64, .preemptions = 1, .instance = 0,
-                        .completed = true, .status = "completed"});
-  w.write(RequestRow{.id = 4, .arrival_s = 2.0, .finish_s = 2.0, .input_tokens = 2000000,
-                        .status = "too_long"});
+  w.write(RequestRow{.id = 3,
+                     .arrival_s = 1.0,
+                     .first_token_s = 1.25,
+                     .finish_s = 2.5,
+                     .input_tokens = 100,
+                     .output_tokens = 10,
+                     .cached_tokens = 64,
+                     .preemptions = 1,
+                     .instance = 0,
+                     .completed = true,
+                     .status = "completed"});
+  w.write(
+      RequestRow{.id = 4, .arrival_s = 2.0, .finish_s = 2.0, .input_tokens = 2000000, .status = "too_long"});
   REQUIRE(w.finish());
   CHECK(testing::read_all(path) ==
         "id,arrival_s,first_token_s,finish_s,input_tokens,output_tokens,cached_tokens,preemptions,instance,"

@@ -1,11 +1,12 @@
 // A fresh scratch directory per test case under the system temp directory, removed on destruction.
 #pragma once
 
+#include <unistd.h>
+
 #include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <string>
-#include <unistd.h>
 
 namespace tokenline::testing {
 
