@@ -2,6 +2,11 @@
 // each) stepping in lockstep. The step API every driver calls: add_request as requests arrive,
 // plan -> an Executor runs plan.batches -> commit(plan, outcome, now), drain the records that left.
 // Time is data the driver passes in; the core never reads a clock and never throws.
+//
+// A driver's loop:  add_request(spec, now) on each arrival (also while a step executes);
+//   plan(p); if p.empty(): commit(p, {}, now) (it may carry preemptions) and, when !has_work(), wait;
+//   else outcome = executor.execute(p.batches); now += outcome.duration_s; commit(p, outcome, now);
+//   drain(records) to hand finished / handed-off / rejected requests out and free their slots.
 #pragma once
 
 #include <cstdint>
