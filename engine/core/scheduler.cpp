@@ -286,12 +286,9 @@ void Scheduler::plan_waiting(Batch& batch, RankDecision& decision, Budget& budge
                                r.kv_ready ? PrefixMatch{} : kv_.match(r.page_keys, match_limit_pages(r))};
     const int64_t cached = admission.match.pages * kv_.config().page_tokens;
     const int64_t context = r.kv_ready ? r.prefill_target_tokens : cached;
-    const int64_t want =
-        r.kv_ready ? decode_tokens(r) : prefill_cap(r.prefill_target_tokens - cached, budget);
-    if (want > budget.tokens) {
-      decision.stop = StopReason::kTokenBudget;
-      return;
-    }
+    // A KV-ready request decodes 1 + k tokens, fewer drafts when the step's budget is nearly spent.
+    const int64_t want = r.kv_ready ? std::min<int64_t>(decode_tokens(r), budget.tokens)
+                                    : prefill_cap(r.prefill_target_tokens - cached, budget);
     // Locking the matched prefix takes its unreferenced pages out of the evictable ones.
     const int64_t need = kv_.pages_for_tokens(kv_target_tokens(r, context, want)) - admission.match.pages +
                          admission.match.unreferenced_pages;

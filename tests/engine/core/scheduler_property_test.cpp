@@ -45,7 +45,7 @@ InstanceConfig random_config(pcg32& rng) {
   s.role = role == 0   ? InstanceRole::kPrefillOnly
            : role == 1 ? InstanceRole::kDecodeOnly
                        : InstanceRole::kColocated;
-  s.max_batch_tokens = uniform(rng, 64, 1024);
+  s.max_batch_tokens = chance(rng, 10) ? uniform(rng, 1, 8) : uniform(rng, 64, 1024);  // tiny: MTP > budget
   s.max_running_requests = static_cast<int32_t>(uniform(rng, 1, 12));
   s.long_prefill_token_threshold = chance(rng, 30) ? uniform(rng, 16, 256) : 0;
   s.mixed_batches = chance(rng, 60);
