@@ -27,14 +27,15 @@ int64_t to_ns(double s) {
 Recorder::Recorder(const SimConfig& config)
     : dir_(config.output.dir),
       detail_(config.output.trace_detail),
-      metrics_(config.instances, config.slo),
+      metrics_(config.instance_count(), config.slo),
       csv_(out_path(config.output.dir, "requests.csv")),
       trace_(out_path(config.output.dir, "trace.json")),
-      counters_(static_cast<size_t>(config.instances)) {}
+      counters_(config.instances.size()) {}
 
-void Recorder::describe_instance(int32_t instance, int32_t dp_ranks, int64_t kv_pages_per_rank) {
+void Recorder::describe_instance(int32_t instance, const std::string& parallel_name, int32_t dp_ranks,
+                                 int64_t kv_pages_per_rank) {
   const int pid = pid_of(instance);
-  trace_.process_name(pid, "instance " + std::to_string(instance));
+  trace_.process_name(pid, "instance " + std::to_string(instance) + " (" + parallel_name + ")");
   for (int32_t r = 0; r < dp_ranks; ++r) {
     trace_.thread_name(pid, trace_tid(r, TraceStream::kCompute), "rank " + std::to_string(r) + " compute");
     trace_.thread_name(pid, trace_tid(r, TraceStream::kComm), "rank " + std::to_string(r) + " comm");

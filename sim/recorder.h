@@ -25,7 +25,8 @@ class Recorder {
  public:
   Recorder(const SimConfig& config);
 
-  void describe_instance(int32_t instance, int32_t dp_ranks, int64_t kv_pages_per_rank);
+  void describe_instance(int32_t instance, const std::string& parallel_name, int32_t dp_ranks,
+                         int64_t kv_pages_per_rank);
   void on_arrival(int32_t instance, RequestId id, double now_s);
   // Before commit: preempted requests (plan.ranks[r].preemptions) go back to the queue.
   void on_preemption(int32_t instance, RequestId id, double now_s);

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "engine/core/instance.h"
 #include "traces/metrics.h"
@@ -41,8 +42,13 @@ struct SimConfig {
   std::string workload_name;
   Backend backend = Backend::kAnalytic;
   RouterPolicy router = RouterPolicy::kRoundRobin;
-  int32_t instances = 1;
-  InstanceConfig instance;  // scheduler + per-rank KV config, same for every instance
+  // One entry per instance, each with its own parallelism (and so its own ranks and KV pool).
+  struct InstanceSpec {
+    std::string parallel_name;  // "tp8", "dp8-ep8", ...
+    InstanceConfig config;      // scheduler + per-rank KV config
+  };
+  std::vector<InstanceSpec> instances;
+  int32_t instance_count() const { return static_cast<int32_t>(instances.size()); }
   FeedConfig feed;
   OutputConfig output;
   Slo slo;

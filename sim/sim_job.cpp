@@ -2,6 +2,7 @@
 
 #include <cstdio>
 #include <exception>
+#include <vector>
 
 #include "common/input_error.h"
 #include "engine/model/memory.h"
@@ -136,20 +137,46 @@ struct Deployment {
   Hardware hardware;
   std::string hardware_name;
   std::string cluster_name;
-  CostModel cost_model;
+  std::vector<CostModel> cost_models;  // one per instance
 };
 
-Deployment load_deployment(const SimJob& job, const ModelConfig& model, const Parallel& parallel) {
+// "--parallel tp8,dp8-ep8": one layout per instance; a single layout is repeated --instances times.
+std::vector<Parallel> parse_layouts(const SimJob& job, const ModelConfig& model) {
+  std::vector<Parallel> layouts;
+  size_t begin = 0;
+  while (begin <= job.parallel.size()) {
+    size_t end = job.parallel.find(',', begin);
+    if (end == std::string::npos) end = job.parallel.size();
+    layouts.push_back(parse_parallel(job.parallel.substr(begin, end - begin), "--parallel"));
+    validate_parallel(layouts.back(), model, "--parallel");
+    begin = end + 1;
+  }
+  if (layouts.size() == 1) return std::vector<Parallel>(static_cast<size_t>(job.instances), layouts.front());
+  if (job.instances != 1 && job.instances != static_cast<int32_t>(layouts.size())) {
+    throw InputError("--instances", std::to_string(layouts.size()) + " (one per --parallel layout) or 1",
+                     std::to_string(job.instances));
+  }
+  return layouts;
+}
+
+void check_cluster_gpus(const SimJob& job, const ClusterHardware& cluster,
+                        const std::vector<Parallel>& layouts) {
+  int needed = 0;
+  for (const Parallel& p : layouts) needed += p.gpus();
+  if (needed > cluster.gpus) {
+    throw InputError("--cluster " + job.cluster,
+                     "at least " + std::to_string(needed) + " GPUs for " + std::to_string(layouts.size()) +
+                         " instance(s) of " + job.parallel,
+                     std::to_string(cluster.gpus) + " GPUs");
+  }
+}
+
+Deployment load_deployment(const SimJob& job, const ModelConfig& model,
+                           const std::vector<Parallel>& layouts) {
   Deployment d;
   if (!job.cluster.empty()) {
     const ClusterHardware cluster = load_cluster_hardware(job.cluster);
-    const int needed = job.instances * parallel.gpus();
-    if (needed > cluster.gpus) {
-      throw InputError("--cluster " + job.cluster,
-                       "at least " + std::to_string(needed) + " GPUs for " + std::to_string(job.instances) +
-                           " x " + parallel.name(),
-                       std::to_string(cluster.gpus) + " GPUs");
-    }
+    check_cluster_gpus(job, cluster, layouts);
     d.hardware = cluster.hardware;
     d.hardware_name = cluster.hardware.name;
     d.cluster_name = cluster.name;
@@ -162,7 +189,8 @@ Deployment load_deployment(const SimJob& job, const ModelConfig& model, const Pa
   options.max_chunk_tokens = job.chunk_tokens;
   const KvLayout layout =
       job.kv_layout.empty() ? model.default_kv_layout : parse_kv_layout(job.kv_layout, "--kv-layout");
-  d.cost_model = make_cost_model(model, parallel, layout, d.hardware, options);
+  for (const Parallel& p : layouts)
+    d.cost_models.push_back(make_cost_model(model, p, layout, d.hardware, options));
   return d;
 }
 
@@ -185,22 +213,29 @@ KvConfig size_kv(const SimJob& job, const CostModel& cm) {
   return kv;
 }
 
+InstanceConfig instance_config(const SimJob& job, const ModelConfig& model, const CostModel& cm) {
+  InstanceConfig c;
+  c.dp_ranks = cm.parallel.dp_attention;
+  c.assignment = parse_assignment(job.dp_assign);
+  c.scheduler.policy = parse_policy(job.policy);
+  c.scheduler.max_batch_tokens = job.chunk_tokens;
+  c.scheduler.max_running_requests = job.max_running;
+  c.scheduler.max_context_tokens = model.max_context_tokens;
+  c.kv = size_kv(job, cm);
+  return c;
+}
+
 SimConfig build_config(const SimJob& job, const ModelConfig& model, const Deployment& d) {
   SimConfig c;
   c.model_name = model.name;
   c.hardware_name = d.hardware_name;
   c.cluster_name = d.cluster_name;
-  c.parallel_name = d.cost_model.parallel.name();
   c.backend = parse_backend(job.backend);
   c.router = parse_router(job.router, "--router");
-  c.instances = job.instances;
-  c.instance.dp_ranks = d.cost_model.parallel.dp_attention;
-  c.instance.assignment = parse_assignment(job.dp_assign);
-  c.instance.scheduler.policy = parse_policy(job.policy);
-  c.instance.scheduler.max_batch_tokens = job.chunk_tokens;
-  c.instance.scheduler.max_running_requests = job.max_running;
-  c.instance.scheduler.max_context_tokens = model.max_context_tokens;
-  c.instance.kv = size_kv(job, d.cost_model);
+  for (const CostModel& cm : d.cost_models) {
+    c.instances.push_back({cm.parallel.name(), instance_config(job, model, cm)});
+    c.parallel_name += (c.parallel_name.empty() ? "" : ",") + cm.parallel.name();
+  }
   c.feed = FeedConfig{.concurrency = job.concurrency};
   c.output = OutputConfig{.dir = job.out,
                           .trace_detail = parse_detail(job.trace_detail),
@@ -239,9 +274,7 @@ void print_summary(const SimConfig& c, const SimResult& r) {
 int run_sim_job(const SimJob& job) {
   check_numbers(job);
   const ModelConfig model = load_model(job.model);
-  const Parallel parallel = parse_parallel(job.parallel, "--parallel");
-  validate_parallel(parallel, model, "--parallel");
-  const Deployment deployment = load_deployment(job, model, parallel);
+  const Deployment deployment = load_deployment(job, model, parse_layouts(job, model));
   const WorkloadSpec workload = workload_spec(job);
   SimConfig config = build_config(job, model, deployment);
   config.workload_name = describe_workload(workload);
@@ -249,7 +282,7 @@ int run_sim_job(const SimJob& job) {
   if (!job.skip_bad_lines) prevalidate_workload(workload);  // malformed input stops the run before it starts
   std::unique_ptr<ArrivalSource> source = open_arrivals(workload);
   try {
-    const SimResult result = run_simulation(config, deployment.cost_model, *source);
+    const SimResult result = run_simulation(config, deployment.cost_models, *source);
     print_summary(config, result);
     return 0;
   } catch (const InputError&) {

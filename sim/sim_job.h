@@ -13,9 +13,9 @@ struct SimJob {
   std::string workload;  // path, "synthetic:..." or "" for the embedded default
   std::string model = "glm-5.3";
   std::string hardware = "h200";
-  std::string cluster;  // when set, its hardware is used and its GPU count bounds the run
-  std::string parallel = "dp8-ep8";
-  int32_t instances = 1;
+  std::string cluster;                    // when set, its hardware is used and its GPU count bounds the run
+  std::string parallel = "dp8-ep8";       // one layout for every instance, or a comma list, one per instance
+  int32_t instances = 1;                  // with one layout: how many instances of it
   std::string router = "round-robin";     // across instances
   std::string dp_assign = "round-robin";  // across attention-DP ranks inside an instance
   int64_t chunk_tokens = 32768;           // per-step token budget = prefill chunk

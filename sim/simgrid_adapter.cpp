@@ -7,6 +7,8 @@
 #include <vector>
 #include <xbt/config.hpp>
 
+#include "sim/simgrid_network_build.h"
+
 namespace tokenline::sg {
 namespace s4u = simgrid::s4u;
 
@@ -28,6 +30,18 @@ struct SimEngine::Impl {
 };
 
 SimEngine::SimEngine() : impl_(std::make_unique<Impl>()) {
+  configure();
+  auto* zone = s4u::create_full_zone("world");
+  impl_->host = zone->create_host("driver", kHostSpeedFlops);
+  zone->seal();
+}
+
+SimEngine::SimEngine(const PlatformSpec& platform) : impl_(std::make_unique<Impl>()) {
+  configure();
+  impl_->host = build_network(platform);
+}
+
+void SimEngine::configure() {
   // Silence everything below critical, including the "[xbt_cfg/INFO] Configuration change" lines.
   xbt_log_control_set("root.thres:critical");
   int argc = 1;
@@ -37,9 +51,6 @@ SimEngine::SimEngine() : impl_(std::make_unique<Impl>()) {
   set_unless_given("network/model", "CM02");
   set_unless_given("network/crosstraffic", "0");
   set_unless_given("network/TCP-gamma", "0");
-  auto* zone = s4u::create_full_zone("world");
-  impl_->host = zone->create_host("driver", kHostSpeedFlops);
-  zone->seal();
 }
 
 SimEngine::~SimEngine() = default;

@@ -11,11 +11,16 @@
 
 namespace tokenline::sg {
 
+struct PlatformSpec;  // sim/simgrid_platform.h
+
 class SimEngine {
  public:
   // Creates the engine with the exact-bandwidth network config (CM02, no cross traffic, no TCP-gamma)
   // unless the same keys were given as --cfg, silences SimGrid's logs and builds a one-host platform.
   SimEngine();
+  // The same, on a cluster platform (sim/simgrid_network.h): GPU hosts, links and routes, for backends
+  // that run activities. Actors run on a driver host of that platform.
+  explicit SimEngine(const PlatformSpec& platform);
   ~SimEngine();
   SimEngine(const SimEngine&) = delete;
   SimEngine& operator=(const SimEngine&) = delete;
@@ -27,6 +32,7 @@ class SimEngine {
   const std::string& error() const { return error_; }
 
  private:
+  void configure();  // engine, network config and log threshold; before any zone
   struct Impl;
   std::unique_ptr<Impl> impl_;
   std::string error_;

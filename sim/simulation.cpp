@@ -32,17 +32,18 @@ struct InstanceSlot {
 
 class Driver {
  public:
-  Driver(const SimConfig& config, const CostModel& cm, ArrivalSource& source)
+  Driver(const SimConfig& config, std::span<const CostModel> cost_models, ArrivalSource& source)
       : config_(config),
         source_(source),
         recorder_(config),
-        router_(config.router, config.instance.kv.page_tokens),
+        router_(config.router, config.instances.front().config.kv.page_tokens),
         wall_start_(std::chrono::steady_clock::now()) {
-    for (int32_t i = 0; i < config.instances; ++i) {
-      slots_.push_back(std::make_unique<InstanceSlot>(config.instance, cm,
+    for (int32_t i = 0; i < config.instance_count(); ++i) {
+      const SimConfig::InstanceSpec& spec = config.instances[static_cast<size_t>(i)];
+      slots_.push_back(std::make_unique<InstanceSlot>(spec.config, cost_models[static_cast<size_t>(i)],
                                                       config.output.trace_detail == TraceDetail::kOp));
       instance_views_.push_back(&slots_.back()->instance);
-      recorder_.describe_instance(i, config.instance.dp_ranks, config.instance.kv.total_pages);
+      recorder_.describe_instance(i, spec.parallel_name, spec.config.dp_ranks, spec.config.kv.total_pages);
     }
   }
 
@@ -200,7 +201,7 @@ SimResult Driver::run() {
   feeder_signal_ = std::make_unique<sg::Signal>();
   for (auto& slot : slots_) slot->signal = std::make_unique<sg::Signal>();
   engine.add_actor("feeder", [this] { feed(); });
-  for (int32_t i = 0; i < config_.instances; ++i) {
+  for (int32_t i = 0; i < config_.instance_count(); ++i) {
     engine.add_actor("instance-" + std::to_string(i), [this, i] { run_instance(i); });
   }
   const bool ok = engine.run();
@@ -230,7 +231,7 @@ SimResult Driver::run() {
   info.parallelism = config_.parallel_name;
   info.router = std::string(to_string(config_.router));
   info.workload = config_.workload_name;
-  info.instances = config_.instances;
+  info.instances = config_.instance_count();
   info.seed = config_.seed;
   info.simulated_s = result.simulated_s;
   info.skipped_lines = result.skipped_lines;
@@ -272,8 +273,9 @@ std::string_view to_string(TraceDetail detail) {
   return "";
 }
 
-SimResult run_simulation(const SimConfig& config, const CostModel& cost_model, ArrivalSource& source) {
-  Driver driver(config, cost_model, source);
+SimResult run_simulation(const SimConfig& config, std::span<const CostModel> cost_models,
+                         ArrivalSource& source) {
+  Driver driver(config, cost_models, source);
   return driver.run();
 }
 

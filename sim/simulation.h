@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <span>
 #include <string>
 
 #include "engine/model/ledger.h"
@@ -31,6 +32,8 @@ struct SimResult {
 // Throws InputError for bad input met while streaming (a malformed line without --skip-bad-lines) and
 // std::runtime_error when an output file cannot be completed or an actor failed; in both cases no
 // output file is left behind.
-SimResult run_simulation(const SimConfig& config, const CostModel& cost_model, ArrivalSource& source);
+// REQUIRES: cost_models[i] is instance i's cost model (cost_models.size() == config.instances.size() > 0).
+SimResult run_simulation(const SimConfig& config, std::span<const CostModel> cost_models,
+                         ArrivalSource& source);
 
 }  // namespace tokenline

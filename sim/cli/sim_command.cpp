@@ -17,7 +17,8 @@ void add_deployment_options(CLI::App& cmd, SimJob& job) {
   cmd.add_option("--model", job.model, "model preset or config.json path")->capture_default_str();
   cmd.add_option("--hardware", job.hardware, "hardware preset or JSON path")->capture_default_str();
   cmd.add_option("--cluster", job.cluster, "cluster preset or JSON path (its hardware; bounds the GPUs)");
-  cmd.add_option("--parallel", job.parallel, "per-instance layout: tp8, dp8-ep8, tp8-ep8, ...")
+  cmd.add_option("--parallel", job.parallel,
+                 "instance layout (tp8, dp8-ep8, tp8-ep8, ...) or a comma list, one per instance")
       ->capture_default_str();
   cmd.add_option("--instances", job.instances, "instances of that layout")->capture_default_str();
   cmd.add_option("--router", job.router, "across instances: round-robin | least-load | prefix-aware")

@@ -138,6 +138,27 @@ TEST_CASE("every arrival completes or is rejected with a reason and preempted re
   CHECK(preempted_rows == req["preempted"].get<int>());
 }
 
+TEST_CASE("instances with their own layouts share a workload through the router", "[simulation]") {
+  TestDir dir("sim_heterogeneous");
+  const auto r = run_tokenline(
+      "sim --cluster h200x16-ib --parallel tp8-ep8,dp8-ep8 --router round-robin --max-requests 60 --out '" +
+          dir.file("o") + "'",
+      dir);
+  REQUIRE(r.exit_code == 0);
+  const auto m = read_json(dir.file("o/metrics.json"));
+  CHECK(m["run"]["parallelism"] == "tp8-ep8,dp8-ep8");
+  CHECK(m["run"]["instances"] == 2);
+  REQUIRE(m["instances"].size() == 2);
+  for (const auto& instance : m["instances"]) CHECK(instance["steps"].get<int64_t>() > 0);
+  // Each instance sizes its own pool: tp8 splits KV over 8 GPUs, dp8 keeps it whole on each rank.
+  CHECK(m["instances"][0]["kv_pages"]["capacity"] != m["instances"][1]["kv_pages"]["capacity"]);
+  int per_instance[2] = {0, 0};
+  for (const auto& row : testing::read_csv_rows(dir.file("o/requests.csv")))
+    ++per_instance[std::stoi(row[8])];
+  CHECK(per_instance[0] == 30);  // round-robin: every other request
+  CHECK(per_instance[1] == 30);
+}
+
 TEST_CASE("the closed loop keeps at most N requests in flight and sends the next when one leaves",
           "[simulation]") {
   TestDir dir("sim_closed_loop");

@@ -1,0 +1,67 @@
+// SimgridBackend: the `simgrid` cost backend. Runs each step as SimGrid activities on a cluster platform
+// (sim/simgrid_platform.h), so transfers that share a link slow each other down. Work comes from the same
+// token ledger as the analytic backend (step_cost): compute ops as a roofline on the busiest rank's GPU
+// (an exec at peak speed plus an HBM loopback transfer), collectives as point-to-point flows between the
+// instance's GPUs (rings for all-reduce / all-gather / reduce-scatter; per-node aggregate flows for
+// all-to-all), launches as fixed delays. Flow bytes are calibrated so that, alone on the network, every
+// collective takes exactly the ledger's time: with no competing traffic a step equals step_cost's total.
+// execute() must run inside an actor of a SimEngine built on the same platform; it advances the virtual
+// clock by the step itself (advances_clock()), so the caller must not sleep the duration again.
+#pragma once
+
+#include <span>
+#include <vector>
+
+#include "engine/core/executor.h"
+#include "engine/model/ledger.h"
+#include "sim/simgrid_platform.h"
+
+namespace tokenline {
+
+class SimgridBackend final : public Executor {
+ public:
+  // REQUIRES: cost_model and platform outlive the backend; first_gpu + gpus <= platform.gpu_count().
+  // op_detail: run ops one by one and fill StepOutcome::ops with their measured spans; otherwise ops are
+  // merged by roofline side and collectives by flow pattern (fewer activities, the same uncontended time).
+  SimgridBackend(const CostModel& cost_model, const sg::PlatformSpec& platform, int first_gpu, bool op_detail);
+
+  StepOutcome execute(const StepBatches& step) override;
+  static constexpr bool advances_clock() { return true; }
+  const StepCost& last_cost() const { return last_cost_; }
+  // Bytes this backend put on each platform link (index = PlatformSpec::links), both directions summed.
+  const std::vector<double>& link_bytes() const { return link_bytes_; }
+
+  // One point-to-point flow of a collective's pattern: `coef` units of the pattern's scale.
+  struct Flow {
+    int src = 0;
+    int dst = 0;
+    double coef = 0;
+  };
+  enum class Pattern { kRing, kAllToAll };
+  struct PatternPlan {
+    std::vector<Flow> flows;
+    double unit_s = 0;  // uncontended time of the pattern with scale 1 (slowest link's load / bandwidth)
+  };
+  // The flows of `pattern` over consecutive groups of `group` GPUs of this instance, all concurrent.
+  const PatternPlan& plan(Pattern pattern, int group);
+
+ private:
+  void run_rooflines(int gpu, double compute_s, double hbm_bytes);
+  void run_pattern(Pattern pattern, int group, double time_s);
+  void run_merged(const StepCost& sc, int gpu);
+  void run_ops(const StepCost& sc, int gpu, StepOutcome& outcome);
+  PatternPlan make_plan(Pattern pattern, int group) const;
+
+  const CostModel& cost_model_;
+  const sg::PlatformSpec& platform_;
+  int first_gpu_;
+  bool op_detail_;
+  std::vector<PatternPlan> plans_;  // [pattern * (gpus + 1) + group], built on first use
+  std::vector<char> planned_;
+  std::vector<std::vector<SeqWork>> work_;
+  std::vector<std::span<const SeqWork>> rank_spans_;
+  std::vector<double> link_bytes_;
+  StepCost last_cost_;
+};
+
+}  // namespace tokenline
