@@ -147,4 +147,41 @@ TEST_CASE("Counters report queue, KV usage and batch tokens", "[core][instance]"
   CHECK(c.kv.total_pages == 64);
 }
 
+TEST_CASE("Same arrivals and step durations give identical records (decisions are deterministic)",
+          "[core][instance]") {
+  auto run = [] {
+    InstanceConfig config = make_config(96);
+    config.dp_ranks = 2;
+    config.assignment = RankAssignment::kPrefixAware;
+    config.scheduler.policy = SchedulePolicy::kLongestPrefixMatch;
+    config.scheduler.mtp_draft_tokens = 1;
+    Instance instance(config);
+    FakeExecutor exec;
+    exec.accept = 1;
+    exec.per_token_s = 1e-4;
+    double t = 0;
+    std::vector<RequestRecord> out;
+    for (RequestId id = 0; id < 60; ++id) {
+      const uint64_t family = static_cast<uint64_t>(id % 3);
+      instance.add_request(make_spec(id, 300 + 37 * (id % 11), 5 + id % 17,
+                                     {family, family + 10, 1000 + static_cast<uint64_t>(id)}),
+                           t);
+      t += instance.step(exec, t);
+    }
+    while (instance.has_work()) t += instance.step(exec, t);
+    instance.drain(out);
+    return out;
+  };
+  const std::vector<RequestRecord> a = run();
+  const std::vector<RequestRecord> b = run();
+  REQUIRE(a.size() == 60);
+  REQUIRE(a.size() == b.size());
+  for (size_t i = 0; i < a.size(); ++i) {
+    CHECK(a[i].id == b[i].id);
+    CHECK(a[i].rank == b[i].rank);
+    CHECK(a[i].cached_tokens == b[i].cached_tokens);
+    CHECK(a[i].token_times_s == b[i].token_times_s);
+  }
+}
+
 }  // namespace tokenline
