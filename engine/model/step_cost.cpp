@@ -246,7 +246,8 @@ void output_ops(const CostModel& cm, const RankWork& w, Terms& out) {
 }
 
 // Collectives one rank takes part in, with that rank's messages (the seed's formulas).
-void rank_collectives(const CostModel& cm, const RankWork& w, Terms& out) {
+// expert_imbalance: the busiest EP rank receives that many times the mean dispatch traffic (and returns it).
+void rank_collectives(const CostModel& cm, const RankWork& w, double expert_imbalance, Terms& out) {
   const ModelConfig& m = cm.model;
   const Parallel& p = cm.parallel;
   const double T = w.tokens, h = double(m.hidden);
@@ -266,23 +267,24 @@ void rank_collectives(const CostModel& cm, const RankWork& w, Terms& out) {
   if (p.ep > 1 && Lm > 0) {
     // Under TP attention every GPU of the rank holds the same tokens; each dispatches its 1/tp slice.
     const double fan_out = T / p.tp * m.experts_per_token * h;
-    finish_collective(cm, at(out, Op::kDispatch), Lm, fan_out * kDispatchBytes);
-    finish_collective(cm, at(out, Op::kCombine), Lm, fan_out * kCombineBytes);
+    finish_collective(cm, at(out, Op::kDispatch), Lm, fan_out * expert_imbalance * kDispatchBytes);
+    finish_collective(cm, at(out, Op::kCombine), Lm, fan_out * expert_imbalance * kCombineBytes);
   }
   if (p.gpus() > 1)
     finish_collective(cm, at(out, Op::kVocabAllgather), 1, w.lm_tokens * double(m.vocab) * kLogitBytes);
 }
 
-// Routed experts over the tokens of every rank, spread evenly over the GPUs; weight reads count only the
-// experts that some token touches (uniform routing: 1 - (1 - k/E)^tokens of them).
-void expert_op(const CostModel& cm, double all_tokens, Term& t) {
+// Routed experts over the tokens of every rank, spread over the GPUs with the busiest GPU holding
+// expert_imbalance times the mean pairs (1: even); weight reads count only the experts that some token
+// touches (uniform routing: 1 - (1 - k/E)^tokens of them).
+void expert_op(const CostModel& cm, double all_tokens, double expert_imbalance, Term& t) {
   const ModelConfig& m = cm.model;
   const Parallel& p = cm.parallel;
   const int Lm = m.moe_layers();
   if (Lm == 0 || all_tokens <= 0) return;
   const double h = double(m.hidden), inter = double(m.moe_intermediate);
   const double expert_params = 3 * h * inter;
-  const double pairs = all_tokens * m.experts_per_token;
+  const double pairs = all_tokens * m.experts_per_token * expert_imbalance;
   const double touched = 1 - std::pow(1 - double(m.experts_per_token) / m.routed_experts, all_tokens);
   const double local_experts = double(m.routed_experts) / p.ep;
   GpuWork g{Lm,
@@ -326,6 +328,12 @@ void accumulate(StepCost& sc) {
 }  // namespace
 
 StepCost step_cost(const CostModel& cm, std::span<const std::span<const SeqWork>> per_rank) {
+  return step_cost(cm, per_rank, 1.0);
+}
+
+StepCost step_cost(const CostModel& cm, std::span<const std::span<const SeqWork>> per_rank,
+                   double expert_imbalance) {
+  assert(expert_imbalance >= 1 && "the busiest EP rank holds at least the mean");
   assert(per_rank.size() <= size_t(cm.parallel.dp_attention) && "more ranks than dp_attention");
   StepCost sc;
   double best = -1, all_tokens = 0;
@@ -337,7 +345,7 @@ StepCost step_cost(const CostModel& cm, std::span<const std::span<const SeqWork>
     attention_block_ops(cm, w, t);
     mlp_ops(cm, w, t);
     output_ops(cm, w, t);
-    rank_collectives(cm, w, t);
+    rank_collectives(cm, w, expert_imbalance, t);
     for (int i = 0; i < kOpCount; ++i) {
       sc.terms[i].flops += t[i].rank_flops;
       sc.terms[i].hbm_bytes += t[i].rank_hbm_bytes;
@@ -356,8 +364,8 @@ StepCost step_cost(const CostModel& cm, std::span<const std::span<const SeqWork>
   }
   sc.tokens = int64_t(all_tokens);
   Term& ex = sc[Op::kExpertGemm];
-  expert_op(cm, all_tokens, ex);
-  ex.flops = ex.rank_flops * cm.parallel.dp_attention;
+  expert_op(cm, all_tokens, expert_imbalance, ex);
+  ex.flops = ex.rank_flops * cm.parallel.dp_attention / expert_imbalance;  // instance-wide: no skew
   ex.hbm_bytes = ex.rank_hbm_bytes * cm.parallel.dp_attention;
   sc.bytes.weight_read = 0;
   for (const Term& t : sc.terms) sc.bytes.weight_read += t.weight_bytes;
