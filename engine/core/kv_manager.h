@@ -62,6 +62,11 @@ class KvManager {
   // Pages obtainable now: free plus evictable.
   int64_t available_pages() const { return pool_.free_pages() + cache_.evictable_pages(); }
   int64_t held_pages(HolderId holder) const;
+  // holder's page ids in token order (empty when it holds none): the runtime's paged-cache addresses.
+  std::span<const PageId> page_table(HolderId holder) const {
+    return holds(holder) ? std::span<const PageId>(tables_[static_cast<size_t>(holder)].pages)
+                         : std::span<const PageId>();
+  }
   bool holds(HolderId holder) const;
   // Pages holder would need to cover tokens (0 if it already does).
   int64_t pages_needed(HolderId holder, int64_t tokens) const;
