@@ -111,6 +111,11 @@ StepPlan Instance::plan() const {
   return out;
 }
 
+void Instance::allocate(const StepPlan& plan) {
+  assert(plan.batches.ranks.size() == ranks_.size() && plan.ranks.size() == ranks_.size());
+  for (size_t r = 0; r < ranks_.size(); ++r) ranks_[r].allocate(plan.batches.ranks[r], plan.ranks[r]);
+}
+
 void Instance::commit(const StepPlan& plan, const StepOutcome& outcome, double now_s) {
   assert(plan.batches.ranks.size() == ranks_.size() && plan.ranks.size() == ranks_.size());
   int64_t tokens = 0;

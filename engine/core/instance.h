@@ -3,10 +3,12 @@
 // plan -> an Executor runs plan.batches -> commit(plan, outcome, now), drain the records that left.
 // Time is data the driver passes in; the core never reads a clock and never throws.
 //
-// A driver's loop:  add_request(spec, now) on each arrival (also while a step executes);
+// A driver's loop:
+//   add_request(spec, now) on each arrival (also while a step executes);
 //   plan(p); if p.empty(): commit(p, {}, now) (it may carry preemptions) and, when !has_work(), wait;
-//   else outcome = executor.execute(p.batches); now += outcome.duration_s; commit(p, outcome, now);
-//   drain(records) to hand finished / handed-off / rejected requests out and free their slots.
+//   otherwise [allocate(p) when the executor needs page tables;] outcome = executor.execute(p.batches);
+//   now += outcome.duration_s; commit(p, outcome, now);
+//   drain(records) hands out finished / handed-off / rejected requests and frees their slots.
 #pragma once
 
 #include <cstdint>
@@ -77,6 +79,9 @@ class Instance {
 
   void plan(StepPlan& out) const;
   StepPlan plan() const;
+  // Optional first half of commit: preemptions, admissions and this step's pages, so that page tables
+  // (rank(r).kv().page_table(slot)) cover what the step writes before it executes (the real engine).
+  void allocate(const StepPlan& plan);
   // REQUIRES: plan came from plan() since the last commit; outcome from executing plan.batches.
   void commit(const StepPlan& plan, const StepOutcome& outcome, double now_s);
   // plan + execute + commit at now_s + duration; returns the duration (0 when there was nothing to run).

@@ -131,8 +131,12 @@ RejectReason Scheduler::add(RequestSpec spec, double now_s, bool kv_ready) {
   r.arrival_seq = arrivals_++;
   r.kv_ready = kv_ready;
   r.live = true;
-  if (kv_ready) emit_tokens(r, 1, now_s);  // the first token came from the prefill instance with the KV
   load_tokens_ += spec.prompt_tokens + spec.output_tokens;
+  if (kv_ready) emit_tokens(r, 1, now_s);  // the first token came from the prefill instance with the KV
+  if (r.remaining_output() == 0) {
+    complete(slot, RequestStatus::kFinished, now_s);  // a one-token request is done on arrival
+    return RejectReason::kNone;
+  }
   enqueue_waiting(slot);
   return RejectReason::kNone;
 }
@@ -376,10 +380,10 @@ void Scheduler::plan(Batch& batch, RankDecision& decision) const {
   decision.stop = StopReason::kLongPrefillAlone;
 }
 
-void Scheduler::commit(const Batch& batch, const RankDecision& decision,
-                       std::span<const int32_t> accepted_drafts, double now_s) {
-  assert(decision.version == version_ && "commit of a plan made against another state");
+void Scheduler::allocate(const Batch& batch, const RankDecision& decision) {
+  assert(decision.version == version_ && "allocation of a plan made against another state");
   assert(batch.entries.size() == decision.entry_slots.size());
+  assert(!allocated_ && "a step allocated twice");
   for (int32_t slot : decision.preemptions) preempt(slot);
   for (const PlannedAdmission& admission : decision.admissions) admit(admission);
   for (size_t i = 0; i < batch.entries.size(); ++i) {
@@ -389,6 +393,13 @@ void Scheduler::commit(const Batch& batch, const RankDecision& decision,
     [[maybe_unused]] const bool ok = kv_.grow(slot, kv_target_tokens(r, e.context_tokens, e.new_tokens));
     assert(ok && "planned pages not available at commit");
   }
+  allocated_ = true;
+}
+
+void Scheduler::commit(const Batch& batch, const RankDecision& decision,
+                       std::span<const int32_t> accepted_drafts, double now_s) {
+  if (!allocated_) allocate(batch, decision);
+  allocated_ = false;
   bool any_done = false;
   for (size_t i = 0; i < batch.entries.size(); ++i) {
     const int32_t accepted = i < accepted_drafts.size() ? accepted_drafts[i] : 0;
@@ -473,6 +484,7 @@ void Scheduler::preempt(int32_t slot) {
 }
 
 bool Scheduler::preempt_last() {
+  assert(!allocated_ && "preemption between a step's allocation and its commit");
   if (running_.empty()) return false;
   preempt(running_.back());
   ++version_;
@@ -480,6 +492,7 @@ bool Scheduler::preempt_last() {
 }
 
 int64_t Scheduler::evict_cached(int64_t pages) {
+  assert(!allocated_ && "eviction between a step's allocation and its commit");
   ++version_;
   return kv_.evict(pages);
 }

@@ -1,7 +1,7 @@
 // Scheduler: continuous batching for one attention rank. plan() is const and says what the next step would
-// compute and why admission stopped; commit() applies a planned step and its outcome (the only mutation
-// besides add/preempt_last/drain). Owns its requests (contiguous slots, stable while a request lives) and
-// its rank's KvManager. Never throws; not thread-safe.
+// compute and why admission stopped; commit() applies a planned step and its outcome (allocate() is its
+// optional first half; add/preempt_last/evict_cached/drain are the other mutations). Owns its requests
+// (contiguous slots, stable while a request lives) and its rank's KvManager. Never throws; not thread-safe.
 #pragma once
 
 #include <cstdint>
@@ -93,6 +93,11 @@ class Scheduler {
   // The reason add() would give, without adding.
   RejectReason validate(const RequestSpec& spec, bool kv_ready) const;
   void plan(Batch& batch, RankDecision& decision) const;
+  // The first half of commit, for a world that needs page addresses before executing (the real engine):
+  // applies the plan's preemptions and admissions and allocates the step's pages, so that
+  // kv().page_table(slot) covers every token the step writes. REQUIRES as for commit; once per step.
+  void allocate(const Batch& batch, const RankDecision& decision);
+  // Applies a planned step and its outcome (allocating first unless allocate() did).
   // REQUIRES: batch/decision come from plan() on this state (adds since then are fine). accepted_drafts:
   // per batch entry, MTP drafts accepted (empty span: none).
   void commit(const Batch& batch, const RankDecision& decision, std::span<const int32_t> accepted_drafts,
@@ -163,6 +168,7 @@ class Scheduler {
   int64_t arrivals_ = 0;
   int64_t load_tokens_ = 0;
   uint64_t version_ = 0;
+  bool allocated_ = false;  // allocate() ran for the step being executed
   int64_t finished_ = 0;
   int64_t preemptions_ = 0;
   int64_t steps_ = 0;

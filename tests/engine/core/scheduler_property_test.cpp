@@ -13,10 +13,10 @@ namespace tokenline {
 namespace {
 
 constexpr uint64_t kDefaultSeed = 20261129;
-constexpr int kRounds = 10;            // configurations drawn per run
-constexpr int kOpsPerRound = 10000;    // 10 x 10,000 = 100,000 operations
-constexpr int64_t kBlockTokens = 128;  // 2 pages per hash block: prefixes share at page granularity
-constexpr int64_t kMaxDrainSteps = 1000000;
+constexpr int kRounds = 10;                   // configurations drawn per run
+constexpr int kOpsPerRound = 10000;           // 10 x 10,000 = 100,000 operations
+constexpr int64_t kBlockTokens = 128;         // 2 pages per hash block: prefixes share at page granularity
+constexpr int64_t kMaxDrainSteps = 20000000;  // tiny token budgets drain slowly; a livelock still fails
 
 uint64_t seed_from_env() {
   const char* s = std::getenv("TOKENLINE_SEED");
@@ -125,7 +125,22 @@ struct Driver {
       for (const BatchEntry& e : plan.batches.ranks[r].entries)
         outcome.accepted_drafts[r].push_back(static_cast<int32_t>(uniform(rng, 0, e.draft_tokens)));
     now_s += 0.001 * static_cast<double>(uniform(rng, 1, 50));
+    if (chance(rng, 50)) {  // the real engine's order: pages first, so page tables cover the step
+      instance.allocate(plan);
+      require_tables_cover(plan);
+    }
     instance.commit(plan, outcome, now_s);
+  }
+
+  void require_tables_cover(const StepPlan& p) const {
+    for (size_t r = 0; r < p.ranks.size(); ++r) {
+      const Scheduler& rank = instance.rank(static_cast<int32_t>(r));
+      for (size_t i = 0; i < p.ranks[r].entry_slots.size(); ++i) {
+        const BatchEntry& e = p.batches.ranks[r].entries[i];
+        const int64_t pages = static_cast<int64_t>(rank.kv().page_table(p.ranks[r].entry_slots[i]).size());
+        REQUIRE(pages * config.kv.page_tokens >= e.context_tokens + e.new_tokens);
+      }
+    }
   }
 
   void plan_is_pure() {
