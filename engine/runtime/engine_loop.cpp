@@ -1,0 +1,108 @@
+#include "engine/runtime/engine_loop.h"
+
+#include "engine/runtime/byte_tokenizer.h"
+#include "engine/runtime/page_preview.h"
+
+namespace tokenline {
+namespace {
+
+class Loop {
+ public:
+  Loop(Instance& instance, ModelRunner& runner, Clock& clock, std::span<const TimedRequest> arrivals,
+       uint64_t prompt_seed, EngineObserver& observer)
+      : instance_(instance),
+        runner_(runner),
+        clock_(clock),
+        arrivals_(arrivals),
+        seed_(prompt_seed),
+        observer_(observer) {}
+
+  EngineLoopResult run();
+
+ private:
+  void admit_until(double t_s);
+  bool step();
+  void drain();
+
+  Instance& instance_;
+  ModelRunner& runner_;
+  Clock& clock_;
+  std::span<const TimedRequest> arrivals_;
+  uint64_t seed_;
+  EngineObserver& observer_;
+  size_t next_ = 0;
+  double now_s_ = 0;
+  int64_t steps_ = 0;
+  StepPlan plan_;
+  std::vector<RequestRecord> drained_;
+};
+
+// Adds every request that has arrived by t_s, each at its own arrival time (as the sim's feeder does).
+void Loop::admit_until(double t_s) {
+  while (next_ < arrivals_.size() && arrivals_[next_].arrival_s <= t_s) {
+    const TimedRequest& a = arrivals_[next_++];
+    runner_.set_prompt(a.spec.id, synthesize_prompt(a.spec, seed_));
+    observer_.on_arrival(a.spec.id, a.arrival_s);
+    instance_.add_request(a.spec, a.arrival_s);
+  }
+}
+
+void Loop::drain() {
+  instance_.drain(drained_);
+  for (const RequestRecord& r : drained_) {
+    observer_.on_record(r);
+    runner_.forget(r.id);
+  }
+  drained_.clear();
+}
+
+// One planned step; false when the plan was empty.
+bool Loop::step() {
+  instance_.plan(plan_);
+  for (size_t r = 0; r < plan_.ranks.size(); ++r) {
+    const Scheduler& rank = instance_.rank(static_cast<int32_t>(r));
+    for (int32_t victim : plan_.ranks[r].preemptions) observer_.on_preemption(rank.request(victim).record.id, now_s_);
+  }
+  if (plan_.empty()) {
+    instance_.commit(plan_, StepOutcome{}, now_s_);  // applies any preemptions
+    return false;
+  }
+  runner_.set_step_pages(preview_step_pages(instance_, plan_));
+  const StepOutcome outcome = runner_.execute(plan_.batches);
+  const double start_s = now_s_;
+  now_s_ += outcome.duration_s;
+  admit_until(now_s_);
+  instance_.commit(plan_, outcome, now_s_);
+  observer_.on_step(plan_, outcome, start_s, instance_.counters());
+  ++steps_;
+  return true;
+}
+
+EngineLoopResult Loop::run() {
+  int empty_plans = 0;
+  while (true) {
+    drain();
+    if (!instance_.has_work() || empty_plans >= 2) {
+      if (next_ >= arrivals_.size()) break;
+      const double t_s = arrivals_[next_].arrival_s;
+      clock_.sleep_until_s(t_s);
+      if (t_s > now_s_) now_s_ = t_s;
+      admit_until(now_s_);
+      empty_plans = 0;
+      continue;
+    }
+    empty_plans = step() ? 0 : empty_plans + 1;
+  }
+  return EngineLoopResult{.steps = steps_, .end_s = now_s_};
+}
+
+}  // namespace
+
+EngineLoopResult run_engine_loop(Instance& instance, ModelRunner& runner, Clock& clock,
+                                 std::span<const TimedRequest> arrivals, uint64_t prompt_seed,
+                                 EngineObserver& observer) {
+  Loop loop(instance, runner, clock, arrivals, prompt_seed, observer);
+  return loop.run();
+}
+
+}  // namespace tokenline

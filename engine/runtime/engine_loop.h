@@ -1,0 +1,45 @@
+// run_engine_loop: the real engine's own loop over the core's plan()/commit() (instance.h's driver loop)
+// in wall time. Its clock is the engine clock: it advances by each step's measured duration (the runner's
+// StepOutcome) and, when the instance is idle, sleeps until the next arrival and jumps to it. Requests
+// join at their arrival times, including those that arrive while a step executes (added before that
+// step's commit) - the same order of events as the sim's driver, so a replay of the measured durations
+// reproduces every decision. Scheduling and recording between steps are not counted in step durations.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "engine/core/instance.h"
+#include "engine/runtime/clock.h"
+#include "engine/runtime/model_runner.h"
+
+namespace tokenline {
+
+struct TimedRequest {
+  double arrival_s = 0;
+  RequestSpec spec;
+};
+
+// Receives the loop's events (the CLI forwards them to the output recorder).
+class EngineObserver {
+ public:
+  virtual ~EngineObserver() = default;
+  virtual void on_arrival(RequestId id, double now_s) = 0;
+  virtual void on_preemption(RequestId id, double now_s) = 0;
+  virtual void on_step(const StepPlan& plan, const StepOutcome& outcome, double start_s,
+                       const InstanceCounters& counters) = 0;
+  virtual void on_record(const RequestRecord& record) = 0;
+};
+
+struct EngineLoopResult {
+  int64_t steps = 0;
+  double end_s = 0;  // engine clock at the end
+};
+
+// REQUIRES: arrivals sorted by arrival_s; prompt ids within the runner's vocab.
+EngineLoopResult run_engine_loop(Instance& instance, ModelRunner& runner, Clock& clock,
+                                 std::span<const TimedRequest> arrivals, uint64_t prompt_seed,
+                                 EngineObserver& observer);
+
+}  // namespace tokenline

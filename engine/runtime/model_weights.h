@@ -1,0 +1,65 @@
+// ModelWeights: every tensor of a glm_moe_dsa model as FP32 host arrays, named as in the checkpoint
+// (Hugging Face names; routed and shared experts stored fused: gate rows then up rows). Filled by seeded
+// random initialisation or read from a safetensors file; written back with save(). Immutable after load.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "engine/runtime/model_shape.h"
+
+namespace tokenline {
+
+struct TensorSpec {
+  std::string name;
+  std::vector<int64_t> shape;
+  int64_t elements() const;
+};
+
+// The checkpoint's tensors for this shape, in a fixed order.
+std::vector<TensorSpec> checkpoint_tensors(const ModelShape& shape);
+
+// One layer's weights (pointers into ModelWeights' storage).
+struct LayerWeights {
+  const float *attn_norm, *ffn_norm;
+  const float *q_a, *q_a_norm, *q_b, *kv_a, *kv_norm, *kv_b, *o;
+  const float *idx_q, *idx_k, *idx_k_norm, *idx_k_norm_bias, *idx_w;  // idx_*: null on shared layers
+  const float *dense_gate_up, *dense_down;                             // dense layers
+  const float *gate, *gate_bias, *experts_gate_up, *experts_down;      // MoE layers
+  const float *shared_gate_up, *shared_down;                           // MoE layers
+};
+
+class ModelWeights {
+ public:
+  // Uniform(-1/sqrt(fan_in), +1/sqrt(fan_in)) matrices and 1 +- 0.1 norm weights from pcg32(seed, tensor i).
+  ModelWeights(ModelWeights&&) = default;  // data_'s buffers move with it, so the pointers stay valid
+  ModelWeights(const ModelWeights&) = delete;
+  ModelWeights& operator=(const ModelWeights&) = delete;
+
+  static ModelWeights random(const ModelShape& shape, uint64_t seed);
+  // Reads every tensor (F32, exact shape). Throws InputError naming the file and the tensor that is
+  // missing or has the wrong dtype or shape.
+  static ModelWeights load(const ModelShape& shape, const std::string& path);
+  // Writes every tensor as F32. Throws InputError when the file cannot be written.
+  void save(const std::string& path) const;
+
+  const LayerWeights& layer(int32_t l) const { return layers_[static_cast<size_t>(l)]; }
+  const float* embed() const { return embed_; }
+  const float* final_norm() const { return final_norm_; }
+  const float* lm_head() const { return lm_head_; }
+  const std::vector<TensorSpec>& specs() const { return specs_; }
+  std::vector<float>& tensor(size_t i) { return data_[i]; }  // tests: corrupt or inspect one tensor
+
+ private:
+  explicit ModelWeights(const ModelShape& shape);
+  void bind();  // resolves the pointers after data_ is filled
+
+  ModelShape shape_;
+  std::vector<TensorSpec> specs_;
+  std::vector<std::vector<float>> data_;  // parallel to specs_
+  std::vector<LayerWeights> layers_;
+  const float *embed_ = nullptr, *final_norm_ = nullptr, *lm_head_ = nullptr;
+};
+
+}  // namespace tokenline
