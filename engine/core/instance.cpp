@@ -60,7 +60,7 @@ int32_t Instance::pick_rank(const RequestSpec& spec) const {
   return 0;
 }
 
-AddResult Instance::add(RequestSpec spec, double now_s, bool kv_ready) {
+AddResult Instance::add(RequestSpec spec, double now_s, bool kv_ready, int32_t rank) {
   AddResult result;
   ++arrived_;
   const RequestId id = spec.id;
@@ -69,7 +69,7 @@ AddResult Instance::add(RequestSpec spec, double now_s, bool kv_ready) {
   // Every rank has the same limits: validate before hashing a prompt of any claimed length.
   result.reason = ranks_.front().validate(spec, kv_ready);
   if (result.accepted()) {
-    result.rank = pick_rank(spec);
+    result.rank = rank >= 0 ? rank : pick_rank(spec);
     result.reason = ranks_[static_cast<size_t>(result.rank)].add(std::move(spec), now_s, kv_ready);
     ++assigned_;
   }
@@ -95,6 +95,11 @@ AddResult Instance::add_request(RequestSpec spec, double now_s) {
 
 AddResult Instance::add_request_with_kv(RequestSpec spec, double now_s) {
   return add(std::move(spec), now_s, true);
+}
+
+AddResult Instance::add_request_with_kv(RequestSpec spec, double now_s, int32_t rank) {
+  assert(rank >= 0 && rank < dp_ranks() && "rank out of range");
+  return add(std::move(spec), now_s, true, rank);
 }
 
 void Instance::plan(StepPlan& out) const {

@@ -76,6 +76,9 @@ class Instance {
   AddResult add_request(RequestSpec spec, double now_s);
   // PD decode side: the request's prompt KV is already here (after transfer); it only decodes.
   AddResult add_request_with_kv(RequestSpec spec, double now_s);
+  // The same on a given rank (PD: the rank whose pages were reserved before the transfer).
+  // REQUIRES: 0 <= rank < dp_ranks().
+  AddResult add_request_with_kv(RequestSpec spec, double now_s, int32_t rank);
 
   void plan(StepPlan& out) const;
   StepPlan plan() const;
@@ -99,7 +102,7 @@ class Instance {
   bool check(std::string* why) const;
 
  private:
-  AddResult add(RequestSpec spec, double now_s, bool kv_ready);
+  AddResult add(RequestSpec spec, double now_s, bool kv_ready, int32_t rank = -1);
   int32_t pick_rank(const RequestSpec& spec) const;
 
   InstanceConfig config_;

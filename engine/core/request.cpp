@@ -37,6 +37,8 @@ std::string_view to_string(RejectReason reason) {
       return "never_fits_kv";
     case RejectReason::kWrongRole:
       return "wrong_role";
+    case RejectReason::kNeverFitsDecodeKv:
+      return "never_fits_decode_kv";
   }
   return "?";
 }

@@ -19,8 +19,9 @@ enum class RejectReason {
   kExceedsContext,     // prompt_tokens + output_tokens > the model's max context
   kNeverFitsKv,        // even alone, the request's KV exceeds the rank's whole page pool
   kWrongRole,          // a fresh request sent to a decode-only instance, or a KV-ready one to prefill-only
+  kNeverFitsDecodeKv,  // PD: fits the prefill side, but even an empty decode rank cannot hold its KV
 };
-inline constexpr int kRejectReasonCount = 6;
+inline constexpr int kRejectReasonCount = 7;
 std::string_view to_string(RejectReason reason);
 
 enum class RequestStatus {
