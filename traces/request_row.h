@@ -20,6 +20,10 @@ struct RequestRow {
   int32_t instance = -1;  // instance that served it; -1 when rejected before routing
   bool completed = false;
   std::string_view status = "completed";  // "completed" or a rejection reason; static storage
+  // PD disaggregation (instance is then the prefill instance); -1 / 0 / -1 when not disaggregated.
+  int32_t decode_instance = -1;
+  double kv_transfer_bytes = 0;  // KV + indexer cache handed from prefill to decode
+  double kv_transfer_s = -1;     // the transfer's duration (< 0: no transfer)
 };
 
 }  // namespace tokenline

@@ -12,7 +12,7 @@ constexpr int kTimeDecimals = 6;  // microseconds
 RequestsCsvWriter::RequestsCsvWriter(const std::string& path) : file_(path) {
   file_.buffer().append(
       "id,arrival_s,first_token_s,finish_s,input_tokens,output_tokens,cached_tokens,preemptions,instance,"
-      "status\n");
+      "status,decode_instance,kv_transfer_bytes,kv_transfer_s\n");
 }
 
 void RequestsCsvWriter::write(const RequestRow& r) {
@@ -36,6 +36,12 @@ void RequestsCsvWriter::write(const RequestRow& r) {
   append_int(out, r.instance);
   out.push_back(',');
   out.append(r.status.data(), r.status.size());
+  out.push_back(',');
+  if (r.decode_instance >= 0) append_int(out, r.decode_instance);
+  out.push_back(',');
+  if (r.kv_transfer_s >= 0) append_int(out, static_cast<int64_t>(r.kv_transfer_bytes + 0.5));
+  out.push_back(',');
+  if (r.kv_transfer_s >= 0) append_fixed(out, r.kv_transfer_s, kTimeDecimals);
   out.push_back('\n');
   file_.maybe_flush();
 }

@@ -24,12 +24,25 @@ TEST_CASE("requests.csv has a header and one row per request", "[requests_csv_wr
                      .status = "completed"});
   w.write(
       RequestRow{.id = 4, .arrival_s = 2.0, .finish_s = 2.0, .input_tokens = 2000000, .status = "too_long"});
+  w.write(RequestRow{.id = 5,
+                     .arrival_s = 3.0,
+                     .first_token_s = 4.5,
+                     .finish_s = 5.0,
+                     .input_tokens = 1000,
+                     .output_tokens = 2,
+                     .instance = 1,
+                     .completed = true,
+                     .status = "completed",
+                     .decode_instance = 2,
+                     .kv_transfer_bytes = 53940000.0,
+                     .kv_transfer_s = 0.25});
   REQUIRE(w.finish());
   CHECK(testing::read_all(path) ==
         "id,arrival_s,first_token_s,finish_s,input_tokens,output_tokens,cached_tokens,preemptions,instance,"
-        "status\n"
-        "3,1.000000,1.250000,2.500000,100,10,64,1,0,completed\n"
-        "4,2.000000,,2.000000,2000000,0,0,0,-1,too_long\n");
+        "status,decode_instance,kv_transfer_bytes,kv_transfer_s\n"
+        "3,1.000000,1.250000,2.500000,100,10,64,1,0,completed,,,\n"
+        "4,2.000000,,2.000000,2000000,0,0,0,-1,too_long,,,\n"
+        "5,3.000000,4.500000,5.000000,1000,2,0,0,1,completed,2,53940000,0.250000\n");
 }
 
 }  // namespace
