@@ -82,71 +82,97 @@ void Metrics::on_kv_pages(int32_t instance, double time_s, int64_t used_pages) {
   k.peak_pages = std::max(k.peak_pages, used_pages);
 }
 
+// Builds metrics.json section by section (a friend, so the JSON type stays out of metrics.h).
+struct MetricsJson {
+  static constexpr double kMs = 1e3;  // latencies are reported in milliseconds
+
+  static double ratio(int64_t part, int64_t whole) {
+    return whole > 0 ? rounded(static_cast<double>(part) / static_cast<double>(whole)) : 0.0;
+  }
+
+  static Json requests(const Metrics& m) {
+    Json rejected = Json::object();
+    for (const auto& [reason, count] : m.rejected_) rejected[reason] = count;
+    return {{"arrived", m.arrived_},
+            {"completed", m.completed_},
+            {"rejected", m.rejected_total_},
+            {"rejected_by_reason", rejected},
+            {"in_flight_at_end", m.arrived_ - m.completed_ - m.rejected_total_},
+            {"preempted", m.preempted_requests_},
+            {"preemptions", m.preemptions_}};
+  }
+
+  static Json latency(Metrics& m) {
+    return {{"ttft", summary_json(m.ttft_s_, kMs)},
+            {"tpot", summary_json(m.tpot_s_, kMs)},
+            {"itl", summary_json(m.itl_s_, kMs)},
+            {"e2e", summary_json(m.e2e_s_, kMs)}};
+  }
+
+  static Json throughput(const Metrics& m, double span_s) {
+    return {{"span_s", rounded(span_s)},
+            {"input_tokens_per_s", per_second(static_cast<double>(m.input_tokens_), span_s)},
+            {"output_tokens_per_s", per_second(static_cast<double>(m.output_tokens_), span_s)},
+            {"requests_per_s", per_second(static_cast<double>(m.completed_), span_s)}};
+  }
+
+  static Json goodput(const Metrics& m, double span_s) {
+    return {{"slo_ttft_ms", rounded(m.slo_.ttft_s * kMs)},
+            {"slo_tpot_ms", rounded(m.slo_.tpot_s * kMs)},
+            {"good_requests", m.good_requests_},
+            {"requests_per_s", per_second(static_cast<double>(m.good_requests_), span_s)},
+            {"fraction_of_completed", ratio(m.good_requests_, m.completed_)}};
+  }
+
+  static Json kv(const Metrics::KvTrack& k, double end_s) {
+    return {{"capacity", k.capacity_pages},
+            {"peak", k.peak_pages},
+            {"mean", end_s > 0 ? rounded(k.page_seconds / end_s) : 0.0}};
+  }
+
+  static Json instances(const Metrics& m, double end_s) {
+    Json out = Json::array();
+    for (size_t i = 0; i < m.kv_.size(); ++i) {
+      out.push_back({{"index", i}, {"steps", m.steps_[i]}, {"kv_pages", kv(m.kv_[i], end_s)}});
+    }
+    return out;
+  }
+
+  static Json run(const RunInfo& info) {
+    Json run = {{"mode", info.mode},
+                {"backend", info.backend},
+                {"model", info.model},
+                {"hardware", info.hardware},
+                {"parallelism", info.parallelism},
+                {"instances", info.instances},
+                {"router", info.router},
+                {"workload", info.workload},
+                {"seed", info.seed},
+                {"simulated_s", rounded(info.simulated_s)},
+                {"events", info.events},
+                {"skipped_lines", info.skipped_lines}};
+    if (!info.cluster.empty()) run["cluster"] = info.cluster;
+    if (info.wall_s) run["wall_s"] = rounded(*info.wall_s);
+    return run;
+  }
+};
+
 std::string Metrics::to_json(const RunInfo& info) {
   const double end_s = info.simulated_s;
   const double span_s = first_arrival_s_ >= 0 ? last_finish_s_ - first_arrival_s_ : 0.0;
-  constexpr double kMs = 1e3;  // latencies are reported in milliseconds
-  Json rejected = Json::object();
-  for (const auto& [reason, count] : rejected_) rejected[reason] = count;
-
-  Json j;
-  j["requests"] = {{"arrived", arrived_},
-                   {"completed", completed_},
-                   {"rejected", rejected_total_},
-                   {"rejected_by_reason", rejected},
-                   {"in_flight_at_end", arrived_ - completed_ - rejected_total_},
-                   {"preempted", preempted_requests_},
-                   {"preemptions", preemptions_}};
-  j["latency_ms"] = {{"ttft", summary_json(ttft_s_, kMs)},
-                     {"tpot", summary_json(tpot_s_, kMs)},
-                     {"itl", summary_json(itl_s_, kMs)},
-                     {"e2e", summary_json(e2e_s_, kMs)}};
-  j["throughput"] = {{"span_s", rounded(span_s)},
-                     {"input_tokens_per_s", per_second(static_cast<double>(input_tokens_), span_s)},
-                     {"output_tokens_per_s", per_second(static_cast<double>(output_tokens_), span_s)},
-                     {"requests_per_s", per_second(static_cast<double>(completed_), span_s)}};
-  if (slo_.enabled()) {
-    j["goodput"] = {{"slo_ttft_ms", rounded(slo_.ttft_s * kMs)},
-                    {"slo_tpot_ms", rounded(slo_.tpot_s * kMs)},
-                    {"good_requests", good_requests_},
-                    {"requests_per_s", per_second(static_cast<double>(good_requests_), span_s)},
-                    {"fraction_of_completed", completed_ > 0 ? rounded(static_cast<double>(good_requests_) /
-                                                                       static_cast<double>(completed_))
-                                                             : 0.0}};
-  }
-  j["prefix_cache"] = {{"input_tokens", input_tokens_},
-                       {"hit_tokens", cached_tokens_},
-                       {"hit_rate", input_tokens_ > 0 ? rounded(static_cast<double>(cached_tokens_) /
-                                                                static_cast<double>(input_tokens_))
-                                                      : 0.0}};
   for (KvTrack& k : kv_) advance(k, end_s);
   advance(kv_total_, end_s);
-  auto kv_json = [&](const KvTrack& k) {
-    return Json{{"capacity", k.capacity_pages},
-                {"peak", k.peak_pages},
-                {"mean", end_s > 0 ? rounded(k.page_seconds / end_s) : 0.0}};
-  };
-  j["kv_pages"] = kv_json(kv_total_);
-  Json instances = Json::array();
-  for (size_t i = 0; i < kv_.size(); ++i) {
-    instances.push_back({{"index", i}, {"steps", steps_[i]}, {"kv_pages", kv_json(kv_[i])}});
-  }
-  j["instances"] = instances;
-  Json run = {{"mode", info.mode},
-              {"backend", info.backend},
-              {"model", info.model},
-              {"hardware", info.hardware},
-              {"parallelism", info.parallelism},
-              {"instances", info.instances},
-              {"router", info.router},
-              {"workload", info.workload},
-              {"seed", info.seed},
-              {"simulated_s", rounded(info.simulated_s)},
-              {"events", info.events},
-              {"skipped_lines", info.skipped_lines}};
-  if (!info.cluster.empty()) run["cluster"] = info.cluster;
-  if (info.wall_s) run["wall_s"] = rounded(*info.wall_s);
-  j["run"] = run;
+  Json j;
+  j["requests"] = MetricsJson::requests(*this);
+  j["latency_ms"] = MetricsJson::latency(*this);
+  j["throughput"] = MetricsJson::throughput(*this, span_s);
+  if (slo_.enabled()) j["goodput"] = MetricsJson::goodput(*this, span_s);
+  j["prefix_cache"] = {{"input_tokens", input_tokens_},
+                       {"hit_tokens", cached_tokens_},
+                       {"hit_rate", MetricsJson::ratio(cached_tokens_, input_tokens_)}};
+  j["kv_pages"] = MetricsJson::kv(kv_total_, end_s);
+  j["instances"] = MetricsJson::instances(*this, end_s);
+  j["run"] = MetricsJson::run(info);
   return j.dump(2) + "\n";
 }
 

@@ -69,6 +69,7 @@ class Metrics {
     double page_seconds = 0;  // integral of used pages over time
   };
   static void advance(KvTrack& track, double time_s);
+  friend struct MetricsJson;  // the serializer (metrics.cpp), kept out of this header with its JSON type
 
   Slo slo_;
   int64_t arrived_ = 0;
