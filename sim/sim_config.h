@@ -12,7 +12,7 @@
 
 namespace tokenline {
 
-enum class Backend { kAnalytic };
+enum class Backend { kAnalytic, kSimgrid };
 enum class RouterPolicy { kRoundRobin, kLeastLoad, kPrefixAware };
 enum class TraceDetail { kStep, kOp };
 
@@ -38,6 +38,7 @@ struct SimConfig {
   std::string model_name;  // for the run block
   std::string hardware_name;
   std::string cluster_name;  // empty without --cluster
+  std::string cluster_source;  // --backend simgrid: the cluster preset or JSON path its platform is built from
   std::string parallel_name;
   std::string workload_name;
   Backend backend = Backend::kAnalytic;

@@ -55,7 +55,8 @@ TraceDetail parse_detail(const std::string& v) {
 
 Backend parse_backend(const std::string& v) {
   if (v == "analytic") return Backend::kAnalytic;
-  throw InputError("--backend", "analytic", "'" + v + "'");
+  if (v == "simgrid") return Backend::kSimgrid;
+  throw InputError("--backend", "analytic or simgrid", "'" + v + "'");
 }
 
 // "200ms", "0.2s" or a bare number of milliseconds.
@@ -231,6 +232,10 @@ SimConfig build_config(const SimJob& job, const ModelConfig& model, const Deploy
   c.hardware_name = d.hardware_name;
   c.cluster_name = d.cluster_name;
   c.backend = parse_backend(job.backend);
+  // The simgrid backend needs a network: the --cluster, else the hardware's one-node preset ("h200x8").
+  if (c.backend == Backend::kSimgrid) {
+    c.cluster_source = job.cluster.empty() ? job.hardware + "x8" : job.cluster;
+  }
   c.router = parse_router(job.router, "--router");
   for (const CostModel& cm : d.cost_models) {
     c.instances.push_back({cm.parallel.name(), instance_config(job, model, cm)});

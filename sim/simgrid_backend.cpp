@@ -91,7 +91,7 @@ SimgridBackend::SimgridBackend(const CostModel& cost_model, const sg::PlatformSp
       op_detail_(op_detail),
       plans_(static_cast<size_t>(kPatternCount * (cost_model.parallel.gpus() + 1))),
       planned_(plans_.size(), 0),
-      link_bytes_(platform.links.size(), 0.0) {
+      link_bytes_(platform.links.size() * 2, 0.0) {
   assert(first_gpu + cost_model.parallel.gpus() <= platform.gpu_count() && "instance beyond the platform");
   op_names();
 }
@@ -114,9 +114,12 @@ SimgridBackend::PatternPlan SimgridBackend::make_plan(Pattern pattern, int group
   // Load per link direction with every flow at scale 1; the slowest direction bounds the pattern.
   std::vector<double> load(platform_.links.size() * 2, 0.0);
   for (const Flow& f : p.flows) {
+    double latency_s = 0;
     for (const sg::PlatformHop& h : platform_.routes[static_cast<size_t>(f.src)][static_cast<size_t>(f.dst)]) {
       load[static_cast<size_t>(h.link) * 2 + (h.up ? 0 : 1)] += f.coef;
+      latency_s += platform_.links[static_cast<size_t>(h.link)].latency_s;
     }
+    p.latency_s = std::max(p.latency_s, latency_s);
   }
   for (size_t i = 0; i < load.size(); ++i) {
     p.unit_s = std::max(p.unit_s, load[i] / platform_.links[i / 2].bw_per_direction);
@@ -155,7 +158,7 @@ void SimgridBackend::run_pattern(Pattern pattern, int group, double time_s) {
     const double bytes = f.coef * scale;
     acts.transfer(f.src, f.dst, bytes);
     for (const sg::PlatformHop& h : platform_.routes[static_cast<size_t>(f.src)][static_cast<size_t>(f.dst)]) {
-      link_bytes_[static_cast<size_t>(h.link)] += bytes;
+      link_bytes_[static_cast<size_t>(h.link) * 2 + (h.up ? 0 : 1)] += bytes;
     }
   }
   acts.wait_all();

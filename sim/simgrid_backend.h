@@ -28,7 +28,7 @@ class SimgridBackend final : public Executor {
   StepOutcome execute(const StepBatches& step) override;
   static constexpr bool advances_clock() { return true; }
   const StepCost& last_cost() const { return last_cost_; }
-  // Bytes this backend put on each platform link (index = PlatformSpec::links), both directions summed.
+  // Bytes this backend's collectives put on each link direction: index link * 2 (up) or link * 2 + 1 (down).
   const std::vector<double>& link_bytes() const { return link_bytes_; }
 
   // One point-to-point flow of a collective's pattern: `coef` units of the pattern's scale.
@@ -40,7 +40,8 @@ class SimgridBackend final : public Executor {
   enum class Pattern { kRing, kAllToAll };
   struct PatternPlan {
     std::vector<Flow> flows;
-    double unit_s = 0;  // uncontended time of the pattern with scale 1 (slowest link's load / bandwidth)
+    double unit_s = 0;     // uncontended time of the pattern with scale 1 (slowest link's load / bandwidth)
+    double latency_s = 0;  // the longest route latency among its flows (added once per run of the pattern)
   };
   // The flows of `pattern` over consecutive groups of `group` GPUs of this instance, all concurrent.
   const PatternPlan& plan(Pattern pattern, int group);

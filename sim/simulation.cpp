@@ -12,6 +12,8 @@
 #include "sim/recorder.h"
 #include "sim/router.h"
 #include "sim/simgrid_adapter.h"
+#include "sim/simgrid_backend.h"
+#include "sim/simgrid_platform.h"
 
 namespace tokenline {
 namespace {
@@ -24,6 +26,7 @@ struct InstanceSlot {
       : instance(config), backend(cm, op_detail) {}
   Instance instance;
   AnalyticBackend backend;
+  std::unique_ptr<SimgridBackend> simgrid;  // --backend simgrid: runs each step in virtual time itself
   std::unique_ptr<sg::Signal> signal;  // created inside the simulation
   StepPlan plan;
   std::vector<RequestRecord> drained;
@@ -38,11 +41,16 @@ class Driver {
         recorder_(config),
         router_(config.router, config.instances.front().config.kv.page_tokens),
         wall_start_(std::chrono::steady_clock::now()) {
+    if (config.backend == Backend::kSimgrid) {
+      platform_ = sg::load_platform(config.cluster_source, cost_models[0].hbm_bw);
+    }
+    int first_gpu = 0;
     for (int32_t i = 0; i < config.instance_count(); ++i) {
       const SimConfig::InstanceSpec& spec = config.instances[static_cast<size_t>(i)];
       slots_.push_back(std::make_unique<InstanceSlot>(spec.config, cost_models[static_cast<size_t>(i)],
                                                       config.output.trace_detail == TraceDetail::kOp));
       instance_views_.push_back(&slots_.back()->instance);
+      if (platform_) attach_simgrid(*slots_.back(), cost_models[static_cast<size_t>(i)], first_gpu);
       recorder_.describe_instance(i, spec.parallel_name, spec.config.dp_ranks, spec.config.kv.total_pages);
     }
   }
@@ -59,6 +67,7 @@ class Driver {
   bool step_instance(int32_t index);
   void drain(int32_t index);
   void progress(bool final_line);
+  void attach_simgrid(InstanceSlot& slot, const CostModel& cm, int& first_gpu);
 
   const SimConfig& config_;
   ArrivalSource& source_;
@@ -66,6 +75,7 @@ class Driver {
   Router router_;
   std::vector<std::unique_ptr<InstanceSlot>> slots_;
   std::vector<const Instance*> instance_views_;
+  std::optional<sg::PlatformSpec> platform_;  // --backend simgrid
   std::unique_ptr<sg::Signal> feeder_signal_;
   bool feeder_waiting_ = false;
   bool feeding_done_ = false;
@@ -162,10 +172,16 @@ bool Driver::step_instance(int32_t index) {
     slot.instance.commit(slot.plan, StepOutcome{}, start_s);  // applies any preemptions
     return false;
   }
-  const StepOutcome outcome = slot.backend.execute(slot.plan.batches);
-  sg::sleep_for(outcome.duration_s);
+  StepOutcome outcome;
+  if (slot.simgrid) {
+    outcome = slot.simgrid->execute(slot.plan.batches);  // advances the clock by the step
+  } else {
+    outcome = slot.backend.execute(slot.plan.batches);
+    sg::sleep_for(outcome.duration_s);
+  }
   slot.instance.commit(slot.plan, outcome, sg::now_s());
-  recorder_.on_step(index, slot.plan, outcome, &slot.backend.last_cost(), start_s, slot.instance.counters());
+  const StepCost& cost = slot.simgrid ? slot.simgrid->last_cost() : slot.backend.last_cost();
+  recorder_.on_step(index, slot.plan, outcome, &cost, start_s, slot.instance.counters());
   if (config_.output.progress && ++steps_ % kProgressCheckSteps == 0) progress(false);
   return true;
 }
@@ -196,8 +212,23 @@ void Driver::progress(bool final_line) {
                static_cast<long long>(steps_), final_line ? "\n" : "");
 }
 
+// Instances take consecutive GPUs of the platform, in instance order.
+void Driver::attach_simgrid(InstanceSlot& slot, const CostModel& cm, int& first_gpu) {
+  if (first_gpu + cm.parallel.gpus() > platform_->gpu_count()) {
+    throw InputError("--cluster " + config_.cluster_source,
+                     "at least " + std::to_string(first_gpu + cm.parallel.gpus()) +
+                         " GPUs for --backend simgrid",
+                     std::to_string(platform_->gpu_count()) + " GPUs");
+  }
+  slot.simgrid = std::make_unique<SimgridBackend>(cm, *platform_, first_gpu,
+                                                  config_.output.trace_detail == TraceDetail::kOp);
+  first_gpu += cm.parallel.gpus();
+}
+
 SimResult Driver::run() {
-  sg::SimEngine engine;
+  std::unique_ptr<sg::SimEngine> engine_owner =
+      platform_ ? std::make_unique<sg::SimEngine>(*platform_) : std::make_unique<sg::SimEngine>();
+  sg::SimEngine& engine = *engine_owner;
   feeder_signal_ = std::make_unique<sg::Signal>();
   for (auto& slot : slots_) slot->signal = std::make_unique<sg::Signal>();
   engine.add_actor("feeder", [this] { feed(); });
@@ -247,6 +278,8 @@ std::string_view to_string(Backend backend) {
   switch (backend) {
     case Backend::kAnalytic:
       return "analytic";
+    case Backend::kSimgrid:
+      return "simgrid";
   }
   return "";
 }

@@ -29,7 +29,9 @@ void add_deployment_options(CLI::App& cmd, SimJob& job) {
   cmd.add_option("--kv-layout", job.kv_layout,
                  "fp8_ds_mla | fp8_e4m3 | nvfp4_ds_mla | bf16 (default: the model's)");
   cmd.add_flag("--ideal", job.ideal, "the seed's ideal rates (no efficiency factors, no kernel launches)");
-  cmd.add_option("--backend", job.backend, "cost backend: analytic")->capture_default_str();
+  cmd.add_option("--backend", job.backend,
+                 "cost backend: analytic (closed form) or simgrid (contended network; uses --cluster)")
+      ->capture_default_str();
 }
 
 void add_scheduler_options(CLI::App& cmd, SimJob& job) {
