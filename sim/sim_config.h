@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "engine/core/instance.h"
+#include "sim/overlap.h"
 #include "traces/metrics.h"
 
 namespace tokenline {
@@ -42,6 +43,7 @@ struct SimConfig {
   std::string parallel_name;
   std::string workload_name;
   Backend backend = Backend::kAnalytic;
+  Overlap overlap = Overlap::kNone;  // simgrid backend: the seed's compute / comm overlap level
   RouterPolicy router = RouterPolicy::kRoundRobin;
   // One entry per instance, each with its own parallelism (and so its own ranks and KV pool).
   struct InstanceSpec {

@@ -236,6 +236,10 @@ SimConfig build_config(const SimJob& job, const ModelConfig& model, const Deploy
   if (c.backend == Backend::kSimgrid) {
     c.cluster_source = job.cluster.empty() ? job.hardware + "x8" : job.cluster;
   }
+  c.overlap = parse_overlap(job.overlap, "--overlap");
+  if (c.overlap != Overlap::kNone && c.backend != Backend::kSimgrid) {
+    throw InputError("--overlap", "none with --backend analytic (overlap needs --backend simgrid)", job.overlap);
+  }
   c.router = parse_router(job.router, "--router");
   for (const CostModel& cm : d.cost_models) {
     c.instances.push_back({cm.parallel.name(), instance_config(job, model, cm)});

@@ -30,6 +30,7 @@ struct SimJob {
   std::string kv_layout;  // "" = the model's default
   bool ideal = false;     // the seed's ideal rates instead of the hardware's efficiencies
   std::string backend = "analytic";
+  std::string overlap = "none";  // simgrid backend: none | combine | tbo | dp-gather
   uint64_t seed = 0;
   std::string slo;  // "ttft=200ms,tpot=50ms"
   std::string out;

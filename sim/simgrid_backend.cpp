@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <array>
 #include <cassert>
+#include <memory>
 #include <string>
 
 #include "sim/simgrid_adapter.h"
@@ -84,16 +85,19 @@ void all_to_all_flows(const sg::PlatformSpec& spec, const std::vector<int>& g,
 }  // namespace
 
 SimgridBackend::SimgridBackend(const CostModel& cost_model, const sg::PlatformSpec& platform, int first_gpu,
-                               bool op_detail)
+                               bool op_detail, Overlap overlap)
     : cost_model_(cost_model),
       platform_(platform),
       first_gpu_(first_gpu),
       op_detail_(op_detail),
+      overlap_(overlap),
       plans_(static_cast<size_t>(kPatternCount * (cost_model.parallel.gpus() + 1))),
       planned_(plans_.size(), 0),
       link_bytes_(platform.links.size() * 2, 0.0) {
   assert(first_gpu + cost_model.parallel.gpus() <= platform.gpu_count() && "instance beyond the platform");
   op_names();
+  pattern_s_.assign(plans_.size(), 0.0);
+  build_segments();
 }
 
 SimgridBackend::PatternPlan SimgridBackend::make_plan(Pattern pattern, int group) const {
@@ -144,16 +148,12 @@ void SimgridBackend::run_rooflines(int gpu, double compute_s, double hbm_bytes) 
   acts.wait_all();
 }
 
-// Runs the pattern's flows scaled so that alone they take time_s (the ledger's transfer time).
-void SimgridBackend::run_pattern(Pattern pattern, int group, double time_s) {
+// Starts the pattern's flows scaled so that alone they take time_s (the ledger's transfer time).
+void SimgridBackend::start_pattern(sg::Activities& acts, Pattern pattern, int group, double time_s) {
   if (time_s <= 0) return;
   const PatternPlan& p = plan(pattern, group);
-  if (p.unit_s <= 0) {  // a group of one GPU: nothing crosses a link
-    sg::sleep_for(time_s);
-    return;
-  }
+  if (p.unit_s <= 0) return;  // a group of one GPU: nothing crosses a link
   const double scale = time_s / p.unit_s;
-  sg::Activities acts;
   for (const Flow& f : p.flows) {
     const double bytes = f.coef * scale;
     acts.transfer(f.src, f.dst, bytes);
@@ -161,59 +161,130 @@ void SimgridBackend::run_pattern(Pattern pattern, int group, double time_s) {
       link_bytes_[static_cast<size_t>(h.link) * 2 + (h.up ? 0 : 1)] += bytes;
     }
   }
-  acts.wait_all();
 }
 
-// Step detail: compute-bound ops as one exec, memory-bound ops as one HBM transfer, collectives merged by
-// (pattern, group), all launches as one delay. Sums are exact: the ledger adds these terms.
-void SimgridBackend::run_merged(const StepCost& sc, int gpu) {
-  double compute_s = 0, hbm_bytes = 0, launch_s = 0;
-  const int gpus = cost_model_.parallel.gpus();
-  std::vector<double> pattern_s(static_cast<size_t>(kPatternCount * (gpus + 1)), 0.0);
+// The step's ops in segments: each segment's compute ops run back to back on the compute stream while
+// its collectives run on the comm stream; segments follow each other. Without overlap: one segment of
+// every compute op, then one of every collective, one at a time (the ledger's sum).
+void SimgridBackend::build_segments() {
+  const auto add = [](Segment& s, std::initializer_list<Op> compute, std::initializer_list<Op> comm) {
+    s.compute.insert(s.compute.end(), compute);
+    s.comm.insert(s.comm.end(), comm);
+  };
+  std::vector<char> placed(kOpCount, 0);
+  if (overlap_ >= Overlap::kTwoBatch) {  // one sub-batch's dispatch under the other's attention
+    Segment s;
+    add(s, {Op::kAProj, Op::kNormRopeKvWrite, Op::kQBProj, Op::kIndexerScore, Op::kTopkSelect, Op::kSparseMla,
+            Op::kOProj},
+        {Op::kDispatch});
+    segments_.push_back(s);
+  }
+  if (overlap_ >= Overlap::kDpGather) {  // DP gather / scatter beside the MoE (HBM vs NVLink)
+    Segment s;
+    add(s, {Op::kRouter, Op::kSharedExpert, Op::kExpertGemm}, {Op::kCombine, Op::kDpAllgather, Op::kReduceScatter});
+    segments_.push_back(s);
+  } else if (overlap_ >= Overlap::kCombine) {  // combine in the second expert GEMM's shadow
+    Segment s;
+    add(s, {Op::kExpertGemm}, {Op::kCombine});
+    segments_.push_back(s);
+  }
+  for (const Segment& s : segments_) {
+    for (Op op : s.compute) placed[static_cast<size_t>(op)] = 1;
+    for (Op op : s.comm) placed[static_cast<size_t>(op)] = 1;
+  }
+  Segment compute, comm;
+  comm.serial = true;
   for (int i = 0; i < kOpCount; ++i) {
-    const Op op = static_cast<Op>(i);
-    const Term& t = sc[op];
-    if (t.time_s <= 0) continue;
-    launch_s += t.launch_s;
-    if (is_collective(op)) {
-      const int group = collective_group(op, cost_model_.parallel);
-      pattern_s[static_cast<size_t>(pattern_of(op_collective(op))) * static_cast<size_t>(gpus + 1) +
-                static_cast<size_t>(group)] += t.memory_s;
-    } else if (t.compute_s > t.memory_s) {
-      compute_s += t.compute_s;
-    } else {
-      hbm_bytes += t.memory_s * cost_model_.hbm_bw;
-    }
+    if (placed[static_cast<size_t>(i)]) continue;
+    (is_collective(static_cast<Op>(i)) ? comm.comm : compute.compute).push_back(static_cast<Op>(i));
   }
+  segments_.push_back(compute);
+  segments_.push_back(comm);
+}
+
+// Step detail: per segment, compute-bound ops as one exec and memory-bound ops as one HBM transfer on the
+// compute stream, collectives merged by (pattern, group) on the comm stream; all launches as one delay.
+void SimgridBackend::run_merged(const StepCost& sc, int gpu) {
+  double launch_s = 0;
+  for (const Term& t : sc.terms) launch_s += t.time_s > 0 ? t.launch_s : 0;
   if (launch_s > 0) sg::sleep_for(launch_s);
-  if (compute_s > 0) run_rooflines(gpu, compute_s, 0);
-  if (hbm_bytes > 0) run_rooflines(gpu, 0, hbm_bytes);
-  for (size_t k = 0; k < pattern_s.size(); ++k) {
-    const auto pattern = static_cast<Pattern>(k / static_cast<size_t>(gpus + 1));
-    run_pattern(pattern, static_cast<int>(k % static_cast<size_t>(gpus + 1)), pattern_s[k]);
+  const size_t stride = static_cast<size_t>(cost_model_.parallel.gpus() + 1);
+  for (const Segment& seg : segments_) {
+    std::fill(pattern_s_.begin(), pattern_s_.end(), 0.0);
+    for (Op op : seg.comm) {
+      const Term& t = sc[op];
+      if (t.time_s <= 0) continue;
+      pattern_s_[static_cast<size_t>(pattern_of(op_collective(op))) * stride +
+                 static_cast<size_t>(collective_group(op, cost_model_.parallel))] += t.memory_s;
+    }
+    sg::Activities comm;
+    for (size_t k = 0; k < pattern_s_.size(); ++k) {
+      start_pattern(comm, static_cast<Pattern>(k / stride), static_cast<int>(k % stride), pattern_s_[k]);
+      if (seg.serial) comm.wait_all();
+    }
+    double compute_s = 0, hbm_bytes = 0;
+    for (Op op : seg.compute) {
+      const Term& t = sc[op];
+      if (t.time_s <= 0) continue;
+      if (t.compute_s > t.memory_s) {
+        compute_s += t.compute_s;
+      } else {
+        hbm_bytes += t.memory_s * cost_model_.hbm_bw;
+      }
+    }
+    if (compute_s > 0) run_rooflines(gpu, compute_s, 0);
+    if (hbm_bytes > 0) run_rooflines(gpu, 0, hbm_bytes);
+    comm.wait_all();
   }
 }
 
-// Op detail: each op in ledger order, its launches after it; spans are measured in virtual time.
+// Op detail: per segment, every collective starts with the segment and each compute op runs in turn with
+// its launches after it; spans are measured in virtual time (a collective's end is seen when waited for,
+// in ledger order).
 void SimgridBackend::run_ops(const StepCost& sc, int gpu, StepOutcome& outcome) {
   const double step_start = sg::now_s();
   const auto& names = op_names();
-  for (int i = 0; i < kOpCount; ++i) {
-    const Op op = static_cast<Op>(i);
-    const Term& t = sc[op];
-    if (t.time_s <= 0) continue;
-    const double start = sg::now_s();
-    if (is_collective(op)) {
-      run_pattern(pattern_of(op_collective(op)), collective_group(op, cost_model_.parallel), t.memory_s);
-    } else {
-      run_rooflines(gpu, t.compute_s, t.memory_s * cost_model_.hbm_bw);
-    }
-    if (t.launch_s > 0) sg::sleep_for(t.launch_s);
-    outcome.ops.push_back(OpSpan{.name = names[static_cast<size_t>(i)].c_str(),
+  const auto span = [&](Op op, double start) {
+    outcome.ops.push_back(OpSpan{.name = names[static_cast<size_t>(op)].c_str(),
                                  .stream = is_collective(op) ? Stream::kComm : Stream::kCompute,
                                  .rank = sc.busiest_rank,
                                  .start_s = start - step_start,
                                  .duration_s = sg::now_s() - start});
+  };
+  for (const Segment& seg : segments_) {
+    const double seg_start = sg::now_s();
+    std::vector<std::unique_ptr<sg::Activities>> comm;
+    for (Op op : seg.comm) {
+      if (seg.serial) {  // one after another: run each now, with its launches after it
+        const Term& t = sc[op];
+        if (t.time_s <= 0) continue;
+        const double start = sg::now_s();
+        sg::Activities acts;
+        start_pattern(acts, pattern_of(op_collective(op)), collective_group(op, cost_model_.parallel), t.memory_s);
+        acts.wait_all();
+        if (t.launch_s > 0) sg::sleep_for(t.launch_s);
+        span(op, start);
+        continue;
+      }
+      comm.push_back(std::make_unique<sg::Activities>());
+      start_pattern(*comm.back(), pattern_of(op_collective(op)), collective_group(op, cost_model_.parallel),
+                    sc[op].time_s > 0 ? sc[op].memory_s : 0);
+    }
+    for (Op op : seg.compute) {
+      const Term& t = sc[op];
+      if (t.time_s <= 0) continue;
+      const double start = sg::now_s();
+      run_rooflines(gpu, t.compute_s, t.memory_s * cost_model_.hbm_bw);
+      if (t.launch_s > 0) sg::sleep_for(t.launch_s);
+      span(op, start);
+    }
+    for (size_t k = 0; k < comm.size(); ++k) {
+      const Term& t = sc[seg.comm[k]];
+      if (t.time_s <= 0) continue;
+      comm[k]->wait_all();
+      if (t.launch_s > 0) sg::sleep_for(t.launch_s);
+      span(seg.comm[k], seg_start);
+    }
   }
 }
 

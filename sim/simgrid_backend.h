@@ -14,16 +14,21 @@
 
 #include "engine/core/executor.h"
 #include "engine/model/ledger.h"
+#include "sim/overlap.h"
 #include "sim/simgrid_platform.h"
 
 namespace tokenline {
+namespace sg {
+class Activities;
+}
 
 class SimgridBackend final : public Executor {
  public:
   // REQUIRES: cost_model and platform outlive the backend; first_gpu + gpus <= platform.gpu_count().
   // op_detail: run ops one by one and fill StepOutcome::ops with their measured spans; otherwise ops are
   // merged by roofline side and collectives by flow pattern (fewer activities, the same uncontended time).
-  SimgridBackend(const CostModel& cost_model, const sg::PlatformSpec& platform, int first_gpu, bool op_detail);
+  SimgridBackend(const CostModel& cost_model, const sg::PlatformSpec& platform, int first_gpu, bool op_detail,
+                 Overlap overlap = Overlap::kNone);
 
   StepOutcome execute(const StepBatches& step) override;
   static constexpr bool advances_clock() { return true; }
@@ -47,8 +52,14 @@ class SimgridBackend final : public Executor {
   const PatternPlan& plan(Pattern pattern, int group);
 
  private:
+  struct Segment {
+    std::vector<Op> compute;  // back to back on the compute stream
+    std::vector<Op> comm;     // on the comm stream: concurrently, or one after another when serial
+    bool serial = false;
+  };
+  void build_segments();
   void run_rooflines(int gpu, double compute_s, double hbm_bytes);
-  void run_pattern(Pattern pattern, int group, double time_s);
+  void start_pattern(sg::Activities& acts, Pattern pattern, int group, double time_s);
   void run_merged(const StepCost& sc, int gpu);
   void run_ops(const StepCost& sc, int gpu, StepOutcome& outcome);
   PatternPlan make_plan(Pattern pattern, int group) const;
@@ -57,6 +68,9 @@ class SimgridBackend final : public Executor {
   const sg::PlatformSpec& platform_;
   int first_gpu_;
   bool op_detail_;
+  Overlap overlap_;
+  std::vector<Segment> segments_;
+  std::vector<double> pattern_s_;  // scratch: seconds per (pattern, group) in one segment
   std::vector<PatternPlan> plans_;  // [pattern * (gpus + 1) + group], built on first use
   std::vector<char> planned_;
   std::vector<std::vector<SeqWork>> work_;

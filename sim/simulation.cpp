@@ -221,7 +221,7 @@ void Driver::attach_simgrid(InstanceSlot& slot, const CostModel& cm, int& first_
                      std::to_string(platform_->gpu_count()) + " GPUs");
   }
   slot.simgrid = std::make_unique<SimgridBackend>(cm, *platform_, first_gpu,
-                                                  config_.output.trace_detail == TraceDetail::kOp);
+                                                  config_.output.trace_detail == TraceDetail::kOp, config_.overlap);
   first_gpu += cm.parallel.gpus();
 }
 

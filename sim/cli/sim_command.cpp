@@ -32,6 +32,8 @@ void add_deployment_options(CLI::App& cmd, SimJob& job) {
   cmd.add_option("--backend", job.backend,
                  "cost backend: analytic (closed form) or simgrid (contended network; uses --cluster)")
       ->capture_default_str();
+  cmd.add_option("--overlap", job.overlap, "simgrid: compute/comm overlap none | combine | tbo | dp-gather")
+      ->capture_default_str();
 }
 
 void add_scheduler_options(CLI::App& cmd, SimJob& job) {

@@ -275,5 +275,43 @@ TEST_CASE("the seed's TP2 all-reduce stays within 1.5x of TP8 in simgrid ring ru
   }
 }
 
+TEST_CASE("simgrid overlap levels hide collectives behind compute by what the streams predict") {
+  const CostModel cm = glm_on_h200("dp8-ep8");
+  const sg::PlatformSpec platform = sg::load_platform(kCluster, cm.hbm_bw);
+  const StepBatches step = decode_batches(cm, 256, 8192);
+  std::vector<double> step_s;
+  StepCost sc;
+  sg::SimEngine engine(platform);
+  engine.add_actor("levels", [&] {
+    for (Overlap o : {Overlap::kNone, Overlap::kCombine, Overlap::kTwoBatch, Overlap::kDpGather}) {
+      SimgridBackend backend(cm, platform, 0, false, o);
+      step_s.push_back(backend.execute(step).duration_s);
+      sc = backend.last_cost();
+    }
+  });
+  REQUIRE(engine.run());
+  REQUIRE(step_s.size() == 4);
+  INFO("none " << step_s[0] << " s, combine " << step_s[1] << " s, tbo " << step_s[2] << " s, dp-gather "
+               << step_s[3] << " s");
+  CHECK(std::abs(step_s[0] - sc.total_s) <= kAgreement * sc.total_s);
+  // Combine (NVLink) and the expert GEMM (HBM / SMs) share nothing: the pair takes the longer of the two.
+  const auto bare = [&](Op op) { return sc[op].time_s - sc[op].launch_s; };
+  const double combine_saved = std::min(bare(Op::kCombine), bare(Op::kExpertGemm));
+  REQUIRE(combine_saved > 0);
+  CHECK(std::abs((step_s[0] - step_s[1]) - combine_saved) <= kAgreement * combine_saved);
+  double attention = 0;
+  for (Op op : {Op::kAProj, Op::kNormRopeKvWrite, Op::kQBProj, Op::kIndexerScore, Op::kTopkSelect, Op::kSparseMla,
+                Op::kOProj}) {
+    attention += bare(op);
+  }
+  const double tbo_saved = std::min(bare(Op::kDispatch), attention);
+  CHECK(std::abs((step_s[1] - step_s[2]) - tbo_saved) <= kAgreement * tbo_saved);
+  // The DP gather and scatter share the NVLink ports with the combine: the comm stream takes their sum.
+  const double moe = bare(Op::kRouter) + bare(Op::kSharedExpert) + bare(Op::kExpertGemm);
+  const double comm = bare(Op::kCombine) + bare(Op::kDpAllgather) + bare(Op::kReduceScatter);
+  const double dp_step = step_s[0] - tbo_saved - std::min(moe, comm);
+  CHECK(std::abs(step_s[3] - dp_step) <= kAgreement * step_s[3]);
+}
+
 }  // namespace
 }  // namespace tokenline
