@@ -7,6 +7,7 @@
 #include "common/input_error.h"
 #include "engine/model/memory.h"
 #include "sim/cluster_hardware.h"
+#include "sim/replay_backend.h"
 #include "sim/simulation.h"
 #include "sim/workload_arrivals.h"
 #include "topologies/hardware_loader.h"
@@ -56,6 +57,7 @@ TraceDetail parse_detail(const std::string& v) {
 Backend parse_backend(const std::string& v) {
   if (v == "analytic") return Backend::kAnalytic;
   if (v == "simgrid") return Backend::kSimgrid;
+  if (!replay_trace_path(v).empty()) return Backend::kAnalytic;  // replay: sized as analytic, timed by the trace
   throw InputError("--backend", "analytic or simgrid", "'" + v + "'");
 }
 
@@ -292,6 +294,35 @@ int run_sim_job(const SimJob& job) {
   std::unique_ptr<ArrivalSource> source = open_arrivals(workload);
   try {
     const SimResult result = run_simulation(config, deployment.cost_models, *source);
+    print_summary(config, result);
+    return 0;
+  } catch (const InputError&) {
+    throw;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "tokenline sim: %s\n", e.what());
+    return 1;
+  }
+}
+
+int run_replay_job(const SimJob& job) {
+  const std::string path = replay_trace_path(job.backend);
+  check_numbers(job);
+  const ModelConfig model = load_model(job.model);
+  const Deployment deployment = load_deployment(job, model, parse_layouts(job, model));
+  const WorkloadSpec workload = workload_spec(job);
+  SimConfig config = build_config(job, model, deployment);
+  config.workload_name = describe_workload(workload);
+  const RecordedRun recorded = read_recorded_run(path);
+  if (recorded.instances.size() != config.instances.size()) {
+    throw InputError("--backend " + job.backend,
+                     "a trace with " + std::to_string(config.instances.size()) + " instance(s) (--parallel, --instances)",
+                     std::to_string(recorded.instances.size()));
+  }
+  require_writable_directory(job.out);
+  if (!job.skip_bad_lines) prevalidate_workload(workload);
+  std::unique_ptr<ArrivalSource> source = open_arrivals(workload);
+  try {
+    const SimResult result = run_replay_simulation(config, deployment.cost_models, *source, recorded);
     print_summary(config, result);
     return 0;
   } catch (const InputError&) {

@@ -6,6 +6,7 @@
 #include <memory>
 #include <string>
 
+#include "sim/link_meter.h"
 #include "sim/simgrid_adapter.h"
 #include "sim/simgrid_network.h"
 
@@ -154,13 +155,23 @@ void SimgridBackend::start_pattern(sg::Activities& acts, Pattern pattern, int gr
   const PatternPlan& p = plan(pattern, group);
   if (p.unit_s <= 0) return;  // a group of one GPU: nothing crosses a link
   const double scale = time_s / p.unit_s;
+  if (meter_ && pending_.empty()) pending_start_s_ = sg::now_s();
   for (const Flow& f : p.flows) {
     const double bytes = f.coef * scale;
     acts.transfer(f.src, f.dst, bytes);
     for (const sg::PlatformHop& h : platform_.routes[static_cast<size_t>(f.src)][static_cast<size_t>(f.dst)]) {
-      link_bytes_[static_cast<size_t>(h.link) * 2 + (h.up ? 0 : 1)] += bytes;
+      const int dir = h.link * 2 + (h.up ? 0 : 1);
+      link_bytes_[static_cast<size_t>(dir)] += bytes;
+      if (meter_) pending_.push_back({dir, bytes});
     }
   }
+}
+
+void SimgridBackend::flush_meter() {
+  if (!meter_) return;
+  const double now = sg::now_s();
+  for (const Pending& p : pending_) meter_->add(p.link_dir, pending_start_s_, now, p.bytes);
+  pending_.clear();
 }
 
 // The step's ops in segments: each segment's compute ops run back to back on the compute stream while
@@ -220,7 +231,10 @@ void SimgridBackend::run_merged(const StepCost& sc, int gpu) {
     sg::Activities comm;
     for (size_t k = 0; k < pattern_s_.size(); ++k) {
       start_pattern(comm, static_cast<Pattern>(k / stride), static_cast<int>(k % stride), pattern_s_[k]);
-      if (seg.serial) comm.wait_all();
+      if (seg.serial) {
+        comm.wait_all();
+        flush_meter();
+      }
     }
     double compute_s = 0, hbm_bytes = 0;
     for (Op op : seg.compute) {
@@ -235,6 +249,7 @@ void SimgridBackend::run_merged(const StepCost& sc, int gpu) {
     if (compute_s > 0) run_rooflines(gpu, compute_s, 0);
     if (hbm_bytes > 0) run_rooflines(gpu, 0, hbm_bytes);
     comm.wait_all();
+    flush_meter();
   }
 }
 
@@ -262,6 +277,7 @@ void SimgridBackend::run_ops(const StepCost& sc, int gpu, StepOutcome& outcome) 
         sg::Activities acts;
         start_pattern(acts, pattern_of(op_collective(op)), collective_group(op, cost_model_.parallel), t.memory_s);
         acts.wait_all();
+        flush_meter();
         if (t.launch_s > 0) sg::sleep_for(t.launch_s);
         span(op, start);
         continue;
@@ -282,6 +298,7 @@ void SimgridBackend::run_ops(const StepCost& sc, int gpu, StepOutcome& outcome) 
       const Term& t = sc[seg.comm[k]];
       if (t.time_s <= 0) continue;
       comm[k]->wait_all();
+      flush_meter();
       if (t.launch_s > 0) sg::sleep_for(t.launch_s);
       span(seg.comm[k], seg_start);
     }

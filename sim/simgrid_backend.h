@@ -21,6 +21,7 @@ namespace tokenline {
 namespace sg {
 class Activities;
 }
+class LinkMeter;
 
 class SimgridBackend final : public Executor {
  public:
@@ -35,6 +36,8 @@ class SimgridBackend final : public Executor {
   const StepCost& last_cost() const { return last_cost_; }
   // Bytes this backend's collectives put on each link direction: index link * 2 (up) or link * 2 + 1 (down).
   const std::vector<double>& link_bytes() const { return link_bytes_; }
+  // Also report every collective's link bytes, over the time it was in flight, to `meter` (may be null).
+  void set_meter(LinkMeter* meter) { meter_ = meter; }
 
   // One point-to-point flow of a collective's pattern: `coef` units of the pattern's scale.
   struct Flow {
@@ -60,6 +63,7 @@ class SimgridBackend final : public Executor {
   void build_segments();
   void run_rooflines(int gpu, double compute_s, double hbm_bytes);
   void start_pattern(sg::Activities& acts, Pattern pattern, int group, double time_s);
+  void flush_meter();  // after a wait: the started patterns' bytes went over [their start, now]
   void run_merged(const StepCost& sc, int gpu);
   void run_ops(const StepCost& sc, int gpu, StepOutcome& outcome);
   PatternPlan make_plan(Pattern pattern, int group) const;
@@ -76,6 +80,13 @@ class SimgridBackend final : public Executor {
   std::vector<std::vector<SeqWork>> work_;
   std::vector<std::span<const SeqWork>> rank_spans_;
   std::vector<double> link_bytes_;
+  LinkMeter* meter_ = nullptr;
+  struct Pending {
+    int link_dir = 0;
+    double bytes = 0;
+  };
+  std::vector<Pending> pending_;  // started, not yet reported to meter_
+  double pending_start_s_ = 0;
   StepCost last_cost_;
 };
 

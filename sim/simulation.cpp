@@ -9,6 +9,7 @@
 
 #include "common/input_error.h"
 #include "sim/analytic_backend.h"
+#include "sim/link_meter.h"
 #include "sim/recorder.h"
 #include "sim/router.h"
 #include "sim/simgrid_adapter.h"
@@ -43,6 +44,7 @@ class Driver {
         wall_start_(std::chrono::steady_clock::now()) {
     if (config.backend == Backend::kSimgrid) {
       platform_ = sg::load_platform(config.cluster_source, cost_models[0].hbm_bw);
+      link_meter_ = std::make_unique<LinkMeter>(*platform_, kLinkWindowS);
     }
     int first_gpu = 0;
     for (int32_t i = 0; i < config.instance_count(); ++i) {
@@ -76,6 +78,7 @@ class Driver {
   std::vector<std::unique_ptr<InstanceSlot>> slots_;
   std::vector<const Instance*> instance_views_;
   std::optional<sg::PlatformSpec> platform_;  // --backend simgrid
+  std::unique_ptr<LinkMeter> link_meter_;     // --backend simgrid: links.json
   std::unique_ptr<sg::Signal> feeder_signal_;
   bool feeder_waiting_ = false;
   bool feeding_done_ = false;
@@ -222,6 +225,7 @@ void Driver::attach_simgrid(InstanceSlot& slot, const CostModel& cm, int& first_
   }
   slot.simgrid = std::make_unique<SimgridBackend>(cm, *platform_, first_gpu,
                                                   config_.output.trace_detail == TraceDetail::kOp, config_.overlap);
+  slot.simgrid->set_meter(link_meter_.get());
   first_gpu += cm.parallel.gpus();
 }
 
@@ -269,6 +273,7 @@ SimResult Driver::run() {
   if (config_.output.wall_time_in_metrics) info.wall_s = result.wall_s;
   std::string why;
   if (!recorder_.finish(info, &why)) throw std::runtime_error(why);
+  if (link_meter_ && !link_meter_->write(config_.output.dir + "/links.json", &why)) throw std::runtime_error(why);
   return result;
 }
 

@@ -1,6 +1,7 @@
 #include "engine/runtime/model_shape.h"
 
 #include "common/input_error.h"
+#include "engine/model/kv_layout.h"
 #include "engine/model/ledger.h"
 #include "engine/model/model_config.h"
 
@@ -48,6 +49,8 @@ ModelShape load_model_shape(const std::string& model) {
   for (int l = 0; l < c.layers; ++l) s.indexer_full.push_back(c.indexer_full_layer(l) ? 1 : 0);
   s.max_context_tokens = c.max_context_tokens;
   s.fp8_kv = c.default_kv_layout == KvLayout::kFp8DsMla;
+  s.kv_bytes_per_token = kv_bytes_per_token_layer(c.default_kv_layout, c) * c.layers;
+  s.indexer_bytes_per_token = c.indexer_head_dim * 2 * c.indexer_full_layers;  // BF16 keys
   for (int i = 0; i < kRunOpCount; ++i) s.op_names[static_cast<size_t>(i)] = op_name(kLedgerOps[i]).data();
   return s;
 }

@@ -5,6 +5,7 @@
 #include <cstdlib>
 
 #include "sim/cli/command.h"
+#include "sim/replay_backend.h"
 #include "sim/sim_job.h"
 
 namespace tokenline::cli {
@@ -72,7 +73,7 @@ void add_sim(CLI::App& app) {
   add_run_options(*cmd, *job);
   cmd->callback([job] {
     job->progress = ::isatty(STDERR_FILENO) != 0;
-    const int rc = run_sim_job(*job);
+    const int rc = replay_trace_path(job->backend).empty() ? run_sim_job(*job) : run_replay_job(*job);
     if (rc != 0) std::exit(rc);
   });
 }

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "engine/model/model_config.h"
+#include "sim/link_meter.h"
 #include "sim/simgrid_adapter.h"
 #include "sim/simgrid_backend.h"
 #include "sim/simgrid_network.h"
@@ -123,10 +124,13 @@ TEST_CASE("a PD transfer sharing an IB NIC with the EP all-to-all slows steps by
   std::vector<double> alone_s, shared_s, shared_bytes;
   double pd_end_s = 0, pd_start_s = 0;
   std::unique_ptr<sg::Signal> go;
+  LinkMeter meter(platform, kLinkWindowS);
+  double metered = 0;
   sg::SimEngine engine(platform);
   engine.add_actor("steps", [&] {
     go = std::make_unique<sg::Signal>();
     SimgridBackend backend(cm, platform, 0, false);
+    backend.set_meter(&meter);
     for (int i = 0; i < 3; ++i) alone_s.push_back(backend.execute(step).duration_s);
     pd_start_s = sg::now_s();
     go->notify();
@@ -148,6 +152,10 @@ TEST_CASE("a PD transfer sharing an IB NIC with the EP all-to-all slows steps by
   });
   REQUIRE(engine.run());
   REQUIRE(alone_s.size() == 3);
+  metered = meter.total_bytes(static_cast<int>(nic_dir));
+  double counted = 0;
+  for (double bytes : shared_bytes) counted += bytes;
+  CHECK(metered >= counted);  // the meter saw every step's bytes on the shared NIC, the alone ones too
   REQUIRE(shared_s.size() >= 3);
   for (size_t i = 0; i < shared_s.size(); ++i) {
     // The rail-1 flow gets half the NIC while the PD transfer runs: it takes its bytes / (bw / 2), that is

@@ -1,0 +1,58 @@
+// ReplayBackend: the `replay:<trace.json>` backend of `tokenline sim`. An Executor that returns, step by
+// step in order, the durations and op spans a real run (`tokenline run`) recorded for one instance, so
+// the simulator advances virtual time exactly as the real engine's clock did. Given the same workload and
+// scheduler options, the core then makes the same decisions; the backend checks each planned step against
+// the recorded one (step index, per-rank tokens and requests) and counts divergences, never throwing.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "engine/core/executor.h"
+#include "engine/model/ledger.h"
+#include "sim/arrival_source.h"
+#include "sim/sim_config.h"
+#include "sim/sim_job.h"
+#include "sim/simulation.h"
+#include "traces/trace_reader.h"
+
+namespace tokenline {
+
+class ReplayBackend final : public Executor {
+ public:
+  explicit ReplayBackend(RecordedInstance recorded);
+
+  // The next recorded step (zero duration once the recording is exhausted, counted as a divergence).
+  StepOutcome execute(const StepBatches& step) override;
+  int64_t divergences() const { return divergences_; }
+  const std::string& first_divergence() const { return first_divergence_; }  // empty when none
+  int64_t replayed_steps() const { return static_cast<int64_t>(next_); }
+  int64_t recorded_steps() const { return static_cast<int64_t>(recorded_.steps.size()); }
+
+ private:
+  void diverge(const std::string& why);
+
+  RecordedInstance recorded_;
+  std::vector<std::string> names_;  // op names, stable storage for OpSpan::name
+  size_t next_ = 0;
+  int64_t divergences_ = 0;
+  std::string first_divergence_;
+};
+
+// `replay:<path>` -> path; empty when the backend is not a replay.
+std::string replay_trace_path(const std::string& backend);
+
+// `tokenline sim --backend replay:<trace.json>`: run_sim_job with every instance's steps replayed from a
+// real run's trace (defined in sim_job.cpp). Throws InputError for a bad trace; returns 1 on divergence.
+int run_replay_job(const SimJob& job);
+
+// run_simulation with every instance's steps replayed from `recorded` (instance i from recorded
+// instance i). Defined in simulation.cpp next to the driver. Prints a warning on stderr and fails
+// (std::runtime_error) when the replay diverged from the recording.
+// REQUIRES: recorded.instances.size() == config.instances.size().
+SimResult run_replay_simulation(const SimConfig& config, std::span<const CostModel> cost_models,
+                                ArrivalSource& source, const RecordedRun& recorded);
+
+}  // namespace tokenline
