@@ -30,6 +30,12 @@ AnalyticBackend::AnalyticBackend(const CostModel& cost_model, bool op_detail)
   op_names();  // build the name table before the first step
 }
 
+AnalyticBackend::AnalyticBackend(const CostModel& cost_model, bool op_detail, const StepNoise& noise,
+                                 uint64_t seed, int32_t instance)
+    : AnalyticBackend(cost_model, op_detail) {
+  if (noise.expert_skew || noise.mtp) noise_ = std::make_unique<StepNoiseSampler>(noise, cost_model, seed, instance);
+}
+
 StepOutcome AnalyticBackend::execute(const StepBatches& step) {
   const size_t ranks = step.ranks.size();
   if (work_.size() < ranks) work_.resize(ranks);
@@ -40,8 +46,10 @@ StepOutcome AnalyticBackend::execute(const StepBatches& step) {
     for (const BatchEntry& e : step.ranks[r].entries) w.push_back(to_seq_work(e));
     rank_spans_[r] = std::span<const SeqWork>(w);
   }
-  last_cost_ = step_cost(cost_model_, std::span<const std::span<const SeqWork>>(rank_spans_));
+  const double imbalance = noise_ ? noise_->expert_imbalance(step) : 1.0;
+  last_cost_ = step_cost(cost_model_, std::span<const std::span<const SeqWork>>(rank_spans_), imbalance);
   StepOutcome outcome;
+  if (noise_) noise_->accept_drafts(step, outcome.accepted_drafts);
   outcome.duration_s = last_cost_.total_s;
   if (op_detail_) append_op_spans(outcome);
   return outcome;

@@ -4,11 +4,13 @@
 // planned. Owns reusable scratch so a step allocates nothing at step detail. Never throws.
 #pragma once
 
+#include <memory>
 #include <span>
 #include <vector>
 
 #include "engine/core/executor.h"
 #include "engine/model/ledger.h"
+#include "sim/step_noise.h"
 
 namespace tokenline {
 
@@ -16,6 +18,9 @@ class AnalyticBackend final : public Executor {
  public:
   // REQUIRES: cost_model outlives the backend. op_detail: fill StepOutcome::ops with one span per op.
   AnalyticBackend(const CostModel& cost_model, bool op_detail);
+  // The same with seeded per-step noise (MoE load imbalance, MTP acceptance) on instance's own streams.
+  AnalyticBackend(const CostModel& cost_model, bool op_detail, const StepNoise& noise, uint64_t seed,
+                  int32_t instance);
 
   StepOutcome execute(const StepBatches& step) override;
   // The breakdown of the last executed step (weights, KV, indexer, comm, launch shares).
@@ -29,6 +34,7 @@ class AnalyticBackend final : public Executor {
   std::vector<std::vector<SeqWork>> work_;            // per rank, reused
   std::vector<std::span<const SeqWork>> rank_spans_;  // per rank, reused
   StepCost last_cost_;
+  std::unique_ptr<StepNoiseSampler> noise_;  // null: even expert routing, no drafts accepted
 };
 
 }  // namespace tokenline

@@ -30,7 +30,8 @@ Recorder::Recorder(const SimConfig& config)
       metrics_(config.instance_count(), config.slo),
       csv_(out_path(config.output.dir, "requests.csv")),
       trace_(out_path(config.output.dir, "trace.json")),
-      counters_(config.instances.size()) {}
+      counters_(config.instances.size()),
+      roles_(config.instances.size(), InstanceRole::kColocated) {}
 
 void Recorder::describe_instance(int32_t instance, const std::string& parallel_name, int32_t dp_ranks,
                                  int64_t kv_pages_per_rank) {
@@ -62,6 +63,7 @@ void Recorder::on_preemption(int32_t instance, RequestId id, double now_s) {
 }
 
 void Recorder::trace_entries(int pid, const StepPlan& plan, double start_s, double end_s) {
+  const InstanceRole role = roles_[static_cast<size_t>(pid - 1)];
   for (const Batch& batch : plan.batches.ranks) {
     for (const BatchEntry& e : batch.entries) {
       auto it = live_.find(e.id);
@@ -79,10 +81,17 @@ void Recorder::trace_entries(int pid, const StepPlan& plan, double start_s, doub
                            {{"tokens", e.new_tokens}, {"context", e.context_tokens}});
         trace_.async_end(pid, kRequestCategory, e.id, name_scratch_, end_s);
         if (e.last_chunk) {
+          rt.last_chunk_rank = batch.rank;
+          rt.last_chunk_start_s = start_s;
+          if (role == InstanceRole::kPrefillOnly) continue;  // handed off: decodes elsewhere
           trace_.async_begin(pid, kRequestCategory, e.id, "decode", end_s);
           rt.phase = Phase::kDecoding;
         }
       } else if (rt.phase != Phase::kDecoding) {
+        if (rt.flow_pending) {
+          trace_.flow_end(pid, trace_tid(batch.rank, TraceStream::kCompute), e.id, start_s);
+          rt.flow_pending = false;
+        }
         trace_.async_begin(pid, kRequestCategory, e.id, "decode", start_s);
         rt.phase = Phase::kDecoding;
       }
@@ -118,8 +127,11 @@ void Recorder::on_step(int32_t instance, const StepPlan& plan, const StepOutcome
   const int64_t step = plan.batches.step_index;
   const int busiest = cost != nullptr ? cost->busiest_rank : -1;
   for (const Batch& batch : plan.batches.ranks) {
-    if (batch.empty()) continue;
     const int tid = trace_tid(batch.rank, TraceStream::kCompute);
+    if (batch.empty()) {  // an idle rank still runs the step: every MoE layer waits for all ranks
+      trace_.complete(pid, tid, "step", start_s, outcome.duration_s, {{"step", step}, {"tokens", 0}, {"requests", 0}});
+      continue;
+    }
     const auto requests = static_cast<int64_t>(batch.entries.size());
     if (batch.rank == busiest) {
       trace_.complete(pid, tid, "step", start_s, outcome.duration_s,
@@ -147,9 +159,46 @@ void Recorder::on_step(int32_t instance, const StepPlan& plan, const StepOutcome
   trace_counters(instance, end_s, counters);
 }
 
-void Recorder::on_record(const RequestRecord& record, int32_t instance) {
+void Recorder::set_role(int32_t instance, InstanceRole role) {
+  roles_[static_cast<size_t>(instance)] = role;
+}
+
+void Recorder::on_handoff(const RequestRecord& record, int32_t prefill_instance) {
   ++events_;
-  const int pid = pid_of(instance);
+  auto it = live_.find(record.id);
+  if (it == live_.end()) return;
+  trace_.async_end(pid_of(prefill_instance), kRequestCategory, record.id, "request", record.finish_s);
+}
+
+void Recorder::on_kv_transfer(RequestId id, int32_t prefill_instance, int32_t decode_instance, double start_s,
+                              double end_s, double bytes) {
+  ++events_;
+  auto it = live_.find(id);
+  if (it == live_.end()) return;
+  RequestTrace& rt = it->second;
+  const int ppid = pid_of(prefill_instance), dpid = pid_of(decode_instance);
+  trace_.async_begin(ppid, kRequestCategory, id, "kv_transfer", start_s,
+                     {{"bytes", static_cast<int64_t>(bytes + 0.5)}, {"to_instance", decode_instance}});
+  trace_.async_end(ppid, kRequestCategory, id, "kv_transfer", end_s);
+  trace_.flow_begin(ppid, trace_tid(rt.last_chunk_rank, TraceStream::kCompute), id, rt.last_chunk_start_s);
+  trace_.async_begin(dpid, kRequestCategory, id, "request", end_s);
+  trace_.async_begin(dpid, kRequestCategory, id, "queued", end_s);
+  rt.phase = Phase::kQueued;
+  rt.flow_pending = true;
+}
+
+void Recorder::on_record(const RequestRecord& record, int32_t instance) {
+  write_record(record, instance, instance, nullptr);
+}
+
+void Recorder::on_record(const RequestRecord& record, int32_t instance, const PdHop& hop) {
+  write_record(record, instance, hop.decode_instance >= 0 ? hop.decode_instance : instance, &hop);
+}
+
+void Recorder::write_record(const RequestRecord& record, int32_t instance, int32_t trace_instance,
+                            const PdHop* hop) {
+  ++events_;
+  const int pid = pid_of(trace_instance);
   const bool completed = record.status == RequestStatus::kFinished;
   auto it = live_.find(record.id);
   if (it != live_.end()) {
@@ -182,6 +231,11 @@ void Recorder::on_record(const RequestRecord& record, int32_t instance) {
   row.preemptions = record.preemptions;
   row.instance = instance;
   row.completed = completed;
+  if (hop != nullptr && hop->decode_instance >= 0) {
+    row.decode_instance = hop->decode_instance;
+    row.kv_transfer_bytes = hop->transfer_bytes;
+    row.kv_transfer_s = hop->transfer_s;
+  }
   row.status = completed                                   ? std::string_view("completed")
                : record.status == RequestStatus::kRejected ? to_string(record.reject_reason)
                                                            : to_string(record.status);

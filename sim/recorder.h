@@ -34,6 +34,23 @@ class Recorder {
                double start_s, const InstanceCounters& counters);
   void on_record(const RequestRecord& record, int32_t instance);
 
+  // PD disaggregation. An instance that only prefills hands requests off after their last chunk (no
+  // decode span there); one that only decodes receives them with their KV.
+  struct PdHop {
+    int32_t decode_instance = -1;
+    double transfer_bytes = 0;
+    double transfer_s = 0;
+  };
+  void set_role(int32_t instance, InstanceRole role);
+  // The request left its prefill instance: the prefill side's request span closes.
+  void on_handoff(const RequestRecord& record, int32_t prefill_instance);
+  // kv_transfer span on the prefill instance; the decode side's request span starts at end_s; a flow
+  // arrow runs from the step of the last prefill chunk to the first decode step.
+  void on_kv_transfer(RequestId id, int32_t prefill_instance, int32_t decode_instance, double start_s,
+                      double end_s, double bytes);
+  // The request's final record (instance: where it entered, the prefill instance under PD).
+  void on_record(const RequestRecord& record, int32_t instance, const PdHop& hop);
+
   int64_t events() const { return events_; }
   int64_t completed() const { return metrics_.completed(); }
   int64_t arrived() const { return metrics_.arrived(); }
@@ -46,6 +63,9 @@ class Recorder {
   struct RequestTrace {
     int32_t chunks = 0;
     Phase phase = Phase::kQueued;
+    int32_t last_chunk_rank = 0;    // PD: where the flow arrow starts
+    double last_chunk_start_s = 0;
+    bool flow_pending = false;      // PD: the first decode step ends the flow arrow
   };
   struct CounterState {
     int64_t running = -1;
@@ -55,6 +75,7 @@ class Recorder {
   };
   void trace_entries(int pid, const StepPlan& plan, double start_s, double end_s);
   void trace_counters(int32_t instance, double time_s, const InstanceCounters& counters);
+  void write_record(const RequestRecord& record, int32_t instance, int32_t trace_instance, const PdHop* hop);
 
   std::string dir_;
   TraceDetail detail_;
@@ -63,6 +84,7 @@ class Recorder {
   ChromeTraceWriter trace_;
   std::unordered_map<RequestId, RequestTrace> live_;  // lookups only: never iterated into outputs
   std::vector<CounterState> counters_;
+  std::vector<InstanceRole> roles_;  // by instance
   std::string name_scratch_;
   int64_t events_ = 0;
 };

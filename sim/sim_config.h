@@ -9,6 +9,7 @@
 
 #include "engine/core/instance.h"
 #include "sim/overlap.h"
+#include "sim/step_noise.h"
 #include "traces/metrics.h"
 
 namespace tokenline {
@@ -53,6 +54,7 @@ struct SimConfig {
   std::vector<InstanceSpec> instances;
   int32_t instance_count() const { return static_cast<int32_t>(instances.size()); }
   FeedConfig feed;
+  StepNoise noise;  // per-step MoE load imbalance and MTP acceptance draws (seeded from seed)
   OutputConfig output;
   Slo slo;
   uint64_t seed = 0;

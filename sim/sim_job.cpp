@@ -7,6 +7,8 @@
 #include "common/input_error.h"
 #include "engine/model/memory.h"
 #include "sim/cluster_hardware.h"
+#include "sim/pd_job.h"
+#include "sim/pd_simulation.h"
 #include "sim/replay_backend.h"
 #include "sim/simulation.h"
 #include "sim/workload_arrivals.h"
@@ -190,6 +192,7 @@ Deployment load_deployment(const SimJob& job, const ModelConfig& model,
   CostOptions options;
   options.ideal = job.ideal;
   options.max_chunk_tokens = job.chunk_tokens;
+  options.mtp = job.mtp_drafts > 0;
   const KvLayout layout =
       job.kv_layout.empty() ? model.default_kv_layout : parse_kv_layout(job.kv_layout, "--kv-layout");
   for (const Parallel& p : layouts)
@@ -223,6 +226,7 @@ InstanceConfig instance_config(const SimJob& job, const ModelConfig& model, cons
   c.scheduler.policy = parse_policy(job.policy);
   c.scheduler.max_batch_tokens = job.chunk_tokens;
   c.scheduler.max_running_requests = job.max_running;
+  c.scheduler.mtp_draft_tokens = job.mtp_drafts;
   c.scheduler.max_context_tokens = model.max_context_tokens;
   c.kv = size_kv(job, cm);
   return c;
@@ -254,6 +258,12 @@ SimConfig build_config(const SimJob& job, const ModelConfig& model, const Deploy
                           .wall_time_in_metrics = job.wall_time_in_metrics};
   c.slo = parse_slo(job.slo);
   c.seed = job.seed;
+  c.noise = parse_step_noise(StepNoiseOptions{.expert_skew = job.expert_skew,
+                                              .eplb_redundant = job.eplb_redundant,
+                                              .mtp_drafts = job.mtp_drafts,
+                                              .mtp_accept_mean = job.mtp_accept_mean,
+                                              .mtp_accept_std = job.mtp_accept_std},
+                             model.routed_experts);
   return c;
 }
 
@@ -282,8 +292,11 @@ void print_summary(const SimConfig& c, const SimResult& r) {
 
 }  // namespace
 
-int run_sim_job(const SimJob& job) {
-  check_numbers(job);
+int run_sim_job(const SimJob& given) {
+  check_numbers(given);
+  const PdConfig pd = parse_pd(given.pd, given.pd_link, given.pd_transfer);
+  SimJob job = given;
+  if (pd.enabled()) job.instances = pd.prefill_instances + pd.decode_instances;
   const ModelConfig model = load_model(job.model);
   const Deployment deployment = load_deployment(job, model, parse_layouts(job, model));
   const WorkloadSpec workload = workload_spec(job);
@@ -291,9 +304,14 @@ int run_sim_job(const SimJob& job) {
   config.workload_name = describe_workload(workload);
   require_writable_directory(job.out);
   if (!job.skip_bad_lines) prevalidate_workload(workload);  // malformed input stops the run before it starts
+  if (pd.enabled()) {
+    apply_pd_roles(config, pd);
+    check_pd_capacity(config, pd, *open_arrivals(workload));
+  }
   std::unique_ptr<ArrivalSource> source = open_arrivals(workload);
   try {
-    const SimResult result = run_simulation(config, deployment.cost_models, *source);
+    const SimResult result = pd.enabled() ? run_pd_simulation(config, pd, deployment.cost_models, *source)
+                                          : run_simulation(config, deployment.cost_models, *source);
     print_summary(config, result);
     return 0;
   } catch (const InputError&) {

@@ -42,7 +42,17 @@ struct SimJob {
   double duration_s = 0;
   bool skip_bad_lines = false;
   bool wall_time_in_metrics = false;
-  bool progress = false;  // the CLI sets it when stderr is a terminal
+  bool progress = false;
+  // PD disaggregation: "" (co-located) or xPyD; the first x instances prefill, the other y decode.
+  std::string pd;
+  std::string pd_link = "ib400";     // nvlink | ib200 | ib400
+  std::string pd_transfer = "whole";  // whole | layer
+  // Per-step noise: MoE expert load skew (uniform | zipf:<alpha> | histogram:<file>), EPLB, MTP.
+  std::string expert_skew = "uniform";
+  int32_t eplb_redundant = -1;  // -1: no EPLB
+  int32_t mtp_drafts = 0;
+  double mtp_accept_mean = 0.7;
+  double mtp_accept_std = 0.0;  // the CLI sets it when stderr is a terminal
 };
 
 // Runs the job. Throws InputError for bad input (exit code 2); returns the process exit code otherwise

@@ -23,8 +23,9 @@ constexpr double kProgressPeriodS = 0.25;     // wall seconds between progress-b
 constexpr int64_t kProgressCheckSteps = 256;  // steps between looks at the wall clock
 
 struct InstanceSlot {
-  InstanceSlot(const InstanceConfig& config, const CostModel& cm, bool op_detail)
-      : instance(config), backend(cm, op_detail) {}
+  InstanceSlot(const InstanceConfig& config, const CostModel& cm, bool op_detail, const StepNoise& noise,
+               uint64_t seed, int32_t index)
+      : instance(config), backend(cm, op_detail, noise, seed, index) {}
   Instance instance;
   AnalyticBackend backend;
   std::unique_ptr<SimgridBackend> simgrid;  // --backend simgrid: runs each step in virtual time itself
@@ -50,7 +51,8 @@ class Driver {
     for (int32_t i = 0; i < config.instance_count(); ++i) {
       const SimConfig::InstanceSpec& spec = config.instances[static_cast<size_t>(i)];
       slots_.push_back(std::make_unique<InstanceSlot>(spec.config, cost_models[static_cast<size_t>(i)],
-                                                      config.output.trace_detail == TraceDetail::kOp));
+                                                      config.output.trace_detail == TraceDetail::kOp,
+                                                      config.noise, config.seed, i));
       instance_views_.push_back(&slots_.back()->instance);
       if (platform_) attach_simgrid(*slots_.back(), cost_models[static_cast<size_t>(i)], first_gpu);
       recorder_.describe_instance(i, spec.parallel_name, spec.config.dp_ranks, spec.config.kv.total_pages);

@@ -1,0 +1,27 @@
+// PdConfig: prefill/decode disaggregation of a `tokenline sim` run (`--pd 1P1D`). SimConfig::instances
+// lists the prefill instances first (role kPrefillOnly), then the decode ones (kDecodeOnly), each with
+// its own layout, cost model and KV pool.
+#pragma once
+
+#include <cstdint>
+#include <string_view>
+
+#include "engine/model/pd_link.h"
+
+namespace tokenline {
+
+enum class PdTransferMode {
+  kWholeRequest,  // the KV leaves after the last chunk, all at once
+  kLayerStream,   // each layer's KV leaves as it is written: only the tail after the last layer is exposed
+};
+std::string_view to_string(PdTransferMode mode);
+
+struct PdConfig {
+  int32_t prefill_instances = 1;
+  int32_t decode_instances = 1;
+  PdLink link = PdLink::kIb400;
+  PdTransferMode mode = PdTransferMode::kWholeRequest;
+  bool enabled() const { return prefill_instances > 0 && decode_instances > 0; }
+};
+
+}  // namespace tokenline

@@ -1,0 +1,490 @@
+#include "sim/pd_simulation.h"
+
+#include <algorithm>
+#include <chrono>
+#include <deque>
+#include <memory>
+#include <optional>
+#include <stdexcept>
+#include <unordered_map>
+#include <vector>
+
+#include "common/input_error.h"
+#include "engine/core/pd_handoff.h"
+#include "sim/analytic_backend.h"
+#include "sim/recorder.h"
+#include "sim/router.h"
+#include "sim/simgrid_adapter.h"
+
+namespace tokenline {
+
+std::string_view to_string(PdTransferMode mode) {
+  switch (mode) {
+    case PdTransferMode::kWholeRequest:
+      return "whole";
+    case PdTransferMode::kLayerStream:
+      return "layer";
+  }
+  return "";
+}
+
+namespace {
+
+struct PdSlot {
+  PdSlot(const InstanceConfig& config, const CostModel& cm, bool op_detail, const StepNoise& noise,
+         uint64_t seed, int32_t index)
+      : instance(config), backend(cm, op_detail, noise, seed, index) {}
+  Instance instance;
+  AnalyticBackend backend;
+  std::unique_ptr<sg::Signal> signal;
+  StepPlan plan;
+  std::vector<RequestRecord> drained;
+  bool waiting = false;
+};
+
+// What the driver keeps of a request between its prefill and decode instances (lookups only).
+struct PdLive {
+  double arrival_s = 0;
+  int32_t prefill_instance = 0;
+  int32_t prefill_rank = 0;
+  int64_t cached_tokens = 0;
+  int32_t preemptions = 0;
+  double first_chunk_start_s = -1;
+  PdGrant grant;
+  double transfer_bytes = 0;
+  double transfer_s = 0;
+  int64_t prompt_tokens = 0;
+  int64_t output_tokens = 0;
+};
+
+// One prefill rank's outgoing link: transfers leave one after another.
+struct Sender {
+  int32_t prefill_instance = 0;
+  PdLinkRate rate;
+  double bytes_per_token = 0;
+  int layers = 1;
+  std::deque<RequestId> queue;
+  std::unique_ptr<sg::Signal> signal;
+  bool waiting = false;
+  double free_since_s = 0;
+};
+
+// A decode-side request: its KV arrives with it, so it needs no prefix identity.
+RequestSpec kv_spec(RequestId id, int64_t prompt_tokens, int64_t output_tokens) {
+  RequestSpec spec;
+  spec.id = id;
+  spec.prompt_tokens = prompt_tokens;
+  spec.output_tokens = output_tokens;
+  return spec;
+}
+
+PdPoolShape pool_shape(const SimConfig& config, const PdConfig& pd) {
+  const InstanceConfig& p = config.instances.front().config;
+  const InstanceConfig& d = config.instances[static_cast<size_t>(pd.prefill_instances)].config;
+  return PdPoolShape{.prefill_instances = pd.prefill_instances,
+                     .prefill_pages_per_instance = p.kv.total_pages * p.dp_ranks,
+                     .decode_instances = pd.decode_instances,
+                     .decode_ranks = d.dp_ranks,
+                     .decode_pages_per_rank = d.kv.total_pages,
+                     .page_tokens = d.kv.page_tokens};
+}
+
+class PdDriver {
+ public:
+  PdDriver(const SimConfig& config, const PdConfig& pd, std::span<const CostModel> cms, ArrivalSource& source);
+  SimResult run();
+
+ private:
+  void feed();
+  void feed_closed_loop();
+  void dispatch(Arrival& a);
+  void run_prefill(int32_t index);
+  void run_decode(int32_t index);
+  void run_sender(size_t index);
+  bool step(int32_t index);
+  void drain_prefill(int32_t index);
+  void drain_decode(int32_t index);
+  void finish_request(const RequestRecord& record, int32_t instance, const Recorder::PdHop* hop);
+  void grant();
+  void deliver(RequestId id, double start_s, double end_s);
+  void wake_all();
+  bool decode_can_end() const;
+  size_t sender_of(int32_t prefill_instance, int32_t rank) const {
+    return sender_base_[static_cast<size_t>(prefill_instance)] + static_cast<size_t>(rank);
+  }
+
+  const SimConfig& config_;
+  PdConfig pd_;
+  std::span<const CostModel> cms_;
+  ArrivalSource& source_;
+  Recorder recorder_;
+  Router prefill_router_;
+  Router decode_router_;
+  PdHandoff handoff_;
+  std::vector<std::unique_ptr<PdSlot>> slots_;
+  std::vector<const Instance*> prefill_views_;
+  std::vector<const Instance*> decode_views_;
+  std::vector<Sender> senders_;
+  std::vector<size_t> sender_base_;  // by prefill instance
+  std::unordered_map<RequestId, PdLive> live_;
+  std::vector<PdGrant> grants_;
+  std::unique_ptr<sg::Signal> feeder_signal_;
+  bool feeder_waiting_ = false;
+  bool feeding_done_ = false;
+  int32_t prefill_done_ = 0;
+  int64_t transfers_in_flight_ = 0;  // granted, not yet delivered
+  int64_t in_flight_ = 0;            // closed loop: sent and not yet left
+  std::optional<InputError> input_error_;
+  std::chrono::steady_clock::time_point wall_start_;
+};
+
+PdDriver::PdDriver(const SimConfig& config, const PdConfig& pd, std::span<const CostModel> cms,
+                   ArrivalSource& source)
+    : config_(config),
+      pd_(pd),
+      cms_(cms),
+      source_(source),
+      recorder_(config),
+      prefill_router_(config.router, config.instances.front().config.kv.page_tokens),
+      decode_router_(config.router, config.instances.front().config.kv.page_tokens),
+      handoff_(pool_shape(config, pd)),
+      wall_start_(std::chrono::steady_clock::now()) {
+  const bool op_detail = config.output.trace_detail == TraceDetail::kOp;
+  for (int32_t i = 0; i < config.instance_count(); ++i) {
+    const SimConfig::InstanceSpec& spec = config.instances[static_cast<size_t>(i)];
+    slots_.push_back(std::make_unique<PdSlot>(spec.config, cms[static_cast<size_t>(i)], op_detail, config.noise,
+                                              config.seed, i));
+    const bool prefill = i < pd.prefill_instances;
+    (prefill ? prefill_views_ : decode_views_).push_back(&slots_.back()->instance);
+    recorder_.describe_instance(i, spec.parallel_name, spec.config.dp_ranks, spec.config.kv.total_pages);
+    recorder_.set_role(i, spec.config.scheduler.role);
+    if (!prefill) continue;
+    const CostModel& cm = cms[static_cast<size_t>(i)];
+    sender_base_.push_back(senders_.size());
+    const PdTransfer per_token = pd_transfer(cm, 1);
+    for (int32_t r = 0; r < spec.config.dp_ranks; ++r) {
+      Sender s;
+      s.prefill_instance = i;
+      s.rate = pd_link_rate(pd.link, cm, cm.parallel.tp);
+      s.bytes_per_token = per_token.total_bytes();
+      s.layers = cm.model.layers;
+      senders_.push_back(std::move(s));
+    }
+  }
+}
+
+void PdDriver::wake_all() {
+  for (auto& slot : slots_) {
+    if (slot->waiting) {
+      slot->waiting = false;
+      slot->signal->notify();
+    }
+  }
+  for (Sender& s : senders_) {
+    if (s.waiting) {
+      s.waiting = false;
+      s.signal->notify();
+    }
+  }
+  if (feeder_waiting_) {
+    feeder_waiting_ = false;
+    feeder_signal_->notify();
+  }
+}
+
+void PdDriver::dispatch(Arrival& a) {
+  const double now = sg::now_s();
+  const int32_t index = prefill_router_.pick(prefill_views_, a.spec);
+  recorder_.on_arrival(index, a.spec.id, now);
+  const RejectReason decode_fit = handoff_.validate(a.spec.prompt_tokens, a.spec.output_tokens);
+  const bool prefill_fits = slots_[static_cast<size_t>(index)]->instance.rank(0).validate(a.spec, false) ==
+                            RejectReason::kNone;
+  if (prefill_fits && decode_fit != RejectReason::kNone) {
+    RequestRecord r;
+    r.id = a.spec.id;
+    r.status = RequestStatus::kRejected;
+    r.reject_reason = decode_fit;
+    r.prompt_tokens = a.spec.prompt_tokens;
+    r.output_tokens = a.spec.output_tokens;
+    r.arrival_s = now;
+    r.finish_s = now;
+    finish_request(r, index, nullptr);
+    return;
+  }
+  PdLive& l = live_[a.spec.id];
+  l.arrival_s = now;
+  l.prefill_instance = index;
+  l.prompt_tokens = a.spec.prompt_tokens;
+  l.output_tokens = a.spec.output_tokens;
+  slots_[static_cast<size_t>(index)]->instance.add_request(std::move(a.spec), now);
+  wake_all();
+}
+
+void PdDriver::feed_closed_loop() {
+  Arrival a;
+  while (true) {
+    while (in_flight_ < config_.feed.concurrency) {
+      if (!source_.next(a)) return;
+      ++in_flight_;
+      dispatch(a);
+    }
+    feeder_waiting_ = true;
+    feeder_signal_->wait();
+  }
+}
+
+void PdDriver::feed() {
+  try {
+    if (config_.feed.concurrency > 0) {
+      feed_closed_loop();
+    } else {
+      Arrival a;
+      while (source_.next(a)) {
+        if (a.trace_time_s > sg::now_s()) sg::sleep_until(a.trace_time_s);
+        dispatch(a);
+      }
+    }
+  } catch (const InputError& e) {
+    input_error_ = e;  // reported after the run; the outputs are discarded
+  }
+  feeding_done_ = true;
+  wake_all();
+}
+
+void PdDriver::finish_request(const RequestRecord& record, int32_t instance, const Recorder::PdHop* hop) {
+  if (hop != nullptr) {
+    recorder_.on_record(record, instance, *hop);
+  } else {
+    recorder_.on_record(record, instance);
+  }
+  live_.erase(record.id);
+  if (config_.feed.concurrency > 0) --in_flight_;
+}
+
+// Grants decode pages to waiting hand-offs (the core decides which and where) and queues their KV on the
+// prefill rank's sender.
+void PdDriver::grant() {
+  grants_.clear();
+  handoff_.grant(grants_);
+  for (const PdGrant& g : grants_) {
+    PdLive& l = live_.at(g.id);
+    l.grant = g;
+    ++transfers_in_flight_;
+    senders_[sender_of(g.prefill_instance, l.prefill_rank)].queue.push_back(g.id);
+  }
+  if (!grants_.empty()) wake_all();
+}
+
+void PdDriver::drain_prefill(int32_t index) {
+  PdSlot& slot = *slots_[static_cast<size_t>(index)];
+  slot.instance.drain(slot.drained);
+  bool handed = false;
+  for (const RequestRecord& r : slot.drained) {
+    if (r.status != RequestStatus::kHandedOff) {  // rejected by the prefill instance
+      finish_request(r, index, nullptr);
+      continue;
+    }
+    recorder_.on_handoff(r, index);
+    PdLive& l = live_.at(r.id);
+    l.prefill_rank = r.rank;
+    l.cached_tokens = r.cached_tokens;
+    l.preemptions = r.preemptions;
+    const RequestSpec spec = kv_spec(r.id, r.prompt_tokens, r.output_tokens);
+    handoff_.enqueue(PdWaiting{.id = r.id,
+                               .prefill_instance = index,
+                               .prompt_tokens = r.prompt_tokens,
+                               .output_tokens = r.output_tokens,
+                               .preferred_decode = decode_router_.pick(decode_views_, spec)});
+    handed = true;
+  }
+  slot.drained.clear();
+  if (handed) grant();
+}
+
+void PdDriver::drain_decode(int32_t index) {
+  PdSlot& slot = *slots_[static_cast<size_t>(index)];
+  slot.instance.drain(slot.drained);
+  if (slot.drained.empty()) return;
+  for (const RequestRecord& r : slot.drained) {
+    const PdLive& l = live_.at(r.id);
+    handoff_.release(l.grant);
+    RequestRecord merged = r;
+    merged.arrival_s = l.arrival_s;
+    merged.cached_tokens = l.cached_tokens;
+    merged.preemptions += l.preemptions;
+    const Recorder::PdHop hop{.decode_instance = index, .transfer_bytes = l.transfer_bytes,
+                              .transfer_s = l.transfer_s};
+    finish_request(merged, l.prefill_instance, &hop);
+  }
+  slot.drained.clear();
+  grant();
+  wake_all();
+}
+
+void PdDriver::deliver(RequestId id, double start_s, double end_s) {
+  PdLive& l = live_.at(id);
+  l.transfer_s = end_s - start_s;
+  recorder_.on_kv_transfer(id, l.prefill_instance, l.grant.decode_instance, start_s, end_s, l.transfer_bytes);
+  const int32_t index = pd_.prefill_instances + l.grant.decode_instance;
+  slots_[static_cast<size_t>(index)]->instance.add_request_with_kv(
+      kv_spec(id, l.prompt_tokens, l.output_tokens), end_s,
+      l.grant.decode_rank);
+  --transfers_in_flight_;
+  wake_all();
+}
+
+void PdDriver::run_sender(size_t index) {
+  Sender& s = senders_[index];
+  while (true) {
+    if (s.queue.empty()) {
+      if (prefill_done_ == pd_.prefill_instances && handoff_.waiting() == 0) return;
+      s.waiting = true;
+      s.signal->wait();
+      continue;
+    }
+    const RequestId id = s.queue.front();
+    s.queue.pop_front();
+    PdLive& l = live_.at(id);
+    l.transfer_bytes = s.bytes_per_token * double(l.prompt_tokens);
+    const double start = sg::now_s();
+    double end = start + s.rate.time_s(l.transfer_bytes);
+    if (pd_.mode == PdTransferMode::kLayerStream) {
+      // Layers left while the prompt was prefilled (if the link was free then); the last layer's share
+      // goes after the last chunk.
+      const double wire_s = l.transfer_bytes / s.rate.bytes_per_s;
+      const double window = std::max(l.first_chunk_start_s, s.free_since_s);
+      end = std::max(start + wire_s / s.layers, window + wire_s) + s.rate.latency_s;
+    }
+    sg::sleep_until(end);
+    s.free_since_s = end;
+    deliver(id, start, end);
+  }
+}
+
+bool PdDriver::step(int32_t index) {
+  PdSlot& slot = *slots_[static_cast<size_t>(index)];
+  slot.instance.plan(slot.plan);
+  const double start_s = sg::now_s();
+  for (size_t r = 0; r < slot.plan.ranks.size(); ++r) {
+    const Scheduler& rank = slot.instance.rank(static_cast<int32_t>(r));
+    for (int32_t victim : slot.plan.ranks[r].preemptions)
+      recorder_.on_preemption(index, rank.request(victim).record.id, start_s);
+  }
+  if (slot.plan.empty()) {
+    slot.instance.commit(slot.plan, StepOutcome{}, start_s);
+    return false;
+  }
+  if (index < pd_.prefill_instances) {
+    for (const Batch& b : slot.plan.batches.ranks) {
+      for (const BatchEntry& e : b.entries) {
+        PdLive& l = live_.at(e.id);
+        if (l.first_chunk_start_s < 0) l.first_chunk_start_s = start_s;
+      }
+    }
+  }
+  const StepOutcome outcome = slot.backend.execute(slot.plan.batches);
+  sg::sleep_for(outcome.duration_s);
+  slot.instance.commit(slot.plan, outcome, sg::now_s());
+  recorder_.on_step(index, slot.plan, outcome, &slot.backend.last_cost(), start_s, slot.instance.counters());
+  return true;
+}
+
+void PdDriver::run_prefill(int32_t index) {
+  PdSlot& slot = *slots_[static_cast<size_t>(index)];
+  int empty_plans = 0;
+  while (true) {
+    drain_prefill(index);
+    const bool blocked = handoff_.prefill_blocked(index);
+    if (blocked || !slot.instance.has_work() || empty_plans >= 2) {
+      if (!blocked && !slot.instance.has_work() && feeding_done_) break;
+      slot.waiting = true;
+      slot.signal->wait();
+      empty_plans = 0;
+      continue;
+    }
+    empty_plans = step(index) ? 0 : empty_plans + 1;
+  }
+  ++prefill_done_;
+  wake_all();
+}
+
+bool PdDriver::decode_can_end() const {
+  return prefill_done_ == pd_.prefill_instances && handoff_.waiting() == 0 && transfers_in_flight_ == 0;
+}
+
+void PdDriver::run_decode(int32_t index) {
+  PdSlot& slot = *slots_[static_cast<size_t>(index)];
+  int empty_plans = 0;
+  while (true) {
+    drain_decode(index);
+    if (!slot.instance.has_work() || empty_plans >= 2) {
+      if (!slot.instance.has_work() && decode_can_end()) return;
+      slot.waiting = true;
+      slot.signal->wait();
+      empty_plans = 0;
+      continue;
+    }
+    empty_plans = step(index) ? 0 : empty_plans + 1;
+  }
+}
+
+SimResult PdDriver::run() {
+  sg::SimEngine engine;
+  feeder_signal_ = std::make_unique<sg::Signal>();
+  for (auto& slot : slots_) slot->signal = std::make_unique<sg::Signal>();
+  for (Sender& s : senders_) s.signal = std::make_unique<sg::Signal>();
+  engine.add_actor("feeder", [this] { feed(); });
+  for (int32_t i = 0; i < config_.instance_count(); ++i) {
+    if (i < pd_.prefill_instances) {
+      engine.add_actor("prefill-" + std::to_string(i), [this, i] { run_prefill(i); });
+    } else {
+      engine.add_actor("decode-" + std::to_string(i), [this, i] { run_decode(i); });
+    }
+  }
+  for (size_t s = 0; s < senders_.size(); ++s)
+    engine.add_actor("kv-sender-" + std::to_string(s), [this, s] { run_sender(s); });
+  const bool ok = engine.run();
+  if (input_error_) throw *input_error_;
+  if (!ok) throw std::runtime_error("simulation failed: " + engine.error());
+
+  SimResult result;
+  result.simulated_s = sg::now_s();
+  result.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start_).count();
+  Metrics& m = recorder_.metrics();
+  result.arrived = m.arrived();
+  result.completed = m.completed();
+  result.rejected = m.rejected();
+  result.in_flight = result.arrived - result.completed - result.rejected;
+  result.preemptions = m.preemptions();
+  result.prefix_hit_rate = m.input_tokens() > 0 ? static_cast<double>(m.prefix_hit_tokens()) /
+                                                      static_cast<double>(m.input_tokens())
+                                                : 0.0;
+  result.skipped_lines = source_.skipped_lines();
+  result.events = recorder_.events();
+  RunInfo info;
+  info.backend = std::string(to_string(config_.backend));
+  info.model = config_.model_name;
+  info.hardware = config_.hardware_name;
+  info.cluster = config_.cluster_name;
+  info.parallelism = config_.parallel_name;
+  info.router = std::string(to_string(config_.router));
+  info.workload = config_.workload_name;
+  info.instances = config_.instance_count();
+  info.seed = config_.seed;
+  info.simulated_s = result.simulated_s;
+  info.skipped_lines = result.skipped_lines;
+  if (config_.output.wall_time_in_metrics) info.wall_s = result.wall_s;
+  std::string why;
+  if (!recorder_.finish(info, &why)) throw std::runtime_error(why);
+  return result;
+}
+
+}  // namespace
+
+SimResult run_pd_simulation(const SimConfig& config, const PdConfig& pd, std::span<const CostModel> cost_models,
+                            ArrivalSource& source) {
+  PdDriver driver(config, pd, cost_models, source);
+  return driver.run();
+}
+
+}  // namespace tokenline

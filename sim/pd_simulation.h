@@ -1,0 +1,27 @@
+// run_pd_simulation: a `tokenline sim --pd xPyD` run. Actors: the arrival feeder (routes each request to
+// a prefill instance), one per prefill instance and one per decode instance running the core's Instance
+// loop, and one KV sender per prefill rank (its NICs or NVLink port). A request leaves its prefill
+// instance after its last chunk; the core's PdHandoff reserves its pages on a decode rank (FIFO; the
+// prefill instance pauses while its waiting hand-offs would fill its pool); the sender moves its KV +
+// indexer cache in the link's time; the decode instance admits it with its KV present. Requests are
+// data, never actors. The analytic backend only.
+#pragma once
+
+#include <span>
+
+#include "engine/model/ledger.h"
+#include "sim/arrival_source.h"
+#include "sim/pd_config.h"
+#include "sim/sim_config.h"
+#include "sim/simulation.h"
+
+namespace tokenline {
+
+// REQUIRES: config.instances holds pd.prefill_instances prefill-only instances, then pd.decode_instances
+// decode-only ones, all decode instances with the same ranks and pages per rank; cost_models[i] is
+// instance i's. Writes the same outputs as run_simulation (requests.csv rows carry the decode instance
+// and the transfer) and throws as it does.
+SimResult run_pd_simulation(const SimConfig& config, const PdConfig& pd, std::span<const CostModel> cost_models,
+                            ArrivalSource& source);
+
+}  // namespace tokenline
