@@ -33,7 +33,8 @@ AnalyticBackend::AnalyticBackend(const CostModel& cost_model, bool op_detail)
 AnalyticBackend::AnalyticBackend(const CostModel& cost_model, bool op_detail, const StepNoise& noise,
                                  uint64_t seed, int32_t instance)
     : AnalyticBackend(cost_model, op_detail) {
-  if (noise.expert_skew || noise.mtp) noise_ = std::make_unique<StepNoiseSampler>(noise, cost_model, seed, instance);
+  if (noise.expert_skew || noise.mtp)
+    noise_ = std::make_unique<StepNoiseSampler>(noise, cost_model, seed, instance);
 }
 
 StepOutcome AnalyticBackend::execute(const StepBatches& step) {

@@ -12,7 +12,8 @@ namespace tokenline {
 namespace {
 
 int32_t parse_count(const std::string& text, const std::string& spec) {
-  if (text.empty() || text.size() > 3) throw InputError("--pd", "xPyD with x, y >= 1 (e.g. 1P1D, 2P1D)", "'" + spec + "'");
+  if (text.empty() || text.size() > 3)
+    throw InputError("--pd", "xPyD with x, y >= 1 (e.g. 1P1D, 2P1D)", "'" + spec + "'");
   for (char c : text) {
     if (std::isdigit(static_cast<unsigned char>(c)) == 0)
       throw InputError("--pd", "xPyD with x, y >= 1 (e.g. 1P1D, 2P1D)", "'" + spec + "'");
@@ -34,7 +35,8 @@ std::vector<std::vector<double>> read_histogram(const std::string& path, int32_t
     std::vector<double> row;
     double v = 0;
     while (fields >> v) {
-      if (!(v >= 0)) throw InputError(path + ":" + std::to_string(line_no), "expert counts >= 0", std::to_string(v));
+      if (!(v >= 0))
+        throw InputError(path + ":" + std::to_string(line_no), "expert counts >= 0", std::to_string(v));
       row.push_back(v);
     }
     if (!fields.eof()) throw InputError(path + ":" + std::to_string(line_no), "numbers", "'" + line + "'");
@@ -86,7 +88,8 @@ void apply_pd_roles(SimConfig& config, const PdConfig& pd) {
     InstanceConfig& c = config.instances[static_cast<size_t>(i)].config;
     const bool prefill = i < pd.prefill_instances;
     c.scheduler.role = prefill ? InstanceRole::kPrefillOnly : InstanceRole::kDecodeOnly;
-    if (!prefill && (c.dp_ranks != first_decode.dp_ranks || c.kv.total_pages != first_decode.kv.total_pages)) {
+    if (!prefill &&
+        (c.dp_ranks != first_decode.dp_ranks || c.kv.total_pages != first_decode.kv.total_pages)) {
       throw InputError("--parallel", "one layout for every decode instance",
                        config.instances[static_cast<size_t>(i)].parallel_name + " and " +
                            config.instances[static_cast<size_t>(pd.prefill_instances)].parallel_name);
@@ -96,7 +99,8 @@ void apply_pd_roles(SimConfig& config, const PdConfig& pd) {
 
 void check_pd_capacity(const SimConfig& config, const PdConfig& pd, ArrivalSource& workload) {
   const KvConfig& kv = config.instances[static_cast<size_t>(pd.prefill_instances)].config.kv;
-  const PdHandoff handoff(PdPoolShape{.decode_pages_per_rank = kv.total_pages, .page_tokens = kv.page_tokens});
+  const PdHandoff handoff(
+      PdPoolShape{.decode_pages_per_rank = kv.total_pages, .page_tokens = kv.page_tokens});
   Arrival a;
   int64_t smallest = -1, requests = 0;
   while (workload.next(a)) {
@@ -107,8 +111,9 @@ void check_pd_capacity(const SimConfig& config, const PdConfig& pd, ArrivalSourc
   }
   if (requests > 0 && smallest > kv.total_pages) {
     throw InputError("--pd", "a decode pool whose ranks hold at least one request of the workload",
-                     "decode ranks of " + std::to_string(kv.total_pages) + " pages; the smallest request needs " +
-                         std::to_string(smallest) + " pages (" + std::to_string(kv.page_tokens) + " tokens each)");
+                     "decode ranks of " + std::to_string(kv.total_pages) +
+                         " pages; the smallest request needs " + std::to_string(smallest) + " pages (" +
+                         std::to_string(kv.page_tokens) + " tokens each)");
   }
 }
 
@@ -137,7 +142,8 @@ StepNoise parse_step_noise(const StepNoiseOptions& o, int32_t experts) {
   n.moe.eplb = o.eplb_redundant >= 0;
   n.moe.redundant_experts = std::max(o.eplb_redundant, 0);
   if (o.eplb_redundant < -1)
-    throw InputError("--eplb-redundant", "-1 (no EPLB) or >= 0 redundant experts", std::to_string(o.eplb_redundant));
+    throw InputError("--eplb-redundant", "-1 (no EPLB) or >= 0 redundant experts",
+                     std::to_string(o.eplb_redundant));
   if (o.mtp_drafts < 0) throw InputError("--mtp", "draft tokens >= 0", std::to_string(o.mtp_drafts));
   if (!(o.mtp_accept_mean >= 0 && o.mtp_accept_mean <= 1))
     throw InputError("--mtp-accept", "a mean acceptance in [0, 1]", std::to_string(o.mtp_accept_mean));

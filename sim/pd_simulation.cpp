@@ -91,7 +91,8 @@ PdPoolShape pool_shape(const SimConfig& config, const PdConfig& pd) {
 
 class PdDriver {
  public:
-  PdDriver(const SimConfig& config, const PdConfig& pd, std::span<const CostModel> cms, ArrivalSource& source);
+  PdDriver(const SimConfig& config, const PdConfig& pd, std::span<const CostModel> cms,
+           ArrivalSource& source);
   SimResult run();
 
  private:
@@ -152,8 +153,8 @@ PdDriver::PdDriver(const SimConfig& config, const PdConfig& pd, std::span<const 
   const bool op_detail = config.output.trace_detail == TraceDetail::kOp;
   for (int32_t i = 0; i < config.instance_count(); ++i) {
     const SimConfig::InstanceSpec& spec = config.instances[static_cast<size_t>(i)];
-    slots_.push_back(std::make_unique<PdSlot>(spec.config, cms[static_cast<size_t>(i)], op_detail, config.noise,
-                                              config.seed, i));
+    slots_.push_back(std::make_unique<PdSlot>(spec.config, cms[static_cast<size_t>(i)], op_detail,
+                                              config.noise, config.seed, i));
     const bool prefill = i < pd.prefill_instances;
     (prefill ? prefill_views_ : decode_views_).push_back(&slots_.back()->instance);
     recorder_.describe_instance(i, spec.parallel_name, spec.config.dp_ranks, spec.config.kv.total_pages);
@@ -197,8 +198,8 @@ void PdDriver::dispatch(Arrival& a) {
   const int32_t index = prefill_router_.pick(prefill_views_, a.spec);
   recorder_.on_arrival(index, a.spec.id, now);
   const RejectReason decode_fit = handoff_.validate(a.spec.prompt_tokens, a.spec.output_tokens);
-  const bool prefill_fits = slots_[static_cast<size_t>(index)]->instance.rank(0).validate(a.spec, false) ==
-                            RejectReason::kNone;
+  const bool prefill_fits =
+      slots_[static_cast<size_t>(index)]->instance.rank(0).validate(a.spec, false) == RejectReason::kNone;
   if (prefill_fits && decode_fit != RejectReason::kNone) {
     RequestRecord r;
     r.id = a.spec.id;
@@ -312,8 +313,8 @@ void PdDriver::drain_decode(int32_t index) {
     merged.arrival_s = l.arrival_s;
     merged.cached_tokens = l.cached_tokens;
     merged.preemptions += l.preemptions;
-    const Recorder::PdHop hop{.decode_instance = index, .transfer_bytes = l.transfer_bytes,
-                              .transfer_s = l.transfer_s};
+    const Recorder::PdHop hop{
+        .decode_instance = index, .transfer_bytes = l.transfer_bytes, .transfer_s = l.transfer_s};
     finish_request(merged, l.prefill_instance, &hop);
   }
   slot.drained.clear();
@@ -327,8 +328,7 @@ void PdDriver::deliver(RequestId id, double start_s, double end_s) {
   recorder_.on_kv_transfer(id, l.prefill_instance, l.grant.decode_instance, start_s, end_s, l.transfer_bytes);
   const int32_t index = pd_.prefill_instances + l.grant.decode_instance;
   slots_[static_cast<size_t>(index)]->instance.add_request_with_kv(
-      kv_spec(id, l.prompt_tokens, l.output_tokens), end_s,
-      l.grant.decode_rank);
+      kv_spec(id, l.prompt_tokens, l.output_tokens), end_s, l.grant.decode_rank);
   --transfers_in_flight_;
   wake_all();
 }
@@ -481,8 +481,8 @@ SimResult PdDriver::run() {
 
 }  // namespace
 
-SimResult run_pd_simulation(const SimConfig& config, const PdConfig& pd, std::span<const CostModel> cost_models,
-                            ArrivalSource& source) {
+SimResult run_pd_simulation(const SimConfig& config, const PdConfig& pd,
+                            std::span<const CostModel> cost_models, ArrivalSource& source) {
   PdDriver driver(config, pd, cost_models, source);
   return driver.run();
 }

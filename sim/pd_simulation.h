@@ -21,7 +21,7 @@ namespace tokenline {
 // decode-only ones, all decode instances with the same ranks and pages per rank; cost_models[i] is
 // instance i's. Writes the same outputs as run_simulation (requests.csv rows carry the decode instance
 // and the transfer) and throws as it does.
-SimResult run_pd_simulation(const SimConfig& config, const PdConfig& pd, std::span<const CostModel> cost_models,
-                            ArrivalSource& source);
+SimResult run_pd_simulation(const SimConfig& config, const PdConfig& pd,
+                            std::span<const CostModel> cost_models, ArrivalSource& source);
 
 }  // namespace tokenline

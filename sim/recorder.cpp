@@ -129,7 +129,8 @@ void Recorder::on_step(int32_t instance, const StepPlan& plan, const StepOutcome
   for (const Batch& batch : plan.batches.ranks) {
     const int tid = trace_tid(batch.rank, TraceStream::kCompute);
     if (batch.empty()) {  // an idle rank still runs the step: every MoE layer waits for all ranks
-      trace_.complete(pid, tid, "step", start_s, outcome.duration_s, {{"step", step}, {"tokens", 0}, {"requests", 0}});
+      trace_.complete(pid, tid, "step", start_s, outcome.duration_s,
+                      {{"step", step}, {"tokens", 0}, {"requests", 0}});
       continue;
     }
     const auto requests = static_cast<int64_t>(batch.entries.size());

@@ -63,9 +63,9 @@ class Recorder {
   struct RequestTrace {
     int32_t chunks = 0;
     Phase phase = Phase::kQueued;
-    int32_t last_chunk_rank = 0;    // PD: where the flow arrow starts
+    int32_t last_chunk_rank = 0;  // PD: where the flow arrow starts
     double last_chunk_start_s = 0;
-    bool flow_pending = false;      // PD: the first decode step ends the flow arrow
+    bool flow_pending = false;  // PD: the first decode step ends the flow arrow
   };
   struct CounterState {
     int64_t running = -1;

@@ -45,7 +45,7 @@ struct SimJob {
   bool progress = false;
   // PD disaggregation: "" (co-located) or xPyD; the first x instances prefill, the other y decode.
   std::string pd;
-  std::string pd_link = "ib400";     // nvlink | ib200 | ib400
+  std::string pd_link = "ib400";      // nvlink | ib200 | ib400
   std::string pd_transfer = "whole";  // whole | layer
   // Per-step noise: MoE expert load skew (uniform | zipf:<alpha> | histogram:<file>), EPLB, MTP.
   std::string expert_skew = "uniform";

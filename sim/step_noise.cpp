@@ -5,7 +5,8 @@
 
 namespace tokenline {
 
-StepNoiseSampler::StepNoiseSampler(const StepNoise& noise, const CostModel& cm, uint64_t seed, int32_t instance)
+StepNoiseSampler::StepNoiseSampler(const StepNoise& noise, const CostModel& cm, uint64_t seed,
+                                   int32_t instance)
     : noise_(noise),
       experts_per_token_(cm.model.experts_per_token),
       load_rng_(seed, "expert_load/" + std::to_string(instance)),

@@ -71,8 +71,8 @@ class PdHandoff {
 
   PdPoolShape shape_;
   std::deque<PdWaiting> queue_;
-  std::vector<int64_t> reserved_;        // [instance * ranks + rank]
-  std::vector<int64_t> waiting_pages_;   // per prefill instance: prompt pages of its queued hand-offs
+  std::vector<int64_t> reserved_;       // [instance * ranks + rank]
+  std::vector<int64_t> waiting_pages_;  // per prefill instance: prompt pages of its queued hand-offs
 };
 
 }  // namespace tokenline

@@ -97,9 +97,8 @@ ExpertLoadModel::ExpertLoadModel(int32_t experts, int32_t ep, int32_t layers, co
     : ep_(ep) {
   assert(experts > 0 && ep > 0 && experts % ep == 0 && "experts must divide over ep");
   Rng placement(placement_seed, "expert_placement");
-  const int32_t rows = options.skew == ExpertSkew::kHistogram
-                           ? static_cast<int32_t>(options.histogram.size())
-                           : std::max<int32_t>(layers, 1);
+  const int32_t rows = options.skew == ExpertSkew::kHistogram ? static_cast<int32_t>(options.histogram.size())
+                                                              : std::max<int32_t>(layers, 1);
   for (int32_t l = 0; l < rows; ++l) {
     std::vector<double> load;
     switch (options.skew) {

@@ -22,10 +22,10 @@ std::string_view to_string(ExpertSkew skew);
 
 struct MoeLoadOptions {
   ExpertSkew skew = ExpertSkew::kUniform;
-  double zipf_alpha = 1.0;                      // kZipf; 0 is uniform
-  std::vector<std::vector<double>> histogram;   // kHistogram: [layer][expert] counts (>= 0, some > 0)
-  bool eplb = false;                            // rebalance placement from the long-run expert loads
-  int32_t redundant_experts = 0;                // EPLB: extra expert slots; (E + R) % ep == 0
+  double zipf_alpha = 1.0;                     // kZipf; 0 is uniform
+  std::vector<std::vector<double>> histogram;  // kHistogram: [layer][expert] counts (>= 0, some > 0)
+  bool eplb = false;                           // rebalance placement from the long-run expert loads
+  int32_t redundant_experts = 0;               // EPLB: extra expert slots; (E + R) % ep == 0
 };
 
 class ExpertLoadModel {

@@ -47,17 +47,20 @@ void add_scheduler_options(CLI::App& cmd, SimJob& job) {
   cmd.add_option("--kv-pages", job.kv_pages, "KV pages per rank (default: HBM left after weights)");
   cmd.add_flag("!--no-prefix-cache", job.prefix_cache, "disable the radix prefix cache");
   cmd.add_option("--mtp", job.mtp_drafts, "MTP draft tokens per decode step (0: off)")->capture_default_str();
-  cmd.add_option("--mtp-accept", job.mtp_accept_mean, "mean per-draft acceptance in [0, 1]")->capture_default_str();
+  cmd.add_option("--mtp-accept", job.mtp_accept_mean, "mean per-draft acceptance in [0, 1]")
+      ->capture_default_str();
   cmd.add_option("--mtp-accept-std", job.mtp_accept_std, "its standard deviation across steps (Beta)")
       ->capture_default_str();
-  cmd.add_option("--expert-skew", job.expert_skew, "MoE routing skew: uniform | zipf:<alpha> | histogram:<file>")
+  cmd.add_option("--expert-skew", job.expert_skew,
+                 "MoE routing skew: uniform | zipf:<alpha> | histogram:<file>")
       ->capture_default_str();
   cmd.add_option("--eplb-redundant", job.eplb_redundant, "EPLB with N redundant experts (-1: no EPLB)")
       ->capture_default_str();
 }
 
 void add_pd_options(CLI::App& cmd, SimJob& job) {
-  cmd.add_option("--pd", job.pd, "prefill/decode disaggregation xPyD (1P1D, 2P1D, ...): x prefill then y decode instances");
+  cmd.add_option("--pd", job.pd,
+                 "prefill/decode disaggregation xPyD (1P1D, 2P1D, ...): x prefill then y decode instances");
   cmd.add_option("--pd-link", job.pd_link, "KV hand-off link: nvlink | ib200 | ib400")->capture_default_str();
   cmd.add_option("--pd-transfer", job.pd_transfer, "whole (after the last chunk) | layer (streamed)")
       ->capture_default_str();

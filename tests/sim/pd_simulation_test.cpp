@@ -42,7 +42,8 @@ std::string sim(const std::string& workload, const std::string& out, const std::
 
 CostModel glm(const char* parallel) {
   const ModelConfig model = model_preset("glm-5.3");
-  return make_cost_model(model, parse_parallel(parallel, "test"), model.default_kv_layout, load_hardware("h200"));
+  return make_cost_model(model, parse_parallel(parallel, "test"), model.default_kv_layout,
+                         load_hardware("h200"));
 }
 
 double ms(const nlohmann::json& metrics, const char* what, const char* stat) {
@@ -69,7 +70,8 @@ TEST_CASE("A 1M-token hand-off moves 56.6 GB in the time its link gives", "[pd_s
   for (const auto& [name, link] : {std::pair{"nvlink", PdLink::kNvlink}, std::pair{"ib200", PdLink::kIb200},
                                    std::pair{"ib400", PdLink::kIb400}}) {
     INFO(name);
-    const auto r = run_tokenline(sim(workload, dir.file(name), std::string("--parallel tp8 --pd 1P1D --pd-link ") + name), dir);
+    const auto r = run_tokenline(
+        sim(workload, dir.file(name), std::string("--parallel tp8 --pd 1P1D --pd-link ") + name), dir);
     REQUIRE(r.exit_code == 0);
     const auto rows = read_csv_rows(dir.file(std::string(name) + "/requests.csv"));
     REQUIRE(rows.size() == 1);
@@ -84,7 +86,8 @@ TEST_CASE("A 1M-token hand-off moves 56.6 GB in the time its link gives", "[pd_s
   CHECK(seconds["nvlink"] < seconds["ib400"]);
   CHECK(seconds["ib400"] == Approx(seconds["ib200"] / 2).epsilon(1e-3));
   // Streaming layer by layer hides all but the last layer's share behind the 32-chunk prefill.
-  const auto r = run_tokenline(sim(workload, dir.file("layer"), "--parallel tp8 --pd 1P1D --pd-link ib200 --pd-transfer layer"), dir);
+  const auto r = run_tokenline(
+      sim(workload, dir.file("layer"), "--parallel tp8 --pd 1P1D --pd-link ib200 --pd-transfer layer"), dir);
   REQUIRE(r.exit_code == 0);
   const auto rows = read_csv_rows(dir.file("layer/requests.csv"));
   CHECK(std::stod(rows[0][kColTransferS]) < seconds["ib200"] / 10);
@@ -94,11 +97,13 @@ TEST_CASE("A 1M-token hand-off moves 56.6 GB in the time its link gives", "[pd_s
 
 TEST_CASE("PD runs conserve requests and replay byte for byte", "[pd_simulation]") {
   TestDir dir("pd_conservation");
-  for (const char* layout : {"--pd 1P1D", "--pd 2P1D --router least-load", "--pd 1P2D --parallel tp8,dp8-ep8,dp8-ep8",
-                             "--pd 1P1D --pd-transfer layer --pd-link ib200 --kv-pages 600"}) {
+  for (const char* layout :
+       {"--pd 1P1D", "--pd 2P1D --router least-load", "--pd 1P2D --parallel tp8,dp8-ep8,dp8-ep8",
+        "--pd 1P1D --pd-transfer layer --pd-link ib200 --kv-pages 600"}) {
     INFO(layout);
     for (const char* out : {"a", "b"}) {
-      const auto r = run_tokenline(sim(head_workload(), dir.file(out), std::string(layout) + " --max-requests 120"), dir);
+      const auto r = run_tokenline(
+          sim(head_workload(), dir.file(out), std::string(layout) + " --max-requests 120"), dir);
       REQUIRE(r.exit_code == 0);
     }
     const auto m = read_json(dir.file("a/metrics.json"));
@@ -119,6 +124,27 @@ TEST_CASE("PD runs conserve requests and replay byte for byte", "[pd_simulation]
     }
     CHECK(completed == m["requests"]["completed"].get<int64_t>());
     CHECK(completed > 100);
+  }
+}
+
+TEST_CASE("DP attention, skew and MTP configurations conserve requests and replay byte for byte",
+          "[pd_simulation]") {
+  TestDir dir("dp_conservation");
+  for (const char* layout :
+       {"--parallel dp8-ep8 --dp-assign least-load --expert-skew zipf:1.2 --mtp 2",
+        "--parallel dp4-tp2-ep8 --dp-assign prefix-aware --eplb-redundant 16 --mtp 1 "
+        "--mtp-accept 0.6 --mtp-accept-std 0.2",
+        "--parallel dp8-ep8 --instances 2 --router prefix-aware --reservation incremental",
+        "--pd 2P2D --parallel tp8,tp8,dp8-ep8,dp8-ep8 --mtp 2 --expert-skew zipf:1.0"}) {
+    INFO(layout);
+    for (const char* out : {"a", "b"}) {
+      const auto r = run_tokenline(
+          sim(head_workload(), dir.file(out), std::string(layout) + " --max-requests 150 --seed 11"), dir);
+      REQUIRE(r.exit_code == 0);
+    }
+    check_conserved(read_json(dir.file("a/metrics.json")));
+    for (const char* file : {"metrics.json", "requests.csv", "trace.json"})
+      CHECK(read_all(dir.file(std::string("a/") + file)) == read_all(dir.file(std::string("b/") + file)));
   }
 }
 
@@ -150,7 +176,8 @@ TEST_CASE("A request that fits prefill but never decode is rejected with its rea
     out << "{\"arrival_s\": 0, \"input_tokens\": 640, \"output_tokens\": 1}\n"     // 10 pages on both sides
         << "{\"arrival_s\": 0, \"input_tokens\": 600, \"output_tokens\": 100}\n";  // 10 prefill, 11 decode
   }
-  auto r = run_tokenline(sim(workload, dir.file("o"), "--parallel tp8 --pd 1P1D --kv-pages 10 --no-prefix-cache"), dir);
+  auto r = run_tokenline(
+      sim(workload, dir.file("o"), "--parallel tp8 --pd 1P1D --kv-pages 10 --no-prefix-cache"), dir);
   REQUIRE(r.exit_code == 0);
   const auto rows = read_csv_rows(dir.file("o/requests.csv"));
   REQUIRE(rows.size() == 2);
@@ -176,7 +203,8 @@ TEST_CASE("A request that fits prefill but never decode is rejected with its rea
 TEST_CASE("PD trace: kv_transfer spans and flows from the last prefill step to the first decode step",
           "[pd_simulation]") {
   TestDir dir("pd_trace");
-  REQUIRE(run_tokenline(sim(head_workload(), dir.file("o"), "--pd 1P1D --max-requests 40"), dir).exit_code == 0);
+  REQUIRE(run_tokenline(sim(head_workload(), dir.file("o"), "--pd 1P1D --max-requests 40"), dir).exit_code ==
+          0);
   const auto trace = read_json(dir.file("o/trace.json"));
   std::map<int64_t, double> flow_start, flow_end, transfer_end;
   std::map<std::pair<int, double>, int> step_ranks;  // (pid, ts) -> rank threads with a step span
@@ -206,8 +234,11 @@ TEST_CASE("MTP with acceptance 0 is plain decoding plus the draft cost; more acc
   const std::string base = "--parallel tp8 --concurrency 16 ";
   REQUIRE(run_tokenline(sim(workload, dir.file("off"), base), dir).exit_code == 0);
   REQUIRE(run_tokenline(sim(workload, dir.file("a0"), base + "--mtp 2 --mtp-accept 0"), dir).exit_code == 0);
-  REQUIRE(run_tokenline(sim(workload, dir.file("a5"), base + "--mtp 2 --mtp-accept 0.5 --mtp-accept-std 0.1"), dir).exit_code == 0);
-  REQUIRE(run_tokenline(sim(workload, dir.file("a9"), base + "--mtp 2 --mtp-accept 0.9"), dir).exit_code == 0);
+  REQUIRE(run_tokenline(sim(workload, dir.file("a5"), base + "--mtp 2 --mtp-accept 0.5 --mtp-accept-std 0.1"),
+                        dir)
+              .exit_code == 0);
+  REQUIRE(run_tokenline(sim(workload, dir.file("a9"), base + "--mtp 2 --mtp-accept 0.9"), dir).exit_code ==
+          0);
   const auto off = read_json(dir.file("off/metrics.json"));
   const auto a0 = read_json(dir.file("a0/metrics.json"));
   const auto a5 = read_json(dir.file("a5/metrics.json"));
@@ -236,9 +267,38 @@ TEST_CASE("Routing skew slows the simulated steps and EPLB speeds them up again"
     CHECK(e2e > last);
     last = e2e;
   }
-  REQUIRE(run_tokenline(sim(workload, dir.file("eplb"), base + "--expert-skew zipf:1.6 --eplb-redundant 32"), dir).exit_code == 0);
+  REQUIRE(
+      run_tokenline(sim(workload, dir.file("eplb"), base + "--expert-skew zipf:1.6 --eplb-redundant 32"), dir)
+          .exit_code == 0);
   CHECK(ms(read_json(dir.file("eplb/metrics.json")), "e2e", "max") < last);
   CHECK(run_tokenline(sim(workload, dir.file("bad"), "--expert-skew zipf:x"), dir).exit_code == 2);
+  {
+    std::ofstream hist(dir.file("hist.txt"));
+    hist << "1,2,3\n";  // GLM-5.3 has 256 routed experts
+  }
+  const auto r = run_tokenline(
+      sim(workload, dir.file("badhist"), "--expert-skew histogram:" + dir.file("hist.txt")), dir);
+  CHECK(r.exit_code == 2);
+  CHECK(r.stderr_text.find("256 expert counts") != std::string::npos);
+  {
+    std::ofstream hist(dir.file("hot.txt"));
+    for (int layer = 0; layer < 3; ++layer) {
+      for (int e = 0; e < 256; ++e)
+        hist << (e == 0 ? "" : ",") << (e < 8 ? 400 : 1);  // 8 hot experts on EP rank 0
+      hist << "\n";
+    }
+  }
+  REQUIRE(run_tokenline(
+              sim(workload, dir.file("hot"), base + "--expert-skew histogram:" + dir.file("hot.txt")), dir)
+              .exit_code == 0);
+  REQUIRE(run_tokenline(sim(workload, dir.file("hot_eplb"),
+                            base + "--expert-skew histogram:" + dir.file("hot.txt") + " --eplb-redundant 0"),
+                        dir)
+              .exit_code == 0);
+  CHECK(ms(read_json(dir.file("hot/metrics.json")), "e2e", "max") >
+        ms(read_json(dir.file("s_uniform/metrics.json")), "e2e", "max"));
+  CHECK(ms(read_json(dir.file("hot_eplb/metrics.json")), "e2e", "max") <
+        ms(read_json(dir.file("hot/metrics.json")), "e2e", "max"));
 }
 
 }  // namespace tokenline

@@ -1,9 +1,10 @@
+#include "engine/model/moe_load.h"
+
 #include <catch2/catch.hpp>
 #include <numeric>
 #include <vector>
 
 #include "engine/model/ledger.h"
-#include "engine/model/moe_load.h"
 #include "topologies/hardware_loader.h"
 
 using namespace tokenline;
@@ -88,7 +89,8 @@ TEST_CASE("The imbalance scales the busiest rank's expert GEMM and dispatch byte
   CHECK(step_cost(cm, ranks, 1.0).total_s == even.total_s);
 }
 
-TEST_CASE("EPLB lowers the imbalance and the step time and redundant experts lower it further", "[moe_load]") {
+TEST_CASE("EPLB lowers the imbalance and the step time and redundant experts lower it further",
+          "[moe_load]") {
   const CostModel cm = glm("dp8-ep8");
   for (double alpha : {0.8, 1.2}) {
     const double none = zipf(alpha).expected_imbalance();

@@ -1,6 +1,7 @@
+#include "engine/model/pd_link.h"
+
 #include <catch2/catch.hpp>
 
-#include "engine/model/pd_link.h"
 #include "topologies/hardware_loader.h"
 
 using namespace tokenline;
@@ -40,6 +41,7 @@ TEST_CASE("The hand-off takes the time its link gives", "[pd_link]") {
   CHECK(ib200 > 2.0);
   CHECK(ib400 == Approx(ib200 / 2).epsilon(1e-4));
   // A tp8 prefill rank sends its eight shards over eight NICs at once.
-  CHECK(pd_link_rate(PdLink::kIb400, cm, 8).bytes_per_s == Approx(8 * pd_link_rate(PdLink::kIb400, cm, 1).bytes_per_s));
+  CHECK(pd_link_rate(PdLink::kIb400, cm, 8).bytes_per_s ==
+        Approx(8 * pd_link_rate(PdLink::kIb400, cm, 1).bytes_per_s));
   CHECK(pd_link_rate(PdLink::kIb400, cm, 1).time_s(0) == 0);
 }
