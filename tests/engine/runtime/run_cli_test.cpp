@@ -1,0 +1,184 @@
+// `tokenline run` and `tokenline sim --backend replay:<trace.json>` as separate processes: the replay
+// reproduces the real run's decisions (batches, preemptions, prefix hits), bad checkpoints and a missing
+// GPU are one clear InputError (exit 2).
+#include <sys/wait.h>
+
+#include <catch2/catch.hpp>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "engine/runtime/model_weights.h"
+
+using namespace tokenline;
+namespace fs = std::filesystem;
+
+namespace {
+
+constexpr int kPageTokens = 16;
+// A pool of 12 pages x 16 tokens holds ~3 of these requests: the burst at time 0 preempts (incremental
+// reservation), whatever the step times are.
+const std::string kModelFlags = " --model glm-5.3-tiny --page-size 16 --kv-pages 12 --reservation incremental --max-running 64";
+const std::string kSchedulerFlags = kModelFlags + " --chunk 64";
+
+struct Scratch {
+  fs::path dir;
+  explicit Scratch(const std::string& name) : dir(fs::temp_directory_path() / ("tokenline_runtime_" + name)) {
+    fs::remove_all(dir);
+    fs::create_directories(dir);
+  }
+  ~Scratch() { fs::remove_all(dir); }
+  std::string file(const std::string& name) const { return (dir / name).string(); }
+};
+
+std::string read_all(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+struct Result {
+  int exit_code = -1;
+  std::string err;
+};
+
+Result run_tokenline(const std::string& args, const Scratch& s) {
+  const std::string err = s.file("stderr.txt");
+  const int status = std::system((std::string("'") + TOKENLINE_BINARY + "' " + args + " >/dev/null 2>'" + err + "'").c_str());
+  return Result{WIFEXITED(status) ? WEXITSTATUS(status) : -1, read_all(err)};
+}
+
+// 16 requests in 3 prefix groups sharing two 16-token blocks, prompts 40..69 tokens: 12 at time 0, then
+// 4 at 20 ms (they join while steps execute).
+void write_workload(const std::string& path) {
+  std::ofstream out(path);
+  for (int i = 0; i < 16; ++i) {
+    const int input = 40 + (i * 7) % 30, blocks = (input + kPageTokens - 1) / kPageTokens;
+    out << "{\"arrival_s\": " << (i < 12 ? 0.0 : 0.02) << ", \"input_tokens\": " << input
+        << ", \"output_tokens\": " << 10 + i % 5 << ", \"block_tokens\": " << kPageTokens << ", \"hash_ids\": [";
+    for (int b = 0; b < blocks; ++b) out << (b ? ", " : "") << (b < 2 ? 100 * (i % 3) + b : 10000 + 100 * i + b);
+    out << "]}\n";
+  }
+}
+
+std::vector<std::vector<std::string>> csv_rows(const std::string& path) {
+  std::vector<std::vector<std::string>> rows;
+  std::istringstream in(read_all(path));
+  std::string line;
+  while (std::getline(in, line)) {
+    std::vector<std::string> fields;
+    std::stringstream ss(line);
+    std::string f;
+    while (std::getline(ss, f, ',')) fields.push_back(f);
+    rows.push_back(fields);
+  }
+  return rows;
+}
+
+// Per-step batch detail of a trace: step spans (ts, dur, step, tokens, requests), then every prefill
+// chunk span (request id, chunk name, ts, tokens, context), in file order.
+std::vector<std::string> batch_detail(const std::string& trace_path, std::vector<std::string>* op_names) {
+  const nlohmann::json doc = nlohmann::json::parse(read_all(trace_path));
+  std::vector<std::string> out;
+  for (const auto& e : doc["traceEvents"]) {
+    const std::string name = e.value("name", ""), ph = e.value("ph", "");
+    if (ph == "X" && name == "step") {
+      out.push_back("step " + e["args"]["step"].dump() + " ts " + e["ts"].dump() + " dur " + e["dur"].dump() +
+                    " tokens " + e["args"]["tokens"].dump() + " requests " + e["args"]["requests"].dump());
+    } else if (ph == "X" && op_names != nullptr) {
+      op_names->push_back(name);
+    } else if (ph == "b" && name.rfind("prefill chunk", 0) == 0) {
+      out.push_back("request " + e["id"].dump() + " " + name + " ts " + e["ts"].dump() + " " + e["args"].dump());
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("decision equivalence: a replay of a real run's trace reproduces its batches, preemptions and hits") {
+  Scratch s("equivalence");
+  write_workload(s.file("w.jsonl"));
+  const Result real = run_tokenline("run --workload " + s.file("w.jsonl") + " --out " + s.file("real") + kSchedulerFlags, s);
+  INFO(real.err);
+  REQUIRE(real.exit_code == 0);
+  const Result sim = run_tokenline("sim --backend replay:" + s.file("real/trace.json") + " --parallel tp1 --trace-detail op --workload " +
+                                   s.file("w.jsonl") + " --out " + s.file("sim") + kSchedulerFlags,
+                               s);
+  INFO(sim.err);
+  REQUIRE(sim.exit_code == 0);
+
+  const auto real_rows = csv_rows(s.file("real/requests.csv")), sim_rows = csv_rows(s.file("sim/requests.csv"));
+  REQUIRE(real_rows.size() == 17);
+  REQUIRE(sim_rows == real_rows);  // ids, times, cached tokens, preemptions, status: every field
+  int64_t preemptions = 0, cached = 0;
+  for (size_t i = 1; i < real_rows.size(); ++i) {
+    cached += std::stoll(real_rows[i][6]);
+    preemptions += std::stoll(real_rows[i][7]);
+  }
+  CHECK(preemptions > 0);  // the workload exercises preemption ...
+  CHECK(cached > 0);       // ... and prefix hits
+
+  std::vector<std::string> real_ops, sim_ops;
+  const auto real_steps = batch_detail(s.file("real/trace.json"), &real_ops);
+  const auto sim_steps = batch_detail(s.file("sim/trace.json"), &sim_ops);
+  CHECK(real_steps.size() > 16);
+  CHECK(sim_steps == real_steps);
+  CHECK(sim_ops == real_ops);
+  CHECK(std::find(real_ops.begin(), real_ops.end(), "sparse_mla") != real_ops.end());
+
+  const auto metrics = nlohmann::json::parse(read_all(s.file("sim/metrics.json")));
+  CHECK(metrics["run"]["backend"] == "replay");
+}
+
+TEST_CASE("a replay of another configuration's trace is reported as a divergence (exit 1)") {
+  Scratch s("divergence");
+  write_workload(s.file("w.jsonl"));
+  REQUIRE(run_tokenline("run --workload " + s.file("w.jsonl") + " --out " + s.file("real") + kSchedulerFlags, s).exit_code == 0);
+  const Result sim = run_tokenline("sim --backend replay:" + s.file("real/trace.json") + " --parallel tp1 --workload " +
+                                   s.file("w.jsonl") + " --out " + s.file("sim") + kModelFlags + " --chunk 32",
+                               s);
+  CHECK(sim.exit_code == 1);
+  CHECK(sim.err.find("diverged") != std::string::npos);
+  const Result missing = run_tokenline("sim --backend replay:" + s.file("nope.json") + " --parallel tp1 --model glm-5.3-tiny --workload " +
+                                       s.file("w.jsonl") + " --out " + s.file("sim2"),
+                                   s);
+  CHECK(missing.exit_code == 2);
+  CHECK(missing.err.find("nope.json") != std::string::npos);
+}
+
+TEST_CASE("tokenline run: a bad checkpoint is one InputError naming the tensor (exit 2), no crash") {
+  Scratch s("bad_checkpoint");
+  write_workload(s.file("w.jsonl"));
+  ModelShape shape = load_model_shape("glm-5.3-tiny");
+  ModelWeights::random(shape, 1).save(s.file("good.safetensors"));
+  shape.vocab = 300;  // embed_tokens and lm_head rows differ from the model's 512
+  ModelWeights::random(shape, 1).save(s.file("bad.safetensors"));
+  const Result bad = run_tokenline("run --weights " + s.file("bad.safetensors") + " --workload " + s.file("w.jsonl") +
+                                   " --out " + s.file("out") + kSchedulerFlags,
+                               s);
+  INFO(bad.err);
+  CHECK(bad.exit_code == 2);
+  CHECK(bad.err.find("model.embed_tokens.weight") != std::string::npos);
+  CHECK(std::count(bad.err.begin(), bad.err.end(), '\n') == 1);
+  CHECK(!fs::exists(s.file("out/metrics.json")));
+  const Result good = run_tokenline("run --weights " + s.file("good.safetensors") + " --max-requests 3 --workload " +
+                                    s.file("w.jsonl") + " --out " + s.file("out") + kSchedulerFlags,
+                                s);
+  INFO(good.err);
+  CHECK(good.exit_code == 0);
+  CHECK(fs::exists(s.file("out/metrics.json")));
+}
+
+TEST_CASE("tokenline run --backend cuda without a usable device is one clear message, exit 2") {
+  Scratch s("cuda");
+  write_workload(s.file("w.jsonl"));
+  const Result r = run_tokenline("run --backend cuda --workload " + s.file("w.jsonl") + " --out " + s.file("out"), s);
+  INFO(r.err);
+  CHECK(r.exit_code == 2);
+  CHECK(r.err.find("--backend cuda") != std::string::npos);
+  CHECK(std::count(r.err.begin(), r.err.end(), '\n') == 1);
+}
