@@ -11,6 +11,7 @@
 #include "sim/analytic_backend.h"
 #include "sim/link_meter.h"
 #include "sim/recorder.h"
+#include "sim/replay_backend.h"
 #include "sim/router.h"
 #include "sim/simgrid_adapter.h"
 #include "sim/simgrid_backend.h"
@@ -29,6 +30,7 @@ struct InstanceSlot {
   Instance instance;
   AnalyticBackend backend;
   std::unique_ptr<SimgridBackend> simgrid;  // --backend simgrid: runs each step in virtual time itself
+  std::unique_ptr<ReplayBackend> replay;    // --backend replay:<trace.json>: a real run's step times
   std::unique_ptr<sg::Signal> signal;  // created inside the simulation
   StepPlan plan;
   std::vector<RequestRecord> drained;
@@ -60,6 +62,12 @@ class Driver {
   }
 
   SimResult run();
+  // --backend replay: instance i replays recorded instance i.
+  void attach_replay(const RecordedRun& recorded) {
+    for (size_t i = 0; i < slots_.size(); ++i)
+      slots_[i]->replay = std::make_unique<ReplayBackend>(recorded.instances[i]);
+  }
+  const ReplayBackend& replay(size_t i) const { return *slots_[i]->replay; }
 
  private:
   void feed();
@@ -178,7 +186,10 @@ bool Driver::step_instance(int32_t index) {
     return false;
   }
   StepOutcome outcome;
-  if (slot.simgrid) {
+  if (slot.replay) {
+    outcome = slot.replay->execute(slot.plan.batches);
+    sg::sleep_for(outcome.duration_s);
+  } else if (slot.simgrid) {
     outcome = slot.simgrid->execute(slot.plan.batches);  // advances the clock by the step
   } else {
     outcome = slot.backend.execute(slot.plan.batches);
@@ -186,7 +197,7 @@ bool Driver::step_instance(int32_t index) {
   }
   slot.instance.commit(slot.plan, outcome, sg::now_s());
   const StepCost& cost = slot.simgrid ? slot.simgrid->last_cost() : slot.backend.last_cost();
-  recorder_.on_step(index, slot.plan, outcome, &cost, start_s, slot.instance.counters());
+  recorder_.on_step(index, slot.plan, outcome, slot.replay ? nullptr : &cost, start_s, slot.instance.counters());
   if (config_.output.progress && ++steps_ % kProgressCheckSteps == 0) progress(false);
   return true;
 }
@@ -261,7 +272,7 @@ SimResult Driver::run() {
   result.skipped_lines = source_.skipped_lines();
   result.events = recorder_.events();
   RunInfo info;
-  info.backend = std::string(to_string(config_.backend));
+  info.backend = slots_.front()->replay ? "replay" : std::string(to_string(config_.backend));
   info.model = config_.model_name;
   info.hardware = config_.hardware_name;
   info.cluster = config_.cluster_name;
@@ -317,6 +328,25 @@ SimResult run_simulation(const SimConfig& config, std::span<const CostModel> cos
                          ArrivalSource& source) {
   Driver driver(config, cost_models, source);
   return driver.run();
+}
+
+SimResult run_replay_simulation(const SimConfig& config, std::span<const CostModel> cost_models,
+                                ArrivalSource& source, const RecordedRun& recorded) {
+  Driver driver(config, cost_models, source);
+  driver.attach_replay(recorded);
+  const SimResult result = driver.run();
+  for (size_t i = 0; i < recorded.instances.size(); ++i) {
+    const ReplayBackend& replay = driver.replay(i);
+    if (replay.divergences() > 0)
+      throw std::runtime_error("instance " + std::to_string(i) + " diverged from the recorded run (" +
+                               std::to_string(replay.divergences()) + " steps; first: " +
+                               replay.first_divergence() + ")");
+    if (replay.replayed_steps() != replay.recorded_steps())
+      throw std::runtime_error("instance " + std::to_string(i) + " replayed " +
+                               std::to_string(replay.replayed_steps()) + " of " +
+                               std::to_string(replay.recorded_steps()) + " recorded steps");
+  }
+  return result;
 }
 
 }  // namespace tokenline
