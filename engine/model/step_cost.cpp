@@ -25,6 +25,7 @@ struct RankWork {
   double tokens = 0;
   double lm_tokens = 0;      // tokens whose logits are computed
   double decode_tokens = 0;  // tokens of decoding sequences (MTP drafts follow them)
+  int64_t max_drafts = 0;    // most MTP drafts verified by one decoding sequence (new_tokens - 1)
   double attn_keys = 0;      // sum over tokens of the keys each attends to (top-k capped when sparse)
   double kv_read_keys = 0;   // keys read from the main KV cache
   double idx_pairs = 0;      // (query, key) pairs the indexer scores
@@ -61,6 +62,7 @@ RankWork summarize(const CostModel& cm, std::span<const SeqWork> seqs) {
     w.tokens += double(n);
     w.lm_tokens += s.prefill ? (s.last_chunk ? 1 : 0) : double(n);
     w.decode_tokens += s.prefill ? 0 : double(n);
+    if (!s.prefill) w.max_drafts = std::max(w.max_drafts, n - 1);
     w.attn_keys += capped_keys(c, n, topk);
     w.kv_read_keys += m.has_indexer() ? capped_keys(c, n, topk) : tiled_keys(c, n, q);
     if (m.has_indexer()) {
@@ -236,12 +238,14 @@ void output_ops(const CostModel& cm, const RankWork& w, Terms& out) {
   }
   if (cm.options.mtp && w.decode_tokens > 0 && m.mtp_layers > 0) {
     // One MTP layer per decode token: an MoE decoder layer plus eh_proj (2h -> h), its weights spread over
-    // every GPU. A first-order figure: the draft is not broken into ops.
+    // every GPU. k drafts are k sequential passes (each draft feeds the next), each reading the weights.
+    // A first-order figure: the draft is not broken into ops.
     const double active = cm.mtp_active_params;
-    finish_op(
-        cm, at(out, Op::kMtpDraft),
-        {m.mtp_layers, m.mtp_layers * 2 * w.decode_tokens * active / tp,
-         cm.mtp_params * bpp / cm.parallel.gpus(), 0, 0, w.decode_tokens * 4 * h * kActBytes, Rate::kGemm});
+    const int passes = int(std::max<int64_t>(1, w.max_drafts));
+    finish_op(cm, at(out, Op::kMtpDraft),
+              {m.mtp_layers * passes, m.mtp_layers * 2 * w.decode_tokens * active / tp,
+               passes * cm.mtp_params * bpp / cm.parallel.gpus(), 0, 0, w.decode_tokens * 4 * h * kActBytes,
+               Rate::kGemm});
   }
 }
 

@@ -100,6 +100,19 @@ TEST_CASE("An idle step costs nothing; MTP adds a draft term", "[step_cost]") {
   CHECK(decode_step(cm, 16, 8192)[Op::kMtpDraft].flops == 0);
 }
 
+TEST_CASE("k MTP drafts are k sequential passes over the draft layer's weights", "[step_cost]") {
+  CostOptions o;
+  o.mtp = true;
+  const CostModel cm = glm("tp8", o);
+  const std::vector<SeqWork> one(16, SeqWork{1, 8192, false, false});    // verify 1 token, draft 1
+  const std::vector<SeqWork> three(16, SeqWork{3, 8192, false, false});  // verify 1 + 2 drafts, draft 2
+  const StepCost a = step_cost(cm, one), b = step_cost(cm, three);
+  CHECK(b[Op::kMtpDraft].weight_bytes == Approx(2 * a[Op::kMtpDraft].weight_bytes));
+  CHECK(b[Op::kMtpDraft].count == 2 * a[Op::kMtpDraft].count);
+  CHECK(b[Op::kMtpDraft].rank_flops == Approx(3 * a[Op::kMtpDraft].rank_flops));  // per decode token
+  CHECK(b.total_s > a.total_s);
+}
+
 TEST_CASE("Dense GQA models cost attention over every cached key", "[step_cost]") {
   const CostModel cm = make_cost_model(model_preset("llama-3.1-8b"), parse_parallel("tp1", "t"),
                                        KvLayout::kBf16, load_hardware("h200"));
