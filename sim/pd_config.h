@@ -12,7 +12,11 @@ namespace tokenline {
 
 enum class PdTransferMode {
   kWholeRequest,  // the KV leaves after the last chunk, all at once
-  kLayerStream,   // each layer's KV leaves as it is written: only the tail after the last layer is exposed
+  // Each layer's KV leaves as it is written, from the first chunk on (or from when the sender's link was
+  // last free): only the last layer's share is exposed after the last chunk. The decode pages are still
+  // reserved at hand-off, so this is an optimistic bound: it assumes the reservation would have been
+  // granted when the prefill started.
+  kLayerStream,
 };
 std::string_view to_string(PdTransferMode mode);
 
