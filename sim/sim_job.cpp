@@ -323,6 +323,7 @@ int run_sim_job(const SimJob& given) {
 }
 
 int run_replay_job(const SimJob& job) {
+  if (!job.pd.empty()) throw InputError("--pd", "no --pd with --backend replay (PD runs the analytic backend)", job.pd);
   const std::string path = replay_trace_path(job.backend);
   check_numbers(job);
   const ModelConfig model = load_model(job.model);
