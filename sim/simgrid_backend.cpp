@@ -86,7 +86,8 @@ void all_to_all_flows(const sg::PlatformSpec& spec, const std::vector<int>& g,
 }  // namespace
 
 SimgridBackend::SimgridBackend(const CostModel& cost_model, const sg::PlatformSpec& platform, int first_gpu,
-                               bool op_detail, Overlap overlap)
+                               bool op_detail, Overlap overlap, const StepNoise& noise, uint64_t seed,
+                               int32_t instance)
     : cost_model_(cost_model),
       platform_(platform),
       first_gpu_(first_gpu),
@@ -99,7 +100,10 @@ SimgridBackend::SimgridBackend(const CostModel& cost_model, const sg::PlatformSp
   op_names();
   pattern_s_.assign(plans_.size(), 0.0);
   build_segments();
+  if (noise.expert_skew || noise.mtp) noise_ = std::make_unique<StepNoiseSampler>(noise, cost_model, seed, instance);
 }
+
+SimgridBackend::~SimgridBackend() = default;
 
 SimgridBackend::PatternPlan SimgridBackend::make_plan(Pattern pattern, int group) const {
   PatternPlan p;
@@ -315,7 +319,8 @@ StepOutcome SimgridBackend::execute(const StepBatches& step) {
     for (const BatchEntry& e : step.ranks[r].entries) w.push_back(to_seq_work(e));
     rank_spans_[r] = std::span<const SeqWork>(w);
   }
-  last_cost_ = step_cost(cost_model_, std::span<const std::span<const SeqWork>>(rank_spans_));
+  const double imbalance = noise_ ? noise_->expert_imbalance(step) : 1.0;
+  last_cost_ = step_cost(cost_model_, std::span<const std::span<const SeqWork>>(rank_spans_), imbalance);
   const int gpu = first_gpu_ + last_cost_.busiest_rank * cost_model_.parallel.tp;
   StepOutcome outcome;
   const double start = sg::now_s();
@@ -325,6 +330,7 @@ StepOutcome SimgridBackend::execute(const StepBatches& step) {
     run_merged(last_cost_, gpu);
   }
   outcome.duration_s = sg::now_s() - start;
+  if (noise_) noise_->accept_drafts(step, outcome.accepted_drafts);
   return outcome;
 }
 

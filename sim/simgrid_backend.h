@@ -9,6 +9,8 @@
 // clock by the step itself (advances_clock()), so the caller must not sleep the duration again.
 #pragma once
 
+#include <cstdint>
+#include <memory>
 #include <span>
 #include <vector>
 
@@ -16,6 +18,7 @@
 #include "engine/model/ledger.h"
 #include "sim/overlap.h"
 #include "sim/simgrid_platform.h"
+#include "sim/step_noise.h"
 
 namespace tokenline {
 namespace sg {
@@ -28,8 +31,12 @@ class SimgridBackend final : public Executor {
   // REQUIRES: cost_model and platform outlive the backend; first_gpu + gpus <= platform.gpu_count().
   // op_detail: run ops one by one and fill StepOutcome::ops with their measured spans; otherwise ops are
   // merged by roofline side and collectives by flow pattern (fewer activities, the same uncontended time).
+  // noise: the same seeded per-step MoE skew and MTP acceptance draws as the analytic backend (instance
+  // names its streams), so both backends see the same steps.
   SimgridBackend(const CostModel& cost_model, const sg::PlatformSpec& platform, int first_gpu, bool op_detail,
-                 Overlap overlap = Overlap::kNone);
+                 Overlap overlap = Overlap::kNone, const StepNoise& noise = {}, uint64_t seed = 0,
+                 int32_t instance = 0);
+  ~SimgridBackend() override;
 
   StepOutcome execute(const StepBatches& step) override;
   static constexpr bool advances_clock() { return true; }
@@ -81,6 +88,7 @@ class SimgridBackend final : public Executor {
   std::vector<std::span<const SeqWork>> rank_spans_;
   std::vector<double> link_bytes_;
   LinkMeter* meter_ = nullptr;
+  std::unique_ptr<StepNoiseSampler> noise_;  // null without skew or MTP
   struct Pending {
     int link_dir = 0;
     double bytes = 0;

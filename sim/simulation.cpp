@@ -236,8 +236,10 @@ void Driver::attach_simgrid(InstanceSlot& slot, const CostModel& cm, int& first_
                          " GPUs for --backend simgrid",
                      std::to_string(platform_->gpu_count()) + " GPUs");
   }
-  slot.simgrid = std::make_unique<SimgridBackend>(cm, *platform_, first_gpu,
-                                                  config_.output.trace_detail == TraceDetail::kOp, config_.overlap);
+  const auto index = static_cast<int32_t>(slots_.size()) - 1;  // called right after the slot is added
+  slot.simgrid =
+      std::make_unique<SimgridBackend>(cm, *platform_, first_gpu, config_.output.trace_detail == TraceDetail::kOp,
+                                       config_.overlap, config_.noise, config_.seed, index);
   slot.simgrid->set_meter(link_meter_.get());
   first_gpu += cm.parallel.gpus();
 }

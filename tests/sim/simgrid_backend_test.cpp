@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "engine/model/model_config.h"
+#include "sim/analytic_backend.h"
 #include "sim/link_meter.h"
 #include "sim/simgrid_adapter.h"
 #include "sim/simgrid_backend.h"
@@ -319,6 +320,45 @@ TEST_CASE("simgrid overlap levels hide collectives behind compute by what the st
   const double comm = bare(Op::kCombine) + bare(Op::kDpAllgather) + bare(Op::kReduceScatter);
   const double dp_step = step_s[0] - tbo_saved - std::min(moe, comm);
   CHECK(std::abs(step_s[3] - dp_step) <= kAgreement * step_s[3]);
+}
+
+TEST_CASE("simgrid draws the same per-step MoE skew and MTP acceptance as analytic") {
+  const CostModel cm = [] {
+    const ModelConfig model = model_preset("glm-5.3");
+    CostOptions o;
+    o.mtp = true;
+    return make_cost_model(model, parse_parallel("dp8-ep8", "test"), model.default_kv_layout,
+                           load_hardware("h200"), o);
+  }();
+  StepNoise noise;
+  noise.expert_skew = true;
+  noise.moe.skew = ExpertSkew::kZipf;
+  noise.mtp = true;
+  noise.acceptance = MtpAcceptance{.mean = 0.6, .stddev = 0.1};
+  constexpr uint64_t kSeed = 7;
+  StepBatches step = decode_batches(cm, 32, 16384);
+  for (Batch& b : step.ranks) {
+    for (BatchEntry& e : b.entries) e.draft_tokens = 1;
+  }
+  AnalyticBackend analytic(cm, false, noise, kSeed, 0);
+  std::vector<StepOutcome> expected, got;
+  for (int i = 0; i < 5; ++i) expected.push_back(analytic.execute(step));
+  const sg::PlatformSpec platform = sg::load_platform(kCluster, cm.hbm_bw);
+  sg::SimEngine engine(platform);
+  engine.add_actor("noisy", [&] {
+    SimgridBackend backend(cm, platform, 0, false, Overlap::kNone, noise, kSeed, 0);
+    for (int i = 0; i < 5; ++i) got.push_back(backend.execute(step));
+  });
+  REQUIRE(engine.run());
+  REQUIRE(got.size() == expected.size());
+  bool steps_differ = false;
+  for (size_t i = 0; i < got.size(); ++i) {
+    INFO("step " << i << ": simgrid " << got[i].duration_s << " s, analytic " << expected[i].duration_s << " s");
+    CHECK(std::abs(got[i].duration_s - expected[i].duration_s) <= kAgreement * expected[i].duration_s);
+    CHECK(got[i].accepted_drafts == expected[i].accepted_drafts);
+    steps_differ = steps_differ || expected[i].duration_s != expected[0].duration_s;
+  }
+  CHECK(steps_differ);  // the skew really varies from step to step
 }
 
 }  // namespace
