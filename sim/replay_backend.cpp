@@ -29,14 +29,16 @@ StepOutcome ReplayBackend::execute(const StepBatches& step) {
   for (const Batch& b : step.ranks) {
     if (!b.empty()) planned.push_back({b.rank, b.total_tokens(), static_cast<int64_t>(b.entries.size())});
   }
-  const bool same = rec.step == step.step_index && planned.size() == rec.ranks.size() &&
-                    std::equal(planned.begin(), planned.end(), rec.ranks.begin(), [](const auto& a, const auto& b) {
-                      return a.rank == b.rank && a.tokens == b.tokens && a.requests == b.requests;
-                    });
+  const bool same =
+      rec.step == step.step_index && planned.size() == rec.ranks.size() &&
+      std::equal(planned.begin(), planned.end(), rec.ranks.begin(), [](const auto& a, const auto& b) {
+        return a.rank == b.rank && a.tokens == b.tokens && a.requests == b.requests;
+      });
   if (!same) {
     diverge("step " + std::to_string(step.step_index) + ": planned " +
             std::to_string(planned.empty() ? 0 : planned.front().tokens) + " tokens, recorded step " +
-            std::to_string(rec.step) + " with " + std::to_string(rec.ranks.empty() ? 0 : rec.ranks.front().tokens));
+            std::to_string(rec.step) + " with " +
+            std::to_string(rec.ranks.empty() ? 0 : rec.ranks.front().tokens));
   }
   outcome.duration_s = rec.duration_s;
   for (const RecordedOp& op : rec.ops) {

@@ -23,7 +23,8 @@ json parse_file(const std::string& path) {
   std::stringstream buffer;
   buffer << in.rdbuf();
   json doc = json::parse(buffer.str(), nullptr, false);
-  if (doc.is_discarded()) throw InputError(path, "a JSON document (Chrome Trace Event Format)", "malformed JSON");
+  if (doc.is_discarded())
+    throw InputError(path, "a JSON document (Chrome Trace Event Format)", "malformed JSON");
   if (!doc.is_object() || !doc.contains("traceEvents") || !doc["traceEvents"].is_array())
     throw InputError(path, "an object with a traceEvents array", "something else");
   return doc;
@@ -31,7 +32,8 @@ json parse_file(const std::string& path) {
 
 double number(const json& e, const char* key, const std::string& where) {
   auto it = e.find(key);
-  if (it == e.end() || !it->is_number()) throw InputError(where, std::string("a numeric \"") + key + "\"", "none");
+  if (it == e.end() || !it->is_number())
+    throw InputError(where, std::string("a numeric \"") + key + "\"", "none");
   return it->get<double>();
 }
 
@@ -87,10 +89,12 @@ RecordedRun read_recorded_run(const std::string& path) {
   RecordedRun run;
   for (auto& [pid, inst] : by_pid) {
     if (pid != static_cast<int32_t>(run.instances.size()) + 1)
-      throw InputError(path, "instances with pids 1, 2, ... (as tokenline writes them)", "pid " + std::to_string(pid));
+      throw InputError(path, "instances with pids 1, 2, ... (as tokenline writes them)",
+                       "pid " + std::to_string(pid));
     run.instances.push_back(std::move(inst));
   }
-  if (run.instances.empty()) throw InputError(path, "step spans (a trace written by tokenline sim or run)", "none");
+  if (run.instances.empty())
+    throw InputError(path, "step spans (a trace written by tokenline sim or run)", "none");
   return run;
 }
 

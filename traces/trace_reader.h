@@ -13,8 +13,8 @@ namespace tokenline {
 struct RecordedOp {
   std::string name;
   int32_t rank = 0;
-  bool comm = false;     // the rank's comm stream (else compute)
-  double start_s = 0;    // relative to the step's start
+  bool comm = false;   // the rank's comm stream (else compute)
+  double start_s = 0;  // relative to the step's start
   double duration_s = 0;
 };
 

@@ -3,7 +3,7 @@
 namespace tokenline {
 namespace {
 
-constexpr uint64_t kGolden = 0x9e3779b97f4a7c15ull;     // 2^64 / golden ratio (splitmix64's increment)
+constexpr uint64_t kGolden = 0x9e3779b97f4a7c15ull;         // 2^64 / golden ratio (splitmix64's increment)
 constexpr uint64_t kPerRequestTag = 0x5245510000000000ull;  // "REQ": keeps request streams off hash ids
 
 // splitmix64's finaliser: a bijective mix, so distinct inputs give unrelated outputs.

@@ -11,7 +11,7 @@ namespace tokenline {
 class Clock {
  public:
   virtual ~Clock() = default;
-  virtual double now_s() = 0;                 // seconds since the clock's origin, monotonic
+  virtual double now_s() = 0;                  // seconds since the clock's origin, monotonic
   virtual void sleep_until_s(double t_s) = 0;  // returns at once when t_s has passed
 };
 

@@ -61,7 +61,8 @@ bool Loop::step() {
   instance_.plan(plan_);
   for (size_t r = 0; r < plan_.ranks.size(); ++r) {
     const Scheduler& rank = instance_.rank(static_cast<int32_t>(r));
-    for (int32_t victim : plan_.ranks[r].preemptions) observer_.on_preemption(rank.request(victim).record.id, now_s_);
+    for (int32_t victim : plan_.ranks[r].preemptions)
+      observer_.on_preemption(rank.request(victim).record.id, now_s_);
   }
   if (plan_.empty()) {
     instance_.commit(plan_, StepOutcome{}, now_s_);  // applies any preemptions

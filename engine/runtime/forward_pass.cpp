@@ -11,7 +11,8 @@ namespace {
 // Adds the seconds from construction to destruction to out.op_s[op].
 class OpTimer {
  public:
-  OpTimer(Clock& clock, ForwardOutput& out, RunOp op) : clock_(clock), out_(out), op_(op), t0_(clock.now_s()) {}
+  OpTimer(Clock& clock, ForwardOutput& out, RunOp op)
+      : clock_(clock), out_(out), op_(op), t0_(clock.now_s()) {}
   ~OpTimer() { out_.op_s[static_cast<size_t>(op_)] += clock_.now_s() - t0_; }
   OpTimer(const OpTimer&) = delete;
   OpTimer& operator=(const OpTimer&) = delete;
@@ -77,8 +78,8 @@ void ForwardPass::run(const ForwardInput& in, Clock& clock, ForwardOutput& out) 
   {
     OpTimer t(clock, out, RunOp::kEmbed);
     h_.resize(static_cast<size_t>(n) * static_cast<size_t>(shape_.hidden));
-    cpu::embedding({h_.data(), weights_.embed(), in.token_ids.data(), DType::kF32, n, shape_.hidden, 0,
-                    shape_.vocab});
+    cpu::embedding(
+        {h_.data(), weights_.embed(), in.token_ids.data(), DType::kF32, n, shape_.hidden, 0, shape_.vocab});
   }
   for (int32_t l = 0; l < shape_.layers; ++l) {
     attention(l, in, clock, out);
@@ -116,8 +117,8 @@ void ForwardPass::attention(int32_t l, const ForwardInput& in, Clock& clock, For
     linear(q_, q_a_.data(), w.q_b, n, s.heads * qk, s.q_lora);
     cpu::rope({q_.data(), in.pos.data(), n, s.heads, qk, s.nope, s.rope, s.rope_theta});
     q_latent_.resize(static_cast<size_t>(n) * static_cast<size_t>(s.heads * s.kv_lora));
-    cpu::mla_absorb_q({q_latent_.data(), q_.data(), w.kv_b, DType::kF32, n, s.heads, s.nope, s.rope, s.v,
-                       s.kv_lora});
+    cpu::mla_absorb_q(
+        {q_latent_.data(), q_.data(), w.kv_b, DType::kF32, n, s.heads, s.nope, s.rope, s.v, s.kv_lora});
   }
   if (s.indexer_full[static_cast<size_t>(l)] != 0) select(l, in, x_, clock, out);
   {
@@ -147,8 +148,8 @@ void ForwardPass::select(int32_t l, const ForwardInput& in, const std::vector<fl
     OpTimer t(clock, out, RunOp::kIndexerScore);
     linear(idx_q_, q_a_.data(), w.idx_q, n, s.idx_heads * s.idx_dim, s.q_lora);
     linear(idx_k_rows_, x.data(), w.idx_k, n, s.idx_dim, s.hidden);
-    cpu::layernorm({idx_k_rows_.data(), idx_k_rows_.data(), w.idx_k_norm, w.idx_k_norm_bias, n, s.idx_dim,
-                    s.eps});
+    cpu::layernorm(
+        {idx_k_rows_.data(), idx_k_rows_.data(), w.idx_k_norm, w.idx_k_norm_bias, n, s.idx_dim, s.eps});
     linear(hw_, x.data(), w.idx_w, n, s.idx_heads, s.hidden);
     const float scale = 1.0f / std::sqrt(static_cast<float>(s.idx_heads * s.idx_dim));
     for (float& v : hw_) v *= scale;
@@ -221,13 +222,14 @@ void ForwardPass::head(const ForwardInput& in, Clock& clock, ForwardOutput& out)
       std::copy_n(h_.begin() + static_cast<std::ptrdiff_t>(src), s.hidden,
                   x_.begin() + static_cast<std::ptrdiff_t>(i) * s.hidden);
     }
-    cpu::rmsnorm({x_.data(), nullptr, x_.data(), weights_.final_norm(), rows, s.hidden, s.hidden, s.hidden,
-                  s.eps});
+    cpu::rmsnorm(
+        {x_.data(), nullptr, x_.data(), weights_.final_norm(), rows, s.hidden, s.hidden, s.hidden, s.eps});
     linear(out.logits, x_.data(), weights_.lm_head(), rows, s.vocab, s.hidden);
   }
   OpTimer t(clock, out, RunOp::kSample);
   out.sampled.assign(static_cast<size_t>(rows), -1);
-  const std::vector<float> temperature(static_cast<size_t>(rows), 0.0f), top_p(static_cast<size_t>(rows), 1.0f);
+  const std::vector<float> temperature(static_cast<size_t>(rows), 0.0f),
+      top_p(static_cast<size_t>(rows), 1.0f);
   const std::vector<int32_t> top_k(static_cast<size_t>(rows), 0);
   const std::vector<uint64_t> zeros(static_cast<size_t>(rows), 0);
   cpu::sample({out.sampled.data(), out.logits.data(), temperature.data(), top_k.data(), top_p.data(),

@@ -29,8 +29,8 @@ struct ForwardInput {
 };
 
 struct ForwardOutput {
-  std::vector<float> logits;     // [sample_rows, vocab]
-  std::vector<int32_t> sampled;  // [sample_rows] greedy (argmax, lowest id on ties)
+  std::vector<float> logits;               // [sample_rows, vocab]
+  std::vector<int32_t> sampled;            // [sample_rows] greedy (argmax, lowest id on ties)
   std::array<double, kRunOpCount> op_s{};  // seconds per op this step
 };
 

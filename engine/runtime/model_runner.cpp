@@ -8,7 +8,8 @@ namespace tokenline {
 ModelRunner::ModelRunner(ModelShape shape, ModelWeights weights, const RunnerConfig& config, Clock& clock)
     : shape_(std::move(shape)), weights_(std::move(weights)), config_(config), clock_(clock) {
   for (int32_t r = 0; r < config.dp_ranks; ++r) {
-    passes_.push_back(std::make_unique<ForwardPass>(shape_, weights_, config.total_pages, config.page_tokens));
+    passes_.push_back(
+        std::make_unique<ForwardPass>(shape_, weights_, config.total_pages, config.page_tokens));
   }
   outputs_.resize(static_cast<size_t>(config.dp_ranks));
 }
@@ -37,7 +38,8 @@ bool ModelRunner::build_input(const Batch& batch, const std::vector<std::vector<
     const BatchEntry& e = batch.entries[i];
     auto it = tokens_.find(e.id);
     const int64_t end = e.context_tokens + e.new_tokens;
-    if (it == tokens_.end() || static_cast<int64_t>(it->second.size()) < end || i >= pages.size()) return false;
+    if (it == tokens_.end() || static_cast<int64_t>(it->second.size()) < end || i >= pages.size())
+      return false;
     const int64_t need_pages = (end + page_tokens - 1) / page_tokens;
     if (static_cast<int64_t>(pages[i].size()) < need_pages) return false;
     const auto seq = static_cast<int32_t>(i);

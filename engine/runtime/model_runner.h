@@ -45,7 +45,9 @@ class ModelRunner final : public Executor {
 
   StepOutcome execute(const StepBatches& step) override;
   // Logits of the last step's sampling rows, per rank ([rows, vocab]), in entry order.
-  const std::vector<float>& last_logits(int32_t rank) const { return outputs_[static_cast<size_t>(rank)].logits; }
+  const std::vector<float>& last_logits(int32_t rank) const {
+    return outputs_[static_cast<size_t>(rank)].logits;
+  }
   const ModelShape& shape() const { return shape_; }
 
  private:

@@ -41,12 +41,12 @@ struct ModelShape {
   int32_t idx_heads = 0, idx_dim = 0, idx_topk = 0;
   std::vector<uint8_t> indexer_full;  // [layers]: 1 when the layer scores with its own indexer
   int64_t max_context_tokens = 0;
-  bool fp8_kv = true;  // fp8_ds_mla cache (else bf16)
+  bool fp8_kv = true;                   // fp8_ds_mla cache (else bf16)
   int64_t kv_bytes_per_token = 0;       // main KV cache, all layers (engine/model's layout bytes)
   int64_t indexer_bytes_per_token = 0;  // BF16 indexer keys, all full layers
   float rope_theta = 10000.0f;
   float eps = 1e-6f;
-  float routed_scaling = 2.5f;  // GLM-5 / DeepSeek-V3 routed_scaling_factor
+  float routed_scaling = 2.5f;                      // GLM-5 / DeepSeek-V3 routed_scaling_factor
   std::array<const char*, kRunOpCount> op_names{};  // static storage (engine/model's op table)
 
   bool is_moe_layer(int32_t layer) const { return experts > 0 && layer >= dense_layers; }

@@ -87,18 +87,28 @@ void ModelWeights::bind() {
   layers_.clear();
   for (int32_t l = 0; l < shape_.layers; ++l) {
     const std::string p = layer_prefix(l);
-    layers_.push_back(LayerWeights{
-        get(p + "input_layernorm.weight"), get(p + "post_attention_layernorm.weight"),
-        get(p + "self_attn.q_a_proj.weight"), get(p + "self_attn.q_a_layernorm.weight"),
-        get(p + "self_attn.q_b_proj.weight"), get(p + "self_attn.kv_a_proj_with_mqa.weight"),
-        get(p + "self_attn.kv_a_layernorm.weight"), get(p + "self_attn.kv_b_proj.weight"),
-        get(p + "self_attn.o_proj.weight"), get(p + "self_attn.indexer.wq_b.weight"),
-        get(p + "self_attn.indexer.wk.weight"), get(p + "self_attn.indexer.k_norm.weight"),
-        get(p + "self_attn.indexer.k_norm.bias"), get(p + "self_attn.indexer.weights_proj.weight"),
-        get(p + "mlp.gate_up_proj.weight"), get(p + "mlp.down_proj.weight"), get(p + "mlp.gate.weight"),
-        get(p + "mlp.gate.e_score_correction_bias"), get(p + "mlp.experts.gate_up_proj"),
-        get(p + "mlp.experts.down_proj"), get(p + "mlp.shared_experts.gate_up_proj.weight"),
-        get(p + "mlp.shared_experts.down_proj.weight")});
+    layers_.push_back(LayerWeights{get(p + "input_layernorm.weight"),
+                                   get(p + "post_attention_layernorm.weight"),
+                                   get(p + "self_attn.q_a_proj.weight"),
+                                   get(p + "self_attn.q_a_layernorm.weight"),
+                                   get(p + "self_attn.q_b_proj.weight"),
+                                   get(p + "self_attn.kv_a_proj_with_mqa.weight"),
+                                   get(p + "self_attn.kv_a_layernorm.weight"),
+                                   get(p + "self_attn.kv_b_proj.weight"),
+                                   get(p + "self_attn.o_proj.weight"),
+                                   get(p + "self_attn.indexer.wq_b.weight"),
+                                   get(p + "self_attn.indexer.wk.weight"),
+                                   get(p + "self_attn.indexer.k_norm.weight"),
+                                   get(p + "self_attn.indexer.k_norm.bias"),
+                                   get(p + "self_attn.indexer.weights_proj.weight"),
+                                   get(p + "mlp.gate_up_proj.weight"),
+                                   get(p + "mlp.down_proj.weight"),
+                                   get(p + "mlp.gate.weight"),
+                                   get(p + "mlp.gate.e_score_correction_bias"),
+                                   get(p + "mlp.experts.gate_up_proj"),
+                                   get(p + "mlp.experts.down_proj"),
+                                   get(p + "mlp.shared_experts.gate_up_proj.weight"),
+                                   get(p + "mlp.shared_experts.down_proj.weight")});
   }
 }
 

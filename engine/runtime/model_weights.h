@@ -25,9 +25,9 @@ struct LayerWeights {
   const float *attn_norm, *ffn_norm;
   const float *q_a, *q_a_norm, *q_b, *kv_a, *kv_norm, *kv_b, *o;
   const float *idx_q, *idx_k, *idx_k_norm, *idx_k_norm_bias, *idx_w;  // idx_*: null on shared layers
-  const float *dense_gate_up, *dense_down;                             // dense layers
-  const float *gate, *gate_bias, *experts_gate_up, *experts_down;      // MoE layers
-  const float *shared_gate_up, *shared_down;                           // MoE layers
+  const float *dense_gate_up, *dense_down;                            // dense layers
+  const float *gate, *gate_bias, *experts_gate_up, *experts_down;     // MoE layers
+  const float *shared_gate_up, *shared_down;                          // MoE layers
 };
 
 class ModelWeights {

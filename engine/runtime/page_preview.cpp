@@ -30,7 +30,8 @@ StepPages preview_step_pages(const Instance& instance, const StepPlan& plan) {
     for (const PlannedAdmission& a : decision.admissions) kv.admit(a.slot, a.match, 0);
     for (size_t i = 0; i < batch.entries.size(); ++i) {
       const int32_t slot = decision.entry_slots[i];
-      [[maybe_unused]] const bool ok = kv.grow(slot, target_tokens(rank, rank.request(slot), batch.entries[i]));
+      [[maybe_unused]] const bool ok =
+          kv.grow(slot, target_tokens(rank, rank.request(slot), batch.entries[i]));
       assert(ok && "planned pages not available");
     }
     for (int32_t slot : decision.entry_slots) {

@@ -46,8 +46,10 @@ void check_backend(const std::string& backend) {
   if (backend == "cpu") return;
   if (backend != "cuda") throw InputError("--backend", "cpu or cuda", "'" + backend + "'");
   const int32_t devices = runtime_cuda_devices();
-  if (devices < 0) throw InputError("--backend cuda", "a build with CUDA (nvcc at configure time)", "a CPU-only build");
-  if (devices == 0) throw InputError("--backend cuda", "a CUDA device", "none (no GPU or driver on this machine)");
+  if (devices < 0)
+    throw InputError("--backend cuda", "a build with CUDA (nvcc at configure time)", "a CPU-only build");
+  if (devices == 0)
+    throw InputError("--backend cuda", "a CUDA device", "none (no GPU or driver on this machine)");
   throw InputError("--backend cuda", "a runner with CUDA kernels wired in",
                    "only the CPU runner so far (the CUDA kernels are tested on their own in kernels/)");
 }
@@ -202,13 +204,15 @@ void add_run(CLI::App& app) {
   auto job = std::make_shared<RunJob>();
   CLI::App* cmd = app.add_subcommand("run", "run a workload in wall time on the real engine");
   cmd->add_option("--backend", job->backend, "cpu | cuda")->capture_default_str();
-  cmd->add_option("--model", job->model, "model preset or config.json (an MLA + DSA model)")->capture_default_str();
+  cmd->add_option("--model", job->model, "model preset or config.json (an MLA + DSA model)")
+      ->capture_default_str();
   cmd->add_option("--workload", job->workload, "a trace file or synthetic:<spec> (as for tokenline sim)");
   cmd->add_option("--weights", job->weights, "safetensors checkpoint (default: random weights from --seed)");
   cmd->add_option("--out", job->out, "output directory (metrics.json, requests.csv, trace.json)")->required();
   cmd->add_option("--seed", job->seed, "seed for weights, synthetic workloads and prompt tokens")
       ->capture_default_str();
-  cmd->add_option("--chunk", job->chunk_tokens, "token budget per step = prefill chunk")->capture_default_str();
+  cmd->add_option("--chunk", job->chunk_tokens, "token budget per step = prefill chunk")
+      ->capture_default_str();
   cmd->add_option("--page-size", job->page_tokens, "KV page size in tokens")->capture_default_str();
   cmd->add_option("--kv-pages", job->kv_pages, "KV pages")->capture_default_str();
   cmd->add_option("--reservation", job->reservation, "whole | incremental")->capture_default_str();

@@ -83,8 +83,8 @@ TEST_CASE("engine loop: every request completes; a fake clock makes the whole ru
   int64_t wanted = 0;
   for (const TimedRequest& t : arrivals) wanted += t.spec.output_tokens;
   CHECK(generated == wanted);
-  CHECK(cached > 0);          // the prefix groups hit
-  CHECK(a.preemptions > 0);   // 12 pages of 16 tokens cannot hold the burst
+  CHECK(cached > 0);         // the prefix groups hit
+  CHECK(a.preemptions > 0);  // 12 pages of 16 tokens cannot hold the burst
   CHECK(ra.steps == rb.steps);
   CHECK(a.step_durations == b.step_durations);
   CHECK(ra.end_s == rb.end_s);

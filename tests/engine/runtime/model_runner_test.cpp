@@ -20,7 +20,8 @@ ModelRunner make_runner(ModelWeights weights, Clock& clock) {
 
 // Prefills a 40-token prompt in one step on pages {5, 2, 9}; returns the last token's logits.
 std::vector<float> prefill_logits(ModelRunner& runner, int64_t chunk) {
-  const std::vector<int32_t> prompt = ByteTokenizer().encode("the quick brown fox jumps over the lazy dog", true);
+  const std::vector<int32_t> prompt =
+      ByteTokenizer().encode("the quick brown fox jumps over the lazy dog", true);
   runner.set_prompt(1, prompt);
   const auto n = static_cast<int64_t>(prompt.size());
   for (int64_t done = 0; done < n; done += chunk) {
@@ -76,9 +77,10 @@ TEST_CASE("runner: op spans carry the ledger's op names, back to back within the
   ModelRunner runner = make_runner(ModelWeights::random(shape, 3), clock);
   runner.set_prompt(9, {1, 2, 3, 4, 5});
   StepBatches step;
-  step.ranks.push_back(Batch{.rank = 0,
-                             .entries = {BatchEntry{.id = 9, .phase = Phase::kPrefill, .new_tokens = 5,
-                                                    .context_tokens = 0, .last_chunk = true}}});
+  step.ranks.push_back(Batch{
+      .rank = 0,
+      .entries = {BatchEntry{
+          .id = 9, .phase = Phase::kPrefill, .new_tokens = 5, .context_tokens = 0, .last_chunk = true}}});
   runner.set_step_pages({{{0}}});
   const StepOutcome out = runner.execute(step);
   std::vector<std::string> names;
@@ -88,10 +90,10 @@ TEST_CASE("runner: op spans carry the ledger's op names, back to back within the
     CHECK(op.start_s >= end_s - 1e-12);
     end_s = op.start_s + op.duration_s;
   }
-  const std::vector<std::string> want = {"embed",     "rmsnorm",    "a_proj",      "norm_rope_kv_write",
-                                         "q_b_proj",  "indexer_score", "topk_select", "sparse_mla",
-                                         "o_proj",    "dense_mlp",  "router",      "expert_gemm",
-                                         "shared_expert", "lm_head", "sample"};
+  const std::vector<std::string> want = {
+      "embed",         "rmsnorm",    "a_proj", "norm_rope_kv_write", "q_b_proj", "indexer_score",
+      "topk_select",   "sparse_mla", "o_proj", "dense_mlp",          "router",   "expert_gemm",
+      "shared_expert", "lm_head",    "sample"};
   CHECK(names == want);
   CHECK(end_s <= out.duration_s + 1e-12);
   CHECK(out.duration_s > 0);

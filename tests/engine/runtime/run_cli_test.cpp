@@ -20,7 +20,8 @@ namespace {
 constexpr int kPageTokens = 16;
 // A pool of 12 pages x 16 tokens holds ~3 of these requests: the burst at time 0 preempts (incremental
 // reservation), whatever the step times are.
-const std::string kModelFlags = " --model glm-5.3-tiny --page-size 16 --kv-pages 12 --reservation incremental --max-running 64";
+const std::string kModelFlags =
+    " --model glm-5.3-tiny --page-size 16 --kv-pages 12 --reservation incremental --max-running 64";
 const std::string kSchedulerFlags = kModelFlags + " --chunk 64";
 
 struct Scratch {
@@ -47,7 +48,8 @@ struct Result {
 
 Result run_tokenline(const std::string& args, const Scratch& s) {
   const std::string err = s.file("stderr.txt");
-  const int status = std::system((std::string("'") + TOKENLINE_BINARY + "' " + args + " >/dev/null 2>'" + err + "'").c_str());
+  const int status = std::system(
+      (std::string("'") + TOKENLINE_BINARY + "' " + args + " >/dev/null 2>'" + err + "'").c_str());
   return Result{WIFEXITED(status) ? WEXITSTATUS(status) : -1, read_all(err)};
 }
 
@@ -58,8 +60,10 @@ void write_workload(const std::string& path) {
   for (int i = 0; i < 16; ++i) {
     const int input = 40 + (i * 7) % 30, blocks = (input + kPageTokens - 1) / kPageTokens;
     out << "{\"arrival_s\": " << (i < 12 ? 0.0 : 0.02) << ", \"input_tokens\": " << input
-        << ", \"output_tokens\": " << 10 + i % 5 << ", \"block_tokens\": " << kPageTokens << ", \"hash_ids\": [";
-    for (int b = 0; b < blocks; ++b) out << (b ? ", " : "") << (b < 2 ? 100 * (i % 3) + b : 10000 + 100 * i + b);
+        << ", \"output_tokens\": " << 10 + i % 5 << ", \"block_tokens\": " << kPageTokens
+        << ", \"hash_ids\": [";
+    for (int b = 0; b < blocks; ++b)
+      out << (b ? ", " : "") << (b < 2 ? 100 * (i % 3) + b : 10000 + 100 * i + b);
     out << "]}\n";
   }
 }
@@ -91,7 +95,8 @@ std::vector<std::string> batch_detail(const std::string& trace_path, std::vector
     } else if (ph == "X" && op_names != nullptr) {
       op_names->push_back(name);
     } else if (ph == "b" && name.rfind("prefill chunk", 0) == 0) {
-      out.push_back("request " + e["id"].dump() + " " + name + " ts " + e["ts"].dump() + " " + e["args"].dump());
+      out.push_back("request " + e["id"].dump() + " " + name + " ts " + e["ts"].dump() + " " +
+                    e["args"].dump());
     }
   }
   return out;
@@ -99,19 +104,23 @@ std::vector<std::string> batch_detail(const std::string& trace_path, std::vector
 
 }  // namespace
 
-TEST_CASE("decision equivalence: a replay of a real run's trace reproduces its batches, preemptions and hits") {
+TEST_CASE(
+    "decision equivalence: a replay of a real run's trace reproduces its batches, preemptions and hits") {
   Scratch s("equivalence");
   write_workload(s.file("w.jsonl"));
-  const Result real = run_tokenline("run --workload " + s.file("w.jsonl") + " --out " + s.file("real") + kSchedulerFlags, s);
+  const Result real =
+      run_tokenline("run --workload " + s.file("w.jsonl") + " --out " + s.file("real") + kSchedulerFlags, s);
   INFO(real.err);
   REQUIRE(real.exit_code == 0);
-  const Result sim = run_tokenline("sim --backend replay:" + s.file("real/trace.json") + " --parallel tp1 --trace-detail op --workload " +
-                                   s.file("w.jsonl") + " --out " + s.file("sim") + kSchedulerFlags,
-                               s);
+  const Result sim = run_tokenline("sim --backend replay:" + s.file("real/trace.json") +
+                                       " --parallel tp1 --trace-detail op --workload " + s.file("w.jsonl") +
+                                       " --out " + s.file("sim") + kSchedulerFlags,
+                                   s);
   INFO(sim.err);
   REQUIRE(sim.exit_code == 0);
 
-  const auto real_rows = csv_rows(s.file("real/requests.csv")), sim_rows = csv_rows(s.file("sim/requests.csv"));
+  const auto real_rows = csv_rows(s.file("real/requests.csv")),
+             sim_rows = csv_rows(s.file("sim/requests.csv"));
   REQUIRE(real_rows.size() == 17);
   REQUIRE(sim_rows == real_rows);  // ids, times, cached tokens, preemptions, status: every field
   int64_t preemptions = 0, cached = 0;
@@ -137,15 +146,19 @@ TEST_CASE("decision equivalence: a replay of a real run's trace reproduces its b
 TEST_CASE("a replay of another configuration's trace is reported as a divergence (exit 1)") {
   Scratch s("divergence");
   write_workload(s.file("w.jsonl"));
-  REQUIRE(run_tokenline("run --workload " + s.file("w.jsonl") + " --out " + s.file("real") + kSchedulerFlags, s).exit_code == 0);
-  const Result sim = run_tokenline("sim --backend replay:" + s.file("real/trace.json") + " --parallel tp1 --workload " +
-                                   s.file("w.jsonl") + " --out " + s.file("sim") + kModelFlags + " --chunk 32",
-                               s);
+  REQUIRE(
+      run_tokenline("run --workload " + s.file("w.jsonl") + " --out " + s.file("real") + kSchedulerFlags, s)
+          .exit_code == 0);
+  const Result sim =
+      run_tokenline("sim --backend replay:" + s.file("real/trace.json") + " --parallel tp1 --workload " +
+                        s.file("w.jsonl") + " --out " + s.file("sim") + kModelFlags + " --chunk 32",
+                    s);
   CHECK(sim.exit_code == 1);
   CHECK(sim.err.find("diverged") != std::string::npos);
-  const Result missing = run_tokenline("sim --backend replay:" + s.file("nope.json") + " --parallel tp1 --model glm-5.3-tiny --workload " +
-                                       s.file("w.jsonl") + " --out " + s.file("sim2"),
-                                   s);
+  const Result missing = run_tokenline("sim --backend replay:" + s.file("nope.json") +
+                                           " --parallel tp1 --model glm-5.3-tiny --workload " +
+                                           s.file("w.jsonl") + " --out " + s.file("sim2"),
+                                       s);
   CHECK(missing.exit_code == 2);
   CHECK(missing.err.find("nope.json") != std::string::npos);
 }
@@ -157,17 +170,18 @@ TEST_CASE("tokenline run: a bad checkpoint is one InputError naming the tensor (
   ModelWeights::random(shape, 1).save(s.file("good.safetensors"));
   shape.vocab = 300;  // embed_tokens and lm_head rows differ from the model's 512
   ModelWeights::random(shape, 1).save(s.file("bad.safetensors"));
-  const Result bad = run_tokenline("run --weights " + s.file("bad.safetensors") + " --workload " + s.file("w.jsonl") +
-                                   " --out " + s.file("out") + kSchedulerFlags,
-                               s);
+  const Result bad = run_tokenline("run --weights " + s.file("bad.safetensors") + " --workload " +
+                                       s.file("w.jsonl") + " --out " + s.file("out") + kSchedulerFlags,
+                                   s);
   INFO(bad.err);
   CHECK(bad.exit_code == 2);
   CHECK(bad.err.find("model.embed_tokens.weight") != std::string::npos);
   CHECK(std::count(bad.err.begin(), bad.err.end(), '\n') == 1);
   CHECK(!fs::exists(s.file("out/metrics.json")));
-  const Result good = run_tokenline("run --weights " + s.file("good.safetensors") + " --max-requests 3 --workload " +
-                                    s.file("w.jsonl") + " --out " + s.file("out") + kSchedulerFlags,
-                                s);
+  const Result good =
+      run_tokenline("run --weights " + s.file("good.safetensors") + " --max-requests 3 --workload " +
+                        s.file("w.jsonl") + " --out " + s.file("out") + kSchedulerFlags,
+                    s);
   INFO(good.err);
   CHECK(good.exit_code == 0);
   CHECK(fs::exists(s.file("out/metrics.json")));
@@ -176,7 +190,8 @@ TEST_CASE("tokenline run: a bad checkpoint is one InputError naming the tensor (
 TEST_CASE("tokenline run --backend cuda without a usable device is one clear message, exit 2") {
   Scratch s("cuda");
   write_workload(s.file("w.jsonl"));
-  const Result r = run_tokenline("run --backend cuda --workload " + s.file("w.jsonl") + " --out " + s.file("out"), s);
+  const Result r =
+      run_tokenline("run --backend cuda --workload " + s.file("w.jsonl") + " --out " + s.file("out"), s);
   INFO(r.err);
   CHECK(r.exit_code == 2);
   CHECK(r.err.find("--backend cuda") != std::string::npos);
