@@ -203,8 +203,9 @@ TEST_CASE("A request that fits prefill but never decode is rejected with its rea
 TEST_CASE("PD trace: kv_transfer spans and flows from the last prefill step to the first decode step",
           "[pd_simulation]") {
   TestDir dir("pd_trace");
-  REQUIRE(run_tokenline(sim(head_workload(), dir.file("o"), "--pd 1P1D --max-requests 40"), dir).exit_code ==
-          0);
+  REQUIRE(
+      run_tokenline(sim(head_workload(), dir.file("o"), "--pd 1P1D --max-requests 40 --trace-detail op"), dir)
+          .exit_code == 0);
   const auto trace = read_json(dir.file("o/trace.json"));
   std::map<int64_t, double> flow_start, flow_end, transfer_end;
   std::map<std::pair<int, double>, int> step_ranks;  // (pid, ts) -> rank threads with a step span
@@ -222,7 +223,7 @@ TEST_CASE("PD trace: kv_transfer spans and flows from the last prefill step to t
     CHECK(flow_start.at(id) < transfer_end.at(id));
     CHECK(transfer_end.at(id) <= end);  // decode starts after the KV arrived
   }
-  // dp8: every rank thread has a step span at every step start, idle or not (aligned lockstep).
+  // dp8 at op detail: every rank thread has a step span at every step start, idle or not (lockstep).
   for (const auto& [key, ranks] : step_ranks) CHECK(ranks == 8);
 }
 
