@@ -1,6 +1,6 @@
-// The one seam between tokenline and SimGrid (DESIGN.md "Simulation driver"): the only file pair that
-// includes <simgrid/s4u.hpp>, so an API change in SimGrid (its zone API changed after 3.32) touches
-// nothing else. One SimEngine per process (SimGrid's engine is a process singleton whose clock never
+// The one seam between tokenline and SimGrid (DESIGN.md "Simulation driver"): this file pair and
+// simgrid_network.{h,cpp} (cluster platforms and activities) are the only code that includes
+// <simgrid/s4u.hpp>, so an API change in SimGrid (its zone API changed after 3.32) touches nothing else. One SimEngine per process (SimGrid's engine is a process singleton whose clock never
 // resets). Actor bodies must not throw: SimGrid aborts the process on an escaping exception, so
 // add_actor() wraps every body and stores the first exception's message for the caller to report.
 #pragma once
