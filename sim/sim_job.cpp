@@ -60,7 +60,7 @@ Backend parse_backend(const std::string& v) {
   if (v == "analytic") return Backend::kAnalytic;
   if (v == "simgrid") return Backend::kSimgrid;
   if (!replay_trace_path(v).empty()) return Backend::kAnalytic;  // replay: sized as analytic, timed by the trace
-  throw InputError("--backend", "analytic or simgrid", "'" + v + "'");
+  throw InputError("--backend", "analytic, simgrid or replay:<trace.json>", "'" + v + "'");
 }
 
 // "200ms", "0.2s" or a bare number of milliseconds.

@@ -31,7 +31,8 @@ void add_deployment_options(CLI::App& cmd, SimJob& job) {
                  "fp8_ds_mla | fp8_e4m3 | nvfp4_ds_mla | bf16 (default: the model's)");
   cmd.add_flag("--ideal", job.ideal, "the seed's ideal rates (no efficiency factors, no kernel launches)");
   cmd.add_option("--backend", job.backend,
-                 "cost backend: analytic (closed form) or simgrid (contended network; uses --cluster)")
+                 "cost backend: analytic (closed form), simgrid (contended network; uses --cluster) or "
+                 "replay:<trace.json> (a tokenline run's measured steps)")
       ->capture_default_str();
   cmd.add_option("--overlap", job.overlap, "simgrid: compute/comm overlap none | combine | tbo | dp-gather")
       ->capture_default_str();
