@@ -21,7 +21,7 @@
 namespace tokenline::cli {
 namespace {
 
-constexpr int64_t kDefaultKvPages = 256;  // per rank: 16k tokens at 64-token pages, ~3 MB for glm-5.3-tiny
+constexpr int64_t kDefaultKvPages = 256;  // 16k tokens at 64-token pages: 12.8 MB at glm-5.3-tiny's 784 B/token
 
 struct RunJob {
   std::string backend = "cpu";
@@ -30,12 +30,13 @@ struct RunJob {
   std::string weights;  // safetensors path; empty: seeded random weights
   std::string out;
   uint64_t seed = 0;
-  int64_t chunk_tokens = 512;
+  // Scheduler defaults are tokenline sim's, so a replay needs only --model, --parallel tp1 and --kv-pages.
+  int64_t chunk_tokens = 32768;
   int64_t page_tokens = 64;
   int64_t kv_pages = kDefaultKvPages;
   std::string reservation = "whole";
   std::string policy = "fcfs";
-  int32_t max_running = 64;
+  int32_t max_running = 1024;
   bool prefix_cache = true;
   std::string trace_detail = "op";
   int64_t max_requests = 0;
