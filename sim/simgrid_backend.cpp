@@ -100,7 +100,8 @@ SimgridBackend::SimgridBackend(const CostModel& cost_model, const sg::PlatformSp
   op_names();
   pattern_s_.assign(plans_.size(), 0.0);
   build_segments();
-  if (noise.expert_skew || noise.mtp) noise_ = std::make_unique<StepNoiseSampler>(noise, cost_model, seed, instance);
+  if (noise.expert_skew || noise.mtp)
+    noise_ = std::make_unique<StepNoiseSampler>(noise, cost_model, seed, instance);
 }
 
 SimgridBackend::~SimgridBackend() = default;
@@ -124,7 +125,8 @@ SimgridBackend::PatternPlan SimgridBackend::make_plan(Pattern pattern, int group
   std::vector<double> load(platform_.links.size() * 2, 0.0);
   for (const Flow& f : p.flows) {
     double latency_s = 0;
-    for (const sg::PlatformHop& h : platform_.routes[static_cast<size_t>(f.src)][static_cast<size_t>(f.dst)]) {
+    for (const sg::PlatformHop& h :
+         platform_.routes[static_cast<size_t>(f.src)][static_cast<size_t>(f.dst)]) {
       load[static_cast<size_t>(h.link) * 2 + (h.up ? 0 : 1)] += f.coef;
       latency_s += platform_.links[static_cast<size_t>(h.link)].latency_s;
     }
@@ -163,7 +165,8 @@ void SimgridBackend::start_pattern(sg::Activities& acts, Pattern pattern, int gr
   for (const Flow& f : p.flows) {
     const double bytes = f.coef * scale;
     acts.transfer(f.src, f.dst, bytes);
-    for (const sg::PlatformHop& h : platform_.routes[static_cast<size_t>(f.src)][static_cast<size_t>(f.dst)]) {
+    for (const sg::PlatformHop& h :
+         platform_.routes[static_cast<size_t>(f.src)][static_cast<size_t>(f.dst)]) {
       const int dir = h.link * 2 + (h.up ? 0 : 1);
       link_bytes_[static_cast<size_t>(dir)] += bytes;
       if (meter_) pending_.push_back({dir, bytes});
@@ -189,14 +192,16 @@ void SimgridBackend::build_segments() {
   std::vector<char> placed(kOpCount, 0);
   if (overlap_ >= Overlap::kTwoBatch) {  // one sub-batch's dispatch under the other's attention
     Segment s;
-    add(s, {Op::kAProj, Op::kNormRopeKvWrite, Op::kQBProj, Op::kIndexerScore, Op::kTopkSelect, Op::kSparseMla,
-            Op::kOProj},
+    add(s,
+        {Op::kAProj, Op::kNormRopeKvWrite, Op::kQBProj, Op::kIndexerScore, Op::kTopkSelect, Op::kSparseMla,
+         Op::kOProj},
         {Op::kDispatch});
     segments_.push_back(s);
   }
   if (overlap_ >= Overlap::kDpGather) {  // DP gather / scatter beside the MoE (HBM vs NVLink)
     Segment s;
-    add(s, {Op::kRouter, Op::kSharedExpert, Op::kExpertGemm}, {Op::kCombine, Op::kDpAllgather, Op::kReduceScatter});
+    add(s, {Op::kRouter, Op::kSharedExpert, Op::kExpertGemm},
+        {Op::kCombine, Op::kDpAllgather, Op::kReduceScatter});
     segments_.push_back(s);
   } else if (overlap_ >= Overlap::kCombine) {  // combine in the second expert GEMM's shadow
     Segment s;
@@ -279,7 +284,8 @@ void SimgridBackend::run_ops(const StepCost& sc, int gpu, StepOutcome& outcome) 
         if (t.time_s <= 0) continue;
         const double start = sg::now_s();
         sg::Activities acts;
-        start_pattern(acts, pattern_of(op_collective(op)), collective_group(op, cost_model_.parallel), t.memory_s);
+        start_pattern(acts, pattern_of(op_collective(op)), collective_group(op, cost_model_.parallel),
+                      t.memory_s);
         acts.wait_all();
         flush_meter();
         if (t.launch_s > 0) sg::sleep_for(t.launch_s);

@@ -81,7 +81,7 @@ class SimgridBackend final : public Executor {
   bool op_detail_;
   Overlap overlap_;
   std::vector<Segment> segments_;
-  std::vector<double> pattern_s_;  // scratch: seconds per (pattern, group) in one segment
+  std::vector<double> pattern_s_;   // scratch: seconds per (pattern, group) in one segment
   std::vector<PatternPlan> plans_;  // [pattern * (gpus + 1) + group], built on first use
   std::vector<char> planned_;
   std::vector<std::vector<SeqWork>> work_;

@@ -67,9 +67,8 @@ void Activities::exec(int host, double flops) {
 void Activities::transfer(int src, int dst, double bytes) {
   if (bytes <= 0) return;
   const auto& hosts = gpu_hosts();
-  impl_->running.push_back(s4u::Comm::sendto_async(hosts[static_cast<size_t>(src)],
-                                                   hosts[static_cast<size_t>(dst)],
-                                                   static_cast<uint64_t>(bytes + 0.5)));
+  impl_->running.push_back(s4u::Comm::sendto_async(
+      hosts[static_cast<size_t>(src)], hosts[static_cast<size_t>(dst)], static_cast<uint64_t>(bytes + 0.5)));
 }
 
 void Activities::wait_all() {

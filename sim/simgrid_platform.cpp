@@ -56,10 +56,11 @@ PlatformSpec load_platform(const std::string& cluster_name_or_path, double hbm_b
         .name = d.name, .node = cluster.node_of_gpu(g), .speed_flops = hw.peak_flops_fp8, .hbm_bw = hbm_bw});
   }
   for (const Link& l : cluster.links()) {
-    spec.links.push_back(PlatformLink{.name = l.name,
-                                      .link_class = link_class(l.kind),
-                                      .bw_per_direction = l.bw_per_direction * efficiency(l.kind, hw.efficiency),
-                                      .latency_s = l.latency_s});
+    spec.links.push_back(
+        PlatformLink{.name = l.name,
+                     .link_class = link_class(l.kind),
+                     .bw_per_direction = l.bw_per_direction * efficiency(l.kind, hw.efficiency),
+                     .latency_s = l.latency_s});
   }
   const size_t n = spec.hosts.size();
   spec.routes.assign(n, std::vector<std::vector<PlatformHop>>(n));

@@ -13,14 +13,14 @@ namespace tokenline::sg {
 enum class LinkClass { kNvlink, kPcie, kIb };
 
 struct PlatformHost {
-  std::string name;          // "node0/gpu3"
+  std::string name;  // "node0/gpu3"
   int node = 0;
-  double speed_flops = 0;    // peak dense FP8 FLOP/s (the backend converts each op's time to this speed)
-  double hbm_bw = 0;         // achieved HBM bytes/s: the loopback link of this host
+  double speed_flops = 0;  // peak dense FP8 FLOP/s (the backend converts each op's time to this speed)
+  double hbm_bw = 0;       // achieved HBM bytes/s: the loopback link of this host
 };
 
 struct PlatformLink {
-  std::string name;          // the cluster link's name ("node0/gpu3-nvswitch")
+  std::string name;  // the cluster link's name ("node0/gpu3-nvswitch")
   LinkClass link_class = LinkClass::kNvlink;
   double bw_per_direction = 0;  // achieved bytes/s (line rate x the hardware's efficiency factor)
   double latency_s = 0;

@@ -1,7 +1,7 @@
 // LinkMeter: a transfer's bytes are spread over the windows it was in flight, per link direction.
-#include <catch2/catch.hpp>
-
 #include "sim/link_meter.h"
+
+#include <catch2/catch.hpp>
 
 namespace tokenline {
 namespace {
@@ -9,7 +9,8 @@ namespace {
 sg::PlatformSpec two_links() {
   sg::PlatformSpec p;
   p.name = "test";
-  p.links.push_back({.name = "a", .link_class = sg::LinkClass::kNvlink, .bw_per_direction = 100, .latency_s = 0});
+  p.links.push_back(
+      {.name = "a", .link_class = sg::LinkClass::kNvlink, .bw_per_direction = 100, .latency_s = 0});
   p.links.push_back({.name = "b", .link_class = sg::LinkClass::kIb, .bw_per_direction = 10, .latency_s = 0});
   return p;
 }

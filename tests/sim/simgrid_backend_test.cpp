@@ -2,6 +2,8 @@
 // ledger's (analytic) step times; a PD-sized transfer sharing an IB NIC with the EP all-to-all slows the
 // steps by the shared bytes over the NIC bandwidth. One SimEngine per test case (ctest runs each case in
 // its own process); nothing throws inside actors: results are stored and checked after run().
+#include "sim/simgrid_backend.h"
+
 #include <catch2/catch.hpp>
 #include <cmath>
 #include <memory>
@@ -12,7 +14,6 @@
 #include "sim/analytic_backend.h"
 #include "sim/link_meter.h"
 #include "sim/simgrid_adapter.h"
-#include "sim/simgrid_backend.h"
 #include "sim/simgrid_network.h"
 #include "topologies/hardware_loader.h"
 
@@ -24,7 +25,8 @@ constexpr double kAgreement = 0.01;             // the issue's bound: within 1% 
 
 CostModel glm_on_h200(const std::string& parallel) {
   const ModelConfig model = model_preset("glm-5.3");
-  return make_cost_model(model, parse_parallel(parallel, "test"), model.default_kv_layout, load_hardware("h200"));
+  return make_cost_model(model, parse_parallel(parallel, "test"), model.default_kv_layout,
+                         load_hardware("h200"));
 }
 
 StepBatches decode_batches(const CostModel& cm, int64_t batch, int64_t context) {
@@ -33,7 +35,9 @@ StepBatches decode_batches(const CostModel& cm, int64_t batch, int64_t context) 
     Batch b;
     b.rank = r;
     for (int64_t i = 0; i < batch; ++i) {
-      b.entries.push_back(BatchEntry{.id = static_cast<RequestId>(i), .phase = Phase::kDecode, .new_tokens = 1,
+      b.entries.push_back(BatchEntry{.id = static_cast<RequestId>(i),
+                                     .phase = Phase::kDecode,
+                                     .new_tokens = 1,
                                      .context_tokens = context});
     }
     s.ranks.push_back(std::move(b));
@@ -84,8 +88,8 @@ std::vector<Sample> run_grid(bool op_detail) {
         if (std::abs(out.duration_s - samples.back().simgrid_s) > 1e-12) samples.back().simgrid_s = -1;
       };
       for (int64_t b : batches) {
-        for (int64_t c : contexts) one("decode b" + std::to_string(b) + " ctx" + std::to_string(c),
-                                       decode_batches(models[m], b, c));
+        for (int64_t c : contexts)
+          one("decode b" + std::to_string(b) + " ctx" + std::to_string(c), decode_batches(models[m], b, c));
       }
       one("prefill 32K chunk at 96K", prefill_batches(32768, 98304));
     }
@@ -228,7 +232,8 @@ TEST_CASE("the seed's NVLink-versus-IB table comes out of simgrid runs") {
     for (int64_t b : {int64_t{1}, int64_t{256}}) {
       const double bytes = tp_allreduces * double(b) * hidden_bytes;
       StepOutcome o = tp_nvl.execute(decode_batches(tp8_nvl, b, 4096));
-      rows.push_back({"TP8 b" + std::to_string(b) + " NVLink", transfer_s(tp_nvl, o, tp_ops), bytes / nvl_bw});
+      rows.push_back(
+          {"TP8 b" + std::to_string(b) + " NVLink", transfer_s(tp_nvl, o, tp_ops), bytes / nvl_bw});
       o = tp_ib.execute(decode_batches(tp8_ib, b, 4096));
       rows.push_back({"TP8 b" + std::to_string(b) + " IB", transfer_s(tp_ib, o, tp_ops), bytes / ib_bw});
     }
@@ -309,8 +314,8 @@ TEST_CASE("simgrid overlap levels hide collectives behind compute by what the st
   REQUIRE(combine_saved > 0);
   CHECK(std::abs((step_s[0] - step_s[1]) - combine_saved) <= kAgreement * combine_saved);
   double attention = 0;
-  for (Op op : {Op::kAProj, Op::kNormRopeKvWrite, Op::kQBProj, Op::kIndexerScore, Op::kTopkSelect, Op::kSparseMla,
-                Op::kOProj}) {
+  for (Op op : {Op::kAProj, Op::kNormRopeKvWrite, Op::kQBProj, Op::kIndexerScore, Op::kTopkSelect,
+                Op::kSparseMla, Op::kOProj}) {
     attention += bare(op);
   }
   const double tbo_saved = std::min(bare(Op::kDispatch), attention);
@@ -353,7 +358,8 @@ TEST_CASE("simgrid draws the same per-step MoE skew and MTP acceptance as analyt
   REQUIRE(got.size() == expected.size());
   bool steps_differ = false;
   for (size_t i = 0; i < got.size(); ++i) {
-    INFO("step " << i << ": simgrid " << got[i].duration_s << " s, analytic " << expected[i].duration_s << " s");
+    INFO("step " << i << ": simgrid " << got[i].duration_s << " s, analytic " << expected[i].duration_s
+                 << " s");
     CHECK(std::abs(got[i].duration_s - expected[i].duration_s) <= kAgreement * expected[i].duration_s);
     CHECK(got[i].accepted_drafts == expected[i].accepted_drafts);
     steps_differ = steps_differ || expected[i].duration_s != expected[0].duration_s;
