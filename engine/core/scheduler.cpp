@@ -1,7 +1,6 @@
 #include "engine/core/scheduler.h"
 
 #include <algorithm>
-#include <cmath>
 #include <cassert>
 #include <limits>
 
@@ -73,7 +72,6 @@ struct Scheduler::Budget {
   int64_t running = 0;  // admissions left under max_running_requests
   bool preempted = false;
   int64_t victim_cursor = 0;  // running_ index of the next preemption candidate, from the back
-  double reserve_tokens = 0;  // incremental reservation: future decode tokens admissions must leave room for
 };
 
 Scheduler::Scheduler(const SchedulerConfig& config, const KvConfig& kv, int32_t rank)
@@ -244,18 +242,7 @@ void Scheduler::plan_running(Batch& batch, RankDecision& decision, Budget& budge
     decision.new_pages += need;
     batch.entries.push_back(make_entry(r, prefill, r.computed_tokens, want));
     decision.entry_slots.push_back(slot);
-    budget.reserve_tokens += decode_reserve_tokens(r);
   }
-}
-
-double Scheduler::decode_reserve_tokens(const Request& r) const {
-  switch (kv_.config().reservation) {
-    case ReservationPolicy::kWholeRequest:
-      return 0;  // the whole request is already reserved
-    case ReservationPolicy::kIncremental:
-      return config_.decode_reserve_ratio * static_cast<double>(r.remaining_output());
-  }
-  return 0;
 }
 
 bool Scheduler::lpm_active() const {
@@ -309,17 +296,10 @@ void Scheduler::plan_waiting(Batch& batch, RankDecision& decision, Budget& budge
     // Locking the matched prefix takes its unreferenced pages out of the evictable ones.
     const int64_t need = kv_.pages_for_tokens(kv_target_tokens(r, context, want)) - admission.match.pages +
                          admission.match.unreferenced_pages;
-    // Room for the decode growth of what already runs (incremental reservation; 0 under whole-request).
-    const double reserve_tokens = budget.reserve_tokens + decode_reserve_tokens(r);
-    const int64_t reserve_pages =
-        running_.empty() && decision.entry_slots.empty()
-            ? 0
-            : static_cast<int64_t>(std::ceil(reserve_tokens / static_cast<double>(kv_.config().page_tokens)));
-    if (need + reserve_pages > budget.pages) {
+    if (need > budget.pages) {
       decision.stop = StopReason::kKvPages;
       return;
     }
-    budget.reserve_tokens = reserve_tokens;
     budget.pages -= need;
     budget.tokens -= want;
     --budget.running;

@@ -56,11 +56,6 @@ struct SchedulerConfig {
   int32_t mtp_draft_tokens = 0;                   // k: each decode entry computes 1 + k tokens
   int64_t max_context_tokens = int64_t{1} << 20;  // the model's context (GLM-5.3: 1M)
   int32_t lpm_max_queue = 128;  // SGLang: longest-prefix ordering only for queues up to this length
-  // Incremental reservation only: an admission must leave free pages for this share of every running
-  // request's remaining output (SGLang's new_token_ratio, whose default starts at 0.7 and decays to 0.1).
-  // 0 admits while any page is free (vLLM), which under a long-output workload preempts and recomputes
-  // again and again. The reserve applies only while some request is running, so a lone request is admitted.
-  double decode_reserve_ratio = 0.3;
 };
 
 struct PlannedAdmission {
@@ -137,7 +132,6 @@ class Scheduler {
   void plan_running(Batch& batch, RankDecision& decision, Budget& budget, const PassFilter& pass) const;
   void plan_waiting(Batch& batch, RankDecision& decision, Budget& budget, const PassFilter& pass) const;
   int32_t pick_victim(Budget& budget, size_t self_index) const;
-  double decode_reserve_tokens(const Request& r) const;
   int32_t solo_candidate(const Batch& batch, const RankDecision& decision) const;
   bool lpm_active() const;
   void lpm_order() const;

@@ -278,11 +278,8 @@ TEST_CASE("Every StopReason is reached", "[core][scheduler]") {
   }
   SECTION("kLongPrefillAlone and kPreempted") {
     // Covered with their timelines above; here the preempting step itself: two decoders in a pool
-    // with no page left, the newer one is preempted and nothing is admitted. No decode reserve (vLLM):
-    // the second admission takes the last free page.
-    InstanceConfig config = make_config(2);
-    config.scheduler.decode_reserve_ratio = 0;
-    Instance instance(config);
+    // with no page left, the newer one is preempted and nothing is admitted.
+    Instance instance(make_config(2));
     REQUIRE(instance.add_request(make_spec(1, kPage, 2), 0).accepted());
     REQUIRE(instance.add_request(make_spec(2, kPage, 2), 0).accepted());
     REQUIRE(instance.add_request(make_spec(3, 10, 1), 0).accepted());
@@ -420,41 +417,6 @@ TEST_CASE("Whole-request reservation holds a 1M request's ~57 GB from its first 
       CHECK(gigabytes == Approx(kSeedGigabytes / 32).margin(0.01));
     }
   }
-}
-
-TEST_CASE("Incremental reservation keeps a decode reserve: admissions stop before decodes must preempt",
-          "[core][scheduler]") {
-  // Pool of 8 pages (64 tokens each). Eight requests of 1 page of prompt and 3 pages of output.
-  // Without a reserve every request is admitted in step 1 (8 pages), and each decode page needed later
-  // preempts someone:   step 1: A..H prefill (8/8 pages) -> step 2: all need a 2nd page -> preemptions.
-  // With ratio 1.0 the first admission reserves its 192 output tokens (3 pages):
-  //   step 1: A prefill (1 page + 3 reserved), B (1 + 3 more reserved) -> stop kKvPages, C..H wait.
-  FakeExecutor exec;
-  auto run = [&](double ratio) {
-    InstanceConfig config = make_config(8, ReservationPolicy::kIncremental);
-    config.scheduler.decode_reserve_ratio = ratio;
-    Instance instance(config);
-    for (RequestId id = 0; id < 8; ++id)
-      REQUIRE(instance.add_request(make_spec(id, kPage, 3 * kPage), 0).accepted());
-    StepPlan p = instance.plan();
-    const size_t admitted = p.ranks[0].admissions.size();
-    int64_t preemptions = 0;
-    double now = 0;
-    for (int step = 0; step < 10000 && instance.has_work(); ++step) {
-      preemptions += static_cast<int64_t>(p.ranks[0].preemptions.size());
-      instance.commit(p, exec.execute(p.batches), now += 1);
-      require_check(instance);
-      p = instance.plan();
-    }
-    REQUIRE_FALSE(instance.has_work());
-    return std::pair<size_t, int64_t>{admitted, preemptions};
-  };
-  const auto [admitted_vllm, preempted_vllm] = run(0.0);
-  const auto [admitted_reserve, preempted_reserve] = run(1.0);
-  CHECK(admitted_vllm == 8);
-  CHECK(preempted_vllm > 0);
-  CHECK(admitted_reserve == 2);
-  CHECK(preempted_reserve == 0);
 }
 
 }  // namespace tokenline
