@@ -21,7 +21,8 @@
 namespace tokenline::cli {
 namespace {
 
-constexpr int64_t kDefaultKvPages = 256;  // 16k tokens at 64-token pages: 12.8 MB at glm-5.3-tiny's 784 B/token
+constexpr int64_t kDefaultKvPages =
+    256;  // 16k tokens at 64-token pages: 12.8 MB at glm-5.3-tiny's 784 B/token
 
 struct RunJob {
   std::string backend = "cpu";
@@ -146,6 +147,39 @@ SimConfig recorder_config(const RunJob& job, const InstanceConfig& instance) {
   return c;
 }
 
+RunInfo run_info(const RunJob& job, const ModelShape& shape, const WorkloadSpec& workload, double end_s,
+                 double wall_s) {
+  RunInfo info;
+  info.mode = "real";
+  info.backend = job.backend;
+  info.model = shape.name;
+  info.hardware = "cpu";
+  info.parallelism = "tp1";
+  info.router = "round-robin";
+  info.workload = describe_workload(workload);
+  info.seed = job.seed;
+  info.simulated_s = end_s;
+  info.wall_s = wall_s;
+  return info;
+}
+
+void print_summary(const Metrics& m, const EngineLoopResult& result, const std::string& out) {
+  std::fprintf(stderr,
+               "tokenline run: %lld arrived, %lld completed, %lld rejected, %lld preemptions, %lld steps in "
+               "%.3f s; outputs in %s\n",
+               static_cast<long long>(m.arrived()), static_cast<long long>(m.completed()),
+               static_cast<long long>(m.rejected()), static_cast<long long>(m.preemptions()),
+               static_cast<long long>(result.steps), result.end_s, out.c_str());
+  const int64_t in_flight = m.arrived() - m.completed() - m.rejected();
+  if (in_flight > 0) {
+    std::fprintf(
+        stderr,
+        "tokenline run: warning: %lld requests neither completed nor were rejected (the instance could "
+        "not schedule them)\n",
+        static_cast<long long>(in_flight));
+  }
+}
+
 int run_job(const RunJob& job) {
   check_backend(job.backend);
   require_positive(job.chunk_tokens, "--chunk");
@@ -175,29 +209,13 @@ int run_job(const RunJob& job) {
   RecorderObserver observer(recorder);
   const EngineLoopResult result = run_engine_loop(instance, runner, clock, arrivals, job.seed, observer);
 
-  RunInfo info;
-  info.mode = "real";
-  info.backend = job.backend;
-  info.model = shape.name;
-  info.hardware = "cpu";
-  info.parallelism = "tp1";
-  info.router = "round-robin";
-  info.workload = describe_workload(workload);
-  info.seed = job.seed;
-  info.simulated_s = result.end_s;
-  info.wall_s = clock.now_s();
+  const RunInfo info = run_info(job, shape, workload, result.end_s, clock.now_s());
   std::string why;
   if (!recorder.finish(info, &why)) {
     std::fprintf(stderr, "tokenline run: %s\n", why.c_str());
     return 1;
   }
-  const Metrics& m = recorder.metrics();
-  std::fprintf(stderr,
-               "tokenline run: %lld arrived, %lld completed, %lld rejected, %lld preemptions, %lld steps in "
-               "%.3f s; outputs in %s\n",
-               static_cast<long long>(m.arrived()), static_cast<long long>(m.completed()),
-               static_cast<long long>(m.rejected()), static_cast<long long>(m.preemptions()),
-               static_cast<long long>(result.steps), result.end_s, job.out.c_str());
+  print_summary(recorder.metrics(), result, job.out);
   return 0;
 }
 
