@@ -1,6 +1,7 @@
 #include "engine/runtime/engine_loop.h"
 
 #include <catch2/catch.hpp>
+#include <map>
 
 #include "engine/runtime/page_preview.h"
 #include "tests/engine/runtime/fake_clock.h"
@@ -88,6 +89,46 @@ TEST_CASE("engine loop: every request completes; a fake clock makes the whole ru
   CHECK(ra.steps == rb.steps);
   CHECK(a.step_durations == b.step_durations);
   CHECK(ra.end_s == rb.end_s);
+}
+
+// Keeps each finished request's tokens (prompt + generated), read from the runner before it forgets them.
+struct Tokens final : EngineObserver {
+  const ModelRunner* runner = nullptr;
+  std::map<RequestId, std::vector<int32_t>> by_id;
+  int64_t preemptions = 0;
+  void on_arrival(RequestId, double) override {}
+  void on_preemption(RequestId, double) override { ++preemptions; }
+  void on_step(const StepPlan&, const StepOutcome&, double, const InstanceCounters&) override {}
+  void on_record(const RequestRecord& r) override { by_id[r.id] = *runner->tokens(r.id); }
+};
+
+TEST_CASE("engine loop: preemption (recompute) and prefix-cache hits leave every generated token unchanged") {
+  auto generate = [](int64_t pages, bool prefix_cache, int64_t* preemptions) {
+    test::FakeClock clock(1e-5);
+    ModelRunner runner = make_runner(clock, pages);
+    InstanceConfig config = small_instance(pages, ReservationPolicy::kIncremental);
+    config.kv.prefix_cache = prefix_cache;
+    Instance instance(config);
+    Tokens out;
+    out.runner = &runner;
+    const std::vector<TimedRequest> arrivals = workload();
+    (void)run_engine_loop(instance, runner, clock, arrivals, 9, out);
+    *preemptions = out.preemptions;
+    return out.by_id;
+  };
+  int64_t roomy_preemptions = 0, tight_preemptions = 0, uncached_preemptions = 0;
+  const auto roomy = generate(64, true, &roomy_preemptions);
+  const auto tight = generate(12, true, &tight_preemptions);
+  const auto uncached = generate(64, false, &uncached_preemptions);
+  CHECK(roomy_preemptions == 0);
+  CHECK(tight_preemptions > 0);
+  REQUIRE(roomy.size() == 12);
+  for (const auto& [id, tokens] : roomy) {
+    INFO("request " << id);
+    CHECK(tokens.size() > 40);
+    CHECK(tight.at(id) == tokens);
+    CHECK(uncached.at(id) == tokens);
+  }
 }
 
 TEST_CASE("page preview: the pages the runner writes are the pages the core's commit allocates") {
