@@ -1,0 +1,76 @@
+// `tokenline sim --backend simgrid` end to end: the same three outputs as the analytic backend (with the
+// same batches, the same times within 1%) plus links.json; bad simgrid options exit with code 2.
+#include <catch2/catch.hpp>
+#include <cmath>
+#include <filesystem>
+#include <string>
+
+#include "tests/sim/tokenline_process.h"
+
+namespace tokenline {
+namespace {
+
+using testing::read_json;
+using testing::run_tokenline;
+using testing::TestDir;
+
+std::string sim_args(const std::string& workload, const std::string& out, const std::string& extra) {
+  return "sim --workload '" + workload + "' --out '" + out + "' " + extra;
+}
+
+TEST_CASE("tokenline sim --backend simgrid writes the analytic outputs with the same times and links.json") {
+  TestDir dir("simgrid_cli");
+  const std::string workload = dir.file("w.jsonl");
+  // 64 requests at once on a two-node dp16-ep16 instance: every MoE layer's all-to-all crosses the IB.
+  testing::write_uniform_workload(workload, 64, 0.0, 3000, 40);
+  const std::string layout = "--cluster h200x16-ib --parallel dp16-ep16 ";
+  const auto a = run_tokenline(sim_args(workload, dir.file("a"), layout + "--backend analytic"), dir);
+  const auto s = run_tokenline(sim_args(workload, dir.file("s"), layout + "--backend simgrid"), dir);
+  INFO(a.stderr_text << s.stderr_text);
+  REQUIRE(a.exit_code == 0);
+  REQUIRE(s.exit_code == 0);
+  for (const char* f : {"metrics.json", "requests.csv", "trace.json"}) {
+    CHECK(std::filesystem::exists(dir.file("s") + "/" + f));
+  }
+  const auto ma = read_json(dir.file("a/metrics.json"));
+  const auto ms = read_json(dir.file("s/metrics.json"));
+  CHECK(ms["run"]["backend"] == "simgrid");
+  CHECK(ms["requests"]["completed"] == ma["requests"]["completed"]);
+  const double sa = ma["run"]["simulated_s"];
+  const double ss = ms["run"]["simulated_s"];
+  CHECK(std::abs(ss - sa) <= 0.01 * sa);
+  const double ta = ma["latency_ms"]["ttft"]["p50"];
+  const double ts = ms["latency_ms"]["ttft"]["p50"];
+  CHECK(std::abs(ts - ta) <= 0.01 * ta);
+  // links.json: counters for the IB links the all-to-all crossed, some of them busy.
+  const auto links = read_json(dir.file("s/links.json"));
+  bool ib_busy = false;
+  for (const auto& e : links["traceEvents"]) {
+    if (e["ph"] != "C") continue;
+    const std::string name = e["name"];
+    if (name.find("nic") != std::string::npos && e["args"]["utilisation_permille"].get<int64_t>() > 0) {
+      ib_busy = true;
+    }
+  }
+  CHECK(ib_busy);
+  CHECK_FALSE(std::filesystem::exists(dir.file("a/links.json")));
+}
+
+TEST_CASE("bad simgrid options exit with code 2") {
+  TestDir dir("simgrid_cli_bad");
+  const std::string workload = dir.file("w.jsonl");
+  testing::write_uniform_workload(workload, 2, 0.0, 100, 4);
+  CHECK(run_tokenline(sim_args(workload, dir.file("o1"), "--backend simgrid --overlap sideways"), dir)
+            .exit_code == 2);
+  CHECK(
+      run_tokenline(sim_args(workload, dir.file("o2"), "--backend analytic --overlap tbo"), dir).exit_code ==
+      2);
+  CHECK(run_tokenline(sim_args(workload, dir.file("o3"), "--backend simgrid --pd 1P1D"), dir).exit_code == 2);
+  // dp8-ep8 twice needs 16 GPUs; the one-node preset has 8.
+  CHECK(run_tokenline(sim_args(workload, dir.file("o4"), "--backend simgrid --cluster h200x8 --instances 2"),
+                      dir)
+            .exit_code == 2);
+}
+
+}  // namespace
+}  // namespace tokenline
