@@ -56,6 +56,22 @@ TEST_CASE("tokenline sim --backend simgrid writes the analytic outputs with the 
   CHECK_FALSE(std::filesystem::exists(dir.file("a/links.json")));
 }
 
+TEST_CASE("tokenline sim --backend simgrid gives byte-identical outputs twice with op detail and overlap") {
+  TestDir dir("simgrid_cli_det");
+  const std::string workload = testing::source_file("workloads/data/mooncake_conversation_head.jsonl");
+  const std::string extra =
+      "--cluster h200x16-ib --parallel dp16-ep16 --backend simgrid --overlap tbo "
+      "--trace-detail op --max-requests 40";
+  REQUIRE(run_tokenline(sim_args(workload, dir.file("one"), extra), dir).exit_code == 0);
+  REQUIRE(run_tokenline(sim_args(workload, dir.file("two"), extra), dir).exit_code == 0);
+  for (const char* f : {"metrics.json", "requests.csv", "trace.json", "links.json"}) {
+    INFO(f);
+    const std::string one = testing::read_all(dir.file("one") + "/" + f);
+    CHECK(!one.empty());
+    CHECK(one == testing::read_all(dir.file("two") + "/" + f));
+  }
+}
+
 TEST_CASE("bad simgrid options exit with code 2") {
   TestDir dir("simgrid_cli_bad");
   const std::string workload = dir.file("w.jsonl");
