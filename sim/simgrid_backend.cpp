@@ -218,7 +218,10 @@ void SimgridBackend::build_segments() {
     if (placed[static_cast<size_t>(i)]) continue;
     (is_collective(static_cast<Op>(i)) ? comm.comm : compute.compute).push_back(static_cast<Op>(i));
   }
-  segments_.push_back(compute);
+  // The remaining compute ops first (embedding, norms, dense MLP... in ledger order), then the overlapped
+  // segments, then the remaining collectives one at a time; segments never overlap, so the order only
+  // moves spans in the op-detail timeline, not the step time.
+  segments_.insert(segments_.begin(), compute);
   segments_.push_back(comm);
 }
 
