@@ -270,51 +270,66 @@ void SimgridBackend::run_merged(const StepCost& sc, int gpu) {
 // in ledger order).
 void SimgridBackend::run_ops(const StepCost& sc, int gpu, StepOutcome& outcome) {
   const double step_start = sg::now_s();
-  const auto& names = op_names();
-  const auto span = [&](Op op, double start) {
-    outcome.ops.push_back(OpSpan{.name = names[static_cast<size_t>(op)].c_str(),
-                                 .stream = is_collective(op) ? Stream::kComm : Stream::kCompute,
-                                 .rank = sc.busiest_rank,
-                                 .start_s = start - step_start,
-                                 .duration_s = sg::now_s() - start});
-  };
   for (const Segment& seg : segments_) {
-    const double seg_start = sg::now_s();
-    std::vector<std::unique_ptr<sg::Activities>> comm;
-    for (Op op : seg.comm) {
-      if (seg.serial) {  // one after another: run each now, with its launches after it
-        const Term& t = sc[op];
-        if (t.time_s <= 0) continue;
-        const double start = sg::now_s();
-        sg::Activities acts;
-        start_pattern(acts, pattern_of(op_collective(op)), collective_group(op, cost_model_.parallel),
-                      t.memory_s);
-        acts.wait_all();
-        flush_meter();
-        if (t.launch_s > 0) sg::sleep_for(t.launch_s);
-        span(op, start);
-        continue;
-      }
-      comm.push_back(std::make_unique<sg::Activities>());
-      start_pattern(*comm.back(), pattern_of(op_collective(op)), collective_group(op, cost_model_.parallel),
-                    sc[op].time_s > 0 ? sc[op].memory_s : 0);
+    if (seg.serial) {
+      run_serial_ops(seg, sc, outcome, step_start);
+    } else {
+      run_overlapped_ops(seg, sc, gpu, outcome, step_start);
     }
-    for (Op op : seg.compute) {
-      const Term& t = sc[op];
-      if (t.time_s <= 0) continue;
-      const double start = sg::now_s();
-      run_rooflines(gpu, t.compute_s, t.memory_s * cost_model_.hbm_bw);
-      if (t.launch_s > 0) sg::sleep_for(t.launch_s);
-      span(op, start);
-    }
-    for (size_t k = 0; k < comm.size(); ++k) {
-      const Term& t = sc[seg.comm[k]];
-      if (t.time_s <= 0) continue;
-      comm[k]->wait_all();
-      flush_meter();
-      if (t.launch_s > 0) sg::sleep_for(t.launch_s);
-      span(seg.comm[k], seg_start);
-    }
+  }
+}
+
+void SimgridBackend::push_span(StepOutcome& outcome, const StepCost& sc, Op op, double step_start,
+                               double start) const {
+  outcome.ops.push_back(OpSpan{.name = op_names()[static_cast<size_t>(op)].c_str(),
+                               .stream = is_collective(op) ? Stream::kComm : Stream::kCompute,
+                               .rank = sc.busiest_rank,
+                               .start_s = start - step_start,
+                               .duration_s = sg::now_s() - start});
+}
+
+// Collectives one after another, each with its launches after it.
+void SimgridBackend::run_serial_ops(const Segment& seg, const StepCost& sc, StepOutcome& outcome,
+                                    double step_start) {
+  for (Op op : seg.comm) {
+    const Term& t = sc[op];
+    if (t.time_s <= 0) continue;
+    const double start = sg::now_s();
+    sg::Activities acts;
+    start_pattern(acts, pattern_of(op_collective(op)), collective_group(op, cost_model_.parallel),
+                  t.memory_s);
+    acts.wait_all();
+    flush_meter();
+    if (t.launch_s > 0) sg::sleep_for(t.launch_s);
+    push_span(outcome, sc, op, step_start, start);
+  }
+}
+
+// Every collective starts with the segment; compute ops run in turn beside them.
+void SimgridBackend::run_overlapped_ops(const Segment& seg, const StepCost& sc, int gpu, StepOutcome& outcome,
+                                        double step_start) {
+  const double seg_start = sg::now_s();
+  std::vector<std::unique_ptr<sg::Activities>> comm;
+  for (Op op : seg.comm) {
+    comm.push_back(std::make_unique<sg::Activities>());
+    start_pattern(*comm.back(), pattern_of(op_collective(op)), collective_group(op, cost_model_.parallel),
+                  sc[op].time_s > 0 ? sc[op].memory_s : 0);
+  }
+  for (Op op : seg.compute) {
+    const Term& t = sc[op];
+    if (t.time_s <= 0) continue;
+    const double start = sg::now_s();
+    run_rooflines(gpu, t.compute_s, t.memory_s * cost_model_.hbm_bw);
+    if (t.launch_s > 0) sg::sleep_for(t.launch_s);
+    push_span(outcome, sc, op, step_start, start);
+  }
+  for (size_t k = 0; k < comm.size(); ++k) {
+    const Term& t = sc[seg.comm[k]];
+    if (t.time_s <= 0) continue;
+    comm[k]->wait_all();
+    flush_meter();
+    if (t.launch_s > 0) sg::sleep_for(t.launch_s);
+    push_span(outcome, sc, seg.comm[k], step_start, seg_start);
   }
 }
 

@@ -73,6 +73,10 @@ class SimgridBackend final : public Executor {
   void flush_meter();  // after a wait: the started patterns' bytes went over [their start, now]
   void run_merged(const StepCost& sc, int gpu);
   void run_ops(const StepCost& sc, int gpu, StepOutcome& outcome);
+  void run_serial_ops(const Segment& seg, const StepCost& sc, StepOutcome& outcome, double step_start);
+  void run_overlapped_ops(const Segment& seg, const StepCost& sc, int gpu, StepOutcome& outcome,
+                          double step_start);
+  void push_span(StepOutcome& outcome, const StepCost& sc, Op op, double step_start, double start) const;
   PatternPlan make_plan(Pattern pattern, int group) const;
 
   const CostModel& cost_model_;
