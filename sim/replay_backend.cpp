@@ -29,16 +29,20 @@ StepOutcome ReplayBackend::execute(const StepBatches& step) {
   for (const Batch& b : step.ranks) {
     if (!b.empty()) planned.push_back({b.rank, b.total_tokens(), static_cast<int64_t>(b.entries.size())});
   }
+  std::vector<RecordedRankStep> recorded;  // idle ranks' aligned spans (op detail) carry no work
+  for (const RecordedRankStep& r : rec.ranks) {
+    if (r.requests > 0) recorded.push_back(r);
+  }
   const bool same =
-      rec.step == step.step_index && planned.size() == rec.ranks.size() &&
-      std::equal(planned.begin(), planned.end(), rec.ranks.begin(), [](const auto& a, const auto& b) {
+      rec.step == step.step_index && planned.size() == recorded.size() &&
+      std::equal(planned.begin(), planned.end(), recorded.begin(), [](const auto& a, const auto& b) {
         return a.rank == b.rank && a.tokens == b.tokens && a.requests == b.requests;
       });
   if (!same) {
     diverge("step " + std::to_string(step.step_index) + ": planned " +
             std::to_string(planned.empty() ? 0 : planned.front().tokens) + " tokens, recorded step " +
             std::to_string(rec.step) + " with " +
-            std::to_string(rec.ranks.empty() ? 0 : rec.ranks.front().tokens));
+            std::to_string(recorded.empty() ? 0 : recorded.front().tokens));
   }
   outcome.duration_s = rec.duration_s;
   for (const RecordedOp& op : rec.ops) {

@@ -34,7 +34,8 @@ struct RunJob {
   // Scheduler defaults are tokenline sim's, so a replay needs only --model, --parallel tp1 and --kv-pages.
   int64_t chunk_tokens = 32768;
   int64_t page_tokens = 64;
-  int64_t kv_pages = kDefaultKvPages;
+  int64_t kv_pages = kDefaultKvPages;  // per rank
+  int32_t dp_ranks = 1;                // attention data parallelism (ranks run one after another)
   std::string reservation = "whole";
   std::string policy = "fcfs";
   int32_t max_running = 1024;
@@ -81,6 +82,8 @@ TraceDetail parse_detail(const std::string& v) {
 
 InstanceConfig instance_config(const RunJob& job, const ModelShape& shape) {
   InstanceConfig c;
+  c.dp_ranks = job.dp_ranks;
+  c.assignment = RankAssignment::kRoundRobin;
   c.scheduler.policy = parse_policy(job.policy);
   c.scheduler.max_batch_tokens = job.chunk_tokens;
   c.scheduler.max_running_requests = job.max_running;
@@ -136,12 +139,17 @@ class RecorderObserver final : public EngineObserver {
   Recorder& recorder_;
 };
 
+// The --parallel a replay names: one rank is "tp1", attention DP over N ranks "dpN".
+std::string parallel_name(const RunJob& job) {
+  return job.dp_ranks > 1 ? "dp" + std::to_string(job.dp_ranks) : "tp1";
+}
+
 SimConfig recorder_config(const RunJob& job, const InstanceConfig& instance) {
   SimConfig c;
   c.model_name = job.model;
   c.hardware_name = "cpu";
-  c.parallel_name = "tp1";
-  c.instances.push_back({"tp1", instance});
+  c.parallel_name = parallel_name(job);
+  c.instances.push_back({c.parallel_name, instance});
   c.output = OutputConfig{.dir = job.out, .trace_detail = parse_detail(job.trace_detail)};
   c.seed = job.seed;
   return c;
@@ -154,7 +162,7 @@ RunInfo run_info(const RunJob& job, const ModelShape& shape, const WorkloadSpec&
   info.backend = job.backend;
   info.model = shape.name;
   info.hardware = "cpu";
-  info.parallelism = "tp1";
+  info.parallelism = parallel_name(job);
   info.router = "round-robin";
   info.workload = describe_workload(workload);
   info.seed = job.seed;
@@ -186,6 +194,7 @@ int run_job(const RunJob& job) {
   require_positive(job.page_tokens, "--page-size");
   require_positive(job.kv_pages, "--kv-pages");
   require_positive(job.max_running, "--max-running");
+  require_positive(job.dp_ranks, "--dp");
   if (job.out.empty()) throw InputError("--out", "an output directory", "nothing");
   const ModelShape shape = load_model_shape(job.model);
   ModelWeights weights =
@@ -198,14 +207,14 @@ int run_job(const RunJob& job) {
 
   SteadyClock clock;
   ModelRunner runner(shape, std::move(weights),
-                     RunnerConfig{.dp_ranks = 1,
+                     RunnerConfig{.dp_ranks = job.dp_ranks,
                                   .total_pages = job.kv_pages,
                                   .page_tokens = static_cast<int32_t>(job.page_tokens),
                                   .op_detail = config.output.trace_detail == TraceDetail::kOp},
                      clock);
   Instance instance(instance_cfg);
   Recorder recorder(config);
-  recorder.describe_instance(0, "tp1", 1, job.kv_pages);
+  recorder.describe_instance(0, config.parallel_name, job.dp_ranks, job.kv_pages);
   RecorderObserver observer(recorder);
   const EngineLoopResult result = run_engine_loop(instance, runner, clock, arrivals, job.seed, observer);
 
@@ -233,7 +242,9 @@ void add_run(CLI::App& app) {
   cmd->add_option("--chunk", job->chunk_tokens, "token budget per step = prefill chunk")
       ->capture_default_str();
   cmd->add_option("--page-size", job->page_tokens, "KV page size in tokens")->capture_default_str();
-  cmd->add_option("--kv-pages", job->kv_pages, "KV pages")->capture_default_str();
+  cmd->add_option("--kv-pages", job->kv_pages, "KV pages per rank")->capture_default_str();
+  cmd->add_option("--dp", job->dp_ranks, "attention-DP ranks (round-robin; replay with --parallel dpN)")
+      ->capture_default_str();
   cmd->add_option("--reservation", job->reservation, "whole | incremental")->capture_default_str();
   cmd->add_option("--policy", job->policy, "fcfs | lpm | priority")->capture_default_str();
   cmd->add_option("--max-running", job->max_running, "running requests")->capture_default_str();

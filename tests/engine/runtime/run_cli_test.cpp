@@ -20,8 +20,9 @@ namespace {
 constexpr int kPageTokens = 16;
 // A pool of 12 pages x 16 tokens holds ~3 of these requests: the burst at time 0 preempts (incremental
 // reservation), whatever the step times are.
-const std::string kModelFlags =
-    " --model glm-5.3-tiny --page-size 16 --kv-pages 12 --reservation incremental --max-running 64";
+const std::string kBaseFlags =
+    " --model glm-5.3-tiny --page-size 16 --reservation incremental --max-running 64";
+const std::string kModelFlags = kBaseFlags + " --kv-pages 12";
 const std::string kSchedulerFlags = kModelFlags + " --chunk 64";
 
 struct Scratch {
@@ -102,19 +103,19 @@ std::vector<std::string> batch_detail(const std::string& trace_path, std::vector
   return out;
 }
 
-}  // namespace
-
-TEST_CASE(
-    "decision equivalence: a replay of a real run's trace reproduces its batches, preemptions and hits") {
-  Scratch s("equivalence");
+// Runs the workload for real with `flags` (and `run_flags`), replays its trace in the simulator with
+// `flags` and --parallel `parallel`, and compares every request row and every step's batch detail.
+void check_equivalence(const std::string& name, const std::string& flags, const std::string& run_flags,
+                       const std::string& parallel) {
+  Scratch s(name);
   write_workload(s.file("w.jsonl"));
-  const Result real =
-      run_tokenline("run --workload " + s.file("w.jsonl") + " --out " + s.file("real") + kSchedulerFlags, s);
+  const Result real = run_tokenline(
+      "run --workload " + s.file("w.jsonl") + " --out " + s.file("real") + flags + run_flags, s);
   INFO(real.err);
   REQUIRE(real.exit_code == 0);
-  const Result sim = run_tokenline("sim --backend replay:" + s.file("real/trace.json") +
-                                       " --parallel tp1 --trace-detail op --workload " + s.file("w.jsonl") +
-                                       " --out " + s.file("sim") + kSchedulerFlags,
+  const Result sim = run_tokenline("sim --backend replay:" + s.file("real/trace.json") + " --parallel " +
+                                       parallel + " --trace-detail op --workload " + s.file("w.jsonl") +
+                                       " --out " + s.file("sim") + flags,
                                    s);
   INFO(sim.err);
   REQUIRE(sim.exit_code == 0);
@@ -141,6 +142,19 @@ TEST_CASE(
 
   const auto metrics = nlohmann::json::parse(read_all(s.file("sim/metrics.json")));
   CHECK(metrics["run"]["backend"] == "replay");
+  CHECK(metrics["run"]["parallelism"] == parallel);
+}
+
+}  // namespace
+
+TEST_CASE(
+    "decision equivalence: a replay of a real run's trace reproduces its batches, preemptions and hits") {
+  check_equivalence("equivalence", kSchedulerFlags, "", "tp1");
+}
+
+TEST_CASE("decision equivalence with attention DP over two ranks, each with its own KV pool") {
+  // 8 pages per rank: the 6 requests of each rank's share of the burst preempt there too.
+  check_equivalence("equivalence_dp2", kBaseFlags + " --chunk 64 --kv-pages 8", " --dp 2", "dp2");
 }
 
 TEST_CASE("a replay of another configuration's trace is reported as a divergence (exit 1)") {
