@@ -41,23 +41,27 @@ double LinkMeter::total_bytes(int link_dir) const {
   return s;
 }
 
+void LinkMeter::emit(ChromeTraceWriter& trace, int pid) const {
+  trace.process_name(pid, "links (" + platform_.name + ")");
+  std::string name;
+  for (size_t d = 0; d < bytes_.size(); ++d) {
+    const std::vector<double>& bins = bytes_[d];
+    if (bins.empty()) continue;
+    const sg::PlatformLink& link = platform_.links[d / 2];
+    name = link.name + (d % 2 == 0 ? " up" : " down");
+    const double capacity = link.bw_per_direction * window_s_;
+    for (size_t w = 0; w < bins.size(); ++w) {
+      const auto permille = static_cast<int64_t>(std::llround(bins[w] / capacity * kPerMille));
+      trace.counter(pid, name, double(w) * window_s_, {{"utilisation_permille", permille}});
+    }
+    trace.counter(pid, name, double(bins.size()) * window_s_, {{"utilisation_permille", 0}});
+  }
+}
+
 bool LinkMeter::write(const std::string& path, std::string* why) const {
   try {
     ChromeTraceWriter trace(path);
-    trace.process_name(kLinksPid, "links (" + platform_.name + ")");
-    std::string name;
-    for (size_t d = 0; d < bytes_.size(); ++d) {
-      const std::vector<double>& bins = bytes_[d];
-      if (bins.empty()) continue;
-      const sg::PlatformLink& link = platform_.links[d / 2];
-      name = link.name + (d % 2 == 0 ? " up" : " down");
-      const double capacity = link.bw_per_direction * window_s_;
-      for (size_t w = 0; w < bins.size(); ++w) {
-        const auto permille = static_cast<int64_t>(std::llround(bins[w] / capacity * kPerMille));
-        trace.counter(kLinksPid, name, double(w) * window_s_, {{"utilisation_permille", permille}});
-      }
-      trace.counter(kLinksPid, name, double(bins.size()) * window_s_, {{"utilisation_permille", 0}});
-    }
+    emit(trace, kLinksPid);
     if (!trace.finish()) {
       *why = "could not write " + path;
       return false;

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "sim/simgrid_platform.h"
+#include "traces/chrome_trace_writer.h"
 
 namespace tokenline {
 
@@ -22,7 +23,9 @@ class LinkMeter {
   // `bytes` crossed link direction `link_dir` (link * 2, + 1 when down) between start_s and end_s.
   void add(int link_dir, double start_s, double end_s, double bytes);
   double total_bytes(int link_dir) const;
-  // Writes the counters as a Chrome trace (opens beside trace.json in Perfetto); false with why on failure.
+  // Appends the counters to a trace under process `pid` (trace.json gets them as the "links" process).
+  void emit(ChromeTraceWriter& trace, int pid) const;
+  // Writes the counters alone as a Chrome trace (links.json); false with why on failure.
   bool write(const std::string& path, std::string* why) const;
 
  private:

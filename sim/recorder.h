@@ -55,6 +55,8 @@ class Recorder {
   int64_t completed() const { return metrics_.completed(); }
   int64_t arrived() const { return metrics_.arrived(); }
   Metrics& metrics() { return metrics_; }
+  // The trace being written, for tracks other than the instances' (the simgrid backend's link counters).
+  ChromeTraceWriter& trace() { return trace_; }
   // Writes metrics.json and publishes every file. Returns false (with why) when a write failed.
   bool finish(const RunInfo& info, std::string* why);
 

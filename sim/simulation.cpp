@@ -20,6 +20,9 @@
 namespace tokenline {
 namespace {
 
+// trace.json process of the simgrid backend's link counters, above every instance's pid (instance + 1).
+constexpr int kLinksTracePid = 1000000;
+
 constexpr double kProgressPeriodS = 0.25;     // wall seconds between progress-bar redraws
 constexpr int64_t kProgressCheckSteps = 256;  // steps between looks at the wall clock
 
@@ -287,6 +290,7 @@ SimResult Driver::run() {
   info.skipped_lines = result.skipped_lines;
   if (config_.output.wall_time_in_metrics) info.wall_s = result.wall_s;
   std::string why;
+  if (link_meter_) link_meter_->emit(recorder_.trace(), kLinksTracePid);
   if (!recorder_.finish(info, &why)) throw std::runtime_error(why);
   if (link_meter_ && !link_meter_->write(config_.output.dir + "/links.json", &why)) throw std::runtime_error(why);
   return result;

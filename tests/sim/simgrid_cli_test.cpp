@@ -1,5 +1,5 @@
 // `tokenline sim --backend simgrid` end to end: the same three outputs as the analytic backend (with the
-// same batches, the same times within 1%) plus links.json; bad simgrid options exit with code 2.
+// same batches, the same times within 1%) plus link counters (in trace.json and links.json); bad simgrid options exit with code 2.
 #include <catch2/catch.hpp>
 #include <cmath>
 #include <filesystem>
@@ -54,6 +54,18 @@ TEST_CASE("tokenline sim --backend simgrid writes the analytic outputs with the 
   }
   CHECK(ib_busy);
   CHECK_FALSE(std::filesystem::exists(dir.file("a/links.json")));
+  // The same counters are in trace.json, as one more process beside the instances.
+  const auto trace = read_json(dir.file("s/trace.json"));
+  bool links_process = false;
+  int64_t link_counters = 0;
+  for (const auto& e : trace["traceEvents"]) {
+    if (e["ph"] == "M" && e["args"].contains("name") &&
+        e["args"]["name"].get<std::string>().rfind("links (", 0) == 0)
+      links_process = true;
+    if (e["ph"] == "C" && e["args"].contains("utilisation_permille")) ++link_counters;
+  }
+  CHECK(links_process);
+  CHECK(link_counters > 0);
 }
 
 TEST_CASE("tokenline sim --backend simgrid gives byte-identical outputs twice with op detail and overlap") {
