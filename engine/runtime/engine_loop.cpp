@@ -1,7 +1,6 @@
 #include "engine/runtime/engine_loop.h"
 
 #include "engine/runtime/byte_tokenizer.h"
-#include "engine/runtime/page_preview.h"
 
 namespace tokenline {
 namespace {
@@ -68,7 +67,8 @@ bool Loop::step() {
     instance_.commit(plan_, StepOutcome{}, now_s_);  // applies any preemptions
     return false;
   }
-  runner_.set_step_pages(preview_step_pages(instance_, plan_));
+  instance_.allocate(plan_);  // the core's first half of commit: page tables now cover the step
+  runner_.set_step_pages(allocated_step_pages(instance_, plan_));
   const StepOutcome outcome = runner_.execute(plan_.batches);
   const double start_s = now_s_;
   now_s_ += outcome.duration_s;
@@ -98,6 +98,18 @@ EngineLoopResult Loop::run() {
 }
 
 }  // namespace
+
+StepPages allocated_step_pages(const Instance& instance, const StepPlan& plan) {
+  StepPages pages(plan.batches.ranks.size());
+  for (size_t r = 0; r < plan.batches.ranks.size(); ++r) {
+    const KvManager& kv = instance.rank(static_cast<int32_t>(r)).kv();
+    for (int32_t slot : plan.ranks[r].entry_slots) {
+      const std::span<const PageId> table = kv.page_table(slot);
+      pages[r].emplace_back(table.begin(), table.end());
+    }
+  }
+  return pages;
+}
 
 EngineLoopResult run_engine_loop(Instance& instance, ModelRunner& runner, Clock& clock,
                                  std::span<const TimedRequest> arrivals, uint64_t prompt_seed,

@@ -2,10 +2,11 @@
 // names) on the CPU reference kernels, one ForwardPass (and paged KV cache) per attention-DP rank, run
 // one after another; times every op with the Clock and returns StepOutcome{duration_s, per-op spans}.
 // Durations are whole nanoseconds (clock.h). Keeps each live request's tokens (prompt + generated) and
-// appends the token it samples. KV pages come from the core: before each execute the driver passes the
-// page ids of every entry (preview_step_pages). DP ranks run one after another on the calling thread;
-// each rank holds all weights (no TP/EP sharding yet, so no allreduce/dispatch/combine spans). MTP
-// drafting is not implemented: accepted_drafts stays empty (run the core with mtp_draft_tokens = 0).
+// appends the token it samples. KV pages come from the core: before each execute the driver calls
+// Instance::allocate and passes the page ids of every entry (allocated_step_pages). DP ranks run one
+// after another on the calling thread; each rank holds all weights (no TP/EP sharding yet, so no
+// allreduce/dispatch/combine spans). MTP drafting is not implemented: accepted_drafts stays empty (run
+// the core with mtp_draft_tokens = 0).
 #pragma once
 
 #include <cstdint>

@@ -3,7 +3,6 @@
 #include <catch2/catch.hpp>
 #include <map>
 
-#include "engine/runtime/page_preview.h"
 #include "tests/engine/runtime/fake_clock.h"
 
 using namespace tokenline;
@@ -131,27 +130,92 @@ TEST_CASE("engine loop: preemption (recompute) and prefix-cache hits leave every
   }
 }
 
-TEST_CASE("page preview: the pages the runner writes are the pages the core's commit allocates") {
+namespace {
+
+// What a step decides on one rank, flattened so that two instances' plans compare with ==.
+std::vector<int64_t> decision_key(const StepPlan& plan) {
+  std::vector<int64_t> key;
+  for (size_t r = 0; r < plan.ranks.size(); ++r) {
+    for (const BatchEntry& e : plan.batches.ranks[r].entries)
+      key.insert(key.end(), {e.id, static_cast<int64_t>(e.phase), e.new_tokens, e.context_tokens});
+    key.push_back(-1);
+    key.insert(key.end(), plan.ranks[r].entry_slots.begin(), plan.ranks[r].entry_slots.end());
+    key.insert(key.end(), plan.ranks[r].preemptions.begin(), plan.ranks[r].preemptions.end());
+    for (const PlannedAdmission& a : plan.ranks[r].admissions) key.insert(key.end(), {a.slot, a.match.pages});
+    key.push_back(static_cast<int64_t>(plan.ranks[r].stop));
+  }
+  return key;
+}
+
+std::vector<int32_t> table_of(const Instance& instance, int32_t slot) {
+  const std::span<const PageId> table = instance.rank(0).kv().page_table(slot);
+  return {table.begin(), table.end()};
+}
+
+}  // namespace
+
+// The engine loop's order (plan, allocate, hand the runner the core's tables, arrivals join while the step
+// executes, commit) against the sim's (plan, arrivals, commit): the same decisions and the same tables,
+// and the pages the runner writes are the ones the core keeps.
+TEST_CASE("allocate: the runner's pages are the core's tables; allocate before commit changes no decision") {
   for (const ReservationPolicy policy : {ReservationPolicy::kIncremental, ReservationPolicy::kWholeRequest}) {
-    Instance instance(small_instance(20, policy));
+    INFO("reservation " << static_cast<int>(policy));
+    Instance engine(small_instance(12, policy));  // allocates before executing, as run_engine_loop does
+    Instance sim(small_instance(12, policy));     // commit alone, as the sim's driver does
+    const std::vector<TimedRequest> arrivals = workload();
+    size_t next = 0;
+    for (; next < 4; ++next) {  // a burst at time 0 that 12 pages cannot hold, then one per step
+      engine.add_request(arrivals[next].spec, 0.0);
+      sim.add_request(arrivals[next].spec, 0.0);
+    }
     int64_t compared = 0;
-    for (const TimedRequest& t : workload()) instance.add_request(t.spec, 0.0);
-    for (int step = 0; step < 200 && instance.has_work(); ++step) {
-      StepPlan plan = instance.plan();
-      const StepPages pages = preview_step_pages(instance, plan);
-      instance.commit(plan, StepOutcome{}, 0.0);
-      std::vector<RequestRecord> done;
-      instance.drain(done);
-      const Scheduler& rank = instance.rank(0);
-      for (size_t i = 0; i < plan.batches.ranks[0].entries.size(); ++i) {
+    int64_t preempted_with_arrivals = 0;  // steps whose allocate() preempted before arrivals joined
+    std::vector<RequestRecord> engine_done, sim_done;
+    for (int step = 0; step < 200 && (next < arrivals.size() || engine.has_work()); ++step) {
+      const StepPlan plan = engine.plan();
+      const StepPlan sim_plan = sim.plan();
+      REQUIRE(decision_key(plan) == decision_key(sim_plan));
+      engine.allocate(plan);
+      const StepPages pages = allocated_step_pages(engine, plan);
+      REQUIRE(pages.size() == 1);
+      REQUIRE(pages[0].size() == plan.batches.ranks[0].entries.size());
+      for (size_t i = 0; i < pages[0].size(); ++i) {
+        const BatchEntry& e = plan.batches.ranks[0].entries[i];
+        const int64_t need = (e.context_tokens + e.new_tokens + kPageTokens - 1) / kPageTokens;
+        CHECK(static_cast<int64_t>(pages[0][i].size()) >= need);  // covers what the step writes
+      }
+      if (!plan.ranks[0].preemptions.empty() && next < arrivals.size()) ++preempted_with_arrivals;
+      if (next < arrivals.size()) {  // one arrival while each step executes
+        engine.add_request(arrivals[next].spec, step);
+        sim.add_request(arrivals[next].spec, step);
+        ++next;
+      }
+      engine.commit(plan, StepOutcome{}, step + 1.0);
+      sim.commit(sim_plan, StepOutcome{}, step + 1.0);
+      for (size_t i = 0; i < pages[0].size(); ++i) {
         const int32_t slot = plan.ranks[0].entry_slots[i];
-        if (!rank.kv().holds(slot)) continue;  // finished this step: its pages went back
-        const std::span<const PageId> table = rank.kv().page_table(slot);
-        REQUIRE(std::vector<int32_t>(table.begin(), table.end()) == pages[0][i]);
+        if (!engine.rank(0).kv().holds(slot)) continue;  // finished this step: its pages went back
+        REQUIRE(table_of(engine, slot) == pages[0][i]);
+        REQUIRE(table_of(sim, slot) == pages[0][i]);
         ++compared;
       }
+      engine.drain(engine_done);
+      sim.drain(sim_done);
     }
-    CHECK(!instance.has_work());
+    std::string why;
+    CHECK(engine.check(&why));
+    CHECK(!engine.has_work());
+    CHECK(!sim.has_work());
     CHECK(compared > 20);
+    CHECK(engine.counters().preemptions == sim.counters().preemptions);
+    if (policy == ReservationPolicy::kIncremental) CHECK(preempted_with_arrivals > 0);
+    REQUIRE(engine_done.size() == arrivals.size());
+    REQUIRE(sim_done.size() == arrivals.size());
+    for (size_t i = 0; i < engine_done.size(); ++i) {
+      CHECK(engine_done[i].id == sim_done[i].id);
+      CHECK(engine_done[i].finish_s == sim_done[i].finish_s);
+      CHECK(engine_done[i].preemptions == sim_done[i].preemptions);
+      CHECK(engine_done[i].cached_tokens == sim_done[i].cached_tokens);
+    }
   }
 }
