@@ -15,6 +15,7 @@
 #include "sim/recorder.h"
 #include "sim/router.h"
 #include "sim/simgrid_adapter.h"
+#include "sim/simulation.h"
 
 namespace tokenline {
 
@@ -447,36 +448,10 @@ SimResult PdDriver::run() {
   if (input_error_) throw *input_error_;
   if (!ok) throw std::runtime_error("simulation failed: " + engine.error());
 
-  SimResult result;
-  result.simulated_s = sg::now_s();
-  result.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start_).count();
-  Metrics& m = recorder_.metrics();
-  result.arrived = m.arrived();
-  result.completed = m.completed();
-  result.rejected = m.rejected();
-  result.in_flight = result.arrived - result.completed - result.rejected;
-  result.preemptions = m.preemptions();
-  result.prefix_hit_rate = m.input_tokens() > 0 ? static_cast<double>(m.prefix_hit_tokens()) /
-                                                      static_cast<double>(m.input_tokens())
-                                                : 0.0;
-  result.skipped_lines = source_.skipped_lines();
-  result.events = recorder_.events();
-  RunInfo info;
-  info.backend = std::string(to_string(config_.backend));
-  info.model = config_.model_name;
-  info.hardware = config_.hardware_name;
-  info.cluster = config_.cluster_name;
-  info.parallelism = config_.parallel_name;
-  info.router = std::string(to_string(config_.router));
-  info.workload = config_.workload_name;
-  info.instances = config_.instance_count();
-  info.seed = config_.seed;
-  info.simulated_s = result.simulated_s;
-  info.skipped_lines = result.skipped_lines;
-  if (config_.output.wall_time_in_metrics) info.wall_s = result.wall_s;
-  std::string why;
-  if (!recorder_.finish(info, &why)) throw std::runtime_error(why);
-  return result;
+  const double wall_s =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start_).count();
+  return finish_simulation(config_, recorder_, std::string(to_string(config_.backend)), source_.skipped_lines(),
+                           wall_s);
 }
 
 }  // namespace

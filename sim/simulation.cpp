@@ -262,10 +262,24 @@ SimResult Driver::run() {
   if (input_error_) throw *input_error_;
   if (!ok) throw std::runtime_error("simulation failed: " + engine.error());
 
+  const double wall_s =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start_).count();
+  if (link_meter_) link_meter_->emit(recorder_.trace(), kLinksTracePid);
+  const std::string backend = slots_.front()->replay ? "replay" : std::string(to_string(config_.backend));
+  SimResult result = finish_simulation(config_, recorder_, backend, source_.skipped_lines(), wall_s);
+  std::string why;
+  if (link_meter_ && !link_meter_->write(config_.output.dir + "/links.json", &why)) throw std::runtime_error(why);
+  return result;
+}
+
+}  // namespace
+
+SimResult finish_simulation(const SimConfig& config, Recorder& recorder, const std::string& backend_name,
+                            int64_t skipped_lines, double wall_s) {
   SimResult result;
   result.simulated_s = sg::now_s();
-  result.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start_).count();
-  Metrics& m = recorder_.metrics();
+  result.wall_s = wall_s;
+  Metrics& m = recorder.metrics();
   result.arrived = m.arrived();
   result.completed = m.completed();
   result.rejected = m.rejected();
@@ -274,29 +288,25 @@ SimResult Driver::run() {
   result.prefix_hit_rate = m.input_tokens() > 0 ? static_cast<double>(m.prefix_hit_tokens()) /
                                                       static_cast<double>(m.input_tokens())
                                                 : 0.0;
-  result.skipped_lines = source_.skipped_lines();
-  result.events = recorder_.events();
+  result.skipped_lines = skipped_lines;
+  result.events = recorder.events();
   RunInfo info;
-  info.backend = slots_.front()->replay ? "replay" : std::string(to_string(config_.backend));
-  info.model = config_.model_name;
-  info.hardware = config_.hardware_name;
-  info.cluster = config_.cluster_name;
-  info.parallelism = config_.parallel_name;
-  info.router = std::string(to_string(config_.router));
-  info.workload = config_.workload_name;
-  info.instances = config_.instance_count();
-  info.seed = config_.seed;
+  info.backend = backend_name;
+  info.model = config.model_name;
+  info.hardware = config.hardware_name;
+  info.cluster = config.cluster_name;
+  info.parallelism = config.parallel_name;
+  info.router = std::string(to_string(config.router));
+  info.workload = config.workload_name;
+  info.instances = config.instance_count();
+  info.seed = config.seed;
   info.simulated_s = result.simulated_s;
   info.skipped_lines = result.skipped_lines;
-  if (config_.output.wall_time_in_metrics) info.wall_s = result.wall_s;
+  if (config.output.wall_time_in_metrics) info.wall_s = result.wall_s;
   std::string why;
-  if (link_meter_) link_meter_->emit(recorder_.trace(), kLinksTracePid);
-  if (!recorder_.finish(info, &why)) throw std::runtime_error(why);
-  if (link_meter_ && !link_meter_->write(config_.output.dir + "/links.json", &why)) throw std::runtime_error(why);
+  if (!recorder.finish(info, &why)) throw std::runtime_error(why);
   return result;
 }
-
-}  // namespace
 
 std::string_view to_string(Backend backend) {
   switch (backend) {

@@ -36,4 +36,11 @@ struct SimResult {
 SimResult run_simulation(const SimConfig& config, std::span<const CostModel> cost_models,
                          ArrivalSource& source);
 
+class Recorder;
+// Shared by every driver once its actors are done: the run's summary from the recorder at the current
+// virtual time, then metrics.json written and every output published. Throws std::runtime_error when an
+// output cannot be completed (nothing is left half-written).
+SimResult finish_simulation(const SimConfig& config, Recorder& recorder, const std::string& backend_name,
+                            int64_t skipped_lines, double wall_s);
+
 }  // namespace tokenline
