@@ -52,7 +52,9 @@ class LocalGroup::Rank final : public Communicator {
       for (int32_t i = 0; i < rank_; ++i) offset += peer.counts[i];
       assert(peer.counts[rank_] == recv_bytes[r] &&
              "all_to_all_v: recv_bytes disagrees with the peer's send_bytes");
-      std::memcpy(dst, static_cast<const uint8_t*>(peer.data) + offset, static_cast<size_t>(recv_bytes[r]));
+      // An empty vector's data() may be null, and memcpy from or to null is undefined even for 0 bytes.
+      if (recv_bytes[r] > 0)
+        std::memcpy(dst, static_cast<const uint8_t*>(peer.data) + offset, static_cast<size_t>(recv_bytes[r]));
       dst += recv_bytes[r];
     }
     group_.barrier_.arrive_and_wait();
