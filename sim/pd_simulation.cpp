@@ -12,9 +12,13 @@
 #include "common/input_error.h"
 #include "engine/core/pd_handoff.h"
 #include "sim/analytic_backend.h"
+#include "sim/link_meter.h"
 #include "sim/recorder.h"
 #include "sim/router.h"
 #include "sim/simgrid_adapter.h"
+#include "sim/simgrid_backend.h"
+#include "sim/simgrid_network.h"
+#include "sim/simgrid_platform.h"
 #include "sim/simulation.h"
 
 namespace tokenline {
@@ -31,12 +35,18 @@ std::string_view to_string(PdTransferMode mode) {
 
 namespace {
 
+// trace.json process of the link counters, above every instance's pid (as in the colocated driver).
+constexpr int kLinksTracePid = 1000000;
+
 struct PdSlot {
   PdSlot(const InstanceConfig& config, const CostModel& cm, bool op_detail, const StepNoise& noise,
          uint64_t seed, int32_t index)
       : instance(config), backend(cm, op_detail, noise, seed, index) {}
   Instance instance;
   AnalyticBackend backend;
+  std::unique_ptr<SimgridBackend> simgrid;  // --backend simgrid: runs each step in virtual time itself
+  int first_gpu = 0;                        // --backend simgrid: the instance's first platform GPU
+  int rank_gpus = 1;                        // GPUs per attention-DP rank (its tp group)
   std::unique_ptr<sg::Signal> signal;
   StepPlan plan;
   std::vector<RequestRecord> drained;
@@ -64,6 +74,7 @@ struct Sender {
   PdLinkRate rate;
   double bytes_per_token = 0;
   int layers = 1;
+  std::vector<int> src_gpus;  // --backend simgrid: the rank's tp GPUs, each sending its shard
   std::deque<RequestId> queue;
   std::unique_ptr<sg::Signal> signal;
   bool waiting = false;
@@ -111,6 +122,8 @@ class PdDriver {
   void deliver(RequestId id, double start_s, double end_s);
   void wake_all();
   bool decode_can_end() const;
+  void attach_simgrid(int32_t index, const CostModel& cm, int& first_gpu);
+  double transfer_on_network(const Sender& s, const PdLive& l);
   size_t sender_of(int32_t prefill_instance, int32_t rank) const {
     return sender_base_[static_cast<size_t>(prefill_instance)] + static_cast<size_t>(rank);
   }
@@ -127,7 +140,9 @@ class PdDriver {
   std::vector<const Instance*> prefill_views_;
   std::vector<const Instance*> decode_views_;
   std::vector<Sender> senders_;
-  std::vector<size_t> sender_base_;  // by prefill instance
+  std::vector<size_t> sender_base_;           // by prefill instance
+  std::optional<sg::PlatformSpec> platform_;  // --backend simgrid
+  std::unique_ptr<LinkMeter> link_meter_;     // --backend simgrid: links.json
   std::unordered_map<RequestId, PdLive> live_;
   std::vector<PdGrant> grants_;
   std::unique_ptr<sg::Signal> feeder_signal_;
@@ -152,10 +167,17 @@ PdDriver::PdDriver(const SimConfig& config, const PdConfig& pd, std::span<const 
       handoff_(pool_shape(config, pd)),
       wall_start_(std::chrono::steady_clock::now()) {
   const bool op_detail = config.output.trace_detail == TraceDetail::kOp;
+  if (config.backend == Backend::kSimgrid) {
+    platform_ = sg::load_platform(config.cluster_source, cms[0].hbm_bw);
+    link_meter_ = std::make_unique<LinkMeter>(*platform_, kLinkWindowS);
+  }
+  int first_gpu = 0;
   for (int32_t i = 0; i < config.instance_count(); ++i) {
     const SimConfig::InstanceSpec& spec = config.instances[static_cast<size_t>(i)];
     slots_.push_back(std::make_unique<PdSlot>(spec.config, cms[static_cast<size_t>(i)], op_detail,
                                               config.noise, config.seed, i));
+    slots_.back()->rank_gpus = cms[static_cast<size_t>(i)].parallel.gpus() / spec.config.dp_ranks;
+    if (platform_) attach_simgrid(i, cms[static_cast<size_t>(i)], first_gpu);
     const bool prefill = i < pd.prefill_instances;
     (prefill ? prefill_views_ : decode_views_).push_back(&slots_.back()->instance);
     recorder_.describe_instance(i, spec.parallel_name, spec.config.dp_ranks, spec.config.kv.total_pages);
@@ -170,9 +192,52 @@ PdDriver::PdDriver(const SimConfig& config, const PdConfig& pd, std::span<const 
       s.rate = pd_link_rate(pd.link, cm, cm.parallel.tp);
       s.bytes_per_token = per_token.total_bytes();
       s.layers = cm.model.layers;
+      const PdSlot& slot = *slots_.back();
+      for (int g = 0; g < slot.rank_gpus && platform_; ++g)
+        s.src_gpus.push_back(slot.first_gpu + r * slot.rank_gpus + g);
       senders_.push_back(std::move(s));
     }
   }
+}
+
+// Instances take consecutive GPUs of the platform: the prefill ones first, then the decode ones.
+void PdDriver::attach_simgrid(int32_t index, const CostModel& cm, int& first_gpu) {
+  if (first_gpu + cm.parallel.gpus() > platform_->gpu_count()) {
+    throw InputError(
+        "--cluster " + config_.cluster_source,
+        "at least " + std::to_string(first_gpu + cm.parallel.gpus()) + " GPUs for --backend simgrid",
+        std::to_string(platform_->gpu_count()) + " GPUs");
+  }
+  PdSlot& slot = *slots_[static_cast<size_t>(index)];
+  slot.first_gpu = first_gpu;
+  slot.simgrid = std::make_unique<SimgridBackend>(cm, *platform_, first_gpu,
+                                                  config_.output.trace_detail == TraceDetail::kOp,
+                                                  config_.overlap, config_.noise, config_.seed, index);
+  slot.simgrid->set_meter(link_meter_.get());
+  first_gpu += cm.parallel.gpus();
+}
+
+// The KV as network flows: each tp GPU of the prefill rank sends its shard to a GPU of the decode rank,
+// all at once, over the platform's routes (sharing links with the instances' collectives). Returns the end.
+double PdDriver::transfer_on_network(const Sender& s, const PdLive& l) {
+  const PdSlot& d = *slots_[static_cast<size_t>(pd_.prefill_instances + l.grant.decode_instance)];
+  const int dst_first = d.first_gpu + l.grant.decode_rank * d.rank_gpus;
+  const double shard_bytes = l.transfer_bytes / static_cast<double>(s.src_gpus.size());
+  const double start = sg::now_s();
+  {
+    sg::Activities flows;
+    for (size_t k = 0; k < s.src_gpus.size(); ++k)
+      flows.transfer(s.src_gpus[k], dst_first + static_cast<int>(k) % d.rank_gpus, shard_bytes);
+    flows.wait_all();
+  }
+  const double end = sg::now_s();
+  for (size_t k = 0; k < s.src_gpus.size(); ++k) {
+    const int dst = dst_first + static_cast<int>(k) % d.rank_gpus;
+    for (const sg::PlatformHop& h :
+         platform_->routes[static_cast<size_t>(s.src_gpus[k])][static_cast<size_t>(dst)])
+      link_meter_->add(h.link * 2 + (h.up ? 0 : 1), start, end, shard_bytes);
+  }
+  return end;
 }
 
 void PdDriver::wake_all() {
@@ -348,6 +413,12 @@ void PdDriver::run_sender(size_t index) {
     PdLive& l = live_.at(id);
     l.transfer_bytes = s.bytes_per_token * double(l.prompt_tokens);
     const double start = sg::now_s();
+    if (platform_) {
+      const double end = transfer_on_network(s, l);
+      s.free_since_s = end;
+      deliver(id, start, end);
+      continue;
+    }
     double end = start + s.rate.time_s(l.transfer_bytes);
     if (pd_.mode == PdTransferMode::kLayerStream) {
       // Layers left while the prompt was prefilled (if the link was free then); the last layer's share
@@ -383,10 +454,16 @@ bool PdDriver::step(int32_t index) {
       }
     }
   }
-  const StepOutcome outcome = slot.backend.execute(slot.plan.batches);
-  sg::sleep_for(outcome.duration_s);
+  StepOutcome outcome;
+  if (slot.simgrid) {
+    outcome = slot.simgrid->execute(slot.plan.batches);  // advances the clock by the step
+  } else {
+    outcome = slot.backend.execute(slot.plan.batches);
+    sg::sleep_for(outcome.duration_s);
+  }
   slot.instance.commit(slot.plan, outcome, sg::now_s());
-  recorder_.on_step(index, slot.plan, outcome, &slot.backend.last_cost(), start_s, slot.instance.counters());
+  const StepCost& cost = slot.simgrid ? slot.simgrid->last_cost() : slot.backend.last_cost();
+  recorder_.on_step(index, slot.plan, outcome, &cost, start_s, slot.instance.counters());
   return true;
 }
 
@@ -430,7 +507,9 @@ void PdDriver::run_decode(int32_t index) {
 }
 
 SimResult PdDriver::run() {
-  sg::SimEngine engine;
+  std::unique_ptr<sg::SimEngine> engine_owner =
+      platform_ ? std::make_unique<sg::SimEngine>(*platform_) : std::make_unique<sg::SimEngine>();
+  sg::SimEngine& engine = *engine_owner;
   feeder_signal_ = std::make_unique<sg::Signal>();
   for (auto& slot : slots_) slot->signal = std::make_unique<sg::Signal>();
   for (Sender& s : senders_) s.signal = std::make_unique<sg::Signal>();
@@ -448,10 +527,14 @@ SimResult PdDriver::run() {
   if (input_error_) throw *input_error_;
   if (!ok) throw std::runtime_error("simulation failed: " + engine.error());
 
-  const double wall_s =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start_).count();
-  return finish_simulation(config_, recorder_, std::string(to_string(config_.backend)), source_.skipped_lines(),
-                           wall_s);
+  const double wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start_).count();
+  if (link_meter_) link_meter_->emit(recorder_.trace(), kLinksTracePid);
+  SimResult result = finish_simulation(config_, recorder_, std::string(to_string(config_.backend)),
+                                       source_.skipped_lines(), wall_s);
+  std::string why;
+  if (link_meter_ && !link_meter_->write(config_.output.dir + "/links.json", &why))
+    throw std::runtime_error(why);
+  return result;
 }
 
 }  // namespace

@@ -295,9 +295,6 @@ void print_summary(const SimConfig& c, const SimResult& r) {
 int run_sim_job(const SimJob& given) {
   check_numbers(given);
   const PdConfig pd = parse_pd(given.pd, given.pd_link, given.pd_transfer);
-  if (pd.enabled() && given.backend == "simgrid") {
-    throw InputError("--pd", "no --pd with --backend simgrid (PD pools run the analytic backend)", given.pd);
-  }
   SimJob job = given;
   if (pd.enabled()) job.instances = pd.prefill_instances + pd.decode_instances;
   const ModelConfig model = load_model(job.model);

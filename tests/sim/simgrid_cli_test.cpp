@@ -1,10 +1,14 @@
 // `tokenline sim --backend simgrid` end to end: the same three outputs as the analytic backend (with the
-// same batches, the same times within 1%) plus link counters (in trace.json and links.json); bad simgrid options exit with code 2.
+// same batches, the same times within 1%) plus link counters (in trace.json and links.json); bad simgrid
+// options exit with code 2.
+#include <algorithm>
 #include <catch2/catch.hpp>
 #include <cmath>
 #include <filesystem>
+#include <fstream>
 #include <string>
 
+#include "sim/simgrid_platform.h"
 #include "tests/sim/tokenline_process.h"
 
 namespace tokenline {
@@ -93,7 +97,12 @@ TEST_CASE("bad simgrid options exit with code 2") {
   CHECK(
       run_tokenline(sim_args(workload, dir.file("o2"), "--backend analytic --overlap tbo"), dir).exit_code ==
       2);
+  // PD on the one-node preset: dp8-ep8 twice needs 16 GPUs; layer streaming is analytic only.
   CHECK(run_tokenline(sim_args(workload, dir.file("o3"), "--backend simgrid --pd 1P1D"), dir).exit_code == 2);
+  CHECK(run_tokenline(sim_args(workload, dir.file("o5"),
+                               "--backend simgrid --cluster h200x16-ib --pd 1P1D --pd-transfer layer"),
+                      dir)
+            .exit_code == 2);
   // dp8-ep8 twice needs 16 GPUs; the one-node preset has 8.
   CHECK(run_tokenline(sim_args(workload, dir.file("o4"), "--backend simgrid --cluster h200x8 --instances 2"),
                       dir)
@@ -101,4 +110,70 @@ TEST_CASE("bad simgrid options exit with code 2") {
 }
 
 }  // namespace
+TEST_CASE("tokenline sim --pd 1P1D --backend simgrid moves each KV over the IB at the route's rate") {
+  TestDir dir("simgrid_pd");
+  const std::string workload = dir.file("w.jsonl");
+  // A few requests far apart: each hand-off is alone on the network (dp8-ep8's all-to-all stays on node).
+  constexpr int kRequests = 4;
+  constexpr double kGapS = 1.0;  // >> one 2,000-token prefill, its ~ms transfer and 8 decode steps
+  {
+    std::ofstream out(workload);
+    for (int i = 0; i < kRequests; ++i)
+      out << "{\"arrival_s\": " << i * kGapS << ", \"input_tokens\": 2000, \"output_tokens\": 8}\n";
+  }
+  const std::string extra = "--cluster h200x16-ib --parallel dp8-ep8 --pd 1P1D --backend simgrid";
+  const auto one = run_tokenline(sim_args(workload, dir.file("one"), extra), dir);
+  INFO(one.stderr_text);
+  REQUIRE(one.exit_code == 0);
+  REQUIRE(run_tokenline(sim_args(workload, dir.file("two"), extra), dir).exit_code == 0);
+  for (const char* f : {"metrics.json", "requests.csv", "trace.json", "links.json"}) {
+    INFO(f);
+    const std::string text = testing::read_all(dir.file("one") + "/" + f);
+    CHECK(!text.empty());
+    CHECK(text == testing::read_all(dir.file("two") + "/" + f));
+  }
+  const auto m = read_json(dir.file("one/metrics.json"));
+  CHECK(m["run"]["backend"] == "simgrid");
+  CHECK(m["requests"]["completed"].get<int64_t>() == kRequests);
+  // Prefill on node 0 (GPUs 0-7), decode on node 1 (GPUs 8-15): every route between them has one
+  // bottleneck rate, and the hop's latency is small beside a ~100 MB shard.
+  const sg::PlatformSpec platform = sg::load_platform("h200x16-ib", 1.0);
+  double slowest = 0, fastest = 0;
+  for (int src = 0; src < 8; ++src) {
+    for (int dst = 8; dst < 16; ++dst) {
+      double bottleneck = 0;
+      for (const sg::PlatformHop& h : platform.routes[static_cast<size_t>(src)][static_cast<size_t>(dst)]) {
+        const double bw = platform.links[static_cast<size_t>(h.link)].bw_per_direction;
+        bottleneck = bottleneck == 0 ? bw : std::min(bottleneck, bw);
+      }
+      slowest = slowest == 0 ? bottleneck : std::min(slowest, bottleneck);
+      fastest = std::max(fastest, bottleneck);
+    }
+  }
+  REQUIRE(slowest > 0);
+  REQUIRE(fastest == slowest);
+  constexpr size_t kColDecodeInstance = 10;
+  constexpr size_t kColTransferBytes = 11;
+  constexpr size_t kColTransferS = 12;
+  const auto rows = testing::read_csv_rows(dir.file("one/requests.csv"));
+  REQUIRE(rows.size() == static_cast<size_t>(kRequests));
+  for (const auto& row : rows) {
+    REQUIRE(row.size() > kColTransferS);
+    CHECK(row[kColDecodeInstance] == "1");
+    const double bytes = std::stod(row[kColTransferBytes]);
+    const double seconds = std::stod(row[kColTransferS]);
+    CHECK(bytes > 0);
+    CHECK(seconds == Approx(bytes / slowest).epsilon(0.03));
+  }
+  // The KV crossed the IB: links.json shows NIC counters.
+  const auto links = read_json(dir.file("one/links.json"));
+  bool nic_busy = false;
+  for (const auto& e : links["traceEvents"]) {
+    if (e["ph"] == "C" && e["name"].get<std::string>().find("nic") != std::string::npos &&
+        e["args"]["utilisation_permille"].get<int64_t>() > 0)
+      nic_busy = true;
+  }
+  CHECK(nic_busy);
+}
+
 }  // namespace tokenline
