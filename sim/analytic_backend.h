@@ -11,6 +11,7 @@
 #include "engine/core/executor.h"
 #include "engine/model/ledger.h"
 #include "sim/step_noise.h"
+#include "sim/step_pricer.h"
 
 namespace tokenline {
 
@@ -31,8 +32,7 @@ class AnalyticBackend final : public Executor {
 
   const CostModel& cost_model_;
   bool op_detail_;
-  std::vector<std::vector<SeqWork>> work_;            // per rank, reused
-  std::vector<std::span<const SeqWork>> rank_spans_;  // per rank, reused
+  StepPricer pricer_;
   StepCost last_cost_;
   std::unique_ptr<StepNoiseSampler> noise_;  // null: even expert routing, no drafts accepted
 };

@@ -1,7 +1,6 @@
 #include "sim/simgrid_backend.h"
 
 #include <algorithm>
-#include <array>
 #include <cassert>
 #include <memory>
 #include <string>
@@ -14,22 +13,6 @@ namespace tokenline {
 namespace {
 
 constexpr int kPatternCount = 2;  // Pattern::kRing, Pattern::kAllToAll
-
-const std::array<std::string, kOpCount>& op_names() {
-  static const std::array<std::string, kOpCount> names = [] {
-    std::array<std::string, kOpCount> n;
-    for (int i = 0; i < kOpCount; ++i) n[static_cast<size_t>(i)] = std::string(op_name(static_cast<Op>(i)));
-    return n;
-  }();
-  return names;
-}
-
-SeqWork to_seq_work(const BatchEntry& e) {
-  return SeqWork{.new_tokens = e.new_tokens,
-                 .context_tokens = e.context_tokens,
-                 .prefill = e.phase == Phase::kPrefill,
-                 .last_chunk = e.last_chunk};
-}
 
 SimgridBackend::Pattern pattern_of(CollectiveKind kind) {
   switch (kind) {
@@ -97,7 +80,6 @@ SimgridBackend::SimgridBackend(const CostModel& cost_model, const sg::PlatformSp
       planned_(plans_.size(), 0),
       link_bytes_(platform.links.size() * 2, 0.0) {
   assert(first_gpu + cost_model.parallel.gpus() <= platform.gpu_count() && "instance beyond the platform");
-  op_names();
   pattern_s_.assign(plans_.size(), 0.0);
   build_segments();
   if (noise.expert_skew || noise.mtp)
@@ -281,7 +263,7 @@ void SimgridBackend::run_ops(const StepCost& sc, int gpu, StepOutcome& outcome) 
 
 void SimgridBackend::push_span(StepOutcome& outcome, const StepCost& sc, Op op, double step_start,
                                double start) const {
-  outcome.ops.push_back(OpSpan{.name = op_names()[static_cast<size_t>(op)].c_str(),
+  outcome.ops.push_back(OpSpan{.name = op_name(op).data(),
                                .stream = is_collective(op) ? Stream::kComm : Stream::kCompute,
                                .rank = sc.busiest_rank,
                                .start_s = start - step_start,
@@ -334,17 +316,8 @@ void SimgridBackend::run_overlapped_ops(const Segment& seg, const StepCost& sc, 
 }
 
 StepOutcome SimgridBackend::execute(const StepBatches& step) {
-  const size_t ranks = step.ranks.size();
-  if (work_.size() < ranks) work_.resize(ranks);
-  rank_spans_.resize(ranks);
-  for (size_t r = 0; r < ranks; ++r) {
-    std::vector<SeqWork>& w = work_[r];
-    w.clear();
-    for (const BatchEntry& e : step.ranks[r].entries) w.push_back(to_seq_work(e));
-    rank_spans_[r] = std::span<const SeqWork>(w);
-  }
   const double imbalance = noise_ ? noise_->expert_imbalance(step) : 1.0;
-  last_cost_ = step_cost(cost_model_, std::span<const std::span<const SeqWork>>(rank_spans_), imbalance);
+  last_cost_ = pricer_.price(cost_model_, step, imbalance);
   const int gpu = first_gpu_ + last_cost_.busiest_rank * cost_model_.parallel.tp;
   StepOutcome outcome;
   const double start = sg::now_s();

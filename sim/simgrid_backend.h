@@ -19,6 +19,7 @@
 #include "sim/overlap.h"
 #include "sim/simgrid_platform.h"
 #include "sim/step_noise.h"
+#include "sim/step_pricer.h"
 
 namespace tokenline {
 namespace sg {
@@ -88,8 +89,7 @@ class SimgridBackend final : public Executor {
   std::vector<double> pattern_s_;   // scratch: seconds per (pattern, group) in one segment
   std::vector<PatternPlan> plans_;  // [pattern * (gpus + 1) + group], built on first use
   std::vector<char> planned_;
-  std::vector<std::vector<SeqWork>> work_;
-  std::vector<std::span<const SeqWork>> rank_spans_;
+  StepPricer pricer_;
   std::vector<double> link_bytes_;
   LinkMeter* meter_ = nullptr;
   std::unique_ptr<StepNoiseSampler> noise_;  // null without skew or MTP

@@ -51,6 +51,7 @@ inline constexpr int kOpCount = static_cast<int>(Op::kCount);
 enum class CollectiveKind { kNone, kAllReduce, kAllGather, kReduceScatter, kAllToAll };
 
 std::string_view op_name(Op op);                             // the seed's names: "rmsnorm", "a_proj", ...
+// op_name() views a string literal: .data() is null-terminated with static storage (OpSpan::name uses it).
 CollectiveKind op_collective(Op op);                         // kNone for compute ops
 std::string_view collective_kind_name(CollectiveKind kind);  // "allreduce", "alltoall", ...
 inline bool is_collective(Op op) {
