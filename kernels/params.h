@@ -188,6 +188,15 @@ struct SiluMulParams {
   int32_t n_rows = 0, inter = 0;
 };
 
+// out = out_scale * out + x_scale * x, elementwise (x may be nullptr: out = out_scale * out). The residual
+// adds and scalings between the model's kernels, so that no backend needs host loops over activations.
+struct ScaleAddParams {
+  float* out = nullptr;      // [n]
+  const float* x = nullptr;  // [n] or nullptr
+  int64_t n = 0;
+  float out_scale = 1.0f, x_scale = 1.0f;
+};
+
 // MTP input: out[t] = [rmsnorm(embedding[t]) * enorm | rmsnorm(hidden[t]) * hnorm] (eh_proj input).
 struct MtpInputParams {
   float* out = nullptr;                  // [n_tokens, 2 * hidden]

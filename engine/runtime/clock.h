@@ -5,6 +5,7 @@
 
 #include <cmath>
 #include <cstdint>
+#include <memory>
 
 namespace tokenline {
 
@@ -13,6 +14,9 @@ class Clock {
   virtual ~Clock() = default;
   virtual double now_s() = 0;                  // seconds since the clock's origin, monotonic
   virtual void sleep_until_s(double t_s) = 0;  // returns at once when t_s has passed
+  // A clock for another thread, reading the same time as this one now; the model runner times each
+  // rank's thread with its own fork and then sleeps this clock until the last rank's end.
+  virtual std::unique_ptr<Clock> fork() = 0;
 };
 
 // std::chrono::steady_clock with its origin at construction.
@@ -21,6 +25,7 @@ class SteadyClock final : public Clock {
   SteadyClock();
   double now_s() override;
   void sleep_until_s(double t_s) override;
+  std::unique_ptr<Clock> fork() override { return std::make_unique<SteadyClock>(*this); }
 
  private:
   int64_t origin_ns_ = 0;

@@ -1,10 +1,9 @@
 #include "engine/runtime/cuda_devices.h"
 
 #if defined(TOKENLINE_RUNTIME_CUDA)
-#include <cstddef>  // device_memory.h uses size_t without including it
-
 #include "kernels/cuda/device_memory.h"
 #endif
+#include "kernels/kernel_set.h"
 
 namespace tokenline {
 
@@ -13,6 +12,14 @@ int32_t runtime_cuda_devices() {
   return cuda::device_count();
 #else
   return -1;
+#endif
+}
+
+const KernelSet* runtime_cuda_kernels() {
+#if defined(TOKENLINE_RUNTIME_CUDA)
+  return &cuda_kernel_set();
+#else
+  return nullptr;
 #endif
 }
 

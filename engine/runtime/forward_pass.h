@@ -1,9 +1,12 @@
-// ForwardPass: one attention rank's forward step of a glm_moe_dsa model on the CPU reference kernels:
+// ForwardPass: one GPU rank's forward step of a glm_moe_dsa model on a KernelSet (CPU reference or CUDA):
 // embed, then per layer rmsnorm, a_proj, norm_rope_kv_write, q_b_proj, indexer_score + topk_select (full
-// layers; shared layers reuse the last full layer's top-k), sparse_mla, o_proj, rmsnorm, dense_mlp or
-// router + expert_gemm + shared_expert, then the final norm, lm_head and sample on the rows that sample.
-// Times each op with the Clock (whole-step totals per op). Owns the rank's paged KV and indexer caches,
-// addressed by the core's page ids. Not thread-safe.
+// layers; shared layers reuse the last full layer's top-k), sparse_mla, o_proj (+ attn_allreduce under
+// TP), rmsnorm, dense_mlp or router + [dispatch] + expert_gemm + [combine] + shared_expert
+// (+ mlp_allreduce under TP), then the final norm, lm_head (+ vocab_allgather under TP) and sample on the
+// rows that sample. The rank holds its RankWeights slice; collectives go through the rank's
+// communicators, which need host memory (the CPU set). Times each op with the Clock, synchronizing the
+// backend at op boundaries (whole-step totals per op). Owns the rank's paged KV and indexer caches,
+// addressed by the core's page ids. Not thread-safe; one thread per rank.
 #pragma once
 
 #include <array>
@@ -11,12 +14,16 @@
 #include <vector>
 
 #include "engine/runtime/clock.h"
+#include "engine/runtime/device_buffer.h"
 #include "engine/runtime/model_shape.h"
-#include "engine/runtime/model_weights.h"
+#include "engine/runtime/rank_weights.h"
+#include "kernels/communicator.h"
+#include "kernels/cpu/sharded_layers.h"
+#include "kernels/kernel_set.h"
 
 namespace tokenline {
 
-// The tokens one rank computes this step, flattened over its sequences, and their page table.
+// The tokens one rank computes this step, flattened over its sequences, and their page table (host).
 struct ForwardInput {
   std::vector<int32_t> token_ids;      // [n]
   std::vector<int32_t> seq, pos;       // [n] sequence index and position of each token
@@ -29,34 +36,66 @@ struct ForwardInput {
 };
 
 struct ForwardOutput {
-  std::vector<float> logits;               // [sample_rows, vocab]
+  std::vector<float> logits;               // [sample_rows, vocab] (host)
   std::vector<int32_t> sampled;            // [sample_rows] greedy (argmax, lowest id on ties)
   std::array<double, kRunOpCount> op_s{};  // seconds per op this step
 };
 
+// The groups a rank takes part in; null where the group has one rank.
+struct RankComms {
+  Communicator* tp = nullptr;  // attention heads, MLP intermediate and vocabulary shards (size tp)
+  Communicator* ep = nullptr;  // routed experts (size ep; rank = ep_rank)
+};
+
+struct ForwardConfig {
+  RankShard shard;
+  RankComms comms;
+  int64_t total_pages = 0;  // KV pages of this rank's attention group (the core's KvConfig)
+  int32_t page_tokens = 64;
+};
+
 class ForwardPass {
  public:
-  // REQUIRES: weights outlive the pass. total_pages * page_tokens slots per layer cache.
-  ForwardPass(const ModelShape& shape, const ModelWeights& weights, int64_t total_pages, int32_t page_tokens);
+  // REQUIRES: shape, weights and kernels outlive the pass; comms non-null only with host-memory kernels.
+  ForwardPass(const ModelShape& shape, const RankWeights& weights, const KernelSet& kernels,
+              const ForwardConfig& config);
 
+  // Every rank of a group must call run for the same step (an idle rank with an empty input).
   void run(const ForwardInput& in, Clock& clock, ForwardOutput& out);
 
  private:
-  void attention(int32_t layer, const ForwardInput& in, Clock& clock, ForwardOutput& out);
-  void mlp(int32_t layer, const ForwardInput& in, Clock& clock, ForwardOutput& out);
-  void select(int32_t layer, const ForwardInput& in, const std::vector<float>& x, Clock& clock,
-              ForwardOutput& out);
+  void upload(const ForwardInput& in);
+  void attention(int32_t layer, Clock& clock, ForwardOutput& out);
+  void select(int32_t layer, Clock& clock, ForwardOutput& out);
+  void mlp(int32_t layer, Clock& clock, ForwardOutput& out);
+  void routed_experts(int32_t layer, Clock& clock, ForwardOutput& out);
   void head(const ForwardInput& in, Clock& clock, ForwardOutput& out);
+  void linear(DeviceBuffer<float>& y, const float* x, const float* w, int32_t m, int32_t n, int32_t k);
+  void all_reduce(DeviceBuffer<float>& buf, RunOp op, Clock& clock, ForwardOutput& out);
+  void add_to_residual(const DeviceBuffer<float>& delta);
+  PagedKvTable table() const;
 
   const ModelShape& shape_;
-  const ModelWeights& weights_;
-  int32_t page_tokens_;
-  std::vector<std::vector<uint8_t>> kv_;     // [layer][slot * kv_token_bytes]
-  std::vector<std::vector<uint8_t>> idx_k_;  // [layer][slot * idx_dim * 2]; empty on shared layers
+  const RankWeights& weights_;
+  const KernelSet& k_;
+  ForwardConfig config_;
+  ShardDims dims_;
+  int32_t n_ = 0, sequences_ = 0, max_context_ = 0;  // this step
+  std::vector<DeviceBuffer<uint8_t>> kv_;     // [layer][slot * kv_token_bytes]
+  std::vector<DeviceBuffer<uint8_t>> idx_k_;  // [layer][slot * idx_dim * 2]; empty on shared layers
+  // This step's input, in the backend's memory.
+  DeviceBuffer<int32_t> token_ids_{k_}, seq_{k_}, pos_{k_}, indptr_{k_}, indices_{k_}, last_page_len_{k_},
+      sample_rows_{k_};
   // Activations, reused across steps.
-  std::vector<float> h_, x_, q_a_, q_, kv_a_, q_latent_, o_latent_, o_, tmp_, tmp2_, scores_, hw_, idx_q_,
-      idx_k_rows_, router_w_;
-  std::vector<int32_t> topk_, expert_ids_;
+  DeviceBuffer<float> h_{k_}, x_{k_}, q_a_{k_}, q_{k_}, kv_a_{k_}, q_latent_{k_}, o_latent_{k_}, o_{k_},
+      tmp_{k_}, tmp2_{k_}, tmp3_{k_}, scores_{k_}, hw_{k_}, idx_q_{k_}, idx_k_rows_{k_}, router_w_{k_},
+      logits_{k_}, vocab_shards_{k_};
+  DeviceBuffer<int32_t> topk_{k_}, expert_ids_{k_}, sampled_{k_};
+  // Greedy sampling's per-row parameters.
+  DeviceBuffer<float> temperature_{k_}, top_p_{k_};
+  DeviceBuffer<int32_t> top_k_{k_};
+  DeviceBuffer<uint64_t> sample_seeds_{k_};
+  cpu::EpMoe ep_moe_;
 };
 
 }  // namespace tokenline

@@ -2,16 +2,83 @@
 
 #include <algorithm>
 #include <cassert>
+#include <thread>
+
+#include "engine/runtime/forward_pass.h"
+#include "engine/runtime/rank_weights.h"
+#include "kernels/cpu/local_communicator.h"
+#include "kernels/kernel_set.h"
 
 namespace tokenline {
 
-ModelRunner::ModelRunner(ModelShape shape, ModelWeights weights, const RunnerConfig& config, Clock& clock)
-    : shape_(std::move(shape)), weights_(std::move(weights)), config_(config), clock_(clock) {
-  for (int32_t r = 0; r < config.dp_ranks; ++r) {
-    passes_.push_back(
-        std::make_unique<ForwardPass>(shape_, weights_, config.total_pages, config.page_tokens));
+struct ModelRunner::Ranks {
+  std::unique_ptr<cpu::LocalGroup> ep_group;                // every rank, when ep > 1
+  std::vector<std::unique_ptr<cpu::LocalGroup>> tp_groups;  // per attention group, when tp > 1
+  std::vector<std::unique_ptr<RankWeights>> weights;        // per rank
+  std::vector<std::unique_ptr<ForwardPass>> passes;         // per rank
+  std::vector<ForwardOutput> outputs;                       // per rank
+  std::vector<ForwardInput> inputs;                         // per attention group
+  std::vector<std::vector<RequestId>> sampling_ids;         // per group, parallel to its sample_rows
+};
+
+namespace {
+
+const KernelSet& kernels_of(const RunnerConfig& config) {
+  return config.kernels != nullptr ? *config.kernels : cpu_kernel_set();
+}
+
+bool divides(int32_t parts, int64_t n) {
+  return parts > 0 && n % parts == 0;
+}
+
+}  // namespace
+
+std::string runner_layout_error(const ModelShape& s, const RunnerConfig& c) {
+  const int32_t ranks = c.dp_ranks * c.tp;
+  const int64_t shared_inter = int64_t{s.moe_inter} * s.shared_experts;
+  if (c.dp_ranks < 1 || c.tp < 1) return "dp and tp of at least 1";
+  if (!divides(c.tp, s.heads) || !divides(c.tp, s.dense_inter) || !divides(c.tp, shared_inter) ||
+      !divides(c.tp, s.vocab)) {
+    return "tp dividing the heads (" + std::to_string(s.heads) + "), dense and shared intermediate sizes (" +
+           std::to_string(s.dense_inter) + ", " + std::to_string(shared_inter) + ") and the vocabulary (" +
+           std::to_string(s.vocab) + ")";
   }
-  outputs_.resize(static_cast<size_t>(config.dp_ranks));
+  if (c.ep != 1 && c.ep != ranks) return "ep 1 or every GPU rank (" + std::to_string(ranks) + ")";
+  if (c.ep > 1 && !divides(c.ep, s.experts)) return "ep dividing the " + std::to_string(s.experts) + " experts";
+  if (c.ep == 1 && !divides(c.tp, s.moe_inter)) return "tp dividing the expert size " + std::to_string(s.moe_inter);
+  if (ranks > 1 && !kernels_of(c).host_memory) return "one GPU rank on this backend (in-process collectives)";
+  return "";
+}
+
+ModelRunner::ModelRunner(ModelShape shape, const ModelWeights& weights, const RunnerConfig& config,
+                         Clock& clock)
+    : shape_(std::move(shape)), config_(config), clock_(clock), ranks_(std::make_unique<Ranks>()) {
+  assert(runner_layout_error(shape_, config_).empty());
+  const KernelSet& k = kernels_of(config_);
+  const int32_t ranks = config_.dp_ranks * config_.tp;
+  Ranks& r = *ranks_;
+  if (config_.ep > 1) r.ep_group = std::make_unique<cpu::LocalGroup>(ranks);
+  for (int32_t d = 0; d < config_.dp_ranks && config_.tp > 1; ++d)
+    r.tp_groups.push_back(std::make_unique<cpu::LocalGroup>(config_.tp));
+  for (int32_t g = 0; g < ranks; ++g) {
+    const int32_t d = g / config_.tp, t = g % config_.tp;
+    ForwardConfig fc{.shard = {.tp = config_.tp, .tp_rank = t, .ep = config_.ep, .ep_rank = g},
+                     .comms = {.tp = config_.tp > 1 ? &r.tp_groups[static_cast<size_t>(d)]->rank(t) : nullptr,
+                               .ep = r.ep_group ? &r.ep_group->rank(g) : nullptr},
+                     .total_pages = config_.total_pages,
+                     .page_tokens = config_.page_tokens};
+    r.weights.push_back(std::make_unique<RankWeights>(shape_, weights, fc.shard, k));
+    r.passes.push_back(std::make_unique<ForwardPass>(shape_, *r.weights.back(), k, fc));
+  }
+  r.outputs.resize(static_cast<size_t>(ranks));
+  r.inputs.resize(static_cast<size_t>(config_.dp_ranks));
+  r.sampling_ids.resize(static_cast<size_t>(config_.dp_ranks));
+}
+
+ModelRunner::~ModelRunner() = default;
+
+const std::vector<float>& ModelRunner::last_logits(int32_t group) const {
+  return ranks_->outputs[static_cast<size_t>(group * config_.tp)].logits;
 }
 
 void ModelRunner::set_prompt(RequestId id, std::vector<int32_t> token_ids) {
@@ -27,12 +94,15 @@ const std::vector<int32_t>* ModelRunner::tokens(RequestId id) const {
   return it == tokens_.end() ? nullptr : &it->second;
 }
 
-// Flattens one rank's batch: each entry's new tokens (positions context .. context + new - 1) read from
+// Flattens one group's batch: each entry's new tokens (positions context .. context + new - 1) read from
 // its token list, its page ids cut to the pages those positions need, and one sampling row for an entry
 // that samples (a last prefill chunk or a decode).
-bool ModelRunner::build_input(const Batch& batch, const std::vector<std::vector<int32_t>>& pages) {
-  input_.clear();
-  sampling_ids_.clear();
+bool ModelRunner::build_input(const Batch& batch, const std::vector<std::vector<int32_t>>& pages,
+                              int32_t group) {
+  ForwardInput& input = ranks_->inputs[static_cast<size_t>(group)];
+  std::vector<RequestId>& sampling_ids = ranks_->sampling_ids[static_cast<size_t>(group)];
+  input.clear();
+  sampling_ids.clear();
   const auto page_tokens = static_cast<int64_t>(config_.page_tokens);
   for (size_t i = 0; i < batch.entries.size(); ++i) {
     const BatchEntry& e = batch.entries[i];
@@ -44,33 +114,64 @@ bool ModelRunner::build_input(const Batch& batch, const std::vector<std::vector<
     if (static_cast<int64_t>(pages[i].size()) < need_pages) return false;
     const auto seq = static_cast<int32_t>(i);
     for (int64_t p = e.context_tokens; p < end; ++p) {
-      input_.token_ids.push_back(it->second[static_cast<size_t>(p)]);
-      input_.seq.push_back(seq);
-      input_.pos.push_back(static_cast<int32_t>(p));
+      input.token_ids.push_back(it->second[static_cast<size_t>(p)]);
+      input.seq.push_back(seq);
+      input.pos.push_back(static_cast<int32_t>(p));
     }
-    input_.indices.insert(input_.indices.end(), pages[i].begin(),
-                          pages[i].begin() + static_cast<std::ptrdiff_t>(need_pages));
-    input_.indptr.push_back(static_cast<int32_t>(input_.indices.size()));
-    input_.last_page_len.push_back(static_cast<int32_t>(end - (need_pages - 1) * page_tokens));
-    input_.max_context = std::max(input_.max_context, static_cast<int32_t>(end));
+    input.indices.insert(input.indices.end(), pages[i].begin(),
+                         pages[i].begin() + static_cast<std::ptrdiff_t>(need_pages));
+    input.indptr.push_back(static_cast<int32_t>(input.indices.size()));
+    input.last_page_len.push_back(static_cast<int32_t>(end - (need_pages - 1) * page_tokens));
+    input.max_context = std::max(input.max_context, static_cast<int32_t>(end));
     if (e.phase == Phase::kDecode || e.last_chunk) {
-      input_.sample_rows.push_back(static_cast<int32_t>(input_.token_ids.size()) - 1);
-      sampling_ids_.push_back(e.id);
+      input.sample_rows.push_back(static_cast<int32_t>(input.token_ids.size()) - 1);
+      sampling_ids.push_back(e.id);
     }
   }
   return true;
 }
 
-void ModelRunner::append_spans(int32_t rank, double start_s, const ForwardOutput& out,
-                               StepOutcome& outcome) const {
-  // Whole-step totals per op, laid back to back in ledger order (as the sim's cost backends do).
+// Runs the active ranks: on this thread when there is one rank, else one thread per rank, each timed by
+// its own fork of the clock; this clock then sleeps until the last rank's end. start_s[g]: when rank g
+// began, on this clock.
+void ModelRunner::run_ranks(const std::vector<bool>& active, std::vector<double>& start_s) {
+  Ranks& r = *ranks_;
+  const auto ranks = static_cast<int32_t>(r.passes.size());
+  auto input_of = [&](int32_t g) -> const ForwardInput& { return r.inputs[static_cast<size_t>(g / config_.tp)]; };
+  if (ranks == 1) {
+    start_s[0] = clock_.now_s();
+    if (active[0]) r.passes[0]->run(input_of(0), clock_, r.outputs[0]);
+    return;
+  }
+  std::vector<std::unique_ptr<Clock>> clocks;
+  std::vector<double> end_s(static_cast<size_t>(ranks), 0.0);
+  for (int32_t g = 0; g < ranks; ++g) clocks.push_back(clock_.fork());
+  std::vector<std::thread> threads;
+  for (int32_t g = 0; g < ranks; ++g) {
+    const auto i = static_cast<size_t>(g);
+    start_s[i] = clocks[i]->now_s();
+    if (!active[i]) continue;
+    threads.emplace_back([&, g, i] {
+      r.passes[i]->run(input_of(g), *clocks[i], r.outputs[i]);
+      end_s[i] = clocks[i]->now_s();
+    });
+  }
+  for (std::thread& t : threads) t.join();
+  clock_.sleep_until_s(*std::max_element(end_s.begin(), end_s.end()));
+}
+
+// The group's first rank's whole-step totals per op, laid back to back in ledger order (as the sim's
+// cost backends do); collectives on the comm stream.
+void ModelRunner::append_spans(int32_t group, double start_s, StepOutcome& outcome) const {
+  const ForwardOutput& out = ranks_->outputs[static_cast<size_t>(group * config_.tp)];
   int64_t t_ns = to_whole_ns(start_s);
   for (int i = 0; i < kRunOpCount; ++i) {
     const int64_t d_ns = to_whole_ns(out.op_s[static_cast<size_t>(i)]);
     if (d_ns <= 0) continue;
-    outcome.ops.push_back(OpSpan{.name = shape_.op_name(static_cast<RunOp>(i)),
-                                 .stream = Stream::kCompute,
-                                 .rank = rank,
+    const auto op = static_cast<RunOp>(i);
+    outcome.ops.push_back(OpSpan{.name = shape_.op_name(op),
+                                 .stream = is_collective(op) ? Stream::kComm : Stream::kCompute,
+                                 .rank = group,
                                  .start_s = ns_to_s(t_ns),
                                  .duration_s = ns_to_s(d_ns)});
     t_ns += d_ns;
@@ -78,18 +179,33 @@ void ModelRunner::append_spans(int32_t rank, double start_s, const ForwardOutput
 }
 
 StepOutcome ModelRunner::execute(const StepBatches& step) {
+  Ranks& r = *ranks_;
   StepOutcome outcome;
+  const auto ranks = static_cast<int32_t>(r.passes.size());
+  std::vector<bool> active(static_cast<size_t>(ranks), false);
+  for (int32_t d = 0; d < config_.dp_ranks; ++d) {
+    const auto di = static_cast<size_t>(d);
+    const bool busy = di < step.ranks.size() && !step.ranks[di].empty();
+    r.inputs[di].clear();
+    r.sampling_ids[di].clear();
+    if (busy) {
+      [[maybe_unused]] const bool ok = di < pages_.size() && build_input(step.ranks[di], pages_[di], d);
+      assert(ok && "a batch entry without its tokens or pages: set_prompt / set_step_pages first");
+    }
+    // Under EP an idle group still runs (empty) so that the other ranks' dispatch and combine complete.
+    for (int32_t t = 0; t < config_.tp; ++t)
+      active[static_cast<size_t>(d * config_.tp + t)] = busy || r.ep_group != nullptr;
+  }
   const double step_start_s = clock_.now_s();
-  for (size_t r = 0; r < step.ranks.size(); ++r) {
-    const Batch& batch = step.ranks[r];
-    if (batch.empty()) continue;
-    [[maybe_unused]] const bool ok = r < pages_.size() && build_input(batch, pages_[r]);
-    assert(ok && "a batch entry without its tokens or pages: set_prompt / set_step_pages first");
-    const double rank_start_s = clock_.now_s() - step_start_s;
-    ForwardOutput& out = outputs_[r];
-    passes_[r]->run(input_, clock_, out);
-    for (size_t i = 0; i < sampling_ids_.size(); ++i) tokens_[sampling_ids_[i]].push_back(out.sampled[i]);
-    if (config_.op_detail) append_spans(static_cast<int32_t>(r), rank_start_s, out, outcome);
+  std::vector<double> start_s(static_cast<size_t>(ranks), 0.0);
+  run_ranks(active, start_s);
+  for (int32_t d = 0; d < config_.dp_ranks; ++d) {
+    const auto di = static_cast<size_t>(d), first = static_cast<size_t>(d * config_.tp);
+    if (r.inputs[di].token_ids.empty()) continue;
+    const ForwardOutput& out = r.outputs[first];
+    for (size_t i = 0; i < r.sampling_ids[di].size(); ++i)
+      tokens_[r.sampling_ids[di][i]].push_back(out.sampled[i]);
+    if (config_.op_detail) append_spans(d, start_s[first] - step_start_s, outcome);
   }
   outcome.duration_s = ns_to_s(to_whole_ns(clock_.now_s() - step_start_s));
   return outcome;

@@ -1,11 +1,15 @@
 // ModelRunner: the real engine's Executor. Executes a StepBatches through the model's op list (ledger op
-// names) on the CPU reference kernels, one ForwardPass (and paged KV cache) per attention-DP rank, run
-// one after another; times every op with the Clock and returns StepOutcome{duration_s, per-op spans}.
-// Durations are whole nanoseconds (clock.h). Keeps each live request's tokens (prompt + generated) and
-// appends the token it samples. KV pages come from the core: before each execute the driver calls
-// Instance::allocate and passes the page ids of every entry (allocated_step_pages). DP ranks run one
-// after another on the calling thread; each rank holds all weights (no TP/EP sharding yet, so no
-// allreduce/dispatch/combine spans). MTP drafting is not implemented: accepted_drafts stays empty (run
+// names) on a KernelSet (the CPU reference by default, CUDA where built and a device exists) and returns
+// StepOutcome{duration_s, per-op spans}. Durations are whole nanoseconds (clock.h).
+// Layout: dp_ranks attention groups of tp GPU ranks each (rank g = group * tp + tp_rank). Each rank holds
+// its RankWeights slice and a ForwardPass; a group's ranks hold the same tokens and KV pages and sum their
+// partial outputs with all-reduces; with ep > 1 (REQUIRES ep == dp_ranks * tp) routed experts are spread
+// over every rank and rows travel by dispatch/combine. With more than one rank, every rank runs in its own
+// thread on in-process communicators (host memory: the CPU set), timed by its own fork of the Clock; a
+// step lasts until its last rank ends. Spans are those of each group's first rank (rank = group, as in
+// sim). Keeps each live request's tokens (prompt + generated) and appends the token it samples. KV pages
+// come from the core: before each execute the driver calls Instance::allocate and passes the page ids of
+// every entry (allocated_step_pages). MTP drafting is not implemented: accepted_drafts stays empty (run
 // the core with mtp_draft_tokens = 0).
 #pragma once
 
@@ -14,29 +18,41 @@
 #include <memory>
 #include <vector>
 
+#include <string>
+
 #include "engine/core/executor.h"
 #include "engine/runtime/clock.h"
-#include "engine/runtime/forward_pass.h"
 #include "engine/runtime/model_shape.h"
 #include "engine/runtime/model_weights.h"
 
 namespace tokenline {
+
+struct KernelSet;  // kernels/kernel_set.h (kept out of this header: kernels' KvLayout meets engine/model's)
 
 // [rank][entry]: the page ids (token order) of each batch entry's request, covering at least its
 // context + new tokens.
 using StepPages = std::vector<std::vector<std::vector<int32_t>>>;
 
 struct RunnerConfig {
-  int32_t dp_ranks = 1;
-  int64_t total_pages = 0;  // per rank, as the core's KvConfig
+  int32_t dp_ranks = 1;     // attention groups, each with its own requests and KV (the core's DP ranks)
+  int32_t tp = 1;           // GPU ranks per attention group
+  int32_t ep = 1;           // 1, or dp_ranks * tp: routed experts spread over every rank
+  int64_t total_pages = 0;  // per attention group, as the core's KvConfig
   int32_t page_tokens = 64;
-  bool op_detail = true;  // fill StepOutcome::ops
+  bool op_detail = true;               // fill StepOutcome::ops
+  const KernelSet* kernels = nullptr;  // nullptr: cpu_kernel_set()
 };
+
+// Why a layout cannot run, or empty: tp must divide heads, dense and shared intermediate sizes and the
+// vocabulary; ep must be 1 or every rank, dividing the experts (ep == 1: tp divides moe_inter); more
+// than one rank needs host memory.
+std::string runner_layout_error(const ModelShape& shape, const RunnerConfig& config);
 
 class ModelRunner final : public Executor {
  public:
-  // REQUIRES: clock outlives the runner.
-  ModelRunner(ModelShape shape, ModelWeights weights, const RunnerConfig& config, Clock& clock);
+  // REQUIRES: clock outlives the runner; runner_layout_error(shape, config) is empty.
+  ModelRunner(ModelShape shape, const ModelWeights& weights, const RunnerConfig& config, Clock& clock);
+  ~ModelRunner() override;
 
   // The request's prompt token ids (each < vocab); the runner appends what it samples.
   void set_prompt(RequestId id, std::vector<int32_t> token_ids);
@@ -46,26 +62,23 @@ class ModelRunner final : public Executor {
   void set_step_pages(StepPages pages) { pages_ = std::move(pages); }
 
   StepOutcome execute(const StepBatches& step) override;
-  // Logits of the last step's sampling rows, per rank ([rows, vocab]), in entry order.
-  const std::vector<float>& last_logits(int32_t rank) const {
-    return outputs_[static_cast<size_t>(rank)].logits;
-  }
+  // Logits of the last step's sampling rows of an attention group ([rows, vocab]), in entry order.
+  const std::vector<float>& last_logits(int32_t group) const;
   const ModelShape& shape() const { return shape_; }
 
  private:
-  bool build_input(const Batch& batch, const std::vector<std::vector<int32_t>>& pages);
-  void append_spans(int32_t rank, double start_s, const ForwardOutput& out, StepOutcome& outcome) const;
+  struct Ranks;  // the ranks' weights, passes, inputs, outputs and communicators (model_runner.cpp)
+
+  bool build_input(const Batch& batch, const std::vector<std::vector<int32_t>>& pages, int32_t group);
+  void run_ranks(const std::vector<bool>& active, std::vector<double>& start_s);
+  void append_spans(int32_t group, double start_s, StepOutcome& outcome) const;
 
   ModelShape shape_;
-  ModelWeights weights_;
   RunnerConfig config_;
   Clock& clock_;
-  std::vector<std::unique_ptr<ForwardPass>> passes_;  // per rank
-  std::vector<ForwardOutput> outputs_;                // per rank
+  std::unique_ptr<Ranks> ranks_;
   std::map<RequestId, std::vector<int32_t>> tokens_;  // lookups only
   StepPages pages_;
-  ForwardInput input_;
-  std::vector<RequestId> sampling_ids_;  // parallel to input_.sample_rows
 };
 
 }  // namespace tokenline

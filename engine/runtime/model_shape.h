@@ -21,15 +21,26 @@ enum class RunOp : uint8_t {
   kTopkSelect,
   kSparseMla,
   kOProj,
+  kAttnAllreduce,  // TP: partial o_proj outputs summed over the attention group
   kDenseMlp,
   kRouter,
+  kDispatch,  // EP: rows to their experts' ranks
   kExpertGemm,
   kSharedExpert,
+  kCombine,        // EP: rows back to their tokens' ranks
+  kMlpAllreduce,   // TP: partial dense-MLP or MoE outputs summed over the group
   kLmHead,
+  kVocabAllgather,  // TP: vocabulary shards of the logits gathered
   kSample,
   kCount,
 };
 inline constexpr int kRunOpCount = static_cast<int>(RunOp::kCount);
+
+// True for the collectives (spans on the comm stream).
+constexpr bool is_collective(RunOp op) {
+  return op == RunOp::kAttnAllreduce || op == RunOp::kDispatch || op == RunOp::kCombine ||
+         op == RunOp::kMlpAllreduce || op == RunOp::kVocabAllgather;
+}
 
 struct ModelShape {
   std::string name;

@@ -1,4 +1,4 @@
-// Row-wise CPU kernels: embedding lookup, (residual +) RMSNorm, LayerNorm, RoPE, SiLU*up, MTP input.
+// Row-wise CPU kernels: embedding lookup, (residual +) RMSNorm, LayerNorm, RoPE, SiLU*up, scale-add, MTP input.
 #include <cassert>
 #include <cmath>
 
@@ -70,6 +70,14 @@ void layernorm(LayerNormParams p) {
           static_cast<float>((x[i] - mean) * inv) * p.weight[i] + (p.bias ? p.bias[i] : 0.0f);
     }
   });
+}
+
+void scale_add(ScaleAddParams p) {
+  if (p.x == nullptr) {
+    for (int64_t i = 0; i < p.n; ++i) p.out[i] *= p.out_scale;
+    return;
+  }
+  for (int64_t i = 0; i < p.n; ++i) p.out[i] = p.out_scale * p.out[i] + p.x_scale * p.x[i];
 }
 
 void silu_mul(SiluMulParams p) {

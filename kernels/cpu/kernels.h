@@ -23,6 +23,7 @@ void topk_select(TopkParams p);
 void router(RouterParams p);
 void moe_experts(MoeExpertsParams p);
 void silu_mul(SiluMulParams p);
+void scale_add(ScaleAddParams p);
 void mtp_input(MtpInputParams p);
 void sample(SampleParams p);
 

@@ -39,41 +39,49 @@ std::vector<T> exchange(Communicator& comm, const std::vector<T>& send, const st
 
 }  // namespace
 
-void moe_experts_ep(Communicator& comm, MoeExpertsParams p) {
+void EpMoe::dispatch(Communicator& comm, const MoeExpertsParams& p) {
   const int32_t ranks = comm.size();
   const int64_t slots = static_cast<int64_t>(p.n_tokens) * p.topk;
-  std::vector<std::vector<int64_t>> by_rank(static_cast<size_t>(ranks));  // (t*topk + k) slots per owner
-  for (int64_t i = 0; i < slots; ++i) by_rank[p.expert_ids[i] / p.n_local_experts].push_back(i);
-  std::vector<int64_t> send_rows(static_cast<size_t>(ranks)), recv_rows(static_cast<size_t>(ranks));
+  by_rank_.assign(static_cast<size_t>(ranks), {});  // (t * topk + k) slots per owning rank
+  for (int64_t i = 0; i < slots; ++i) by_rank_[p.expert_ids[i] / p.n_local_experts].push_back(i);
+  send_rows_.assign(static_cast<size_t>(ranks), 0);
+  recv_rows_.assign(static_cast<size_t>(ranks), 0);
   std::vector<float> send_x;
   std::vector<int32_t> send_ids;
   for (int32_t r = 0; r < ranks; ++r) {
-    send_rows[r] = static_cast<int64_t>(by_rank[r].size());
-    for (int64_t slot : by_rank[r]) {
+    send_rows_[r] = static_cast<int64_t>(by_rank_[r].size());
+    for (int64_t slot : by_rank_[r]) {
       const float* src = p.x + (slot / p.topk) * p.hidden;
       send_x.insert(send_x.end(), src, src + p.hidden);
       send_ids.push_back(p.expert_ids[slot]);
     }
   }
-  all_to_all(comm, recv_rows.data(), send_rows.data(), sizeof(int64_t));
-  const std::vector<float> recv_x = exchange(comm, send_x, send_rows, recv_rows, p.hidden);
-  const std::vector<int32_t> recv_ids = exchange(comm, send_ids, send_rows, recv_rows, 1);
-  const auto rows = static_cast<int32_t>(recv_ids.size());
-  std::vector<float> ones(recv_ids.size(), 1.0f), y(static_cast<size_t>(rows) * p.hidden);
+  all_to_all(comm, recv_rows_.data(), send_rows_.data(), sizeof(int64_t));
+  recv_x_ = exchange(comm, send_x, send_rows_, recv_rows_, p.hidden);
+  recv_ids_ = exchange(comm, send_ids, send_rows_, recv_rows_, 1);
+}
+
+void EpMoe::compute(const MoeExpertsParams& p) {
+  const auto rows = static_cast<int32_t>(recv_ids_.size());
+  const std::vector<float> ones(recv_ids_.size(), 1.0f);
+  y_.assign(static_cast<size_t>(rows) * p.hidden, 0.0f);
   MoeExpertsParams local = p;
-  local.out = y.data();
-  local.x = recv_x.data();
-  local.expert_ids = recv_ids.data();
+  local.out = y_.data();
+  local.x = recv_x_.data();
+  local.expert_ids = recv_ids_.data();
   local.weights = ones.data();
   local.n_tokens = rows;
   local.topk = 1;
   moe_experts(local);
-  const std::vector<float> back =
-      exchange(comm, y, recv_rows, send_rows, p.hidden);  // combine: reverse route
+}
+
+void EpMoe::combine(Communicator& comm, const MoeExpertsParams& p) {
+  const int64_t slots = static_cast<int64_t>(p.n_tokens) * p.topk;
+  const std::vector<float> back = exchange(comm, y_, recv_rows_, send_rows_, p.hidden);  // reverse route
   std::vector<const float*> slot_out(static_cast<size_t>(slots));
   const float* cursor = back.data();
-  for (int32_t r = 0; r < ranks; ++r) {
-    for (int64_t slot : by_rank[r]) {
+  for (const std::vector<int64_t>& slots_of_rank : by_rank_) {
+    for (int64_t slot : slots_of_rank) {
       slot_out[slot] = cursor;
       cursor += p.hidden;
     }
@@ -83,6 +91,13 @@ void moe_experts_ep(Communicator& comm, MoeExpertsParams p) {
     float* dst = p.out + (slot / p.topk) * p.hidden;
     for (int32_t i = 0; i < p.hidden; ++i) dst[i] += p.weights[slot] * slot_out[slot][i];
   }
+}
+
+void moe_experts_ep(Communicator& comm, MoeExpertsParams p) {
+  EpMoe moe;
+  moe.dispatch(comm, p);
+  moe.compute(p);
+  moe.combine(comm, p);
 }
 
 }  // namespace tokenline::cpu

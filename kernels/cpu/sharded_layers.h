@@ -2,6 +2,9 @@
 // Each rank calls with its own shard; results equal the unsharded layer up to summation order.
 #pragma once
 
+#include <cstdint>
+#include <vector>
+
 #include "kernels/communicator.h"
 #include "kernels/params.h"
 
@@ -24,5 +27,20 @@ void mlp_tp(Communicator& comm, MlpTpParams p);
 // [rank * n_local_experts, +n_local_experts). Rows go to the owning ranks by all-to-all-v (dispatch), run
 // there, come back by all-to-all-v and are summed with their routing weights in (token, k) order (combine).
 void moe_experts_ep(Communicator& comm, MoeExpertsParams p);
+
+// moe_experts_ep in its three phases, so that a caller can time dispatch, the expert GEMMs and combine
+// apart. Call dispatch, compute, combine in order with the same p on every rank of comm (host memory).
+class EpMoe {
+ public:
+  void dispatch(Communicator& comm, const MoeExpertsParams& p);  // each (token, k) row to its expert's rank
+  void compute(const MoeExpertsParams& p);                       // local experts on the rows received
+  void combine(Communicator& comm, const MoeExpertsParams& p);   // rows back; p.out = weighted sum
+
+ private:
+  std::vector<std::vector<int64_t>> by_rank_;  // [rank] (t * topk + k) slots sent there, in order
+  std::vector<int64_t> send_rows_, recv_rows_;
+  std::vector<float> recv_x_, y_;
+  std::vector<int32_t> recv_ids_;
+};
 
 }  // namespace tokenline::cpu

@@ -163,6 +163,22 @@ void compare_activations(Comparer& c) {
         mtp_input({dm.get(), de.get(), dh.get(), dn.get(), dn.get(), d.tokens, d.hidden, 1e-6f});
       },
       [&] { return nmse(dm.to_host(), mtp); }, "nmse", kExpTolerance);
+  // scale_add updates out in place, so each call starts from out0 again (the copy is timed with it).
+  const auto out0 = random_vector(static_cast<int64_t>(d.tokens) * d.hidden, d.seed + 14);
+  Host<float> acc(out0.size());
+  DeviceArray<float> dacc(static_cast<int64_t>(out0.size()));
+  const auto n = static_cast<int64_t>(out0.size());
+  c.run(
+      "scale_add", dims_string({d.tokens, d.hidden}),
+      [&] {
+        acc = out0;
+        cpu::scale_add({acc.data(), e.data(), n, 0.5f, 2.0f});
+      },
+      [&] {
+        copy_to_device(dacc.get(), out0.data(), dacc.bytes());
+        scale_add({dacc.get(), de.get(), n, 0.5f, 2.0f});
+      },
+      [&] { return nmse(dacc.to_host(), acc); }, "nmse", kExpTolerance);
 }
 
 }  // namespace

@@ -2,7 +2,10 @@
 # One command for a machine with an NVIDIA GPU (sm_90; a few minutes on an H200): builds the kernels with
 # CUDA, runs kernels_tests where it can be built (CPU tests plus every CUDA kernel against its CPU
 # reference at test shapes), then tokenline_kernels_check, which prints per op the error against the CPU
-# reference and the time per call of both backends at GLM-5.3-like per-GPU shapes. Non-zero exit on failure.
+# reference and the time per call of both backends at GLM-5.3-like per-GPU shapes. With the full project it
+# then runs the model runner on the CUDA kernels against the CPU runner (runtime_tests) and one
+# `tokenline run --backend cuda` next to `--backend cpu`, printing both summaries and per-op totals.
+# Non-zero exit on failure.
 # Usage: kernels/cuda/check-on-gpu.sh [build-dir]   (default: build-gpu in the repository root)
 # Uses the full project when its dependencies are present, else kernels/standalone (CMake + CUDA only).
 set -euo pipefail
@@ -30,7 +33,10 @@ else
   cmake -S "$root/kernels/standalone" -B "$build" -DCMAKE_BUILD_TYPE=Release -DTOKENLINE_ENABLE_CUDA=ON "${nccl_args[@]}"
 fi
 targets=(tokenline_kernels_check)
-if grep -q "^kernels_tests" <(cmake --build "$build" --target help | sed 's/^\.\.\. //'); then targets+=(kernels_tests); fi
+available="$(cmake --build "$build" --target help | sed 's/^\.\.\. //')"
+for t in kernels_tests runtime_tests tokenline; do
+  if grep -q "^$t\b" <<<"$available"; then targets+=("$t"); fi
+done
 cmake --build "$build" -j"$jobs" --target "${targets[@]}"
 
 if [[ -x "$build/tests/kernels/kernels_tests" ]]; then
@@ -40,3 +46,25 @@ else
   "$build/kernels/tokenline_kernels_check" --tiny
 fi
 "$build/kernels/tokenline_kernels_check"
+
+if [[ -x "$build/tests/engine/runtime/runtime_tests" && -x "$build/sim/cli/tokenline" ]]; then
+  "$build/tests/engine/runtime/runtime_tests" "runner: the CUDA kernels*" --success | tail -n 3
+  workload="synthetic:n=16,rate=1000,input=fixed:512,output=fixed:32,seed=1"
+  for backend in cpu cuda; do
+    "$build/sim/cli/tokenline" run --backend "$backend" --model glm-5.3-tiny --kv-pages 256 \
+        --workload "$workload" --out "$build/run-$backend"
+  done
+  python3 - "$build/run-cpu/trace.json" "$build/run-cuda/trace.json" <<'PY' || true
+import json, sys
+def totals(path):
+    t = {}
+    for e in json.load(open(path))["traceEvents"]:
+        if e.get("ph") == "X" and e["name"] != "step":
+            t[e["name"]] = t.get(e["name"], 0.0) + e["dur"] / 1000.0
+    return t
+cpu, gpu = totals(sys.argv[1]), totals(sys.argv[2])
+print(f"{'op':<20}{'cpu ms':>12}{'cuda ms':>12}")
+for name in cpu:
+    print(f"{name:<20}{cpu[name]:>12.2f}{gpu.get(name, 0.0):>12.2f}")
+PY
+fi

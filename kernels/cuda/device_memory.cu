@@ -18,6 +18,12 @@ void* device_alloc(int64_t bytes) {
   return ptr;
 }
 
+void* device_alloc_zeroed(int64_t bytes) {
+  void* ptr = device_alloc(bytes);
+  if (bytes > 0) TL_CUDA_CHECK(cudaMemset(ptr, 0, static_cast<size_t>(bytes)));
+  return ptr;
+}
+
 void device_free(void* ptr) {
   if (ptr != nullptr) TL_CUDA_CHECK(cudaFree(ptr));
 }
@@ -28,6 +34,10 @@ void copy_to_device(void* dst, const void* src, int64_t bytes) {
 
 void copy_to_host(void* dst, const void* src, int64_t bytes) {
   if (bytes > 0) TL_CUDA_CHECK(cudaMemcpy(dst, src, static_cast<size_t>(bytes), cudaMemcpyDeviceToHost));
+}
+
+void copy_on_device(void* dst, const void* src, int64_t bytes) {
+  if (bytes > 0) TL_CUDA_CHECK(cudaMemcpy(dst, src, static_cast<size_t>(bytes), cudaMemcpyDeviceToDevice));
 }
 
 void device_synchronize() {

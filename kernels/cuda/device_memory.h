@@ -2,6 +2,7 @@
 // and a device count that returns 0 instead of failing where no GPU or driver exists.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <vector>
 
@@ -9,9 +10,11 @@ namespace tokenline::cuda {
 
 int32_t device_count();  // 0 when cudaGetDeviceCount fails (no driver, no device)
 void* device_alloc(int64_t bytes);
+void* device_alloc_zeroed(int64_t bytes);  // device_alloc + memset 0 (nullptr for 0 bytes)
 void device_free(void* ptr);
 void copy_to_device(void* dst, const void* src, int64_t bytes);
 void copy_to_host(void* dst, const void* src, int64_t bytes);
+void copy_on_device(void* dst, const void* src, int64_t bytes);
 void device_synchronize();  // waits for the default stream; aborts with the CUDA error message on failure
 
 // An owning device array of T (RAII; move-only).

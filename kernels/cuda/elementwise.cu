@@ -1,4 +1,4 @@
-// Row-wise CUDA kernels: embedding, (residual +) RMSNorm, RoPE, SiLU*up, MTP input.
+// Row-wise CUDA kernels: embedding, (residual +) RMSNorm, RoPE, SiLU*up, scale-add, MTP input.
 #include "kernels/cuda/kernels.h"
 #include "kernels/cuda/launch.cuh"
 
@@ -70,6 +70,12 @@ __global__ void silu_mul_kernel(SiluMulParams p) {
   p.out[idx] = gate / (1.0f + expf(-gate)) * up;
 }
 
+__global__ void scale_add_kernel(ScaleAddParams p) {
+  const long long i = blockIdx.x * static_cast<long long>(blockDim.x) + threadIdx.x;
+  if (i >= p.n) return;
+  p.out[i] = p.out_scale * p.out[i] + (p.x != nullptr ? p.x_scale * p.x[i] : 0.0f);
+}
+
 __global__ void mtp_input_kernel(MtpInputParams p) {
   const long long t = blockIdx.x;
   float* dst = p.out + t * 2 * p.hidden;
@@ -108,6 +114,12 @@ void silu_mul(SiluMulParams p) {
   const long long n = static_cast<long long>(p.n_rows) * p.inter;
   if (n == 0) return;
   silu_mul_kernel<<<blocks_for(n), kThreads>>>(p);
+  TL_CUDA_LAUNCHED();
+}
+
+void scale_add(ScaleAddParams p) {
+  if (p.n == 0) return;
+  scale_add_kernel<<<blocks_for(p.n), kThreads>>>(p);
   TL_CUDA_LAUNCHED();
 }
 

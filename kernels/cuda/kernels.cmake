@@ -4,6 +4,7 @@ add_library(tl_kernels_cuda
   cuda/device_memory.cu
   cuda/elementwise.cu
   cuda/gemm.cu
+  cuda/kernel_set.cpp
   cuda/mla_attention.cu
   cuda/moe.cu
   cuda/sampler.cu

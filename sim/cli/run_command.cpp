@@ -1,6 +1,8 @@
 // `tokenline run`: replays a workload in wall time through the real engine (engine/runtime's model runner
-// on the CPU reference kernels) over the same core as `tokenline sim`, and writes the same three outputs
-// (metrics.json, requests.csv, trace.json with the ledger's op names) through sim/'s recorder.
+// on the CPU reference kernels, or the CUDA kernels on one GPU) over the same core as `tokenline sim`, and
+// writes the same three outputs (metrics.json, requests.csv, trace.json with the ledger's op names)
+// through sim/'s recorder. --parallel splits the model over in-process ranks (threads) as a GPU
+// deployment would: attention TP groups, attention DP groups, expert parallelism.
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
@@ -9,6 +11,7 @@
 #include <optional>
 
 #include "common/input_error.h"
+#include "engine/model/parallel.h"
 #include "engine/runtime/clock.h"
 #include "engine/runtime/cuda_devices.h"
 #include "engine/runtime/engine_loop.h"
@@ -35,7 +38,8 @@ struct RunJob {
   int64_t chunk_tokens = 32768;
   int64_t page_tokens = 64;
   int64_t kv_pages = kDefaultKvPages;  // per rank
-  int32_t dp_ranks = 1;                // attention data parallelism (ranks run one after another)
+  std::string parallel = "tp1";        // tpN, dpN, epN parts as for tokenline sim
+  int32_t dp_ranks = 0;                // --dp N: shorthand for --parallel dpN (0: unset)
   std::string reservation = "whole";
   std::string policy = "fcfs";
   int32_t max_running = 1024;
@@ -45,16 +49,38 @@ struct RunJob {
   double time_scale = 1.0;
 };
 
-void check_backend(const std::string& backend) {
-  if (backend == "cpu") return;
+// The kernels --backend names; nullptr for the CPU reference.
+const KernelSet* backend_kernels(const std::string& backend) {
+  if (backend == "cpu") return nullptr;
   if (backend != "cuda") throw InputError("--backend", "cpu or cuda", "'" + backend + "'");
   const int32_t devices = runtime_cuda_devices();
   if (devices < 0)
     throw InputError("--backend cuda", "a build with CUDA (nvcc at configure time)", "a CPU-only build");
   if (devices == 0)
     throw InputError("--backend cuda", "a CUDA device", "none (no GPU or driver on this machine)");
-  throw InputError("--backend cuda", "a runner with CUDA kernels wired in",
-                   "only the CPU runner so far (the CUDA kernels are tested on their own in kernels/)");
+  return runtime_cuda_kernels();
+}
+
+Parallel run_parallel(const RunJob& job) {
+  if (job.dp_ranks > 0) {
+    if (job.parallel != "tp1") throw InputError("--dp", "either --dp or --parallel", "both");
+    return Parallel{.dp_attention = job.dp_ranks};
+  }
+  return parse_parallel(job.parallel, "--parallel");
+}
+
+RunnerConfig runner_config(const RunJob& job, const ModelShape& shape, const Parallel& parallel,
+                           const KernelSet* kernels, TraceDetail detail) {
+  RunnerConfig c{.dp_ranks = parallel.dp_attention,
+                 .tp = parallel.tp,
+                 .ep = parallel.ep,
+                 .total_pages = job.kv_pages,
+                 .page_tokens = static_cast<int32_t>(job.page_tokens),
+                 .op_detail = detail == TraceDetail::kOp,
+                 .kernels = kernels};
+  const std::string why = runner_layout_error(shape, c);
+  if (!why.empty()) throw InputError("--parallel", why + " for " + shape.name, "'" + parallel.name() + "'");
+  return c;
 }
 
 void require_positive(int64_t value, const char* option) {
@@ -80,9 +106,9 @@ TraceDetail parse_detail(const std::string& v) {
   throw InputError("--trace-detail", "step or op", "'" + v + "'");
 }
 
-InstanceConfig instance_config(const RunJob& job, const ModelShape& shape) {
+InstanceConfig instance_config(const RunJob& job, const ModelShape& shape, const Parallel& parallel) {
   InstanceConfig c;
-  c.dp_ranks = job.dp_ranks;
+  c.dp_ranks = parallel.dp_attention;
   c.assignment = RankAssignment::kRoundRobin;
   c.scheduler.policy = parse_policy(job.policy);
   c.scheduler.max_batch_tokens = job.chunk_tokens;
@@ -139,30 +165,25 @@ class RecorderObserver final : public EngineObserver {
   Recorder& recorder_;
 };
 
-// The --parallel a replay names: one rank is "tp1", attention DP over N ranks "dpN".
-std::string parallel_name(const RunJob& job) {
-  return job.dp_ranks > 1 ? "dp" + std::to_string(job.dp_ranks) : "tp1";
-}
-
-SimConfig recorder_config(const RunJob& job, const InstanceConfig& instance) {
+SimConfig recorder_config(const RunJob& job, const InstanceConfig& instance, const Parallel& parallel) {
   SimConfig c;
   c.model_name = job.model;
-  c.hardware_name = "cpu";
-  c.parallel_name = parallel_name(job);
+  c.hardware_name = job.backend;
+  c.parallel_name = parallel.name();
   c.instances.push_back({c.parallel_name, instance});
   c.output = OutputConfig{.dir = job.out, .trace_detail = parse_detail(job.trace_detail)};
   c.seed = job.seed;
   return c;
 }
 
-RunInfo run_info(const RunJob& job, const ModelShape& shape, const WorkloadSpec& workload, double end_s,
-                 double wall_s) {
+RunInfo run_info(const RunJob& job, const ModelShape& shape, const WorkloadSpec& workload,
+                 const Parallel& parallel, double end_s, double wall_s) {
   RunInfo info;
   info.mode = "real";
   info.backend = job.backend;
   info.model = shape.name;
-  info.hardware = "cpu";
-  info.parallelism = parallel_name(job);
+  info.hardware = job.backend;
+  info.parallelism = parallel.name();
   info.router = "round-robin";
   info.workload = describe_workload(workload);
   info.seed = job.seed;
@@ -189,36 +210,33 @@ void print_summary(const Metrics& m, const EngineLoopResult& result, const std::
 }
 
 int run_job(const RunJob& job) {
-  check_backend(job.backend);
+  const KernelSet* kernels = backend_kernels(job.backend);
   require_positive(job.chunk_tokens, "--chunk");
   require_positive(job.page_tokens, "--page-size");
   require_positive(job.kv_pages, "--kv-pages");
   require_positive(job.max_running, "--max-running");
-  require_positive(job.dp_ranks, "--dp");
   if (job.out.empty()) throw InputError("--out", "an output directory", "nothing");
+  const Parallel parallel = run_parallel(job);
   const ModelShape shape = load_model_shape(job.model);
-  ModelWeights weights =
-      job.weights.empty() ? ModelWeights::random(shape, job.seed) : ModelWeights::load(shape, job.weights);
+  const TraceDetail detail = parse_detail(job.trace_detail);
+  const RunnerConfig runner_cfg = runner_config(job, shape, parallel, kernels, detail);
   const WorkloadSpec workload = workload_spec(job);
   const std::vector<TimedRequest> arrivals = read_arrivals(workload, shape);
-  const InstanceConfig instance_cfg = instance_config(job, shape);
+  const InstanceConfig instance_cfg = instance_config(job, shape, parallel);
   require_writable_directory(job.out);
-  const SimConfig config = recorder_config(job, instance_cfg);
+  const SimConfig config = recorder_config(job, instance_cfg, parallel);
 
   SteadyClock clock;
-  ModelRunner runner(shape, std::move(weights),
-                     RunnerConfig{.dp_ranks = job.dp_ranks,
-                                  .total_pages = job.kv_pages,
-                                  .page_tokens = static_cast<int32_t>(job.page_tokens),
-                                  .op_detail = config.output.trace_detail == TraceDetail::kOp},
-                     clock);
+  ModelRunner runner(
+      shape, job.weights.empty() ? ModelWeights::random(shape, job.seed) : ModelWeights::load(shape, job.weights),
+      runner_cfg, clock);
   Instance instance(instance_cfg);
   Recorder recorder(config);
-  recorder.describe_instance(0, config.parallel_name, job.dp_ranks, job.kv_pages);
+  recorder.describe_instance(0, config.parallel_name, parallel.dp_attention, job.kv_pages);
   RecorderObserver observer(recorder);
   const EngineLoopResult result = run_engine_loop(instance, runner, clock, arrivals, job.seed, observer);
 
-  const RunInfo info = run_info(job, shape, workload, result.end_s, clock.now_s());
+  const RunInfo info = run_info(job, shape, workload, parallel, result.end_s, clock.now_s());
   std::string why;
   if (!recorder.finish(info, &why)) {
     std::fprintf(stderr, "tokenline run: %s\n", why.c_str());
@@ -243,8 +261,10 @@ void add_run(CLI::App& app) {
       ->capture_default_str();
   cmd->add_option("--page-size", job->page_tokens, "KV page size in tokens")->capture_default_str();
   cmd->add_option("--kv-pages", job->kv_pages, "KV pages per rank")->capture_default_str();
-  cmd->add_option("--dp", job->dp_ranks, "attention-DP ranks (round-robin; replay with --parallel dpN)")
+  cmd->add_option("--parallel", job->parallel,
+                  "tpN, dpN, epN parts, e.g. tp2, dp2-ep2, dp2-tp2-ep4 (ep: 1 or every rank; threads as ranks)")
       ->capture_default_str();
+  cmd->add_option("--dp", job->dp_ranks, "shorthand for --parallel dpN");
   cmd->add_option("--reservation", job->reservation, "whole | incremental")->capture_default_str();
   cmd->add_option("--policy", job->policy, "fcfs | lpm | priority")->capture_default_str();
   cmd->add_option("--max-running", job->max_running, "running requests")->capture_default_str();

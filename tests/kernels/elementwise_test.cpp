@@ -90,6 +90,19 @@ TEST_CASE("silu_mul and mtp_input match their definitions") {
   }
 }
 
+TEST_CASE("scale_add: out = a * out + b * x, and a plain scale without x") {
+  const auto x = test::random_vector(kTokens * kHidden, 12);
+  const auto out0 = test::random_vector(kTokens * kHidden, 13);
+  std::vector<float> out = out0, scaled = out0;
+  const auto n = static_cast<int64_t>(out.size());
+  cpu::scale_add({out.data(), x.data(), n, 0.5f, -2.0f});
+  cpu::scale_add({scaled.data(), nullptr, n, 3.0f, 1.0f});
+  for (size_t i = 0; i < out.size(); ++i) {
+    REQUIRE(out[i] == 0.5f * out0[i] + -2.0f * x[i]);
+    REQUIRE(scaled[i] == 3.0f * out0[i]);
+  }
+}
+
 TEST_CASE("layernorm: zero mean and unit variance before the affine part; bias added") {
   const auto x = test::random_vector(kTokens * kHidden, 11, -3.0f, 5.0f);
   const std::vector<float> ones(kHidden, 1.0f), zeros(kHidden, 0.0f), bias(kHidden, 0.25f);

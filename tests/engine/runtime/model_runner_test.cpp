@@ -4,6 +4,7 @@
 #include <filesystem>
 
 #include "engine/runtime/byte_tokenizer.h"
+#include "engine/runtime/cuda_devices.h"
 #include "tests/engine/runtime/fake_clock.h"
 
 using namespace tokenline;
@@ -98,4 +99,156 @@ TEST_CASE("runner: op spans carry the ledger's op names, back to back within the
   CHECK(end_s <= out.duration_s + 1e-12);
   CHECK(out.duration_s > 0);
   CHECK(out.accepted_drafts.empty());
+}
+
+namespace {
+
+double nmse(const std::vector<float>& got, const std::vector<float>& want) {
+  double err = 0, ref = 0;
+  for (size_t i = 0; i < want.size(); ++i) {
+    err += (static_cast<double>(got[i]) - want[i]) * (static_cast<double>(got[i]) - want[i]);
+    ref += static_cast<double>(want[i]) * want[i];
+  }
+  return err / ref;
+}
+
+// Two requests (40- and 23-token prompts) prefilled in one step, then decoded twice; in a dp2 layout A
+// goes to group 0 and B to group 1. Returns, per step, the logits of A's then B's sampling row.
+struct TwoRequests {
+  std::vector<std::vector<float>> logits;   // [step][2 * vocab]
+  std::vector<std::string> span_names;      // the first step's spans ("name@rank/stream")
+  std::vector<int32_t> a_tokens, b_tokens;  // everything sampled
+};
+
+BatchEntry entry(RequestId id, Phase phase, int64_t new_tokens, int64_t context) {
+  return BatchEntry{
+      .id = id, .phase = phase, .new_tokens = new_tokens, .context_tokens = context, .last_chunk = true};
+}
+
+TwoRequests run_two_requests(const RunnerConfig& config) {
+  const ModelShape shape = load_model_shape("glm-5.3-tiny");
+  test::FakeClock clock(1e-6);
+  ModelRunner runner(shape, ModelWeights::random(shape, 5), config, clock);
+  const ByteTokenizer tok;
+  const std::vector<int32_t> a = tok.encode("sharded forward passes sum to the same logits", true);
+  const std::vector<int32_t> b = tok.encode("every rank holds a slice", true);
+  runner.set_prompt(1, a);
+  runner.set_prompt(2, b);
+  const auto na = static_cast<int64_t>(a.size()), nb = static_cast<int64_t>(b.size());
+  const bool split = config.dp_ranks == 2;
+  TwoRequests out;
+  for (int step = 0; step < 3; ++step) {
+    const Phase phase = step == 0 ? Phase::kPrefill : Phase::kDecode;
+    const BatchEntry ea = entry(1, phase, step == 0 ? na : 1, step == 0 ? 0 : na + step - 1);
+    const BatchEntry eb = entry(2, phase, step == 0 ? nb : 1, step == 0 ? 0 : nb + step - 1);
+    StepBatches batches;
+    if (split) {
+      batches.ranks = {Batch{.rank = 0, .entries = {ea}}, Batch{.rank = 1, .entries = {eb}}};
+      runner.set_step_pages({{{3, 7, 5, 6}}, {{1, 4, 2}}});
+    } else {
+      batches.ranks = {Batch{.rank = 0, .entries = {ea, eb}}};
+      runner.set_step_pages({{{3, 7, 5, 6}, {1, 4, 2}}});
+    }
+    const StepOutcome outcome = runner.execute(batches);
+    std::vector<float> logits = runner.last_logits(0);
+    if (split) logits.insert(logits.end(), runner.last_logits(1).begin(), runner.last_logits(1).end());
+    out.logits.push_back(std::move(logits));
+    for (const OpSpan& op : outcome.ops) {
+      if (step == 0) {
+        out.span_names.push_back(std::string(op.name) + "@" + std::to_string(op.rank) +
+                                 (op.stream == Stream::kComm ? "/comm" : "/compute"));
+      }
+    }
+  }
+  out.a_tokens = *runner.tokens(1);
+  out.b_tokens = *runner.tokens(2);
+  return out;
+}
+
+bool has(const std::vector<std::string>& names, const std::string& name) {
+  return std::find(names.begin(), names.end(), name) != names.end();
+}
+
+}  // namespace
+
+// Issue 7: a TP- and EP-sharded forward on the in-process communicator equals the unsharded one.
+TEST_CASE("runner: TP and EP sharded forwards on the in-process communicator equal the unsharded one") {
+  const RunnerConfig base{.total_pages = 8, .page_tokens = kPageTokens};
+  const TwoRequests want = run_two_requests(base);
+  struct Layout {
+    const char* name;
+    int32_t dp, tp, ep;
+    std::vector<std::string> spans;  // spans the layout must show
+  };
+  const std::vector<Layout> layouts = {
+      {"tp2", 1, 2, 1, {"attn_allreduce@0/comm", "mlp_allreduce@0/comm", "vocab_allgather@0/comm"}},
+      {"tp4", 1, 4, 1, {"attn_allreduce@0/comm"}},
+      {"tp2-ep2", 1, 2, 2, {"dispatch@0/comm", "combine@0/comm", "mlp_allreduce@0/comm"}},
+      {"tp4-ep4", 1, 4, 4, {"dispatch@0/comm"}},
+      {"dp2-ep2", 2, 1, 2, {"dispatch@0/comm", "dispatch@1/comm", "expert_gemm@1/compute"}},
+      {"dp2-tp2-ep4", 2, 2, 4, {"attn_allreduce@1/comm", "combine@1/comm"}},
+      {"dp2-tp2", 2, 2, 1, {"mlp_allreduce@1/comm"}},
+  };
+  for (const Layout& layout : layouts) {
+    INFO("layout " << layout.name);
+    RunnerConfig config = base;
+    config.dp_ranks = layout.dp;
+    config.tp = layout.tp;
+    config.ep = layout.ep;
+    REQUIRE(runner_layout_error(load_model_shape("glm-5.3-tiny"), config).empty());
+    const TwoRequests got = run_two_requests(config);
+    for (size_t step = 0; step < want.logits.size(); ++step) {
+      INFO("step " << step << " NMSE " << nmse(got.logits[step], want.logits[step]));
+      REQUIRE(got.logits[step].size() == want.logits[step].size());
+      CHECK(nmse(got.logits[step], want.logits[step]) < 1e-10);
+    }
+    CHECK(got.a_tokens == want.a_tokens);
+    CHECK(got.b_tokens == want.b_tokens);
+    for (const std::string& span : layout.spans) {
+      INFO("span " << span);
+      CHECK(has(got.span_names, span));
+    }
+  }
+  CHECK_FALSE(has(want.span_names, "attn_allreduce@0/comm"));  // one rank: no collectives
+}
+
+TEST_CASE("runner: under EP an idle attention group still serves its experts") {
+  const ModelShape shape = load_model_shape("glm-5.3-tiny");
+  test::FakeClock clock(1e-6);
+  const RunnerConfig one{.total_pages = kPages, .page_tokens = kPageTokens};
+  RunnerConfig dp2 = one;
+  dp2.dp_ranks = 2;
+  dp2.ep = 2;
+  ModelRunner single(shape, ModelWeights::random(shape, 3), one, clock);
+  ModelRunner spread(shape, ModelWeights::random(shape, 3), dp2, clock);
+  // Group 1 has no requests; group 0's rows still need group 1's experts.
+  const std::vector<float> want = prefill_logits(single, 64), got = prefill_logits(spread, 64);
+  INFO("NMSE " << nmse(got, want));
+  CHECK(nmse(got, want) < 1e-10);
+}
+
+TEST_CASE("runner: layouts the runner cannot split are named") {
+  const ModelShape shape = load_model_shape("glm-5.3-tiny");  // 4 heads, 8 experts
+  CHECK(runner_layout_error(shape, RunnerConfig{.tp = 3}).find("heads") != std::string::npos);
+  CHECK(runner_layout_error(shape, RunnerConfig{.dp_ranks = 2, .tp = 2, .ep = 2}).find("every GPU rank") !=
+        std::string::npos);
+  CHECK(runner_layout_error(shape, RunnerConfig{.dp_ranks = 16, .ep = 16}).find("experts") != std::string::npos);
+  CHECK(runner_layout_error(shape, RunnerConfig{.dp_ranks = 2, .tp = 4, .ep = 8}).empty());
+}
+
+TEST_CASE("runner: the CUDA kernels give the CPU runner's logits (skips without a GPU)") {
+  if (runtime_cuda_devices() <= 0) {
+    WARN("SKIP: " << (runtime_cuda_devices() < 0 ? "a build without CUDA" : "no CUDA device")
+                  << "; kernels/cuda/check-on-gpu.sh runs this on a GPU machine");
+    return;
+  }
+  RunnerConfig cuda{.total_pages = 8, .page_tokens = kPageTokens, .kernels = runtime_cuda_kernels()};
+  const TwoRequests want = run_two_requests(RunnerConfig{.total_pages = 8, .page_tokens = kPageTokens});
+  const TwoRequests got = run_two_requests(cuda);
+  for (size_t step = 0; step < want.logits.size(); ++step) {
+    INFO("step " << step << " NMSE " << nmse(got.logits[step], want.logits[step]));
+    REQUIRE(got.logits[step].size() == want.logits[step].size());
+    CHECK(nmse(got.logits[step], want.logits[step]) < 1e-6);
+  }
+  CHECK(got.span_names == want.span_names);
 }
