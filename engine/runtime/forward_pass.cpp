@@ -40,6 +40,12 @@ size_t at(int32_t i) {
 
 }  // namespace
 
+void DraftInput::clear() {
+  rows.clear();
+  next_ids.clear();
+  draft_rows.clear();
+}
+
 void ForwardInput::clear() {
   token_ids.clear();
   seq.clear();
@@ -58,7 +64,7 @@ ForwardPass::ForwardPass(const ModelShape& shape, const RankWeights& weights, co
          "the in-process communicators read host memory");
   const int64_t slots = config.total_pages * config.page_tokens;
   const int64_t kv_bytes = kv_token_bytes(layout_of(shape), shape.kv_lora, shape.rope);
-  for (int32_t l = 0; l < shape.layers; ++l) {
+  for (int32_t l = 0; l < shape.layers + shape.mtp_layers; ++l) {
     kv_.emplace_back(k_).resize(slots * kv_bytes);
     const bool full = shape.indexer_full[at(l)] != 0;
     idx_k_.emplace_back(k_).resize(full ? slots * shape.idx_dim * 2 : 0);
@@ -79,7 +85,10 @@ void ForwardPass::upload(const ForwardInput& in) {
   indptr_.assign(in.indptr);
   indices_.assign(in.indices);
   last_page_len_.assign(in.last_page_len);
-  sample_rows_.assign(in.sample_rows);
+}
+
+RunOp ForwardPass::op_of(RunOp op) const {
+  return drafting_ && !is_collective(op) ? RunOp::kMtpDraft : op;
 }
 
 // y[m, n] = x[m, k] * w[n, k]^T
@@ -102,7 +111,7 @@ void ForwardPass::add_to_residual(const DeviceBuffer<float>& delta) {
 void ForwardPass::run(const ForwardInput& in, Clock& clock, ForwardOutput& out) {
   out.op_s.fill(0.0);
   {
-    OpTimer t(k_, clock, out, RunOp::kEmbed);
+    OpTimer t(k_, clock, out, op_of(RunOp::kEmbed));
     upload(in);
     h_.resize(int64_t{n_} * shape_.hidden);
     k_.embedding({h_.data(), weights_.embed(), token_ids_.data(), DType::kF32, n_, shape_.hidden, 0,
@@ -112,7 +121,42 @@ void ForwardPass::run(const ForwardInput& in, Clock& clock, ForwardOutput& out) 
     attention(l, clock, out);
     mlp(l, clock, out);
   }
-  head(in, clock, out);
+  head(in.sample_rows, weights_.final_norm(), clock, out, &out.logits, out.sampled);
+}
+
+// DeepSeek-V3's MTP module: h = eh_proj([enorm(embed(next token)) | hnorm(h_main)]) for each row, then
+// the MTP decoder layer over those rows at their positions (its own paged KV and indexer caches), then
+// shared_head.norm + the LM head on the drafting rows. Every op is timed as mtp_draft, collectives as
+// themselves.
+void ForwardPass::draft(const ForwardInput& in, const DraftInput& d, Clock& clock, ForwardOutput& out) {
+  const ModelShape& s = shape_;
+  const MtpWeights& w = weights_.mtp();
+  const auto m = static_cast<int32_t>(d.rows.size());
+  drafting_ = true;
+  {
+    OpTimer t(k_, clock, out, RunOp::kMtpDraft);
+    std::vector<int32_t> seq(d.rows.size()), pos(d.rows.size());
+    for (size_t i = 0; i < d.rows.size(); ++i) {
+      seq[i] = in.seq[static_cast<size_t>(d.rows[i])];
+      pos[i] = in.pos[static_cast<size_t>(d.rows[i])];
+    }
+    token_ids_.assign(d.next_ids);
+    sample_rows_.assign(d.rows);
+    tmp_.resize(int64_t{m} * s.hidden);
+    k_.embedding({tmp_.data(), weights_.embed(), token_ids_.data(), DType::kF32, m, s.hidden, 0, s.vocab});
+    tmp2_.resize(int64_t{m} * s.hidden);  // the rows' main-model hidden states (a row gather)
+    k_.embedding({tmp2_.data(), h_.data(), sample_rows_.data(), DType::kF32, m, s.hidden, 0, n_});
+    tmp3_.resize(int64_t{m} * 2 * s.hidden);
+    k_.mtp_input({tmp3_.data(), tmp_.data(), tmp2_.data(), w.enorm, w.hnorm, m, s.hidden, s.eps});
+    linear(h_, tmp3_.data(), w.eh_proj, m, s.hidden, 2 * s.hidden);
+    seq_.assign(seq);
+    pos_.assign(pos);
+    n_ = m;
+  }
+  attention(s.layers, clock, out);
+  mlp(s.layers, clock, out);
+  head(d.draft_rows, w.head_norm, clock, out, nullptr, out.drafts);
+  drafting_ = false;
 }
 
 void ForwardPass::attention(int32_t l, Clock& clock, ForwardOutput& out) {
@@ -120,17 +164,17 @@ void ForwardPass::attention(int32_t l, Clock& clock, ForwardOutput& out) {
   const LayerWeights& w = weights_.layer(l);
   const int32_t n = n_, heads = dims_.heads, qk = s.nope + s.rope, row = s.kv_lora + s.rope;
   {
-    OpTimer t(k_, clock, out, RunOp::kRmsnorm);
+    OpTimer t(k_, clock, out, op_of(RunOp::kRmsnorm));
     x_.resize(h_.size());
     k_.rmsnorm({x_.data(), nullptr, h_.data(), w.attn_norm, n, s.hidden, s.hidden, s.hidden, s.eps});
   }
   {
-    OpTimer t(k_, clock, out, RunOp::kAProj);
+    OpTimer t(k_, clock, out, op_of(RunOp::kAProj));
     linear(q_a_, x_.data(), w.q_a, n, s.q_lora, s.hidden);
     linear(kv_a_, x_.data(), w.kv_a, n, row, s.hidden);
   }
   {
-    OpTimer t(k_, clock, out, RunOp::kNormRopeKvWrite);
+    OpTimer t(k_, clock, out, op_of(RunOp::kNormRopeKvWrite));
     k_.rmsnorm({q_a_.data(), nullptr, q_a_.data(), w.q_a_norm, n, s.q_lora, s.q_lora, s.q_lora, s.eps});
     k_.rmsnorm({kv_a_.data(), nullptr, kv_a_.data(), w.kv_norm, n, s.kv_lora, row, row, s.eps});
     k_.rope({kv_a_.data(), pos_.data(), n, 1, row, s.kv_lora, s.rope, s.rope_theta});
@@ -138,7 +182,7 @@ void ForwardPass::attention(int32_t l, Clock& clock, ForwardOutput& out) {
                  layout_of(s), n, row, s.kv_lora, s.rope});
   }
   {
-    OpTimer t(k_, clock, out, RunOp::kQBProj);
+    OpTimer t(k_, clock, out, op_of(RunOp::kQBProj));
     linear(q_, q_a_.data(), w.q_b, n, heads * qk, s.q_lora);
     k_.rope({q_.data(), pos_.data(), n, heads, qk, s.nope, s.rope, s.rope_theta});
     q_latent_.resize(int64_t{n} * heads * s.kv_lora);
@@ -146,14 +190,14 @@ void ForwardPass::attention(int32_t l, Clock& clock, ForwardOutput& out) {
   }
   if (s.indexer_full[at(l)] != 0) select(l, clock, out);
   {
-    OpTimer t(k_, clock, out, RunOp::kSparseMla);
+    OpTimer t(k_, clock, out, op_of(RunOp::kSparseMla));
     o_latent_.resize(q_latent_.size());
     k_.mla_attention_sparse({o_latent_.data(), q_latent_.data(), q_.data() + s.nope, kv_[at(l)].data(),
                              seq_.data(), pos_.data(), topk_.data(), table(), layout_of(s), n, heads, s.kv_lora,
                              s.rope, qk, s.idx_topk, 1.0f / std::sqrt(static_cast<float>(qk))});
   }
   {
-    OpTimer t(k_, clock, out, RunOp::kOProj);
+    OpTimer t(k_, clock, out, op_of(RunOp::kOProj));
     o_.resize(int64_t{n} * heads * s.v);
     k_.mla_absorb_out({o_.data(), o_latent_.data(), w.kv_b, DType::kF32, n, heads, s.nope, s.v, s.kv_lora});
     linear(tmp_, o_.data(), w.o, n, s.hidden, heads * s.v);
@@ -169,7 +213,7 @@ void ForwardPass::select(int32_t l, Clock& clock, ForwardOutput& out) {
   const LayerWeights& w = weights_.layer(l);
   const int32_t n = n_;
   {
-    OpTimer t(k_, clock, out, RunOp::kIndexerScore);
+    OpTimer t(k_, clock, out, op_of(RunOp::kIndexerScore));
     linear(idx_q_, q_a_.data(), w.idx_q, n, s.idx_heads * s.idx_dim, s.q_lora);
     linear(idx_k_rows_, x_.data(), w.idx_k, n, s.idx_dim, s.hidden);
     k_.layernorm({idx_k_rows_.data(), idx_k_rows_.data(), w.idx_k_norm, w.idx_k_norm_bias, n, s.idx_dim, s.eps});
@@ -184,7 +228,7 @@ void ForwardPass::select(int32_t l, Clock& clock, ForwardOutput& out) {
     k_.indexer_score({scores_.data(), idx_q_.data(), hw_.data(), idx_k_[at(l)].data(), seq_.data(), pos_.data(),
                       table(), n, s.idx_heads, s.idx_dim, max_context_});
   }
-  OpTimer t(k_, clock, out, RunOp::kTopkSelect);
+  OpTimer t(k_, clock, out, op_of(RunOp::kTopkSelect));
   topk_.resize(int64_t{n} * s.idx_topk);
   k_.topk_select({topk_.data(), scores_.data(), pos_.data(), n, max_context_, s.idx_topk});
 }
@@ -194,11 +238,11 @@ void ForwardPass::mlp(int32_t l, Clock& clock, ForwardOutput& out) {
   const LayerWeights& w = weights_.layer(l);
   const int32_t n = n_;
   {
-    OpTimer t(k_, clock, out, RunOp::kRmsnorm);
+    OpTimer t(k_, clock, out, op_of(RunOp::kRmsnorm));
     k_.rmsnorm({x_.data(), nullptr, h_.data(), w.ffn_norm, n, s.hidden, s.hidden, s.hidden, s.eps});
   }
   if (!s.is_moe_layer(l)) {
-    OpTimer t(k_, clock, out, RunOp::kDenseMlp);
+    OpTimer t(k_, clock, out, op_of(RunOp::kDenseMlp));
     const int32_t inter = dims_.dense_inter;
     linear(tmp_, x_.data(), w.dense_gate_up, n, 2 * inter, s.hidden);
     tmp2_.resize(int64_t{n} * inter);
@@ -206,7 +250,7 @@ void ForwardPass::mlp(int32_t l, Clock& clock, ForwardOutput& out) {
     linear(tmp_, tmp2_.data(), w.dense_down, n, s.hidden, inter);
   } else {
     routed_experts(l, clock, out);
-    OpTimer t(k_, clock, out, RunOp::kSharedExpert);
+    OpTimer t(k_, clock, out, op_of(RunOp::kSharedExpert));
     const int32_t inter = dims_.shared_inter;
     linear(tmp2_, x_.data(), w.shared_gate_up, n, 2 * inter, s.hidden);
     tmp3_.resize(int64_t{n} * inter);
@@ -226,7 +270,7 @@ void ForwardPass::routed_experts(int32_t l, Clock& clock, ForwardOutput& out) {
   const LayerWeights& w = weights_.layer(l);
   const int32_t n = n_, topk = s.experts_per_token;
   {
-    OpTimer t(k_, clock, out, RunOp::kRouter);
+    OpTimer t(k_, clock, out, op_of(RunOp::kRouter));
     linear(tmp_, x_.data(), w.gate, n, s.experts, s.hidden);
     expert_ids_.resize(int64_t{n} * topk);
     router_w_.resize(expert_ids_.size());
@@ -238,7 +282,7 @@ void ForwardPass::routed_experts(int32_t l, Clock& clock, ForwardOutput& out) {
                      w.experts_down, DType::kF32, n, topk, s.hidden, dims_.moe_inter, dims_.expert_begin,
                      dims_.local_experts};
   if (config_.comms.ep == nullptr) {
-    OpTimer t(k_, clock, out, RunOp::kExpertGemm);
+    OpTimer t(k_, clock, out, op_of(RunOp::kExpertGemm));
     k_.moe_experts(p);
     return;
   }
@@ -251,35 +295,39 @@ void ForwardPass::routed_experts(int32_t l, Clock& clock, ForwardOutput& out) {
   p.weights += int64_t{row0} * topk;
   p.n_tokens = row1 - row0;
   {
-    OpTimer t(k_, clock, out, RunOp::kDispatch);
+    OpTimer t(k_, clock, out, op_of(RunOp::kDispatch));
     ep_moe_.dispatch(*config_.comms.ep, p);
   }
   {
-    OpTimer t(k_, clock, out, RunOp::kExpertGemm);
+    OpTimer t(k_, clock, out, op_of(RunOp::kExpertGemm));
     ep_moe_.compute(p);
   }
-  OpTimer t(k_, clock, out, RunOp::kCombine);
+  OpTimer t(k_, clock, out, op_of(RunOp::kCombine));
   ep_moe_.combine(*config_.comms.ep, p);
 }
 
-void ForwardPass::head(const ForwardInput& in, Clock& clock, ForwardOutput& out) {
+// The LM head on `rows` of h_ (normed by `norm`), greedy-sampled into `sampled`; logits copied to the
+// host when asked.
+void ForwardPass::head(const std::vector<int32_t>& rows_of_h, const float* norm, Clock& clock,
+                       ForwardOutput& out, std::vector<float>* logits, std::vector<int32_t>& sampled) {
   const ModelShape& s = shape_;
-  const auto rows = static_cast<int32_t>(in.sample_rows.size());
-  out.logits.clear();
-  out.sampled.clear();
+  const auto rows = static_cast<int32_t>(rows_of_h.size());
+  if (logits != nullptr) logits->clear();
+  sampled.clear();
   if (rows == 0) return;
+  sample_rows_.assign(rows_of_h);
   const int32_t vocab_rows = dims_.vocab_rows;
   {
-    OpTimer t(k_, clock, out, RunOp::kLmHead);
+    OpTimer t(k_, clock, out, op_of(RunOp::kLmHead));
     // A row gather is an embedding lookup with h_ as the table.
     x_.resize(int64_t{rows} * s.hidden);
     k_.embedding({x_.data(), h_.data(), sample_rows_.data(), DType::kF32, rows, s.hidden, 0, n_});
-    k_.rmsnorm({x_.data(), nullptr, x_.data(), weights_.final_norm(), rows, s.hidden, s.hidden, s.hidden, s.eps});
+    k_.rmsnorm({x_.data(), nullptr, x_.data(), norm, rows, s.hidden, s.hidden, s.hidden, s.eps});
     linear(config_.comms.tp == nullptr ? logits_ : vocab_shards_, x_.data(), weights_.lm_head(), rows,
            vocab_rows, s.hidden);
   }
   if (config_.comms.tp != nullptr) {
-    OpTimer t(k_, clock, out, RunOp::kVocabAllgather);
+    OpTimer t(k_, clock, out, op_of(RunOp::kVocabAllgather));
     const int32_t tp = config_.shard.tp;
     tmp_.resize(int64_t{tp} * rows * vocab_rows);  // [rank][row][vocab_rows]
     config_.comms.tp->all_gather(tmp_.data(), vocab_shards_.data(), vocab_shards_.bytes());
@@ -292,7 +340,7 @@ void ForwardPass::head(const ForwardInput& in, Clock& clock, ForwardOutput& out)
       }
     }
   }
-  OpTimer t(k_, clock, out, RunOp::kSample);
+  OpTimer t(k_, clock, out, op_of(RunOp::kSample));
   const std::vector<float> zeros_f(at(rows), 0.0f), ones_f(at(rows), 1.0f);
   temperature_.assign(zeros_f);
   top_p_.assign(ones_f);
@@ -301,8 +349,8 @@ void ForwardPass::head(const ForwardInput& in, Clock& clock, ForwardOutput& out)
   sampled_.resize(rows);
   k_.sample({sampled_.data(), logits_.data(), temperature_.data(), top_k_.data(), top_p_.data(),
              sample_seeds_.data(), sample_seeds_.data(), rows, s.vocab});
-  logits_.download(out.logits);
-  sampled_.download(out.sampled);
+  if (logits != nullptr) logits_.download(*logits);
+  sampled_.download(sampled);
 }
 
 }  // namespace tokenline

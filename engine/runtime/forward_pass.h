@@ -3,7 +3,7 @@
 // layers; shared layers reuse the last full layer's top-k), sparse_mla, o_proj (+ attn_allreduce under
 // TP), rmsnorm, dense_mlp or router + [dispatch] + expert_gemm + [combine] + shared_expert
 // (+ mlp_allreduce under TP), then the final norm, lm_head (+ vocab_allgather under TP) and sample on the
-// rows that sample. The rank holds its RankWeights slice; collectives go through the rank's
+// rows that sample; draft() then runs the MTP layer (mtp_draft). The rank holds its RankWeights slice; collectives go through the rank's
 // communicators, which need host memory (the CPU set). Times each op with the Clock, synchronizing the
 // backend at op boundaries (whole-step totals per op). Owns the rank's paged KV and indexer caches,
 // addressed by the core's page ids. Not thread-safe; one thread per rank.
@@ -35,9 +35,19 @@ struct ForwardInput {
   void clear();
 };
 
+// The MTP layer's rows for one step: rows of the step whose next token is known (prompt tokens of a
+// prefill chunk, tokens just emitted), in row order per sequence, and which of them draft.
+struct DraftInput {
+  std::vector<int32_t> rows;        // [m] rows of the step's ForwardInput (hidden state, sequence, position)
+  std::vector<int32_t> next_ids;    // [m] the token that follows each row
+  std::vector<int32_t> draft_rows;  // indices into rows whose MTP output is sampled as a draft token
+  void clear();
+};
+
 struct ForwardOutput {
   std::vector<float> logits;               // [sample_rows, vocab] (host)
   std::vector<int32_t> sampled;            // [sample_rows] greedy (argmax, lowest id on ties)
+  std::vector<int32_t> drafts;             // [draft_rows] greedy MTP drafts (draft())
   std::array<double, kRunOpCount> op_s{};  // seconds per op this step
 };
 
@@ -62,6 +72,9 @@ class ForwardPass {
 
   // Every rank of a group must call run for the same step (an idle rank with an empty input).
   void run(const ForwardInput& in, Clock& clock, ForwardOutput& out);
+  // After run() on the same input: the MTP layer over d's rows (their KV at their positions), drafts into
+  // out.drafts. REQUIRES: the shape has an MTP layer; every rank of a group calls it (idle: empty d).
+  void draft(const ForwardInput& in, const DraftInput& d, Clock& clock, ForwardOutput& out);
 
  private:
   void upload(const ForwardInput& in);
@@ -69,7 +82,9 @@ class ForwardPass {
   void select(int32_t layer, Clock& clock, ForwardOutput& out);
   void mlp(int32_t layer, Clock& clock, ForwardOutput& out);
   void routed_experts(int32_t layer, Clock& clock, ForwardOutput& out);
-  void head(const ForwardInput& in, Clock& clock, ForwardOutput& out);
+  void head(const std::vector<int32_t>& rows_of_h, const float* norm, Clock& clock, ForwardOutput& out,
+            std::vector<float>* logits, std::vector<int32_t>& sampled);
+  RunOp op_of(RunOp op) const;  // the op a timer books: mtp_draft for compute while drafting
   void linear(DeviceBuffer<float>& y, const float* x, const float* w, int32_t m, int32_t n, int32_t k);
   void all_reduce(DeviceBuffer<float>& buf, RunOp op, Clock& clock, ForwardOutput& out);
   void add_to_residual(const DeviceBuffer<float>& delta);
@@ -81,7 +96,8 @@ class ForwardPass {
   ForwardConfig config_;
   ShardDims dims_;
   int32_t n_ = 0, sequences_ = 0, max_context_ = 0;  // this step
-  std::vector<DeviceBuffer<uint8_t>> kv_;     // [layer][slot * kv_token_bytes]
+  bool drafting_ = false;
+  std::vector<DeviceBuffer<uint8_t>> kv_;     // [layer (+ the MTP layer)][slot * kv_token_bytes]
   std::vector<DeviceBuffer<uint8_t>> idx_k_;  // [layer][slot * idx_dim * 2]; empty on shared layers
   // This step's input, in the backend's memory.
   DeviceBuffer<int32_t> token_ids_{k_}, seq_{k_}, pos_{k_}, indptr_{k_}, indices_{k_}, last_page_len_{k_},

@@ -6,6 +6,7 @@
 
 #include "engine/runtime/forward_pass.h"
 #include "engine/runtime/rank_weights.h"
+#include "engine/runtime/speculation.h"
 #include "kernels/cpu/local_communicator.h"
 #include "kernels/kernel_set.h"
 
@@ -18,7 +19,10 @@ struct ModelRunner::Ranks {
   std::vector<std::unique_ptr<ForwardPass>> passes;         // per rank
   std::vector<ForwardOutput> outputs;                       // per rank
   std::vector<ForwardInput> inputs;                         // per attention group
-  std::vector<std::vector<RequestId>> sampling_ids;         // per group, parallel to its sample_rows
+  std::vector<std::vector<EntryRows>> entries;              // per group, in batch order
+  std::vector<std::vector<int32_t>> next_ids;               // per group, per row (-1: not yet known)
+  std::vector<std::vector<EntryResult>> results;            // per rank, per entry of its group
+  std::vector<DraftInput> drafts;                           // per rank: the MTP layer's rows
 };
 
 namespace {
@@ -47,6 +51,8 @@ std::string runner_layout_error(const ModelShape& s, const RunnerConfig& c) {
   if (c.ep > 1 && !divides(c.ep, s.experts)) return "ep dividing the " + std::to_string(s.experts) + " experts";
   if (c.ep == 1 && !divides(c.tp, s.moe_inter)) return "tp dividing the expert size " + std::to_string(s.moe_inter);
   if (ranks > 1 && !kernels_of(c).host_memory) return "one GPU rank on this backend (in-process collectives)";
+  if (c.mtp_draft_tokens < 0 || c.mtp_draft_tokens > 1) return "0 or 1 MTP draft tokens per step";
+  if (c.mtp_draft_tokens > 0 && s.mtp_layers == 0) return "a model with an MTP layer for MTP drafts";
   return "";
 }
 
@@ -72,7 +78,10 @@ ModelRunner::ModelRunner(ModelShape shape, const ModelWeights& weights, const Ru
   }
   r.outputs.resize(static_cast<size_t>(ranks));
   r.inputs.resize(static_cast<size_t>(config_.dp_ranks));
-  r.sampling_ids.resize(static_cast<size_t>(config_.dp_ranks));
+  r.entries.resize(static_cast<size_t>(config_.dp_ranks));
+  r.next_ids.resize(static_cast<size_t>(config_.dp_ranks));
+  r.results.resize(static_cast<size_t>(ranks));
+  r.drafts.resize(static_cast<size_t>(ranks));
 }
 
 ModelRunner::~ModelRunner() = default;
@@ -87,6 +96,7 @@ void ModelRunner::set_prompt(RequestId id, std::vector<int32_t> token_ids) {
 
 void ModelRunner::forget(RequestId id) {
   tokens_.erase(id);
+  drafts_.erase(id);
 }
 
 const std::vector<int32_t>* ModelRunner::tokens(RequestId id) const {
@@ -95,38 +105,57 @@ const std::vector<int32_t>* ModelRunner::tokens(RequestId id) const {
 }
 
 // Flattens one group's batch: each entry's new tokens (positions context .. context + new - 1) read from
-// its token list, its page ids cut to the pages those positions need, and one sampling row for an entry
-// that samples (a last prefill chunk or a decode).
+// its token list - a decode's drafts after its last token - its page ids cut to the pages those positions
+// need, and its sampling rows (a last prefill chunk's last row; every row of a decode).
 bool ModelRunner::build_input(const Batch& batch, const std::vector<std::vector<int32_t>>& pages,
                               int32_t group) {
-  ForwardInput& input = ranks_->inputs[static_cast<size_t>(group)];
-  std::vector<RequestId>& sampling_ids = ranks_->sampling_ids[static_cast<size_t>(group)];
+  const auto gi = static_cast<size_t>(group);
+  ForwardInput& input = ranks_->inputs[gi];
+  std::vector<EntryRows>& entries = ranks_->entries[gi];
+  std::vector<int32_t>& next_ids = ranks_->next_ids[gi];
   input.clear();
-  sampling_ids.clear();
+  entries.clear();
+  next_ids.clear();
   const auto page_tokens = static_cast<int64_t>(config_.page_tokens);
   for (size_t i = 0; i < batch.entries.size(); ++i) {
     const BatchEntry& e = batch.entries[i];
     auto it = tokens_.find(e.id);
-    const int64_t end = e.context_tokens + e.new_tokens;
-    if (it == tokens_.end() || static_cast<int64_t>(it->second.size()) < end || i >= pages.size())
+    const int64_t end = e.context_tokens + e.new_tokens, drafts = e.draft_tokens;
+    auto draft = drafts_.find(e.id);
+    if (it == tokens_.end() || i >= pages.size() ||
+        static_cast<int64_t>(it->second.size()) < end - drafts ||
+        (drafts > 0 && (draft == drafts_.end() || static_cast<int64_t>(draft->second.size()) < drafts)))
       return false;
     const int64_t need_pages = (end + page_tokens - 1) / page_tokens;
     if (static_cast<int64_t>(pages[i].size()) < need_pages) return false;
-    const auto seq = static_cast<int32_t>(i);
+    const std::vector<int32_t>& known = it->second;
+    auto token_at = [&](int64_t p) {
+      const int64_t from_end = p - (end - drafts);
+      if (drafts > 0 && from_end >= 0) return draft->second[static_cast<size_t>(from_end)];
+      return p < static_cast<int64_t>(known.size()) ? known[static_cast<size_t>(p)] : -1;
+    };
+    const bool decode = e.phase == Phase::kDecode;
+    EntryRows rows{.id = e.id,
+                   .row0 = static_cast<int32_t>(input.token_ids.size()),
+                   .rows = static_cast<int32_t>(e.new_tokens),
+                   .drafts = static_cast<int32_t>(drafts),
+                   .decode = decode};
+    if (decode || e.last_chunk) rows.sample0 = static_cast<int32_t>(input.sample_rows.size());
     for (int64_t p = e.context_tokens; p < end; ++p) {
-      input.token_ids.push_back(it->second[static_cast<size_t>(p)]);
-      input.seq.push_back(seq);
+      if (decode || (e.last_chunk && p == end - 1))
+        input.sample_rows.push_back(static_cast<int32_t>(input.token_ids.size()));
+      input.token_ids.push_back(token_at(p));
+      next_ids.push_back(p + 1 < end || !decode ? token_at(p + 1) : -1);
+      input.seq.push_back(static_cast<int32_t>(i));
       input.pos.push_back(static_cast<int32_t>(p));
     }
+    if (e.last_chunk && !decode) next_ids.back() = -1;  // what follows the prompt is what this step samples
+    entries.push_back(rows);
     input.indices.insert(input.indices.end(), pages[i].begin(),
                          pages[i].begin() + static_cast<std::ptrdiff_t>(need_pages));
     input.indptr.push_back(static_cast<int32_t>(input.indices.size()));
     input.last_page_len.push_back(static_cast<int32_t>(end - (need_pages - 1) * page_tokens));
     input.max_context = std::max(input.max_context, static_cast<int32_t>(end));
-    if (e.phase == Phase::kDecode || e.last_chunk) {
-      input.sample_rows.push_back(static_cast<int32_t>(input.token_ids.size()) - 1);
-      sampling_ids.push_back(e.id);
-    }
   }
   return true;
 }
@@ -137,10 +166,17 @@ bool ModelRunner::build_input(const Batch& batch, const std::vector<std::vector<
 void ModelRunner::run_ranks(const std::vector<bool>& active, std::vector<double>& start_s) {
   Ranks& r = *ranks_;
   const auto ranks = static_cast<int32_t>(r.passes.size());
-  auto input_of = [&](int32_t g) -> const ForwardInput& { return r.inputs[static_cast<size_t>(g / config_.tp)]; };
+  // One rank's whole step: the main model, verification of its drafts, the MTP layer.
+  auto step = [&](int32_t g, Clock& clock) {
+    const auto i = static_cast<size_t>(g), d = static_cast<size_t>(g / config_.tp);
+    r.passes[i]->run(r.inputs[d], clock, r.outputs[i]);
+    const bool mtp = config_.mtp_draft_tokens > 0;
+    verify_step(r.entries[d], r.next_ids[d], r.outputs[i].sampled, mtp, r.results[i], r.drafts[i]);
+    if (mtp) r.passes[i]->draft(r.inputs[d], r.drafts[i], clock, r.outputs[i]);
+  };
   if (ranks == 1) {
     start_s[0] = clock_.now_s();
-    if (active[0]) r.passes[0]->run(input_of(0), clock_, r.outputs[0]);
+    if (active[0]) step(0, clock_);
     return;
   }
   std::vector<std::unique_ptr<Clock>> clocks;
@@ -152,7 +188,7 @@ void ModelRunner::run_ranks(const std::vector<bool>& active, std::vector<double>
     start_s[i] = clocks[i]->now_s();
     if (!active[i]) continue;
     threads.emplace_back([&, g, i] {
-      r.passes[i]->run(input_of(g), *clocks[i], r.outputs[i]);
+      step(g, *clocks[i]);
       end_s[i] = clocks[i]->now_s();
     });
   }
@@ -187,10 +223,11 @@ StepOutcome ModelRunner::execute(const StepBatches& step) {
     const auto di = static_cast<size_t>(d);
     const bool busy = di < step.ranks.size() && !step.ranks[di].empty();
     r.inputs[di].clear();
-    r.sampling_ids[di].clear();
+    r.entries[di].clear();
+    r.next_ids[di].clear();
     if (busy) {
       [[maybe_unused]] const bool ok = di < pages_.size() && build_input(step.ranks[di], pages_[di], d);
-      assert(ok && "a batch entry without its tokens or pages: set_prompt / set_step_pages first");
+      assert(ok && "a batch entry without its tokens, drafts or pages: set_prompt / set_step_pages first");
     }
     // Under EP an idle group still runs (empty) so that the other ranks' dispatch and combine complete.
     for (int32_t t = 0; t < config_.tp; ++t)
@@ -199,16 +236,36 @@ StepOutcome ModelRunner::execute(const StepBatches& step) {
   const double step_start_s = clock_.now_s();
   std::vector<double> start_s(static_cast<size_t>(ranks), 0.0);
   run_ranks(active, start_s);
+  if (config_.mtp_draft_tokens > 0) outcome.accepted_drafts.resize(static_cast<size_t>(config_.dp_ranks));
   for (int32_t d = 0; d < config_.dp_ranks; ++d) {
     const auto di = static_cast<size_t>(d), first = static_cast<size_t>(d * config_.tp);
     if (r.inputs[di].token_ids.empty()) continue;
-    const ForwardOutput& out = r.outputs[first];
-    for (size_t i = 0; i < r.sampling_ids[di].size(); ++i)
-      tokens_[r.sampling_ids[di][i]].push_back(out.sampled[i]);
+    apply_results(d, outcome);
     if (config_.op_detail) append_spans(d, start_s[first] - step_start_s, outcome);
   }
   outcome.duration_s = ns_to_s(to_whole_ns(clock_.now_s() - step_start_s));
   return outcome;
+}
+
+// The group's first rank's results: emitted tokens appended, the next drafts kept, accepted counts.
+void ModelRunner::apply_results(int32_t group, StepOutcome& outcome) {
+  Ranks& r = *ranks_;
+  const auto first = static_cast<size_t>(group * config_.tp);
+  const std::vector<EntryRows>& entries = r.entries[static_cast<size_t>(group)];
+  const std::vector<EntryResult>& results = r.results[first];
+  const std::vector<int32_t>& drafted = r.outputs[first].drafts;
+  size_t next_draft = 0;
+  for (size_t i = 0; i < entries.size(); ++i) {
+    std::vector<int32_t>& tokens = tokens_[entries[i].id];
+    tokens.insert(tokens.end(), results[i].emitted.begin(), results[i].emitted.end());
+    if (config_.mtp_draft_tokens == 0) continue;
+    outcome.accepted_drafts[static_cast<size_t>(group)].push_back(results[i].accepted);
+    if (!results[i].emitted.empty()) drafts_[entries[i].id] = {drafted[next_draft++]};
+  }
+}
+
+void ModelRunner::set_draft(RequestId id, int32_t token) {
+  drafts_[id] = {token};
 }
 
 }  // namespace tokenline

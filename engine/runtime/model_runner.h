@@ -9,8 +9,10 @@
 // step lasts until its last rank ends. Spans are those of each group's first rank (rank = group, as in
 // sim). Keeps each live request's tokens (prompt + generated) and appends the token it samples. KV pages
 // come from the core: before each execute the driver calls Instance::allocate and passes the page ids of
-// every entry (allocated_step_pages). MTP drafting is not implemented: accepted_drafts stays empty (run
-// the core with mtp_draft_tokens = 0).
+// every entry (allocated_step_pages). With mtp_draft_tokens = 1 (the core's too) each rank then runs
+// the MTP layer: a decode entry's rows are [last token, its draft], verified greedily (speculation.h:
+// the emitted tokens are those of decoding without drafts) and StepOutcome::accepted_drafts says how many
+// stood; every entry that emitted gets its next draft.
 #pragma once
 
 #include <cstdint>
@@ -39,13 +41,14 @@ struct RunnerConfig {
   int32_t ep = 1;           // 1, or dp_ranks * tp: routed experts spread over every rank
   int64_t total_pages = 0;  // per attention group, as the core's KvConfig
   int32_t page_tokens = 64;
+  int32_t mtp_draft_tokens = 0;        // 0, or 1 (one MTP layer, one draft per decode step)
   bool op_detail = true;               // fill StepOutcome::ops
   const KernelSet* kernels = nullptr;  // nullptr: cpu_kernel_set()
 };
 
 // Why a layout cannot run, or empty: tp must divide heads, dense and shared intermediate sizes and the
 // vocabulary; ep must be 1 or every rank, dividing the experts (ep == 1: tp divides moe_inter); more
-// than one rank needs host memory.
+// than one rank needs host memory; at most one MTP draft, and only with an MTP layer.
 std::string runner_layout_error(const ModelShape& shape, const RunnerConfig& config);
 
 class ModelRunner final : public Executor {
@@ -57,6 +60,7 @@ class ModelRunner final : public Executor {
   // The request's prompt token ids (each < vocab); the runner appends what it samples.
   void set_prompt(RequestId id, std::vector<int32_t> token_ids);
   void forget(RequestId id);
+  void set_draft(RequestId id, int32_t token);  // tests: the draft the request's next decode verifies
   const std::vector<int32_t>* tokens(RequestId id) const;  // nullptr when unknown
   // REQUIRES: called before each execute with the pages of that step's entries.
   void set_step_pages(StepPages pages) { pages_ = std::move(pages); }
@@ -72,12 +76,14 @@ class ModelRunner final : public Executor {
   bool build_input(const Batch& batch, const std::vector<std::vector<int32_t>>& pages, int32_t group);
   void run_ranks(const std::vector<bool>& active, std::vector<double>& start_s);
   void append_spans(int32_t group, double start_s, StepOutcome& outcome) const;
+  void apply_results(int32_t group, StepOutcome& outcome);
 
   ModelShape shape_;
   RunnerConfig config_;
   Clock& clock_;
   std::unique_ptr<Ranks> ranks_;
   std::map<RequestId, std::vector<int32_t>> tokens_;  // lookups only
+  std::map<RequestId, std::vector<int32_t>> drafts_;  // the MTP drafts each request's next decode verifies
   StepPages pages_;
 };
 

@@ -13,6 +13,7 @@ constexpr Op kLedgerOps[kRunOpCount] = {
     Op::kIndexerScore, Op::kTopkSelect,   Op::kSparseMla,     Op::kOProj,           Op::kAttnAllreduce,
     Op::kDenseMlp,     Op::kRouter,       Op::kDispatch,      Op::kExpertGemm,      Op::kSharedExpert,
     Op::kCombine,      Op::kMlpAllreduce, Op::kLmHead,        Op::kVocabAllgather,  Op::kSample,
+    Op::kMtpDraft,
 };
 
 int32_t narrow(int64_t v) {
@@ -48,6 +49,10 @@ ModelShape load_model_shape(const std::string& model) {
   s.idx_dim = narrow(c.indexer_head_dim);
   s.idx_topk = narrow(c.indexer_topk);
   for (int l = 0; l < c.layers; ++l) s.indexer_full.push_back(c.indexer_full_layer(l) ? 1 : 0);
+  // One MTP layer is what the runner executes (GLM-5 and DeepSeek-V3 ship one); it scores with its own
+  // indexer, as a full layer.
+  s.mtp_layers = c.mtp_layers > 0 ? 1 : 0;
+  if (s.mtp_layers > 0) s.indexer_full.push_back(1);
   s.max_context_tokens = c.max_context_tokens;
   s.fp8_kv = c.default_kv_layout == KvLayout::kFp8DsMla;
   s.kv_bytes_per_token = kv_bytes_per_token_layer(c.default_kv_layout, c) * c.layers;

@@ -32,6 +32,7 @@ enum class RunOp : uint8_t {
   kLmHead,
   kVocabAllgather,  // TP: vocabulary shards of the logits gathered
   kSample,
+  kMtpDraft,  // the MTP layer over this step's rows and its draft tokens
   kCount,
 };
 inline constexpr int kRunOpCount = static_cast<int>(RunOp::kCount);
@@ -50,7 +51,8 @@ struct ModelShape {
   int32_t n_group = 1, topk_group = 1;
   int32_t vocab = 0;
   int32_t idx_heads = 0, idx_dim = 0, idx_topk = 0;
-  std::vector<uint8_t> indexer_full;  // [layers]: 1 when the layer scores with its own indexer
+  int32_t mtp_layers = 0;             // 0 or 1: the MTP (next-token) layer after the main layers
+  std::vector<uint8_t> indexer_full;  // [layers + mtp_layers]: 1 when the layer scores with its own indexer
   int64_t max_context_tokens = 0;
   bool fp8_kv = true;                   // fp8_ds_mla cache (else bf16)
   int64_t kv_bytes_per_token = 0;       // main KV cache, all layers (engine/model's layout bytes)

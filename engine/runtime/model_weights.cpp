@@ -67,6 +67,14 @@ std::vector<TensorSpec> checkpoint_tensors(const ModelShape& s) {
   for (int32_t l = 0; l < s.layers; ++l) add_layer(out, s, l);
   out.push_back({"model.norm.weight", {s.hidden}});
   out.push_back({"lm_head.weight", {s.vocab, s.hidden}});
+  if (s.mtp_layers > 0) {  // after the main model, so that adding it left the main tensors' seeds alone
+    const std::string p = layer_prefix(s.layers);
+    add_layer(out, s, s.layers);
+    out.push_back({p + "eh_proj.weight", {s.hidden, 2 * int64_t{s.hidden}}});
+    out.push_back({p + "enorm.weight", {s.hidden}});
+    out.push_back({p + "hnorm.weight", {s.hidden}});
+    out.push_back({p + "shared_head.norm.weight", {s.hidden}});
+  }
   return out;
 }
 
@@ -85,7 +93,7 @@ void ModelWeights::bind() {
   final_norm_ = get("model.norm.weight");
   lm_head_ = get("lm_head.weight");
   layers_.clear();
-  for (int32_t l = 0; l < shape_.layers; ++l) {
+  for (int32_t l = 0; l < shape_.layers + shape_.mtp_layers; ++l) {
     const std::string p = layer_prefix(l);
     layers_.push_back(LayerWeights{get(p + "input_layernorm.weight"),
                                    get(p + "post_attention_layernorm.weight"),
@@ -110,6 +118,9 @@ void ModelWeights::bind() {
                                    get(p + "mlp.shared_experts.gate_up_proj.weight"),
                                    get(p + "mlp.shared_experts.down_proj.weight")});
   }
+  const std::string m = layer_prefix(shape_.layers);
+  mtp_ = MtpWeights{get(m + "eh_proj.weight"), get(m + "enorm.weight"), get(m + "hnorm.weight"),
+                    get(m + "shared_head.norm.weight")};
 }
 
 ModelWeights ModelWeights::random(const ModelShape& shape, uint64_t seed) {

@@ -30,6 +30,13 @@ struct LayerWeights {
   const float *shared_gate_up, *shared_down;                          // MoE layers
 };
 
+// The MTP layer's own tensors beside its decoder layer (layer index `layers`); it shares the embedding and
+// the LM head with the main model (DeepSeek-V3's shared_head.head is a copy of lm_head).
+struct MtpWeights {
+  const float *eh_proj = nullptr;    // [hidden, 2 * hidden] over [enorm(embedding) | hnorm(hidden)]
+  const float *enorm = nullptr, *hnorm = nullptr, *head_norm = nullptr;  // [hidden]
+};
+
 class ModelWeights {
  public:
   // Uniform(-1/sqrt(fan_in), +1/sqrt(fan_in)) matrices and 1 +- 0.1 norm weights from pcg32(seed, tensor i).
@@ -44,7 +51,9 @@ class ModelWeights {
   // Writes every tensor as F32. Throws InputError when the file cannot be written.
   void save(const std::string& path) const;
 
+  // l in [0, layers + mtp_layers): the MTP layer's decoder weights are layer(layers).
   const LayerWeights& layer(int32_t l) const { return layers_[static_cast<size_t>(l)]; }
+  const MtpWeights& mtp() const { return mtp_; }  // null pointers without an MTP layer
   const float* embed() const { return embed_; }
   const float* final_norm() const { return final_norm_; }
   const float* lm_head() const { return lm_head_; }
@@ -59,6 +68,7 @@ class ModelWeights {
   std::vector<TensorSpec> specs_;
   std::vector<std::vector<float>> data_;  // parallel to specs_
   std::vector<LayerWeights> layers_;
+  MtpWeights mtp_;
   const float *embed_ = nullptr, *final_norm_ = nullptr, *lm_head_ = nullptr;
 };
 

@@ -34,7 +34,10 @@ RankWeights::RankWeights(const ModelShape& s, const ModelWeights& w, const RankS
   embed_ = put_all(w.embed(), int64_t{s.vocab} * h);
   final_norm_ = put_all(w.final_norm(), h);
   lm_head_ = put(w.lm_head(), h, d.vocab_begin, d.vocab_rows, 0, h);
-  for (int32_t l = 0; l < s.layers; ++l) {
+  const MtpWeights& mtp = w.mtp();
+  mtp_ = MtpWeights{put_all(mtp.eh_proj, 2 * h * h), put_all(mtp.enorm, h), put_all(mtp.hnorm, h),
+                    put_all(mtp.head_norm, h)};
+  for (int32_t l = 0; l < s.layers + s.mtp_layers; ++l) {
     const LayerWeights& src = w.layer(l);
     LayerWeights& dst = layers_.emplace_back(LayerWeights{});
     dst.attn_norm = put_all(src.attn_norm, h);

@@ -2,7 +2,8 @@
 // Attention heads, the dense and shared-expert MLPs' intermediate rows and the LM head's vocabulary rows
 // are split tp ways; routed experts are split ep ways (ep > 1) or, with ep == 1, each expert's
 // intermediate rows are split tp ways. Norms, the a-projections, the indexer, the router and the
-// embedding are replicated. Immutable after construction; owns its buffers.
+// embedding are replicated, as are the MTP layer's eh_proj and norms (its decoder layer is split as
+// the others). Immutable after construction; owns its buffers.
 #pragma once
 
 #include <cstdint>
@@ -39,6 +40,7 @@ class RankWeights {
   const float* embed() const { return embed_; }
   const float* final_norm() const { return final_norm_; }
   const float* lm_head() const { return lm_head_; }
+  const MtpWeights& mtp() const { return mtp_; }  // replicated
   const ShardDims& dims() const { return dims_; }
 
  private:
@@ -54,7 +56,8 @@ class RankWeights {
   const KernelSet& kernels_;
   ShardDims dims_;
   std::vector<DeviceBuffer<float>> buffers_;
-  std::vector<LayerWeights> layers_;
+  std::vector<LayerWeights> layers_;  // [layers + mtp_layers]
+  MtpWeights mtp_;
   const float *embed_ = nullptr, *final_norm_ = nullptr, *lm_head_ = nullptr;
 };
 

@@ -40,6 +40,7 @@ struct RunJob {
   int64_t kv_pages = kDefaultKvPages;  // per rank
   std::string parallel = "tp1";        // tpN, dpN, epN parts as for tokenline sim
   int32_t dp_ranks = 0;                // --dp N: shorthand for --parallel dpN (0: unset)
+  int32_t mtp_drafts = 0;  // MTP draft tokens per decode step (0 or 1)
   std::string reservation = "whole";
   std::string policy = "fcfs";
   int32_t max_running = 1024;
@@ -76,6 +77,7 @@ RunnerConfig runner_config(const RunJob& job, const ModelShape& shape, const Par
                  .ep = parallel.ep,
                  .total_pages = job.kv_pages,
                  .page_tokens = static_cast<int32_t>(job.page_tokens),
+                 .mtp_draft_tokens = job.mtp_drafts,
                  .op_detail = detail == TraceDetail::kOp,
                  .kernels = kernels};
   const std::string why = runner_layout_error(shape, c);
@@ -114,6 +116,7 @@ InstanceConfig instance_config(const RunJob& job, const ModelShape& shape, const
   c.scheduler.max_batch_tokens = job.chunk_tokens;
   c.scheduler.max_running_requests = job.max_running;
   c.scheduler.max_context_tokens = shape.max_context_tokens;
+  c.scheduler.mtp_draft_tokens = job.mtp_drafts;
   c.kv.page_tokens = job.page_tokens;
   c.kv.total_pages = job.kv_pages;
   c.kv.main_bytes_per_page = shape.kv_bytes_per_token * job.page_tokens;
@@ -218,6 +221,10 @@ int run_job(const RunJob& job) {
   if (job.out.empty()) throw InputError("--out", "an output directory", "nothing");
   const Parallel parallel = run_parallel(job);
   const ModelShape shape = load_model_shape(job.model);
+  if (job.mtp_drafts < 0 || job.mtp_drafts > 1)
+    throw InputError("--mtp", "0 or 1 (the MTP layer drafts one token per decode step)", std::to_string(job.mtp_drafts));
+  if (job.mtp_drafts > 0 && shape.mtp_layers == 0)
+    throw InputError("--mtp", "a model with an MTP layer (num_nextn_predict_layers)", "'" + shape.name + "' without one");
   const TraceDetail detail = parse_detail(job.trace_detail);
   const RunnerConfig runner_cfg = runner_config(job, shape, parallel, kernels, detail);
   const WorkloadSpec workload = workload_spec(job);
@@ -265,6 +272,8 @@ void add_run(CLI::App& app) {
                   "tpN, dpN, epN parts, e.g. tp2, dp2-ep2, dp2-tp2-ep4 (ep: 1 or every rank; threads as ranks)")
       ->capture_default_str();
   cmd->add_option("--dp", job->dp_ranks, "shorthand for --parallel dpN");
+  cmd->add_option("--mtp", job->mtp_drafts, "MTP draft tokens per decode step: 0 or 1 (greedy, lossless)")
+      ->capture_default_str();
   cmd->add_option("--reservation", job->reservation, "whole | incremental")->capture_default_str();
   cmd->add_option("--policy", job->policy, "fcfs | lpm | priority")->capture_default_str();
   cmd->add_option("--max-running", job->max_running, "running requests")->capture_default_str();

@@ -130,6 +130,38 @@ TEST_CASE("engine loop: preemption (recompute) and prefix-cache hits leave every
   }
 }
 
+TEST_CASE("engine loop: the MTP layer's drafts, verified in the runner, change no generated token") {
+  auto generate = [](int64_t pages, int32_t mtp, int64_t* steps, int64_t* preemptions) {
+    test::FakeClock clock(1e-5);
+    const ModelShape shape = load_model_shape("glm-5.3-tiny");
+    ModelRunner runner(shape, ModelWeights::random(shape, 5),
+                       RunnerConfig{.total_pages = pages, .page_tokens = kPageTokens, .mtp_draft_tokens = mtp},
+                       clock);
+    InstanceConfig config = small_instance(pages, ReservationPolicy::kIncremental);
+    config.scheduler.mtp_draft_tokens = mtp;
+    Instance instance(config);
+    Tokens out;
+    out.runner = &runner;
+    *steps = run_engine_loop(instance, runner, clock, workload(), 9, out).steps;
+    *preemptions = out.preemptions;
+    std::string why;
+    CHECK(instance.check(&why));
+    return out.by_id;
+  };
+  int64_t plain_steps = 0, mtp_steps = 0, tight_steps = 0, preemptions = 0, unused = 0;
+  const auto plain = generate(64, 0, &plain_steps, &unused);
+  const auto mtp = generate(64, 1, &mtp_steps, &unused);
+  const auto tight = generate(14, 1, &tight_steps, &preemptions);
+  CHECK(preemptions > 0);  // drafts survive recompute
+  REQUIRE(plain.size() == 12);
+  for (const auto& [id, tokens] : plain) {
+    INFO("request " << id);
+    CHECK(mtp.at(id) == tokens);
+    CHECK(tight.at(id) == tokens);
+  }
+  CHECK(mtp_steps <= plain_steps);  // random weights: drafts rarely stand, but never cost a step
+}
+
 namespace {
 
 // What a step decides on one rank, flattened so that two instances' plans compare with ==.

@@ -252,3 +252,67 @@ TEST_CASE("runner: the CUDA kernels give the CPU runner's logits (skips without 
   }
   CHECK(got.span_names == want.span_names);
 }
+
+namespace {
+
+// Request 1: prefill of `prompt`, then decode steps; with MTP each decode verifies one draft (planted
+// by `plant` when given) and advances by what it emitted, as the core's commit does.
+struct Decoded {
+  std::vector<int32_t> tokens;
+  std::vector<int32_t> accepted;  // per decode step (MTP only)
+  std::vector<std::string> ops;   // the last step's span names
+};
+
+Decoded decode_steps(int32_t mtp, int steps, const std::vector<int32_t>& plant = {}) {
+  const ModelShape shape = load_model_shape("glm-5.3-tiny");
+  test::FakeClock clock(1e-6);
+  ModelRunner runner(shape, ModelWeights::random(shape, 5),
+                     RunnerConfig{.total_pages = 8, .page_tokens = kPageTokens, .mtp_draft_tokens = mtp}, clock);
+  const std::vector<int32_t> prompt = ByteTokenizer().encode("speculative decoding is lossless", true);
+  runner.set_prompt(1, prompt);
+  Decoded out;
+  int64_t context = 0;
+  for (int step = 0; step <= steps; ++step) {
+    const bool prefill = step == 0;
+    const int64_t draft = prefill ? 0 : mtp;
+    if (!prefill && static_cast<size_t>(step - 1) < plant.size()) runner.set_draft(1, plant[step - 1]);
+    StepBatches batches;
+    batches.ranks.push_back(Batch{
+        .rank = 0,
+        .entries = {BatchEntry{.id = 1,
+                               .phase = prefill ? Phase::kPrefill : Phase::kDecode,
+                               .new_tokens = prefill ? static_cast<int64_t>(prompt.size()) : 1 + draft,
+                               .context_tokens = context,
+                               .draft_tokens = static_cast<int32_t>(draft),
+                               .last_chunk = true}}});
+    runner.set_step_pages({{{0, 1, 2, 3}}});
+    const StepOutcome outcome = runner.execute(batches);
+    const int64_t accepted = outcome.accepted_drafts.empty() ? 0 : outcome.accepted_drafts[0][0];
+    if (!prefill && mtp > 0) out.accepted.push_back(static_cast<int32_t>(accepted));
+    context += prefill ? static_cast<int64_t>(prompt.size()) : 1 + accepted;
+    out.ops.clear();
+    for (const OpSpan& op : outcome.ops) out.ops.push_back(op.name);
+  }
+  out.tokens = *runner.tokens(1);
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("runner: greedy MTP drafts are verified losslessly - a right draft saves a step, a wrong one costs none") {
+  const Decoded plain = decode_steps(0, 6);
+  const size_t prompt = plain.tokens.size() - 7;  // 7 sampled: one by the prefill, one per decode
+  const std::vector<int32_t> sampled(plain.tokens.begin() + static_cast<std::ptrdiff_t>(prompt), plain.tokens.end());
+  // Decode 1 verifies sampled[1] (right: emits sampled[1], sampled[2]); decode 2 verifies a wrong token.
+  const int32_t wrong = (sampled[4] + 1) % 512;
+  const Decoded mtp = decode_steps(1, 3, {sampled[1], wrong, sampled[5]});
+  CHECK(mtp.accepted == std::vector<int32_t>{1, 0, 1});
+  // Prefill 1 + decodes 2 + 1 + 2 tokens: the plain run's first 6 samples, in 4 steps instead of 6.
+  REQUIRE(mtp.tokens.size() == prompt + 6);
+  CHECK(std::equal(mtp.tokens.begin(), mtp.tokens.end(), plain.tokens.begin()));
+  CHECK(std::find(mtp.ops.begin(), mtp.ops.end(), "mtp_draft") != mtp.ops.end());
+  CHECK(std::find(plain.ops.begin(), plain.ops.end(), "mtp_draft") == plain.ops.end());
+  // The MTP layer's own drafts (nothing planted) never change what is emitted.
+  const Decoded own = decode_steps(1, 6);
+  CHECK(std::equal(own.tokens.begin(), own.tokens.end(), plain.tokens.begin()));
+}
