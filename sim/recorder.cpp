@@ -3,6 +3,7 @@
 #include <filesystem>
 
 #include "traces/output_file.h"
+#include "traces/trace_reader.h"
 
 namespace tokenline {
 namespace {
@@ -99,6 +100,23 @@ void Recorder::trace_entries(int pid, const StepPlan& plan, double start_s, doub
   }
 }
 
+void Recorder::step_span(int pid, int tid, const Batch& batch, double start_s, double duration_s,
+                         std::initializer_list<TraceArg> args) {
+  if (detail_ == TraceDetail::kStep) {  // the batch composition costs ~as much again as the step spans
+    trace_.complete(pid, tid, "step", start_s, duration_s, args);
+    return;
+  }
+  batch_scratch_.clear();
+  for (const BatchEntry& e : batch.entries) {
+    const bool prefill = e.phase == tokenline::Phase::kPrefill;
+    append_batch_entry(batch_scratch_, RecordedEntry{.id = e.id,
+                                                     .prefill = prefill,
+                                                     .new_tokens = e.new_tokens,
+                                                     .context_tokens = prefill ? e.context_tokens : 0});
+  }
+  trace_.complete(pid, tid, "step", start_s, duration_s, args, TraceText{"batch", batch_scratch_});
+}
+
 void Recorder::trace_counters(int32_t instance, double time_s, const InstanceCounters& c) {
   const int pid = pid_of(instance);
   CounterState& last = counters_[static_cast<size_t>(instance)];
@@ -138,19 +156,19 @@ void Recorder::on_step(int32_t instance, const StepPlan& plan, const StepOutcome
     }
     const auto requests = static_cast<int64_t>(batch.entries.size());
     if (batch.rank == busiest) {
-      trace_.complete(pid, tid, "step", start_s, outcome.duration_s,
-                      {{"step", step},
-                       {"tokens", batch.total_tokens()},
-                       {"requests", requests},
-                       {"weights_ns", to_ns(cost->weights_s)},
-                       {"kv_ns", to_ns(cost->kv_s)},
-                       {"indexer_ns", to_ns(cost->indexer_s)},
-                       {"compute_ns", to_ns(cost->compute_s)},
-                       {"comm_ns", to_ns(cost->comm_s)},
-                       {"launch_ns", to_ns(cost->launch_s)}});
+      const std::initializer_list<TraceArg> args = {{"step", step},
+                                                    {"tokens", batch.total_tokens()},
+                                                    {"requests", requests},
+                                                    {"weights_ns", to_ns(cost->weights_s)},
+                                                    {"kv_ns", to_ns(cost->kv_s)},
+                                                    {"indexer_ns", to_ns(cost->indexer_s)},
+                                                    {"compute_ns", to_ns(cost->compute_s)},
+                                                    {"comm_ns", to_ns(cost->comm_s)},
+                                                    {"launch_ns", to_ns(cost->launch_s)}};
+      step_span(pid, tid, batch, start_s, outcome.duration_s, args);
     } else {
-      trace_.complete(pid, tid, "step", start_s, outcome.duration_s,
-                      {{"step", step}, {"tokens", batch.total_tokens()}, {"requests", requests}});
+      step_span(pid, tid, batch, start_s, outcome.duration_s,
+                {{"step", step}, {"tokens", batch.total_tokens()}, {"requests", requests}});
     }
   }
   if (detail_ == TraceDetail::kOp) {

@@ -1,12 +1,14 @@
 // Recorder: turns the driver's events into the three outputs (metrics.json, requests.csv, trace.json)
 // as they happen: step spans and op spans per rank thread, async spans per request (request, queued,
 // prefill chunk N, decode), counters (running, waiting, KV pages used, batch tokens). Keeps only the
-// per-request trace state of requests still in the system. Single-threaded (SimGrid actors are
-// cooperative). The files appear only in finish(); throws InputError from the constructor when the
-// output directory cannot be written.
+// per-request trace state of requests still in the system. At op detail each rank's step span also
+// lists its batch entries (the "batch" arg, grammar in trace_reader.h), so that a replay can compare
+// batches entry by entry. Single-threaded (SimGrid actors are cooperative). The files appear only in
+// finish(); throws InputError from the constructor when the output directory cannot be written.
 #pragma once
 
 #include <cstdint>
+#include <initializer_list>
 #include <memory>
 #include <string>
 #include <unordered_map>
@@ -75,6 +77,9 @@ class Recorder {
     int64_t kv_used = -1;
     int64_t batch_tokens = -1;
   };
+  // A rank's step span; at op detail its args end with the batch composition ("batch", trace_reader.h).
+  void step_span(int pid, int tid, const Batch& batch, double start_s, double duration_s,
+                 std::initializer_list<TraceArg> args);
   void trace_entries(int pid, const StepPlan& plan, double start_s, double end_s);
   void trace_counters(int32_t instance, double time_s, const InstanceCounters& counters);
   void write_record(const RequestRecord& record, int32_t instance, int32_t trace_instance, const PdHop* hop);
@@ -88,6 +93,7 @@ class Recorder {
   std::vector<CounterState> counters_;
   std::vector<InstanceRole> roles_;  // by instance
   std::string name_scratch_;
+  std::string batch_scratch_;
   int64_t events_ = 0;
 };
 

@@ -25,8 +25,8 @@ void ChromeTraceWriter::open_event(char phase, int pid, double time_s) {
   ++events_;
 }
 
-void ChromeTraceWriter::append_args(std::initializer_list<TraceArg> args) {
-  if (args.size() == 0) return;
+void ChromeTraceWriter::append_args(std::initializer_list<TraceArg> args, const TraceText* text) {
+  if (args.size() == 0 && text == nullptr) return;
   std::string& out = file_.buffer();
   out.append(",\"args\":{");
   bool first = true;
@@ -36,6 +36,12 @@ void ChromeTraceWriter::append_args(std::initializer_list<TraceArg> args) {
     append_json_string(out, arg.key);
     out.push_back(':');
     append_int(out, arg.value);
+  }
+  if (text != nullptr) {
+    if (!first) out.push_back(',');
+    append_json_string(out, text->key);
+    out.push_back(':');
+    append_json_string(out, text->value);
   }
   out.push_back('}');
 }
@@ -65,8 +71,8 @@ void ChromeTraceWriter::thread_name(int pid, int tid, std::string_view name) {
   close_event();
 }
 
-void ChromeTraceWriter::complete(int pid, int tid, std::string_view name, double start_s, double duration_s,
-                                 std::initializer_list<TraceArg> args) {
+void ChromeTraceWriter::append_complete(int pid, int tid, std::string_view name, double start_s,
+                                        double duration_s) {
   open_event('X', pid, start_s);
   std::string& out = file_.buffer();
   out.append(",\"dur\":");
@@ -75,7 +81,19 @@ void ChromeTraceWriter::complete(int pid, int tid, std::string_view name, double
   append_int(out, tid);
   out.append(",\"name\":");
   append_json_string(out, name);
+}
+
+void ChromeTraceWriter::complete(int pid, int tid, std::string_view name, double start_s, double duration_s,
+                                 std::initializer_list<TraceArg> args) {
+  append_complete(pid, tid, name, start_s, duration_s);
   append_args(args);
+  close_event();
+}
+
+void ChromeTraceWriter::complete(int pid, int tid, std::string_view name, double start_s, double duration_s,
+                                 std::initializer_list<TraceArg> args, TraceText text) {
+  append_complete(pid, tid, name, start_s, duration_s);
+  append_args(args, &text);
   close_event();
 }
 

@@ -19,6 +19,12 @@ struct TraceArg {
   int64_t value;
 };
 
+// A text arg, written after the integer args (a step span's batch composition).
+struct TraceText {
+  const char* key;  // static storage
+  std::string_view value;
+};
+
 enum class TraceStream { kCompute, kComm };
 
 // Thread id of (rank, stream) inside an instance's process: compute and comm of a rank sit side by side.
@@ -34,6 +40,8 @@ class ChromeTraceWriter {
   void thread_name(int pid, int tid, std::string_view name);
   void complete(int pid, int tid, std::string_view name, double start_s, double duration_s,
                 std::initializer_list<TraceArg> args = {});
+  void complete(int pid, int tid, std::string_view name, double start_s, double duration_s,
+                std::initializer_list<TraceArg> args, TraceText text);
   void async_begin(int pid, std::string_view category, int64_t id, std::string_view name, double time_s,
                    std::initializer_list<TraceArg> args = {});
   void async_end(int pid, std::string_view category, int64_t id, std::string_view name, double time_s);
@@ -47,7 +55,8 @@ class ChromeTraceWriter {
 
  private:
   void open_event(char phase, int pid, double time_s);
-  void append_args(std::initializer_list<TraceArg> args);
+  void append_args(std::initializer_list<TraceArg> args, const TraceText* text = nullptr);
+  void append_complete(int pid, int tid, std::string_view name, double start_s, double duration_s);
   void close_event();
 
   OutputFile file_;

@@ -1,5 +1,6 @@
 #include "traces/trace_reader.h"
 
+#include <algorithm>
 #include <cmath>
 #include <fstream>
 #include <map>
@@ -7,6 +8,7 @@
 #include <sstream>
 
 #include "common/input_error.h"
+#include "traces/number_format.h"
 
 namespace tokenline {
 namespace {
@@ -44,7 +46,86 @@ int64_t arg(const json& e, const char* key) {
   return it != args->end() && it->is_number_integer() ? it->get<int64_t>() : 0;
 }
 
+// Reads the decimal digits at text[*pos] (at least one, at most 18: no overflow) into *value.
+bool parse_count(std::string_view text, size_t* pos, int64_t* value) {
+  constexpr size_t kMaxDigits = 18;  // 10^18 - 1 < INT64_MAX
+  const size_t begin = *pos;
+  int64_t v = 0;
+  while (*pos < text.size() && text[*pos] >= '0' && text[*pos] <= '9' && *pos - begin < kMaxDigits)
+    v = v * 10 + (text[(*pos)++] - '0');
+  *value = v;
+  return *pos > begin;
+}
+
+bool parse_entry(std::string_view text, RecordedEntry* e) {
+  size_t pos = 0;
+  if (!parse_count(text, &pos, &e->id) || pos >= text.size()) return false;
+  const char kind = text[pos++];
+  if (kind != 'p' && kind != 'd') return false;
+  e->prefill = kind == 'p';
+  if (!parse_count(text, &pos, &e->new_tokens)) return false;
+  e->context_tokens = 0;
+  if (e->prefill) {
+    if (pos >= text.size() || text[pos++] != '@' || !parse_count(text, &pos, &e->context_tokens))
+      return false;
+  }
+  return pos == text.size();
+}
+
+// The rank's "batch" arg, when the span has one; InputError when it breaks the grammar or disagrees with
+// the span's request and token counts.
+void read_batch(const json& e, const std::string& where, RecordedRankStep* rank) {
+  auto args = e.find("args");
+  if (args == e.end() || !args->is_object()) return;
+  auto it = args->find("batch");
+  if (it == args->end()) return;
+  const char* expected = "a \"batch\" string of entries <id>p<new>@<context> or <id>d<new>";
+  if (!it->is_string()) throw InputError(where, expected, it->dump());
+  const std::string text = it->get<std::string>();
+  if (!parse_batch(text, &rank->batch)) throw InputError(where, expected, "'" + text + "'");
+  int64_t tokens = 0;
+  for (const RecordedEntry& entry : rank->batch) tokens += entry.new_tokens;
+  if (static_cast<int64_t>(rank->batch.size()) != rank->requests || tokens != rank->tokens)
+    throw InputError(
+        where,
+        "a \"batch\" of " + std::to_string(rank->requests) + " entries and " + std::to_string(rank->tokens) +
+            " tokens (the span's requests and tokens)",
+        std::to_string(rank->batch.size()) + " entries and " + std::to_string(tokens) + " tokens");
+  rank->has_batch = true;
+}
+
 }  // namespace
+
+void append_batch_entry(std::string& out, const RecordedEntry& entry) {
+  if (!out.empty()) out.push_back(' ');
+  append_int(out, entry.id);
+  out.push_back(entry.prefill ? 'p' : 'd');
+  append_int(out, entry.new_tokens);
+  if (entry.prefill) {
+    out.push_back('@');
+    append_int(out, entry.context_tokens);
+  }
+}
+
+bool parse_batch(std::string_view text, std::vector<RecordedEntry>* out) {
+  out->clear();
+  size_t begin = 0;
+  while (begin < text.size()) {
+    const size_t end = std::min(text.find(' ', begin), text.size());
+    RecordedEntry entry;
+    if (!parse_entry(text.substr(begin, end - begin), &entry)) return false;
+    out->push_back(entry);
+    begin = end + 1;
+    if (begin == text.size()) return false;  // a trailing space
+  }
+  return true;
+}
+
+std::string to_string(const RecordedEntry& entry) {
+  std::string out;
+  append_batch_entry(out, entry);
+  return out;
+}
 
 double trace_us_to_s(double us) {
   return static_cast<double>(std::llround(us * kNsPerUs)) / kNsPerS;
@@ -75,7 +156,12 @@ RecordedRun read_recorded_run(const std::string& path) {
         s.duration_s = duration_s;
         inst.steps.push_back(std::move(s));
       }
-      inst.steps.back().ranks.push_back({rank, arg(e, "tokens"), arg(e, "requests")});
+      RecordedRankStep rank_step;
+      rank_step.rank = rank;
+      rank_step.tokens = arg(e, "tokens");
+      rank_step.requests = arg(e, "requests");
+      read_batch(e, where, &rank_step);
+      inst.steps.back().ranks.push_back(std::move(rank_step));
       continue;
     }
     if (inst.steps.empty()) throw InputError(where, "op spans after their step span", "'" + name + "' first");

@@ -2,13 +2,27 @@
 // per instance (process), the "step" spans in file order with their args, and the op spans written after
 // each step on that instance. Times come back in seconds, rounded to the file's whole nanoseconds.
 // Throws InputError naming the file (and event index) when the file is not such a trace.
+// Also owns the grammar of a step span's "batch" arg (written at op detail): the rank's batch entries in
+// batch order, separated by one space, each <id>p<new_tokens>@<context_tokens> (a prefill chunk after
+// context_tokens already in KV: cached prefix and earlier chunks) or <id>d<new_tokens> (a decode step),
+// e.g. "12p64@32 40d1 7d1".
 #pragma once
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace tokenline {
+
+// One entry of a recorded batch: what the scheduler decided for one request in one step.
+struct RecordedEntry {
+  int64_t id = 0;
+  bool prefill = false;
+  int64_t new_tokens = 0;
+  int64_t context_tokens = 0;  // prefill only (0 for decode: not recorded)
+  bool operator==(const RecordedEntry&) const = default;
+};
 
 struct RecordedOp {
   std::string name;
@@ -22,6 +36,8 @@ struct RecordedRankStep {
   int32_t rank = 0;
   int64_t tokens = 0;
   int64_t requests = 0;
+  bool has_batch = false;            // the span had a "batch" arg (op detail)
+  std::vector<RecordedEntry> batch;  // in batch order; empty unless has_batch
 };
 
 struct RecordedStep {
@@ -42,6 +58,13 @@ struct RecordedRun {
 };
 
 RecordedRun read_recorded_run(const std::string& path);
+
+// Appends one entry in the "batch" grammar, preceded by a space unless `out` is empty.
+void append_batch_entry(std::string& out, const RecordedEntry& entry);
+// The entries of a "batch" arg; false (out unspecified) when `text` does not follow the grammar.
+bool parse_batch(std::string_view text, std::vector<RecordedEntry>* out);
+// One entry as it appears in a "batch" arg (for messages).
+std::string to_string(const RecordedEntry& entry);
 
 // Whole nanoseconds of a time given in microseconds with 3 decimals, in seconds.
 double trace_us_to_s(double us);

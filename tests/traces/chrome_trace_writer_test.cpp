@@ -60,5 +60,20 @@ TEST_CASE("the same calls give the same bytes", "[chrome_trace_writer]") {
   CHECK(testing::read_all(dir.file("a.json")) == testing::read_all(dir.file("b.json")));
 }
 
+TEST_CASE("a text arg follows the integer args, escaped as a JSON string", "[chrome_trace_writer]") {
+  testing::TestDir dir("trace_text");
+  const std::string path = dir.file("trace.json");
+  ChromeTraceWriter w(path);
+  w.complete(1, 0, "step", 0.0, 0.001, {{"step", 4}, {"tokens", 17}}, TraceText{"batch", "3p16@0 5d1"});
+  w.complete(1, 2, "step", 0.0, 0.001, {}, TraceText{"note", "a \"quoted\" word"});
+  REQUIRE(w.finish());
+  const std::string text = testing::read_all(path);
+  CHECK(text.find("\"args\":{\"step\":4,\"tokens\":17,\"batch\":\"3p16@0 5d1\"}") != std::string::npos);
+  const auto events = nlohmann::json::parse(text).at("traceEvents");
+  CHECK(events[0].at("args").at("batch") == "3p16@0 5d1");
+  CHECK(events[1].at("args").size() == 1);
+  CHECK(events[1].at("args").at("note") == "a \"quoted\" word");
+}
+
 }  // namespace
 }  // namespace tokenline

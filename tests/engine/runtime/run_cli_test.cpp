@@ -1,6 +1,7 @@
 // `tokenline run` and `tokenline sim --backend replay:<trace.json>` as separate processes: the replay
-// reproduces the real run's decisions (batches, preemptions, prefix hits), bad checkpoints and a missing
-// GPU are one clear InputError (exit 2).
+// reproduces the real run's decisions (batches entry by entry, preemptions, prefix hits), a perturbed
+// recording is reported at its step, rank and entry, bad checkpoints and a missing GPU are one clear
+// InputError (exit 2).
 #include <sys/wait.h>
 
 #include <catch2/catch.hpp>
@@ -8,9 +9,11 @@
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <set>
 #include <sstream>
 
 #include "engine/runtime/model_weights.h"
+#include "traces/trace_reader.h"
 
 using namespace tokenline;
 namespace fs = std::filesystem;
@@ -83,8 +86,9 @@ std::vector<std::vector<std::string>> csv_rows(const std::string& path) {
   return rows;
 }
 
-// Per-step batch detail of a trace: step spans (ts, dur, step, tokens, requests), then every prefill
-// chunk span (request id, chunk name, ts, tokens, context), in file order.
+// Per-step batch detail of a trace: step spans (ts, dur, step, tokens, requests, the rank's batch entries),
+// every prefill chunk span (request id, chunk name, ts, tokens, context) and every "queued" span begin
+// (arrival, and each preemption), in file order.
 std::vector<std::string> batch_detail(const std::string& trace_path, std::vector<std::string>* op_names) {
   const nlohmann::json doc = nlohmann::json::parse(read_all(trace_path));
   std::vector<std::string> out;
@@ -92,15 +96,43 @@ std::vector<std::string> batch_detail(const std::string& trace_path, std::vector
     const std::string name = e.value("name", ""), ph = e.value("ph", "");
     if (ph == "X" && name == "step") {
       out.push_back("step " + e["args"]["step"].dump() + " ts " + e["ts"].dump() + " dur " + e["dur"].dump() +
-                    " tokens " + e["args"]["tokens"].dump() + " requests " + e["args"]["requests"].dump());
+                    " tokens " + e["args"]["tokens"].dump() + " requests " + e["args"]["requests"].dump() +
+                    " batch " + e["args"].value("batch", "-"));
     } else if (ph == "X" && op_names != nullptr) {
       op_names->push_back(name);
     } else if (ph == "b" && name.rfind("prefill chunk", 0) == 0) {
       out.push_back("request " + e["id"].dump() + " " + name + " ts " + e["ts"].dump() + " " +
                     e["args"].dump());
+    } else if (ph == "b" && name == "queued") {
+      out.push_back("request " + e["id"].dump() + " queued ts " + e["ts"].dump());
     }
   }
   return out;
+}
+
+// What a real run's batches show: every working rank's span lists its entries; some request prefills
+// again after it decoded (it was preempted and recomputes), some request's first chunk starts after
+// cached tokens (a prefix hit).
+void check_recorded_batches(const std::string& trace_path) {
+  const RecordedRun run = read_recorded_run(trace_path);
+  std::set<int64_t> seen, decoded;
+  int64_t entries = 0, recomputed = 0, hits = 0;
+  for (const RecordedInstance& inst : run.instances) {
+    for (const RecordedStep& step : inst.steps) {
+      for (const RecordedRankStep& rank : step.ranks) {
+        CHECK((rank.has_batch || rank.requests == 0));
+        for (const RecordedEntry& e : rank.batch) {
+          ++entries;
+          if (!e.prefill) decoded.insert(e.id);
+          if (e.prefill && decoded.erase(e.id) > 0) ++recomputed;
+          if (e.prefill && seen.insert(e.id).second && e.context_tokens > 0) ++hits;
+        }
+      }
+    }
+  }
+  CHECK(entries > 100);
+  CHECK(recomputed > 0);
+  CHECK(hits > 0);
 }
 
 // Runs the workload for real with `flags` (and `run_flags`), replays its trace in the simulator with
@@ -133,6 +165,7 @@ void check_equivalence(const std::string& name, const std::string& flags, const 
   CHECK(cached > 0);       // ... and prefix hits
 
   std::vector<std::string> real_ops, sim_ops;
+  check_recorded_batches(s.file("real/trace.json"));
   const auto real_steps = batch_detail(s.file("real/trace.json"), &real_ops);
   const auto sim_steps = batch_detail(s.file("sim/trace.json"), &sim_ops);
   CHECK(real_steps.size() > 16);
@@ -175,6 +208,107 @@ TEST_CASE("a replay of another configuration's trace is reported as a divergence
                                        s);
   CHECK(missing.exit_code == 2);
   CHECK(missing.err.find("nope.json") != std::string::npos);
+}
+
+namespace {
+
+// A recorded step span, one line of trace.json, and the batch it lists.
+struct StepLine {
+  size_t line = 0;
+  int64_t step = 0;
+  int64_t rank = 0;
+  std::string batch;
+  std::vector<RecordedEntry> entries;
+};
+
+std::vector<std::string> lines_of(const std::string& text) {
+  std::vector<std::string> lines;
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);) lines.push_back(line);
+  return lines;
+}
+
+// The first step span with a batch for which `pick` gives an entry index to perturb (-1: none).
+template <typename Pick>
+StepLine find_step_line(const std::vector<std::string>& lines, Pick pick, int64_t* index) {
+  for (size_t i = 0; i < lines.size(); ++i) {
+    if (lines[i].find("\"name\":\"step\"") == std::string::npos) continue;
+    const std::string body = lines[i].back() == ',' ? lines[i].substr(0, lines[i].size() - 1) : lines[i];
+    const auto e = nlohmann::json::parse(body);
+    if (!e["args"].contains("batch")) continue;
+    StepLine s{i, e["args"]["step"].get<int64_t>(), e["tid"].get<int64_t>() / 2, e["args"]["batch"], {}};
+    REQUIRE(parse_batch(s.batch, &s.entries));
+    if ((*index = pick(s.entries)) >= 0) return s;
+  }
+  FAIL("no step span to perturb");
+  return {};
+}
+
+// Replays `real` with one step span's batch replaced by `perturbed`; checks the divergence names that
+// step, its rank and the first entry that differs (`recorded`, the perturbed one, and `planned`).
+void check_perturbed(const Scratch& s, const std::string& real, const StepLine& at,
+                     const std::string& perturbed, int64_t entry, const std::string& recorded,
+                     const std::string& planned) {
+  std::vector<std::string> lines = lines_of(real);
+  const std::string from = "\"batch\":\"" + at.batch + "\"", to = "\"batch\":\"" + perturbed + "\"";
+  const size_t pos = lines[at.line].find(from);
+  REQUIRE(pos != std::string::npos);
+  lines[at.line].replace(pos, from.size(), to);
+  std::ofstream out(s.file("perturbed.json"));
+  for (const std::string& line : lines) out << line << "\n";
+  out.close();
+  const Result sim = run_tokenline("sim --backend replay:" + s.file("perturbed.json") +
+                                       " --parallel tp1 --trace-detail op --workload " + s.file("w.jsonl") +
+                                       " --out " + s.file("sim") + kSchedulerFlags,
+                                   s);
+  INFO(sim.err);
+  CHECK(sim.exit_code == 1);
+  CHECK(sim.err.find("diverged") != std::string::npos);
+  CHECK(sim.err.find("step " + std::to_string(at.step) + " rank " + std::to_string(at.rank) + " entry " +
+                     std::to_string(entry) + ": recorded " + recorded + ", planned " + planned) !=
+        std::string::npos);
+}
+
+}  // namespace
+
+TEST_CASE("a replay of a real trace with one batch perturbed names the step, rank and entry (exit 1)") {
+  Scratch s("perturbed");
+  write_workload(s.file("w.jsonl"));
+  REQUIRE(
+      run_tokenline("run --workload " + s.file("w.jsonl") + " --out " + s.file("real") + kSchedulerFlags, s)
+          .exit_code == 0);
+  const std::string real = read_all(s.file("real/trace.json"));
+  const std::vector<std::string> lines = lines_of(real);
+  int64_t entry = -1;
+
+  // Two entries swapped: the same tokens and requests, so only the entry-by-entry check sees it.
+  const StepLine two = find_step_line(
+      lines,
+      [](const std::vector<RecordedEntry>& b) -> int64_t {
+        return b.size() >= 2 && !(b[0] == b[1]) ? 0 : -1;
+      },
+      &entry);
+  std::vector<RecordedEntry> swapped = two.entries;
+  std::swap(swapped[0], swapped[1]);
+  std::string text;
+  for (const RecordedEntry& e : swapped) append_batch_entry(text, e);
+  check_perturbed(s, real, two, text, 0, to_string(two.entries[1]), to_string(two.entries[0]));
+
+  // A prefix hit taken away: the chunk's context set to 0, its tokens unchanged.
+  const StepLine hit = find_step_line(
+      lines,
+      [](const std::vector<RecordedEntry>& b) -> int64_t {
+        for (size_t i = 0; i < b.size(); ++i)
+          if (b[i].prefill && b[i].context_tokens > 0) return static_cast<int64_t>(i);
+        return -1;
+      },
+      &entry);
+  std::vector<RecordedEntry> missed = hit.entries;
+  missed[static_cast<size_t>(entry)].context_tokens = 0;
+  text.clear();
+  for (const RecordedEntry& e : missed) append_batch_entry(text, e);
+  check_perturbed(s, real, hit, text, entry, to_string(missed[static_cast<size_t>(entry)]),
+                  to_string(hit.entries[static_cast<size_t>(entry)]));
 }
 
 TEST_CASE("tokenline run: a bad checkpoint is one InputError naming the tensor (exit 2), no crash") {

@@ -1,0 +1,110 @@
+#include "traces/trace_reader.h"
+
+#include <catch2/catch.hpp>
+#include <fstream>
+
+#include "common/input_error.h"
+#include "tests/traces/test_dir.h"
+#include "traces/chrome_trace_writer.h"
+
+namespace tokenline {
+namespace {
+
+std::string written_batch(const std::vector<RecordedEntry>& entries) {
+  std::string out;
+  for (const RecordedEntry& e : entries) append_batch_entry(out, e);
+  return out;
+}
+
+// Expects read_recorded_run(path) to throw an InputError whose message holds every one of `parts`.
+void check_rejected(const std::string& path, std::initializer_list<const char*> parts) {
+  try {
+    (void)read_recorded_run(path);
+    FAIL("expected an InputError");
+  } catch (const InputError& e) {
+    const std::string what = e.what();
+    for (const char* part : parts) CHECK(what.find(part) != std::string::npos);
+  }
+}
+
+}  // namespace
+
+TEST_CASE("batch text: entries round-trip in order; anything off the grammar is refused") {
+  const std::vector<RecordedEntry> entries = {
+      {.id = 12, .prefill = true, .new_tokens = 64, .context_tokens = 32},
+      {.id = 40, .prefill = false, .new_tokens = 1, .context_tokens = 0},
+      {.id = 7, .prefill = false, .new_tokens = 3, .context_tokens = 0},
+      {.id = 0, .prefill = true, .new_tokens = 5, .context_tokens = 0}};
+  const std::string text = written_batch(entries);
+  CHECK(text == "12p64@32 40d1 7d3 0p5@0");
+  std::vector<RecordedEntry> back;
+  REQUIRE(parse_batch(text, &back));
+  CHECK(back == entries);
+  CHECK(to_string(entries[0]) == "12p64@32");
+  REQUIRE(parse_batch("", &back));
+  CHECK(back.empty());
+  for (const char* bad : {"12x3", "12p3", "12p3@", "12d", "d1", "1d1 ", " 1d1", "1d1  2d1", "-1d1", "1d1@0",
+                          "1p2@3x", "1234567890123456789d1"}) {
+    INFO(bad);
+    CHECK_FALSE(parse_batch(bad, &back));
+  }
+}
+
+TEST_CASE("trace reader: step spans come back per rank with their batch composition, when recorded") {
+  testing::TestDir dir("trace-reader");
+  const std::string path = dir.file("trace.json");
+  {
+    ChromeTraceWriter w(path);
+    const std::string batch = "3p16@32 5d1";
+    w.complete(1, trace_tid(0, TraceStream::kCompute), "step", 0.0, 0.002,
+               {{"step", 0}, {"tokens", 17}, {"requests", 2}}, TraceText{"batch", batch});
+    w.complete(1, trace_tid(1, TraceStream::kCompute), "step", 0.0, 0.002,
+               {{"step", 0}, {"tokens", 1}, {"requests", 1}});
+    w.complete(1, trace_tid(0, TraceStream::kCompute), "embed", 0.0, 0.001);
+    REQUIRE(w.finish());
+  }
+  const RecordedRun run = read_recorded_run(path);
+  REQUIRE(run.instances.size() == 1);
+  REQUIRE(run.instances[0].steps.size() == 1);
+  const RecordedStep& step = run.instances[0].steps[0];
+  REQUIRE(step.ranks.size() == 2);
+  CHECK(step.ranks[0].has_batch);
+  REQUIRE(step.ranks[0].batch.size() == 2);
+  CHECK(step.ranks[0].batch[0] ==
+        RecordedEntry{.id = 3, .prefill = true, .new_tokens = 16, .context_tokens = 32});
+  CHECK(step.ranks[0].batch[1] ==
+        RecordedEntry{.id = 5, .prefill = false, .new_tokens = 1, .context_tokens = 0});
+  CHECK_FALSE(step.ranks[1].has_batch);  // a step-detail span: counts only
+  CHECK(step.ranks[1].tokens == 1);
+  CHECK(step.ops.size() == 1);
+}
+
+TEST_CASE("trace reader: a batch that breaks the grammar or disagrees with its span is an InputError") {
+  testing::TestDir dir("trace-reader-bad");
+  const std::string path = dir.file("trace.json");
+  const std::string head =
+      "{\"traceEvents\": [{\"ph\": \"X\", \"name\": \"step\", \"pid\": 1, \"tid\": 0, \"ts\": 0, "
+      "\"dur\": 5, \"args\": {\"step\": 0, \"tokens\": 17, \"requests\": 2, \"batch\": ";
+  std::ofstream(path) << head << "\"3p16 5d1\"}}]}";
+  check_rejected(path, {"traceEvents[0]", "'3p16 5d1'", "<id>p<new>@<context>"});
+  std::ofstream(path) << head << "\"3p16@0 5d2\"}}]}";  // 18 tokens in a span of 17
+  check_rejected(path, {"traceEvents[0]", "2 entries and 17 tokens", "2 entries and 18 tokens"});
+  std::ofstream(path) << head << "\"3p16@0\"}}]}";  // one entry in a span of two requests
+  check_rejected(path, {"traceEvents[0]", "1 entries and 16 tokens"});
+  std::ofstream(path) << head << "17}}]}";
+  check_rejected(path, {"traceEvents[0]", "found 17"});
+}
+
+TEST_CASE("trace reader: a file that is not a tokenline trace is one InputError naming it") {
+  testing::TestDir dir("trace-reader-not");
+  const std::string path = dir.file("not_a_trace.json");
+  std::ofstream(path) << "{\"traceEvents\": [{\"ph\": \"X\", \"name\": \"embed\", \"pid\": 1, \"tid\": 0, "
+                         "\"ts\": 0, \"dur\": 5}]}";
+  check_rejected(path, {path.c_str(), "op spans after their step span"});
+  std::ofstream(path) << "not json";
+  check_rejected(path, {path.c_str(), "malformed JSON"});
+  check_rejected(dir.file("missing.json"), {"missing.json", "no such file"});
+  CHECK(trace_us_to_s(70942.932) == 70942932 / 1e9);
+}
+
+}  // namespace tokenline
