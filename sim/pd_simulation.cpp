@@ -12,6 +12,7 @@
 #include "common/input_error.h"
 #include "engine/core/pd_handoff.h"
 #include "sim/analytic_backend.h"
+#include "sim/feeder.h"
 #include "sim/link_meter.h"
 #include "sim/recorder.h"
 #include "sim/router.h"
@@ -81,6 +82,14 @@ struct Sender {
   double free_since_s = 0;
 };
 
+// Wakes an instance's or a sender's actor if it waits (both keep `waiting` and `signal`).
+template <typename Waiter>
+void wake(Waiter& w) {
+  if (!w.waiting) return;
+  w.waiting = false;
+  w.signal->notify();
+}
+
 // A decode-side request: its KV arrives with it, so it needs no prefix identity.
 RequestSpec kv_spec(RequestId id, int64_t prompt_tokens, int64_t output_tokens) {
   RequestSpec spec;
@@ -108,9 +117,7 @@ class PdDriver {
   SimResult run();
 
  private:
-  void feed();
-  void feed_closed_loop();
-  void dispatch(Arrival& a);
+  void dispatch(RequestSpec&& spec);
   void run_prefill(int32_t index);
   void run_decode(int32_t index);
   void run_sender(size_t index);
@@ -145,13 +152,9 @@ class PdDriver {
   std::unique_ptr<LinkMeter> link_meter_;     // --backend simgrid: links.json
   std::unordered_map<RequestId, PdLive> live_;
   std::vector<PdGrant> grants_;
-  std::unique_ptr<sg::Signal> feeder_signal_;
-  bool feeder_waiting_ = false;
-  bool feeding_done_ = false;
+  Feeder feeder_;
   int32_t prefill_done_ = 0;
   int64_t transfers_in_flight_ = 0;  // granted, not yet delivered
-  int64_t in_flight_ = 0;            // closed loop: sent and not yet left
-  std::optional<InputError> input_error_;
   std::chrono::steady_clock::time_point wall_start_;
 };
 
@@ -165,6 +168,7 @@ PdDriver::PdDriver(const SimConfig& config, const PdConfig& pd, std::span<const 
       prefill_router_(config.router, config.instances.front().config.kv.page_tokens),
       decode_router_(config.router, config.instances.front().config.kv.page_tokens),
       handoff_(pool_shape(config, pd)),
+      feeder_(source, config.feed.concurrency, [this](RequestSpec&& spec) { dispatch(std::move(spec)); }),
       wall_start_(std::chrono::steady_clock::now()) {
   const bool op_detail = config.output.trace_detail == TraceDetail::kOp;
   if (config.backend == Backend::kSimgrid) {
@@ -241,80 +245,36 @@ double PdDriver::transfer_on_network(const Sender& s, const PdLive& l) {
 }
 
 void PdDriver::wake_all() {
-  for (auto& slot : slots_) {
-    if (slot->waiting) {
-      slot->waiting = false;
-      slot->signal->notify();
-    }
-  }
-  for (Sender& s : senders_) {
-    if (s.waiting) {
-      s.waiting = false;
-      s.signal->notify();
-    }
-  }
-  if (feeder_waiting_) {
-    feeder_waiting_ = false;
-    feeder_signal_->notify();
-  }
+  for (auto& slot : slots_) wake(*slot);
+  for (Sender& s : senders_) wake(s);
+  feeder_.wake();
 }
 
-void PdDriver::dispatch(Arrival& a) {
+void PdDriver::dispatch(RequestSpec&& spec) {
   const double now = sg::now_s();
-  const int32_t index = prefill_router_.pick(prefill_views_, a.spec);
-  recorder_.on_arrival(index, a.spec.id, now);
-  const RejectReason decode_fit = handoff_.validate(a.spec.prompt_tokens, a.spec.output_tokens);
+  const int32_t index = prefill_router_.pick(prefill_views_, spec);
+  recorder_.on_arrival(index, spec.id, now);
+  const RejectReason decode_fit = handoff_.validate(spec.prompt_tokens, spec.output_tokens);
   const bool prefill_fits =
-      slots_[static_cast<size_t>(index)]->instance.rank(0).validate(a.spec, false) == RejectReason::kNone;
+      slots_[static_cast<size_t>(index)]->instance.rank(0).validate(spec, false) == RejectReason::kNone;
   if (prefill_fits && decode_fit != RejectReason::kNone) {
     RequestRecord r;
-    r.id = a.spec.id;
+    r.id = spec.id;
     r.status = RequestStatus::kRejected;
     r.reject_reason = decode_fit;
-    r.prompt_tokens = a.spec.prompt_tokens;
-    r.output_tokens = a.spec.output_tokens;
+    r.prompt_tokens = spec.prompt_tokens;
+    r.output_tokens = spec.output_tokens;
     r.arrival_s = now;
     r.finish_s = now;
     finish_request(r, index, nullptr);
     return;
   }
-  PdLive& l = live_[a.spec.id];
+  PdLive& l = live_[spec.id];
   l.arrival_s = now;
   l.prefill_instance = index;
-  l.prompt_tokens = a.spec.prompt_tokens;
-  l.output_tokens = a.spec.output_tokens;
-  slots_[static_cast<size_t>(index)]->instance.add_request(std::move(a.spec), now);
-  wake_all();
-}
-
-void PdDriver::feed_closed_loop() {
-  Arrival a;
-  while (true) {
-    while (in_flight_ < config_.feed.concurrency) {
-      if (!source_.next(a)) return;
-      ++in_flight_;
-      dispatch(a);
-    }
-    feeder_waiting_ = true;
-    feeder_signal_->wait();
-  }
-}
-
-void PdDriver::feed() {
-  try {
-    if (config_.feed.concurrency > 0) {
-      feed_closed_loop();
-    } else {
-      Arrival a;
-      while (source_.next(a)) {
-        if (a.trace_time_s > sg::now_s()) sg::sleep_until(a.trace_time_s);
-        dispatch(a);
-      }
-    }
-  } catch (const InputError& e) {
-    input_error_ = e;  // reported after the run; the outputs are discarded
-  }
-  feeding_done_ = true;
+  l.prompt_tokens = spec.prompt_tokens;
+  l.output_tokens = spec.output_tokens;
+  slots_[static_cast<size_t>(index)]->instance.add_request(std::move(spec), now);
   wake_all();
 }
 
@@ -325,7 +285,7 @@ void PdDriver::finish_request(const RequestRecord& record, int32_t instance, con
     recorder_.on_record(record, instance);
   }
   live_.erase(record.id);
-  if (config_.feed.concurrency > 0) --in_flight_;
+  feeder_.on_finished();  // the feeder sees the free slot at the next wake_all()
 }
 
 // Grants decode pages to waiting hand-offs (the core decides which and where) and queues their KV on the
@@ -474,7 +434,7 @@ void PdDriver::run_prefill(int32_t index) {
     drain_prefill(index);
     const bool blocked = handoff_.prefill_blocked(index);
     if (blocked || !slot.instance.has_work() || empty_plans >= 2) {
-      if (!blocked && !slot.instance.has_work() && feeding_done_) break;
+      if (!blocked && !slot.instance.has_work() && feeder_.done()) break;
       slot.waiting = true;
       slot.signal->wait();
       empty_plans = 0;
@@ -510,10 +470,12 @@ SimResult PdDriver::run() {
   std::unique_ptr<sg::SimEngine> engine_owner =
       platform_ ? std::make_unique<sg::SimEngine>(*platform_) : std::make_unique<sg::SimEngine>();
   sg::SimEngine& engine = *engine_owner;
-  feeder_signal_ = std::make_unique<sg::Signal>();
   for (auto& slot : slots_) slot->signal = std::make_unique<sg::Signal>();
   for (Sender& s : senders_) s.signal = std::make_unique<sg::Signal>();
-  engine.add_actor("feeder", [this] { feed(); });
+  engine.add_actor("feeder", [this] {
+    feeder_.run();
+    wake_all();  // instances with nothing left to do may now end
+  });
   for (int32_t i = 0; i < config_.instance_count(); ++i) {
     if (i < pd_.prefill_instances) {
       engine.add_actor("prefill-" + std::to_string(i), [this, i] { run_prefill(i); });
@@ -524,7 +486,7 @@ SimResult PdDriver::run() {
   for (size_t s = 0; s < senders_.size(); ++s)
     engine.add_actor("kv-sender-" + std::to_string(s), [this, s] { run_sender(s); });
   const bool ok = engine.run();
-  if (input_error_) throw *input_error_;
+  if (feeder_.input_error()) throw *feeder_.input_error();
   if (!ok) throw std::runtime_error("simulation failed: " + engine.error());
 
   const double wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start_).count();

@@ -1,13 +1,13 @@
-// run_pd_simulation: a `tokenline sim --pd xPyD` run. Actors: the arrival feeder (routes each request to
-// a prefill instance), one per prefill instance and one per decode instance running the core's Instance
-// loop, and one KV sender per prefill rank (its NICs or NVLink port). A request leaves its prefill
-// instance after its last chunk; the core's PdHandoff reserves its pages on a decode rank (FIFO; the
-// prefill instance pauses while its waiting hand-offs would fill its pool); the sender moves its KV +
-// indexer cache in the link's time; the decode instance admits it with its KV present. Requests are
-// data, never actors. With --backend simgrid, instances take consecutive GPUs of the cluster (prefill ones
-// first), each steps on its own SimgridBackend, and each KV hand-off is network flows from the prefill
-// rank's tp GPUs to the decode rank's GPUs (so it shares NICs with all-to-all traffic; metered in
-// links.json); --pd-link is then unused and --pd-transfer must be whole.
+// run_pd_simulation: a `tokenline sim --pd xPyD` run. Actors: the arrival feeder (sim/feeder.h; routes each
+// request to a prefill instance), one per prefill instance and one per decode instance running the core's
+// Instance loop, and one KV sender per prefill rank (its NICs or NVLink port). A request leaves its prefill
+// instance after its last chunk; the core's PdHandoff reserves its pages on a decode rank (FIFO; the prefill
+// instance pauses while its waiting hand-offs would fill its pool); the sender moves its KV + indexer cache
+// in the link's time; the decode instance admits it with its KV present. Requests are data, never actors.
+// With --backend simgrid, instances take consecutive GPUs of the cluster (prefill ones first), each steps on
+// its own SimgridBackend, and each KV hand-off is network flows from the prefill rank's tp GPUs to the decode
+// rank's GPUs (so it shares NICs with all-to-all traffic; metered in links.json); --pd-link is then unused
+// and --pd-transfer must be whole.
 #pragma once
 
 #include <span>

@@ -9,6 +9,7 @@
 
 #include "common/input_error.h"
 #include "sim/analytic_backend.h"
+#include "sim/feeder.h"
 #include "sim/link_meter.h"
 #include "sim/recorder.h"
 #include "sim/replay_backend.h"
@@ -34,11 +35,18 @@ struct InstanceSlot {
   AnalyticBackend backend;
   std::unique_ptr<SimgridBackend> simgrid;  // --backend simgrid: runs each step in virtual time itself
   std::unique_ptr<ReplayBackend> replay;    // --backend replay:<trace.json>: a real run's step times
-  std::unique_ptr<sg::Signal> signal;  // created inside the simulation
+  std::unique_ptr<sg::Signal> signal;       // created inside the simulation
   StepPlan plan;
   std::vector<RequestRecord> drained;
   bool waiting = false;
 };
+
+// Wakes the slot's instance actor if it waits for work.
+void wake(InstanceSlot& slot) {
+  if (!slot.waiting) return;
+  slot.waiting = false;
+  slot.signal->notify();
+}
 
 class Driver {
  public:
@@ -47,6 +55,7 @@ class Driver {
         source_(source),
         recorder_(config),
         router_(config.router, config.instances.front().config.kv.page_tokens),
+        feeder_(source, config.feed.concurrency, [this](RequestSpec&& spec) { dispatch(std::move(spec)); }),
         wall_start_(std::chrono::steady_clock::now()) {
     if (config.backend == Backend::kSimgrid) {
       platform_ = sg::load_platform(config.cluster_source, cost_models[0].hbm_bw);
@@ -73,11 +82,8 @@ class Driver {
   const ReplayBackend& replay(size_t i) const { return *slots_[i]->replay; }
 
  private:
-  void feed();
-  void feed_open_loop();
-  void feed_closed_loop();
-  bool next_arrival(Arrival& a);
-  void dispatch(Arrival& a);
+  void dispatch(RequestSpec&& spec);
+  void wake_instances();
   void run_instance(int32_t index);
   bool step_instance(int32_t index);
   void drain(int32_t index);
@@ -92,70 +98,23 @@ class Driver {
   std::vector<const Instance*> instance_views_;
   std::optional<sg::PlatformSpec> platform_;  // --backend simgrid
   std::unique_ptr<LinkMeter> link_meter_;     // --backend simgrid: links.json
-  std::unique_ptr<sg::Signal> feeder_signal_;
-  bool feeder_waiting_ = false;
-  bool feeding_done_ = false;
-  int64_t in_flight_ = 0;  // closed loop: sent and not yet left
+  Feeder feeder_;
   int64_t steps_ = 0;
-  std::optional<InputError> input_error_;
   std::chrono::steady_clock::time_point wall_start_;
   std::chrono::steady_clock::time_point last_progress_{};
 };
 
-bool Driver::next_arrival(Arrival& a) {
-  return source_.next(a);
-}
-
-void Driver::dispatch(Arrival& a) {
+void Driver::dispatch(RequestSpec&& spec) {
   const double now = sg::now_s();
-  const int32_t index = router_.pick(instance_views_, a.spec);
+  const int32_t index = router_.pick(instance_views_, spec);
   InstanceSlot& slot = *slots_[static_cast<size_t>(index)];
-  recorder_.on_arrival(index, a.spec.id, now);
-  slot.instance.add_request(std::move(a.spec), now);
-  if (slot.waiting) {
-    slot.waiting = false;
-    slot.signal->notify();
-  }
+  recorder_.on_arrival(index, spec.id, now);
+  slot.instance.add_request(std::move(spec), now);
+  wake(slot);
 }
 
-void Driver::feed_open_loop() {
-  Arrival a;
-  while (next_arrival(a)) {
-    if (a.trace_time_s > sg::now_s()) sg::sleep_until(a.trace_time_s);
-    dispatch(a);
-  }
-}
-
-void Driver::feed_closed_loop() {
-  Arrival a;
-  while (true) {
-    while (in_flight_ < config_.feed.concurrency) {
-      if (!next_arrival(a)) return;
-      ++in_flight_;
-      dispatch(a);
-    }
-    feeder_waiting_ = true;
-    feeder_signal_->wait();
-  }
-}
-
-void Driver::feed() {
-  try {
-    if (config_.feed.concurrency > 0) {
-      feed_closed_loop();
-    } else {
-      feed_open_loop();
-    }
-  } catch (const InputError& e) {
-    input_error_ = e;  // reported after the run; the outputs are discarded
-  }
-  feeding_done_ = true;
-  for (auto& slot : slots_) {
-    if (slot->waiting) {
-      slot->waiting = false;
-      slot->signal->notify();
-    }
-  }
+void Driver::wake_instances() {
+  for (auto& slot : slots_) wake(*slot);
 }
 
 void Driver::drain(int32_t index) {
@@ -163,13 +122,8 @@ void Driver::drain(int32_t index) {
   slot.instance.drain(slot.drained);
   if (slot.drained.empty()) return;
   for (const RequestRecord& r : slot.drained) recorder_.on_record(r, index);
-  if (config_.feed.concurrency > 0) {
-    in_flight_ -= static_cast<int64_t>(slot.drained.size());
-    if (feeder_waiting_) {
-      feeder_waiting_ = false;
-      feeder_signal_->notify();
-    }
-  }
+  feeder_.on_finished(static_cast<int64_t>(slot.drained.size()));
+  feeder_.wake();
   slot.drained.clear();
 }
 
@@ -200,7 +154,8 @@ bool Driver::step_instance(int32_t index) {
   }
   slot.instance.commit(slot.plan, outcome, sg::now_s());
   const StepCost& cost = slot.simgrid ? slot.simgrid->last_cost() : slot.backend.last_cost();
-  recorder_.on_step(index, slot.plan, outcome, slot.replay ? nullptr : &cost, start_s, slot.instance.counters());
+  recorder_.on_step(index, slot.plan, outcome, slot.replay ? nullptr : &cost, start_s,
+                    slot.instance.counters());
   if (config_.output.progress && ++steps_ % kProgressCheckSteps == 0) progress(false);
   return true;
 }
@@ -212,7 +167,7 @@ void Driver::run_instance(int32_t index) {
     drain(index);
     const bool can_step = slot.instance.has_work() && empty_plans < 2;
     if (!can_step) {
-      if (feeding_done_) return;
+      if (feeder_.done()) return;
       slot.waiting = true;
       slot.signal->wait();
       empty_plans = 0;
@@ -234,15 +189,15 @@ void Driver::progress(bool final_line) {
 // Instances take consecutive GPUs of the platform, in instance order.
 void Driver::attach_simgrid(InstanceSlot& slot, const CostModel& cm, int& first_gpu) {
   if (first_gpu + cm.parallel.gpus() > platform_->gpu_count()) {
-    throw InputError("--cluster " + config_.cluster_source,
-                     "at least " + std::to_string(first_gpu + cm.parallel.gpus()) +
-                         " GPUs for --backend simgrid",
-                     std::to_string(platform_->gpu_count()) + " GPUs");
+    throw InputError(
+        "--cluster " + config_.cluster_source,
+        "at least " + std::to_string(first_gpu + cm.parallel.gpus()) + " GPUs for --backend simgrid",
+        std::to_string(platform_->gpu_count()) + " GPUs");
   }
   const auto index = static_cast<int32_t>(slots_.size()) - 1;  // called right after the slot is added
-  slot.simgrid =
-      std::make_unique<SimgridBackend>(cm, *platform_, first_gpu, config_.output.trace_detail == TraceDetail::kOp,
-                                       config_.overlap, config_.noise, config_.seed, index);
+  slot.simgrid = std::make_unique<SimgridBackend>(cm, *platform_, first_gpu,
+                                                  config_.output.trace_detail == TraceDetail::kOp,
+                                                  config_.overlap, config_.noise, config_.seed, index);
   slot.simgrid->set_meter(link_meter_.get());
   first_gpu += cm.parallel.gpus();
 }
@@ -251,24 +206,26 @@ SimResult Driver::run() {
   std::unique_ptr<sg::SimEngine> engine_owner =
       platform_ ? std::make_unique<sg::SimEngine>(*platform_) : std::make_unique<sg::SimEngine>();
   sg::SimEngine& engine = *engine_owner;
-  feeder_signal_ = std::make_unique<sg::Signal>();
   for (auto& slot : slots_) slot->signal = std::make_unique<sg::Signal>();
-  engine.add_actor("feeder", [this] { feed(); });
+  engine.add_actor("feeder", [this] {
+    feeder_.run();
+    wake_instances();  // instances with nothing left to do may now end
+  });
   for (int32_t i = 0; i < config_.instance_count(); ++i) {
     engine.add_actor("instance-" + std::to_string(i), [this, i] { run_instance(i); });
   }
   const bool ok = engine.run();
   if (config_.output.progress) progress(true);
-  if (input_error_) throw *input_error_;
+  if (feeder_.input_error()) throw *feeder_.input_error();
   if (!ok) throw std::runtime_error("simulation failed: " + engine.error());
 
-  const double wall_s =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start_).count();
+  const double wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start_).count();
   if (link_meter_) link_meter_->emit(recorder_.trace(), kLinksTracePid);
   const std::string backend = slots_.front()->replay ? "replay" : std::string(to_string(config_.backend));
   SimResult result = finish_simulation(config_, recorder_, backend, source_.skipped_lines(), wall_s);
   std::string why;
-  if (link_meter_ && !link_meter_->write(config_.output.dir + "/links.json", &why)) throw std::runtime_error(why);
+  if (link_meter_ && !link_meter_->write(config_.output.dir + "/links.json", &why))
+    throw std::runtime_error(why);
   return result;
 }
 
@@ -355,8 +312,8 @@ SimResult run_replay_simulation(const SimConfig& config, std::span<const CostMod
     const ReplayBackend& replay = driver.replay(i);
     if (replay.divergences() > 0)
       throw std::runtime_error("instance " + std::to_string(i) + " diverged from the recorded run (" +
-                               std::to_string(replay.divergences()) + " steps; first: " +
-                               replay.first_divergence() + ")");
+                               std::to_string(replay.divergences()) +
+                               " steps; first: " + replay.first_divergence() + ")");
     if (replay.replayed_steps() != replay.recorded_steps())
       throw std::runtime_error("instance " + std::to_string(i) + " replayed " +
                                std::to_string(replay.replayed_steps()) + " of " +
