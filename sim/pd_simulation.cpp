@@ -309,6 +309,7 @@ void PdDriver::drain_prefill(int32_t index) {
   for (const RequestRecord& r : slot.drained) {
     if (r.status != RequestStatus::kHandedOff) {  // rejected by the prefill instance
       finish_request(r, index, nullptr);
+      feeder_.wake();  // closed loop: its slot is free, and no hand-off may follow to wake the feeder
       continue;
     }
     recorder_.on_handoff(r, index);
