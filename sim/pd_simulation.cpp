@@ -36,9 +36,6 @@ std::string_view to_string(PdTransferMode mode) {
 
 namespace {
 
-// trace.json process of the link counters, above every instance's pid (as in the colocated driver).
-constexpr int kLinksTracePid = 1000000;
-
 struct PdSlot {
   PdSlot(const InstanceConfig& config, const CostModel& cm, bool op_detail, const StepNoise& noise,
          uint64_t seed, int32_t index)
@@ -490,14 +487,11 @@ SimResult PdDriver::run() {
   if (feeder_.input_error()) throw *feeder_.input_error();
   if (!ok) throw std::runtime_error("simulation failed: " + engine.error());
 
-  const double wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start_).count();
-  if (link_meter_) link_meter_->emit(recorder_.trace(), kLinksTracePid);
-  SimResult result = finish_simulation(config_, recorder_, std::string(to_string(config_.backend)),
-                                       source_.skipped_lines(), wall_s);
-  std::string why;
-  if (link_meter_ && !link_meter_->write(config_.output.dir + "/links.json", &why))
-    throw std::runtime_error(why);
-  return result;
+  return finish_simulation(config_, recorder_,
+                           {.backend_name = std::string(to_string(config_.backend)),
+                            .skipped_lines = source_.skipped_lines(),
+                            .wall_start = wall_start_,
+                            .links = link_meter_.get()});
 }
 
 }  // namespace

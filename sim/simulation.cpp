@@ -21,9 +21,6 @@
 namespace tokenline {
 namespace {
 
-// trace.json process of the simgrid backend's link counters, above every instance's pid (instance + 1).
-constexpr int kLinksTracePid = 1000000;
-
 constexpr double kProgressPeriodS = 0.25;     // wall seconds between progress-bar redraws
 constexpr int64_t kProgressCheckSteps = 256;  // steps between looks at the wall clock
 
@@ -219,23 +216,23 @@ SimResult Driver::run() {
   if (feeder_.input_error()) throw *feeder_.input_error();
   if (!ok) throw std::runtime_error("simulation failed: " + engine.error());
 
-  const double wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start_).count();
-  if (link_meter_) link_meter_->emit(recorder_.trace(), kLinksTracePid);
   const std::string backend = slots_.front()->replay ? "replay" : std::string(to_string(config_.backend));
-  SimResult result = finish_simulation(config_, recorder_, backend, source_.skipped_lines(), wall_s);
-  std::string why;
-  if (link_meter_ && !link_meter_->write(config_.output.dir + "/links.json", &why))
-    throw std::runtime_error(why);
-  return result;
+  return finish_simulation(config_, recorder_,
+                           {.backend_name = backend,
+                            .skipped_lines = source_.skipped_lines(),
+                            .wall_start = wall_start_,
+                            .links = link_meter_.get()});
 }
 
 }  // namespace
 
-SimResult finish_simulation(const SimConfig& config, Recorder& recorder, const std::string& backend_name,
-                            int64_t skipped_lines, double wall_s) {
+SimResult finish_simulation(const SimConfig& config, Recorder& recorder, const RunEnd& end) {
+  // trace.json process of the link counters, above every instance's pid (instance + 1).
+  constexpr int kLinksTracePid = 1000000;
   SimResult result;
   result.simulated_s = sg::now_s();
-  result.wall_s = wall_s;
+  result.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - end.wall_start).count();
+  if (end.links != nullptr) end.links->emit(recorder.trace(), kLinksTracePid);
   Metrics& m = recorder.metrics();
   result.arrived = m.arrived();
   result.completed = m.completed();
@@ -245,10 +242,10 @@ SimResult finish_simulation(const SimConfig& config, Recorder& recorder, const s
   result.prefix_hit_rate = m.input_tokens() > 0 ? static_cast<double>(m.prefix_hit_tokens()) /
                                                       static_cast<double>(m.input_tokens())
                                                 : 0.0;
-  result.skipped_lines = skipped_lines;
+  result.skipped_lines = end.skipped_lines;
   result.events = recorder.events();
   RunInfo info;
-  info.backend = backend_name;
+  info.backend = end.backend_name;
   info.model = config.model_name;
   info.hardware = config.hardware_name;
   info.cluster = config.cluster_name;
@@ -262,6 +259,8 @@ SimResult finish_simulation(const SimConfig& config, Recorder& recorder, const s
   if (config.output.wall_time_in_metrics) info.wall_s = result.wall_s;
   std::string why;
   if (!recorder.finish(info, &why)) throw std::runtime_error(why);
+  if (end.links != nullptr && !end.links->write(config.output.dir + "/links.json", &why))
+    throw std::runtime_error(why);
   return result;
 }
 

@@ -5,6 +5,7 @@
 // Requests are data, never actors. One simulation per process (SimGrid's engine is a singleton).
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <span>
 #include <string>
@@ -36,11 +37,18 @@ struct SimResult {
 SimResult run_simulation(const SimConfig& config, std::span<const CostModel> cost_models,
                          ArrivalSource& source);
 
+class LinkMeter;
 class Recorder;
-// Shared by every driver once its actors are done: the run's summary from the recorder at the current
-// virtual time, then metrics.json written and every output published. Throws std::runtime_error when an
-// output cannot be completed (nothing is left half-written).
-SimResult finish_simulation(const SimConfig& config, Recorder& recorder, const std::string& backend_name,
-                            int64_t skipped_lines, double wall_s);
+// What a driver hands finish_simulation() once its actors are done.
+struct RunEnd {
+  std::string backend_name;  // the run block's backend
+  int64_t skipped_lines = 0;
+  std::chrono::steady_clock::time_point wall_start;  // SimResult::wall_s is measured from here
+  LinkMeter* links = nullptr;  // --backend simgrid: its counters join trace.json and go to links.json
+};
+// Shared by every driver: the run's summary from the recorder at the current virtual time, then
+// metrics.json written and every output published. Throws std::runtime_error when an output cannot be
+// completed (nothing is left half-written).
+SimResult finish_simulation(const SimConfig& config, Recorder& recorder, const RunEnd& end);
 
 }  // namespace tokenline
