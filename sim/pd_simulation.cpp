@@ -127,6 +127,7 @@ class PdDriver {
   void wake_all();
   bool decode_can_end() const;
   void attach_simgrid(int32_t index, const CostModel& cm, int& first_gpu);
+  void add_senders(int32_t index, const CostModel& cm, int32_t ranks);
   double transfer_on_network(const Sender& s, const PdLive& l);
   size_t sender_of(int32_t prefill_instance, int32_t rank) const {
     return sender_base_[static_cast<size_t>(prefill_instance)] + static_cast<size_t>(rank);
@@ -183,21 +184,24 @@ PdDriver::PdDriver(const SimConfig& config, const PdConfig& pd, std::span<const 
     (prefill ? prefill_views_ : decode_views_).push_back(&slots_.back()->instance);
     recorder_.describe_instance(i, spec.parallel_name, spec.config.dp_ranks, spec.config.kv.total_pages);
     recorder_.set_role(i, spec.config.scheduler.role);
-    if (!prefill) continue;
-    const CostModel& cm = cms[static_cast<size_t>(i)];
-    sender_base_.push_back(senders_.size());
-    const PdTransfer per_token = pd_transfer(cm, 1);
-    for (int32_t r = 0; r < spec.config.dp_ranks; ++r) {
-      Sender s;
-      s.prefill_instance = i;
-      s.rate = pd_link_rate(pd.link, cm, cm.parallel.tp);
-      s.bytes_per_token = per_token.total_bytes();
-      s.layers = cm.model.layers;
-      const PdSlot& slot = *slots_.back();
-      for (int g = 0; g < slot.rank_gpus && platform_; ++g)
-        s.src_gpus.push_back(slot.first_gpu + r * slot.rank_gpus + g);
-      senders_.push_back(std::move(s));
-    }
+    if (prefill) add_senders(i, cms[static_cast<size_t>(i)], spec.config.dp_ranks);
+  }
+}
+
+// One sender per rank of prefill instance `index`; with --backend simgrid, each sends from its tp GPUs.
+void PdDriver::add_senders(int32_t index, const CostModel& cm, int32_t ranks) {
+  sender_base_.push_back(senders_.size());
+  const PdSlot& slot = *slots_[static_cast<size_t>(index)];
+  const PdTransfer per_token = pd_transfer(cm, 1);
+  for (int32_t r = 0; r < ranks; ++r) {
+    Sender s;
+    s.prefill_instance = index;
+    s.rate = pd_link_rate(pd_.link, cm, cm.parallel.tp);
+    s.bytes_per_token = per_token.total_bytes();
+    s.layers = cm.model.layers;
+    for (int g = 0; g < slot.rank_gpus && platform_; ++g)
+      s.src_gpus.push_back(slot.first_gpu + r * slot.rank_gpus + g);
+    senders_.push_back(std::move(s));
   }
 }
 

@@ -1,7 +1,7 @@
-// The drivers' arrival feeder, open and closed loop, in one simulation (SimGrid allows one engine per
-// process; ctest runs this case in a process of its own). Times are relative to the clock when the engine
-// was made, so the case also holds after an earlier simulation in the same process. Nothing throws inside
-// actors: what they see is stored and checked after run().
+// The drivers' arrival feeder, open and closed loop. One SimEngine per test case (ctest runs each case in
+// a process of its own); times are relative to the clock when the engine was made, so the cases also hold
+// one after another in one process. Nothing throws inside actors: what they see is stored and checked
+// after run().
 #include "sim/feeder.h"
 
 #include <catch2/catch.hpp>
@@ -46,102 +46,114 @@ struct Sent {
   int64_t in_flight = 0;
 };
 
-TEST_CASE("the feeder releases requests at their times (open loop) or as earlier ones leave (closed loop)",
-          "[feeder]") {
+// One engine whose clock starts at t0 (non-zero after an earlier engine in the same process).
+struct Sim {
   sg::SimEngine engine;
-  const double t0 = sg::now_s();
-  const auto rel = [t0] { return sg::now_s() - t0; };
+  double t0 = sg::now_s();
+  double rel() const { return sg::now_s() - t0; }
+};
 
-  // Open loop: the trace times, whatever leaves; on_finished() counts nothing.
-  ListSource open_source({t0 + 0.5, t0 + 0.5, t0 + 2.0});
-  std::vector<Sent> open_sent;
-  Feeder open(open_source, 0, [&](RequestSpec&& s) { open_sent.push_back({s.id, rel(), open.in_flight()}); });
-  open.on_finished(5);
-  double open_done_s = -1;
-  engine.add_actor("open", [&] {
-    open.run();
-    open_done_s = rel();
+TEST_CASE("open loop: each request at its trace time, whatever leaves", "[feeder]") {
+  Sim sim;
+  ListSource source({sim.t0 + 0.5, sim.t0 + 0.5, sim.t0 + 2.0});
+  std::vector<Sent> sent;
+  Feeder feeder(source, 0, [&](RequestSpec&& s) { sent.push_back({s.id, sim.rel(), feeder.in_flight()}); });
+  double done_s = -1;
+  sim.engine.add_actor("feeder", [&] {
+    feeder.on_finished(5);  // counts nothing in open loop
+    feeder.run();
+    done_s = sim.rel();
   });
+  REQUIRE(sim.engine.run());
 
-  // Closed loop, 2 in flight: a server ends the oldest request each second; the first end is announced
-  // with on_finished() at 1 s but wake() only at 1.25 s, so the third request goes at 1.25 s.
-  ListSource closed_source({t0 + 9.0, t0 + 9.0, t0 + 9.0, t0 + 9.0, t0 + 9.0});  // times unused
-  std::vector<Sent> closed_sent;
+  const std::vector<double> expected_s = {0.5, 0.5, 2.0};
+  REQUIRE(sent.size() == expected_s.size());
+  for (size_t i = 0; i < sent.size(); ++i) {
+    CHECK(sent[i].id == static_cast<RequestId>(i));
+    CHECK(sent[i].at_s == Approx(expected_s[i]).margin(kTimeEps));
+    CHECK(sent[i].in_flight == 0);
+  }
+  CHECK(done_s == Approx(2.0).margin(kTimeEps));
+  CHECK(feeder.done());
+  CHECK_FALSE(feeder.input_error());
+}
+
+TEST_CASE("closed loop: N in flight, the next sent when the feeder is woken after one leaves", "[feeder]") {
+  Sim sim;
+  ListSource source(std::vector<double>(5, sim.t0 + 9.0));  // trace times are ignored in closed loop
+  std::vector<Sent> sent;
   std::deque<RequestId> serving;
-  Feeder closed(closed_source, 2, [&](RequestSpec&& s) {
-    closed_sent.push_back({s.id, rel(), closed.in_flight()});
+  Feeder feeder(source, 2, [&](RequestSpec&& s) {
+    sent.push_back({s.id, sim.rel(), feeder.in_flight()});
     serving.push_back(s.id);
   });
-  double closed_done_s = -1;
-  engine.add_actor("closed", [&] {
-    closed.run();
-    closed_done_s = rel();
+  double done_s = -1;
+  sim.engine.add_actor("feeder", [&] {
+    feeder.run();
+    done_s = sim.rel();
   });
+  // A server ends the oldest request each second; the first end is told with on_finished() at 1 s but
+  // wake() only at 1.25 s.
   std::vector<RequestId> ended;
-  engine.add_actor("server", [&] {
+  sim.engine.add_actor("server", [&] {
     for (int k = 1; k <= 4; ++k) {
-      sg::sleep_until(t0 + k);
+      sg::sleep_until(sim.t0 + k);
       ended.push_back(serving.front());
       serving.pop_front();
-      closed.on_finished();
+      feeder.on_finished();
       if (k == 1) sg::sleep_for(0.25);
-      closed.wake();
+      feeder.wake();
     }
   });
+  REQUIRE(sim.engine.run());
 
-  // Closed loop, 1 in flight, every request rejected inside dispatch: all go at once, no wait.
-  ListSource rejected_source({t0 + 3.0, t0 + 3.0, t0 + 3.0});
-  std::vector<Sent> rejected_sent;
-  Feeder rejecting(rejected_source, 1, [&](RequestSpec&& s) {
-    rejected_sent.push_back({s.id, rel(), rejecting.in_flight()});
-    rejecting.on_finished();
-  });
-  engine.add_actor("rejecting", [&] { rejecting.run(); });
-
-  // A malformed second line ends feeding; the error is kept, not thrown out of the actor.
-  ListSource bad_source({t0 + 0.1, t0 + 0.2}, 1);
-  std::vector<Sent> bad_sent;
-  Feeder bad(bad_source, 0, [&](RequestSpec&& s) { bad_sent.push_back({s.id, rel(), 0}); });
-  engine.add_actor("bad", [&] { bad.run(); });
-
-  REQUIRE(engine.run());
-
-  REQUIRE(open_sent.size() == 3);
-  CHECK(open_sent[0].at_s == Approx(0.5).margin(kTimeEps));
-  CHECK(open_sent[1].at_s == Approx(0.5).margin(kTimeEps));
-  CHECK(open_sent[2].at_s == Approx(2.0).margin(kTimeEps));
-  CHECK(open_sent[2].in_flight == 0);
-  CHECK(open_done_s == Approx(2.0).margin(kTimeEps));
-  CHECK(open.done());
-  CHECK_FALSE(open.input_error());
-
-  // Timeline (2 slots): 0 s send 0,1 | 1 s 0 ends (woken 1.25 s: send 2) | 2 s 1 ends: send 3 |
-  // 3 s 2 ends: send 4 | 4 s 3 ends: the source is empty, done.
-  REQUIRE(closed_sent.size() == 5);
+  // 0 s: send 0, 1 | 1 s: 0 ends, woken 1.25 s: send 2 | 2 s: 1 ends, send 3 | 3 s: 2 ends, send 4 |
+  // 4 s: 3 ends, the source is empty: done.
   const std::vector<double> expected_s = {0.0, 0.0, 1.25, 2.0, 3.0};
-  for (size_t i = 0; i < closed_sent.size(); ++i) {
-    CHECK(closed_sent[i].id == static_cast<RequestId>(i));
-    CHECK(closed_sent[i].at_s == Approx(expected_s[i]).margin(kTimeEps));
-    CHECK(closed_sent[i].in_flight <= 2);  // counted before dispatch, so the sent one is included
+  REQUIRE(sent.size() == expected_s.size());
+  for (size_t i = 0; i < sent.size(); ++i) {
+    CHECK(sent[i].id == static_cast<RequestId>(i));
+    CHECK(sent[i].at_s == Approx(expected_s[i]).margin(kTimeEps));
+    CHECK(sent[i].in_flight == (i == 0 ? 1 : 2));  // counted before dispatch, the sent one included
   }
-  CHECK(closed_sent[1].in_flight == 2);
   CHECK(ended == std::vector<RequestId>{0, 1, 2, 3});
-  CHECK(closed_done_s == Approx(4.0).margin(kTimeEps));
-  CHECK(closed.in_flight() == 1);  // request 4 never ended
+  CHECK(done_s == Approx(4.0).margin(kTimeEps));
+  CHECK(feeder.in_flight() == 1);  // request 4 never ended
+}
 
-  REQUIRE(rejected_sent.size() == 3);
-  for (const Sent& s : rejected_sent) {
+TEST_CASE("closed loop: requests rejected inside dispatch free their slot at once", "[feeder]") {
+  Sim sim;
+  ListSource source({sim.t0 + 3.0, sim.t0 + 3.0, sim.t0 + 3.0});
+  std::vector<Sent> sent;
+  Feeder feeder(source, 1, [&](RequestSpec&& s) {
+    sent.push_back({s.id, sim.rel(), feeder.in_flight()});
+    feeder.on_finished();
+  });
+  sim.engine.add_actor("feeder", [&] { feeder.run(); });
+  REQUIRE(sim.engine.run());
+
+  REQUIRE(sent.size() == 3);
+  for (const Sent& s : sent) {
     CHECK(s.at_s == Approx(0.0).margin(kTimeEps));
     CHECK(s.in_flight == 1);
   }
-  CHECK(rejecting.done());
-  CHECK(rejecting.in_flight() == 0);
+  CHECK(feeder.done());
+  CHECK(feeder.in_flight() == 0);
+}
 
-  REQUIRE(bad_sent.size() == 1);
-  CHECK(bad_sent[0].at_s == Approx(0.1).margin(kTimeEps));
-  CHECK(bad.done());
-  REQUIRE(bad.input_error());
-  CHECK(std::string(bad.input_error()->what()) == "list:1: expected a request, found garbage");
+TEST_CASE("a malformed line ends feeding and is kept, not thrown out of the actor", "[feeder]") {
+  Sim sim;
+  ListSource source({sim.t0 + 0.1, sim.t0 + 0.2}, 1);
+  std::vector<Sent> sent;
+  Feeder feeder(source, 0, [&](RequestSpec&& s) { sent.push_back({s.id, sim.rel(), 0}); });
+  sim.engine.add_actor("feeder", [&] { feeder.run(); });
+  REQUIRE(sim.engine.run());
+
+  REQUIRE(sent.size() == 1);
+  CHECK(sent[0].at_s == Approx(0.1).margin(kTimeEps));
+  CHECK(feeder.done());
+  REQUIRE(feeder.input_error());
+  CHECK(std::string(feeder.input_error()->what()) == "list:1: expected a request, found garbage");
 }
 
 }  // namespace
