@@ -100,19 +100,22 @@ void Recorder::trace_entries(int pid, const StepPlan& plan, double start_s, doub
   }
 }
 
-void Recorder::step_span(int pid, int tid, const Batch& batch, double start_s, double duration_s,
-                         std::initializer_list<TraceArg> args) {
+void Recorder::step_span(int pid, int tid, const Batch& batch, std::span<const int32_t> accepted,
+                         double start_s, double duration_s, std::initializer_list<TraceArg> args) {
   if (detail_ == TraceDetail::kStep) {  // the batch composition costs ~as much again as the step spans
     trace_.complete(pid, tid, "step", start_s, duration_s, args);
     return;
   }
   batch_scratch_.clear();
-  for (const BatchEntry& e : batch.entries) {
+  for (size_t i = 0; i < batch.entries.size(); ++i) {
+    const BatchEntry& e = batch.entries[i];
     const bool prefill = e.phase == tokenline::Phase::kPrefill;
+    const bool verified = !prefill && i < accepted.size();  // MTP on
     append_batch_entry(batch_scratch_, RecordedEntry{.id = e.id,
                                                      .prefill = prefill,
                                                      .new_tokens = e.new_tokens,
-                                                     .context_tokens = prefill ? e.context_tokens : 0});
+                                                     .context_tokens = prefill ? e.context_tokens : 0,
+                                                     .accepted = verified ? accepted[i] : -1});
   }
   trace_.complete(pid, tid, "step", start_s, duration_s, args, TraceText{"batch", batch_scratch_});
 }
@@ -155,6 +158,10 @@ void Recorder::on_step(int32_t instance, const StepPlan& plan, const StepOutcome
       continue;
     }
     const auto requests = static_cast<int64_t>(batch.entries.size());
+    const auto r = static_cast<size_t>(batch.rank);
+    const std::span<const int32_t> accepted =
+        r < outcome.accepted_drafts.size() ? std::span<const int32_t>(outcome.accepted_drafts[r])
+                                           : std::span<const int32_t>();
     if (batch.rank == busiest) {
       const std::initializer_list<TraceArg> args = {{"step", step},
                                                     {"tokens", batch.total_tokens()},
@@ -165,9 +172,9 @@ void Recorder::on_step(int32_t instance, const StepPlan& plan, const StepOutcome
                                                     {"compute_ns", to_ns(cost->compute_s)},
                                                     {"comm_ns", to_ns(cost->comm_s)},
                                                     {"launch_ns", to_ns(cost->launch_s)}};
-      step_span(pid, tid, batch, start_s, outcome.duration_s, args);
+      step_span(pid, tid, batch, accepted, start_s, outcome.duration_s, args);
     } else {
-      step_span(pid, tid, batch, start_s, outcome.duration_s,
+      step_span(pid, tid, batch, accepted, start_s, outcome.duration_s,
                 {{"step", step}, {"tokens", batch.total_tokens()}, {"requests", requests}});
     }
   }

@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <initializer_list>
 #include <memory>
+#include <span>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -78,8 +79,8 @@ class Recorder {
     int64_t batch_tokens = -1;
   };
   // A rank's step span; at op detail its args end with the batch composition ("batch", trace_reader.h).
-  void step_span(int pid, int tid, const Batch& batch, double start_s, double duration_s,
-                 std::initializer_list<TraceArg> args);
+  void step_span(int pid, int tid, const Batch& batch, std::span<const int32_t> accepted, double start_s,
+                 double duration_s, std::initializer_list<TraceArg> args);
   void trace_entries(int pid, const StepPlan& plan, double start_s, double end_s);
   void trace_counters(int32_t instance, double time_s, const InstanceCounters& counters);
   void write_record(const RequestRecord& record, int32_t instance, int32_t trace_instance, const PdHop* hop);

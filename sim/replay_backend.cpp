@@ -25,7 +25,8 @@ std::string entry_or_nothing(const std::vector<RecordedEntry>& entries, size_t i
 // The first entry where a recorded batch and a planned one differ, "" when they are the same.
 std::string composition_mismatch(const std::vector<RecordedEntry>& recorded,
                                  const std::vector<RecordedEntry>& planned) {
-  const auto [r, p] = std::mismatch(recorded.begin(), recorded.end(), planned.begin(), planned.end());
+  const auto [r, p] = std::mismatch(recorded.begin(), recorded.end(), planned.begin(), planned.end(),
+                                    [](const RecordedEntry& a, const RecordedEntry& b) { return a.same_decision(b); });
   if (r == recorded.end() && p == planned.end()) return {};
   const auto i = static_cast<size_t>(r - recorded.begin());
   return "entry " + std::to_string(i) + ": recorded " + entry_or_nothing(recorded, i) + ", planned " +
@@ -99,6 +100,7 @@ StepOutcome ReplayBackend::execute(const StepBatches& step) {
   const RecordedStep& rec = recorded_.steps[next_++];
   check_step(step, rec);
   outcome.duration_s = rec.duration_s;
+  outcome.accepted_drafts = accepted_drafts(step, rec);
   for (const RecordedOp& op : rec.ops) {
     const auto it = std::find(names_.begin(), names_.end(), op.name);
     outcome.ops.push_back(OpSpan{.name = it->c_str(),
@@ -108,6 +110,23 @@ StepOutcome ReplayBackend::execute(const StepBatches& step) {
                                  .duration_s = op.duration_s});
   }
   return outcome;
+}
+
+// The MTP drafts each recorded decode accepted, per planned rank and entry; empty when none were recorded
+// (MTP off), so the core commits one token per decode as it did.
+std::vector<std::vector<int32_t>> ReplayBackend::accepted_drafts(const StepBatches& step, const RecordedStep& rec) {
+  std::vector<std::vector<int32_t>> out;
+  for (const RecordedRankStep& rank : rec.ranks) {
+    for (size_t i = 0; i < rank.batch.size(); ++i) {
+      if (rank.batch[i].accepted < 0) continue;
+      out.resize(step.ranks.size());
+      const auto r = static_cast<size_t>(rank.rank);
+      if (r >= out.size()) continue;  // check_step reported the rank
+      out[r].resize(rank.batch.size(), 0);
+      out[r][i] = rank.batch[i].accepted;
+    }
+  }
+  return out;
 }
 
 std::string replay_trace_path(const std::string& backend) {

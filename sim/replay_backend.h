@@ -42,6 +42,7 @@ class ReplayBackend final : public Executor {
   void check_step(const StepBatches& step, const RecordedStep& rec);
   // Why a rank's planned batch (nullptr: idle) differs from its recording (nullptr: idle); "" when not.
   std::string rank_mismatch(const Batch* planned, const RecordedRankStep* recorded);
+  static std::vector<std::vector<int32_t>> accepted_drafts(const StepBatches& step, const RecordedStep& rec);
 
   RecordedInstance recorded_;
   std::vector<std::string> names_;  // op names, stable storage for OpSpan::name

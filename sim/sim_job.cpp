@@ -326,8 +326,7 @@ int run_replay_job(const SimJob& job) {
   if (!job.pd.empty()) throw InputError("--pd", "no --pd with --backend replay (PD runs the analytic backend)", job.pd);
   const std::string path = replay_trace_path(job.backend);
   check_numbers(job);
-  // tokenline run serves requests open loop without MTP drafts: a replay must ask for the same.
-  if (job.mtp_drafts > 0) throw InputError("--mtp", "0 with --backend replay", std::to_string(job.mtp_drafts));
+  // tokenline run serves requests open loop; MTP drafts (--mtp as the run's) take the run's acceptances.
   if (job.concurrency > 0)
     throw InputError("--concurrency", "0 (open loop) with --backend replay", std::to_string(job.concurrency));
   const ModelConfig model = load_model(job.model);

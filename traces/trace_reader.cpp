@@ -65,9 +65,15 @@ bool parse_entry(std::string_view text, RecordedEntry* e) {
   e->prefill = kind == 'p';
   if (!parse_count(text, &pos, &e->new_tokens)) return false;
   e->context_tokens = 0;
+  e->accepted = -1;
   if (e->prefill) {
     if (pos >= text.size() || text[pos++] != '@' || !parse_count(text, &pos, &e->context_tokens))
       return false;
+  } else if (pos < text.size() && text[pos] == '+') {
+    int64_t accepted = 0;
+    ++pos;
+    if (!parse_count(text, &pos, &accepted) || accepted >= e->new_tokens) return false;
+    e->accepted = static_cast<int32_t>(accepted);
   }
   return pos == text.size();
 }
@@ -79,7 +85,7 @@ void read_batch(const json& e, const std::string& where, RecordedRankStep* rank)
   if (args == e.end() || !args->is_object()) return;
   auto it = args->find("batch");
   if (it == args->end()) return;
-  const char* expected = "a \"batch\" string of entries <id>p<new>@<context> or <id>d<new>";
+  const char* expected = "a \"batch\" string of entries <id>p<new>@<context> or <id>d<new>[+<accepted>]";
   if (!it->is_string()) throw InputError(where, expected, it->dump());
   const std::string text = it->get<std::string>();
   if (!parse_batch(text, &rank->batch)) throw InputError(where, expected, "'" + text + "'");
@@ -104,6 +110,9 @@ void append_batch_entry(std::string& out, const RecordedEntry& entry) {
   if (entry.prefill) {
     out.push_back('@');
     append_int(out, entry.context_tokens);
+  } else if (entry.accepted >= 0) {
+    out.push_back('+');
+    append_int(out, entry.accepted);
   }
 }
 

@@ -5,7 +5,8 @@
 // Also owns the grammar of a step span's "batch" arg (written at op detail): the rank's batch entries in
 // batch order, separated by one space, each <id>p<new_tokens>@<context_tokens> (a prefill chunk after
 // context_tokens already in KV: cached prefix and earlier chunks) or <id>d<new_tokens> (a decode step),
-// e.g. "12p64@32 40d1 7d1".
+// followed by +<accepted> when MTP drafts were verified (the drafts that stood: an outcome the replay
+// returns, not a decision it checks), e.g. "12p64@32 40d1 7d2+1".
 #pragma once
 
 #include <cstdint>
@@ -21,7 +22,12 @@ struct RecordedEntry {
   bool prefill = false;
   int64_t new_tokens = 0;
   int64_t context_tokens = 0;  // prefill only (0 for decode: not recorded)
+  int32_t accepted = -1;       // decode with MTP: drafts accepted (-1: not recorded)
   bool operator==(const RecordedEntry&) const = default;
+  // The scheduler's decision alone (accepted is the step's outcome).
+  bool same_decision(const RecordedEntry& o) const {
+    return id == o.id && prefill == o.prefill && new_tokens == o.new_tokens && context_tokens == o.context_tokens;
+  }
 };
 
 struct RecordedOp {

@@ -39,7 +39,6 @@ struct RunJob {
   int64_t page_tokens = 64;
   int64_t kv_pages = kDefaultKvPages;  // per rank
   std::string parallel = "tp1";        // tpN, dpN, epN parts as for tokenline sim
-  int32_t dp_ranks = 0;                // --dp N: shorthand for --parallel dpN (0: unset)
   int32_t mtp_drafts = 0;  // MTP draft tokens per decode step (0 or 1)
   std::string reservation = "whole";
   std::string policy = "fcfs";
@@ -60,14 +59,6 @@ const KernelSet* backend_kernels(const std::string& backend) {
   if (devices == 0)
     throw InputError("--backend cuda", "a CUDA device", "none (no GPU or driver on this machine)");
   return runtime_cuda_kernels();
-}
-
-Parallel run_parallel(const RunJob& job) {
-  if (job.dp_ranks > 0) {
-    if (job.parallel != "tp1") throw InputError("--dp", "either --dp or --parallel", "both");
-    return Parallel{.dp_attention = job.dp_ranks};
-  }
-  return parse_parallel(job.parallel, "--parallel");
 }
 
 RunnerConfig runner_config(const RunJob& job, const ModelShape& shape, const Parallel& parallel,
@@ -219,7 +210,7 @@ int run_job(const RunJob& job) {
   require_positive(job.kv_pages, "--kv-pages");
   require_positive(job.max_running, "--max-running");
   if (job.out.empty()) throw InputError("--out", "an output directory", "nothing");
-  const Parallel parallel = run_parallel(job);
+  const Parallel parallel = parse_parallel(job.parallel, "--parallel");
   const ModelShape shape = load_model_shape(job.model);
   if (job.mtp_drafts < 0 || job.mtp_drafts > 1)
     throw InputError("--mtp", "0 or 1 (the MTP layer drafts one token per decode step)", std::to_string(job.mtp_drafts));
@@ -271,7 +262,6 @@ void add_run(CLI::App& app) {
   cmd->add_option("--parallel", job->parallel,
                   "tpN, dpN, epN parts, e.g. tp2, dp2-ep2, dp2-tp2-ep4 (ep: 1 or every rank; threads as ranks)")
       ->capture_default_str();
-  cmd->add_option("--dp", job->dp_ranks, "shorthand for --parallel dpN");
   cmd->add_option("--mtp", job->mtp_drafts, "MTP draft tokens per decode step: 0 or 1 (greedy, lossless)")
       ->capture_default_str();
   cmd->add_option("--reservation", job->reservation, "whole | incremental")->capture_default_str();

@@ -50,6 +50,23 @@ TEST_CASE("batch text: entries round-trip in order; anything off the grammar is 
   }
 }
 
+TEST_CASE("batch text: a decode's accepted MTP drafts follow a '+', fewer than its new tokens") {
+  const std::vector<RecordedEntry> entries = {
+      {.id = 4, .prefill = false, .new_tokens = 2, .accepted = 1},
+      {.id = 5, .prefill = false, .new_tokens = 2, .accepted = 0},
+      {.id = 6, .prefill = false, .new_tokens = 1}};
+  const std::string text = written_batch(entries);
+  CHECK(text == "4d2+1 5d2+0 6d1");
+  std::vector<RecordedEntry> back;
+  REQUIRE(parse_batch(text, &back));
+  CHECK(back == entries);
+  CHECK(back[0].same_decision(RecordedEntry{.id = 4, .prefill = false, .new_tokens = 2}));  // an outcome
+  for (const char* bad : {"4d2+2", "4d2+", "4d2+-1", "4p2@0+1", "4d2+1+1"}) {
+    INFO(bad);
+    CHECK_FALSE(parse_batch(bad, &back));
+  }
+}
+
 TEST_CASE("trace reader: step spans come back per rank with their batch composition, when recorded") {
   testing::TestDir dir("trace-reader");
   const std::string path = dir.file("trace.json");

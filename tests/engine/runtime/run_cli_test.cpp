@@ -137,12 +137,45 @@ void check_recorded_batches(const std::string& trace_path) {
 
 // Runs the workload for real with `flags` (and `run_flags`), replays its trace in the simulator with
 // `flags` and --parallel `parallel`, and compares every request row and every step's batch detail.
+// A random checkpoint whose MTP layer echoes the main model: eh_proj passes the main hidden state, the
+// MTP decoder layer adds nothing (zero o_proj and down projections) and its head norm is the final norm, so
+// each draft is the token just emitted - it stands whenever the model repeats a token.
+void write_echo_mtp_checkpoint(const std::string& path) {
+  const ModelShape shape = load_model_shape("glm-5.3-tiny");
+  ModelWeights w = ModelWeights::random(shape, 0);
+  const std::string mtp = "model.layers." + std::to_string(shape.layers) + ".";
+  auto tensor = [&](const std::string& name) -> std::vector<float>& {
+    for (size_t i = 0; i < w.specs().size(); ++i)
+      if (w.specs()[i].name == name) return w.tensor(i);
+    FAIL("no tensor " << name);
+    throw;
+  };
+  const auto h = static_cast<size_t>(shape.hidden);
+  std::vector<float>& eh = tensor(mtp + "eh_proj.weight");  // [h, 2h]
+  std::fill(eh.begin(), eh.end(), 0.0f);
+  for (size_t i = 0; i < h; ++i) eh[i * 2 * h + h + i] = 1.0f;
+  for (const char* zero : {"self_attn.o_proj.weight", "mlp.experts.down_proj", "mlp.shared_experts.down_proj.weight"}) {
+    std::vector<float>& t = tensor(mtp + zero);
+    std::fill(t.begin(), t.end(), 0.0f);
+  }
+  std::vector<float>& hnorm = tensor(mtp + "hnorm.weight");
+  std::fill(hnorm.begin(), hnorm.end(), 1.0f);
+  tensor(mtp + "shared_head.norm.weight") = tensor("model.norm.weight");
+  w.save(path);
+}
+
+// With echo_mtp, the real run uses that checkpoint and some decode must have accepted its draft.
 void check_equivalence(const std::string& name, const std::string& flags, const std::string& run_flags,
-                       const std::string& parallel) {
+                       const std::string& parallel, bool echo_mtp = false) {
   Scratch s(name);
   write_workload(s.file("w.jsonl"));
+  std::string weights;
+  if (echo_mtp) {
+    write_echo_mtp_checkpoint(s.file("echo_mtp.safetensors"));
+    weights = " --weights " + s.file("echo_mtp.safetensors");
+  }
   const Result real = run_tokenline(
-      "run --workload " + s.file("w.jsonl") + " --out " + s.file("real") + flags + run_flags, s);
+      "run --workload " + s.file("w.jsonl") + " --out " + s.file("real") + flags + run_flags + weights, s);
   INFO(real.err);
   REQUIRE(real.exit_code == 0);
   const Result sim = run_tokenline("sim --backend replay:" + s.file("real/trace.json") + " --parallel " +
@@ -172,6 +205,21 @@ void check_equivalence(const std::string& name, const std::string& flags, const 
   CHECK(sim_steps == real_steps);
   CHECK(sim_ops == real_ops);
   CHECK(std::find(real_ops.begin(), real_ops.end(), "sparse_mla") != real_ops.end());
+  if (echo_mtp) {
+    int64_t accepted = 0, verified = 0;
+    for (const RecordedStep& step : read_recorded_run(s.file("real/trace.json")).instances.at(0).steps) {
+      for (const RecordedRankStep& rank : step.ranks) {
+        for (const RecordedEntry& e : rank.batch) {
+          verified += e.accepted >= 0 ? 1 : 0;
+          accepted += std::max(e.accepted, 0);
+        }
+      }
+    }
+    INFO("verified " << verified << " drafts, accepted " << accepted);
+    CHECK(accepted > 0);
+    CHECK(accepted < verified);
+    CHECK(std::find(real_ops.begin(), real_ops.end(), "mtp_draft") != real_ops.end());
+  }
 
   const auto metrics = nlohmann::json::parse(read_all(s.file("sim/metrics.json")));
   CHECK(metrics["run"]["backend"] == "replay");
@@ -187,7 +235,16 @@ TEST_CASE(
 
 TEST_CASE("decision equivalence with attention DP over two ranks, each with its own KV pool") {
   // 8 pages per rank: the 6 requests of each rank's share of the burst preempt there too.
-  check_equivalence("equivalence_dp2", kBaseFlags + " --chunk 64 --kv-pages 8", " --dp 2", "dp2");
+  check_equivalence("equivalence_dp2", kBaseFlags + " --chunk 64 --kv-pages 8", " --parallel dp2", "dp2");
+}
+
+TEST_CASE("decision equivalence with the model split over 8 threads: dp2-tp2-ep4 (TP groups, DP, EP)") {
+  check_equivalence("equivalence_sharded", kBaseFlags + " --chunk 64 --kv-pages 8", " --parallel dp2-tp2-ep4",
+                    "dp2-tp2-ep4");
+}
+
+TEST_CASE("decision equivalence with MTP drafts: the replay takes each decode's accepted drafts from the trace") {
+  check_equivalence("equivalence_mtp", kSchedulerFlags + " --mtp 1", "", "tp1", true);
 }
 
 TEST_CASE("a replay of another configuration's trace is reported as a divergence (exit 1)") {
