@@ -8,11 +8,13 @@
 #include <cstddef>
 #include <cstdint>
 #include <deque>
+#include <fstream>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "sim/simgrid_adapter.h"
+#include "tests/sim/tokenline_process.h"
 
 namespace tokenline {
 namespace {
@@ -154,6 +156,32 @@ TEST_CASE("a malformed line ends feeding and is kept, not thrown out of the acto
   CHECK(feeder.done());
   REQUIRE(feeder.input_error());
   CHECK(std::string(feeder.input_error()->what()) == "list:1: expected a request, found garbage");
+}
+
+// Regression: the PD driver freed a prefill-rejected request's slot without waking the feeder, so with
+// nothing else in flight the run deadlocked ("simulation failed: feeder: ..."). Both drivers, as processes.
+TEST_CASE("closed loop: a request the instance rejects lets the next one in (PD deadlocked)", "[feeder]") {
+  testing::TestDir dir("feeder_reject");
+  const std::string workload = dir.file("w.jsonl");
+  {
+    std::ofstream out(workload);
+    out << "{\"arrival_s\": 0, \"input_tokens\": 2000, \"output_tokens\": 1}\n"  // > 10 pages: rejected
+        << "{\"arrival_s\": 0, \"input_tokens\": 640, \"output_tokens\": 1}\n";  // 10 pages: fits
+  }
+  constexpr size_t kColStatus = 9;  // requests.csv
+  for (const std::string pd : {"", "--pd 1P1D "}) {
+    INFO(pd);
+    const std::string out = dir.file(pd.empty() ? "colocated" : "pd");
+    const auto r =
+        testing::run_tokenline("sim --workload '" + workload + "' --out '" + out + "' " + pd +
+                                   "--parallel tp8 --kv-pages 10 --no-prefix-cache --concurrency 1",
+                               dir);
+    REQUIRE(r.exit_code == 0);
+    const auto rows = testing::read_csv_rows(out + "/requests.csv");
+    REQUIRE(rows.size() == 2);
+    CHECK(rows[0][kColStatus] == "never_fits_kv");
+    CHECK(rows[1][kColStatus] == "completed");
+  }
 }
 
 }  // namespace
