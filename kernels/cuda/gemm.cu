@@ -1,10 +1,80 @@
-// CUDA GEMMs: a shared-memory tiled out = x w^T that widens typed weights (F32/BF16/FP8 with 128x128
-// block scales) while loading tiles, and the per-head MLA absorptions.
+// CUDA GEMMs: F32 weights go to cuBLAS (SGEMM, FP32 math); BF16 and FP8 weights (128x128 block scales)
+// to a shared-memory tiled out = x w^T that widens them while loading tiles. And the per-head MLA
+// absorptions. cuBLAS is opened on first use (dlopen): linked, its 500 MB of libraries would load into
+// every tokenline process, GPU or not (250 MB resident for --help instead of 34 MB); where it cannot be
+// opened the tiled kernel serves F32 too.
+#include <cublas_v2.h>
+#include <dlfcn.h>
+
 #include "kernels/cuda/kernels.h"
 #include "kernels/cuda/launch.cuh"
 
 namespace tokenline::cuda {
 namespace {
+
+#define TL_CUBLAS_CHECK(expr)                                                                      \
+  do {                                                                                             \
+    const cublasStatus_t tl_status_ = (expr);                                                      \
+    if (tl_status_ != CUBLAS_STATUS_SUCCESS) {                                                     \
+      std::fprintf(stderr, "%s:%d: %s failed: status %d\n", __FILE__, __LINE__, #expr, tl_status_); \
+      std::abort();                                                                                \
+    }                                                                                              \
+  } while (0)
+
+// The four cuBLAS entry points used here, resolved from the shared library; all null when it is absent.
+struct CublasApi {
+  cublasStatus_t (*create)(cublasHandle_t*) = nullptr;
+  cublasStatus_t (*destroy)(cublasHandle_t) = nullptr;
+  cublasStatus_t (*set_math_mode)(cublasHandle_t, cublasMath_t) = nullptr;
+  cublasStatus_t (*sgemm)(cublasHandle_t, cublasOperation_t, cublasOperation_t, int, int, int, const float*,
+                          const float*, int, const float*, int, const float*, float*, int) = nullptr;
+  bool ok() const { return create && destroy && set_math_mode && sgemm; }
+};
+
+template <class F>
+void resolve(void* lib, const char* name, F& fn) {
+  fn = reinterpret_cast<F>(dlsym(lib, name));
+}
+
+const CublasApi& cublas_api() {
+  static const CublasApi api = [] {
+    CublasApi a;
+    void* lib = dlopen("libcublas.so.13", RTLD_NOW | RTLD_LOCAL);
+    if (lib == nullptr) lib = dlopen("libcublas.so", RTLD_NOW | RTLD_LOCAL);
+    if (lib == nullptr) return a;  // kept open for the process's life
+    resolve(lib, "cublasCreate_v2", a.create);
+    resolve(lib, "cublasDestroy_v2", a.destroy);
+    resolve(lib, "cublasSetMathMode", a.set_math_mode);
+    resolve(lib, "cublasSgemm_v2", a.sgemm);
+    return a;
+  }();
+  return api;
+}
+
+// One cuBLAS handle per host thread (a rank's thread), on the default stream, pure FP32 math (no TF32:
+// the CPU reference is FP32).
+class CublasHandle {
+ public:
+  CublasHandle() {
+    TL_CUBLAS_CHECK(cublas_api().create(&handle_));
+    TL_CUBLAS_CHECK(cublas_api().set_math_mode(handle_, CUBLAS_PEDANTIC_MATH));
+  }
+  ~CublasHandle() { cublas_api().destroy(handle_); }  // at thread exit; a torn-down context is no error
+  CublasHandle(const CublasHandle&) = delete;
+  CublasHandle& operator=(const CublasHandle&) = delete;
+  cublasHandle_t get() const { return handle_; }
+
+ private:
+  cublasHandle_t handle_ = nullptr;
+};
+
+// Row-major out[m, n] = x[m, k] w[n, k]^T is column-major out^T[n, m] = w^T x^T: SGEMM with op(w) = T.
+void cublas_gemm_f32(const GemmParams& p) {
+  thread_local CublasHandle handle;
+  const float alpha = 1.0f, beta = p.accumulate ? 1.0f : 0.0f;
+  TL_CUBLAS_CHECK(cublas_api().sgemm(handle.get(), CUBLAS_OP_T, CUBLAS_OP_N, p.n, p.m, p.k, &alpha,
+                                     static_cast<const float*>(p.w), p.k, p.x, p.k, &beta, p.out, p.n));
+}
 
 constexpr int kTileM = 64, kTileN = 64, kTileK = 16;  // 64x64 output tile, 16-deep k slices
 constexpr int kGemmThreads = 256;                     // 16x16 threads, 4x4 outputs each
@@ -80,6 +150,10 @@ __global__ void absorb_out_kernel(MlaAbsorbOutParams p) {
 
 void gemm(GemmParams p) {
   if (p.m == 0 || p.n == 0) return;
+  if (p.w_dtype == DType::kF32 && p.w_scale == nullptr && cublas_api().ok()) {
+    cublas_gemm_f32(p);
+    return;
+  }
   const dim3 grid((p.n + kTileN - 1) / kTileN, (p.m + kTileM - 1) / kTileM);
   gemm_kernel<<<grid, kGemmThreads>>>(p);
   TL_CUDA_LAUNCHED();

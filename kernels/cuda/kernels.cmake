@@ -12,7 +12,9 @@ add_library(tl_kernels_cuda
   cuda/compare_attention.cpp
   cuda/compare_moe.cpp)
 target_include_directories(tl_kernels_cuda PUBLIC ${TOKENLINE_ROOT})
-target_link_libraries(tl_kernels_cuda PUBLIC tl_kernels_cpu PRIVATE CUDA::cudart)
+target_link_libraries(tl_kernels_cuda PUBLIC tl_kernels_cpu PRIVATE CUDA::cudart ${CMAKE_DL_LIBS})
+# cuBLAS: headers only; the library is opened at run time (cuda/gemm.cu).
+target_include_directories(tl_kernels_cuda PRIVATE ${CUDAToolkit_INCLUDE_DIRS})
 # Relaxed constexpr lets the shared host/device headers' constants be used in device code.
 target_compile_options(tl_kernels_cuda PRIVATE $<$<COMPILE_LANGUAGE:CUDA>:--expt-relaxed-constexpr>)
 if(NCCL_INCLUDE_DIR AND NCCL_LIBRARY)
