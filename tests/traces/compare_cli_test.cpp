@@ -102,7 +102,7 @@ int64_t first_differing_step(const RecordedRun& a, const RecordedRun& b) {
 }  // namespace
 
 TEST_CASE(
-    "compare CLI: a burst at time 0 is decided alike by the run and the analytic sim; every step joins") {
+    "compare CLI: a burst at time 0 is decided alike by the run and the analytic sim - every step joins") {
   TestDir dir("compare-cli-burst");
   Result compare;
   // --max-requests 12 keeps the burst only: with no later arrival no decision depends on step times.

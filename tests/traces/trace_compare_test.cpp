@@ -128,7 +128,7 @@ std::vector<StepSpec> two_rank_steps(bool measured) {
 
 }  // namespace
 
-TEST_CASE("compare: an op's step time is the slowest rank's sum; totals, ratio and relative errors") {
+TEST_CASE("compare: an op's step time is the slowest rank's sum - totals, ratio and relative errors") {
   testing::TestDir dir("trace-compare");
   const RecordedRun pred = write_and_read(dir.file("pred.json"), two_rank_steps(false));
   const RecordedRun meas = write_and_read(dir.file("meas.json"), two_rank_steps(true));
@@ -193,7 +193,7 @@ TEST_CASE("compare: an op's step time is the slowest rank's sum; totals, ratio a
   CHECK(c.differing_steps == 0);
 }
 
-TEST_CASE("compare: steps join on (instance, step index), not on position; the rest is counted") {
+TEST_CASE("compare: steps join on (instance, step index), not on position - the rest is counted") {
   testing::TestDir dir("trace-compare-join");
   // Predicted: instance 1 steps 0..3 and instance 2 steps 0..1; measured: instance 1 steps 2..5 only.
   // Step i lasts (i + 1) ms predicted and (i + 1) * 3 ms measured, so a join on position would pair
@@ -232,7 +232,7 @@ TEST_CASE("compare: steps join on (instance, step index), not on position; the r
   CHECK(std::isnan(none.step.ratio()));
 }
 
-TEST_CASE("compare: different decisions are counted; MTP acceptances are outcomes, not decisions") {
+TEST_CASE("compare: different decisions are counted - MTP acceptances are outcomes, not decisions") {
   testing::TestDir dir("trace-compare-decisions");
   auto step = [](int64_t index, std::vector<RankSpan> ranks) {
     return StepSpec{.pid = 1, .step = index, .duration_s = 0.001, .ranks = std::move(ranks), .ops = {}};
