@@ -198,7 +198,7 @@ TEST_CASE("decoder layer: batched prefill over the paged fp8 cache equals token-
 }
 
 TEST_CASE(
-    "decoder layer: a ragged batch of two sequences equals running each alone; greedy decode is "
+    "decoder layer: a ragged batch of two sequences equals running each alone, greedy decode is "
     "deterministic") {
   const Weights w(200);
   const auto a = prompt(7, 2), b = prompt(5, 3);

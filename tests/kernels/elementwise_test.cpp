@@ -12,7 +12,7 @@ constexpr int32_t kTokens = 5;
 constexpr float kEps = 1e-6f;
 }  // namespace
 
-TEST_CASE("embedding: rows by id, zeros outside a vocab shard; bf16 table widens exactly") {
+TEST_CASE("embedding: rows by id, zeros outside a vocab shard, bf16 table widens exactly") {
   const int32_t vocab = 32;
   const auto table = test::random_vector(vocab * kHidden, 1);
   const auto table_bf16 = test::to_bf16(table);
@@ -31,7 +31,7 @@ TEST_CASE("embedding: rows by id, zeros outside a vocab shard; bf16 table widens
   CHECK(shard[0 * kHidden + 5] == 0.0f);
 }
 
-TEST_CASE("rmsnorm: unit RMS after weight 1; residual add updates the residual stream") {
+TEST_CASE("rmsnorm: unit RMS after weight 1, residual add updates the residual stream") {
   const auto x = test::random_vector(kTokens * kHidden, 2);
   auto residual = test::random_vector(kTokens * kHidden, 3);
   const auto residual_before = residual;
@@ -103,7 +103,7 @@ TEST_CASE("scale_add: out = a * out + b * x, and a plain scale without x") {
   }
 }
 
-TEST_CASE("layernorm: zero mean and unit variance before the affine part; bias added") {
+TEST_CASE("layernorm: zero mean and unit variance before the affine part, bias added") {
   const auto x = test::random_vector(kTokens * kHidden, 11, -3.0f, 5.0f);
   const std::vector<float> ones(kHidden, 1.0f), zeros(kHidden, 0.0f), bias(kHidden, 0.25f);
   std::vector<float> out(x.size()), shifted(x.size());
@@ -120,7 +120,7 @@ TEST_CASE("layernorm: zero mean and unit variance before the affine part; bias a
   }
 }
 
-TEST_CASE("rope: an explicit frequency table (YaRN) replaces theta; the theta table reproduces the default") {
+TEST_CASE("rope: an explicit frequency table (YaRN) replaces theta, the theta table reproduces the default") {
   const int32_t rope_dim = 16, pos = 1234;
   const auto x0 = test::random_vector(rope_dim, 12);
   std::vector<float> table(rope_dim / 2), scaled(rope_dim / 2);

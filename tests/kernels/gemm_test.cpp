@@ -55,7 +55,7 @@ TEST_CASE("gemm: f32, bf16 and block-scaled fp8 weights against a double-precisi
   CHECK(acc[5] == Approx(2 * out[5]));
 }
 
-TEST_CASE("MLA absorption: q_latent . latent equals q_nope . (W_UK latent); W_UV output equals v") {
+TEST_CASE("MLA absorption: q_latent . latent equals q_nope . (W_UK latent), W_UV output equals v") {
   const int heads = 4, nope = 32, rope = 16, v = 24, kv_lora = 64, tokens = 3;
   const auto q = test::random_vector(tokens * heads * (nope + rope), 14);
   const auto w_kv_b = test::random_vector(heads * (nope + v) * kv_lora, 15);

@@ -25,7 +25,7 @@ std::vector<float> expert_forward(const std::vector<float>& x, const float* w_ga
 
 }  // namespace
 
-TEST_CASE("router: group-limited top-k picks inside the best groups; weights normalized and scaled") {
+TEST_CASE("router: group-limited top-k picks inside the best groups, weights normalized and scaled") {
   // Groups of two: {0,1} has the single best expert but a weak partner; {2,3} and {4,5} win on pair sums.
   const std::vector<float> logits = {3.0f, -5.0f, 1.0f, 1.0f, 0.5f, 0.5f, -1.0f, -1.0f};
   std::vector<int32_t> ids(2);

@@ -31,7 +31,7 @@ struct Rows {
 
 }  // namespace
 
-TEST_CASE("greedy sampling is argmax; top_k = 1 is argmax at any temperature") {
+TEST_CASE("greedy sampling is argmax, top_k = 1 is argmax at any temperature") {
   Rows rows(8, 41);
   for (int32_t r = 0; r < 8; ++r) rows.temperature[r] = r < 4 ? 0.0f : 1.5f, rows.top_k[r] = r < 4 ? 0 : 1;
   const auto got = rows.run();

@@ -227,7 +227,7 @@ TEST_CASE("PD trace: kv_transfer spans and flows from the last prefill step to t
   for (const auto& [key, ranks] : step_ranks) CHECK(ranks == 8);
 }
 
-TEST_CASE("MTP with acceptance 0 is plain decoding plus the draft cost; more acceptance lowers TPOT",
+TEST_CASE("MTP with acceptance 0 is plain decoding plus the draft cost, more acceptance lowers TPOT",
           "[pd_simulation]") {
   TestDir dir("mtp");
   const std::string workload = dir.file("w.jsonl");

@@ -29,7 +29,7 @@ void check_rejected(const std::string& path, std::initializer_list<const char*> 
 
 }  // namespace
 
-TEST_CASE("batch text: entries round-trip in order; anything off the grammar is refused") {
+TEST_CASE("batch text: entries round-trip in order, anything off the grammar is refused") {
   const std::vector<RecordedEntry> entries = {
       {.id = 12, .prefill = true, .new_tokens = 64, .context_tokens = 32},
       {.id = 40, .prefill = false, .new_tokens = 1, .context_tokens = 0},

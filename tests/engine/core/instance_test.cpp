@@ -48,7 +48,7 @@ TEST_CASE("Bad requests are rejected with a reason, counted and handed out, neve
   CHECK(out[0].status == RequestStatus::kFinished);
 }
 
-TEST_CASE("DP attention ranks step in lockstep; an idle rank has an empty batch", "[core][instance]") {
+TEST_CASE("DP attention ranks step in lockstep, an idle rank has an empty batch", "[core][instance]") {
   InstanceConfig config = make_config(256);
   config.dp_ranks = 2;
   config.assignment = RankAssignment::kRoundRobin;
@@ -94,7 +94,7 @@ TEST_CASE("Rank assignment: least loaded and prefix aware", "[core][instance]") 
 }
 
 TEST_CASE(
-    "PD hooks: a prefill-only instance hands off after the last chunk; a decode-only one admits with KV",
+    "PD hooks: a prefill-only instance hands off after the last chunk, a decode-only one admits with KV",
     "[core][instance]") {
   InstanceConfig prefill_config = make_config(1024);
   prefill_config.scheduler.role = InstanceRole::kPrefillOnly;

@@ -30,7 +30,7 @@ TEST_CASE("Block hashes map to page keys: one key per full page, shared prefixes
   REQUIRE(ka[0] != ka[1]);
 }
 
-TEST_CASE("Token ids chain page keys; requests without identity get unique keys", "[core][request]") {
+TEST_CASE("Token ids chain page keys, requests without identity get unique keys", "[core][request]") {
   RequestSpec a;
   a.id = 1;
   a.prompt_tokens = 3 * kPage;

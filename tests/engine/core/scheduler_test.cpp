@@ -181,7 +181,7 @@ TEST_CASE("Whole-request reservation admits fewer 1M requests into the same pool
   CHECK(incremental.counters().preemptions > 0);
 }
 
-TEST_CASE("Mixed batches put decodes and a prefill chunk in one step; SGLang alternation splits them",
+TEST_CASE("Mixed batches put decodes and a prefill chunk in one step, SGLang alternation splits them",
           "[core][scheduler]") {
   // t=0: A, B (100 tokens each) prefill together; t=1: A, B decode;
   // C (1,000 tokens) arrives at t=2.
@@ -392,7 +392,7 @@ TEST_CASE("Finished prompts stay cached until new work needs their pages, then g
   CHECK(instance.counters().kv.prefix_hit_tokens - hits_before == 7 * kPage);
 }
 
-TEST_CASE("Whole-request reservation holds a 1M request's ~57 GB from its first chunk; incremental grows",
+TEST_CASE("Whole-request reservation holds a 1M request's ~57 GB from its first chunk, incremental grows",
           "[core][scheduler]") {
   // GLM-5.3, fp8_ds_mla (the seed): 656 B/token/layer x 78 layers main KV + 132 B/token/layer x 21
   // indexer layers, per 64-token page.

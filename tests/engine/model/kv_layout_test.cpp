@@ -25,7 +25,7 @@ TEST_CASE("KV layout bytes per token per layer follow from GLM-5.3's kv_lora 512
   CHECK(16.0 / 656 == Approx(0.024).epsilon(0.02));
 }
 
-TEST_CASE("GQA layouts count K and V of every KV head; DS-MLA layouts do not fit GQA", "[kv_layout]") {
+TEST_CASE("GQA layouts count K and V of every KV head, DS-MLA layouts do not fit GQA", "[kv_layout]") {
   const ModelConfig llama = model_preset("llama-3.1-8b");
   CHECK(kv_bytes_per_token_layer(KvLayout::kBf16, llama) == 2 * 8 * 128 * 2);
   CHECK(kv_bytes_per_token_layer(KvLayout::kFp8E4m3, llama) == 2 * 8 * 128);

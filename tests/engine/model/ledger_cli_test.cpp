@@ -78,7 +78,7 @@ TEST_CASE("ledger decode --json carries the fields of issue 2", "[ledger_cli]") 
         r.out);  // deterministic
 }
 
-TEST_CASE("ledger prefill --json lists the chunks and the TTFT; pd gives transfer bytes per link",
+TEST_CASE("ledger prefill --json lists the chunks and the TTFT, pd gives transfer bytes per link",
           "[ledger_cli]") {
   const Run p = run("prefill --parallel tp8-ep8 --context 131072 --chunk 32768 --json");
   REQUIRE(p.rc == 0);

@@ -51,7 +51,7 @@ TEST_CASE("Heterogeneous ranks: the step takes the busiest rank's time", "[step_
   CHECK(parts(s) == Approx(s.total_s));
 }
 
-TEST_CASE("Decode cost grows with context through the indexer only; sparse KV reads stop at top-k",
+TEST_CASE("Decode cost grows with context through the indexer only, sparse KV reads stop at top-k",
           "[step_cost]") {
   const CostModel cm = glm("tp8");
   const StepCost short_ctx = decode_step(cm, 8, 4096);
@@ -89,7 +89,7 @@ TEST_CASE("Achieved efficiencies make every step slower than the seed's ideal fi
   CHECK(real.launch_s > 0);
 }
 
-TEST_CASE("An idle step costs nothing; MTP adds a draft term", "[step_cost]") {
+TEST_CASE("An idle step costs nothing, MTP adds a draft term", "[step_cost]") {
   const CostModel cm = glm("tp8");
   const StepCost idle = step_cost(cm, std::span<const SeqWork>());
   CHECK(idle.total_s == 0);

@@ -60,7 +60,7 @@ ModelRunner make_runner(Clock& clock, int64_t pages) {
 
 }  // namespace
 
-TEST_CASE("engine loop: every request completes; a fake clock makes the whole run deterministic") {
+TEST_CASE("engine loop: every request completes, a fake clock makes the whole run deterministic") {
   const std::vector<TimedRequest> arrivals = workload();
   auto run = [&](Collect& c) {
     test::FakeClock clock(1e-5);
@@ -189,7 +189,7 @@ std::vector<int32_t> table_of(const Instance& instance, int32_t slot) {
 // The engine loop's order (plan, allocate, hand the runner the core's tables, arrivals join while the step
 // executes, commit) against the sim's (plan, arrivals, commit): the same decisions and the same tables,
 // and the pages the runner writes are the ones the core keeps.
-TEST_CASE("allocate: the runner's pages are the core's tables; allocate before commit changes no decision") {
+TEST_CASE("allocate: the runner's pages are the core's tables, allocate before commit changes no decision") {
   for (const ReservationPolicy policy : {ReservationPolicy::kIncremental, ReservationPolicy::kWholeRequest}) {
     INFO("reservation " << static_cast<int>(policy));
     Instance engine(small_instance(12, policy));  // allocates before executing, as run_engine_loop does

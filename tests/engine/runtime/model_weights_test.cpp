@@ -16,7 +16,7 @@ std::string temp_path(const char* name) {
 
 }  // namespace
 
-TEST_CASE("random weights are seeded; a checkpoint written and read back is identical") {
+TEST_CASE("random weights are seeded, a checkpoint written and read back is identical") {
   const ModelShape shape = load_model_shape("glm-5.3-tiny");
   ModelWeights a = ModelWeights::random(shape, 7);
   ModelWeights b = ModelWeights::random(shape, 7);

@@ -6,7 +6,7 @@ using namespace tokenline;
 
 // One step of two entries: a decode of request 7 with one draft (rows 0-1: [last token 50, draft 61]) and
 // the last prefill chunk of request 8 (rows 2-4: prompt tokens 10 11 12; next ids 11 12, then unknown).
-TEST_CASE("verify_step: a draft the model also chose stands; the emitted tokens are the model's own") {
+TEST_CASE("verify_step: a draft the model also chose stands, the emitted tokens are the model's own") {
   const std::vector<EntryRows> entries = {
       {.id = 7, .row0 = 0, .rows = 2, .sample0 = 0, .drafts = 1, .decode = true},
       {.id = 8, .row0 = 2, .rows = 3, .sample0 = 2, .drafts = 0, .decode = false}};
