@@ -8,6 +8,7 @@
 #include "engine/runtime/rank_weights.h"
 #include "engine/runtime/speculation.h"
 #include "kernels/cpu/local_communicator.h"
+#include "kernels/cpu/parallel_for.h"
 #include "kernels/kernel_set.h"
 
 namespace tokenline {
@@ -183,11 +184,14 @@ void ModelRunner::run_ranks(const std::vector<bool>& active, std::vector<double>
   std::vector<double> end_s(static_cast<size_t>(ranks), 0.0);
   for (int32_t g = 0; g < ranks; ++g) clocks.push_back(clock_.fork());
   std::vector<std::thread> threads;
+  const int64_t cores = std::max<int64_t>(1, std::thread::hardware_concurrency());
+  const int64_t workers = std::max<int64_t>(1, cores / ranks);  // each rank's share of the cores
   for (int32_t g = 0; g < ranks; ++g) {
     const auto i = static_cast<size_t>(g);
     start_s[i] = clocks[i]->now_s();
     if (!active[i]) continue;
     threads.emplace_back([&, g, i] {
+      const cpu::ScopedWorkerCap cap(workers);
       step(g, *clocks[i]);
       end_s[i] = clocks[i]->now_s();
     });
