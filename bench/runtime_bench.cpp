@@ -30,12 +30,18 @@ StepBatches decode_step(const Layout& l, ModelRunner& runner, bool prefill) {
   for (int32_t d = 0; d < l.dp; ++d) step.ranks[static_cast<size_t>(d)].rank = d;
   for (int64_t i = 0; i < kRequests; ++i) {
     const auto d = static_cast<size_t>(i % l.dp);
-    BatchEntry e{.id = i, .phase = Phase::kDecode, .new_tokens = 1 + l.mtp, .context_tokens = kContextTokens,
-                 .draft_tokens = l.mtp, .last_chunk = false};
-    if (prefill) e = BatchEntry{.id = i, .phase = Phase::kPrefill, .new_tokens = kContextTokens, .last_chunk = true};
+    BatchEntry e{.id = i,
+                 .phase = Phase::kDecode,
+                 .new_tokens = 1 + l.mtp,
+                 .context_tokens = kContextTokens,
+                 .draft_tokens = l.mtp,
+                 .last_chunk = false};
+    if (prefill)
+      e = BatchEntry{.id = i, .phase = Phase::kPrefill, .new_tokens = kContextTokens, .last_chunk = true};
     step.ranks[d].entries.push_back(e);
     std::vector<int32_t> table;
-    for (int64_t p = 0; p < kPagesPerRequest; ++p) table.push_back(static_cast<int32_t>((i / l.dp) * kPagesPerRequest + p));
+    for (int64_t p = 0; p < kPagesPerRequest; ++p)
+      table.push_back(static_cast<int32_t>((i / l.dp) * kPagesPerRequest + p));
     pages[d].push_back(table);
   }
   runner.set_step_pages(pages);
@@ -48,13 +54,18 @@ void BM_RunnerDecodeStep(benchmark::State& state) {
   const ModelShape shape = load_model_shape("glm-5.3-tiny");
   SteadyClock clock;
   ModelRunner runner(shape, ModelWeights::random(shape, 1),
-                     RunnerConfig{.dp_ranks = l.dp, .tp = l.tp, .ep = l.ep,
-                                  .total_pages = kRequests * kPagesPerRequest, .page_tokens = kPageTokens,
-                                  .mtp_draft_tokens = l.mtp, .op_detail = false},
+                     RunnerConfig{.dp_ranks = l.dp,
+                                  .tp = l.tp,
+                                  .ep = l.ep,
+                                  .total_pages = kRequests * kPagesPerRequest,
+                                  .page_tokens = kPageTokens,
+                                  .mtp_draft_tokens = l.mtp,
+                                  .op_detail = false},
                      clock);
   for (int64_t i = 0; i < kRequests; ++i) {
     std::vector<int32_t> prompt(kContextTokens);
-    for (int64_t t = 0; t < kContextTokens; ++t) prompt[static_cast<size_t>(t)] = static_cast<int32_t>((i * 131 + t * 7) % shape.vocab);
+    for (int64_t t = 0; t < kContextTokens; ++t)
+      prompt[static_cast<size_t>(t)] = static_cast<int32_t>((i * 131 + t * 7) % shape.vocab);
     runner.set_prompt(i, prompt);
   }
   (void)runner.execute(decode_step(l, runner, true));  // prefill; samples each request's first token
@@ -62,8 +73,8 @@ void BM_RunnerDecodeStep(benchmark::State& state) {
     // The same step again and again: the decode rewrites the same positions.
     benchmark::DoNotOptimize(runner.execute(decode_step(l, runner, false)));
   }
-  state.counters["tokens/s"] = benchmark::Counter(static_cast<double>(state.iterations() * kRequests),
-                                                  benchmark::Counter::kIsRate);
+  state.counters["tokens/s"] =
+      benchmark::Counter(static_cast<double>(state.iterations() * kRequests), benchmark::Counter::kIsRate);
 }
 // dp, tp, ep, mtp
 BENCHMARK(BM_RunnerDecodeStep)
@@ -81,15 +92,18 @@ void BM_RunnerPrefill(benchmark::State& state) {
   SteadyClock clock;
   constexpr int64_t kPages = kPrefillTokens / kPageTokens;
   ModelRunner runner(shape, ModelWeights::random(shape, 1),
-                     RunnerConfig{.total_pages = kPages, .page_tokens = kPageTokens, .op_detail = false}, clock);
+                     RunnerConfig{.total_pages = kPages, .page_tokens = kPageTokens, .op_detail = false},
+                     clock);
   std::vector<int32_t> prompt(kPrefillTokens);
-  for (int64_t t = 0; t < kPrefillTokens; ++t) prompt[static_cast<size_t>(t)] = static_cast<int32_t>((t * 7) % shape.vocab);
+  for (int64_t t = 0; t < kPrefillTokens; ++t)
+    prompt[static_cast<size_t>(t)] = static_cast<int32_t>((t * 7) % shape.vocab);
   std::vector<int32_t> table;
   for (int64_t p = 0; p < kPages; ++p) table.push_back(static_cast<int32_t>(p));
   StepBatches step;
-  step.ranks.push_back(Batch{.rank = 0,
-                             .entries = {BatchEntry{.id = 1, .phase = Phase::kPrefill,
-                                                    .new_tokens = kPrefillTokens, .last_chunk = true}}});
+  step.ranks.push_back(
+      Batch{.rank = 0,
+            .entries = {BatchEntry{
+                .id = 1, .phase = Phase::kPrefill, .new_tokens = kPrefillTokens, .last_chunk = true}}});
   for (auto _ : state) {
     runner.set_prompt(1, prompt);  // drops what the last iteration sampled
     runner.set_step_pages({{table}});

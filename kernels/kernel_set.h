@@ -10,7 +10,7 @@
 namespace tokenline {
 
 struct KernelSet {
-  const char* name = "";  // "cpu" | "cuda"
+  const char* name = "";    // "cpu" | "cuda"
   bool host_memory = true;  // its pointers are host pointers (the CPU set)
 
   void (*embedding)(EmbeddingParams) = nullptr;

@@ -159,9 +159,9 @@ void Recorder::on_step(int32_t instance, const StepPlan& plan, const StepOutcome
     }
     const auto requests = static_cast<int64_t>(batch.entries.size());
     const auto r = static_cast<size_t>(batch.rank);
-    const std::span<const int32_t> accepted =
-        r < outcome.accepted_drafts.size() ? std::span<const int32_t>(outcome.accepted_drafts[r])
-                                           : std::span<const int32_t>();
+    const std::span<const int32_t> accepted = r < outcome.accepted_drafts.size()
+                                                  ? std::span<const int32_t>(outcome.accepted_drafts[r])
+                                                  : std::span<const int32_t>();
     if (batch.rank == busiest) {
       const std::initializer_list<TraceArg> args = {{"step", step},
                                                     {"tokens", batch.total_tokens()},

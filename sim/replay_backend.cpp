@@ -25,8 +25,9 @@ std::string entry_or_nothing(const std::vector<RecordedEntry>& entries, size_t i
 // The first entry where a recorded batch and a planned one differ, "" when they are the same.
 std::string composition_mismatch(const std::vector<RecordedEntry>& recorded,
                                  const std::vector<RecordedEntry>& planned) {
-  const auto [r, p] = std::mismatch(recorded.begin(), recorded.end(), planned.begin(), planned.end(),
-                                    [](const RecordedEntry& a, const RecordedEntry& b) { return a.same_decision(b); });
+  const auto [r, p] =
+      std::mismatch(recorded.begin(), recorded.end(), planned.begin(), planned.end(),
+                    [](const RecordedEntry& a, const RecordedEntry& b) { return a.same_decision(b); });
   if (r == recorded.end() && p == planned.end()) return {};
   const auto i = static_cast<size_t>(r - recorded.begin());
   return "entry " + std::to_string(i) + ": recorded " + entry_or_nothing(recorded, i) + ", planned " +
@@ -114,7 +115,8 @@ StepOutcome ReplayBackend::execute(const StepBatches& step) {
 
 // The MTP drafts each recorded decode accepted, per planned rank and entry; empty when none were recorded
 // (MTP off), so the core commits one token per decode as it did.
-std::vector<std::vector<int32_t>> ReplayBackend::accepted_drafts(const StepBatches& step, const RecordedStep& rec) {
+std::vector<std::vector<int32_t>> ReplayBackend::accepted_drafts(const StepBatches& step,
+                                                                 const RecordedStep& rec) {
   std::vector<std::vector<int32_t>> out;
   for (const RecordedRankStep& rank : rec.ranks) {
     for (size_t i = 0; i < rank.batch.size(); ++i) {

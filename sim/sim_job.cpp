@@ -59,7 +59,8 @@ TraceDetail parse_detail(const std::string& v) {
 Backend parse_backend(const std::string& v) {
   if (v == "analytic") return Backend::kAnalytic;
   if (v == "simgrid") return Backend::kSimgrid;
-  if (!replay_trace_path(v).empty()) return Backend::kAnalytic;  // replay: sized as analytic, timed by the trace
+  if (!replay_trace_path(v).empty())
+    return Backend::kAnalytic;  // replay: sized as analytic, timed by the trace
   throw InputError("--backend", "analytic, simgrid or replay:<trace.json>", "'" + v + "'");
 }
 
@@ -244,7 +245,8 @@ SimConfig build_config(const SimJob& job, const ModelConfig& model, const Deploy
   }
   c.overlap = parse_overlap(job.overlap, "--overlap");
   if (c.overlap != Overlap::kNone && c.backend != Backend::kSimgrid) {
-    throw InputError("--overlap", "none with --backend analytic (overlap needs --backend simgrid)", job.overlap);
+    throw InputError("--overlap", "none with --backend analytic (overlap needs --backend simgrid)",
+                     job.overlap);
   }
   c.router = parse_router(job.router, "--router");
   for (const CostModel& cm : d.cost_models) {
@@ -323,7 +325,8 @@ int run_sim_job(const SimJob& given) {
 }
 
 int run_replay_job(const SimJob& job) {
-  if (!job.pd.empty()) throw InputError("--pd", "no --pd with --backend replay (PD runs the analytic backend)", job.pd);
+  if (!job.pd.empty())
+    throw InputError("--pd", "no --pd with --backend replay (PD runs the analytic backend)", job.pd);
   const std::string path = replay_trace_path(job.backend);
   check_numbers(job);
   // tokenline run serves requests open loop; MTP drafts (--mtp as the run's) take the run's acceptances.
@@ -336,9 +339,10 @@ int run_replay_job(const SimJob& job) {
   config.workload_name = describe_workload(workload);
   const RecordedRun recorded = read_recorded_run(path);
   if (recorded.instances.size() != config.instances.size()) {
-    throw InputError("--backend " + job.backend,
-                     "a trace with " + std::to_string(config.instances.size()) + " instance(s) (--parallel, --instances)",
-                     std::to_string(recorded.instances.size()));
+    throw InputError(
+        "--backend " + job.backend,
+        "a trace with " + std::to_string(config.instances.size()) + " instance(s) (--parallel, --instances)",
+        std::to_string(recorded.instances.size()));
   }
   require_writable_directory(job.out);
   if (!job.skip_bad_lines) prevalidate_workload(workload);

@@ -26,7 +26,8 @@ struct RecordedEntry {
   bool operator==(const RecordedEntry&) const = default;
   // The scheduler's decision alone (accepted is the step's outcome).
   bool same_decision(const RecordedEntry& o) const {
-    return id == o.id && prefill == o.prefill && new_tokens == o.new_tokens && context_tokens == o.context_tokens;
+    return id == o.id && prefill == o.prefill && new_tokens == o.new_tokens &&
+           context_tokens == o.context_tokens;
   }
 };
 

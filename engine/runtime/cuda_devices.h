@@ -10,7 +10,8 @@ namespace tokenline {
 int32_t runtime_cuda_devices();
 
 struct KernelSet;
-// The CUDA kernels when this build has them (nullptr otherwise). REQUIRES for use: runtime_cuda_devices() > 0.
+// The CUDA kernels when this build has them (nullptr otherwise). REQUIRES for use: runtime_cuda_devices() >
+// 0.
 const KernelSet* runtime_cuda_kernels();
 
 }  // namespace tokenline

@@ -19,7 +19,9 @@ class DeviceBuffer {
   DeviceBuffer(const KernelSet& kernels, const std::vector<T>& host) : kernels_(&kernels) { assign(host); }
   ~DeviceBuffer() { kernels_->free(data_); }
   DeviceBuffer(DeviceBuffer&& o) noexcept
-      : kernels_(o.kernels_), data_(std::exchange(o.data_, nullptr)), size_(std::exchange(o.size_, 0)),
+      : kernels_(o.kernels_),
+        data_(std::exchange(o.data_, nullptr)),
+        size_(std::exchange(o.size_, 0)),
         capacity_(std::exchange(o.capacity_, 0)) {}
   DeviceBuffer& operator=(DeviceBuffer&& o) noexcept {
     std::swap(kernels_, o.kernels_);

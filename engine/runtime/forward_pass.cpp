@@ -72,7 +72,8 @@ ForwardPass::ForwardPass(const ModelShape& shape, const RankWeights& weights, co
 }
 
 PagedKvTable ForwardPass::table() const {
-  return PagedKvTable{config_.page_tokens, sequences_, indptr_.data(), indices_.data(), last_page_len_.data()};
+  return PagedKvTable{config_.page_tokens, sequences_, indptr_.data(), indices_.data(),
+                      last_page_len_.data()};
 }
 
 void ForwardPass::upload(const ForwardInput& in) {
@@ -114,8 +115,8 @@ void ForwardPass::run(const ForwardInput& in, Clock& clock, ForwardOutput& out) 
     OpTimer t(k_, clock, out, op_of(RunOp::kEmbed));
     upload(in);
     h_.resize(int64_t{n_} * shape_.hidden);
-    k_.embedding({h_.data(), weights_.embed(), token_ids_.data(), DType::kF32, n_, shape_.hidden, 0,
-                  shape_.vocab});
+    k_.embedding(
+        {h_.data(), weights_.embed(), token_ids_.data(), DType::kF32, n_, shape_.hidden, 0, shape_.vocab});
   }
   for (int32_t l = 0; l < shape_.layers; ++l) {
     attention(l, clock, out);
@@ -186,15 +187,16 @@ void ForwardPass::attention(int32_t l, Clock& clock, ForwardOutput& out) {
     linear(q_, q_a_.data(), w.q_b, n, heads * qk, s.q_lora);
     k_.rope({q_.data(), pos_.data(), n, heads, qk, s.nope, s.rope, s.rope_theta});
     q_latent_.resize(int64_t{n} * heads * s.kv_lora);
-    k_.mla_absorb_q({q_latent_.data(), q_.data(), w.kv_b, DType::kF32, n, heads, s.nope, s.rope, s.v, s.kv_lora});
+    k_.mla_absorb_q(
+        {q_latent_.data(), q_.data(), w.kv_b, DType::kF32, n, heads, s.nope, s.rope, s.v, s.kv_lora});
   }
   if (s.indexer_full[at(l)] != 0) select(l, clock, out);
   {
     OpTimer t(k_, clock, out, op_of(RunOp::kSparseMla));
     o_latent_.resize(q_latent_.size());
     k_.mla_attention_sparse({o_latent_.data(), q_latent_.data(), q_.data() + s.nope, kv_[at(l)].data(),
-                             seq_.data(), pos_.data(), topk_.data(), table(), layout_of(s), n, heads, s.kv_lora,
-                             s.rope, qk, s.idx_topk, 1.0f / std::sqrt(static_cast<float>(qk))});
+                             seq_.data(), pos_.data(), topk_.data(), table(), layout_of(s), n, heads,
+                             s.kv_lora, s.rope, qk, s.idx_topk, 1.0f / std::sqrt(static_cast<float>(qk))});
   }
   {
     OpTimer t(k_, clock, out, op_of(RunOp::kOProj));
@@ -216,7 +218,8 @@ void ForwardPass::select(int32_t l, Clock& clock, ForwardOutput& out) {
     OpTimer t(k_, clock, out, op_of(RunOp::kIndexerScore));
     linear(idx_q_, q_a_.data(), w.idx_q, n, s.idx_heads * s.idx_dim, s.q_lora);
     linear(idx_k_rows_, x_.data(), w.idx_k, n, s.idx_dim, s.hidden);
-    k_.layernorm({idx_k_rows_.data(), idx_k_rows_.data(), w.idx_k_norm, w.idx_k_norm_bias, n, s.idx_dim, s.eps});
+    k_.layernorm(
+        {idx_k_rows_.data(), idx_k_rows_.data(), w.idx_k_norm, w.idx_k_norm_bias, n, s.idx_dim, s.eps});
     linear(hw_, x_.data(), w.idx_w, n, s.idx_heads, s.hidden);
     const float scale = 1.0f / std::sqrt(static_cast<float>(s.idx_heads * s.idx_dim));
     k_.scale_add({hw_.data(), nullptr, hw_.size(), scale, 0.0f});
@@ -225,8 +228,8 @@ void ForwardPass::select(int32_t l, Clock& clock, ForwardOutput& out) {
     k_.index_k_write(
         {idx_k_[at(l)].data(), idx_k_rows_.data(), seq_.data(), pos_.data(), table(), n, s.idx_dim});
     scores_.resize(int64_t{n} * max_context_);
-    k_.indexer_score({scores_.data(), idx_q_.data(), hw_.data(), idx_k_[at(l)].data(), seq_.data(), pos_.data(),
-                      table(), n, s.idx_heads, s.idx_dim, max_context_});
+    k_.indexer_score({scores_.data(), idx_q_.data(), hw_.data(), idx_k_[at(l)].data(), seq_.data(),
+                      pos_.data(), table(), n, s.idx_heads, s.idx_dim, max_context_});
   }
   OpTimer t(k_, clock, out, op_of(RunOp::kTopkSelect));
   topk_.resize(int64_t{n} * s.idx_topk);
@@ -278,8 +281,18 @@ void ForwardPass::routed_experts(int32_t l, Clock& clock, ForwardOutput& out) {
                s.topk_group, topk, s.routed_scaling, true});
   }
   tmp_.resize(int64_t{n} * s.hidden);
-  MoeExpertsParams p{tmp_.data(), x_.data(), expert_ids_.data(), router_w_.data(), w.experts_gate_up,
-                     w.experts_down, DType::kF32, n, topk, s.hidden, dims_.moe_inter, dims_.expert_begin,
+  MoeExpertsParams p{tmp_.data(),
+                     x_.data(),
+                     expert_ids_.data(),
+                     router_w_.data(),
+                     w.experts_gate_up,
+                     w.experts_down,
+                     DType::kF32,
+                     n,
+                     topk,
+                     s.hidden,
+                     dims_.moe_inter,
+                     dims_.expert_begin,
                      dims_.local_experts};
   if (config_.comms.ep == nullptr) {
     OpTimer t(k_, clock, out, op_of(RunOp::kExpertGemm));

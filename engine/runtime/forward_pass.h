@@ -3,10 +3,10 @@
 // layers; shared layers reuse the last full layer's top-k), sparse_mla, o_proj (+ attn_allreduce under
 // TP), rmsnorm, dense_mlp or router + [dispatch] + expert_gemm + [combine] + shared_expert
 // (+ mlp_allreduce under TP), then the final norm, lm_head (+ vocab_allgather under TP) and sample on the
-// rows that sample; draft() then runs the MTP layer (mtp_draft). The rank holds its RankWeights slice; collectives go through the rank's
-// communicators, which need host memory (the CPU set). Times each op with the Clock, synchronizing the
-// backend at op boundaries (whole-step totals per op). Owns the rank's paged KV and indexer caches,
-// addressed by the core's page ids. Not thread-safe; one thread per rank.
+// rows that sample; draft() then runs the MTP layer (mtp_draft). The rank holds its RankWeights slice;
+// collectives go through the rank's communicators, which need host memory (the CPU set). Times each op with
+// the Clock, synchronizing the backend at op boundaries (whole-step totals per op). Owns the rank's paged KV
+// and indexer caches, addressed by the core's page ids. Not thread-safe; one thread per rank.
 #pragma once
 
 #include <array>

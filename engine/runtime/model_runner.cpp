@@ -49,8 +49,10 @@ std::string runner_layout_error(const ModelShape& s, const RunnerConfig& c) {
            std::to_string(s.vocab) + ")";
   }
   if (c.ep != 1 && c.ep != ranks) return "ep 1 or every GPU rank (" + std::to_string(ranks) + ")";
-  if (c.ep > 1 && !divides(c.ep, s.experts)) return "ep dividing the " + std::to_string(s.experts) + " experts";
-  if (c.ep == 1 && !divides(c.tp, s.moe_inter)) return "tp dividing the expert size " + std::to_string(s.moe_inter);
+  if (c.ep > 1 && !divides(c.ep, s.experts))
+    return "ep dividing the " + std::to_string(s.experts) + " experts";
+  if (c.ep == 1 && !divides(c.tp, s.moe_inter))
+    return "tp dividing the expert size " + std::to_string(s.moe_inter);
   if (ranks > 1 && !kernels_of(c).host_memory) return "one GPU rank on this backend (in-process collectives)";
   if (c.mtp_draft_tokens < 0 || c.mtp_draft_tokens > 1) return "0 or 1 MTP draft tokens per step";
   if (c.mtp_draft_tokens > 0 && s.mtp_layers == 0) return "a model with an MTP layer for MTP drafts";
@@ -123,8 +125,7 @@ bool ModelRunner::build_input(const Batch& batch, const std::vector<std::vector<
     auto it = tokens_.find(e.id);
     const int64_t end = e.context_tokens + e.new_tokens, drafts = e.draft_tokens;
     auto draft = drafts_.find(e.id);
-    if (it == tokens_.end() || i >= pages.size() ||
-        static_cast<int64_t>(it->second.size()) < end - drafts ||
+    if (it == tokens_.end() || i >= pages.size() || static_cast<int64_t>(it->second.size()) < end - drafts ||
         (drafts > 0 && (draft == drafts_.end() || static_cast<int64_t>(draft->second.size()) < drafts)))
       return false;
     const int64_t need_pages = (end + page_tokens - 1) / page_tokens;

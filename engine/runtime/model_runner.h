@@ -18,9 +18,8 @@
 #include <cstdint>
 #include <map>
 #include <memory>
-#include <vector>
-
 #include <string>
+#include <vector>
 
 #include "engine/core/executor.h"
 #include "engine/runtime/clock.h"

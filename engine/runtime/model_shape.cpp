@@ -9,10 +9,10 @@ namespace tokenline {
 namespace {
 
 constexpr Op kLedgerOps[kRunOpCount] = {
-    Op::kEmbed,        Op::kRmsnorm,      Op::kAProj,         Op::kNormRopeKvWrite, Op::kQBProj,
-    Op::kIndexerScore, Op::kTopkSelect,   Op::kSparseMla,     Op::kOProj,           Op::kAttnAllreduce,
-    Op::kDenseMlp,     Op::kRouter,       Op::kDispatch,      Op::kExpertGemm,      Op::kSharedExpert,
-    Op::kCombine,      Op::kMlpAllreduce, Op::kLmHead,        Op::kVocabAllgather,  Op::kSample,
+    Op::kEmbed,        Op::kRmsnorm,      Op::kAProj,     Op::kNormRopeKvWrite, Op::kQBProj,
+    Op::kIndexerScore, Op::kTopkSelect,   Op::kSparseMla, Op::kOProj,           Op::kAttnAllreduce,
+    Op::kDenseMlp,     Op::kRouter,       Op::kDispatch,  Op::kExpertGemm,      Op::kSharedExpert,
+    Op::kCombine,      Op::kMlpAllreduce, Op::kLmHead,    Op::kVocabAllgather,  Op::kSample,
     Op::kMtpDraft,
 };
 

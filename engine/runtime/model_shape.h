@@ -27,8 +27,8 @@ enum class RunOp : uint8_t {
   kDispatch,  // EP: rows to their experts' ranks
   kExpertGemm,
   kSharedExpert,
-  kCombine,        // EP: rows back to their tokens' ranks
-  kMlpAllreduce,   // TP: partial dense-MLP or MoE outputs summed over the group
+  kCombine,       // EP: rows back to their tokens' ranks
+  kMlpAllreduce,  // TP: partial dense-MLP or MoE outputs summed over the group
   kLmHead,
   kVocabAllgather,  // TP: vocabulary shards of the logits gathered
   kSample,

@@ -33,7 +33,7 @@ struct LayerWeights {
 // The MTP layer's own tensors beside its decoder layer (layer index `layers`); it shares the embedding and
 // the LM head with the main model (DeepSeek-V3's shared_head.head is a copy of lm_head).
 struct MtpWeights {
-  const float *eh_proj = nullptr;    // [hidden, 2 * hidden] over [enorm(embedding) | hnorm(hidden)]
+  const float* eh_proj = nullptr;  // [hidden, 2 * hidden] over [enorm(embedding) | hnorm(hidden)]
   const float *enorm = nullptr, *hnorm = nullptr, *head_norm = nullptr;  // [hidden]
 };
 

@@ -65,9 +65,8 @@ RankWeights::RankWeights(const ModelShape& s, const ModelWeights& w, const RankS
                               ? nullptr
                               : put_gate_up(src.experts_gate_up + e0 * 2 * s.moe_inter * h, s.moe_inter, h,
                                             inter0, d.moe_inter, ne);
-    dst.experts_down =
-        put(src.experts_down == nullptr ? nullptr : src.experts_down + e0 * h * s.moe_inter, s.moe_inter, 0,
-            h, inter0, d.moe_inter, ne, h);
+    dst.experts_down = put(src.experts_down == nullptr ? nullptr : src.experts_down + e0 * h * s.moe_inter,
+                           s.moe_inter, 0, h, inter0, d.moe_inter, ne, h);
     const int64_t shared = int64_t{s.moe_inter} * s.shared_experts;
     dst.shared_gate_up = put_gate_up(src.shared_gate_up, shared, h, t * d.shared_inter, d.shared_inter);
     dst.shared_down = put(src.shared_down, shared, 0, h, t * d.shared_inter, d.shared_inter);
@@ -93,8 +92,8 @@ const float* RankWeights::put_all(const float* src, int64_t elements) {
   return put(src, elements, 0, 1, 0, elements);
 }
 
-const float* RankWeights::put_gate_up(const float* src, int64_t inter, int64_t cols, int64_t inter0, int64_t n,
-                                      int64_t blocks) {
+const float* RankWeights::put_gate_up(const float* src, int64_t inter, int64_t cols, int64_t inter0,
+                                      int64_t n, int64_t blocks) {
   if (src == nullptr) return nullptr;
   std::vector<float> host;
   host.reserve(static_cast<size_t>(blocks * 2 * n * cols));

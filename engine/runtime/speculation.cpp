@@ -17,8 +17,8 @@ void verify_step(std::span<const EntryRows> entries, std::span<const int32_t> ne
     if (e.decode) {
       const auto s = sampled.subspan(static_cast<size_t>(e.sample0), static_cast<size_t>(1 + e.drafts));
       // Row j + 1's input token is draft j + 1; it stands when row j's sample chose it.
-      while (res.accepted < e.drafts && s[static_cast<size_t>(res.accepted)] ==
-                                            next_ids[static_cast<size_t>(e.row0 + res.accepted)]) {
+      while (res.accepted < e.drafts &&
+             s[static_cast<size_t>(res.accepted)] == next_ids[static_cast<size_t>(e.row0 + res.accepted)]) {
         ++res.accepted;
       }
       res.emitted.assign(s.begin(), s.begin() + 1 + res.accepted);

@@ -1,4 +1,5 @@
-// Row-wise CPU kernels: embedding lookup, (residual +) RMSNorm, LayerNorm, RoPE, SiLU*up, scale-add, MTP input.
+// Row-wise CPU kernels: embedding lookup, (residual +) RMSNorm, LayerNorm, RoPE, SiLU*up, scale-add, MTP
+// input.
 #include <cassert>
 #include <cmath>
 

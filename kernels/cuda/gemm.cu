@@ -12,13 +12,13 @@
 namespace tokenline::cuda {
 namespace {
 
-#define TL_CUBLAS_CHECK(expr)                                                                      \
-  do {                                                                                             \
-    const cublasStatus_t tl_status_ = (expr);                                                      \
-    if (tl_status_ != CUBLAS_STATUS_SUCCESS) {                                                     \
+#define TL_CUBLAS_CHECK(expr)                                                                       \
+  do {                                                                                              \
+    const cublasStatus_t tl_status_ = (expr);                                                       \
+    if (tl_status_ != CUBLAS_STATUS_SUCCESS) {                                                      \
       std::fprintf(stderr, "%s:%d: %s failed: status %d\n", __FILE__, __LINE__, #expr, tl_status_); \
-      std::abort();                                                                                \
-    }                                                                                              \
+      std::abort();                                                                                 \
+    }                                                                                               \
   } while (0)
 
 // The four cuBLAS entry points used here, resolved from the shared library; all null when it is absent.

@@ -39,7 +39,7 @@ struct RunJob {
   int64_t page_tokens = 64;
   int64_t kv_pages = kDefaultKvPages;  // per rank
   std::string parallel = "tp1";        // tpN, dpN, epN parts as for tokenline sim
-  int32_t mtp_drafts = 0;  // MTP draft tokens per decode step (0 or 1)
+  int32_t mtp_drafts = 0;              // MTP draft tokens per decode step (0 or 1)
   std::string reservation = "whole";
   std::string policy = "fcfs";
   int32_t max_running = 1024;
@@ -213,9 +213,11 @@ int run_job(const RunJob& job) {
   const Parallel parallel = parse_parallel(job.parallel, "--parallel");
   const ModelShape shape = load_model_shape(job.model);
   if (job.mtp_drafts < 0 || job.mtp_drafts > 1)
-    throw InputError("--mtp", "0 or 1 (the MTP layer drafts one token per decode step)", std::to_string(job.mtp_drafts));
+    throw InputError("--mtp", "0 or 1 (the MTP layer drafts one token per decode step)",
+                     std::to_string(job.mtp_drafts));
   if (job.mtp_drafts > 0 && shape.mtp_layers == 0)
-    throw InputError("--mtp", "a model with an MTP layer (num_nextn_predict_layers)", "'" + shape.name + "' without one");
+    throw InputError("--mtp", "a model with an MTP layer (num_nextn_predict_layers)",
+                     "'" + shape.name + "' without one");
   const TraceDetail detail = parse_detail(job.trace_detail);
   const RunnerConfig runner_cfg = runner_config(job, shape, parallel, kernels, detail);
   const WorkloadSpec workload = workload_spec(job);
@@ -226,7 +228,8 @@ int run_job(const RunJob& job) {
 
   SteadyClock clock;
   ModelRunner runner(
-      shape, job.weights.empty() ? ModelWeights::random(shape, job.seed) : ModelWeights::load(shape, job.weights),
+      shape,
+      job.weights.empty() ? ModelWeights::random(shape, job.seed) : ModelWeights::load(shape, job.weights),
       runner_cfg, clock);
   Instance instance(instance_cfg);
   Recorder recorder(config);
@@ -259,8 +262,9 @@ void add_run(CLI::App& app) {
       ->capture_default_str();
   cmd->add_option("--page-size", job->page_tokens, "KV page size in tokens")->capture_default_str();
   cmd->add_option("--kv-pages", job->kv_pages, "KV pages per rank")->capture_default_str();
-  cmd->add_option("--parallel", job->parallel,
-                  "tpN, dpN, epN parts, e.g. tp2, dp2-ep2, dp2-tp2-ep4 (ep: 1 or every rank; threads as ranks)")
+  cmd->add_option(
+         "--parallel", job->parallel,
+         "tpN, dpN, epN parts, e.g. tp2, dp2-ep2, dp2-tp2-ep4 (ep: 1 or every rank; threads as ranks)")
       ->capture_default_str();
   cmd->add_option("--mtp", job->mtp_drafts, "MTP draft tokens per decode step: 0 or 1 (greedy, lossless)")
       ->capture_default_str();

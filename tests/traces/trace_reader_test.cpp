@@ -51,10 +51,9 @@ TEST_CASE("batch text: entries round-trip in order, anything off the grammar is 
 }
 
 TEST_CASE("batch text: a decode's accepted MTP drafts follow a '+', fewer than its new tokens") {
-  const std::vector<RecordedEntry> entries = {
-      {.id = 4, .prefill = false, .new_tokens = 2, .accepted = 1},
-      {.id = 5, .prefill = false, .new_tokens = 2, .accepted = 0},
-      {.id = 6, .prefill = false, .new_tokens = 1}};
+  const std::vector<RecordedEntry> entries = {{.id = 4, .prefill = false, .new_tokens = 2, .accepted = 1},
+                                              {.id = 5, .prefill = false, .new_tokens = 2, .accepted = 0},
+                                              {.id = 6, .prefill = false, .new_tokens = 1}};
   const std::string text = written_batch(entries);
   CHECK(text == "4d2+1 5d2+0 6d1");
   std::vector<RecordedEntry> back;

@@ -134,9 +134,9 @@ TEST_CASE("engine loop: the MTP layer's drafts, verified in the runner, change n
   auto generate = [](int64_t pages, int32_t mtp, int64_t* steps, int64_t* preemptions) {
     test::FakeClock clock(1e-5);
     const ModelShape shape = load_model_shape("glm-5.3-tiny");
-    ModelRunner runner(shape, ModelWeights::random(shape, 5),
-                       RunnerConfig{.total_pages = pages, .page_tokens = kPageTokens, .mtp_draft_tokens = mtp},
-                       clock);
+    ModelRunner runner(
+        shape, ModelWeights::random(shape, 5),
+        RunnerConfig{.total_pages = pages, .page_tokens = kPageTokens, .mtp_draft_tokens = mtp}, clock);
     InstanceConfig config = small_instance(pages, ReservationPolicy::kIncremental);
     config.scheduler.mtp_draft_tokens = mtp;
     Instance instance(config);

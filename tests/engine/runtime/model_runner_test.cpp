@@ -232,7 +232,8 @@ TEST_CASE("runner: layouts the runner cannot split are named") {
   CHECK(runner_layout_error(shape, RunnerConfig{.tp = 3}).find("heads") != std::string::npos);
   CHECK(runner_layout_error(shape, RunnerConfig{.dp_ranks = 2, .tp = 2, .ep = 2}).find("every GPU rank") !=
         std::string::npos);
-  CHECK(runner_layout_error(shape, RunnerConfig{.dp_ranks = 16, .ep = 16}).find("experts") != std::string::npos);
+  CHECK(runner_layout_error(shape, RunnerConfig{.dp_ranks = 16, .ep = 16}).find("experts") !=
+        std::string::npos);
   CHECK(runner_layout_error(shape, RunnerConfig{.dp_ranks = 2, .tp = 4, .ep = 8}).empty());
 }
 
@@ -267,7 +268,8 @@ Decoded decode_steps(int32_t mtp, int steps, const std::vector<int32_t>& plant =
   const ModelShape shape = load_model_shape("glm-5.3-tiny");
   test::FakeClock clock(1e-6);
   ModelRunner runner(shape, ModelWeights::random(shape, 5),
-                     RunnerConfig{.total_pages = 8, .page_tokens = kPageTokens, .mtp_draft_tokens = mtp}, clock);
+                     RunnerConfig{.total_pages = 8, .page_tokens = kPageTokens, .mtp_draft_tokens = mtp},
+                     clock);
   const std::vector<int32_t> prompt = ByteTokenizer().encode("speculative decoding is lossless", true);
   runner.set_prompt(1, prompt);
   Decoded out;
@@ -277,14 +279,14 @@ Decoded decode_steps(int32_t mtp, int steps, const std::vector<int32_t>& plant =
     const int64_t draft = prefill ? 0 : mtp;
     if (!prefill && static_cast<size_t>(step - 1) < plant.size()) runner.set_draft(1, plant[step - 1]);
     StepBatches batches;
-    batches.ranks.push_back(Batch{
-        .rank = 0,
-        .entries = {BatchEntry{.id = 1,
-                               .phase = prefill ? Phase::kPrefill : Phase::kDecode,
-                               .new_tokens = prefill ? static_cast<int64_t>(prompt.size()) : 1 + draft,
-                               .context_tokens = context,
-                               .draft_tokens = static_cast<int32_t>(draft),
-                               .last_chunk = true}}});
+    batches.ranks.push_back(
+        Batch{.rank = 0,
+              .entries = {BatchEntry{.id = 1,
+                                     .phase = prefill ? Phase::kPrefill : Phase::kDecode,
+                                     .new_tokens = prefill ? static_cast<int64_t>(prompt.size()) : 1 + draft,
+                                     .context_tokens = context,
+                                     .draft_tokens = static_cast<int32_t>(draft),
+                                     .last_chunk = true}}});
     runner.set_step_pages({{{0, 1, 2, 3}}});
     const StepOutcome outcome = runner.execute(batches);
     const int64_t accepted = outcome.accepted_drafts.empty() ? 0 : outcome.accepted_drafts[0][0];
@@ -299,10 +301,13 @@ Decoded decode_steps(int32_t mtp, int steps, const std::vector<int32_t>& plant =
 
 }  // namespace
 
-TEST_CASE("runner: greedy MTP drafts are verified losslessly - a right draft saves a step, a wrong one costs none") {
+TEST_CASE(
+    "runner: greedy MTP drafts are verified losslessly - a right draft saves a step, a wrong one costs "
+    "none") {
   const Decoded plain = decode_steps(0, 6);
   const size_t prompt = plain.tokens.size() - 7;  // 7 sampled: one by the prefill, one per decode
-  const std::vector<int32_t> sampled(plain.tokens.begin() + static_cast<std::ptrdiff_t>(prompt), plain.tokens.end());
+  const std::vector<int32_t> sampled(plain.tokens.begin() + static_cast<std::ptrdiff_t>(prompt),
+                                     plain.tokens.end());
   // Decode 1 verifies sampled[1] (right: emits sampled[1], sampled[2]); decode 2 verifies a wrong token.
   const int32_t wrong = (sampled[4] + 1) % 512;
   const Decoded mtp = decode_steps(1, 3, {sampled[1], wrong, sampled[5]});

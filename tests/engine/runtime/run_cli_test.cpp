@@ -154,7 +154,8 @@ void write_echo_mtp_checkpoint(const std::string& path) {
   std::vector<float>& eh = tensor(mtp + "eh_proj.weight");  // [h, 2h]
   std::fill(eh.begin(), eh.end(), 0.0f);
   for (size_t i = 0; i < h; ++i) eh[i * 2 * h + h + i] = 1.0f;
-  for (const char* zero : {"self_attn.o_proj.weight", "mlp.experts.down_proj", "mlp.shared_experts.down_proj.weight"}) {
+  for (const char* zero :
+       {"self_attn.o_proj.weight", "mlp.experts.down_proj", "mlp.shared_experts.down_proj.weight"}) {
     std::vector<float>& t = tensor(mtp + zero);
     std::fill(t.begin(), t.end(), 0.0f);
   }
@@ -243,7 +244,8 @@ TEST_CASE("decision equivalence with the model split over 8 threads: dp2-tp2-ep4
                     "dp2-tp2-ep4");
 }
 
-TEST_CASE("decision equivalence with MTP drafts: the replay takes each decode's accepted drafts from the trace") {
+TEST_CASE(
+    "decision equivalence with MTP drafts: the replay takes each decode's accepted drafts from the trace") {
   check_equivalence("equivalence_mtp", kSchedulerFlags + " --mtp 1", "", "tp1", true);
 }
 
