@@ -266,8 +266,7 @@ void ForwardPass::mlp(int32_t l, Clock& clock, ForwardOutput& out) {
 }
 
 // Router, then this rank's routed-expert output in tmp_: its experts' inter slice over every row (ep ==
-// 1), or, under EP, its TP slice of the rows sent to their experts' ranks and back (other rows zero, so
-// that the TP all-reduce assembles every row).
+// 1), or under EP expert_parallel's.
 void ForwardPass::routed_experts(int32_t l, Clock& clock, ForwardOutput& out) {
   const ModelShape& s = shape_;
   const LayerWeights& w = weights_.layer(l);
@@ -299,13 +298,20 @@ void ForwardPass::routed_experts(int32_t l, Clock& clock, ForwardOutput& out) {
     k_.moe_experts(p);
     return;
   }
+  expert_parallel(p, clock, out);
+}
+
+// This TP rank's slice of the rows to their experts' ranks and back (dispatch, expert_gemm, combine);
+// the other TP ranks' rows of p.out stay zero, so that the TP all-reduce assembles every row.
+void ForwardPass::expert_parallel(MoeExpertsParams p, Clock& clock, ForwardOutput& out) {
+  const int64_t hidden = p.hidden, topk = p.topk;
   const int32_t tp = config_.shard.tp, r = config_.shard.tp_rank;
-  const int32_t row0 = n * r / tp, row1 = n * (r + 1) / tp;
-  k_.scale_add({tmp_.data(), nullptr, tmp_.size(), 0.0f, 0.0f});  // rows of the other TP ranks stay zero
-  p.out += int64_t{row0} * s.hidden;
-  p.x += int64_t{row0} * s.hidden;
-  p.expert_ids += int64_t{row0} * topk;
-  p.weights += int64_t{row0} * topk;
+  const int32_t row0 = p.n_tokens * r / tp, row1 = p.n_tokens * (r + 1) / tp;
+  k_.scale_add({p.out, nullptr, int64_t{p.n_tokens} * hidden, 0.0f, 0.0f});
+  p.out += row0 * hidden;
+  p.x += row0 * hidden;
+  p.expert_ids += row0 * topk;
+  p.weights += row0 * topk;
   p.n_tokens = row1 - row0;
   {
     OpTimer t(k_, clock, out, op_of(RunOp::kDispatch));

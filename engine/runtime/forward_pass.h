@@ -82,6 +82,7 @@ class ForwardPass {
   void select(int32_t layer, Clock& clock, ForwardOutput& out);
   void mlp(int32_t layer, Clock& clock, ForwardOutput& out);
   void routed_experts(int32_t layer, Clock& clock, ForwardOutput& out);
+  void expert_parallel(MoeExpertsParams p, Clock& clock, ForwardOutput& out);
   void head(const std::vector<int32_t>& rows_of_h, const float* norm, Clock& clock, ForwardOutput& out,
             std::vector<float>* logits, std::vector<int32_t>& sampled);
   RunOp op_of(RunOp op) const;  // the op a timer books: mtp_draft for compute while drafting
