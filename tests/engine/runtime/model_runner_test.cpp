@@ -264,12 +264,14 @@ struct Decoded {
   std::vector<std::string> ops;   // the last step's span names
 };
 
-Decoded decode_steps(int32_t mtp, int steps, const std::vector<int32_t>& plant = {}) {
+Decoded decode_steps(int32_t mtp, int steps, const std::vector<int32_t>& plant = {}, int32_t tp = 1,
+                     int32_t ep = 1) {
   const ModelShape shape = load_model_shape("glm-5.3-tiny");
   test::FakeClock clock(1e-6);
-  ModelRunner runner(shape, ModelWeights::random(shape, 5),
-                     RunnerConfig{.total_pages = 8, .page_tokens = kPageTokens, .mtp_draft_tokens = mtp},
-                     clock);
+  ModelRunner runner(
+      shape, ModelWeights::random(shape, 5),
+      RunnerConfig{.tp = tp, .ep = ep, .total_pages = 8, .page_tokens = kPageTokens, .mtp_draft_tokens = mtp},
+      clock);
   const std::vector<int32_t> prompt = ByteTokenizer().encode("speculative decoding is lossless", true);
   runner.set_prompt(1, prompt);
   Decoded out;
@@ -317,7 +319,10 @@ TEST_CASE(
   CHECK(std::equal(mtp.tokens.begin(), mtp.tokens.end(), plain.tokens.begin()));
   CHECK(std::find(mtp.ops.begin(), mtp.ops.end(), "mtp_draft") != mtp.ops.end());
   CHECK(std::find(plain.ops.begin(), plain.ops.end(), "mtp_draft") == plain.ops.end());
-  // The MTP layer's own drafts (nothing planted) never change what is emitted.
+  // The MTP layer's own drafts (nothing planted) never change what is emitted, sharded or not.
   const Decoded own = decode_steps(1, 6);
   CHECK(std::equal(own.tokens.begin(), own.tokens.end(), plain.tokens.begin()));
+  const Decoded sharded = decode_steps(1, 3, {sampled[1], wrong, sampled[5]}, 2, 2);
+  CHECK(sharded.tokens == mtp.tokens);
+  CHECK(sharded.accepted == mtp.accepted);
 }
