@@ -1,5 +1,7 @@
 #include "engine/runtime/engine_loop.h"
 
+#include <algorithm>
+
 #include "engine/runtime/byte_tokenizer.h"
 
 namespace tokenline {
@@ -7,12 +9,12 @@ namespace {
 
 class Loop {
  public:
-  Loop(Instance& instance, ModelRunner& runner, Clock& clock, std::span<const TimedRequest> arrivals,
-       uint64_t prompt_seed, EngineObserver& observer)
+  Loop(Instance& instance, ModelRunner& runner, Clock& clock, RequestFeed& feed, uint64_t prompt_seed,
+       EngineObserver& observer)
       : instance_(instance),
         runner_(runner),
         clock_(clock),
-        arrivals_(arrivals),
+        feed_(feed),
         seed_(prompt_seed),
         observer_(observer) {}
 
@@ -26,10 +28,10 @@ class Loop {
   Instance& instance_;
   ModelRunner& runner_;
   Clock& clock_;
-  std::span<const TimedRequest> arrivals_;
+  RequestFeed& feed_;
   uint64_t seed_;
   EngineObserver& observer_;
-  size_t next_ = 0;
+  std::vector<TimedRequest> arrived_;
   double now_s_ = 0;
   int64_t steps_ = 0;
   StepPlan plan_;
@@ -38,8 +40,9 @@ class Loop {
 
 // Adds every request that has arrived by t_s, each at its own arrival time (as the sim's feeder does).
 void Loop::admit_until(double t_s) {
-  while (next_ < arrivals_.size() && arrivals_[next_].arrival_s <= t_s) {
-    const TimedRequest& a = arrivals_[next_++];
+  arrived_.clear();
+  feed_.take_until(t_s, arrived_);
+  for (const TimedRequest& a : arrived_) {
     runner_.set_prompt(a.spec.id, synthesize_prompt(a.spec, seed_));
     observer_.on_arrival(a.spec.id, a.arrival_s);
     instance_.add_request(a.spec, a.arrival_s);
@@ -57,6 +60,10 @@ void Loop::drain() {
 
 // One planned step; false when the plan was empty.
 bool Loop::step() {
+  if (feed_.wall_time()) {  // live arrivals carry wall-clock stamps: no step may start before them
+    now_s_ = std::max(now_s_, clock_.now_s());
+    admit_until(now_s_);
+  }
   instance_.plan(plan_);
   for (size_t r = 0; r < plan_.ranks.size(); ++r) {
     const Scheduler& rank = instance_.rank(static_cast<int32_t>(r));
@@ -84,9 +91,8 @@ EngineLoopResult Loop::run() {
   while (true) {
     drain();
     if (!instance_.has_work() || empty_plans >= 2) {
-      if (next_ >= arrivals_.size()) break;
-      const double t_s = arrivals_[next_].arrival_s;
-      clock_.sleep_until_s(t_s);
+      double t_s = 0;
+      if (!feed_.wait_next(clock_, &t_s)) break;
       if (t_s > now_s_) now_s_ = t_s;
       admit_until(now_s_);
       empty_plans = 0;
@@ -111,11 +117,17 @@ StepPages allocated_step_pages(const Instance& instance, const StepPlan& plan) {
   return pages;
 }
 
+EngineLoopResult run_engine_loop(Instance& instance, ModelRunner& runner, Clock& clock, RequestFeed& feed,
+                                 uint64_t prompt_seed, EngineObserver& observer) {
+  Loop loop(instance, runner, clock, feed, prompt_seed, observer);
+  return loop.run();
+}
+
 EngineLoopResult run_engine_loop(Instance& instance, ModelRunner& runner, Clock& clock,
                                  std::span<const TimedRequest> arrivals, uint64_t prompt_seed,
                                  EngineObserver& observer) {
-  Loop loop(instance, runner, clock, arrivals, prompt_seed, observer);
-  return loop.run();
+  WorkloadFeed feed(arrivals);
+  return run_engine_loop(instance, runner, clock, feed, prompt_seed, observer);
 }
 
 }  // namespace tokenline

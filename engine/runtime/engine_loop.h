@@ -17,13 +17,9 @@
 #include "engine/core/instance.h"
 #include "engine/runtime/clock.h"
 #include "engine/runtime/model_runner.h"
+#include "engine/runtime/request_feed.h"
 
 namespace tokenline {
-
-struct TimedRequest {
-  double arrival_s = 0;
-  RequestSpec spec;
-};
 
 // Receives the loop's events (the CLI forwards them to the output recorder).
 class EngineObserver {
@@ -45,7 +41,11 @@ struct EngineLoopResult {
 // empty). REQUIRES: instance.allocate(plan) ran and nothing changed the instance since.
 StepPages allocated_step_pages(const Instance& instance, const StepPlan& plan);
 
-// REQUIRES: arrivals sorted by arrival_s; prompt ids within the runner's vocab.
+// Runs until the feed has no more requests and every admitted one has left. REQUIRES: prompt ids within
+// the runner's vocab.
+EngineLoopResult run_engine_loop(Instance& instance, ModelRunner& runner, Clock& clock, RequestFeed& feed,
+                                 uint64_t prompt_seed, EngineObserver& observer);
+// A recorded workload. REQUIRES: arrivals sorted by arrival_s.
 EngineLoopResult run_engine_loop(Instance& instance, ModelRunner& runner, Clock& clock,
                                  std::span<const TimedRequest> arrivals, uint64_t prompt_seed,
                                  EngineObserver& observer);
