@@ -69,6 +69,21 @@ class Completions {
     return complete(body["prompt"].get<std::string>(), max_tokens.get<int64_t>());
   }
 
+  // After the engine loop: requests it never scheduled (it stops when nothing more can be planned) get a
+  // reply too, so that no connection waits forever.
+  void abandon_pending() {
+    std::map<RequestId, std::promise<Outcome>> left;
+    {
+      const std::lock_guard<std::mutex> lock(mutex_);
+      left.swap(pending_);
+    }
+    for (auto& [id, promise] : left) {
+      Outcome never;
+      never.record.id = id;  // status stays kWaiting
+      promise.set_value(std::move(never));
+    }
+  }
+
   // Engine thread: a request left the engine (finished or rejected) with these tokens.
   void finished(const RequestRecord& record, const std::vector<int32_t>* tokens) {
     std::promise<Outcome> promise;
@@ -104,6 +119,8 @@ class Completions {
       return error_reply(503, "the server is shutting down");
     }
     const Outcome out = done.get();
+    if (out.record.status == RequestStatus::kWaiting)
+      return error_reply(503, "the engine stopped before scheduling this request");
     if (out.record.status != RequestStatus::kFinished)
       return error_reply(400, "rejected: " + std::string(to_string(out.record.reject_reason)));
     const auto completion = static_cast<int64_t>(out.generated.size());
@@ -192,6 +209,8 @@ int serve_job(const ServeJob& job) {
                job.host.c_str(), server.port());
   std::fflush(stderr);
   const EngineLoopResult result = run_engine_loop(instance, runner, clock, feed, job.engine.seed, observer);
+  feed.close();
+  completions.abandon_pending();
   server.stop();
 
   RunInfo info = engine_run_info(job.engine, setup, "serve");
