@@ -81,9 +81,6 @@ PdConfig parse_pd(const std::string& spec, const std::string& link, const std::s
 }
 
 void apply_pd_roles(SimConfig& config, const PdConfig& pd) {
-  if (config.backend == Backend::kSimgrid && pd.mode == PdTransferMode::kLayerStream)
-    throw InputError("--pd-transfer", "whole with --backend simgrid (layer streaming is analytic only)",
-                     "layer");
   const InstanceConfig& first_decode = config.instances[static_cast<size_t>(pd.prefill_instances)].config;
   for (int32_t i = 0; i < config.instance_count(); ++i) {
     InstanceConfig& c = config.instances[static_cast<size_t>(i)].config;

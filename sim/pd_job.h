@@ -17,7 +17,7 @@ namespace tokenline {
 PdConfig parse_pd(const std::string& spec, const std::string& link, const std::string& mode);
 // Roles on config.instances: the first prefill_instances prefill only, the rest decode only.
 // REQUIRES: config.instances.size() == prefill + decode. Throws InputError when the decode instances
-// differ in ranks or pages per rank, or the backend is not analytic.
+// differ in ranks or pages per rank.
 void apply_pd_roles(SimConfig& config, const PdConfig& pd);
 // Reads the workload once: throws InputError (--pd) when no request of it fits an empty decode rank.
 void check_pd_capacity(const SimConfig& config, const PdConfig& pd, ArrivalSource& workload);

@@ -64,6 +64,21 @@ struct PdLive {
   double transfer_s = 0;
   int64_t prompt_tokens = 0;
   int64_t output_tokens = 0;
+  // --backend simgrid --pd-transfer layer: queued for hand-off when its last chunk's step started
+  // (stream_start_s), whose layers each take stream_layer_s as priced; handoff_s once that step ended.
+  bool streamed = false;
+  double stream_start_s = 0;
+  double stream_layer_s = 0;
+  bool handed_off = false;
+  double handoff_s = 0;
+};
+
+// One flow of a layer stream, metered from its start once the whole stream has arrived.
+struct StreamShard {
+  int src = 0;
+  int dst = 0;
+  double bytes = 0;
+  double start_s = 0;
 };
 
 // One prefill rank's outgoing link: transfers leave one after another.
@@ -129,6 +144,10 @@ class PdDriver {
   void attach_simgrid(int32_t index, const CostModel& cm, int& first_gpu);
   void add_senders(int32_t index, const CostModel& cm, int32_t ranks);
   double transfer_on_network(const Sender& s, const PdLive& l);
+  void queue_streams(int32_t index, double start_s);
+  void stream_on_network(Sender& s, RequestId first);
+  void start_shards(sg::Activities& flows, const Sender& s, const PdLive& l, double bytes,
+                    std::vector<StreamShard>& shards);
   size_t sender_of(int32_t prefill_instance, int32_t rank) const {
     return sender_base_[static_cast<size_t>(prefill_instance)] + static_cast<size_t>(rank);
   }
@@ -245,6 +264,94 @@ double PdDriver::transfer_on_network(const Sender& s, const PdLive& l) {
   return end;
 }
 
+// --backend simgrid --pd-transfer layer: the requests whose last chunk runs in the step starting now join the
+// hand-off queue at once (not after the step), so a granted one can stream each layer's KV as the step
+// writes it. The step is priced now; its layers are taken to end at equal intervals of that price.
+void PdDriver::queue_streams(int32_t index, double start_s) {
+  PdSlot& slot = *slots_[static_cast<size_t>(index)];
+  bool queued = false;
+  double layer_s = 0;
+  for (const Batch& b : slot.plan.batches.ranks) {
+    for (const BatchEntry& e : b.entries) {
+      if (e.phase != Phase::kPrefill || !e.last_chunk) continue;
+      if (!queued)
+        layer_s = slot.simgrid->price_ahead(slot.plan.batches).total_s /
+                  static_cast<double>(cms_[static_cast<size_t>(index)].model.layers);
+      queued = true;
+      PdLive& l = live_.at(e.id);
+      l.prefill_rank = b.rank;
+      l.streamed = true;
+      l.stream_start_s = start_s;
+      l.stream_layer_s = layer_s;
+      handoff_.enqueue(PdWaiting{.id = e.id,
+                                 .prefill_instance = index,
+                                 .prompt_tokens = l.prompt_tokens,
+                                 .output_tokens = l.output_tokens,
+                                 .preferred_decode = decode_router_.pick(
+                                     decode_views_, kv_spec(e.id, l.prompt_tokens, l.output_tokens))});
+    }
+  }
+  if (queued) grant();
+}
+
+// Starts one flow per tp GPU of the sender to the granted decode rank, each with its share of `bytes`,
+// and notes them in `shards` for the meter.
+void PdDriver::start_shards(sg::Activities& flows, const Sender& s, const PdLive& l, double bytes,
+                            std::vector<StreamShard>& shards) {
+  const PdSlot& d = *slots_[static_cast<size_t>(pd_.prefill_instances + l.grant.decode_instance)];
+  const int dst_first = d.first_gpu + l.grant.decode_rank * d.rank_gpus;
+  const double shard_bytes = bytes / static_cast<double>(s.src_gpus.size());
+  for (size_t k = 0; k < s.src_gpus.size(); ++k) {
+    const int dst = dst_first + static_cast<int>(k) % d.rank_gpus;
+    flows.transfer(s.src_gpus[k], dst, shard_bytes);
+    shards.push_back({s.src_gpus[k], dst, shard_bytes, sg::now_s()});
+  }
+}
+
+// The layer stream of the requests queued at the front of `s` from one prefill step: layer k of each leaves
+// when the step's k-th layer ends (all at once for layers already past when the grant came), the last one
+// not before the step has really ended. Delivers them all when every flow has arrived.
+void PdDriver::stream_on_network(Sender& s, RequestId first) {
+  std::vector<RequestId> group{first};
+  const PdLive& head = live_.at(first);
+  while (!s.queue.empty() && live_.at(s.queue.front()).streamed &&
+         live_.at(s.queue.front()).stream_start_s == head.stream_start_s) {
+    group.push_back(s.queue.front());
+    s.queue.pop_front();
+  }
+  const double popped_s = sg::now_s();
+  for (RequestId id : group) {
+    PdLive& l = live_.at(id);
+    l.transfer_bytes = s.bytes_per_token * double(l.prompt_tokens);
+  }
+  std::vector<StreamShard> shards;
+  sg::Activities flows;
+  for (int k = 0; k < s.layers; ++k) {
+    if (k == s.layers - 1) {
+      for (RequestId id : group) {
+        while (!live_.at(id).handed_off) {
+          s.waiting = true;
+          s.signal->wait();
+        }
+      }
+    }
+    const double due_s = head.stream_start_s + (k + 1) * head.stream_layer_s;
+    if (due_s > sg::now_s()) sg::sleep_until(due_s);
+    for (RequestId id : group) {
+      const PdLive& l = live_.at(id);
+      start_shards(flows, s, l, l.transfer_bytes / s.layers, shards);
+    }
+  }
+  flows.wait_all();
+  const double end = sg::now_s();
+  for (const StreamShard& p : shards) {  // LinkMeter spreads bytes evenly over the span it is given
+    for (const sg::PlatformHop& h : platform_->routes[static_cast<size_t>(p.src)][static_cast<size_t>(p.dst)])
+      link_meter_->add(h.link * 2 + (h.up ? 0 : 1), p.start_s, end, p.bytes);
+  }
+  s.free_since_s = end;
+  for (RequestId id : group) deliver(id, std::max(popped_s, live_.at(id).handoff_s), end);
+}
+
 void PdDriver::wake_all() {
   for (auto& slot : slots_) wake(*slot);
   for (Sender& s : senders_) wake(s);
@@ -306,7 +413,7 @@ void PdDriver::grant() {
 void PdDriver::drain_prefill(int32_t index) {
   PdSlot& slot = *slots_[static_cast<size_t>(index)];
   slot.instance.drain(slot.drained);
-  bool handed = false;
+  bool handed = false, streamed = false;
   for (const RequestRecord& r : slot.drained) {
     if (r.status != RequestStatus::kHandedOff) {  // rejected by the prefill instance
       finish_request(r, index, nullptr);
@@ -318,6 +425,12 @@ void PdDriver::drain_prefill(int32_t index) {
     l.prefill_rank = r.rank;
     l.cached_tokens = r.cached_tokens;
     l.preemptions = r.preemptions;
+    if (l.streamed) {  // queued when its last step started (queue_streams): its sender waits for this
+      l.handed_off = true;
+      l.handoff_s = sg::now_s();
+      streamed = true;
+      continue;
+    }
     const RequestSpec spec = kv_spec(r.id, r.prompt_tokens, r.output_tokens);
     handoff_.enqueue(PdWaiting{.id = r.id,
                                .prefill_instance = index,
@@ -328,6 +441,7 @@ void PdDriver::drain_prefill(int32_t index) {
   }
   slot.drained.clear();
   if (handed) grant();
+  if (streamed) wake_all();
 }
 
 void PdDriver::drain_decode(int32_t index) {
@@ -373,6 +487,10 @@ void PdDriver::run_sender(size_t index) {
     const RequestId id = s.queue.front();
     s.queue.pop_front();
     PdLive& l = live_.at(id);
+    if (platform_ && l.streamed) {
+      stream_on_network(s, id);
+      continue;
+    }
     l.transfer_bytes = s.bytes_per_token * double(l.prompt_tokens);
     const double start = sg::now_s();
     if (platform_) {
@@ -416,6 +534,8 @@ bool PdDriver::step(int32_t index) {
       }
     }
   }
+  if (slot.simgrid && index < pd_.prefill_instances && pd_.mode == PdTransferMode::kLayerStream)
+    queue_streams(index, start_s);
   StepOutcome outcome;
   if (slot.simgrid) {
     outcome = slot.simgrid->execute(slot.plan.batches);  // advances the clock by the step

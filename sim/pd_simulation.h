@@ -6,8 +6,11 @@
 // in the link's time; the decode instance admits it with its KV present. Requests are data, never actors.
 // With --backend simgrid, instances take consecutive GPUs of the cluster (prefill ones first), each steps on
 // its own SimgridBackend, and each KV hand-off is network flows from the prefill rank's tp GPUs to the decode
-// rank's GPUs (so it shares NICs with all-to-all traffic; metered in links.json); --pd-link is then unused
-// and --pd-transfer must be whole.
+// rank's GPUs (so it shares NICs with all-to-all traffic; metered in links.json); --pd-link is then unused.
+// There, --pd-transfer layer queues a request for hand-off when its last chunk's step starts and, once
+// granted, sends each layer's share as that step reaches the layer (the step's price / layers apart; the last
+// layer not before the step ends): KV of earlier chunks goes with the last step's layers, so only
+// single-chunk prompts match the analytic bound, which streams from the first chunk.
 #pragma once
 
 #include <span>

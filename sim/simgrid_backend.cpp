@@ -315,9 +315,16 @@ void SimgridBackend::run_overlapped_ops(const Segment& seg, const StepCost& sc, 
   }
 }
 
-StepOutcome SimgridBackend::execute(const StepBatches& step) {
+const StepCost& SimgridBackend::price_ahead(const StepBatches& step) {
   const double imbalance = noise_ ? noise_->expert_imbalance(step) : 1.0;
   last_cost_ = pricer_.price(cost_model_, step, imbalance);
+  priced_ahead_ = true;
+  return last_cost_;
+}
+
+StepOutcome SimgridBackend::execute(const StepBatches& step) {
+  if (!priced_ahead_) price_ahead(step);
+  priced_ahead_ = false;
   const int gpu = first_gpu_ + last_cost_.busiest_rank * cost_model_.parallel.tp;
   StepOutcome outcome;
   const double start = sg::now_s();

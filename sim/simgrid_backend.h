@@ -40,6 +40,9 @@ class SimgridBackend final : public Executor {
   ~SimgridBackend() override;
 
   StepOutcome execute(const StepBatches& step) override;
+  // Draws the step's noise and prices it before it runs (a PD layer stream times its layers by it); the
+  // next execute() of the same step uses this price instead of drawing again.
+  const StepCost& price_ahead(const StepBatches& step);
   static constexpr bool advances_clock() { return true; }
   const StepCost& last_cost() const { return last_cost_; }
   // Bytes this backend's collectives put on each link direction: index link * 2 (up) or link * 2 + 1 (down).
@@ -100,6 +103,7 @@ class SimgridBackend final : public Executor {
   std::vector<Pending> pending_;  // started, not yet reported to meter_
   double pending_start_s_ = 0;
   StepCost last_cost_;
+  bool priced_ahead_ = false;  // last_cost_ is the next execute()'s price
 };
 
 }  // namespace tokenline

@@ -97,12 +97,8 @@ TEST_CASE("bad simgrid options exit with code 2") {
   CHECK(
       run_tokenline(sim_args(workload, dir.file("o2"), "--backend analytic --overlap tbo"), dir).exit_code ==
       2);
-  // PD on the one-node preset: dp8-ep8 twice needs 16 GPUs; layer streaming is analytic only.
+  // PD on the one-node preset: dp8-ep8 twice needs 16 GPUs.
   CHECK(run_tokenline(sim_args(workload, dir.file("o3"), "--backend simgrid --pd 1P1D"), dir).exit_code == 2);
-  CHECK(run_tokenline(sim_args(workload, dir.file("o5"),
-                               "--backend simgrid --cluster h200x16-ib --pd 1P1D --pd-transfer layer"),
-                      dir)
-            .exit_code == 2);
   // dp8-ep8 twice needs 16 GPUs; the one-node preset has 8.
   CHECK(run_tokenline(sim_args(workload, dir.file("o4"), "--backend simgrid --cluster h200x8 --instances 2"),
                       dir)
