@@ -52,6 +52,16 @@ std::vector<std::vector<double>> read_histogram(const std::string& path, int32_t
 
 }  // namespace
 
+std::string_view to_string(PdTransferMode mode) {
+  switch (mode) {
+    case PdTransferMode::kWholeRequest:
+      return "whole";
+    case PdTransferMode::kLayerStream:
+      return "layer";
+  }
+  return "";
+}
+
 PdConfig parse_pd(const std::string& spec, const std::string& link, const std::string& mode) {
   PdConfig pd{.prefill_instances = 0, .decode_instances = 0};
   if (spec.empty()) return pd;

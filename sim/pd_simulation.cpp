@@ -24,16 +24,6 @@
 
 namespace tokenline {
 
-std::string_view to_string(PdTransferMode mode) {
-  switch (mode) {
-    case PdTransferMode::kWholeRequest:
-      return "whole";
-    case PdTransferMode::kLayerStream:
-      return "layer";
-  }
-  return "";
-}
-
 namespace {
 
 struct PdSlot {
@@ -73,8 +63,8 @@ struct PdLive {
   double handoff_s = 0;
 };
 
-// One flow of a layer stream, metered from its start once the whole stream has arrived.
-struct StreamShard {
+// One flow of a KV hand-off, metered from its start once the whole hand-off has arrived.
+struct KvShard {
   int src = 0;
   int dst = 0;
   double bytes = 0;
@@ -147,7 +137,9 @@ class PdDriver {
   void queue_streams(int32_t index, double start_s);
   void stream_on_network(Sender& s, RequestId first);
   void start_shards(sg::Activities& flows, const Sender& s, const PdLive& l, double bytes,
-                    std::vector<StreamShard>& shards);
+                    std::vector<KvShard>& shards);
+  void meter_shards(const std::vector<KvShard>& shards, double end_s);
+  void wait_handed_off(Sender& s, const std::vector<RequestId>& group);
   size_t sender_of(int32_t prefill_instance, int32_t rank) const {
     return sender_base_[static_cast<size_t>(prefill_instance)] + static_cast<size_t>(rank);
   }
@@ -244,24 +236,14 @@ void PdDriver::attach_simgrid(int32_t index, const CostModel& cm, int& first_gpu
 // The KV as network flows: each tp GPU of the prefill rank sends its shard to a GPU of the decode rank,
 // all at once, over the platform's routes (sharing links with the instances' collectives). Returns the end.
 double PdDriver::transfer_on_network(const Sender& s, const PdLive& l) {
-  const PdSlot& d = *slots_[static_cast<size_t>(pd_.prefill_instances + l.grant.decode_instance)];
-  const int dst_first = d.first_gpu + l.grant.decode_rank * d.rank_gpus;
-  const double shard_bytes = l.transfer_bytes / static_cast<double>(s.src_gpus.size());
-  const double start = sg::now_s();
+  std::vector<KvShard> shards;
   {
     sg::Activities flows;
-    for (size_t k = 0; k < s.src_gpus.size(); ++k)
-      flows.transfer(s.src_gpus[k], dst_first + static_cast<int>(k) % d.rank_gpus, shard_bytes);
+    start_shards(flows, s, l, l.transfer_bytes, shards);
     flows.wait_all();
   }
-  const double end = sg::now_s();
-  for (size_t k = 0; k < s.src_gpus.size(); ++k) {
-    const int dst = dst_first + static_cast<int>(k) % d.rank_gpus;
-    for (const sg::PlatformHop& h :
-         platform_->routes[static_cast<size_t>(s.src_gpus[k])][static_cast<size_t>(dst)])
-      link_meter_->add(h.link * 2 + (h.up ? 0 : 1), start, end, shard_bytes);
-  }
-  return end;
+  meter_shards(shards, sg::now_s());
+  return sg::now_s();
 }
 
 // --backend simgrid --pd-transfer layer: the requests whose last chunk runs in the step starting now join the
@@ -297,7 +279,7 @@ void PdDriver::queue_streams(int32_t index, double start_s) {
 // Starts one flow per tp GPU of the sender to the granted decode rank, each with its share of `bytes`,
 // and notes them in `shards` for the meter.
 void PdDriver::start_shards(sg::Activities& flows, const Sender& s, const PdLive& l, double bytes,
-                            std::vector<StreamShard>& shards) {
+                            std::vector<KvShard>& shards) {
   const PdSlot& d = *slots_[static_cast<size_t>(pd_.prefill_instances + l.grant.decode_instance)];
   const int dst_first = d.first_gpu + l.grant.decode_rank * d.rank_gpus;
   const double shard_bytes = bytes / static_cast<double>(s.src_gpus.size());
@@ -305,6 +287,24 @@ void PdDriver::start_shards(sg::Activities& flows, const Sender& s, const PdLive
     const int dst = dst_first + static_cast<int>(k) % d.rank_gpus;
     flows.transfer(s.src_gpus[k], dst, shard_bytes);
     shards.push_back({s.src_gpus[k], dst, shard_bytes, sg::now_s()});
+  }
+}
+
+// Each shard's bytes on every link of its route, spread over [its start, end_s].
+void PdDriver::meter_shards(const std::vector<KvShard>& shards, double end_s) {
+  for (const KvShard& p : shards) {
+    for (const sg::PlatformHop& h : platform_->routes[static_cast<size_t>(p.src)][static_cast<size_t>(p.dst)])
+      link_meter_->add(h.link * 2 + (h.up ? 0 : 1), p.start_s, end_s, p.bytes);
+  }
+}
+
+// Blocks sender `s` until every request of `group` has left its prefill instance (drain_prefill wakes it).
+void PdDriver::wait_handed_off(Sender& s, const std::vector<RequestId>& group) {
+  for (RequestId id : group) {
+    while (!live_.at(id).handed_off) {
+      s.waiting = true;
+      s.signal->wait();
+    }
   }
 }
 
@@ -324,17 +324,10 @@ void PdDriver::stream_on_network(Sender& s, RequestId first) {
     PdLive& l = live_.at(id);
     l.transfer_bytes = s.bytes_per_token * double(l.prompt_tokens);
   }
-  std::vector<StreamShard> shards;
+  std::vector<KvShard> shards;
   sg::Activities flows;
   for (int k = 0; k < s.layers; ++k) {
-    if (k == s.layers - 1) {
-      for (RequestId id : group) {
-        while (!live_.at(id).handed_off) {
-          s.waiting = true;
-          s.signal->wait();
-        }
-      }
-    }
+    if (k == s.layers - 1) wait_handed_off(s, group);
     const double due_s = head.stream_start_s + (k + 1) * head.stream_layer_s;
     if (due_s > sg::now_s()) sg::sleep_until(due_s);
     for (RequestId id : group) {
@@ -344,10 +337,7 @@ void PdDriver::stream_on_network(Sender& s, RequestId first) {
   }
   flows.wait_all();
   const double end = sg::now_s();
-  for (const StreamShard& p : shards) {  // LinkMeter spreads bytes evenly over the span it is given
-    for (const sg::PlatformHop& h : platform_->routes[static_cast<size_t>(p.src)][static_cast<size_t>(p.dst)])
-      link_meter_->add(h.link * 2 + (h.up ? 0 : 1), p.start_s, end, p.bytes);
-  }
+  meter_shards(shards, end);
   s.free_since_s = end;
   for (RequestId id : group) deliver(id, std::max(popped_s, live_.at(id).handoff_s), end);
 }
