@@ -9,8 +9,9 @@
 // rank's GPUs (so it shares NICs with all-to-all traffic; metered in links.json); --pd-link is then unused.
 // There, --pd-transfer layer queues a request for hand-off when its last chunk's step starts and, once
 // granted, sends each layer's share as that step reaches the layer (the step's price / layers apart; the last
-// layer not before the step ends): KV of earlier chunks goes with the last step's layers, so only
-// single-chunk prompts match the analytic bound, which streams from the first chunk.
+// layer not before the step ends). KV of earlier chunks goes with the last step's layers, so this matches
+// the analytic bound (which streams from the first chunk) only while the link carries the whole prompt's KV
+// within the last step; a request granted after its step ended sends everything at the grant.
 #pragma once
 
 #include <span>

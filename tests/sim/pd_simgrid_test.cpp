@@ -320,6 +320,29 @@ TEST_CASE("Layer-streamed KV on simgrid exposes one layer's transfer, as the ana
   }
   for (const auto& row : rows["dp8-ep8_simgrid_whole"])
     CHECK(std::stod(row[kColTransferS]) == Approx(bytes / into_one.slowest).epsilon(0.01));
+  // A 1M-token prompt (32 chunks): the analytic bound streams from the first chunk, simgrid streams the
+  // whole prompt's layers within the last chunk's step; they agree while the link carries the 56.6 GB
+  // within that step (~0.16 s of wire beside a multi-second last chunk at 1M context).
+  constexpr int64_t kOneMPrompt = (int64_t{1} << 20) - 16;  // GLM-5.3's context less 16 output tokens
+  const std::string one_m = dir.file("one_m.jsonl");
+  testing::write_uniform_workload(one_m, 1, 0.0, kOneMPrompt, 16);
+  std::map<std::string, double> one_m_s;
+  for (const char* backend : {"analytic", "simgrid"}) {
+    for (const char* mode : {"whole", "layer"}) {
+      const std::string name = std::string("one_m_") + backend + "_" + mode;
+      REQUIRE(
+          run_tokenline(sim_args(one_m, dir.file(name),
+                                 std::string("--cluster h200x16-ib --pd 1P1D --parallel tp8,tp8 --backend ") +
+                                     backend + " --pd-transfer " + mode),
+                        dir)
+              .exit_code == 0);
+      const auto span = kv_transfer_span(read_json(dir.file(name + "/trace.json")), 0);
+      one_m_s[name] = span.second - span.first;
+    }
+  }
+  CHECK(one_m_s["one_m_simgrid_whole"] == Approx(one_m_s["one_m_analytic_whole"]).epsilon(1e-3));
+  CHECK(one_m_s["one_m_simgrid_layer"] == Approx(one_m_s["one_m_analytic_layer"]).epsilon(0.01));
+  CHECK(one_m_s["one_m_simgrid_layer"] < 2 * one_m_s["one_m_simgrid_whole"] / layers);
   // Deterministic: a second run writes the same bytes.
   const std::string again = dir.file("again");
   REQUIRE(run_tokenline(sim_args(workload, again,
