@@ -357,4 +357,36 @@ TEST_CASE("Layer-streamed KV on simgrid exposes one layer's transfer, as the ana
   }
 }
 
+TEST_CASE("Layer streaming on simgrid leaves the prefill steps and their seeded MoE skew draws as they are") {
+  // The stream prices each last-chunk step before it runs (SimgridBackend::price_ahead); the step must then
+  // run at that price, drawing its expert skew once, so the prefill instance steps as in whole mode.
+  TestDir dir("pd_simgrid_layer_skew");
+  const std::string workload = testing::source_file("workloads/data/mooncake_conversation_head.jsonl");
+  std::map<std::string, std::vector<std::pair<double, double>>> prefill_steps;
+  for (const char* backend : {"analytic", "simgrid"}) {
+    for (const char* mode : {"whole", "layer"}) {
+      const std::string name = std::string(backend) + "_" + mode;
+      const auto r = run_tokenline(
+          sim_args(workload, dir.file(name),
+                   std::string("--cluster h200x16-ib --pd 1P1D --expert-skew zipf:1.2 --max-requests 40 "
+                               "--backend ") +
+                       backend + " --pd-transfer " + mode),
+          dir);
+      INFO(name << ": " << r.stderr_text);
+      REQUIRE(r.exit_code == 0);
+      prefill_steps[name] = step_spans(read_json(dir.file(name + "/trace.json")), "instance 0 ");
+    }
+  }
+  const auto& whole = prefill_steps["simgrid_whole"];
+  REQUIRE(whole.size() > 1);
+  CHECK(prefill_steps["simgrid_layer"] == whole);
+  const auto& analytic = prefill_steps["analytic_layer"];
+  REQUIRE(analytic.size() == whole.size());
+  for (size_t i = 0; i < whole.size(); ++i) {
+    const double simgrid_s =
+        prefill_steps["simgrid_layer"][i].second - prefill_steps["simgrid_layer"][i].first;
+    CHECK(simgrid_s == Approx(analytic[i].second - analytic[i].first).epsilon(1e-3));
+  }
+}
+
 }  // namespace tokenline
