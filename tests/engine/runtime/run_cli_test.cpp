@@ -222,6 +222,28 @@ void check_equivalence(const std::string& name, const std::string& flags, const 
     CHECK(std::find(real_ops.begin(), real_ops.end(), "mtp_draft") != real_ops.end());
   }
 
+  // tokenline compare of the replay against the run: the same decisions, step and op times equal (the
+  // replay's are the run's), and request by request the same outcomes and latencies.
+  const Result compared =
+      run_tokenline("compare " + s.file("sim/trace.json") + " " + s.file("real/trace.json") +
+                        " --json --out " + s.file("compare.json"),
+                    s);
+  REQUIRE(compared.exit_code == 0);
+  const auto comparison = nlohmann::json::parse(read_all(s.file("compare.json")));
+  CHECK(comparison["decisions"]["same"] == true);
+  CHECK(comparison["steps"]["predicted_only"] == 0);
+  CHECK(comparison["step"]["relative_error"]["mape"].get<double>() == 0.0);
+  for (const auto& op : comparison["ops"]) {
+    INFO(op.dump());
+    CHECK(op["ratio"].get<double>() == Approx(1.0).epsilon(1e-12));
+  }
+  const auto& requests = comparison["requests"];
+  CHECK(requests["joined"] == 16);
+  CHECK(requests["outcomes_differ"]["cached_tokens"] == 0);
+  CHECK(requests["outcomes_differ"]["preemptions"] == 0);
+  CHECK(requests["ttft"]["relative_error"]["mape"].get<double>() == 0.0);
+  CHECK(requests["e2e"]["relative_error"]["mape"].get<double>() == 0.0);
+
   const auto metrics = nlohmann::json::parse(read_all(s.file("sim/metrics.json")));
   CHECK(metrics["run"]["backend"] == "replay");
   CHECK(metrics["run"]["parallelism"] == parallel);
