@@ -163,25 +163,13 @@ void ForwardPass::draft(const ForwardInput& in, const DraftInput& d, Clock& cloc
 void ForwardPass::attention(int32_t l, Clock& clock, ForwardOutput& out) {
   const ModelShape& s = shape_;
   const LayerWeights& w = weights_.layer(l);
-  const int32_t n = n_, heads = dims_.heads, qk = s.nope + s.rope, row = s.kv_lora + s.rope;
+  const int32_t n = n_, heads = dims_.heads, qk = s.nope + s.rope;
   {
     OpTimer t(k_, clock, out, op_of(RunOp::kRmsnorm));
     x_.resize(h_.size());
     k_.rmsnorm({x_.data(), nullptr, h_.data(), w.attn_norm, n, s.hidden, s.hidden, s.hidden, s.eps});
   }
-  {
-    OpTimer t(k_, clock, out, op_of(RunOp::kAProj));
-    linear(q_a_, x_.data(), w.q_a, n, s.q_lora, s.hidden);
-    linear(kv_a_, x_.data(), w.kv_a, n, row, s.hidden);
-  }
-  {
-    OpTimer t(k_, clock, out, op_of(RunOp::kNormRopeKvWrite));
-    k_.rmsnorm({q_a_.data(), nullptr, q_a_.data(), w.q_a_norm, n, s.q_lora, s.q_lora, s.q_lora, s.eps});
-    k_.rmsnorm({kv_a_.data(), nullptr, kv_a_.data(), w.kv_norm, n, s.kv_lora, row, row, s.eps});
-    k_.rope({kv_a_.data(), pos_.data(), n, 1, row, s.kv_lora, s.rope, s.rope_theta});
-    k_.kv_write({kv_[at(l)].data(), kv_a_.data(), kv_a_.data() + s.kv_lora, seq_.data(), pos_.data(), table(),
-                 layout_of(s), n, row, s.kv_lora, s.rope});
-  }
+  project_and_write_kv(l, clock, out);
   {
     OpTimer t(k_, clock, out, op_of(RunOp::kQBProj));
     linear(q_, q_a_.data(), w.q_b, n, heads * qk, s.q_lora);
@@ -206,6 +194,25 @@ void ForwardPass::attention(int32_t l, Clock& clock, ForwardOutput& out) {
   }
   all_reduce(tmp_, RunOp::kAttnAllreduce, clock, out);
   add_to_residual(tmp_);
+}
+
+// a_proj (q_a and the latent kv_a from x_), their norms, RoPE on the key, and the key's write into the
+// layer's paged cache.
+void ForwardPass::project_and_write_kv(int32_t l, Clock& clock, ForwardOutput& out) {
+  const ModelShape& s = shape_;
+  const LayerWeights& w = weights_.layer(l);
+  const int32_t n = n_, row = s.kv_lora + s.rope;
+  {
+    OpTimer t(k_, clock, out, op_of(RunOp::kAProj));
+    linear(q_a_, x_.data(), w.q_a, n, s.q_lora, s.hidden);
+    linear(kv_a_, x_.data(), w.kv_a, n, row, s.hidden);
+  }
+  OpTimer t(k_, clock, out, op_of(RunOp::kNormRopeKvWrite));
+  k_.rmsnorm({q_a_.data(), nullptr, q_a_.data(), w.q_a_norm, n, s.q_lora, s.q_lora, s.q_lora, s.eps});
+  k_.rmsnorm({kv_a_.data(), nullptr, kv_a_.data(), w.kv_norm, n, s.kv_lora, row, row, s.eps});
+  k_.rope({kv_a_.data(), pos_.data(), n, 1, row, s.kv_lora, s.rope, s.rope_theta});
+  k_.kv_write({kv_[at(l)].data(), kv_a_.data(), kv_a_.data() + s.kv_lora, seq_.data(), pos_.data(), table(),
+               layout_of(s), n, row, s.kv_lora, s.rope});
 }
 
 // DSA lightning indexer on a full layer (replicated on every TP rank): writes this step's index keys,

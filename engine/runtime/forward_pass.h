@@ -79,6 +79,7 @@ class ForwardPass {
  private:
   void upload(const ForwardInput& in);
   void attention(int32_t layer, Clock& clock, ForwardOutput& out);
+  void project_and_write_kv(int32_t layer, Clock& clock, ForwardOutput& out);
   void select(int32_t layer, Clock& clock, ForwardOutput& out);
   void mlp(int32_t layer, Clock& clock, ForwardOutput& out);
   void routed_experts(int32_t layer, Clock& clock, ForwardOutput& out);
