@@ -5,6 +5,7 @@
 
 #include "common/input_error.h"
 #include "engine/runtime/cuda_devices.h"
+#include "sim/slo_option.h"
 #include "traces/output_file.h"
 
 namespace tokenline::cli {
@@ -95,6 +96,7 @@ SimConfig recorder_config(const EngineJob& job, const EngineSetup& s) {
   c.instances.push_back({c.parallel_name, s.instance});
   c.output = OutputConfig{.dir = job.out, .trace_detail = parse_detail(job.trace_detail)};
   c.seed = job.seed;
+  c.slo = parse_slo(job.slo);
   return c;
 }
 
@@ -122,6 +124,7 @@ void add_engine_options(CLI::App& cmd, EngineJob& job) {
   cmd.add_option("--max-running", job.max_running, "running requests")->capture_default_str();
   cmd.add_flag("!--no-prefix-cache", job.prefix_cache, "disable the radix prefix cache");
   cmd.add_option("--trace-detail", job.trace_detail, "step | op")->capture_default_str();
+  cmd.add_option("--slo", job.slo, "goodput SLO, e.g. ttft=2s,tpot=50ms (bare numbers are ms)");
 }
 
 EngineSetup prepare_engine(const EngineJob& job) {

@@ -36,6 +36,7 @@ struct EngineJob {
   int32_t max_running = 1024;
   bool prefix_cache = true;
   std::string trace_detail = "op";
+  std::string slo;  // goodput SLO, as tokenline sim's --slo
 };
 
 // Declares the options above on a subcommand.

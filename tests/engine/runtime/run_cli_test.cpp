@@ -426,3 +426,20 @@ TEST_CASE("tokenline run --backend cuda without a usable device is one clear mes
   CHECK(r.err.find("--backend cuda") != std::string::npos);
   CHECK(std::count(r.err.begin(), r.err.end(), '\n') == 1);
 }
+
+TEST_CASE("tokenline run --slo: goodput in metrics.json as for tokenline sim, and a bad SLO is exit 2") {
+  Scratch s("slo");
+  const std::string base =
+      "run --model glm-5.3-tiny --kv-pages 64 --workload "
+      "synthetic:n=4,rate=1000,input=fixed:32,output=fixed:4,seed=1 --out ";
+  REQUIRE(run_tokenline(base + s.file("loose") + " --slo ttft=1000s,tpot=1000s", s).exit_code == 0);
+  REQUIRE(run_tokenline(base + s.file("tight") + " --slo ttft=0.001ms", s).exit_code == 0);
+  const auto loose = nlohmann::json::parse(read_all(s.file("loose/metrics.json")));
+  const auto tight = nlohmann::json::parse(read_all(s.file("tight/metrics.json")));
+  CHECK(loose["goodput"]["good_requests"] == 4);
+  CHECK(loose["goodput"]["slo_ttft_ms"] == 1e6);
+  CHECK(tight["goodput"]["good_requests"] == 0);  // no prefill takes under a microsecond
+  const Result bad = run_tokenline(base + s.file("bad") + " --slo ttft=soon", s);
+  CHECK(bad.exit_code == 2);
+  CHECK(bad.err.find("--slo ttft") != std::string::npos);
+}
