@@ -1,5 +1,6 @@
 #include "engine/runtime/forward_pass.h"
 
+#include <algorithm>
 #include <cassert>
 #include <cmath>
 
@@ -125,27 +126,82 @@ void ForwardPass::run(const ForwardInput& in, Clock& clock, ForwardOutput& out) 
   head(in.sample_rows, weights_.final_norm(), clock, out, &out.logits, out.sampled);
 }
 
-// DeepSeek-V3's MTP module: h = eh_proj([enorm(embed(next token)) | hnorm(h_main)]) for each row, then
-// the MTP decoder layer over those rows at their positions (its own paged KV and indexer caches), then
-// shared_head.norm + the LM head on the drafting rows. Every op is timed as mtp_draft, collectives as
-// themselves.
-void ForwardPass::draft(const ForwardInput& in, const DraftInput& d, Clock& clock, ForwardOutput& out) {
+// DeepSeek-V3's MTP module, chained: the first pass runs the MTP decoder layer over d's rows (filling its
+// KV at every position) and drafts from each entry's last row; each further pass feeds every entry's
+// newest draft and its MTP hidden state back at the next position, while that position lies inside the
+// pages the entry holds (the core allocated them; the next step overwrites what the chain wrote there).
+// Every rank runs `chain` passes, some maybe empty, so that collectives meet. Ops are timed as
+// mtp_draft, collectives as themselves.
+void ForwardPass::draft(const ForwardInput& in, const DraftInput& d, int32_t chain, Clock& clock,
+                        ForwardOutput& out) {
+  const MtpWeights& w = weights_.mtp();
+  drafting_ = true;
+  std::vector<int32_t> seq, pos;
+  for (const int32_t row : d.rows) {
+    seq.push_back(in.seq[static_cast<size_t>(row)]);
+    pos.push_back(in.pos[static_cast<size_t>(row)]);
+  }
+  mtp_pass(d.rows, d.next_ids, seq, pos, clock, out);
+  std::vector<int32_t> drafted;
+  head(d.draft_rows, w.head_norm, clock, out, nullptr, drafted);
+  out.drafts.assign(drafted.size(), {});
+  // The chain: per drafting entry, its row in h_, sequence, position and newest draft.
+  std::vector<int32_t> entry, row, cseq, cpos;
+  for (size_t e = 0; e < drafted.size(); ++e) {
+    out.drafts[e].push_back(drafted[e]);
+    const auto r = static_cast<size_t>(d.draft_rows[e]);
+    entry.push_back(static_cast<int32_t>(e));
+    row.push_back(d.draft_rows[e]);
+    cseq.push_back(seq[r]);
+    cpos.push_back(pos[r]);
+  }
+  for (int32_t j = 1; j < chain; ++j) chain_pass(in, entry, row, cseq, cpos, clock, out);
+  drafting_ = false;
+}
+
+// One more draft for every chained entry whose next position is inside its pages (the others leave the
+// chain).
+void ForwardPass::chain_pass(const ForwardInput& in, std::vector<int32_t>& entry, std::vector<int32_t>& row,
+                             std::vector<int32_t>& seq, std::vector<int32_t>& pos, Clock& clock,
+                             ForwardOutput& out) {
+  std::vector<int32_t> keep_entry, rows_of_h, next_ids, next_seq, next_pos;
+  for (size_t i = 0; i < entry.size(); ++i) {
+    const auto sq = static_cast<size_t>(seq[i]);
+    const int32_t held = (in.indptr[sq + 1] - in.indptr[sq]) * config_.page_tokens;
+    if (pos[i] + 1 >= held) continue;
+    keep_entry.push_back(entry[i]);
+    rows_of_h.push_back(row[i]);
+    next_ids.push_back(out.drafts[static_cast<size_t>(entry[i])].back());
+    next_seq.push_back(seq[i]);
+    next_pos.push_back(pos[i] + 1);
+  }
+  mtp_pass(rows_of_h, next_ids, next_seq, next_pos, clock, out);
+  std::vector<int32_t> all(rows_of_h.size()), drafted;
+  for (size_t i = 0; i < all.size(); ++i) all[i] = static_cast<int32_t>(i);
+  head(all, weights_.mtp().head_norm, clock, out, nullptr, drafted);
+  for (size_t i = 0; i < drafted.size(); ++i)
+    out.drafts[static_cast<size_t>(keep_entry[i])].push_back(drafted[i]);
+  entry = std::move(keep_entry);
+  row = std::move(all);
+  seq = std::move(next_seq);
+  pos = std::move(next_pos);
+}
+
+// h_ = eh_proj([enorm(embed(next_ids)) | hnorm(h_[rows_of_h])]), then the MTP decoder layer over those
+// rows at (seq, pos); h_ ends holding the MTP layer's output rows.
+void ForwardPass::mtp_pass(const std::vector<int32_t>& rows_of_h, const std::vector<int32_t>& next_ids,
+                           const std::vector<int32_t>& seq, const std::vector<int32_t>& pos, Clock& clock,
+                           ForwardOutput& out) {
   const ModelShape& s = shape_;
   const MtpWeights& w = weights_.mtp();
-  const auto m = static_cast<int32_t>(d.rows.size());
-  drafting_ = true;
+  const auto m = static_cast<int32_t>(rows_of_h.size());
   {
     OpTimer t(k_, clock, out, RunOp::kMtpDraft);
-    std::vector<int32_t> seq(d.rows.size()), pos(d.rows.size());
-    for (size_t i = 0; i < d.rows.size(); ++i) {
-      seq[i] = in.seq[static_cast<size_t>(d.rows[i])];
-      pos[i] = in.pos[static_cast<size_t>(d.rows[i])];
-    }
-    token_ids_.assign(d.next_ids);
-    sample_rows_.assign(d.rows);
+    token_ids_.assign(next_ids);
+    sample_rows_.assign(rows_of_h);
     tmp_.resize(int64_t{m} * s.hidden);
     k_.embedding({tmp_.data(), weights_.embed(), token_ids_.data(), DType::kF32, m, s.hidden, 0, s.vocab});
-    tmp2_.resize(int64_t{m} * s.hidden);  // the rows' main-model hidden states (a row gather)
+    tmp2_.resize(int64_t{m} * s.hidden);  // the rows' hidden states (a row gather)
     k_.embedding({tmp2_.data(), h_.data(), sample_rows_.data(), DType::kF32, m, s.hidden, 0, n_});
     tmp3_.resize(int64_t{m} * 2 * s.hidden);
     k_.mtp_input({tmp3_.data(), tmp_.data(), tmp2_.data(), w.enorm, w.hnorm, m, s.hidden, s.eps});
@@ -153,11 +209,10 @@ void ForwardPass::draft(const ForwardInput& in, const DraftInput& d, Clock& cloc
     seq_.assign(seq);
     pos_.assign(pos);
     n_ = m;
+    for (const int32_t p : pos) max_context_ = std::max(max_context_, p + 1);
   }
   attention(s.layers, clock, out);
   mlp(s.layers, clock, out);
-  head(d.draft_rows, w.head_norm, clock, out, nullptr, out.drafts);
-  drafting_ = false;
 }
 
 void ForwardPass::attention(int32_t l, Clock& clock, ForwardOutput& out) {

@@ -45,10 +45,10 @@ struct DraftInput {
 };
 
 struct ForwardOutput {
-  std::vector<float> logits;               // [sample_rows, vocab] (host)
-  std::vector<int32_t> sampled;            // [sample_rows] greedy (argmax, lowest id on ties)
-  std::vector<int32_t> drafts;             // [draft_rows] greedy MTP drafts (draft())
-  std::array<double, kRunOpCount> op_s{};  // seconds per op this step
+  std::vector<float> logits;                 // [sample_rows, vocab] (host)
+  std::vector<int32_t> sampled;              // [sample_rows] greedy (argmax, lowest id on ties)
+  std::vector<std::vector<int32_t>> drafts;  // [draft_rows] 1..chain greedy MTP drafts each (draft())
+  std::array<double, kRunOpCount> op_s{};    // seconds per op this step
 };
 
 // The groups a rank takes part in; null where the group has one rank.
@@ -72,9 +72,10 @@ class ForwardPass {
 
   // Every rank of a group must call run for the same step (an idle rank with an empty input).
   void run(const ForwardInput& in, Clock& clock, ForwardOutput& out);
-  // After run() on the same input: the MTP layer over d's rows (their KV at their positions), drafts into
-  // out.drafts. REQUIRES: the shape has an MTP layer; every rank of a group calls it (idle: empty d).
-  void draft(const ForwardInput& in, const DraftInput& d, Clock& clock, ForwardOutput& out);
+  // After run() on the same input: the MTP layer over d's rows (their KV at their positions), then up to
+  // chain drafts per drafting row into out.drafts (fewer where the entry's pages end). REQUIRES: the
+  // shape has an MTP layer; every rank calls it with the same chain (an idle one with an empty d).
+  void draft(const ForwardInput& in, const DraftInput& d, int32_t chain, Clock& clock, ForwardOutput& out);
 
  private:
   void upload(const ForwardInput& in);
@@ -84,6 +85,11 @@ class ForwardPass {
   void mlp(int32_t layer, Clock& clock, ForwardOutput& out);
   void routed_experts(int32_t layer, Clock& clock, ForwardOutput& out);
   void expert_parallel(MoeExpertsParams p, Clock& clock, ForwardOutput& out);
+  void mtp_pass(const std::vector<int32_t>& rows_of_h, const std::vector<int32_t>& next_ids,
+                const std::vector<int32_t>& seq, const std::vector<int32_t>& pos, Clock& clock,
+                ForwardOutput& out);
+  void chain_pass(const ForwardInput& in, std::vector<int32_t>& entry, std::vector<int32_t>& row,
+                  std::vector<int32_t>& seq, std::vector<int32_t>& pos, Clock& clock, ForwardOutput& out);
   void head(const std::vector<int32_t>& rows_of_h, const float* norm, Clock& clock, ForwardOutput& out,
             std::vector<float>* logits, std::vector<int32_t>& sampled);
   RunOp op_of(RunOp op) const;  // the op a timer books: mtp_draft for compute while drafting

@@ -54,7 +54,7 @@ std::string runner_layout_error(const ModelShape& s, const RunnerConfig& c) {
   if (c.ep == 1 && !divides(c.tp, s.moe_inter))
     return "tp dividing the expert size " + std::to_string(s.moe_inter);
   if (ranks > 1 && !kernels_of(c).host_memory) return "one GPU rank on this backend (in-process collectives)";
-  if (c.mtp_draft_tokens < 0 || c.mtp_draft_tokens > 1) return "0 or 1 MTP draft tokens per step";
+  if (c.mtp_draft_tokens < 0) return "a count of MTP draft tokens >= 0";
   if (c.mtp_draft_tokens > 0 && s.mtp_layers == 0) return "a model with an MTP layer for MTP drafts";
   return "";
 }
@@ -174,7 +174,7 @@ void ModelRunner::run_ranks(const std::vector<bool>& active, std::vector<double>
     r.passes[i]->run(r.inputs[d], clock, r.outputs[i]);
     const bool mtp = config_.mtp_draft_tokens > 0;
     verify_step(r.entries[d], r.next_ids[d], r.outputs[i].sampled, mtp, r.results[i], r.drafts[i]);
-    if (mtp) r.passes[i]->draft(r.inputs[d], r.drafts[i], clock, r.outputs[i]);
+    if (mtp) r.passes[i]->draft(r.inputs[d], r.drafts[i], config_.mtp_draft_tokens, clock, r.outputs[i]);
   };
   if (ranks == 1) {
     start_s[0] = clock_.now_s();
@@ -258,19 +258,25 @@ void ModelRunner::apply_results(int32_t group, StepOutcome& outcome) {
   const auto first = static_cast<size_t>(group * config_.tp);
   const std::vector<EntryRows>& entries = r.entries[static_cast<size_t>(group)];
   const std::vector<EntryResult>& results = r.results[first];
-  const std::vector<int32_t>& drafted = r.outputs[first].drafts;
+  const std::vector<std::vector<int32_t>>& drafted = r.outputs[first].drafts;
+  const auto k = static_cast<size_t>(config_.mtp_draft_tokens);
   size_t next_draft = 0;
   for (size_t i = 0; i < entries.size(); ++i) {
     std::vector<int32_t>& tokens = tokens_[entries[i].id];
     tokens.insert(tokens.end(), results[i].emitted.begin(), results[i].emitted.end());
-    if (config_.mtp_draft_tokens == 0) continue;
+    if (k == 0) continue;
     outcome.accepted_drafts[static_cast<size_t>(group)].push_back(results[i].accepted);
-    if (!results[i].emitted.empty()) drafts_[entries[i].id] = {drafted[next_draft++]};
+    if (results[i].emitted.empty()) continue;
+    // Where the chain stopped early (the entry's pages ended), the newest draft repeats: verification
+    // is lossless whatever is proposed, so a padded draft only costs its acceptance.
+    std::vector<int32_t> next = drafted[next_draft++];
+    next.resize(k, next.back());
+    drafts_[entries[i].id] = std::move(next);
   }
 }
 
-void ModelRunner::set_draft(RequestId id, int32_t token) {
-  drafts_[id] = {token};
+void ModelRunner::set_drafts(RequestId id, std::vector<int32_t> tokens) {
+  drafts_[id] = std::move(tokens);
 }
 
 }  // namespace tokenline

@@ -9,10 +9,10 @@
 // step lasts until its last rank ends. Spans are those of each group's first rank (rank = group, as in
 // sim). Keeps each live request's tokens (prompt + generated) and appends the token it samples. KV pages
 // come from the core: before each execute the driver calls Instance::allocate and passes the page ids of
-// every entry (allocated_step_pages). With mtp_draft_tokens = 1 (the core's too) each rank then runs
-// the MTP layer: a decode entry's rows are [last token, its draft], verified greedily (speculation.h:
+// every entry (allocated_step_pages). With mtp_draft_tokens = k (the core's too) each rank then runs
+// the MTP layer: a decode entry's rows are [last token, k drafts], verified greedily (speculation.h:
 // the emitted tokens are those of decoding without drafts) and StepOutcome::accepted_drafts says how many
-// stood; every entry that emitted gets its next draft.
+// stood; every entry that emitted gets its next k drafts (the MTP layer chained, ForwardPass::draft).
 #pragma once
 
 #include <cstdint>
@@ -40,14 +40,14 @@ struct RunnerConfig {
   int32_t ep = 1;           // 1, or dp_ranks * tp: routed experts spread over every rank
   int64_t total_pages = 0;  // per attention group, as the core's KvConfig
   int32_t page_tokens = 64;
-  int32_t mtp_draft_tokens = 0;        // 0, or 1 (one MTP layer, one draft per decode step)
+  int32_t mtp_draft_tokens = 0;        // k: the MTP layer chained k times per decode step (0: off)
   bool op_detail = true;               // fill StepOutcome::ops
   const KernelSet* kernels = nullptr;  // nullptr: cpu_kernel_set()
 };
 
 // Why a layout cannot run, or empty: tp must divide heads, dense and shared intermediate sizes and the
 // vocabulary; ep must be 1 or every rank, dividing the experts (ep == 1: tp divides moe_inter); more
-// than one rank needs host memory; at most one MTP draft, and only with an MTP layer.
+// than one rank needs host memory; MTP drafts only with an MTP layer.
 std::string runner_layout_error(const ModelShape& shape, const RunnerConfig& config);
 
 class ModelRunner final : public Executor {
@@ -59,7 +59,8 @@ class ModelRunner final : public Executor {
   // The request's prompt token ids (each < vocab); the runner appends what it samples.
   void set_prompt(RequestId id, std::vector<int32_t> token_ids);
   void forget(RequestId id);
-  void set_draft(RequestId id, int32_t token);  // tests: the draft the request's next decode verifies
+  // Tests: the drafts the request's next decode verifies (at least its draft_tokens).
+  void set_drafts(RequestId id, std::vector<int32_t> tokens);
   const std::vector<int32_t>* tokens(RequestId id) const;  // nullptr when unknown
   // REQUIRES: called before each execute with the pages of that step's entries.
   void set_step_pages(StepPages pages) { pages_ = std::move(pages); }

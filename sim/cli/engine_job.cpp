@@ -46,9 +46,11 @@ TraceDetail parse_detail(const std::string& v) {
   throw InputError("--trace-detail", "step or op", "'" + v + "'");
 }
 
+constexpr int32_t kMaxMtpDrafts = 8;  // SGLang's EAGLE/MTP setups draft 1-4 tokens; beyond 8 nothing stands
+
 void check_mtp(const EngineJob& job, const ModelShape& shape) {
-  if (job.mtp_drafts < 0 || job.mtp_drafts > 1)
-    throw InputError("--mtp", "0 or 1 (the MTP layer drafts one token per decode step)",
+  if (job.mtp_drafts < 0 || job.mtp_drafts > kMaxMtpDrafts)
+    throw InputError("--mtp", "0 to " + std::to_string(kMaxMtpDrafts) + " draft tokens per decode step",
                      std::to_string(job.mtp_drafts));
   if (job.mtp_drafts > 0 && shape.mtp_layers == 0)
     throw InputError("--mtp", "a model with an MTP layer (num_nextn_predict_layers)",
@@ -117,7 +119,8 @@ void add_engine_options(CLI::App& cmd, EngineJob& job) {
          "--parallel", job.parallel,
          "tpN, dpN, epN parts, e.g. tp2, dp2-ep2, dp2-tp2-ep4 (ep: 1 or every rank; threads as ranks)")
       ->capture_default_str();
-  cmd.add_option("--mtp", job.mtp_drafts, "MTP draft tokens per decode step: 0 or 1 (greedy, lossless)")
+  cmd.add_option("--mtp", job.mtp_drafts,
+                 "MTP draft tokens per decode step (the MTP layer chained; greedy, lossless)")
       ->capture_default_str();
   cmd.add_option("--reservation", job.reservation, "whole | incremental")->capture_default_str();
   cmd.add_option("--policy", job.policy, "fcfs | lpm | priority")->capture_default_str();

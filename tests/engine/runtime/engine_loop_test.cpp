@@ -148,18 +148,25 @@ TEST_CASE("engine loop: the MTP layer's drafts, verified in the runner, change n
     CHECK(instance.check(&why));
     return out.by_id;
   };
-  int64_t plain_steps = 0, mtp_steps = 0, tight_steps = 0, preemptions = 0, unused = 0;
+  int64_t plain_steps = 0, unused = 0;
   const auto plain = generate(64, 0, &plain_steps, &unused);
-  const auto mtp = generate(64, 1, &mtp_steps, &unused);
-  const auto tight = generate(14, 1, &tight_steps, &preemptions);
-  CHECK(preemptions > 0);  // drafts survive recompute
   REQUIRE(plain.size() == 12);
-  for (const auto& [id, tokens] : plain) {
-    INFO("request " << id);
-    CHECK(mtp.at(id) == tokens);
-    CHECK(tight.at(id) == tokens);
+  for (const int32_t k : {1, 3}) {
+    INFO("k = " << k);
+    int64_t mtp_steps = 0, tight_steps = 0, preemptions = 0;
+    const auto mtp = generate(64, k, &mtp_steps, &unused);
+    const auto tight = generate(14, k, &tight_steps, &preemptions);
+    CHECK(preemptions > 0);  // drafts survive recompute
+    for (const auto& [id, tokens] : plain) {
+      INFO("request " << id);
+      CHECK(mtp.at(id) == tokens);
+      CHECK(tight.at(id) == tokens);
+    }
+    // Random weights: drafts rarely stand. At k = 1 they never cost a step here; at k = 3 each decode's
+    // 4 rows share the 64-token budget with prefill chunks, so steps can grow (21 against 18) - the
+    // cost of speculating with a low acceptance, which the simulator's --mtp-accept models.
+    if (k == 1) CHECK(mtp_steps <= plain_steps);
   }
-  CHECK(mtp_steps <= plain_steps);  // random weights: drafts rarely stand, but never cost a step
 }
 
 namespace {

@@ -264,8 +264,8 @@ struct Decoded {
   std::vector<std::string> ops;   // the last step's span names
 };
 
-Decoded decode_steps(int32_t mtp, int steps, const std::vector<int32_t>& plant = {}, int32_t tp = 1,
-                     int32_t ep = 1) {
+Decoded decode_steps(int32_t mtp, int steps, const std::vector<std::vector<int32_t>>& plant = {},
+                     int32_t tp = 1, int32_t ep = 1) {
   const ModelShape shape = load_model_shape("glm-5.3-tiny");
   test::FakeClock clock(1e-6);
   ModelRunner runner(
@@ -279,7 +279,7 @@ Decoded decode_steps(int32_t mtp, int steps, const std::vector<int32_t>& plant =
   for (int step = 0; step <= steps; ++step) {
     const bool prefill = step == 0;
     const int64_t draft = prefill ? 0 : mtp;
-    if (!prefill && static_cast<size_t>(step - 1) < plant.size()) runner.set_draft(1, plant[step - 1]);
+    if (!prefill && static_cast<size_t>(step - 1) < plant.size()) runner.set_drafts(1, plant[step - 1]);
     StepBatches batches;
     batches.ranks.push_back(
         Batch{.rank = 0,
@@ -312,7 +312,7 @@ TEST_CASE(
                                      plain.tokens.end());
   // Decode 1 verifies sampled[1] (right: emits sampled[1], sampled[2]); decode 2 verifies a wrong token.
   const int32_t wrong = (sampled[4] + 1) % 512;
-  const Decoded mtp = decode_steps(1, 3, {sampled[1], wrong, sampled[5]});
+  const Decoded mtp = decode_steps(1, 3, {{sampled[1]}, {wrong}, {sampled[5]}});
   CHECK(mtp.accepted == std::vector<int32_t>{1, 0, 1});
   // Prefill 1 + decodes 2 + 1 + 2 tokens: the plain run's first 6 samples, in 4 steps instead of 6.
   REQUIRE(mtp.tokens.size() == prompt + 6);
@@ -322,7 +322,26 @@ TEST_CASE(
   // The MTP layer's own drafts (nothing planted) never change what is emitted, sharded or not.
   const Decoded own = decode_steps(1, 6);
   CHECK(std::equal(own.tokens.begin(), own.tokens.end(), plain.tokens.begin()));
-  const Decoded sharded = decode_steps(1, 3, {sampled[1], wrong, sampled[5]}, 2, 2);
+  const Decoded sharded = decode_steps(1, 3, {{sampled[1]}, {wrong}, {sampled[5]}}, 2, 2);
   CHECK(sharded.tokens == mtp.tokens);
   CHECK(sharded.accepted == mtp.accepted);
+}
+
+TEST_CASE("runner: k = 2 chained drafts - both stand, the first only, or none, tokens are the plain run's") {
+  const Decoded plain = decode_steps(0, 8);
+  const size_t prompt = plain.tokens.size() - 9;  // 9 sampled: one by the prefill, one per decode
+  const std::vector<int32_t> s(plain.tokens.begin() + static_cast<std::ptrdiff_t>(prompt),
+                               plain.tokens.end());
+  const int32_t wrong5 = (s[5] + 1) % 512, wrong6 = (s[6] + 1) % 512;
+  // Decode 1 verifies [s1, s2] (both stand: emits s1 s2 s3), decode 2 [s4, wrong] (emits s4 s5), decode 3
+  // [wrong, s7] (emits s6), decode 4 whatever the MTP layer chained itself.
+  const Decoded mtp = decode_steps(2, 4, {{s[1], s[2]}, {s[4], wrong5}, {wrong6, s[7]}});
+  REQUIRE(mtp.accepted.size() == 4);
+  CHECK(std::vector<int32_t>(mtp.accepted.begin(), mtp.accepted.begin() + 3) ==
+        std::vector<int32_t>{2, 1, 0});
+  REQUIRE(mtp.tokens.size() >= prompt + 8);
+  CHECK(std::equal(mtp.tokens.begin(), mtp.tokens.end(), plain.tokens.begin()));
+  // The layer's own chained drafts (nothing planted), k = 3: still the plain run's tokens.
+  const Decoded own = decode_steps(3, 4);
+  CHECK(std::equal(own.tokens.begin(), own.tokens.end(), plain.tokens.begin()));
 }

@@ -208,7 +208,8 @@ void check_equivalence(const std::string& name, const std::string& flags, const 
   CHECK(std::find(real_ops.begin(), real_ops.end(), "sparse_mla") != real_ops.end());
   if (echo_mtp) {
     int64_t accepted = 0, verified = 0;
-    for (const RecordedStep& step : read_recorded_run(s.file("real/trace.json")).instances.at(0).steps) {
+    const RecordedRun real_run = read_recorded_run(s.file("real/trace.json"));
+    for (const RecordedStep& step : real_run.instances.at(0).steps) {
       for (const RecordedRankStep& rank : step.ranks) {
         for (const RecordedEntry& e : rank.batch) {
           verified += e.accepted >= 0 ? 1 : 0;
@@ -269,6 +270,11 @@ TEST_CASE("decision equivalence with the model split over 8 threads: dp2-tp2-ep4
 TEST_CASE(
     "decision equivalence with MTP drafts: the replay takes each decode's accepted drafts from the trace") {
   check_equivalence("equivalence_mtp", kSchedulerFlags + " --mtp 1", "", "tp1", true);
+}
+
+TEST_CASE("decision equivalence with two chained MTP drafts per decode on a dp2-ep2 split") {
+  check_equivalence("equivalence_mtp2", kBaseFlags + " --chunk 64 --kv-pages 8 --mtp 2",
+                    " --parallel dp2-ep2", "dp2-ep2", true);
 }
 
 TEST_CASE("a replay of another configuration's trace is reported as a divergence (exit 1)") {
