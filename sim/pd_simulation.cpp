@@ -15,7 +15,7 @@
 #include "sim/feeder.h"
 #include "sim/link_meter.h"
 #include "sim/recorder.h"
-#include "sim/router.h"
+#include "engine/core/router.h"
 #include "sim/simgrid_adapter.h"
 #include "sim/simgrid_backend.h"
 #include "sim/simgrid_network.h"

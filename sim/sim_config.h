@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "engine/core/instance.h"
+#include "engine/core/router.h"
 #include "sim/overlap.h"
 #include "sim/step_noise.h"
 #include "traces/metrics.h"
@@ -15,11 +16,9 @@
 namespace tokenline {
 
 enum class Backend { kAnalytic, kSimgrid };
-enum class RouterPolicy { kRoundRobin, kLeastLoad, kPrefixAware };
 enum class TraceDetail { kStep, kOp };
 
 std::string_view to_string(Backend backend);
-std::string_view to_string(RouterPolicy policy);
 std::string_view to_string(TraceDetail detail);
 
 // How requests enter: at their (windowed) workload times (open loop) or N in flight (closed loop, as
@@ -40,7 +39,8 @@ struct SimConfig {
   std::string model_name;  // for the run block
   std::string hardware_name;
   std::string cluster_name;  // empty without --cluster
-  std::string cluster_source;  // --backend simgrid: the cluster preset or JSON path its platform is built from
+  std::string
+      cluster_source;  // --backend simgrid: the cluster preset or JSON path its platform is built from
   std::string parallel_name;
   std::string workload_name;
   Backend backend = Backend::kAnalytic;

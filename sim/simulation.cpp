@@ -8,12 +8,12 @@
 #include <vector>
 
 #include "common/input_error.h"
+#include "engine/core/router.h"
 #include "sim/analytic_backend.h"
 #include "sim/feeder.h"
 #include "sim/link_meter.h"
 #include "sim/recorder.h"
 #include "sim/replay_backend.h"
-#include "sim/router.h"
 #include "sim/simgrid_adapter.h"
 #include "sim/simgrid_backend.h"
 #include "sim/simgrid_platform.h"
@@ -270,18 +270,6 @@ std::string_view to_string(Backend backend) {
       return "analytic";
     case Backend::kSimgrid:
       return "simgrid";
-  }
-  return "";
-}
-
-std::string_view to_string(RouterPolicy policy) {
-  switch (policy) {
-    case RouterPolicy::kRoundRobin:
-      return "round-robin";
-    case RouterPolicy::kLeastLoad:
-      return "least-load";
-    case RouterPolicy::kPrefixAware:
-      return "prefix-aware";
   }
   return "";
 }

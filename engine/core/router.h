@@ -1,14 +1,18 @@
-// Router: picks the instance for each arriving request (round-robin, least-load, prefix-aware). Reads the
+// Router: picks the instance for each arriving request (round-robin, least-load, prefix-aware), for the
+// simulator's drivers and any multi-instance real engine alike. Reads the
 // instances' state, never mutates it. Ties break to the lowest instance index (deterministic).
 #pragma once
 
 #include <cstdint>
 #include <span>
+#include <string_view>
 
 #include "engine/core/instance.h"
-#include "sim/sim_config.h"
 
 namespace tokenline {
+
+enum class RouterPolicy { kRoundRobin, kLeastLoad, kPrefixAware };
+std::string_view to_string(RouterPolicy policy);  // "round-robin", "least-load", "prefix-aware"
 
 class Router {
  public:

@@ -1,4 +1,4 @@
-#include "sim/router.h"
+#include "engine/core/router.h"
 
 #include <vector>
 
@@ -48,6 +48,18 @@ int32_t Router::pick(std::span<const Instance* const> instances, const RequestSp
     }
   }
   return 0;
+}
+
+std::string_view to_string(RouterPolicy policy) {
+  switch (policy) {
+    case RouterPolicy::kRoundRobin:
+      return "round-robin";
+    case RouterPolicy::kLeastLoad:
+      return "least-load";
+    case RouterPolicy::kPrefixAware:
+      return "prefix-aware";
+  }
+  return "";
 }
 
 }  // namespace tokenline

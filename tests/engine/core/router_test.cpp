@@ -1,4 +1,4 @@
-#include "sim/router.h"
+#include "engine/core/router.h"
 
 #include <catch2/catch.hpp>
 #include <vector>
