@@ -100,6 +100,15 @@ void ForwardPass::linear(DeviceBuffer<float>& y, const float* x, const float* w,
   k_.gemm({y.data(), x, w, nullptr, DType::kF32, m, n, k, false});
 }
 
+// y = down(silu(gate x_) * (up x_)) over this rank's `inter` slice; y holds gate|up first, act the product.
+void ForwardPass::swiglu(DeviceBuffer<float>& y, DeviceBuffer<float>& act, const float* w_gate_up,
+                         const float* w_down, int32_t inter) {
+  linear(y, x_.data(), w_gate_up, n_, 2 * inter, shape_.hidden);
+  act.resize(int64_t{n_} * inter);
+  k_.silu_mul({act.data(), y.data(), n_, inter});
+  linear(y, act.data(), w_down, n_, shape_.hidden, inter);
+}
+
 void ForwardPass::all_reduce(DeviceBuffer<float>& buf, RunOp op, Clock& clock, ForwardOutput& out) {
   if (config_.comms.tp == nullptr) return;
   OpTimer t(k_, clock, out, op);
@@ -308,19 +317,11 @@ void ForwardPass::mlp(int32_t l, Clock& clock, ForwardOutput& out) {
   }
   if (!s.is_moe_layer(l)) {
     OpTimer t(k_, clock, out, op_of(RunOp::kDenseMlp));
-    const int32_t inter = dims_.dense_inter;
-    linear(tmp_, x_.data(), w.dense_gate_up, n, 2 * inter, s.hidden);
-    tmp2_.resize(int64_t{n} * inter);
-    k_.silu_mul({tmp2_.data(), tmp_.data(), n, inter});
-    linear(tmp_, tmp2_.data(), w.dense_down, n, s.hidden, inter);
+    swiglu(tmp_, tmp2_, w.dense_gate_up, w.dense_down, dims_.dense_inter);
   } else {
     routed_experts(l, clock, out);
     OpTimer t(k_, clock, out, op_of(RunOp::kSharedExpert));
-    const int32_t inter = dims_.shared_inter;
-    linear(tmp2_, x_.data(), w.shared_gate_up, n, 2 * inter, s.hidden);
-    tmp3_.resize(int64_t{n} * inter);
-    k_.silu_mul({tmp3_.data(), tmp2_.data(), n, inter});
-    linear(tmp2_, tmp3_.data(), w.shared_down, n, s.hidden, inter);
+    swiglu(tmp2_, tmp3_, w.shared_gate_up, w.shared_down, dims_.shared_inter);
     k_.scale_add({tmp_.data(), tmp2_.data(), tmp_.size(), 1.0f, 1.0f});
   }
   all_reduce(tmp_, RunOp::kMlpAllreduce, clock, out);
@@ -422,11 +423,12 @@ void ForwardPass::head(const std::vector<int32_t>& rows_of_h, const float* norm,
     }
   }
   OpTimer t(k_, clock, out, op_of(RunOp::kSample));
-  const std::vector<float> zeros_f(at(rows), 0.0f), ones_f(at(rows), 1.0f);
-  temperature_.assign(zeros_f);
-  top_p_.assign(ones_f);
-  top_k_.assign(std::vector<int32_t>(at(rows), 0));
-  sample_seeds_.assign(std::vector<uint64_t>(at(rows), 0));
+  if (temperature_.size() < rows) {  // greedy for every row: the same values each step, uploaded on growth
+    temperature_.assign(std::vector<float>(at(rows), 0.0f));
+    top_p_.assign(std::vector<float>(at(rows), 1.0f));
+    top_k_.assign(std::vector<int32_t>(at(rows), 0));
+    sample_seeds_.assign(std::vector<uint64_t>(at(rows), 0));
+  }
   sampled_.resize(rows);
   k_.sample({sampled_.data(), logits_.data(), temperature_.data(), top_k_.data(), top_p_.data(),
              sample_seeds_.data(), sample_seeds_.data(), rows, s.vocab});

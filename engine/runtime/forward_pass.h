@@ -94,6 +94,8 @@ class ForwardPass {
             std::vector<float>* logits, std::vector<int32_t>& sampled);
   RunOp op_of(RunOp op) const;  // the op a timer books: mtp_draft for compute while drafting
   void linear(DeviceBuffer<float>& y, const float* x, const float* w, int32_t m, int32_t n, int32_t k);
+  void swiglu(DeviceBuffer<float>& y, DeviceBuffer<float>& act, const float* w_gate_up, const float* w_down,
+              int32_t inter);
   void all_reduce(DeviceBuffer<float>& buf, RunOp op, Clock& clock, ForwardOutput& out);
   void add_to_residual(const DeviceBuffer<float>& delta);
   PagedKvTable table() const;
