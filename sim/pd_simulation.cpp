@@ -11,16 +11,16 @@
 
 #include "common/input_error.h"
 #include "engine/core/pd_handoff.h"
-#include "sim/analytic_backend.h"
+#include "engine/core/router.h"
 #include "sim/feeder.h"
 #include "sim/link_meter.h"
 #include "sim/recorder.h"
-#include "engine/core/router.h"
 #include "sim/simgrid_adapter.h"
 #include "sim/simgrid_backend.h"
 #include "sim/simgrid_network.h"
 #include "sim/simgrid_platform.h"
 #include "sim/simulation.h"
+#include "sim/step_backend.h"
 
 namespace tokenline {
 
@@ -31,10 +31,9 @@ struct PdSlot {
          uint64_t seed, int32_t index)
       : instance(config), backend(cm, op_detail, noise, seed, index) {}
   Instance instance;
-  AnalyticBackend backend;
-  std::unique_ptr<SimgridBackend> simgrid;  // --backend simgrid: runs each step in virtual time itself
-  int first_gpu = 0;                        // --backend simgrid: the instance's first platform GPU
-  int rank_gpus = 1;                        // GPUs per attention-DP rank (its tp group)
+  StepBackend backend;
+  int first_gpu = 0;  // --backend simgrid: the instance's first platform GPU
+  int rank_gpus = 1;  // GPUs per attention-DP rank (its tp group)
   std::unique_ptr<sg::Signal> signal;
   StepPlan plan;
   std::vector<RequestRecord> drained;
@@ -218,19 +217,9 @@ void PdDriver::add_senders(int32_t index, const CostModel& cm, int32_t ranks) {
 
 // Instances take consecutive GPUs of the platform: the prefill ones first, then the decode ones.
 void PdDriver::attach_simgrid(int32_t index, const CostModel& cm, int& first_gpu) {
-  if (first_gpu + cm.parallel.gpus() > platform_->gpu_count()) {
-    throw InputError(
-        "--cluster " + config_.cluster_source,
-        "at least " + std::to_string(first_gpu + cm.parallel.gpus()) + " GPUs for --backend simgrid",
-        std::to_string(platform_->gpu_count()) + " GPUs");
-  }
   PdSlot& slot = *slots_[static_cast<size_t>(index)];
   slot.first_gpu = first_gpu;
-  slot.simgrid = std::make_unique<SimgridBackend>(cm, *platform_, first_gpu,
-                                                  config_.output.trace_detail == TraceDetail::kOp,
-                                                  config_.overlap, config_.noise, config_.seed, index);
-  slot.simgrid->set_meter(link_meter_.get());
-  first_gpu += cm.parallel.gpus();
+  slot.backend.use_simgrid(config_, cm, *platform_, link_meter_.get(), first_gpu, index);
 }
 
 // The KV as network flows: each tp GPU of the prefill rank sends its shard to a GPU of the decode rank,
@@ -257,7 +246,7 @@ void PdDriver::queue_streams(int32_t index, double start_s) {
     for (const BatchEntry& e : b.entries) {
       if (e.phase != Phase::kPrefill || !e.last_chunk) continue;
       if (!queued)
-        layer_s = slot.simgrid->price_ahead(slot.plan.batches).total_s /
+        layer_s = slot.backend.simgrid()->price_ahead(slot.plan.batches).total_s /
                   static_cast<double>(cms_[static_cast<size_t>(index)].model.layers);
       queued = true;
       PdLive& l = live_.at(e.id);
@@ -505,17 +494,8 @@ void PdDriver::run_sender(size_t index) {
 
 bool PdDriver::step(int32_t index) {
   PdSlot& slot = *slots_[static_cast<size_t>(index)];
-  slot.instance.plan(slot.plan);
   const double start_s = sg::now_s();
-  for (size_t r = 0; r < slot.plan.ranks.size(); ++r) {
-    const Scheduler& rank = slot.instance.rank(static_cast<int32_t>(r));
-    for (int32_t victim : slot.plan.ranks[r].preemptions)
-      recorder_.on_preemption(index, rank.request(victim).record.id, start_s);
-  }
-  if (slot.plan.empty()) {
-    slot.instance.commit(slot.plan, StepOutcome{}, start_s);
-    return false;
-  }
+  if (!begin_step(slot.instance, slot.plan, recorder_, index, start_s)) return false;
   if (index < pd_.prefill_instances) {
     for (const Batch& b : slot.plan.batches.ranks) {
       for (const BatchEntry& e : b.entries) {
@@ -524,18 +504,11 @@ bool PdDriver::step(int32_t index) {
       }
     }
   }
-  if (slot.simgrid && index < pd_.prefill_instances && pd_.mode == PdTransferMode::kLayerStream)
+  if (slot.backend.simgrid() && index < pd_.prefill_instances && pd_.mode == PdTransferMode::kLayerStream)
     queue_streams(index, start_s);
-  StepOutcome outcome;
-  if (slot.simgrid) {
-    outcome = slot.simgrid->execute(slot.plan.batches);  // advances the clock by the step
-  } else {
-    outcome = slot.backend.execute(slot.plan.batches);
-    sg::sleep_for(outcome.duration_s);
-  }
+  const StepOutcome outcome = slot.backend.execute(slot.plan.batches);
   slot.instance.commit(slot.plan, outcome, sg::now_s());
-  const StepCost& cost = slot.simgrid ? slot.simgrid->last_cost() : slot.backend.last_cost();
-  recorder_.on_step(index, slot.plan, outcome, &cost, start_s, slot.instance.counters());
+  recorder_.on_step(index, slot.plan, outcome, slot.backend.last_cost(), start_s, slot.instance.counters());
   return true;
 }
 

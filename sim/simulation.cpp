@@ -9,7 +9,6 @@
 
 #include "common/input_error.h"
 #include "engine/core/router.h"
-#include "sim/analytic_backend.h"
 #include "sim/feeder.h"
 #include "sim/link_meter.h"
 #include "sim/recorder.h"
@@ -17,6 +16,7 @@
 #include "sim/simgrid_adapter.h"
 #include "sim/simgrid_backend.h"
 #include "sim/simgrid_platform.h"
+#include "sim/step_backend.h"
 
 namespace tokenline {
 namespace {
@@ -29,10 +29,8 @@ struct InstanceSlot {
                uint64_t seed, int32_t index)
       : instance(config), backend(cm, op_detail, noise, seed, index) {}
   Instance instance;
-  AnalyticBackend backend;
-  std::unique_ptr<SimgridBackend> simgrid;  // --backend simgrid: runs each step in virtual time itself
-  std::unique_ptr<ReplayBackend> replay;    // --backend replay:<trace.json>: a real run's step times
-  std::unique_ptr<sg::Signal> signal;       // created inside the simulation
+  StepBackend backend;
+  std::unique_ptr<sg::Signal> signal;  // created inside the simulation
   StepPlan plan;
   std::vector<RequestRecord> drained;
   bool waiting = false;
@@ -65,7 +63,10 @@ class Driver {
                                                       config.output.trace_detail == TraceDetail::kOp,
                                                       config.noise, config.seed, i));
       instance_views_.push_back(&slots_.back()->instance);
-      if (platform_) attach_simgrid(*slots_.back(), cost_models[static_cast<size_t>(i)], first_gpu);
+      if (platform_) {
+        slots_.back()->backend.use_simgrid(config, cost_models[static_cast<size_t>(i)], *platform_,
+                                           link_meter_.get(), first_gpu, i);
+      }
       recorder_.describe_instance(i, spec.parallel_name, spec.config.dp_ranks, spec.config.kv.total_pages);
     }
   }
@@ -74,9 +75,9 @@ class Driver {
   // --backend replay: instance i replays recorded instance i.
   void attach_replay(const RecordedRun& recorded) {
     for (size_t i = 0; i < slots_.size(); ++i)
-      slots_[i]->replay = std::make_unique<ReplayBackend>(recorded.instances[i]);
+      slots_[i]->backend.use_replay(std::make_unique<ReplayBackend>(recorded.instances[i]));
   }
-  const ReplayBackend& replay(size_t i) const { return *slots_[i]->replay; }
+  const ReplayBackend& replay(size_t i) const { return *slots_[i]->backend.replay(); }
 
  private:
   void dispatch(RequestSpec&& spec);
@@ -85,7 +86,6 @@ class Driver {
   bool step_instance(int32_t index);
   void drain(int32_t index);
   void progress(bool final_line);
-  void attach_simgrid(InstanceSlot& slot, const CostModel& cm, int& first_gpu);
 
   const SimConfig& config_;
   ArrivalSource& source_;
@@ -127,32 +127,11 @@ void Driver::drain(int32_t index) {
 // One planned step; false when the plan was empty (nothing can run until something arrives).
 bool Driver::step_instance(int32_t index) {
   InstanceSlot& slot = *slots_[static_cast<size_t>(index)];
-  slot.instance.plan(slot.plan);
   const double start_s = sg::now_s();
-  for (size_t r = 0; r < slot.plan.ranks.size(); ++r) {
-    const Scheduler& rank = slot.instance.rank(static_cast<int32_t>(r));
-    for (int32_t victim : slot.plan.ranks[r].preemptions) {
-      recorder_.on_preemption(index, rank.request(victim).record.id, start_s);
-    }
-  }
-  if (slot.plan.empty()) {
-    slot.instance.commit(slot.plan, StepOutcome{}, start_s);  // applies any preemptions
-    return false;
-  }
-  StepOutcome outcome;
-  if (slot.replay) {
-    outcome = slot.replay->execute(slot.plan.batches);
-    sg::sleep_for(outcome.duration_s);
-  } else if (slot.simgrid) {
-    outcome = slot.simgrid->execute(slot.plan.batches);  // advances the clock by the step
-  } else {
-    outcome = slot.backend.execute(slot.plan.batches);
-    sg::sleep_for(outcome.duration_s);
-  }
+  if (!begin_step(slot.instance, slot.plan, recorder_, index, start_s)) return false;
+  const StepOutcome outcome = slot.backend.execute(slot.plan.batches);
   slot.instance.commit(slot.plan, outcome, sg::now_s());
-  const StepCost& cost = slot.simgrid ? slot.simgrid->last_cost() : slot.backend.last_cost();
-  recorder_.on_step(index, slot.plan, outcome, slot.replay ? nullptr : &cost, start_s,
-                    slot.instance.counters());
+  recorder_.on_step(index, slot.plan, outcome, slot.backend.last_cost(), start_s, slot.instance.counters());
   if (config_.output.progress && ++steps_ % kProgressCheckSteps == 0) progress(false);
   return true;
 }
@@ -183,22 +162,6 @@ void Driver::progress(bool final_line) {
                static_cast<long long>(steps_), final_line ? "\n" : "");
 }
 
-// Instances take consecutive GPUs of the platform, in instance order.
-void Driver::attach_simgrid(InstanceSlot& slot, const CostModel& cm, int& first_gpu) {
-  if (first_gpu + cm.parallel.gpus() > platform_->gpu_count()) {
-    throw InputError(
-        "--cluster " + config_.cluster_source,
-        "at least " + std::to_string(first_gpu + cm.parallel.gpus()) + " GPUs for --backend simgrid",
-        std::to_string(platform_->gpu_count()) + " GPUs");
-  }
-  const auto index = static_cast<int32_t>(slots_.size()) - 1;  // called right after the slot is added
-  slot.simgrid = std::make_unique<SimgridBackend>(cm, *platform_, first_gpu,
-                                                  config_.output.trace_detail == TraceDetail::kOp,
-                                                  config_.overlap, config_.noise, config_.seed, index);
-  slot.simgrid->set_meter(link_meter_.get());
-  first_gpu += cm.parallel.gpus();
-}
-
 SimResult Driver::run() {
   std::unique_ptr<sg::SimEngine> engine_owner =
       platform_ ? std::make_unique<sg::SimEngine>(*platform_) : std::make_unique<sg::SimEngine>();
@@ -216,7 +179,8 @@ SimResult Driver::run() {
   if (feeder_.input_error()) throw *feeder_.input_error();
   if (!ok) throw std::runtime_error("simulation failed: " + engine.error());
 
-  const std::string backend = slots_.front()->replay ? "replay" : std::string(to_string(config_.backend));
+  const std::string backend =
+      slots_.front()->backend.replay() ? "replay" : std::string(to_string(config_.backend));
   return finish_simulation(config_, recorder_,
                            {.backend_name = backend,
                             .skipped_lines = source_.skipped_lines(),
