@@ -2,6 +2,7 @@
 
 #include <cstdio>
 #include <exception>
+#include <functional>
 #include <vector>
 
 #include "common/input_error.h"
@@ -252,6 +253,20 @@ void print_summary(const SimConfig& c, const SimResult& r) {
   }
 }
 
+// Runs a simulation and prints its summary (exit code 0); bad input propagates (exit 2), any other failure
+// is one message (exit 1).
+int run_reported(const SimConfig& config, const std::function<SimResult()>& simulate) {
+  try {
+    print_summary(config, simulate());
+    return 0;
+  } catch (const InputError&) {
+    throw;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "tokenline sim: %s\n", e.what());
+    return 1;
+  }
+}
+
 }  // namespace
 
 int run_sim_job(const SimJob& given) {
@@ -271,17 +286,10 @@ int run_sim_job(const SimJob& given) {
     check_pd_capacity(config, pd, *open_arrivals(workload));
   }
   std::unique_ptr<ArrivalSource> source = open_arrivals(workload);
-  try {
-    const SimResult result = pd.enabled() ? run_pd_simulation(config, pd, deployment.cost_models, *source)
-                                          : run_simulation(config, deployment.cost_models, *source);
-    print_summary(config, result);
-    return 0;
-  } catch (const InputError&) {
-    throw;
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "tokenline sim: %s\n", e.what());
-    return 1;
-  }
+  return run_reported(config, [&] {
+    return pd.enabled() ? run_pd_simulation(config, pd, deployment.cost_models, *source)
+                        : run_simulation(config, deployment.cost_models, *source);
+  });
 }
 
 int run_replay_job(const SimJob& job) {
@@ -307,16 +315,8 @@ int run_replay_job(const SimJob& job) {
   require_writable_directory(job.out);
   if (!job.skip_bad_lines) prevalidate_workload(workload);
   std::unique_ptr<ArrivalSource> source = open_arrivals(workload);
-  try {
-    const SimResult result = run_replay_simulation(config, deployment.cost_models, *source, recorded);
-    print_summary(config, result);
-    return 0;
-  } catch (const InputError&) {
-    throw;
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "tokenline sim: %s\n", e.what());
-    return 1;
-  }
+  return run_reported(
+      config, [&] { return run_replay_simulation(config, deployment.cost_models, *source, recorded); });
 }
 
 }  // namespace tokenline
