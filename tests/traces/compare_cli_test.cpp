@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 #include <set>
 
+#include "tests/traces/prefix_group_workload.h"
 #include "tests/traces/test_dir.h"
 #include "traces/chrome_trace_writer.h"
 #include "traces/trace_reader.h"
@@ -41,24 +42,10 @@ Result run_tokenline(const std::string& args, const TestDir& dir) {
   return Result{WIFEXITED(status) ? WEXITSTATUS(status) : -1, read_all(out), read_all(err)};
 }
 
-// 16 requests in 3 prefix groups, prompts 40..69 tokens: 12 at time 0, then 4 at 20 ms.
-void write_workload(const std::string& path) {
-  std::ofstream out(path);
-  for (int i = 0; i < 16; ++i) {
-    const int input = 40 + (i * 7) % 30, blocks = (input + kPageTokens - 1) / kPageTokens;
-    out << "{\"arrival_s\": " << (i < 12 ? 0.0 : 0.02) << ", \"input_tokens\": " << input
-        << ", \"output_tokens\": " << 10 + i % 5 << ", \"block_tokens\": " << kPageTokens
-        << ", \"hash_ids\": [";
-    for (int b = 0; b < blocks; ++b)
-      out << (b ? ", " : "") << (b < 2 ? 100 * (i % 3) + b : 10000 + 100 * i + b);
-    out << "]}\n";
-  }
-}
-
 // Runs the workload for real and predicts it with the analytic backend (both with `extra` flags), then
 // compares the prediction with the measurement as JSON on stdout and in --out. Returns the JSON.
 json run_and_compare(const TestDir& dir, const std::string& extra, Result* compare) {
-  write_workload(dir.file("w.jsonl"));
+  testing::write_prefix_group_workload(dir.file("w.jsonl"), kPageTokens);
   const std::string common = " --workload " + dir.file("w.jsonl") + kSchedulerFlags + extra;
   const Result real = run_tokenline("run --out " + dir.file("real") + common, dir);
   INFO(real.err);

@@ -13,9 +13,12 @@
 #include <sstream>
 
 #include "engine/runtime/model_weights.h"
+#include "tests/traces/prefix_group_workload.h"
+#include "tests/traces/test_dir.h"
 #include "traces/trace_reader.h"
 
 using namespace tokenline;
+using testing::read_all;
 namespace fs = std::filesystem;
 
 namespace {
@@ -38,13 +41,6 @@ struct Scratch {
   std::string file(const std::string& name) const { return (dir / name).string(); }
 };
 
-std::string read_all(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
-
 struct Result {
   int exit_code = -1;
   std::string err;
@@ -55,21 +51,6 @@ Result run_tokenline(const std::string& args, const Scratch& s) {
   const int status = std::system(
       (std::string("'") + TOKENLINE_BINARY + "' " + args + " >/dev/null 2>'" + err + "'").c_str());
   return Result{WIFEXITED(status) ? WEXITSTATUS(status) : -1, read_all(err)};
-}
-
-// 16 requests in 3 prefix groups sharing two 16-token blocks, prompts 40..69 tokens: 12 at time 0, then
-// 4 at 20 ms (they join while steps execute).
-void write_workload(const std::string& path) {
-  std::ofstream out(path);
-  for (int i = 0; i < 16; ++i) {
-    const int input = 40 + (i * 7) % 30, blocks = (input + kPageTokens - 1) / kPageTokens;
-    out << "{\"arrival_s\": " << (i < 12 ? 0.0 : 0.02) << ", \"input_tokens\": " << input
-        << ", \"output_tokens\": " << 10 + i % 5 << ", \"block_tokens\": " << kPageTokens
-        << ", \"hash_ids\": [";
-    for (int b = 0; b < blocks; ++b)
-      out << (b ? ", " : "") << (b < 2 ? 100 * (i % 3) + b : 10000 + 100 * i + b);
-    out << "]}\n";
-  }
 }
 
 std::vector<std::vector<std::string>> csv_rows(const std::string& path) {
@@ -169,7 +150,7 @@ void write_echo_mtp_checkpoint(const std::string& path) {
 void check_equivalence(const std::string& name, const std::string& flags, const std::string& run_flags,
                        const std::string& parallel, bool echo_mtp = false) {
   Scratch s(name);
-  write_workload(s.file("w.jsonl"));
+  testing::write_prefix_group_workload(s.file("w.jsonl"), kPageTokens);
   std::string weights;
   if (echo_mtp) {
     write_echo_mtp_checkpoint(s.file("echo_mtp.safetensors"));
@@ -279,7 +260,7 @@ TEST_CASE("decision equivalence with two chained MTP drafts per decode on a dp2-
 
 TEST_CASE("a replay of another configuration's trace is reported as a divergence (exit 1)") {
   Scratch s("divergence");
-  write_workload(s.file("w.jsonl"));
+  testing::write_prefix_group_workload(s.file("w.jsonl"), kPageTokens);
   REQUIRE(
       run_tokenline("run --workload " + s.file("w.jsonl") + " --out " + s.file("real") + kSchedulerFlags, s)
           .exit_code == 0);
@@ -360,7 +341,7 @@ void check_perturbed(const Scratch& s, const std::string& real, const StepLine& 
 
 TEST_CASE("a replay of a real trace with one batch perturbed names the step, rank and entry (exit 1)") {
   Scratch s("perturbed");
-  write_workload(s.file("w.jsonl"));
+  testing::write_prefix_group_workload(s.file("w.jsonl"), kPageTokens);
   REQUIRE(
       run_tokenline("run --workload " + s.file("w.jsonl") + " --out " + s.file("real") + kSchedulerFlags, s)
           .exit_code == 0);
@@ -400,7 +381,7 @@ TEST_CASE("a replay of a real trace with one batch perturbed names the step, ran
 
 TEST_CASE("tokenline run: a bad checkpoint is one InputError naming the tensor (exit 2), no crash") {
   Scratch s("bad_checkpoint");
-  write_workload(s.file("w.jsonl"));
+  testing::write_prefix_group_workload(s.file("w.jsonl"), kPageTokens);
   ModelShape shape = load_model_shape("glm-5.3-tiny");
   ModelWeights::random(shape, 1).save(s.file("good.safetensors"));
   shape.vocab = 300;  // embed_tokens and lm_head rows differ from the model's 512
@@ -424,7 +405,7 @@ TEST_CASE("tokenline run: a bad checkpoint is one InputError naming the tensor (
 
 TEST_CASE("tokenline run --backend cuda without a usable device is one clear message, exit 2") {
   Scratch s("cuda");
-  write_workload(s.file("w.jsonl"));
+  testing::write_prefix_group_workload(s.file("w.jsonl"), kPageTokens);
   const Result r =
       run_tokenline("run --backend cuda --workload " + s.file("w.jsonl") + " --out " + s.file("out"), s);
   INFO(r.err);

@@ -17,17 +17,12 @@
 #include <sstream>
 #include <thread>
 
+#include "tests/traces/test_dir.h"
+
 namespace fs = std::filesystem;
 using json = nlohmann::json;
 
 namespace {
-
-std::string read_all(const fs::path& path) {
-  std::ifstream in(path);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
 
 struct Reply {
   int status = 0;
@@ -70,7 +65,7 @@ std::string wait_for(const fs::path& path, const std::string& needle, double sec
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
   std::string text;
   while (std::chrono::steady_clock::now() < deadline) {
-    text = fs::exists(path) ? read_all(path) : "";
+    text = fs::exists(path) ? tokenline::testing::read_all(path.string()) : "";
     if (text.find(needle) != std::string::npos) return text;
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
   }
@@ -82,7 +77,7 @@ std::string wait_for(const fs::path& path, const std::string& needle, double sec
 struct KillAtExit {
   fs::path pid_file;
   ~KillAtExit() {
-    const std::string pid = fs::exists(pid_file) ? read_all(pid_file) : "";
+    const std::string pid = fs::exists(pid_file) ? tokenline::testing::read_all(pid_file.string()) : "";
     if (!pid.empty()) kill(static_cast<pid_t>(std::stol(pid)), SIGTERM);
   }
 };
@@ -146,7 +141,7 @@ TEST_CASE("tokenline serve: concurrent HTTP completions through the real engine,
   const std::string done = wait_for(err, "outputs in", 60);
   INFO(done);
   REQUIRE(done.find("5 arrived, 4 completed, 1 rejected") != std::string::npos);
-  const json metrics = json::parse(read_all(out / "metrics.json"));
+  const json metrics = json::parse(tokenline::testing::read_all((out / "metrics.json").string()));
   CHECK(metrics["run"]["mode"] == "serve");
   CHECK(fs::exists(out / "trace.json"));
   fs::remove_all(dir);
