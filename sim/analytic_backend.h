@@ -8,14 +8,14 @@
 #include <span>
 #include <vector>
 
-#include "engine/core/executor.h"
+#include "sim/backends/sim_executor.h"
 #include "engine/model/ledger.h"
 #include "sim/step_noise.h"
 #include "sim/step_pricer.h"
 
 namespace tokenline {
 
-class AnalyticBackend final : public Executor {
+class AnalyticBackend final : public SimExecutor {
  public:
   // REQUIRES: cost_model outlives the backend. op_detail: fill StepOutcome::ops with one span per op.
   AnalyticBackend(const CostModel& cost_model, bool op_detail);
@@ -26,6 +26,7 @@ class AnalyticBackend final : public Executor {
   StepOutcome execute(const StepBatches& step) override;
   // The breakdown of the last executed step (weights, KV, indexer, comm, launch shares).
   const StepCost& last_cost() const { return last_cost_; }
+  const StepCost* last_breakdown() const override { return &last_cost_; }
 
  private:
   void append_op_spans(StepOutcome& outcome) const;

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <deque>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <stdexcept>
@@ -10,34 +11,48 @@
 #include <vector>
 
 #include "common/input_error.h"
+#include "engine/core/instance_loop.h"
 #include "engine/core/pd_handoff.h"
 #include "engine/core/router.h"
+#include "sim/backends/executor_factory.h"
 #include "sim/feeder.h"
 #include "sim/link_meter.h"
 #include "sim/recorder.h"
+#include "sim/simgrid/sim_clock.h"
 #include "sim/simgrid_adapter.h"
 #include "sim/simgrid_backend.h"
 #include "sim/simgrid_network.h"
 #include "sim/simgrid_platform.h"
 #include "sim/simulation.h"
-#include "sim/step_backend.h"
 
 namespace tokenline {
 
 namespace {
 
-struct PdSlot {
-  PdSlot(const InstanceConfig& config, const CostModel& cm, bool op_detail, const StepNoise& noise,
-         uint64_t seed, int32_t index)
-      : instance(config), backend(cm, op_detail, noise, seed, index) {}
+class PdDriver;
+
+// One instance and what its actor runs the instance loop with: its executor, its clock, and itself as the
+// loop's observer, whose prefill or decode side the driver supplies.
+struct PdSlot final : StepObserver {
+  PdSlot(PdDriver& owner, int32_t slot_index, bool is_prefill, const InstanceConfig& config,
+         std::function<bool()> finished)
+      : driver(owner), index(slot_index), prefill(is_prefill), instance(config), clock(std::move(finished)) {}
+  bool may_step() override;
+  void on_preemption(RequestId id, double now_s) override;
+  void before_execute(const StepPlan& plan, double start_s) override;
+  void on_step(const StepPlan& plan, const StepOutcome& outcome, double start_s,
+               const InstanceCounters& counters) override;
+  void on_records(std::span<const RequestRecord> records) override;
+
+  PdDriver& driver;
+  int32_t index;
+  bool prefill;  // a prefill instance (else decode)
   Instance instance;
-  StepBackend backend;
+  std::unique_ptr<SimExecutor> executor;
+  SimgridBackend* simgrid = nullptr;  // --backend simgrid: the executor
+  SimClock clock;
   int first_gpu = 0;  // --backend simgrid: the instance's first platform GPU
   int rank_gpus = 1;  // GPUs per attention-DP rank (its tp group)
-  std::unique_ptr<sg::Signal> signal;
-  StepPlan plan;
-  std::vector<RequestRecord> drained;
-  bool waiting = false;
 };
 
 // What the driver keeps of a request between its prefill and decode instances (lookups only).
@@ -83,12 +98,11 @@ struct Sender {
   double free_since_s = 0;
 };
 
-// Wakes an instance's or a sender's actor if it waits (both keep `waiting` and `signal`).
-template <typename Waiter>
-void wake(Waiter& w) {
-  if (!w.waiting) return;
-  w.waiting = false;
-  w.signal->notify();
+// Wakes a sender's actor if it waits.
+void wake(Sender& s) {
+  if (!s.waiting) return;
+  s.waiting = false;
+  s.signal->notify();
 }
 
 // A decode-side request: its KV arrives with it, so it needs no prefix identity.
@@ -117,23 +131,26 @@ class PdDriver {
            ArrivalSource& source);
   SimResult run();
 
+  // The instance loop's observer calls, by role (PdSlot forwards them).
+  bool prefill_may_step(int32_t index) const { return !handoff_.prefill_blocked(index); }
+  void before_prefill_step(int32_t index, const StepPlan& plan, double start_s);
+  void drain_prefill(int32_t index, std::span<const RequestRecord> records);
+  void drain_decode(int32_t index, std::span<const RequestRecord> records);
+  Recorder& recorder() { return recorder_; }
+
  private:
   void dispatch(RequestSpec&& spec);
   void run_prefill(int32_t index);
-  void run_decode(int32_t index);
   void run_sender(size_t index);
-  bool step(int32_t index);
-  void drain_prefill(int32_t index);
-  void drain_decode(int32_t index);
   void finish_request(const RequestRecord& record, int32_t instance, const Recorder::PdHop* hop);
   void grant();
   void deliver(RequestId id, double start_s, double end_s);
   void wake_all();
   bool decode_can_end() const;
-  void attach_simgrid(int32_t index, const CostModel& cm, int& first_gpu);
+  void attach_executor(int32_t index, const CostModel& cm, int& first_gpu);
   void add_senders(int32_t index, const CostModel& cm, int32_t ranks);
   double transfer_on_network(const Sender& s, const PdLive& l);
-  void queue_streams(int32_t index, double start_s);
+  void queue_streams(int32_t index, const StepPlan& plan, double start_s);
   void stream_on_network(Sender& s, RequestId first);
   void start_shards(sg::Activities& flows, const Sender& s, const PdLive& l, double bytes,
                     std::vector<KvShard>& shards);
@@ -178,7 +195,6 @@ PdDriver::PdDriver(const SimConfig& config, const PdConfig& pd, std::span<const 
       handoff_(pool_shape(config, pd)),
       feeder_(source, config.feed.concurrency, [this](RequestSpec&& spec) { dispatch(std::move(spec)); }),
       wall_start_(std::chrono::steady_clock::now()) {
-  const bool op_detail = config.output.trace_detail == TraceDetail::kOp;
   if (config.backend == Backend::kSimgrid) {
     platform_ = sg::load_platform(config.cluster_source, cms[0].hbm_bw);
     link_meter_ = std::make_unique<LinkMeter>(*platform_, kLinkWindowS);
@@ -186,11 +202,21 @@ PdDriver::PdDriver(const SimConfig& config, const PdConfig& pd, std::span<const 
   int first_gpu = 0;
   for (int32_t i = 0; i < config.instance_count(); ++i) {
     const SimConfig::InstanceSpec& spec = config.instances[static_cast<size_t>(i)];
-    slots_.push_back(std::make_unique<PdSlot>(spec.config, cms[static_cast<size_t>(i)], op_detail,
-                                              config.noise, config.seed, i));
-    slots_.back()->rank_gpus = cms[static_cast<size_t>(i)].parallel.gpus() / spec.config.dp_ranks;
-    if (platform_) attach_simgrid(i, cms[static_cast<size_t>(i)], first_gpu);
     const bool prefill = i < pd.prefill_instances;
+    std::function<bool()> finished;
+    if (prefill) {
+      finished = [this, i] {
+        return !handoff_.prefill_blocked(i) && !slots_[static_cast<size_t>(i)]->instance.has_work() &&
+               feeder_.done();
+      };
+    } else {
+      finished = [this, i] {
+        return !slots_[static_cast<size_t>(i)]->instance.has_work() && decode_can_end();
+      };
+    }
+    slots_.push_back(std::make_unique<PdSlot>(*this, i, prefill, spec.config, std::move(finished)));
+    slots_.back()->rank_gpus = cms[static_cast<size_t>(i)].parallel.gpus() / spec.config.dp_ranks;
+    attach_executor(i, cms[static_cast<size_t>(i)], first_gpu);
     (prefill ? prefill_views_ : decode_views_).push_back(&slots_.back()->instance);
     recorder_.describe_instance(i, spec.parallel_name, spec.config.dp_ranks, spec.config.kv.total_pages);
     recorder_.set_role(i, spec.config.scheduler.role);
@@ -215,11 +241,14 @@ void PdDriver::add_senders(int32_t index, const CostModel& cm, int32_t ranks) {
   }
 }
 
-// Instances take consecutive GPUs of the platform: the prefill ones first, then the decode ones.
-void PdDriver::attach_simgrid(int32_t index, const CostModel& cm, int& first_gpu) {
+// With --backend simgrid, instances take consecutive GPUs of the platform: the prefill ones first, then
+// the decode ones.
+void PdDriver::attach_executor(int32_t index, const CostModel& cm, int& first_gpu) {
   PdSlot& slot = *slots_[static_cast<size_t>(index)];
   slot.first_gpu = first_gpu;
-  slot.backend.use_simgrid(config_, cm, *platform_, link_meter_.get(), first_gpu, index);
+  slot.executor =
+      make_executor(config_, cm, index, platform_ ? &*platform_ : nullptr, link_meter_.get(), first_gpu);
+  if (platform_) slot.simgrid = static_cast<SimgridBackend*>(slot.executor.get());
 }
 
 // The KV as network flows: each tp GPU of the prefill rank sends its shard to a GPU of the decode rank,
@@ -238,15 +267,15 @@ double PdDriver::transfer_on_network(const Sender& s, const PdLive& l) {
 // --backend simgrid --pd-transfer layer: the requests whose last chunk runs in the step starting now join the
 // hand-off queue at once (not after the step), so a granted one can stream each layer's KV as the step
 // writes it. The step is priced now; its layers are taken to end at equal intervals of that price.
-void PdDriver::queue_streams(int32_t index, double start_s) {
+void PdDriver::queue_streams(int32_t index, const StepPlan& plan, double start_s) {
   PdSlot& slot = *slots_[static_cast<size_t>(index)];
   bool queued = false;
   double layer_s = 0;
-  for (const Batch& b : slot.plan.batches.ranks) {
+  for (const Batch& b : plan.batches.ranks) {
     for (const BatchEntry& e : b.entries) {
       if (e.phase != Phase::kPrefill || !e.last_chunk) continue;
       if (!queued)
-        layer_s = slot.backend.simgrid()->price_ahead(slot.plan.batches).total_s /
+        layer_s = slot.simgrid->price_ahead(plan.batches).total_s /
                   static_cast<double>(cms_[static_cast<size_t>(index)].model.layers);
       queued = true;
       PdLive& l = live_.at(e.id);
@@ -332,7 +361,7 @@ void PdDriver::stream_on_network(Sender& s, RequestId first) {
 }
 
 void PdDriver::wake_all() {
-  for (auto& slot : slots_) wake(*slot);
+  for (auto& slot : slots_) slot->clock.wake();
   for (Sender& s : senders_) wake(s);
   feeder_.wake();
 }
@@ -389,11 +418,9 @@ void PdDriver::grant() {
   if (!grants_.empty()) wake_all();
 }
 
-void PdDriver::drain_prefill(int32_t index) {
-  PdSlot& slot = *slots_[static_cast<size_t>(index)];
-  slot.instance.drain(slot.drained);
+void PdDriver::drain_prefill(int32_t index, std::span<const RequestRecord> records) {
   bool handed = false, streamed = false;
-  for (const RequestRecord& r : slot.drained) {
+  for (const RequestRecord& r : records) {
     if (r.status != RequestStatus::kHandedOff) {  // rejected by the prefill instance
       finish_request(r, index, nullptr);
       feeder_.wake();  // closed loop: its slot is free, and no hand-off may follow to wake the feeder
@@ -418,16 +445,12 @@ void PdDriver::drain_prefill(int32_t index) {
                                .preferred_decode = decode_router_.pick(decode_views_, spec)});
     handed = true;
   }
-  slot.drained.clear();
   if (handed) grant();
   if (streamed) wake_all();
 }
 
-void PdDriver::drain_decode(int32_t index) {
-  PdSlot& slot = *slots_[static_cast<size_t>(index)];
-  slot.instance.drain(slot.drained);
-  if (slot.drained.empty()) return;
-  for (const RequestRecord& r : slot.drained) {
+void PdDriver::drain_decode(int32_t index, std::span<const RequestRecord> records) {
+  for (const RequestRecord& r : records) {
     const PdLive& l = live_.at(r.id);
     handoff_.release(l.grant);
     RequestRecord merged = r;
@@ -438,7 +461,6 @@ void PdDriver::drain_decode(int32_t index) {
         .decode_instance = index, .transfer_bytes = l.transfer_bytes, .transfer_s = l.transfer_s};
     finish_request(merged, l.prefill_instance, &hop);
   }
-  slot.drained.clear();
   grant();
   wake_all();
 }
@@ -492,41 +514,22 @@ void PdDriver::run_sender(size_t index) {
   }
 }
 
-bool PdDriver::step(int32_t index) {
-  PdSlot& slot = *slots_[static_cast<size_t>(index)];
-  const double start_s = sg::now_s();
-  if (!begin_step(slot.instance, slot.plan, recorder_, index, start_s)) return false;
-  if (index < pd_.prefill_instances) {
-    for (const Batch& b : slot.plan.batches.ranks) {
-      for (const BatchEntry& e : b.entries) {
-        PdLive& l = live_.at(e.id);
-        if (l.first_chunk_start_s < 0) l.first_chunk_start_s = start_s;
-      }
+// Before a prefill step executes: each request's first chunk start (the analytic layer stream's window),
+// and with --backend simgrid --pd-transfer layer the requests whose last chunk this step runs.
+void PdDriver::before_prefill_step(int32_t index, const StepPlan& plan, double start_s) {
+  for (const Batch& b : plan.batches.ranks) {
+    for (const BatchEntry& e : b.entries) {
+      PdLive& l = live_.at(e.id);
+      if (l.first_chunk_start_s < 0) l.first_chunk_start_s = start_s;
     }
   }
-  if (slot.backend.simgrid() && index < pd_.prefill_instances && pd_.mode == PdTransferMode::kLayerStream)
-    queue_streams(index, start_s);
-  const StepOutcome outcome = slot.backend.execute(slot.plan.batches);
-  slot.instance.commit(slot.plan, outcome, sg::now_s());
-  recorder_.on_step(index, slot.plan, outcome, slot.backend.last_cost(), start_s, slot.instance.counters());
-  return true;
+  if (slots_[static_cast<size_t>(index)]->simgrid && pd_.mode == PdTransferMode::kLayerStream)
+    queue_streams(index, plan, start_s);
 }
 
 void PdDriver::run_prefill(int32_t index) {
   PdSlot& slot = *slots_[static_cast<size_t>(index)];
-  int empty_plans = 0;
-  while (true) {
-    drain_prefill(index);
-    const bool blocked = handoff_.prefill_blocked(index);
-    if (blocked || !slot.instance.has_work() || empty_plans >= 2) {
-      if (!blocked && !slot.instance.has_work() && feeder_.done()) break;
-      slot.waiting = true;
-      slot.signal->wait();
-      empty_plans = 0;
-      continue;
-    }
-    empty_plans = step(index) ? 0 : empty_plans + 1;
-  }
+  run_instance_loop(slot.instance, *slot.executor, slot.clock, slot);
   ++prefill_done_;
   wake_all();
 }
@@ -535,19 +538,28 @@ bool PdDriver::decode_can_end() const {
   return prefill_done_ == pd_.prefill_instances && handoff_.waiting() == 0 && transfers_in_flight_ == 0;
 }
 
-void PdDriver::run_decode(int32_t index) {
-  PdSlot& slot = *slots_[static_cast<size_t>(index)];
-  int empty_plans = 0;
-  while (true) {
-    drain_decode(index);
-    if (!slot.instance.has_work() || empty_plans >= 2) {
-      if (!slot.instance.has_work() && decode_can_end()) return;
-      slot.waiting = true;
-      slot.signal->wait();
-      empty_plans = 0;
-      continue;
-    }
-    empty_plans = step(index) ? 0 : empty_plans + 1;
+bool PdSlot::may_step() {
+  return !prefill || driver.prefill_may_step(index);
+}
+
+void PdSlot::on_preemption(RequestId id, double now_s) {
+  driver.recorder().on_preemption(index, id, now_s);
+}
+
+void PdSlot::before_execute(const StepPlan& plan, double start_s) {
+  if (prefill) driver.before_prefill_step(index, plan, start_s);
+}
+
+void PdSlot::on_step(const StepPlan& plan, const StepOutcome& outcome, double start_s,
+                     const InstanceCounters& counters) {
+  driver.recorder().on_step(index, plan, outcome, executor->last_breakdown(), start_s, counters);
+}
+
+void PdSlot::on_records(std::span<const RequestRecord> records) {
+  if (prefill) {
+    driver.drain_prefill(index, records);
+  } else {
+    driver.drain_decode(index, records);
   }
 }
 
@@ -555,7 +567,6 @@ SimResult PdDriver::run() {
   std::unique_ptr<sg::SimEngine> engine_owner =
       platform_ ? std::make_unique<sg::SimEngine>(*platform_) : std::make_unique<sg::SimEngine>();
   sg::SimEngine& engine = *engine_owner;
-  for (auto& slot : slots_) slot->signal = std::make_unique<sg::Signal>();
   for (Sender& s : senders_) s.signal = std::make_unique<sg::Signal>();
   engine.add_actor("feeder", [this] {
     feeder_.run();
@@ -565,7 +576,9 @@ SimResult PdDriver::run() {
     if (i < pd_.prefill_instances) {
       engine.add_actor("prefill-" + std::to_string(i), [this, i] { run_prefill(i); });
     } else {
-      engine.add_actor("decode-" + std::to_string(i), [this, i] { run_decode(i); });
+      PdSlot* slot = slots_[static_cast<size_t>(i)].get();
+      engine.add_actor("decode-" + std::to_string(i),
+                       [slot] { run_instance_loop(slot->instance, *slot->executor, slot->clock, *slot); });
     }
   }
   for (size_t s = 0; s < senders_.size(); ++s)

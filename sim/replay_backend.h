@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-#include "engine/core/executor.h"
+#include "sim/backends/sim_executor.h"
 #include "engine/model/ledger.h"
 #include "sim/arrival_source.h"
 #include "sim/sim_config.h"
@@ -22,12 +22,13 @@
 
 namespace tokenline {
 
-class ReplayBackend final : public Executor {
+class ReplayBackend final : public SimExecutor {
  public:
   explicit ReplayBackend(RecordedInstance recorded);
 
   // The next recorded step (zero duration once the recording is exhausted, counted as a divergence).
   StepOutcome execute(const StepBatches& step) override;
+  const StepCost* last_breakdown() const override { return nullptr; }  // a measurement has no breakdown
   int64_t divergences() const { return divergences_; }  // steps that differed from their recording
   // "step S rank R entry I: recorded X, planned Y (...)" for the first; empty when none.
   const std::string& first_divergence() const { return first_divergence_; }

@@ -6,7 +6,7 @@
 // all-to-all), launches as fixed delays. Flow bytes are calibrated so that, alone on the network, every
 // collective takes exactly the ledger's time: with no competing traffic a step equals step_cost's total.
 // execute() must run inside an actor of a SimEngine built on the same platform; it advances the virtual
-// clock by the step itself (advances_clock()), so the caller must not sleep the duration again.
+// clock by the step itself, so the instance loop's sleep to the step's end returns at once.
 #pragma once
 
 #include <cstdint>
@@ -14,7 +14,7 @@
 #include <span>
 #include <vector>
 
-#include "engine/core/executor.h"
+#include "sim/backends/sim_executor.h"
 #include "engine/model/ledger.h"
 #include "sim/overlap.h"
 #include "sim/simgrid_platform.h"
@@ -27,7 +27,7 @@ class Activities;
 }
 class LinkMeter;
 
-class SimgridBackend final : public Executor {
+class SimgridBackend final : public SimExecutor {
  public:
   // REQUIRES: cost_model and platform outlive the backend; first_gpu + gpus <= platform.gpu_count().
   // op_detail: run ops one by one and fill StepOutcome::ops with their measured spans; otherwise ops are
@@ -43,8 +43,8 @@ class SimgridBackend final : public Executor {
   // Draws the step's noise and prices it before it runs (a PD layer stream times its layers by it); the
   // next execute() of the same step uses this price instead of drawing again.
   const StepCost& price_ahead(const StepBatches& step);
-  static constexpr bool advances_clock() { return true; }
   const StepCost& last_cost() const { return last_cost_; }
+  const StepCost* last_breakdown() const override { return &last_cost_; }
   // Bytes this backend's collectives put on each link direction: index link * 2 (up) or link * 2 + 1 (down).
   const std::vector<double>& link_bytes() const { return link_bytes_; }
   // Also report every collective's link bytes, over the time it was in flight, to `meter` (may be null).

@@ -2,21 +2,24 @@
 
 #include <chrono>
 #include <cstdio>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <stdexcept>
 #include <vector>
 
 #include "common/input_error.h"
+#include "engine/core/instance_loop.h"
 #include "engine/core/router.h"
+#include "sim/backends/executor_factory.h"
 #include "sim/feeder.h"
 #include "sim/link_meter.h"
 #include "sim/recorder.h"
 #include "sim/replay_backend.h"
+#include "sim/simgrid/sim_clock.h"
 #include "sim/simgrid_adapter.h"
 #include "sim/simgrid_backend.h"
 #include "sim/simgrid_platform.h"
-#include "sim/step_backend.h"
 
 namespace tokenline {
 namespace {
@@ -24,24 +27,30 @@ namespace {
 constexpr double kProgressPeriodS = 0.25;     // wall seconds between progress-bar redraws
 constexpr int64_t kProgressCheckSteps = 256;  // steps between looks at the wall clock
 
-struct InstanceSlot {
-  InstanceSlot(const InstanceConfig& config, const CostModel& cm, bool op_detail, const StepNoise& noise,
-               uint64_t seed, int32_t index)
-      : instance(config), backend(cm, op_detail, noise, seed, index) {}
-  Instance instance;
-  StepBackend backend;
-  std::unique_ptr<sg::Signal> signal;  // created inside the simulation
-  StepPlan plan;
-  std::vector<RequestRecord> drained;
-  bool waiting = false;
-};
+class Driver;
 
-// Wakes the slot's instance actor if it waits for work.
-void wake(InstanceSlot& slot) {
-  if (!slot.waiting) return;
-  slot.waiting = false;
-  slot.signal->notify();
-}
+// One instance and what its actor runs the instance loop with: its executor, its clock, and itself as the
+// loop's observer (forwarding to the driver).
+struct InstanceSlot final : StepObserver {
+  InstanceSlot(Driver& owner, int32_t slot_index, const InstanceConfig& config,
+               std::unique_ptr<SimExecutor> exec, std::function<bool()> finished)
+      : driver(owner),
+        index(slot_index),
+        instance(config),
+        executor(std::move(exec)),
+        clock(std::move(finished)) {}
+  void on_preemption(RequestId id, double now_s) override;
+  void on_step(const StepPlan& plan, const StepOutcome& outcome, double start_s,
+               const InstanceCounters& counters) override;
+  void on_records(std::span<const RequestRecord> records) override;
+
+  Driver& driver;
+  int32_t index;
+  Instance instance;
+  std::unique_ptr<SimExecutor> executor;
+  const ReplayBackend* replay = nullptr;  // --backend replay: the executor
+  SimClock clock;
+};
 
 class Driver {
  public:
@@ -59,14 +68,12 @@ class Driver {
     int first_gpu = 0;
     for (int32_t i = 0; i < config.instance_count(); ++i) {
       const SimConfig::InstanceSpec& spec = config.instances[static_cast<size_t>(i)];
-      slots_.push_back(std::make_unique<InstanceSlot>(spec.config, cost_models[static_cast<size_t>(i)],
-                                                      config.output.trace_detail == TraceDetail::kOp,
-                                                      config.noise, config.seed, i));
+      slots_.push_back(std::make_unique<InstanceSlot>(
+          *this, i, spec.config,
+          make_executor(config, cost_models[static_cast<size_t>(i)], i, platform_ ? &*platform_ : nullptr,
+                        link_meter_.get(), first_gpu),
+          [this] { return feeder_.done(); }));
       instance_views_.push_back(&slots_.back()->instance);
-      if (platform_) {
-        slots_.back()->backend.use_simgrid(config, cost_models[static_cast<size_t>(i)], *platform_,
-                                           link_meter_.get(), first_gpu, i);
-      }
       recorder_.describe_instance(i, spec.parallel_name, spec.config.dp_ranks, spec.config.kv.total_pages);
     }
   }
@@ -74,17 +81,22 @@ class Driver {
   SimResult run();
   // --backend replay: instance i replays recorded instance i.
   void attach_replay(const RecordedRun& recorded) {
-    for (size_t i = 0; i < slots_.size(); ++i)
-      slots_[i]->backend.use_replay(std::make_unique<ReplayBackend>(recorded.instances[i]));
+    for (size_t i = 0; i < slots_.size(); ++i) {
+      auto replay = std::make_unique<ReplayBackend>(recorded.instances[i]);
+      slots_[i]->replay = replay.get();
+      slots_[i]->executor = std::move(replay);
+    }
   }
-  const ReplayBackend& replay(size_t i) const { return *slots_[i]->backend.replay(); }
+  const ReplayBackend& replay(size_t i) const { return *slots_[i]->replay; }
+
+  void on_step(const InstanceSlot& slot, const StepPlan& plan, const StepOutcome& outcome, double start_s,
+               const InstanceCounters& counters);
+  void on_records(int32_t index, std::span<const RequestRecord> records);
+  Recorder& recorder() { return recorder_; }
 
  private:
   void dispatch(RequestSpec&& spec);
   void wake_instances();
-  void run_instance(int32_t index);
-  bool step_instance(int32_t index);
-  void drain(int32_t index);
   void progress(bool final_line);
 
   const SimConfig& config_;
@@ -101,56 +113,42 @@ class Driver {
   std::chrono::steady_clock::time_point last_progress_{};
 };
 
+void InstanceSlot::on_preemption(RequestId id, double now_s) {
+  driver.recorder().on_preemption(index, id, now_s);
+}
+
+void InstanceSlot::on_step(const StepPlan& plan, const StepOutcome& outcome, double start_s,
+                           const InstanceCounters& counters) {
+  driver.on_step(*this, plan, outcome, start_s, counters);
+}
+
+void InstanceSlot::on_records(std::span<const RequestRecord> records) {
+  driver.on_records(index, records);
+}
+
 void Driver::dispatch(RequestSpec&& spec) {
   const double now = sg::now_s();
   const int32_t index = router_.pick(instance_views_, spec);
   InstanceSlot& slot = *slots_[static_cast<size_t>(index)];
   recorder_.on_arrival(index, spec.id, now);
   slot.instance.add_request(std::move(spec), now);
-  wake(slot);
+  slot.clock.wake();
 }
 
 void Driver::wake_instances() {
-  for (auto& slot : slots_) wake(*slot);
+  for (auto& slot : slots_) slot->clock.wake();
 }
 
-void Driver::drain(int32_t index) {
-  InstanceSlot& slot = *slots_[static_cast<size_t>(index)];
-  slot.instance.drain(slot.drained);
-  if (slot.drained.empty()) return;
-  for (const RequestRecord& r : slot.drained) recorder_.on_record(r, index);
-  feeder_.on_finished(static_cast<int64_t>(slot.drained.size()));
+void Driver::on_records(int32_t index, std::span<const RequestRecord> records) {
+  for (const RequestRecord& r : records) recorder_.on_record(r, index);
+  feeder_.on_finished(static_cast<int64_t>(records.size()));
   feeder_.wake();
-  slot.drained.clear();
 }
 
-// One planned step; false when the plan was empty (nothing can run until something arrives).
-bool Driver::step_instance(int32_t index) {
-  InstanceSlot& slot = *slots_[static_cast<size_t>(index)];
-  const double start_s = sg::now_s();
-  if (!begin_step(slot.instance, slot.plan, recorder_, index, start_s)) return false;
-  const StepOutcome outcome = slot.backend.execute(slot.plan.batches);
-  slot.instance.commit(slot.plan, outcome, sg::now_s());
-  recorder_.on_step(index, slot.plan, outcome, slot.backend.last_cost(), start_s, slot.instance.counters());
+void Driver::on_step(const InstanceSlot& slot, const StepPlan& plan, const StepOutcome& outcome,
+                     double start_s, const InstanceCounters& counters) {
+  recorder_.on_step(slot.index, plan, outcome, slot.executor->last_breakdown(), start_s, counters);
   if (config_.output.progress && ++steps_ % kProgressCheckSteps == 0) progress(false);
-  return true;
-}
-
-void Driver::run_instance(int32_t index) {
-  InstanceSlot& slot = *slots_[static_cast<size_t>(index)];
-  int empty_plans = 0;
-  while (true) {
-    drain(index);
-    const bool can_step = slot.instance.has_work() && empty_plans < 2;
-    if (!can_step) {
-      if (feeder_.done()) return;
-      slot.waiting = true;
-      slot.signal->wait();
-      empty_plans = 0;
-      continue;
-    }
-    empty_plans = step_instance(index) ? 0 : empty_plans + 1;
-  }
 }
 
 void Driver::progress(bool final_line) {
@@ -166,21 +164,21 @@ SimResult Driver::run() {
   std::unique_ptr<sg::SimEngine> engine_owner =
       platform_ ? std::make_unique<sg::SimEngine>(*platform_) : std::make_unique<sg::SimEngine>();
   sg::SimEngine& engine = *engine_owner;
-  for (auto& slot : slots_) slot->signal = std::make_unique<sg::Signal>();
   engine.add_actor("feeder", [this] {
     feeder_.run();
     wake_instances();  // instances with nothing left to do may now end
   });
-  for (int32_t i = 0; i < config_.instance_count(); ++i) {
-    engine.add_actor("instance-" + std::to_string(i), [this, i] { run_instance(i); });
+  for (auto& slot : slots_) {
+    InstanceSlot* s = slot.get();
+    engine.add_actor("instance-" + std::to_string(s->index),
+                     [s] { run_instance_loop(s->instance, *s->executor, s->clock, *s); });
   }
   const bool ok = engine.run();
   if (config_.output.progress) progress(true);
   if (feeder_.input_error()) throw *feeder_.input_error();
   if (!ok) throw std::runtime_error("simulation failed: " + engine.error());
 
-  const std::string backend =
-      slots_.front()->backend.replay() ? "replay" : std::string(to_string(config_.backend));
+  const std::string backend = slots_.front()->replay ? "replay" : std::string(to_string(config_.backend));
   return finish_simulation(config_, recorder_,
                            {.backend_name = backend,
                             .skipped_lines = source_.skipped_lines(),

@@ -20,6 +20,13 @@ struct BatchEntry {
   bool last_chunk = false;     // prefill: this chunk completes the prompt and samples the first token
 };
 
+// The page table of a batch's entries as CSR, the arrays of kernels/paged_kv.h's PagedKvTable: entry i's
+// pages (token order, covering its context + new tokens) are indices[indptr[i] .. indptr[i + 1]).
+struct BatchPages {
+  std::vector<int32_t> indptr;   // [entries + 1]
+  std::vector<int32_t> indices;  // [indptr.back()]: page ids in the rank's pool
+};
+
 struct Batch {
   int32_t rank = 0;  // attention-DP rank inside the instance (0 when there is no DP attention)
   std::vector<BatchEntry> entries;

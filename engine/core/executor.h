@@ -13,16 +13,16 @@ namespace tokenline {
 enum class Stream { kCompute, kComm };
 
 struct OpSpan {
-  const char* name = "";    // a ledger op name with static storage ("sparse_mla", "dispatch", ...)
+  const char* name = "";  // a ledger op name with static storage ("sparse_mla", "dispatch", ...)
   Stream stream = Stream::kCompute;
   int32_t rank = 0;
-  double start_s = 0;       // relative to the step's start
+  double start_s = 0;  // relative to the step's start
   double duration_s = 0;
 };
 
 struct StepOutcome {
-  double duration_s = 0;               // the whole step (all ranks, lockstep): the driver's clock advance
-  std::vector<OpSpan> ops;             // filled when the driver asked for op detail
+  double duration_s = 0;    // the whole step (all ranks, lockstep): the driver's clock advance
+  std::vector<OpSpan> ops;  // filled when the driver asked for op detail
   // Per rank, per batch entry, in plan order: MTP drafts accepted (empty when MTP is off). The scheduler
   // commits 1 + accepted tokens for each decode entry.
   std::vector<std::vector<int32_t>> accepted_drafts;
@@ -32,13 +32,20 @@ struct StepOutcome {
 struct StepBatches {
   int64_t step_index = 0;
   std::vector<Batch> ranks;  // size = attention-DP degree; an idle rank has an empty batch
+  // Per rank, the page table of its batch's entries; filled by the instance loop only for executors that
+  // read page tables (empty otherwise).
+  std::vector<BatchPages> pages;
 };
 
 class Executor {
  public:
   virtual ~Executor() = default;
-  // REQUIRES: at least one rank's batch is non-empty. Must not throw (SimGrid aborts on escaping exceptions).
+  // REQUIRES: at least one rank's batch is non-empty; step.pages filled when reads_page_tables().
+  // Must not throw (SimGrid aborts on escaping exceptions).
   virtual StepOutcome execute(const StepBatches& step) = 0;
+  // True when execute reads the batches' page tables (StepBatches::pages): the instance loop then allocates
+  // the step's pages before executing it (the real engine's kernels write KV there). Cost models do not.
+  virtual bool reads_page_tables() const { return false; }
 };
 
 }  // namespace tokenline

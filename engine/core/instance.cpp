@@ -134,15 +134,6 @@ void Instance::commit(const StepPlan& plan, const StepOutcome& outcome, double n
   ++step_index_;
 }
 
-double Instance::step(Executor& executor, double now_s) {
-  StepPlan p;
-  plan(p);
-  StepOutcome outcome;
-  if (!p.empty()) outcome = executor.execute(p.batches);
-  commit(p, outcome, now_s + outcome.duration_s);
-  return outcome.duration_s;
-}
-
 void Instance::drain(std::vector<RequestRecord>& out) {
   for (RequestRecord& record : rejected_) out.push_back(std::move(record));
   rejected_.clear();

@@ -1,14 +1,10 @@
 // Instance: one serving instance bound to a device group: dp_ranks attention ranks (a Scheduler + KvManager
-// each) stepping in lockstep. The step API every driver calls: add_request as requests arrive,
-// plan -> an Executor runs plan.batches -> commit(plan, outcome, now), drain the records that left.
+// each) stepping in lockstep. The step API: drivers add_request as requests arrive; the instance loop
+// plans -> an Executor runs plan.batches -> commit(plan, outcome, now) -> drain the records that left.
 // Time is data the driver passes in; the core never reads a clock and never throws.
 //
-// A driver's loop:
-//   add_request(spec, now) on each arrival (also while a step executes);
-//   plan(p); if p.empty(): commit(p, {}, now) (it may carry preemptions) and, when !has_work(), wait;
-//   otherwise [allocate(p) when the executor needs page tables;] outcome = executor.execute(p.batches);
-//   now += outcome.duration_s; commit(p, outcome, now);
-//   drain(records) hands out finished / handed-off / rejected requests and frees their slots.
+// Drivers add requests as they arrive (also while a step executes) and run the one step loop over it,
+// engine/core/instance_loop.h (plan, execute, commit, drain); nothing else calls plan and commit.
 #pragma once
 
 #include <cstdint>
@@ -87,8 +83,6 @@ class Instance {
   void allocate(const StepPlan& plan);
   // REQUIRES: plan came from plan() since the last commit; outcome from executing plan.batches.
   void commit(const StepPlan& plan, const StepOutcome& outcome, double now_s);
-  // plan + execute + commit at now_s + duration; returns the duration (0 when there was nothing to run).
-  double step(Executor& executor, double now_s);
   // Moves out the records of requests that finished, were handed off or were rejected since the last drain.
   void drain(std::vector<RequestRecord>& out);
 

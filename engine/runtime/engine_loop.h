@@ -1,13 +1,13 @@
-// run_engine_loop: the real engine's own loop over the core's plan()/commit() (instance.h's driver loop)
-// in wall time. Its clock is the engine clock: it advances by each step's measured duration (the runner's
-// StepOutcome) and, when the instance is idle, sleeps until the next arrival and jumps to it. Requests
-// join at their arrival times, including those that arrive while a step executes (added before that
-// step's commit) - the same order of events as the sim's driver, so a replay of the measured durations
-// reproduces every decision. Before executing a step it calls instance.allocate(plan) and hands the runner
-// the page tables the core allocated; arrivals during the step then join after that allocation, which
-// decides the same as joining before it, except that pages evicted by the allocation can change a
-// prefix-aware rank assignment (tokenline run assigns round-robin). Scheduling and recording between
-// steps are not counted in step durations.
+// run_engine_loop: the real engine driving the instance loop (engine/core/instance_loop.h) with the model
+// runner as executor and the engine clock (engine/runtime/engine_clock.h) fed by a RequestFeed: the clock
+// advances by each step's measured duration and, when the instance is idle, sleeps until the next arrival
+// and jumps to it; requests join at their arrival times, including those that arrive while a step executes
+// (added before that step's commit) - the same order of events as the sim's driver, so a replay of the
+// measured durations reproduces every decision. The loop allocates each step's pages before executing it
+// (the runner reads page tables); arrivals during the step then join after that allocation, which decides
+// the same as joining before it, except that pages evicted by the allocation can change a prefix-aware
+// rank assignment (tokenline run assigns round-robin). Scheduling and recording between steps are not
+// counted in step durations.
 #pragma once
 
 #include <cstdint>
@@ -36,10 +36,6 @@ struct EngineLoopResult {
   int64_t steps = 0;
   double end_s = 0;  // engine clock at the end
 };
-
-// The page ids of each entry of plan, read from the instance's own page tables ([rank][entry], idle ranks
-// empty). REQUIRES: instance.allocate(plan) ran and nothing changed the instance since.
-StepPages allocated_step_pages(const Instance& instance, const StepPlan& plan);
 
 // Runs until the feed has no more requests and every admitted one has left. REQUIRES: prompt ids within
 // the runner's vocab.

@@ -110,8 +110,8 @@ const std::vector<int32_t>* ModelRunner::tokens(RequestId id) const {
 // Flattens one group's batch: each entry's new tokens (positions context .. context + new - 1) read from
 // its token list - a decode's drafts after its last token - its page ids cut to the pages those positions
 // need, and its sampling rows (a last prefill chunk's last row; every row of a decode).
-bool ModelRunner::build_input(const Batch& batch, const std::vector<std::vector<int32_t>>& pages,
-                              int32_t group) {
+bool ModelRunner::build_input(const Batch& batch, const BatchPages& pages, int32_t group) {
+  if (pages.indptr.size() != batch.entries.size() + 1) return false;
   const auto gi = static_cast<size_t>(group);
   ForwardInput& input = ranks_->inputs[gi];
   std::vector<EntryRows>& entries = ranks_->entries[gi];
@@ -125,11 +125,12 @@ bool ModelRunner::build_input(const Batch& batch, const std::vector<std::vector<
     auto it = tokens_.find(e.id);
     const int64_t end = e.context_tokens + e.new_tokens, drafts = e.draft_tokens;
     auto draft = drafts_.find(e.id);
-    if (it == tokens_.end() || i >= pages.size() || static_cast<int64_t>(it->second.size()) < end - drafts ||
+    if (it == tokens_.end() || static_cast<int64_t>(it->second.size()) < end - drafts ||
         (drafts > 0 && (draft == drafts_.end() || static_cast<int64_t>(draft->second.size()) < drafts)))
       return false;
     const int64_t need_pages = (end + page_tokens - 1) / page_tokens;
-    if (static_cast<int64_t>(pages[i].size()) < need_pages) return false;
+    const auto first_page = pages.indices.begin() + pages.indptr[i];
+    if (pages.indptr[i + 1] - pages.indptr[i] < need_pages) return false;
     const std::vector<int32_t>& known = it->second;
     auto token_at = [&](int64_t p) {
       const int64_t from_end = p - (end - drafts);
@@ -153,8 +154,8 @@ bool ModelRunner::build_input(const Batch& batch, const std::vector<std::vector<
     }
     if (e.last_chunk && !decode) next_ids.back() = -1;  // what follows the prompt is what this step samples
     entries.push_back(rows);
-    input.indices.insert(input.indices.end(), pages[i].begin(),
-                         pages[i].begin() + static_cast<std::ptrdiff_t>(need_pages));
+    input.indices.insert(input.indices.end(), first_page,
+                         first_page + static_cast<std::ptrdiff_t>(need_pages));
     input.indptr.push_back(static_cast<int32_t>(input.indices.size()));
     input.last_page_len.push_back(static_cast<int32_t>(end - (need_pages - 1) * page_tokens));
     input.max_context = std::max(input.max_context, static_cast<int32_t>(end));
@@ -231,8 +232,9 @@ StepOutcome ModelRunner::execute(const StepBatches& step) {
     r.entries[di].clear();
     r.next_ids[di].clear();
     if (busy) {
-      [[maybe_unused]] const bool ok = di < pages_.size() && build_input(step.ranks[di], pages_[di], d);
-      assert(ok && "a batch entry without its tokens, drafts or pages: set_prompt / set_step_pages first");
+      [[maybe_unused]] const bool ok =
+          di < step.pages.size() && build_input(step.ranks[di], step.pages[di], d);
+      assert(ok && "a batch entry without its tokens, drafts or pages: set_prompt / the page table first");
     }
     // Under EP an idle group still runs (empty) so that the other ranks' dispatch and combine complete.
     for (int32_t t = 0; t < config_.tp; ++t)

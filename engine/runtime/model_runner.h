@@ -8,8 +8,8 @@
 // thread on in-process communicators (host memory: the CPU set), timed by its own fork of the Clock; a
 // step lasts until its last rank ends. Spans are those of each group's first rank (rank = group, as in
 // sim). Keeps each live request's tokens (prompt + generated) and appends the token it samples. KV pages
-// come from the core: before each execute the driver calls Instance::allocate and passes the page ids of
-// every entry (allocated_step_pages). With mtp_draft_tokens = k (the core's too) each rank then runs
+// come from the core: the instance loop allocates each step's pages before executing it and passes them in
+// the step's page tables (StepBatches::pages). With mtp_draft_tokens = k (the core's too) each rank then runs
 // the MTP layer: a decode entry's rows are [last token, k drafts], verified greedily (speculation.h:
 // the emitted tokens are those of decoding without drafts) and StepOutcome::accepted_drafts says how many
 // stood; every entry that emitted gets its next k drafts (the MTP layer chained, ForwardPass::draft).
@@ -29,10 +29,6 @@
 namespace tokenline {
 
 struct KernelSet;  // kernels/kernel_set.h (kept out of this header: kernels' KvLayout meets engine/model's)
-
-// [rank][entry]: the page ids (token order) of each batch entry's request, covering at least its
-// context + new tokens.
-using StepPages = std::vector<std::vector<std::vector<int32_t>>>;
 
 struct RunnerConfig {
   int32_t dp_ranks = 1;     // attention groups, each with its own requests and KV (the core's DP ranks)
@@ -62,10 +58,9 @@ class ModelRunner final : public Executor {
   // Tests: the drafts the request's next decode verifies (at least its draft_tokens).
   void set_drafts(RequestId id, std::vector<int32_t> tokens);
   const std::vector<int32_t>* tokens(RequestId id) const;  // nullptr when unknown
-  // REQUIRES: called before each execute with the pages of that step's entries.
-  void set_step_pages(StepPages pages) { pages_ = std::move(pages); }
-
+  // REQUIRES: step.pages[r] covers the context + new tokens of every entry of each non-empty batch r.
   StepOutcome execute(const StepBatches& step) override;
+  bool reads_page_tables() const override { return true; }
   // Logits of the last step's sampling rows of an attention group ([rows, vocab]), in entry order.
   const std::vector<float>& last_logits(int32_t group) const;
   const ModelShape& shape() const { return shape_; }
@@ -73,7 +68,7 @@ class ModelRunner final : public Executor {
  private:
   struct Ranks;  // the ranks' weights, passes, inputs, outputs and communicators (model_runner.cpp)
 
-  bool build_input(const Batch& batch, const std::vector<std::vector<int32_t>>& pages, int32_t group);
+  bool build_input(const Batch& batch, const BatchPages& pages, int32_t group);
   void run_ranks(const std::vector<bool>& active, std::vector<double>& start_s);
   void append_spans(int32_t group, double start_s, StepOutcome& outcome) const;
   void apply_results(int32_t group, StepOutcome& outcome);
@@ -84,7 +79,6 @@ class ModelRunner final : public Executor {
   std::unique_ptr<Ranks> ranks_;
   std::map<RequestId, std::vector<int32_t>> tokens_;  // lookups only
   std::map<RequestId, std::vector<int32_t>> drafts_;  // the MTP drafts each request's next decode verifies
-  StepPages pages_;
 };
 
 }  // namespace tokenline

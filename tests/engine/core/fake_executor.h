@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "engine/core/executor.h"
+#include "engine/core/instance.h"
 
 namespace tokenline::test {
 
@@ -32,5 +33,16 @@ class FakeExecutor : public Executor {
     return out;
   }
 };
+
+// One step by hand for scheduler tests (drivers run engine/core/instance_loop): plan, execute when the
+// plan is not empty, commit at now_s + the step's duration. Returns the duration (0 for an empty plan).
+inline double step(Instance& instance, Executor& executor, double now_s) {
+  StepPlan plan;
+  instance.plan(plan);
+  StepOutcome outcome;
+  if (!plan.empty()) outcome = executor.execute(plan.batches);
+  instance.commit(plan, outcome, now_s + outcome.duration_s);
+  return outcome.duration_s;
+}
 
 }  // namespace tokenline::test

@@ -41,7 +41,7 @@ TEST_CASE("Bad requests are rejected with a reason, counted and handed out, neve
   CHECK(out[6].reject_reason == RejectReason::kNeverFitsKv);
   FakeExecutor exec;
   double t = 0;
-  while (instance.has_work()) t += instance.step(exec, t);
+  while (instance.has_work()) t += test::step(instance, exec, t);
   out.clear();
   instance.drain(out);
   REQUIRE(out.size() == 1);
@@ -60,8 +60,8 @@ TEST_CASE("DP attention ranks step in lockstep, an idle rank has an empty batch"
   double t = 0;
   // step 1: rank 0 = [1 prefill, 3 prefill], rank 1 = [2 prefill] (2 finishes: one output token)
   // step 2: rank 0 = [1 decode, 3 decode],   rank 1 = []
-  t += instance.step(exec, t);
-  t += instance.step(exec, t);
+  t += test::step(instance, exec, t);
+  t += test::step(instance, exec, t);
   REQUIRE(exec.history.size() == 2);
   CHECK(exec.history[0].ranks.size() == 2);
   CHECK(exec.history[0].ranks[1].entries.size() == 1);
@@ -87,7 +87,7 @@ TEST_CASE("Rank assignment: least loaded and prefix aware", "[core][instance]") 
   double t = 0;
   CHECK(aware.add_request(make_spec(1, 5000, 1), t).rank == 0);
   CHECK(aware.add_request(make_spec(2, 1024, 1, {7, 8}), t).rank == 1);  // least loaded: no hit anywhere
-  while (aware.has_work()) t += aware.step(exec, t);
+  while (aware.has_work()) t += test::step(aware, exec, t);
   // Rank 1 caches blocks 7,8; rank 0 is now the less loaded (both empty: the lowest), but the hit wins.
   CHECK(aware.add_request(make_spec(3, 1024, 1, {7, 8}), t).rank == 1);
   CHECK(aware.add_request(make_spec(4, 1024, 1, {5, 6}), t).rank == 0);
@@ -106,7 +106,7 @@ TEST_CASE(
   double t = 0;
   REQUIRE(prefill.add_request(make_spec(1, 40000, 5), t).accepted());
   // t=0..1: chunk [0,32768); t=1..2: chunk [32768,40000) samples the first token -> handed off at t=2.
-  while (prefill.has_work()) t += prefill.step(exec, t);
+  while (prefill.has_work()) t += test::step(prefill, exec, t);
   std::vector<RequestRecord> out;
   prefill.drain(out);
   REQUIRE(out.size() == 1);
@@ -120,7 +120,7 @@ TEST_CASE(
   REQUIRE(p.batches.ranks[0].entries.size() == 1);
   CHECK(p.batches.ranks[0].entries[0].phase == Phase::kDecode);
   CHECK(p.batches.ranks[0].entries[0].context_tokens == 40000);
-  while (decode.has_work()) t += decode.step(exec, t);
+  while (decode.has_work()) t += test::step(decode, exec, t);
   out.clear();
   decode.drain(out);
   REQUIRE(out.size() == 1);
@@ -138,7 +138,7 @@ TEST_CASE("Counters report queue, KV usage and batch tokens", "[core][instance]"
   CHECK(c.waiting == 2);
   CHECK(c.running == 0);
   FakeExecutor exec;
-  instance.step(exec, 0);
+  test::step(instance, exec, 0);
   c = instance.counters();
   CHECK(c.waiting == 0);
   CHECK(c.decoding == 2);
@@ -166,9 +166,9 @@ TEST_CASE("Same arrivals and step durations give identical records (decisions ar
       instance.add_request(make_spec(id, 300 + 37 * (id % 11), 5 + id % 17,
                                      {family, family + 10, 1000 + static_cast<uint64_t>(id)}),
                            t);
-      t += instance.step(exec, t);
+      t += test::step(instance, exec, t);
     }
-    while (instance.has_work()) t += instance.step(exec, t);
+    while (instance.has_work()) t += test::step(instance, exec, t);
     instance.drain(out);
     return out;
   };

@@ -20,7 +20,7 @@ namespace {
 int64_t run_to_idle(Instance& instance, FakeExecutor& exec, double& now_s, int64_t max_steps = 100000) {
   int64_t steps = 0;
   while (instance.has_work() && steps < max_steps) {
-    now_s += instance.step(exec, now_s);
+    now_s += test::step(instance, exec, now_s);
     require_check(instance);
     ++steps;
   }
@@ -195,10 +195,10 @@ TEST_CASE("Mixed batches put decodes and a prefill chunk in one step, SGLang alt
     double t = 0;
     REQUIRE(instance.add_request(make_spec(1, 100, 10), t).accepted());
     REQUIRE(instance.add_request(make_spec(2, 100, 10), t).accepted());
-    t += instance.step(exec, t);
-    t += instance.step(exec, t);
+    t += test::step(instance, exec, t);
+    t += test::step(instance, exec, t);
     REQUIRE(instance.add_request(make_spec(3, 1000, 10), t).accepted());
-    t += instance.step(exec, t);
+    t += test::step(instance, exec, t);
     const Batch& b3 = exec.history.back().ranks[0];
     if (mixed) {
       REQUIRE(b3.entries.size() == 3);
@@ -207,7 +207,7 @@ TEST_CASE("Mixed batches put decodes and a prefill chunk in one step, SGLang alt
     } else {
       REQUIRE(b3.entries.size() == 1);
       CHECK(b3.prefill_tokens() == 1000);
-      t += instance.step(exec, t);
+      t += test::step(instance, exec, t);
       const Batch& b4 = exec.history.back().ranks[0];
       CHECK(b4.decode_requests() == 3);
       CHECK(b4.prefill_tokens() == 0);
@@ -227,8 +227,8 @@ TEST_CASE("A 1M prefill arriving among decodes runs alone (the seed's rule), the
   FakeExecutor exec;
   double t = 0;
   for (RequestId id = 0; id < 4; ++id) REQUIRE(instance.add_request(make_spec(id, 64, 200), t).accepted());
-  t += instance.step(exec, t);
-  t += instance.step(exec, t);
+  t += test::step(instance, exec, t);
+  t += test::step(instance, exec, t);
   REQUIRE(instance.add_request(make_spec(9, kMillion, 2), t).accepted());
   const StepPlan p = instance.plan();
   REQUIRE(p.batches.ranks[0].entries.size() == 1);
@@ -406,7 +406,7 @@ TEST_CASE("Whole-request reservation holds a 1M request's ~57 GB from its first 
     Instance instance(config);
     REQUIRE(instance.add_request(make_spec(1, kMillion, 1), 0).accepted());
     FakeExecutor exec;
-    instance.step(exec, 0);  // t=0..1: the first 32K chunk
+    test::step(instance, exec, 0);  // t=0..1: the first 32K chunk
     const KvCounters kv = instance.counters().kv;
     const double gigabytes = static_cast<double>(kv.used_main_bytes + kv.used_indexer_bytes) / 1e9;
     if (policy == ReservationPolicy::kWholeRequest) {

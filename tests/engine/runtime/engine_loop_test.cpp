@@ -3,6 +3,7 @@
 #include <catch2/catch.hpp>
 #include <map>
 
+#include "engine/core/instance_loop.h"
 #include "tests/engine/runtime/fake_clock.h"
 
 using namespace tokenline;
@@ -193,6 +194,18 @@ std::vector<int32_t> table_of(const Instance& instance, int32_t slot) {
 
 }  // namespace
 
+// [rank][entry]: each batch entry's page ids, from the batches' CSR page tables.
+using StepPages = std::vector<std::vector<std::vector<int32_t>>>;
+StepPages pages_of(const StepPlan& plan) {
+  StepPages pages;
+  for (const BatchPages& t : plan.batches.pages) {
+    pages.emplace_back();
+    for (size_t i = 0; i + 1 < t.indptr.size(); ++i)
+      pages.back().emplace_back(t.indices.begin() + t.indptr[i], t.indices.begin() + t.indptr[i + 1]);
+  }
+  return pages;
+}
+
 // The engine loop's order (plan, allocate, hand the runner the core's tables, arrivals join while the step
 // executes, commit) against the sim's (plan, arrivals, commit): the same decisions and the same tables,
 // and the pages the runner writes are the ones the core keeps.
@@ -211,11 +224,12 @@ TEST_CASE("allocate: the runner's pages are the core's tables, allocate before c
     int64_t preempted_with_arrivals = 0;  // steps whose allocate() preempted before arrivals joined
     std::vector<RequestRecord> engine_done, sim_done;
     for (int step = 0; step < 200 && (next < arrivals.size() || engine.has_work()); ++step) {
-      const StepPlan plan = engine.plan();
+      StepPlan plan = engine.plan();
       const StepPlan sim_plan = sim.plan();
       REQUIRE(decision_key(plan) == decision_key(sim_plan));
       engine.allocate(plan);
-      const StepPages pages = allocated_step_pages(engine, plan);
+      attach_page_tables(engine, plan);
+      const StepPages pages = pages_of(plan);
       REQUIRE(pages.size() == 1);
       REQUIRE(pages[0].size() == plan.batches.ranks[0].entries.size());
       for (size_t i = 0; i < pages[0].size(); ++i) {

@@ -11,6 +11,20 @@ using namespace tokenline;
 
 namespace {
 
+// Fills each rank's page table (CSR) from [rank][entry] page id lists.
+void set_pages(StepBatches& step, const std::vector<std::vector<std::vector<int32_t>>>& pages) {
+  step.pages.resize(pages.size());
+  for (size_t r = 0; r < pages.size(); ++r) {
+    BatchPages& t = step.pages[r];
+    t.indptr.assign(1, 0);
+    t.indices.clear();
+    for (const std::vector<int32_t>& entry : pages[r]) {
+      t.indices.insert(t.indices.end(), entry.begin(), entry.end());
+      t.indptr.push_back(static_cast<int32_t>(t.indices.size()));
+    }
+  }
+}
+
 constexpr int32_t kPageTokens = 16;
 constexpr int64_t kPages = 32;
 
@@ -34,7 +48,7 @@ std::vector<float> prefill_logits(ModelRunner& runner, int64_t chunk) {
                                                       .new_tokens = take,
                                                       .context_tokens = done,
                                                       .last_chunk = done + take == n}}});
-    runner.set_step_pages({{{5, 2, 9}}});
+    set_pages(step, {{{5, 2, 9}}});
     (void)runner.execute(step);
   }
   return runner.last_logits(0);
@@ -82,7 +96,7 @@ TEST_CASE("runner: op spans carry the ledger's op names, back to back within the
       .rank = 0,
       .entries = {BatchEntry{
           .id = 9, .phase = Phase::kPrefill, .new_tokens = 5, .context_tokens = 0, .last_chunk = true}}});
-  runner.set_step_pages({{{0}}});
+  set_pages(step, {{{0}}});
   const StepOutcome out = runner.execute(step);
   std::vector<std::string> names;
   double end_s = 0;
@@ -144,10 +158,10 @@ TwoRequests run_two_requests(const RunnerConfig& config) {
     StepBatches batches;
     if (split) {
       batches.ranks = {Batch{.rank = 0, .entries = {ea}}, Batch{.rank = 1, .entries = {eb}}};
-      runner.set_step_pages({{{3, 7, 5, 6}}, {{1, 4, 2}}});
+      set_pages(batches, {{{3, 7, 5, 6}}, {{1, 4, 2}}});
     } else {
       batches.ranks = {Batch{.rank = 0, .entries = {ea, eb}}};
-      runner.set_step_pages({{{3, 7, 5, 6}, {1, 4, 2}}});
+      set_pages(batches, {{{3, 7, 5, 6}, {1, 4, 2}}});
     }
     const StepOutcome outcome = runner.execute(batches);
     std::vector<float> logits = runner.last_logits(0);
@@ -289,7 +303,7 @@ Decoded decode_steps(int32_t mtp, int steps, const std::vector<std::vector<int32
                                      .context_tokens = context,
                                      .draft_tokens = static_cast<int32_t>(draft),
                                      .last_chunk = true}}});
-    runner.set_step_pages({{{0, 1, 2, 3}}});
+    set_pages(batches, {{{0, 1, 2, 3}}});
     const StepOutcome outcome = runner.execute(batches);
     const int64_t accepted = outcome.accepted_drafts.empty() ? 0 : outcome.accepted_drafts[0][0];
     if (!prefill && mtp > 0) out.accepted.push_back(static_cast<int32_t>(accepted));

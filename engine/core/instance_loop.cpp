@@ -1,0 +1,109 @@
+#include "engine/core/instance_loop.h"
+
+#include <vector>
+
+namespace tokenline {
+namespace {
+
+class Loop {
+ public:
+  Loop(Instance& instance, Executor& executor, LoopClock& clock, StepObserver& observer)
+      : instance_(instance), executor_(executor), clock_(clock), observer_(observer) {}
+
+  InstanceLoopResult run();
+
+ private:
+  void drain();
+  void report_preemptions(double now_s);
+  bool step();
+
+  Instance& instance_;
+  Executor& executor_;
+  LoopClock& clock_;
+  StepObserver& observer_;
+  StepPlan plan_;  // reused across steps
+  std::vector<RequestRecord> drained_;
+};
+
+void Loop::drain() {
+  instance_.drain(drained_);
+  if (drained_.empty()) return;
+  observer_.on_records(drained_);
+  drained_.clear();
+}
+
+void Loop::report_preemptions(double now_s) {
+  for (size_t r = 0; r < plan_.ranks.size(); ++r) {
+    const Scheduler& rank = instance_.rank(static_cast<int32_t>(r));
+    for (int32_t victim : plan_.ranks[r].preemptions)
+      observer_.on_preemption(rank.request(victim).record.id, now_s);
+  }
+}
+
+// One planned step; false when the plan was empty (committed at once: it may carry preemptions).
+bool Loop::step() {
+  const double start_s = clock_.now_s();
+  instance_.plan(plan_);
+  report_preemptions(start_s);
+  if (plan_.empty()) {
+    instance_.commit(plan_, StepOutcome{}, start_s);
+    return false;
+  }
+  if (executor_.reads_page_tables()) {
+    instance_.allocate(plan_);  // the core's first half of commit: page tables now cover the step
+    attach_page_tables(instance_, plan_);
+  }
+  observer_.before_execute(plan_, start_s);
+  const StepOutcome outcome = executor_.execute(plan_.batches);
+  const double end_s = clock_.sleep_until(start_s + outcome.duration_s);
+  instance_.commit(plan_, outcome, end_s);
+  observer_.on_step(plan_, outcome, start_s, instance_.counters());
+  return true;
+}
+
+InstanceLoopResult Loop::run() {
+  InstanceLoopResult result;
+  int empty_plans = 0;
+  while (true) {
+    drain();
+    const bool idle =
+        !observer_.may_step() || !instance_.has_work() || empty_plans >= kEmptyPlansBeforeWaiting;
+    if (idle) {
+      if (!clock_.wait_for_work()) break;
+      empty_plans = 0;
+      continue;
+    }
+    if (step()) {
+      empty_plans = 0;
+      ++result.steps;
+    } else {
+      ++empty_plans;
+    }
+  }
+  return result;
+}
+
+}  // namespace
+
+void attach_page_tables(const Instance& instance, StepPlan& plan) {
+  plan.batches.pages.resize(plan.batches.ranks.size());
+  for (size_t r = 0; r < plan.batches.ranks.size(); ++r) {
+    const KvManager& kv = instance.rank(static_cast<int32_t>(r)).kv();
+    BatchPages& pages = plan.batches.pages[r];
+    pages.indptr.assign(1, 0);
+    pages.indices.clear();
+    for (int32_t slot : plan.ranks[r].entry_slots) {
+      const std::span<const PageId> table = kv.page_table(slot);
+      pages.indices.insert(pages.indices.end(), table.begin(), table.end());
+      pages.indptr.push_back(static_cast<int32_t>(pages.indices.size()));
+    }
+  }
+}
+
+InstanceLoopResult run_instance_loop(Instance& instance, Executor& executor, LoopClock& clock,
+                                     StepObserver& observer) {
+  Loop loop(instance, executor, clock, observer);
+  return loop.run();
+}
+
+}  // namespace tokenline
