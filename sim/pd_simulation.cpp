@@ -7,12 +7,11 @@
 #include <memory>
 #include <optional>
 #include <stdexcept>
-#include <unordered_map>
 #include <vector>
 
 #include "common/input_error.h"
 #include "engine/core/instance_loop.h"
-#include "engine/core/pd_handoff.h"
+#include "engine/core/pd_coordinator.h"
 #include "engine/core/router.h"
 #include "sim/backends/executor_factory.h"
 #include "sim/feeder.h"
@@ -53,28 +52,6 @@ struct PdSlot final : StepObserver {
   SimClock clock;
   int first_gpu = 0;  // --backend simgrid: the instance's first platform GPU
   int rank_gpus = 1;  // GPUs per attention-DP rank (its tp group)
-};
-
-// What the driver keeps of a request between its prefill and decode instances (lookups only).
-struct PdLive {
-  double arrival_s = 0;
-  int32_t prefill_instance = 0;
-  int32_t prefill_rank = 0;
-  int64_t cached_tokens = 0;
-  int32_t preemptions = 0;
-  double first_chunk_start_s = -1;
-  PdGrant grant;
-  double transfer_bytes = 0;
-  double transfer_s = 0;
-  int64_t prompt_tokens = 0;
-  int64_t output_tokens = 0;
-  // --backend simgrid --pd-transfer layer: queued for hand-off when its last chunk's step started
-  // (stream_start_s), whose layers each take stream_layer_s as priced; handoff_s once that step ended.
-  bool streamed = false;
-  double stream_start_s = 0;
-  double stream_layer_s = 0;
-  bool handed_off = false;
-  double handoff_s = 0;
 };
 
 // One flow of a KV hand-off, metered from its start once the whole hand-off has arrived.
@@ -132,7 +109,7 @@ class PdDriver {
   SimResult run();
 
   // The instance loop's observer calls, by role (PdSlot forwards them).
-  bool prefill_may_step(int32_t index) const { return !handoff_.prefill_blocked(index); }
+  bool prefill_may_step(int32_t index) const { return !pd_state_.prefill_blocked(index); }
   void before_prefill_step(int32_t index, const StepPlan& plan, double start_s);
   void drain_prefill(int32_t index, std::span<const RequestRecord> records);
   void drain_decode(int32_t index, std::span<const RequestRecord> records);
@@ -167,7 +144,7 @@ class PdDriver {
   Recorder recorder_;
   Router prefill_router_;
   Router decode_router_;
-  PdHandoff handoff_;
+  PdCoordinator pd_state_;  // hand-off state, decode reservations, record merging
   std::vector<std::unique_ptr<PdSlot>> slots_;
   std::vector<const Instance*> prefill_views_;
   std::vector<const Instance*> decode_views_;
@@ -175,11 +152,9 @@ class PdDriver {
   std::vector<size_t> sender_base_;           // by prefill instance
   std::optional<sg::PlatformSpec> platform_;  // --backend simgrid
   std::unique_ptr<LinkMeter> link_meter_;     // --backend simgrid: links.json
-  std::unordered_map<RequestId, PdLive> live_;
   std::vector<PdGrant> grants_;
   Feeder feeder_;
   int32_t prefill_done_ = 0;
-  int64_t transfers_in_flight_ = 0;  // granted, not yet delivered
   std::chrono::steady_clock::time_point wall_start_;
 };
 
@@ -192,7 +167,7 @@ PdDriver::PdDriver(const SimConfig& config, const PdConfig& pd, std::span<const 
       recorder_(config),
       prefill_router_(config.router, config.instances.front().config.kv.page_tokens),
       decode_router_(config.router, config.instances.front().config.kv.page_tokens),
-      handoff_(pool_shape(config, pd)),
+      pd_state_(pool_shape(config, pd)),
       feeder_(source, config.feed.concurrency, [this](RequestSpec&& spec) { dispatch(std::move(spec)); }),
       wall_start_(std::chrono::steady_clock::now()) {
   if (config.backend == Backend::kSimgrid) {
@@ -206,7 +181,7 @@ PdDriver::PdDriver(const SimConfig& config, const PdConfig& pd, std::span<const 
     std::function<bool()> finished;
     if (prefill) {
       finished = [this, i] {
-        return !handoff_.prefill_blocked(i) && !slots_[static_cast<size_t>(i)]->instance.has_work() &&
+        return !pd_state_.prefill_blocked(i) && !slots_[static_cast<size_t>(i)]->instance.has_work() &&
                feeder_.done();
       };
     } else {
@@ -278,17 +253,13 @@ void PdDriver::queue_streams(int32_t index, const StepPlan& plan, double start_s
         layer_s = slot.simgrid->price_ahead(plan.batches).total_s /
                   static_cast<double>(cms_[static_cast<size_t>(index)].model.layers);
       queued = true;
-      PdLive& l = live_.at(e.id);
+      PdLive& l = pd_state_.live(e.id);
       l.prefill_rank = b.rank;
       l.streamed = true;
       l.stream_start_s = start_s;
       l.stream_layer_s = layer_s;
-      handoff_.enqueue(PdWaiting{.id = e.id,
-                                 .prefill_instance = index,
-                                 .prompt_tokens = l.prompt_tokens,
-                                 .output_tokens = l.output_tokens,
-                                 .preferred_decode = decode_router_.pick(
-                                     decode_views_, kv_spec(e.id, l.prompt_tokens, l.output_tokens))});
+      pd_state_.enqueue(e.id,
+                        decode_router_.pick(decode_views_, kv_spec(e.id, l.prompt_tokens, l.output_tokens)));
     }
   }
   if (queued) grant();
@@ -319,7 +290,7 @@ void PdDriver::meter_shards(const std::vector<KvShard>& shards, double end_s) {
 // Blocks sender `s` until every request of `group` has left its prefill instance (drain_prefill wakes it).
 void PdDriver::wait_handed_off(Sender& s, const std::vector<RequestId>& group) {
   for (RequestId id : group) {
-    while (!live_.at(id).handed_off) {
+    while (!pd_state_.live(id).handed_off) {
       s.waiting = true;
       s.signal->wait();
     }
@@ -331,15 +302,15 @@ void PdDriver::wait_handed_off(Sender& s, const std::vector<RequestId>& group) {
 // not before the step has really ended. Delivers them all when every flow has arrived.
 void PdDriver::stream_on_network(Sender& s, RequestId first) {
   std::vector<RequestId> group{first};
-  const PdLive& head = live_.at(first);
-  while (!s.queue.empty() && live_.at(s.queue.front()).streamed &&
-         live_.at(s.queue.front()).stream_start_s == head.stream_start_s) {
+  const PdLive& head = pd_state_.live(first);
+  while (!s.queue.empty() && pd_state_.live(s.queue.front()).streamed &&
+         pd_state_.live(s.queue.front()).stream_start_s == head.stream_start_s) {
     group.push_back(s.queue.front());
     s.queue.pop_front();
   }
   const double popped_s = sg::now_s();
   for (RequestId id : group) {
-    PdLive& l = live_.at(id);
+    PdLive& l = pd_state_.live(id);
     l.transfer_bytes = s.bytes_per_token * double(l.prompt_tokens);
   }
   std::vector<KvShard> shards;
@@ -349,7 +320,7 @@ void PdDriver::stream_on_network(Sender& s, RequestId first) {
     const double due_s = head.stream_start_s + (k + 1) * head.stream_layer_s;
     if (due_s > sg::now_s()) sg::sleep_until(due_s);
     for (RequestId id : group) {
-      const PdLive& l = live_.at(id);
+      const PdLive& l = pd_state_.live(id);
       start_shards(flows, s, l, l.transfer_bytes / s.layers, shards);
     }
   }
@@ -357,7 +328,7 @@ void PdDriver::stream_on_network(Sender& s, RequestId first) {
   const double end = sg::now_s();
   meter_shards(shards, end);
   s.free_since_s = end;
-  for (RequestId id : group) deliver(id, std::max(popped_s, live_.at(id).handoff_s), end);
+  for (RequestId id : group) deliver(id, std::max(popped_s, pd_state_.live(id).handoff_s), end);
 }
 
 void PdDriver::wake_all() {
@@ -370,26 +341,12 @@ void PdDriver::dispatch(RequestSpec&& spec) {
   const double now = sg::now_s();
   const int32_t index = prefill_router_.pick(prefill_views_, spec);
   recorder_.on_arrival(index, spec.id, now);
-  const RejectReason decode_fit = handoff_.validate(spec.prompt_tokens, spec.output_tokens);
   const bool prefill_fits =
       slots_[static_cast<size_t>(index)]->instance.rank(0).validate(spec, false) == RejectReason::kNone;
-  if (prefill_fits && decode_fit != RejectReason::kNone) {
-    RequestRecord r;
-    r.id = spec.id;
-    r.status = RequestStatus::kRejected;
-    r.reject_reason = decode_fit;
-    r.prompt_tokens = spec.prompt_tokens;
-    r.output_tokens = spec.output_tokens;
-    r.arrival_s = now;
-    r.finish_s = now;
-    finish_request(r, index, nullptr);
+  if (const std::optional<RequestRecord> rejected = pd_state_.arrive(spec, index, prefill_fits, now)) {
+    finish_request(*rejected, index, nullptr);
     return;
   }
-  PdLive& l = live_[spec.id];
-  l.arrival_s = now;
-  l.prefill_instance = index;
-  l.prompt_tokens = spec.prompt_tokens;
-  l.output_tokens = spec.output_tokens;
   slots_[static_cast<size_t>(index)]->instance.add_request(std::move(spec), now);
   wake_all();
 }
@@ -400,7 +357,7 @@ void PdDriver::finish_request(const RequestRecord& record, int32_t instance, con
   } else {
     recorder_.on_record(record, instance);
   }
-  live_.erase(record.id);
+  pd_state_.forget(record.id);
   feeder_.on_finished();  // the feeder sees the free slot at the next wake_all()
 }
 
@@ -408,13 +365,9 @@ void PdDriver::finish_request(const RequestRecord& record, int32_t instance, con
 // prefill rank's sender.
 void PdDriver::grant() {
   grants_.clear();
-  handoff_.grant(grants_);
-  for (const PdGrant& g : grants_) {
-    PdLive& l = live_.at(g.id);
-    l.grant = g;
-    ++transfers_in_flight_;
-    senders_[sender_of(g.prefill_instance, l.prefill_rank)].queue.push_back(g.id);
-  }
+  pd_state_.grant(grants_);
+  for (const PdGrant& g : grants_)
+    senders_[sender_of(g.prefill_instance, pd_state_.live(g.id).prefill_rank)].queue.push_back(g.id);
   if (!grants_.empty()) wake_all();
 }
 
@@ -427,10 +380,7 @@ void PdDriver::drain_prefill(int32_t index, std::span<const RequestRecord> recor
       continue;
     }
     recorder_.on_handoff(r, index);
-    PdLive& l = live_.at(r.id);
-    l.prefill_rank = r.rank;
-    l.cached_tokens = r.cached_tokens;
-    l.preemptions = r.preemptions;
+    PdLive& l = pd_state_.handed_off(r);
     if (l.streamed) {  // queued when its last step started (queue_streams): its sender waits for this
       l.handed_off = true;
       l.handoff_s = sg::now_s();
@@ -438,11 +388,7 @@ void PdDriver::drain_prefill(int32_t index, std::span<const RequestRecord> recor
       continue;
     }
     const RequestSpec spec = kv_spec(r.id, r.prompt_tokens, r.output_tokens);
-    handoff_.enqueue(PdWaiting{.id = r.id,
-                               .prefill_instance = index,
-                               .prompt_tokens = r.prompt_tokens,
-                               .output_tokens = r.output_tokens,
-                               .preferred_decode = decode_router_.pick(decode_views_, spec)});
+    pd_state_.enqueue(r.id, decode_router_.pick(decode_views_, spec));
     handed = true;
   }
   if (handed) grant();
@@ -451,12 +397,8 @@ void PdDriver::drain_prefill(int32_t index, std::span<const RequestRecord> recor
 
 void PdDriver::drain_decode(int32_t index, std::span<const RequestRecord> records) {
   for (const RequestRecord& r : records) {
-    const PdLive& l = live_.at(r.id);
-    handoff_.release(l.grant);
-    RequestRecord merged = r;
-    merged.arrival_s = l.arrival_s;
-    merged.cached_tokens = l.cached_tokens;
-    merged.preemptions += l.preemptions;
+    const PdLive& l = pd_state_.live(r.id);
+    const RequestRecord merged = pd_state_.merge_decode_record(r);
     const Recorder::PdHop hop{
         .decode_instance = index, .transfer_bytes = l.transfer_bytes, .transfer_s = l.transfer_s};
     finish_request(merged, l.prefill_instance, &hop);
@@ -466,13 +408,12 @@ void PdDriver::drain_decode(int32_t index, std::span<const RequestRecord> record
 }
 
 void PdDriver::deliver(RequestId id, double start_s, double end_s) {
-  PdLive& l = live_.at(id);
-  l.transfer_s = end_s - start_s;
+  pd_state_.delivered(id, end_s - start_s);
+  const PdLive& l = pd_state_.live(id);
   recorder_.on_kv_transfer(id, l.prefill_instance, l.grant.decode_instance, start_s, end_s, l.transfer_bytes);
   const int32_t index = pd_.prefill_instances + l.grant.decode_instance;
   slots_[static_cast<size_t>(index)]->instance.add_request_with_kv(
       kv_spec(id, l.prompt_tokens, l.output_tokens), end_s, l.grant.decode_rank);
-  --transfers_in_flight_;
   wake_all();
 }
 
@@ -480,14 +421,14 @@ void PdDriver::run_sender(size_t index) {
   Sender& s = senders_[index];
   while (true) {
     if (s.queue.empty()) {
-      if (prefill_done_ == pd_.prefill_instances && handoff_.waiting() == 0) return;
+      if (prefill_done_ == pd_.prefill_instances && pd_state_.waiting() == 0) return;
       s.waiting = true;
       s.signal->wait();
       continue;
     }
     const RequestId id = s.queue.front();
     s.queue.pop_front();
-    PdLive& l = live_.at(id);
+    PdLive& l = pd_state_.live(id);
     if (platform_ && l.streamed) {
       stream_on_network(s, id);
       continue;
@@ -519,7 +460,7 @@ void PdDriver::run_sender(size_t index) {
 void PdDriver::before_prefill_step(int32_t index, const StepPlan& plan, double start_s) {
   for (const Batch& b : plan.batches.ranks) {
     for (const BatchEntry& e : b.entries) {
-      PdLive& l = live_.at(e.id);
+      PdLive& l = pd_state_.live(e.id);
       if (l.first_chunk_start_s < 0) l.first_chunk_start_s = start_s;
     }
   }
@@ -535,7 +476,7 @@ void PdDriver::run_prefill(int32_t index) {
 }
 
 bool PdDriver::decode_can_end() const {
-  return prefill_done_ == pd_.prefill_instances && handoff_.waiting() == 0 && transfers_in_flight_ == 0;
+  return prefill_done_ == pd_.prefill_instances && pd_state_.waiting() == 0 && pd_state_.in_transfer() == 0;
 }
 
 bool PdSlot::may_step() {
