@@ -23,10 +23,10 @@ struct Layout {
 
 // Requests 0..7 with 256-token prompts, prefilled; request i decodes on group i % dp with pages
 // [i * kPagesPerRequest, ...) of its group's pool.
-StepBatches decode_step(const Layout& l, ModelRunner& runner, bool prefill) {
+StepBatches decode_step(const Layout& l, bool prefill) {
   StepBatches step;
-  StepPages pages(static_cast<size_t>(l.dp));
   step.ranks.resize(static_cast<size_t>(l.dp));
+  step.pages.assign(static_cast<size_t>(l.dp), BatchPages{.indptr = {0}, .indices = {}});
   for (int32_t d = 0; d < l.dp; ++d) step.ranks[static_cast<size_t>(d)].rank = d;
   for (int64_t i = 0; i < kRequests; ++i) {
     const auto d = static_cast<size_t>(i % l.dp);
@@ -39,12 +39,11 @@ StepBatches decode_step(const Layout& l, ModelRunner& runner, bool prefill) {
     if (prefill)
       e = BatchEntry{.id = i, .phase = Phase::kPrefill, .new_tokens = kContextTokens, .last_chunk = true};
     step.ranks[d].entries.push_back(e);
-    std::vector<int32_t> table;
+    BatchPages& table = step.pages[d];
     for (int64_t p = 0; p < kPagesPerRequest; ++p)
-      table.push_back(static_cast<int32_t>((i / l.dp) * kPagesPerRequest + p));
-    pages[d].push_back(table);
+      table.indices.push_back(static_cast<int32_t>((i / l.dp) * kPagesPerRequest + p));
+    table.indptr.push_back(static_cast<int32_t>(table.indices.size()));
   }
-  runner.set_step_pages(pages);
   return step;
 }
 
@@ -68,10 +67,10 @@ void BM_RunnerDecodeStep(benchmark::State& state) {
       prompt[static_cast<size_t>(t)] = static_cast<int32_t>((i * 131 + t * 7) % shape.vocab);
     runner.set_prompt(i, prompt);
   }
-  (void)runner.execute(decode_step(l, runner, true));  // prefill; samples each request's first token
+  (void)runner.execute(decode_step(l, true));  // prefill; samples each request's first token
   for (auto _ : state) {
     // The same step again and again: the decode rewrites the same positions.
-    benchmark::DoNotOptimize(runner.execute(decode_step(l, runner, false)));
+    benchmark::DoNotOptimize(runner.execute(decode_step(l, false)));
   }
   state.counters["tokens/s"] =
       benchmark::Counter(static_cast<double>(state.iterations() * kRequests), benchmark::Counter::kIsRate);
@@ -97,16 +96,15 @@ void BM_RunnerPrefill(benchmark::State& state) {
   std::vector<int32_t> prompt(kPrefillTokens);
   for (int64_t t = 0; t < kPrefillTokens; ++t)
     prompt[static_cast<size_t>(t)] = static_cast<int32_t>((t * 7) % shape.vocab);
-  std::vector<int32_t> table;
-  for (int64_t p = 0; p < kPages; ++p) table.push_back(static_cast<int32_t>(p));
   StepBatches step;
+  step.pages.push_back(BatchPages{.indptr = {0, static_cast<int32_t>(kPages)}, .indices = {}});
+  for (int64_t p = 0; p < kPages; ++p) step.pages[0].indices.push_back(static_cast<int32_t>(p));
   step.ranks.push_back(
       Batch{.rank = 0,
             .entries = {BatchEntry{
                 .id = 1, .phase = Phase::kPrefill, .new_tokens = kPrefillTokens, .last_chunk = true}}});
   for (auto _ : state) {
     runner.set_prompt(1, prompt);  // drops what the last iteration sampled
-    runner.set_step_pages({{table}});
     benchmark::DoNotOptimize(runner.execute(step));
   }
   state.counters["tokens/s"] = benchmark::Counter(static_cast<double>(state.iterations() * kPrefillTokens),

@@ -47,11 +47,11 @@ else
 fi
 "$build/kernels/tokenline_kernels_check"
 
-if [[ -x "$build/tests/engine/runtime/runtime_tests" && -x "$build/sim/cli/tokenline" ]]; then
+if [[ -x "$build/tests/engine/runtime/runtime_tests" && -x "$build/tokenline" ]]; then
   "$build/tests/engine/runtime/runtime_tests" "runner: the CUDA kernels*" --success | tail -n 3
   workload="synthetic:n=16,rate=1000,input=fixed:512,output=fixed:32,seed=1"
   for backend in cpu cuda; do
-    "$build/sim/cli/tokenline" run --backend "$backend" --model glm-5.3-tiny --kv-pages 256 \
+    "$build/tokenline" run --backend "$backend" --model glm-5.3-tiny --kv-pages 256 \
         --workload "$workload" --out "$build/run-$backend"
   done
   python3 - "$build/run-cpu/trace.json" "$build/run-cuda/trace.json" <<'PY' || true

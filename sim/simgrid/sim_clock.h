@@ -9,7 +9,7 @@
 #include <utility>
 
 #include "engine/core/instance_loop.h"
-#include "sim/simgrid_adapter.h"
+#include "sim/simgrid/simgrid_adapter.h"
 
 namespace tokenline {
 

@@ -1,0 +1,173 @@
+#include "cli/engine_job.h"
+
+#include <CLI/CLI.hpp>
+#include <cstdio>
+
+#include "cli/slo_option.h"
+#include "common/input_error.h"
+#include "engine/runtime/cuda_devices.h"
+#include "traces/output_file.h"
+
+namespace tokenline::cli {
+namespace {
+
+// The kernels --backend names; nullptr for the CPU reference.
+const KernelSet* backend_kernels(const std::string& backend) {
+  if (backend == "cpu") return nullptr;
+  if (backend != "cuda") throw InputError("--backend", "cpu or cuda", "'" + backend + "'");
+  const int32_t devices = runtime_cuda_devices();
+  if (devices < 0)
+    throw InputError("--backend cuda", "a build with CUDA (nvcc at configure time)", "a CPU-only build");
+  if (devices == 0)
+    throw InputError("--backend cuda", "a CUDA device", "none (no GPU or driver on this machine)");
+  return runtime_cuda_kernels();
+}
+
+void require_positive(int64_t value, const char* option) {
+  if (value <= 0) throw InputError(option, "a positive integer", std::to_string(value));
+}
+
+ReservationPolicy parse_reservation(const std::string& v) {
+  if (v == "whole") return ReservationPolicy::kWholeRequest;
+  if (v == "incremental") return ReservationPolicy::kIncremental;
+  throw InputError("--reservation", "whole or incremental", "'" + v + "'");
+}
+
+SchedulePolicy parse_policy(const std::string& v) {
+  if (v == "fcfs") return SchedulePolicy::kFcfs;
+  if (v == "lpm") return SchedulePolicy::kLongestPrefixMatch;
+  if (v == "priority") return SchedulePolicy::kPriority;
+  throw InputError("--policy", "fcfs, lpm or priority", "'" + v + "'");
+}
+
+TraceDetail parse_detail(const std::string& v) {
+  if (v == "step") return TraceDetail::kStep;
+  if (v == "op") return TraceDetail::kOp;
+  throw InputError("--trace-detail", "step or op", "'" + v + "'");
+}
+
+constexpr int32_t kMaxMtpDrafts = 8;  // SGLang's EAGLE/MTP setups draft 1-4 tokens; beyond 8 nothing stands
+
+void check_mtp(const EngineJob& job, const ModelShape& shape) {
+  if (job.mtp_drafts < 0 || job.mtp_drafts > kMaxMtpDrafts)
+    throw InputError("--mtp", "0 to " + std::to_string(kMaxMtpDrafts) + " draft tokens per decode step",
+                     std::to_string(job.mtp_drafts));
+  if (job.mtp_drafts > 0 && shape.mtp_layers == 0)
+    throw InputError("--mtp", "a model with an MTP layer (num_nextn_predict_layers)",
+                     "'" + shape.name + "' without one");
+}
+
+RunnerConfig runner_config(const EngineJob& job, const EngineSetup& s, const KernelSet* kernels) {
+  RunnerConfig c{.dp_ranks = s.parallel.dp_attention,
+                 .tp = s.parallel.tp,
+                 .ep = s.parallel.ep,
+                 .total_pages = job.kv_pages,
+                 .page_tokens = static_cast<int32_t>(job.page_tokens),
+                 .mtp_draft_tokens = job.mtp_drafts,
+                 .op_detail = parse_detail(job.trace_detail) == TraceDetail::kOp,
+                 .kernels = kernels};
+  const std::string why = runner_layout_error(s.shape, c);
+  if (!why.empty())
+    throw InputError("--parallel", why + " for " + s.shape.name, "'" + s.parallel.name() + "'");
+  return c;
+}
+
+InstanceConfig instance_config(const EngineJob& job, const EngineSetup& s) {
+  InstanceConfig c;
+  c.dp_ranks = s.parallel.dp_attention;
+  c.assignment = RankAssignment::kRoundRobin;
+  c.scheduler.policy = parse_policy(job.policy);
+  c.scheduler.max_batch_tokens = job.chunk_tokens;
+  c.scheduler.max_running_requests = job.max_running;
+  c.scheduler.max_context_tokens = s.shape.max_context_tokens;
+  c.scheduler.mtp_draft_tokens = job.mtp_drafts;
+  c.kv.page_tokens = job.page_tokens;
+  c.kv.total_pages = job.kv_pages;
+  c.kv.main_bytes_per_page = s.shape.kv_bytes_per_token * job.page_tokens;
+  c.kv.indexer_bytes_per_page = s.shape.indexer_bytes_per_token * job.page_tokens;
+  c.kv.reservation = parse_reservation(job.reservation);
+  c.kv.prefix_cache = job.prefix_cache;
+  return c;
+}
+
+}  // namespace
+
+void add_engine_options(CLI::App& cmd, EngineJob& job) {
+  cmd.add_option("--backend", job.backend, "cpu | cuda")->capture_default_str();
+  cmd.add_option("--model", job.model, "model preset or config.json (an MLA + DSA model)")
+      ->capture_default_str();
+  cmd.add_option("--weights", job.weights, "safetensors checkpoint (default: random weights from --seed)");
+  cmd.add_option("--out", job.out, "output directory (metrics.json, requests.csv, trace.json)")->required();
+  cmd.add_option("--seed", job.seed, "seed for weights, synthetic workloads and prompt tokens")
+      ->capture_default_str();
+  cmd.add_option("--chunk", job.chunk_tokens, "token budget per step = prefill chunk")->capture_default_str();
+  cmd.add_option("--page-size", job.page_tokens, "KV page size in tokens")->capture_default_str();
+  cmd.add_option("--kv-pages", job.kv_pages, "KV pages per rank")->capture_default_str();
+  cmd.add_option(
+         "--parallel", job.parallel,
+         "tpN, dpN, epN parts, e.g. tp2, dp2-ep2, dp2-tp2-ep4 (ep: 1 or every rank; threads as ranks)")
+      ->capture_default_str();
+  cmd.add_option("--mtp", job.mtp_drafts,
+                 "MTP draft tokens per decode step (the MTP layer chained; greedy, lossless)")
+      ->capture_default_str();
+  cmd.add_option("--reservation", job.reservation, "whole | incremental")->capture_default_str();
+  cmd.add_option("--policy", job.policy, "fcfs | lpm | priority")->capture_default_str();
+  cmd.add_option("--max-running", job.max_running, "running requests")->capture_default_str();
+  cmd.add_flag("!--no-prefix-cache", job.prefix_cache, "disable the radix prefix cache");
+  cmd.add_option("--trace-detail", job.trace_detail, "step | op")->capture_default_str();
+  cmd.add_option("--slo", job.slo, "goodput SLO, e.g. ttft=2s,tpot=50ms (bare numbers are ms)");
+}
+
+EngineSetup prepare_engine(const EngineJob& job) {
+  const KernelSet* kernels = backend_kernels(job.backend);
+  require_positive(job.chunk_tokens, "--chunk");
+  require_positive(job.page_tokens, "--page-size");
+  require_positive(job.kv_pages, "--kv-pages");
+  require_positive(job.max_running, "--max-running");
+  if (job.out.empty()) throw InputError("--out", "an output directory", "nothing");
+  EngineSetup s;
+  s.parallel = parse_parallel(job.parallel, "--parallel");
+  s.shape = load_model_shape(job.model);
+  check_mtp(job, s.shape);
+  s.runner = runner_config(job, s, kernels);
+  s.instance = instance_config(job, s);
+  require_writable_directory(job.out);
+  s.output = OutputConfig{.dir = job.out, .trace_detail = parse_detail(job.trace_detail)};
+  s.slo = parse_slo(job.slo);
+  return s;
+}
+
+ModelWeights engine_weights(const EngineJob& job, const ModelShape& shape) {
+  return job.weights.empty() ? ModelWeights::random(shape, job.seed) : ModelWeights::load(shape, job.weights);
+}
+
+RunInfo engine_run_info(const EngineJob& job, const EngineSetup& setup, const char* mode) {
+  RunInfo info;
+  info.mode = mode;
+  info.backend = job.backend;
+  info.model = setup.shape.name;
+  info.hardware = job.backend;
+  info.parallelism = setup.parallel.name();
+  info.router = "round-robin";
+  info.seed = job.seed;
+  return info;
+}
+
+void print_engine_summary(const char* mode, const Metrics& m, const EngineLoopResult& result,
+                          const std::string& out) {
+  std::fprintf(stderr,
+               "tokenline %s: %lld arrived, %lld completed, %lld rejected, %lld preemptions, %lld steps in "
+               "%.3f s; outputs in %s\n",
+               mode, static_cast<long long>(m.arrived()), static_cast<long long>(m.completed()),
+               static_cast<long long>(m.rejected()), static_cast<long long>(m.preemptions()),
+               static_cast<long long>(result.steps), result.end_s, out.c_str());
+  const int64_t in_flight = m.arrived() - m.completed() - m.rejected();
+  if (in_flight > 0) {
+    std::fprintf(stderr,
+                 "tokenline %s: warning: %lld requests neither completed nor were rejected (the instance "
+                 "could not schedule them)\n",
+                 mode, static_cast<long long>(in_flight));
+  }
+}
+
+}  // namespace tokenline::cli

@@ -1,0 +1,484 @@
+// `tokenline ledger decode|prefill|pd`: the token ledger of one GLM-5.3-style step (or a chunked prefill,
+// or a PD handoff) as aligned tables, or as JSON with --json. Everything printed comes from engine/model
+// (step_cost, prefill_chunks, pd_transfer, weight_bytes_per_gpu, kv_capacity); this file only parses,
+// validates and formats.
+#include <CLI/CLI.hpp>
+#include <algorithm>
+#include <cstdio>
+#include <iostream>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "cli/command.h"
+#include "common/input_error.h"
+#include "engine/model/ledger.h"
+#include "engine/model/memory.h"
+#include "topologies/hardware_loader.h"
+
+namespace tokenline::cli {
+namespace {
+
+using Json = nlohmann::ordered_json;
+
+constexpr int64_t kMaxBatch = 1 << 20;             // requests per rank; far above any KV pool
+constexpr int64_t kDefaultDecodeContext = 131072;  // the seed's batch-32 example: 128K
+constexpr int64_t kDefaultChunk = 32768;           // the seed's SGLang chunk size
+
+struct LedgerArgs {
+  std::string phase;
+  std::string model = "glm-5.3";
+  std::string hardware = "h200";
+  std::string parallel;
+  std::string kv_layout;
+  std::string dp_gather = "once";
+  int gpus = 0;
+  int64_t batch = 1;
+  int64_t context = -1;  // -1: the phase's default
+  int64_t chunk = kDefaultChunk;
+  int64_t prefix = 0;
+  bool ideal = false;
+  bool json = false;
+  bool mtp = false;
+  bool indexer_keys_only = false;
+};
+
+// Everything one run needs, validated.
+struct Setup {
+  CostModel cm;
+  int64_t context = 0;
+};
+
+void check_range(const char* option, int64_t value, int64_t lo, int64_t hi, const std::string& what) {
+  if (value < lo || value > hi) {
+    throw InputError(option, what + " (" + std::to_string(lo) + " .. " + std::to_string(hi) + ")",
+                     std::to_string(value));
+  }
+}
+
+Setup build_setup(const LedgerArgs& a) {
+  const ModelConfig model = load_model(a.model);
+  const Hardware hw = load_hardware(a.hardware);
+  const std::string pname = a.parallel.empty() ? "tp" + std::to_string(a.gpus > 0 ? a.gpus : 8) : a.parallel;
+  const Parallel parallel = parse_parallel(pname, "--parallel");
+  if (a.gpus > 0 && a.gpus != parallel.gpus()) {
+    throw InputError("--gpus", "the " + std::to_string(parallel.gpus()) + " GPUs of --parallel " + pname,
+                     std::to_string(a.gpus));
+  }
+  const KvLayout layout =
+      a.kv_layout.empty() ? model.default_kv_layout : parse_kv_layout(a.kv_layout, "--kv-layout");
+  if (a.dp_gather != "once" && a.dp_gather != "per-layer") {
+    throw InputError("--dp-gather", "once or per-layer", "'" + a.dp_gather + "'");
+  }
+  CostOptions o;
+  o.ideal = a.ideal;
+  o.dp_gather = a.dp_gather == "once" ? DpGather::kOncePerStep : DpGather::kPerLayer;
+  o.indexer_read_scales = !a.indexer_keys_only;
+  o.mtp = a.mtp;
+  o.max_chunk_tokens = a.chunk;
+  check_range("--chunk", a.chunk, 1, model.max_context_tokens,
+              "a chunk of tokens within the model's context");
+  Setup s{make_cost_model(model, parallel, layout, hw, o), a.context};
+  const int64_t max_ctx = model.max_context_tokens;
+  if (a.phase == "decode") {
+    if (a.context < 0) s.context = std::min(kDefaultDecodeContext, max_ctx - 1);
+    check_range("--batch", a.batch, 1, kMaxBatch, "requests per attention rank");
+    check_range("--context", s.context, 1, max_ctx - 1, "tokens of context before the decoded token");
+  } else {
+    if (a.context < 0) s.context = max_ctx - a.prefix;
+    check_range("--prefix", a.prefix, 0, max_ctx - 1, "cached prefix tokens");
+    check_range("--context", s.context, 1, max_ctx - a.prefix,
+                "prompt tokens after the prefix, within the model's context");
+  }
+  return s;
+}
+
+// Adds every numeric field of `s` into `sum` (prefill: the whole prompt over its chunks).
+void add_into(StepCost& sum, const StepCost& s) {
+  for (int i = 0; i < kOpCount; ++i) {
+    Term& a = sum.terms[i];
+    const Term& b = s.terms[i];
+    a.layers = std::max(a.layers, b.layers);
+    a.count += b.count;
+    a.flops += b.flops;
+    a.hbm_bytes += b.hbm_bytes;
+    a.rank_flops += b.rank_flops;
+    a.rank_hbm_bytes += b.rank_hbm_bytes;
+    a.weight_bytes += b.weight_bytes;
+    a.kv_bytes += b.kv_bytes;
+    a.indexer_bytes += b.indexer_bytes;
+    a.bytes_each = std::max(a.bytes_each, b.bytes_each);
+    a.bytes_total += b.bytes_total;
+    a.compute_s += b.compute_s;
+    a.memory_s += b.memory_s;
+    a.launch_s += b.launch_s;
+    a.time_s += b.time_s;
+  }
+  sum.bytes.weight_read += s.bytes.weight_read;
+  sum.bytes.kv_read += s.bytes.kv_read;
+  sum.bytes.kv_write += s.bytes.kv_write;
+  sum.bytes.indexer_read += s.bytes.indexer_read;
+  sum.bytes.indexer_write += s.bytes.indexer_write;
+  sum.total_s += s.total_s;
+  sum.compute_s += s.compute_s;
+  sum.weights_s += s.weights_s;
+  sum.kv_s += s.kv_s;
+  sum.indexer_s += s.indexer_s;
+  sum.activations_s += s.activations_s;
+  sum.comm_s += s.comm_s;
+  sum.launch_s += s.launch_s;
+  sum.tokens += s.tokens;
+}
+
+// Contexts of the batch-limit table: 4K, 32K, 128K, 1M within the model's context, and `context`.
+std::vector<int64_t> batch_limit_contexts(const CostModel& cm, int64_t context) {
+  std::vector<int64_t> out;
+  for (int64_t c : {int64_t{4096}, int64_t{32768}, int64_t{131072}, int64_t{1} << 20}) {
+    if (c <= cm.model.max_context_tokens) out.push_back(c);
+  }
+  if (std::find(out.begin(), out.end(), context) == out.end()) out.push_back(context);
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+// ---- human output ----
+
+void print_header(const LedgerArgs& a, const Setup& s) {
+  const CostModel& cm = s.cm;
+  std::printf("tokenline ledger %s | %s | %d x %s | %s | kv %s: %lld B + indexer %lld B per token-layer\n",
+              a.phase.c_str(), cm.model.name.c_str(), cm.parallel.gpus(), cm.hardware.name.c_str(),
+              cm.parallel.name().c_str(), std::string(kv_layout_name(cm.kv_layout)).c_str(),
+              (long long)cm.kv_bytes_token_layer, (long long)cm.indexer_bytes_token_layer);
+  std::printf("layers %d = %d dense + %d MoE; indexer %d full + %d shared\n", cm.model.layers,
+              cm.model.mlp_dense_layers(), cm.model.moe_layers(),
+              cm.model.has_indexer() ? cm.model.indexer_full_layers : 0, cm.model.indexer_shared_layers());
+  const char* times = cm.options.ideal ? "ideal (the seed's 4.8 TB/s, 787 GB/s, 25 GB/s, 5 us)"
+                                       : "achieved (hardware efficiency factors)";
+  if (a.phase == "decode") {
+    std::printf("batch %lld per attention rank (%lld in the instance) | context %lld | times: %s\n",
+                (long long)a.batch, (long long)(a.batch * cm.parallel.dp_attention), (long long)s.context,
+                times);
+  } else if (a.phase == "prefill") {
+    std::printf("prompt %lld tokens after a %lld-token prefix | chunk %lld | times: %s\n",
+                (long long)s.context, (long long)a.prefix, (long long)a.chunk, times);
+  } else {
+    std::printf("one request of %lld tokens handed from prefill to decode | times: %s\n",
+                (long long)s.context, times);
+  }
+}
+
+void print_ops(const StepCost& c) {
+  std::printf("\nOperators (busiest attention rank: FLOPs and bytes of the rank, time of one of its GPUs)\n");
+  std::printf("%-20s %6s %7s %12s %10s %10s %9s %9s %10s\n", "op", "layers", "calls", "GFLOP", "HBM GB",
+              "weight GB", "KV GB", "index GB", "time ms");
+  for (int i = 0; i < kOpCount; ++i) {
+    const Term& t = c.terms[i];
+    if (is_collective(Op(i)) || t.count == 0) continue;
+    std::printf("%-20s %6d %7lld %12.2f %10.3f %10.3f %9.3f %9.3f %10.4f\n",
+                std::string(op_name(Op(i))).c_str(), t.layers, (long long)t.count, t.rank_flops / 1e9,
+                t.rank_hbm_bytes / 1e9, t.weight_bytes / 1e9, t.kv_bytes / 1e9, t.indexer_bytes / 1e9,
+                t.time_s * 1e3);
+  }
+}
+
+void print_collectives(const StepCost& c, const CostModel& cm) {
+  std::printf("\nCollectives over %s (one rank's messages)\n", std::string(link_name(cm.link)).c_str());
+  std::printf("%-18s %-15s %5s %6s %12s %12s %10s %10s\n", "collective", "kind", "group", "count", "MB each",
+              "MB total", "xfer ms", "launch ms");
+  for (int i = 0; i < kOpCount; ++i) {
+    const Term& t = c.terms[i];
+    if (!is_collective(Op(i)) || t.count == 0) continue;
+    std::printf("%-18s %-15s %5d %6lld %12.3f %12.3f %10.4f %10.4f\n", std::string(op_name(Op(i))).c_str(),
+                std::string(collective_kind_name(op_collective(Op(i)))).c_str(),
+                collective_group(Op(i), cm.parallel), (long long)t.count, t.bytes_each / 1e6,
+                t.bytes_total / 1e6, t.memory_s * 1e3, t.launch_s * 1e3);
+  }
+  std::printf("%-18s %-15s %5s %6lld %12s %12.3f\n", "total", "", "", (long long)c.collective_count(), "",
+              c.collective_bytes() / 1e6);
+}
+
+void print_ledgers(const StepCost& c, double rank_tokens, double time_scale, const char* unit) {
+  std::printf("\nMarginal-cost ledgers (busiest rank, %.0f tokens)\n  %-44s %12s %14s\n", rank_tokens, "",
+              "GB per step", "MB per token");
+  const std::string comm = "communication (" + std::to_string(c.collective_count()) + " calls)";
+  const std::pair<std::string, double> ledgers[] = {
+      {comm, c.collective_bytes()},           {"weight read", c.bytes.weight_read},
+      {"KV read", c.bytes.kv_read},           {"KV written", c.bytes.kv_write},
+      {"indexer read", c.bytes.indexer_read}, {"indexer written", c.bytes.indexer_write}};
+  for (const auto& [name, bytes] : ledgers) {
+    std::printf("  %-44s %12.3f %14.3f\n", name.c_str(), bytes / 1e9,
+                rank_tokens > 0 ? bytes / rank_tokens / 1e6 : 0);
+  }
+  std::printf("  %-44s %12.3f PFLOP (instance)\n", "FLOPs", c.flops() / 1e15);
+  std::printf("\nTime on the busiest GPU: %.4f %s\n", c.total_s * time_scale, unit);
+  const std::pair<const char*, double> rows[] = {{"weights", c.weights_s}, {"kv", c.kv_s},
+                                                 {"indexer", c.indexer_s}, {"activations", c.activations_s},
+                                                 {"compute", c.compute_s}, {"comm", c.comm_s},
+                                                 {"launch", c.launch_s}};
+  for (const auto& [name, s] : rows) {
+    std::printf("  %-22s %12.4f %s  %5.1f %%\n", name, s * time_scale, unit,
+                c.total_s > 0 ? 100 * s / c.total_s : 0);
+  }
+}
+
+void print_memory(const CostModel& cm, int64_t context) {
+  const WeightBytes w = weight_bytes_per_gpu(cm);
+  const KvCapacity k = kv_capacity(cm, context);
+  std::printf(
+      "\nMemory per GPU: weights %.2f GB (routed experts %.2f + replicated %.2f%s), usable HBM %.2f GB, "
+      "activation reserve %.2f GB, free for KV %.2f GB\n",
+      w.total() / 1e9, w.routed_experts / 1e9, w.replicated / 1e9, w.mtp > 0 ? " + MTP" : "",
+      k.usable_hbm_bytes / 1e9, k.activation_reserve_bytes / 1e9, k.free_bytes / 1e9);
+  std::printf(
+      "KV capacity: %lld tokens (%lld pages of %lld) per attention rank; %lld concurrent requests of %lld "
+      "tokens in the instance%s\n",
+      (long long)k.tokens_per_rank, (long long)k.pages_per_rank, (long long)kDefaultPageTokens,
+      (long long)k.max_concurrent_requests, (long long)context, k.weights_fit ? "" : " (weights do not fit)");
+  std::printf("Batch limit (context tokens: requests holding KV in the instance):");
+  for (int64_t ctx : batch_limit_contexts(cm, context)) {
+    std::printf("  %lld: %lld", (long long)ctx, (long long)kv_capacity(cm, ctx).max_concurrent_requests);
+  }
+  std::printf("\n");
+}
+
+void print_chunks(const std::vector<ChunkCost>& chunks) {
+  std::printf("\nChunks\n%5s %8s %9s %10s %11s %12s %11s %11s %9s\n", "chunk", "tokens", "prefix", "PFLOP",
+              "idx PFLOP", "idx read GB", "KV write GB", "coll GB", "time s");
+  for (const ChunkCost& c : chunks) {
+    std::printf("%5d %8lld %9lld %10.3f %11.3f %12.2f %11.3f %11.2f %9.3f\n", c.index, (long long)c.tokens,
+                (long long)c.prefix, c.cost.flops() / 1e15, c.cost[Op::kIndexerScore].flops / 1e15,
+                c.cost.bytes.indexer_read / 1e9, c.cost.bytes.kv_write / 1e9, c.cost.collective_bytes() / 1e9,
+                c.cost.total_s);
+  }
+}
+
+// ---- JSON ----
+
+Json ops_json(const StepCost& c) {
+  Json ops = Json::array();
+  for (int i = 0; i < kOpCount; ++i) {
+    const Term& t = c.terms[i];
+    if (is_collective(Op(i)) || t.count == 0) continue;
+    ops.push_back({{"name", op_name(Op(i))},
+                   {"layers", t.layers},
+                   {"calls", t.count},
+                   {"flops", t.flops},
+                   {"hbm_bytes", t.hbm_bytes},
+                   {"rank_flops", t.rank_flops},
+                   {"rank_hbm_bytes", t.rank_hbm_bytes},
+                   {"weight_bytes", t.weight_bytes},
+                   {"kv_bytes", t.kv_bytes},
+                   {"indexer_bytes", t.indexer_bytes},
+                   {"compute_s", t.compute_s},
+                   {"memory_s", t.memory_s},
+                   {"time_s", t.time_s}});
+  }
+  return ops;
+}
+
+Json collectives_json(const StepCost& c, const CostModel& cm) {
+  Json out = Json::array();
+  for (int i = 0; i < kOpCount; ++i) {
+    const Term& t = c.terms[i];
+    if (!is_collective(Op(i)) || t.count == 0) continue;
+    out.push_back({{"name", op_name(Op(i))},
+                   {"kind", collective_kind_name(op_collective(Op(i)))},
+                   {"group", collective_group(Op(i), cm.parallel)},
+                   {"link", link_name(cm.link)},
+                   {"count", t.count},
+                   {"bytes_each", t.bytes_each},
+                   {"bytes_total", t.bytes_total},
+                   {"transfer_s", t.memory_s},
+                   {"launch_s", t.launch_s},
+                   {"time_s", t.time_s}});
+  }
+  return out;
+}
+
+Json totals_json(const StepCost& c) {
+  return {{"collective_bytes", c.collective_bytes()},     {"collective_count", c.collective_count()},
+          {"weight_read_bytes", c.bytes.weight_read},     {"kv_read_bytes", c.bytes.kv_read},
+          {"kv_write_bytes", c.bytes.kv_write},           {"indexer_read_bytes", c.bytes.indexer_read},
+          {"indexer_write_bytes", c.bytes.indexer_write}, {"flops", c.flops()}};
+}
+
+Json time_json(const StepCost& c) {
+  return {{"total", c.total_s},     {"weights", c.weights_s},
+          {"kv", c.kv_s},           {"indexer", c.indexer_s},
+          {"comm", c.comm_s},       {"launch", c.launch_s},
+          {"compute", c.compute_s}, {"activations", c.activations_s}};
+}
+
+Json memory_json(const CostModel& cm, int64_t context, Json& out) {
+  const WeightBytes w = weight_bytes_per_gpu(cm);
+  const KvCapacity k = kv_capacity(cm, context);
+  out["weights_per_gpu"] = {{"routed_experts_bytes", w.routed_experts},
+                            {"replicated_bytes", w.replicated},
+                            {"mtp_bytes", w.mtp},
+                            {"total_bytes", w.total()}};
+  return {{"context", context},
+          {"usable_hbm_bytes", k.usable_hbm_bytes},
+          {"weight_bytes", k.weight_bytes},
+          {"activation_reserve_bytes", k.activation_reserve_bytes},
+          {"free_bytes", k.free_bytes},
+          {"bytes_per_token", k.bytes_per_token},
+          {"tokens_per_rank", k.tokens_per_rank},
+          {"pages_per_rank", k.pages_per_rank},
+          {"page_tokens", kDefaultPageTokens},
+          {"max_concurrent_requests", k.max_concurrent_requests},
+          {"weights_fit", k.weights_fit}};
+}
+
+Json batch_limit_json(const CostModel& cm, int64_t context) {
+  Json rows = Json::array();
+  for (int64_t ctx : batch_limit_contexts(cm, context)) {
+    rows.push_back(
+        {{"context", ctx}, {"max_concurrent_requests", kv_capacity(cm, ctx).max_concurrent_requests}});
+  }
+  return rows;
+}
+
+Json marginal_json(const StepCost& c, double rank_tokens) {
+  auto per = [&](double bytes) { return rank_tokens > 0 ? bytes / rank_tokens : 0.0; };
+  return {{"rank_tokens", rank_tokens},
+          {"communication_bytes", per(c.collective_bytes())},
+          {"weight_read_bytes", per(c.bytes.weight_read)},
+          {"kv_read_bytes", per(c.bytes.kv_read)},
+          {"indexer_read_bytes", per(c.bytes.indexer_read)}};
+}
+
+Json header_json(const LedgerArgs& a, const Setup& s) {
+  const CostModel& cm = s.cm;
+  return {
+      {"model", cm.model.name},
+      {"hardware", cm.hardware.name},
+      {"gpus", cm.parallel.gpus()},
+      {"kv_layout", kv_layout_name(cm.kv_layout)},
+      {"parallel", cm.parallel.name()},
+      {"phase", a.phase},
+      {"ideal", cm.options.ideal},
+      {"batch", a.batch},
+      {"instance_batch", a.batch * cm.parallel.dp_attention},
+      {"context", s.context},
+      {"per_token_layer_bytes", {{"kv", cm.kv_bytes_token_layer}, {"indexer", cm.indexer_bytes_token_layer}}},
+      {"layers",
+       {{"total", cm.model.layers},
+        {"dense", cm.model.mlp_dense_layers()},
+        {"moe", cm.model.moe_layers()},
+        {"indexer_full", cm.model.has_indexer() ? cm.model.indexer_full_layers : 0},
+        {"indexer_shared", cm.model.indexer_shared_layers()}}}};
+}
+
+void emit_step(const LedgerArgs& a, const Setup& s, const StepCost& c, Json* extra_chunks) {
+  // Tokens of the busiest rank: one per decoding request, or the whole prompt over its chunks.
+  const double rank_tokens = a.phase == "decode" ? double(a.batch) : double(s.context);
+  if (!a.json) {
+    print_ops(c);
+    print_collectives(c, s.cm);
+    print_ledgers(c, rank_tokens, a.phase == "decode" ? 1e3 : 1, a.phase == "decode" ? "ms" : "s");
+    print_memory(s.cm, a.phase == "decode" ? s.context + 1 : s.context + a.prefix);
+    return;
+  }
+  Json out = header_json(a, s);
+  out["ops"] = ops_json(c);
+  out["collectives"] = collectives_json(c, s.cm);
+  out["totals"] = totals_json(c);
+  out["marginal_per_token"] = marginal_json(c, rank_tokens);
+  out["time_s"] = time_json(c);
+  const int64_t held = a.phase == "decode" ? s.context + 1 : s.context + a.prefix;
+  out["kv_capacity"] = memory_json(s.cm, held, out);
+  out["batch_limit"] = batch_limit_json(s.cm, held);
+  if (extra_chunks != nullptr) {
+    out["chunks"] = std::move(*extra_chunks);
+    out["totals"]["ttft_s"] = c.total_s;
+  }
+  std::cout << out.dump(2) << "\n";
+}
+
+void run_prefill(const LedgerArgs& a, const Setup& s) {
+  const std::vector<ChunkCost> chunks = prefill_chunks(s.cm, s.context, a.chunk, a.prefix);
+  StepCost sum;
+  for (const ChunkCost& c : chunks) add_into(sum, c.cost);
+  if (!a.json) {
+    print_chunks(chunks);
+    std::printf("\nTTFT (sum of chunk steps): %.3f s\n", sum.total_s);
+    emit_step(a, s, sum, nullptr);
+    return;
+  }
+  Json rows = Json::array();
+  for (const ChunkCost& c : chunks) {
+    rows.push_back({{"index", c.index},
+                    {"tokens", c.tokens},
+                    {"prefix", c.prefix},
+                    {"flops", c.cost.flops()},
+                    {"indexer_flops", c.cost[Op::kIndexerScore].flops},
+                    {"indexer_read_bytes", c.cost.bytes.indexer_read},
+                    {"kv_write_bytes", c.cost.bytes.kv_write},
+                    {"collective_bytes", c.cost.collective_bytes()},
+                    {"time_s", c.cost.total_s}});
+  }
+  emit_step(a, s, sum, &rows);
+}
+
+void run_pd(const LedgerArgs& a, const Setup& s) {
+  const PdTransfer t = pd_transfer(s.cm, s.context);
+  if (!a.json) {
+    std::printf("\n%-10s %16s %10s\n", "cache", "bytes", "GB");
+    std::printf("%-10s %16.0f %10.3f\n%-10s %16.0f %10.3f\n%-10s %16.0f %10.3f\n", "kv", t.kv_bytes,
+                t.kv_bytes / 1e9, "indexer", t.indexer_bytes, t.indexer_bytes / 1e9, "total", t.total_bytes(),
+                t.total_bytes() / 1e9);
+    std::printf("\n%-10s %12s\n%-10s %12.4f\n%-10s %12.4f\n", "link", "time s", "nvlink",
+                t.time_s(Link::kNvlink, s.cm), "ib", t.time_s(Link::kIb, s.cm));
+    return;
+  }
+  Json out = header_json(a, s);
+  out["transfer_bytes"] = {{"kv", t.kv_bytes}, {"indexer", t.indexer_bytes}, {"total", t.total_bytes()}};
+  out["time_s"] = {{"nvlink", t.time_s(Link::kNvlink, s.cm)}, {"ib", t.time_s(Link::kIb, s.cm)}};
+  std::cout << out.dump(2) << "\n";
+}
+
+void run_ledger(const LedgerArgs& a) {
+  const Setup s = build_setup(a);
+  if (!a.json) print_header(a, s);
+  if (a.phase == "decode") {
+    emit_step(a, s, decode_step(s.cm, a.batch, s.context), nullptr);
+  } else if (a.phase == "prefill") {
+    run_prefill(a, s);
+  } else {
+    run_pd(a, s);
+  }
+}
+
+void add_ledger(CLI::App& app) {
+  auto args = std::make_shared<LedgerArgs>();
+  CLI::App* cmd =
+      app.add_subcommand("ledger", "Token ledger of a decode step, a chunked prefill or a PD handoff");
+  cmd->add_option("phase", args->phase, "decode | prefill | pd")
+      ->required()
+      ->check(CLI::IsMember({"decode", "prefill", "pd"}));
+  cmd->add_option("--model", args->model, "preset (glm-5.3, deepseek-v3.2, ...) or config.json path")
+      ->capture_default_str();
+  cmd->add_option("--hardware", args->hardware, "hardware preset or JSON path")->capture_default_str();
+  cmd->add_option("--gpus", args->gpus, "GPUs of the instance (must match --parallel)");
+  cmd->add_option("--parallel", args->parallel, "tp8, tp2, dp8-ep8, tp8-ep8, ... (default tp<gpus>)");
+  cmd->add_option("--batch", args->batch, "decode: requests per attention rank")->capture_default_str();
+  cmd->add_option("--context", args->context, "decode: context tokens; prefill: prompt tokens; pd: tokens");
+  cmd->add_option("--chunk", args->chunk, "prefill chunk tokens")->capture_default_str();
+  cmd->add_option("--prefix", args->prefix, "prefill: cached prefix tokens")->capture_default_str();
+  cmd->add_option("--kv-layout", args->kv_layout,
+                  "fp8_ds_mla | fp8_e4m3 | nvfp4_ds_mla | bf16 (default: the model's)");
+  cmd->add_option("--dp-gather", args->dp_gather, "DP attention gather: once (per step) | per-layer")
+      ->capture_default_str();
+  cmd->add_flag("--indexer-keys-only", args->indexer_keys_only,
+                "count 128 B indexer keys without the 4 B scale in reads");
+  cmd->add_flag("--mtp", args->mtp, "run the MTP draft layer after each decode step");
+  cmd->add_flag("--ideal", args->ideal,
+                "the seed's assumptions instead of the hardware's efficiency factors");
+  cmd->add_flag("--json", args->json, "JSON instead of tables");
+  cmd->callback([args] { run_ledger(*args); });
+}
+
+const CommandRegistration kRegistration("ledger", add_ledger);
+
+}  // namespace
+}  // namespace tokenline::cli

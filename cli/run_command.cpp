@@ -1,0 +1,95 @@
+// `tokenline run`: replays a workload in wall time through the real engine (engine/runtime's model runner
+// on the CPU reference kernels, or the CUDA kernels on one GPU) over the same core as `tokenline sim`, and
+// writes the same three outputs (metrics.json, requests.csv, trace.json with the ledger's op names)
+// through traces/'s recorder. --parallel splits the model over in-process ranks (threads) as a GPU
+// deployment would: attention TP groups, attention DP groups, expert parallelism.
+#include <CLI/CLI.hpp>
+#include <cstdio>
+#include <memory>
+
+#include "cli/command.h"
+#include "cli/engine_job.h"
+#include "common/input_error.h"
+#include "engine/runtime/clock.h"
+#include "workloads/workload_arrivals.h"
+
+namespace tokenline::cli {
+namespace {
+
+struct RunJob {
+  EngineJob engine;
+  std::string workload;
+  int64_t max_requests = 0;
+  double time_scale = 1.0;
+};
+
+WorkloadSpec workload_spec(const RunJob& job) {
+  WorkloadSpec w;
+  w.spec = job.workload;
+  w.options.seed = job.engine.seed;
+  w.options.window.time_scale = job.time_scale;
+  if (job.max_requests > 0) w.options.window.max_requests = job.max_requests;
+  check_window(w.options.window);
+  return w;
+}
+
+std::vector<TimedRequest> read_arrivals(const WorkloadSpec& spec, const ModelShape& shape) {
+  prevalidate_workload(spec);
+  std::unique_ptr<ArrivalSource> source = open_arrivals(spec);
+  std::vector<TimedRequest> arrivals;
+  Arrival a;
+  while (source->next(a)) {
+    for (int32_t id : a.spec.token_ids) {
+      if (id < 0 || id >= shape.vocab)
+        throw InputError("--workload request " + std::to_string(a.spec.id), "token ids below the vocab",
+                         std::to_string(id));
+    }
+    arrivals.push_back(TimedRequest{a.trace_time_s, std::move(a.spec)});
+  }
+  return arrivals;
+}
+
+int run_job(const RunJob& job) {
+  const EngineSetup setup = prepare_engine(job.engine);
+  const WorkloadSpec workload = workload_spec(job);
+  const std::vector<TimedRequest> arrivals = read_arrivals(workload, setup.shape);
+
+  SteadyClock clock;
+  ModelRunner runner(setup.shape, engine_weights(job.engine, setup.shape), setup.runner, clock);
+  Instance instance(setup.instance);
+  Recorder recorder(setup.output, setup.slo, 1);
+  recorder.describe_instance(0, setup.parallel.name(), setup.parallel.dp_attention, job.engine.kv_pages);
+  RecorderObserver observer(recorder);
+  const EngineLoopResult result =
+      run_engine_loop(instance, runner, clock, arrivals, job.engine.seed, observer);
+
+  RunInfo info = engine_run_info(job.engine, setup, "real");
+  info.workload = describe_workload(workload);
+  info.simulated_s = result.end_s;
+  info.wall_s = clock.now_s();
+  std::string why;
+  if (!recorder.finish(info, &why)) {
+    std::fprintf(stderr, "tokenline run: %s\n", why.c_str());
+    return 1;
+  }
+  print_engine_summary("run", recorder.metrics(), result, job.engine.out);
+  return 0;
+}
+
+void add_run(CLI::App& app) {
+  auto job = std::make_shared<RunJob>();
+  CLI::App* cmd = app.add_subcommand("run", "run a workload in wall time on the real engine");
+  add_engine_options(*cmd, job->engine);
+  cmd->add_option("--workload", job->workload, "a trace file or synthetic:<spec> (as for tokenline sim)");
+  cmd->add_option("--max-requests", job->max_requests, "stop after N requests (0: all)");
+  cmd->add_option("--time-scale", job->time_scale, "multiply arrival times")->capture_default_str();
+  cmd->callback([job] {
+    const int rc = run_job(*job);
+    if (rc != 0) std::exit(rc);
+  });
+}
+
+const CommandRegistration kRegistration("run", add_run);
+
+}  // namespace
+}  // namespace tokenline::cli

@@ -1,0 +1,104 @@
+// `tokenline sim`: simulate a serving deployment on a workload (DESIGN.md "Simulation driver", "Outputs").
+#include <unistd.h>
+
+#include <CLI/CLI.hpp>
+#include <cstdlib>
+
+#include "cli/command.h"
+#include "cli/sim_job.h"
+#include "sim/backends/replay_backend.h"
+
+namespace tokenline::cli {
+namespace {
+
+void add_deployment_options(CLI::App& cmd, SimJob& job) {
+  cmd.add_option("--workload", job.workload,
+                 "a trace file (Mooncake/tokenline JSONL, Azure CSV; or mooncake:|azure:|tokenline:<path>), "
+                 "synthetic:<spec>, or default (the embedded Mooncake conversation head, also when omitted)");
+  cmd.add_option("--model", job.model, "model preset or config.json path")->capture_default_str();
+  cmd.add_option("--hardware", job.hardware, "hardware preset or JSON path")->capture_default_str();
+  cmd.add_option("--cluster", job.cluster, "cluster preset or JSON path (its hardware; bounds the GPUs)");
+  cmd.add_option("--parallel", job.parallel,
+                 "instance layout (tp8, dp8-ep8, tp8-ep8, ...) or a comma list, one per instance")
+      ->capture_default_str();
+  cmd.add_option("--instances", job.instances, "instances of that layout")->capture_default_str();
+  cmd.add_option("--router", job.router, "across instances: round-robin | least-load | prefix-aware")
+      ->capture_default_str();
+  cmd.add_option("--dp-assign", job.dp_assign,
+                 "across attention-DP ranks: round-robin | least-load | prefix-aware")
+      ->capture_default_str();
+  cmd.add_option("--kv-layout", job.kv_layout,
+                 "fp8_ds_mla | fp8_e4m3 | nvfp4_ds_mla | bf16 (default: the model's)");
+  cmd.add_flag("--ideal", job.ideal, "the seed's ideal rates (no efficiency factors, no kernel launches)");
+  cmd.add_option("--backend", job.backend,
+                 "cost backend: analytic (closed form), simgrid (contended network; uses --cluster) or "
+                 "replay:<trace.json> (a tokenline run's measured steps)")
+      ->capture_default_str();
+  cmd.add_option("--overlap", job.overlap, "simgrid: compute/comm overlap none | combine | tbo | dp-gather")
+      ->capture_default_str();
+}
+
+void add_scheduler_options(CLI::App& cmd, SimJob& job) {
+  cmd.add_option("--chunk", job.chunk_tokens, "token budget per step = prefill chunk")->capture_default_str();
+  cmd.add_option("--page-size", job.page_tokens, "KV page size in tokens")->capture_default_str();
+  cmd.add_option("--reservation", job.reservation, "KV reservation: whole (SGLang) | incremental (vLLM)")
+      ->capture_default_str();
+  cmd.add_option("--policy", job.policy, "scheduling policy: fcfs | lpm | priority")->capture_default_str();
+  cmd.add_option("--max-running", job.max_running, "running requests per rank")->capture_default_str();
+  cmd.add_option("--kv-pages", job.kv_pages, "KV pages per rank (default: HBM left after weights)");
+  cmd.add_flag("!--no-prefix-cache", job.prefix_cache, "disable the radix prefix cache");
+  cmd.add_option("--mtp", job.mtp_drafts, "MTP draft tokens per decode step (0: off)")->capture_default_str();
+  cmd.add_option("--mtp-accept", job.mtp_accept_mean, "mean per-draft acceptance in [0, 1]")
+      ->capture_default_str();
+  cmd.add_option("--mtp-accept-std", job.mtp_accept_std, "its standard deviation across steps (Beta)")
+      ->capture_default_str();
+  cmd.add_option("--expert-skew", job.expert_skew,
+                 "MoE routing skew: uniform | zipf:<alpha> | histogram:<file>")
+      ->capture_default_str();
+  cmd.add_option("--eplb-redundant", job.eplb_redundant, "EPLB with N redundant experts (-1: no EPLB)")
+      ->capture_default_str();
+}
+
+void add_pd_options(CLI::App& cmd, SimJob& job) {
+  cmd.add_option("--pd", job.pd,
+                 "prefill/decode disaggregation xPyD (1P1D, 2P1D, ...): x prefill then y decode instances");
+  cmd.add_option("--pd-link", job.pd_link, "KV hand-off link: nvlink | ib200 | ib400")->capture_default_str();
+  cmd.add_option("--pd-transfer", job.pd_transfer, "whole (after the last chunk) | layer (streamed)")
+      ->capture_default_str();
+}
+
+void add_run_options(CLI::App& cmd, SimJob& job) {
+  cmd.add_option("--concurrency", job.concurrency, "closed loop: N requests in flight (0: trace times)")
+      ->capture_default_str();
+  cmd.add_option("--time-scale", job.time_scale, "multiply arrival times (0.5 = twice the rate)")
+      ->capture_default_str();
+  cmd.add_option("--max-requests", job.max_requests, "stop after N requests (0: all)");
+  cmd.add_option("--start", job.start_s, "keep arrivals from this time on (s, after --time-scale)");
+  cmd.add_option("--duration", job.duration_s, "keep arrivals before start + duration (s; 0: no end)");
+  cmd.add_option("--seed", job.seed, "seed for generated workloads")->capture_default_str();
+  cmd.add_option("--slo", job.slo, "goodput SLO, e.g. ttft=2s,tpot=50ms (bare numbers are ms)");
+  cmd.add_option("--out", job.out, "output directory (metrics.json, requests.csv, trace.json)")->required();
+  cmd.add_option("--trace-detail", job.trace_detail, "trace.json detail: step | op")->capture_default_str();
+  cmd.add_flag("--skip-bad-lines", job.skip_bad_lines, "skip and count malformed workload lines");
+  cmd.add_flag("--wall-time-in-metrics", job.wall_time_in_metrics,
+               "also write wall seconds into metrics.json (makes it differ between identical runs)");
+}
+
+void add_sim(CLI::App& app) {
+  auto job = std::make_shared<SimJob>();
+  CLI::App* cmd = app.add_subcommand("sim", "simulate a deployment on a workload in virtual time");
+  add_deployment_options(*cmd, *job);
+  add_scheduler_options(*cmd, *job);
+  add_pd_options(*cmd, *job);
+  add_run_options(*cmd, *job);
+  cmd->callback([job] {
+    job->progress = ::isatty(STDERR_FILENO) != 0;
+    const int rc = replay_trace_path(job->backend).empty() ? run_sim_job(*job) : run_replay_job(*job);
+    if (rc != 0) std::exit(rc);
+  });
+}
+
+const CommandRegistration kRegistration("sim", add_sim);
+
+}  // namespace
+}  // namespace tokenline::cli

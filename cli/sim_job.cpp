@@ -1,0 +1,322 @@
+#include "cli/sim_job.h"
+
+#include <cstdio>
+#include <exception>
+#include <functional>
+#include <vector>
+
+#include "cli/pd_job.h"
+#include "cli/slo_option.h"
+#include "common/input_error.h"
+#include "engine/model/memory.h"
+#include "sim/backends/cluster_hardware.h"
+#include "sim/backends/replay_backend.h"
+#include "sim/driver/pd_simulation.h"
+#include "sim/driver/simulation.h"
+#include "topologies/hardware_loader.h"
+#include "traces/output_file.h"
+#include "workloads/workload_arrivals.h"
+
+namespace tokenline {
+namespace {
+
+RouterPolicy parse_router(const std::string& v, const char* option) {
+  if (v == "round-robin") return RouterPolicy::kRoundRobin;
+  if (v == "least-load") return RouterPolicy::kLeastLoad;
+  if (v == "prefix-aware") return RouterPolicy::kPrefixAware;
+  throw InputError(option, "round-robin, least-load or prefix-aware", "'" + v + "'");
+}
+
+RankAssignment parse_assignment(const std::string& v) {
+  switch (parse_router(v, "--dp-assign")) {
+    case RouterPolicy::kRoundRobin:
+      return RankAssignment::kRoundRobin;
+    case RouterPolicy::kLeastLoad:
+      return RankAssignment::kLeastLoaded;
+    case RouterPolicy::kPrefixAware:
+      return RankAssignment::kPrefixAware;
+  }
+  return RankAssignment::kRoundRobin;
+}
+
+SchedulePolicy parse_policy(const std::string& v) {
+  if (v == "fcfs") return SchedulePolicy::kFcfs;
+  if (v == "lpm") return SchedulePolicy::kLongestPrefixMatch;
+  if (v == "priority") return SchedulePolicy::kPriority;
+  throw InputError("--policy", "fcfs, lpm or priority", "'" + v + "'");
+}
+
+ReservationPolicy parse_reservation(const std::string& v) {
+  if (v == "incremental") return ReservationPolicy::kIncremental;
+  if (v == "whole") return ReservationPolicy::kWholeRequest;
+  throw InputError("--reservation", "incremental or whole", "'" + v + "'");
+}
+
+TraceDetail parse_detail(const std::string& v) {
+  if (v == "step") return TraceDetail::kStep;
+  if (v == "op") return TraceDetail::kOp;
+  throw InputError("--trace-detail", "step or op", "'" + v + "'");
+}
+
+Backend parse_backend(const std::string& v) {
+  if (v == "analytic") return Backend::kAnalytic;
+  if (v == "simgrid") return Backend::kSimgrid;
+  if (!replay_trace_path(v).empty())
+    return Backend::kAnalytic;  // replay: sized as analytic, timed by the trace
+  throw InputError("--backend", "analytic, simgrid or replay:<trace.json>", "'" + v + "'");
+}
+
+void require_positive(int64_t value, const char* option) {
+  if (value <= 0) throw InputError(option, "a positive integer", std::to_string(value));
+}
+
+void check_numbers(const SimJob& job) {
+  require_positive(job.instances, "--instances");
+  require_positive(job.chunk_tokens, "--chunk");
+  require_positive(job.page_tokens, "--page-size");
+  require_positive(job.max_running, "--max-running");
+  if (job.kv_pages < 0)
+    throw InputError("--kv-pages", "0 (auto) or a positive page count", std::to_string(job.kv_pages));
+  if (job.concurrency < 0)
+    throw InputError("--concurrency", "0 (open loop) or a positive count", std::to_string(job.concurrency));
+  if (job.max_requests < 0)
+    throw InputError("--max-requests", "0 (all) or a positive count", std::to_string(job.max_requests));
+  if (job.duration_s < 0)
+    throw InputError("--duration", "seconds >= 0 (0: no end)", std::to_string(job.duration_s));
+  if (job.out.empty()) throw InputError("--out", "an output directory", "nothing");
+}
+
+WorkloadSpec workload_spec(const SimJob& job) {
+  WorkloadSpec w;
+  w.spec = job.workload;
+  w.options.reader.skip_bad_lines = job.skip_bad_lines;
+  w.options.seed = job.seed;
+  w.options.window.time_scale = job.time_scale;
+  w.options.window.start_s = job.start_s;
+  if (job.duration_s > 0) w.options.window.duration_s = job.duration_s;
+  if (job.max_requests > 0) w.options.window.max_requests = job.max_requests;
+  w.options.window.closed_loop = job.concurrency > 0;
+  check_window(w.options.window);
+  return w;
+}
+
+struct Deployment {
+  Hardware hardware;
+  std::string hardware_name;
+  std::string cluster_name;
+  std::vector<CostModel> cost_models;  // one per instance
+};
+
+// "--parallel tp8,dp8-ep8": one layout per instance; a single layout is repeated --instances times.
+std::vector<Parallel> parse_layouts(const SimJob& job, const ModelConfig& model) {
+  std::vector<Parallel> layouts;
+  size_t begin = 0;
+  while (begin <= job.parallel.size()) {
+    size_t end = job.parallel.find(',', begin);
+    if (end == std::string::npos) end = job.parallel.size();
+    layouts.push_back(parse_parallel(job.parallel.substr(begin, end - begin), "--parallel"));
+    validate_parallel(layouts.back(), model, "--parallel");
+    begin = end + 1;
+  }
+  if (layouts.size() == 1) return std::vector<Parallel>(static_cast<size_t>(job.instances), layouts.front());
+  if (job.instances != 1 && job.instances != static_cast<int32_t>(layouts.size())) {
+    throw InputError("--instances", std::to_string(layouts.size()) + " (one per --parallel layout) or 1",
+                     std::to_string(job.instances));
+  }
+  return layouts;
+}
+
+void check_cluster_gpus(const SimJob& job, const ClusterHardware& cluster,
+                        const std::vector<Parallel>& layouts) {
+  int needed = 0;
+  for (const Parallel& p : layouts) needed += p.gpus();
+  if (needed > cluster.gpus) {
+    throw InputError("--cluster " + job.cluster,
+                     "at least " + std::to_string(needed) + " GPUs for " + std::to_string(layouts.size()) +
+                         " instance(s) of " + job.parallel,
+                     std::to_string(cluster.gpus) + " GPUs");
+  }
+}
+
+Deployment load_deployment(const SimJob& job, const ModelConfig& model,
+                           const std::vector<Parallel>& layouts) {
+  Deployment d;
+  if (!job.cluster.empty()) {
+    const ClusterHardware cluster = load_cluster_hardware(job.cluster);
+    check_cluster_gpus(job, cluster, layouts);
+    d.hardware = cluster.hardware;
+    d.hardware_name = cluster.hardware.name;
+    d.cluster_name = cluster.name;
+  } else {
+    d.hardware = load_hardware(job.hardware);
+    d.hardware_name = job.hardware;
+  }
+  CostOptions options;
+  options.ideal = job.ideal;
+  options.max_chunk_tokens = job.chunk_tokens;
+  options.mtp = job.mtp_drafts > 0;
+  const KvLayout layout =
+      job.kv_layout.empty() ? model.default_kv_layout : parse_kv_layout(job.kv_layout, "--kv-layout");
+  for (const Parallel& p : layouts)
+    d.cost_models.push_back(make_cost_model(model, p, layout, d.hardware, options));
+  return d;
+}
+
+KvConfig size_kv(const SimJob& job, const CostModel& cm) {
+  const KvCapacity cap = kv_capacity(cm, cm.model.max_context_tokens, job.page_tokens);
+  if (!cap.weights_fit || cap.pages_per_rank <= 0) {
+    throw InputError("--parallel " + cm.parallel.name(), "a layout whose GPUs hold the weights and some KV",
+                     std::to_string(cap.weight_bytes / 1e9) + " GB of weights per GPU with " +
+                         std::to_string(cap.usable_hbm_bytes / 1e9) + " GB usable");
+  }
+  KvConfig kv;
+  kv.page_tokens = job.page_tokens;
+  kv.total_pages = job.kv_pages > 0 ? job.kv_pages : cap.pages_per_rank;
+  const int64_t tp = cm.parallel.tp;
+  kv.main_bytes_per_page = cm.kv_bytes_token_layer * cm.model.layers * job.page_tokens / tp;
+  kv.indexer_bytes_per_page =
+      cm.indexer_bytes_token_layer * cm.model.indexer_full_layers * job.page_tokens / tp;
+  kv.reservation = parse_reservation(job.reservation);
+  kv.prefix_cache = job.prefix_cache;
+  return kv;
+}
+
+InstanceConfig instance_config(const SimJob& job, const ModelConfig& model, const CostModel& cm) {
+  InstanceConfig c;
+  c.dp_ranks = cm.parallel.dp_attention;
+  c.assignment = parse_assignment(job.dp_assign);
+  c.scheduler.policy = parse_policy(job.policy);
+  c.scheduler.max_batch_tokens = job.chunk_tokens;
+  c.scheduler.max_running_requests = job.max_running;
+  c.scheduler.mtp_draft_tokens = job.mtp_drafts;
+  c.scheduler.max_context_tokens = model.max_context_tokens;
+  c.kv = size_kv(job, cm);
+  return c;
+}
+
+SimConfig build_config(const SimJob& job, const ModelConfig& model, const Deployment& d) {
+  SimConfig c;
+  c.model_name = model.name;
+  c.hardware_name = d.hardware_name;
+  c.cluster_name = d.cluster_name;
+  c.backend = parse_backend(job.backend);
+  // The simgrid backend needs a network: the --cluster, else the hardware's one-node preset ("h200x8").
+  if (c.backend == Backend::kSimgrid) {
+    c.cluster_source = job.cluster.empty() ? job.hardware + "x8" : job.cluster;
+  }
+  c.overlap = parse_overlap(job.overlap, "--overlap");
+  if (c.overlap != Overlap::kNone && c.backend != Backend::kSimgrid) {
+    throw InputError("--overlap", "none with --backend analytic (overlap needs --backend simgrid)",
+                     job.overlap);
+  }
+  c.router = parse_router(job.router, "--router");
+  for (const CostModel& cm : d.cost_models) {
+    c.instances.push_back({cm.parallel.name(), instance_config(job, model, cm)});
+    c.parallel_name += (c.parallel_name.empty() ? "" : ",") + cm.parallel.name();
+  }
+  c.feed = FeedConfig{.concurrency = job.concurrency};
+  c.output = OutputConfig{.dir = job.out,
+                          .trace_detail = parse_detail(job.trace_detail),
+                          .progress = job.progress,
+                          .wall_time_in_metrics = job.wall_time_in_metrics};
+  c.slo = parse_slo(job.slo);
+  c.seed = job.seed;
+  c.noise = parse_step_noise(StepNoiseOptions{.expert_skew = job.expert_skew,
+                                              .eplb_redundant = job.eplb_redundant,
+                                              .mtp_drafts = job.mtp_drafts,
+                                              .mtp_accept_mean = job.mtp_accept_mean,
+                                              .mtp_accept_std = job.mtp_accept_std},
+                             model.routed_experts);
+  return c;
+}
+
+void print_summary(const SimConfig& c, const SimResult& r) {
+  const double ratio = r.wall_s > 0 ? r.simulated_s / r.wall_s : 0.0;
+  std::fprintf(
+      stderr,
+      "tokenline sim: %lld arrived, %lld completed, %lld rejected, %lld in flight, %lld preemptions, "
+      "prefix hit %.1f%%; simulated %.3f s in %.3f s wall (%.0fx); outputs in %s\n",
+      static_cast<long long>(r.arrived), static_cast<long long>(r.completed),
+      static_cast<long long>(r.rejected), static_cast<long long>(r.in_flight),
+      static_cast<long long>(r.preemptions), 100.0 * r.prefix_hit_rate, r.simulated_s, r.wall_s, ratio,
+      c.output.dir.c_str());
+  if (r.in_flight > 0) {
+    std::fprintf(
+        stderr,
+        "tokenline sim: warning: %lld requests neither completed nor were rejected (an instance could "
+        "not schedule them); arrived != completed + rejected\n",
+        static_cast<long long>(r.in_flight));
+  }
+  if (r.skipped_lines > 0) {
+    std::fprintf(stderr, "tokenline sim: skipped %lld malformed workload lines (--skip-bad-lines)\n",
+                 static_cast<long long>(r.skipped_lines));
+  }
+}
+
+// Runs a simulation and prints its summary (exit code 0); bad input propagates (exit 2), any other failure
+// is one message (exit 1).
+int run_reported(const SimConfig& config, const std::function<SimResult()>& simulate) {
+  try {
+    print_summary(config, simulate());
+    return 0;
+  } catch (const InputError&) {
+    throw;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "tokenline sim: %s\n", e.what());
+    return 1;
+  }
+}
+
+}  // namespace
+
+int run_sim_job(const SimJob& given) {
+  check_numbers(given);
+  const PdConfig pd = parse_pd(given.pd, given.pd_link, given.pd_transfer);
+  SimJob job = given;
+  if (pd.enabled()) job.instances = pd.prefill_instances + pd.decode_instances;
+  const ModelConfig model = load_model(job.model);
+  const Deployment deployment = load_deployment(job, model, parse_layouts(job, model));
+  const WorkloadSpec workload = workload_spec(job);
+  SimConfig config = build_config(job, model, deployment);
+  config.workload_name = describe_workload(workload);
+  require_writable_directory(job.out);
+  if (!job.skip_bad_lines) prevalidate_workload(workload);  // malformed input stops the run before it starts
+  if (pd.enabled()) {
+    apply_pd_roles(config, pd);
+    check_pd_capacity(config, pd, *open_arrivals(workload));
+  }
+  std::unique_ptr<ArrivalSource> source = open_arrivals(workload);
+  return run_reported(config, [&] {
+    return pd.enabled() ? run_pd_simulation(config, pd, deployment.cost_models, *source)
+                        : run_simulation(config, deployment.cost_models, *source);
+  });
+}
+
+int run_replay_job(const SimJob& job) {
+  if (!job.pd.empty())
+    throw InputError("--pd", "no --pd with --backend replay (PD runs the analytic backend)", job.pd);
+  const std::string path = replay_trace_path(job.backend);
+  check_numbers(job);
+  // tokenline run serves requests open loop; MTP drafts (--mtp as the run's) take the run's acceptances.
+  if (job.concurrency > 0)
+    throw InputError("--concurrency", "0 (open loop) with --backend replay", std::to_string(job.concurrency));
+  const ModelConfig model = load_model(job.model);
+  const Deployment deployment = load_deployment(job, model, parse_layouts(job, model));
+  const WorkloadSpec workload = workload_spec(job);
+  SimConfig config = build_config(job, model, deployment);
+  config.workload_name = describe_workload(workload);
+  const RecordedRun recorded = read_recorded_run(path);
+  if (recorded.instances.size() != config.instances.size()) {
+    throw InputError(
+        "--backend " + job.backend,
+        "a trace with " + std::to_string(config.instances.size()) + " instance(s) (--parallel, --instances)",
+        std::to_string(recorded.instances.size()));
+  }
+  require_writable_directory(job.out);
+  if (!job.skip_bad_lines) prevalidate_workload(workload);
+  std::unique_ptr<ArrivalSource> source = open_arrivals(workload);
+  return run_reported(
+      config, [&] { return run_replay_simulation(config, deployment.cost_models, *source, recorded); });
+}
+
+}  // namespace tokenline

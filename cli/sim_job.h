@@ -1,0 +1,66 @@
+// SimJob: the options of `tokenline sim` (and `tokenline quickstart`) exactly as the user gave them, and
+// run_sim_job, which validates them into native structs at the edge (InputError naming the option, what
+// was expected and what was found), checks that --out is writable and the workload well-formed before
+// simulating, runs the simulation and prints the one-line summary on stderr.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+namespace tokenline {
+
+struct SimJob {
+  std::string workload;  // path, "synthetic:..." or "" for the embedded default
+  std::string model = "glm-5.3";
+  std::string hardware = "h200";
+  std::string cluster;                    // when set, its hardware is used and its GPU count bounds the run
+  std::string parallel = "dp8-ep8";       // one layout for every instance, or a comma list, one per instance
+  int32_t instances = 1;                  // with one layout: how many instances of it
+  std::string router = "round-robin";     // across instances
+  std::string dp_assign = "round-robin";  // across attention-DP ranks inside an instance
+  int64_t chunk_tokens = 32768;           // per-step token budget = prefill chunk
+  int64_t page_tokens = 64;
+  // SGLang's whole-request reservation (the seed's engine). Incremental (vLLM) admits more and preempts
+  // under pressure; on the Mooncake trace with dp8-ep8 it recomputes so often that the run is ~8x longer.
+  std::string reservation = "whole";
+  std::string policy = "fcfs";
+  int32_t max_running = 1024;
+  int64_t kv_pages = 0;  // 0: sized from HBM left after weights; else pages per rank
+  bool prefix_cache = true;
+  std::string kv_layout;  // "" = the model's default
+  bool ideal = false;     // the seed's ideal rates instead of the hardware's efficiencies
+  std::string backend = "analytic";
+  std::string overlap = "none";  // simgrid backend: none | combine | tbo | dp-gather
+  uint64_t seed = 0;
+  std::string slo;  // "ttft=200ms,tpot=50ms"
+  std::string out;
+  std::string trace_detail = "step";
+  int32_t concurrency = 0;
+  double time_scale = 1.0;
+  int64_t max_requests = 0;
+  double start_s = 0;
+  double duration_s = 0;
+  bool skip_bad_lines = false;
+  bool wall_time_in_metrics = false;
+  bool progress = false;
+  // PD disaggregation: "" (co-located) or xPyD; the first x instances prefill, the other y decode.
+  std::string pd;
+  std::string pd_link = "ib400";      // nvlink | ib200 | ib400
+  std::string pd_transfer = "whole";  // whole | layer
+  // Per-step noise: MoE expert load skew (uniform | zipf:<alpha> | histogram:<file>), EPLB, MTP.
+  std::string expert_skew = "uniform";
+  int32_t eplb_redundant = -1;  // -1: no EPLB
+  int32_t mtp_drafts = 0;
+  double mtp_accept_mean = 0.7;
+  double mtp_accept_std = 0.0;  // the CLI sets it when stderr is a terminal
+};
+
+// Runs the job. Throws InputError for bad input (exit code 2); returns the process exit code otherwise
+// (0 on success, 1 when the simulation or an output write failed, with the reason on stderr).
+int run_sim_job(const SimJob& job);
+
+// `tokenline sim --backend replay:<trace.json>`: run_sim_job with every instance's steps replayed from a
+// real run's trace. Throws InputError for a bad trace; returns 1 on divergence.
+int run_replay_job(const SimJob& job);
+
+}  // namespace tokenline

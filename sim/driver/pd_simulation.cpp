@@ -1,0 +1,546 @@
+#include "sim/driver/pd_simulation.h"
+
+#include <algorithm>
+#include <chrono>
+#include <deque>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <stdexcept>
+#include <vector>
+
+#include "common/input_error.h"
+#include "engine/core/instance_loop.h"
+#include "engine/core/pd_coordinator.h"
+#include "engine/core/router.h"
+#include "sim/backends/simgrid_backend.h"
+#include "sim/driver/executor_factory.h"
+#include "sim/driver/feeder.h"
+#include "sim/driver/simulation.h"
+#include "sim/simgrid/link_meter.h"
+#include "sim/simgrid/sim_clock.h"
+#include "sim/simgrid/simgrid_adapter.h"
+#include "sim/simgrid/simgrid_network.h"
+#include "sim/simgrid/simgrid_platform.h"
+#include "traces/recorder.h"
+
+namespace tokenline {
+
+namespace {
+
+class PdDriver;
+
+// One instance and what its actor runs the instance loop with: its executor, its clock, and itself as the
+// loop's observer, whose prefill or decode side the driver supplies.
+struct PdSlot final : StepObserver {
+  PdSlot(PdDriver& owner, int32_t slot_index, bool is_prefill, const InstanceConfig& config,
+         std::function<bool()> finished)
+      : driver(owner), index(slot_index), prefill(is_prefill), instance(config), clock(std::move(finished)) {}
+  bool may_step() override;
+  void on_preemption(RequestId id, double now_s) override;
+  void before_execute(const StepPlan& plan, double start_s) override;
+  void on_step(const StepPlan& plan, const StepOutcome& outcome, double start_s,
+               const InstanceCounters& counters) override;
+  void on_records(std::span<const RequestRecord> records) override;
+
+  PdDriver& driver;
+  int32_t index;
+  bool prefill;  // a prefill instance (else decode)
+  Instance instance;
+  std::unique_ptr<SimExecutor> executor;
+  SimgridBackend* simgrid = nullptr;  // --backend simgrid: the executor
+  SimClock clock;
+  int first_gpu = 0;  // --backend simgrid: the instance's first platform GPU
+  int rank_gpus = 1;  // GPUs per attention-DP rank (its tp group)
+};
+
+// One flow of a KV hand-off, metered from its start once the whole hand-off has arrived.
+struct KvShard {
+  int src = 0;
+  int dst = 0;
+  double bytes = 0;
+  double start_s = 0;
+};
+
+// One prefill rank's outgoing link: transfers leave one after another.
+struct Sender {
+  int32_t prefill_instance = 0;
+  PdLinkRate rate;
+  double bytes_per_token = 0;
+  int layers = 1;
+  std::vector<int> src_gpus;  // --backend simgrid: the rank's tp GPUs, each sending its shard
+  std::deque<RequestId> queue;
+  std::unique_ptr<sg::Signal> signal;
+  bool waiting = false;
+  double free_since_s = 0;
+};
+
+// Wakes a sender's actor if it waits.
+void wake(Sender& s) {
+  if (!s.waiting) return;
+  s.waiting = false;
+  s.signal->notify();
+}
+
+// A decode-side request: its KV arrives with it, so it needs no prefix identity.
+RequestSpec kv_spec(RequestId id, int64_t prompt_tokens, int64_t output_tokens) {
+  RequestSpec spec;
+  spec.id = id;
+  spec.prompt_tokens = prompt_tokens;
+  spec.output_tokens = output_tokens;
+  return spec;
+}
+
+PdPoolShape pool_shape(const SimConfig& config, const PdConfig& pd) {
+  const InstanceConfig& p = config.instances.front().config;
+  const InstanceConfig& d = config.instances[static_cast<size_t>(pd.prefill_instances)].config;
+  return PdPoolShape{.prefill_instances = pd.prefill_instances,
+                     .prefill_pages_per_instance = p.kv.total_pages * p.dp_ranks,
+                     .decode_instances = pd.decode_instances,
+                     .decode_ranks = d.dp_ranks,
+                     .decode_pages_per_rank = d.kv.total_pages,
+                     .page_tokens = d.kv.page_tokens};
+}
+
+class PdDriver {
+ public:
+  PdDriver(const SimConfig& config, const PdConfig& pd, std::span<const CostModel> cms,
+           ArrivalSource& source);
+  SimResult run();
+
+  // The instance loop's observer calls, by role (PdSlot forwards them).
+  bool prefill_may_step(int32_t index) const { return !pd_state_.prefill_blocked(index); }
+  void before_prefill_step(int32_t index, const StepPlan& plan, double start_s);
+  void drain_prefill(int32_t index, std::span<const RequestRecord> records);
+  void drain_decode(int32_t index, std::span<const RequestRecord> records);
+  Recorder& recorder() { return recorder_; }
+
+ private:
+  void dispatch(RequestSpec&& spec);
+  void run_prefill(int32_t index);
+  void run_sender(size_t index);
+  void finish_request(const RequestRecord& record, int32_t instance, const Recorder::PdHop* hop);
+  void grant();
+  void deliver(RequestId id, double start_s, double end_s);
+  void wake_all();
+  bool decode_can_end() const;
+  void attach_executor(int32_t index, const CostModel& cm, int& first_gpu);
+  void add_senders(int32_t index, const CostModel& cm, int32_t ranks);
+  double transfer_on_network(const Sender& s, const PdLive& l);
+  void queue_streams(int32_t index, const StepPlan& plan, double start_s);
+  void stream_on_network(Sender& s, RequestId first);
+  void start_shards(sg::Activities& flows, const Sender& s, const PdLive& l, double bytes,
+                    std::vector<KvShard>& shards);
+  void meter_shards(const std::vector<KvShard>& shards, double end_s);
+  void wait_handed_off(Sender& s, const std::vector<RequestId>& group);
+  size_t sender_of(int32_t prefill_instance, int32_t rank) const {
+    return sender_base_[static_cast<size_t>(prefill_instance)] + static_cast<size_t>(rank);
+  }
+
+  const SimConfig& config_;
+  PdConfig pd_;
+  std::span<const CostModel> cms_;
+  ArrivalSource& source_;
+  Recorder recorder_;
+  Router prefill_router_;
+  Router decode_router_;
+  PdCoordinator pd_state_;  // hand-off state, decode reservations, record merging
+  std::vector<std::unique_ptr<PdSlot>> slots_;
+  std::vector<const Instance*> prefill_views_;
+  std::vector<const Instance*> decode_views_;
+  std::vector<Sender> senders_;
+  std::vector<size_t> sender_base_;           // by prefill instance
+  std::optional<sg::PlatformSpec> platform_;  // --backend simgrid
+  std::unique_ptr<LinkMeter> link_meter_;     // --backend simgrid: links.json
+  std::vector<PdGrant> grants_;
+  Feeder feeder_;
+  int32_t prefill_done_ = 0;
+  std::chrono::steady_clock::time_point wall_start_;
+};
+
+PdDriver::PdDriver(const SimConfig& config, const PdConfig& pd, std::span<const CostModel> cms,
+                   ArrivalSource& source)
+    : config_(config),
+      pd_(pd),
+      cms_(cms),
+      source_(source),
+      recorder_(config.output, config.slo, config.instance_count()),
+      prefill_router_(config.router, config.instances.front().config.kv.page_tokens),
+      decode_router_(config.router, config.instances.front().config.kv.page_tokens),
+      pd_state_(pool_shape(config, pd)),
+      feeder_(source, config.feed.concurrency, [this](RequestSpec&& spec) { dispatch(std::move(spec)); }),
+      wall_start_(std::chrono::steady_clock::now()) {
+  if (config.backend == Backend::kSimgrid) {
+    platform_ = sg::load_platform(config.cluster_source, cms[0].hbm_bw);
+    link_meter_ = std::make_unique<LinkMeter>(*platform_, kLinkWindowS);
+  }
+  int first_gpu = 0;
+  for (int32_t i = 0; i < config.instance_count(); ++i) {
+    const SimConfig::InstanceSpec& spec = config.instances[static_cast<size_t>(i)];
+    const bool prefill = i < pd.prefill_instances;
+    std::function<bool()> finished;
+    if (prefill) {
+      finished = [this, i] {
+        return !pd_state_.prefill_blocked(i) && !slots_[static_cast<size_t>(i)]->instance.has_work() &&
+               feeder_.done();
+      };
+    } else {
+      finished = [this, i] {
+        return !slots_[static_cast<size_t>(i)]->instance.has_work() && decode_can_end();
+      };
+    }
+    slots_.push_back(std::make_unique<PdSlot>(*this, i, prefill, spec.config, std::move(finished)));
+    slots_.back()->rank_gpus = cms[static_cast<size_t>(i)].parallel.gpus() / spec.config.dp_ranks;
+    attach_executor(i, cms[static_cast<size_t>(i)], first_gpu);
+    (prefill ? prefill_views_ : decode_views_).push_back(&slots_.back()->instance);
+    recorder_.describe_instance(i, spec.parallel_name, spec.config.dp_ranks, spec.config.kv.total_pages);
+    recorder_.set_role(i, spec.config.scheduler.role);
+    if (prefill) add_senders(i, cms[static_cast<size_t>(i)], spec.config.dp_ranks);
+  }
+}
+
+// One sender per rank of prefill instance `index`; with --backend simgrid, each sends from its tp GPUs.
+void PdDriver::add_senders(int32_t index, const CostModel& cm, int32_t ranks) {
+  sender_base_.push_back(senders_.size());
+  const PdSlot& slot = *slots_[static_cast<size_t>(index)];
+  const PdTransfer per_token = pd_transfer(cm, 1);
+  for (int32_t r = 0; r < ranks; ++r) {
+    Sender s;
+    s.prefill_instance = index;
+    s.rate = pd_link_rate(pd_.link, cm, cm.parallel.tp);
+    s.bytes_per_token = per_token.total_bytes();
+    s.layers = cm.model.layers;
+    for (int g = 0; g < slot.rank_gpus && platform_; ++g)
+      s.src_gpus.push_back(slot.first_gpu + r * slot.rank_gpus + g);
+    senders_.push_back(std::move(s));
+  }
+}
+
+// With --backend simgrid, instances take consecutive GPUs of the platform: the prefill ones first, then
+// the decode ones.
+void PdDriver::attach_executor(int32_t index, const CostModel& cm, int& first_gpu) {
+  PdSlot& slot = *slots_[static_cast<size_t>(index)];
+  slot.first_gpu = first_gpu;
+  slot.executor =
+      make_executor(config_, cm, index, platform_ ? &*platform_ : nullptr, link_meter_.get(), first_gpu);
+  if (platform_) slot.simgrid = static_cast<SimgridBackend*>(slot.executor.get());
+}
+
+// The KV as network flows: each tp GPU of the prefill rank sends its shard to a GPU of the decode rank,
+// all at once, over the platform's routes (sharing links with the instances' collectives). Returns the end.
+double PdDriver::transfer_on_network(const Sender& s, const PdLive& l) {
+  std::vector<KvShard> shards;
+  {
+    sg::Activities flows;
+    start_shards(flows, s, l, l.transfer_bytes, shards);
+    flows.wait_all();
+  }
+  meter_shards(shards, sg::now_s());
+  return sg::now_s();
+}
+
+// --backend simgrid --pd-transfer layer: the requests whose last chunk runs in the step starting now join the
+// hand-off queue at once (not after the step), so a granted one can stream each layer's KV as the step
+// writes it. The step is priced now; its layers are taken to end at equal intervals of that price.
+void PdDriver::queue_streams(int32_t index, const StepPlan& plan, double start_s) {
+  PdSlot& slot = *slots_[static_cast<size_t>(index)];
+  bool queued = false;
+  double layer_s = 0;
+  for (const Batch& b : plan.batches.ranks) {
+    for (const BatchEntry& e : b.entries) {
+      if (e.phase != Phase::kPrefill || !e.last_chunk) continue;
+      if (!queued)
+        layer_s = slot.simgrid->price_ahead(plan.batches).total_s /
+                  static_cast<double>(cms_[static_cast<size_t>(index)].model.layers);
+      queued = true;
+      PdLive& l = pd_state_.live(e.id);
+      l.prefill_rank = b.rank;
+      l.streamed = true;
+      l.stream_start_s = start_s;
+      l.stream_layer_s = layer_s;
+      pd_state_.enqueue(e.id,
+                        decode_router_.pick(decode_views_, kv_spec(e.id, l.prompt_tokens, l.output_tokens)));
+    }
+  }
+  if (queued) grant();
+}
+
+// Starts one flow per tp GPU of the sender to the granted decode rank, each with its share of `bytes`,
+// and notes them in `shards` for the meter.
+void PdDriver::start_shards(sg::Activities& flows, const Sender& s, const PdLive& l, double bytes,
+                            std::vector<KvShard>& shards) {
+  const PdSlot& d = *slots_[static_cast<size_t>(pd_.prefill_instances + l.grant.decode_instance)];
+  const int dst_first = d.first_gpu + l.grant.decode_rank * d.rank_gpus;
+  const double shard_bytes = bytes / static_cast<double>(s.src_gpus.size());
+  for (size_t k = 0; k < s.src_gpus.size(); ++k) {
+    const int dst = dst_first + static_cast<int>(k) % d.rank_gpus;
+    flows.transfer(s.src_gpus[k], dst, shard_bytes);
+    shards.push_back({s.src_gpus[k], dst, shard_bytes, sg::now_s()});
+  }
+}
+
+// Each shard's bytes on every link of its route, spread over [its start, end_s].
+void PdDriver::meter_shards(const std::vector<KvShard>& shards, double end_s) {
+  for (const KvShard& p : shards) {
+    for (const sg::PlatformHop& h : platform_->routes[static_cast<size_t>(p.src)][static_cast<size_t>(p.dst)])
+      link_meter_->add(h.link * 2 + (h.up ? 0 : 1), p.start_s, end_s, p.bytes);
+  }
+}
+
+// Blocks sender `s` until every request of `group` has left its prefill instance (drain_prefill wakes it).
+void PdDriver::wait_handed_off(Sender& s, const std::vector<RequestId>& group) {
+  for (RequestId id : group) {
+    while (!pd_state_.live(id).handed_off) {
+      s.waiting = true;
+      s.signal->wait();
+    }
+  }
+}
+
+// The layer stream of the requests queued at the front of `s` from one prefill step: layer k of each leaves
+// when the step's k-th layer ends (all at once for layers already past when the grant came), the last one
+// not before the step has really ended. Delivers them all when every flow has arrived.
+void PdDriver::stream_on_network(Sender& s, RequestId first) {
+  std::vector<RequestId> group{first};
+  const PdLive& head = pd_state_.live(first);
+  while (!s.queue.empty() && pd_state_.live(s.queue.front()).streamed &&
+         pd_state_.live(s.queue.front()).stream_start_s == head.stream_start_s) {
+    group.push_back(s.queue.front());
+    s.queue.pop_front();
+  }
+  const double popped_s = sg::now_s();
+  for (RequestId id : group) {
+    PdLive& l = pd_state_.live(id);
+    l.transfer_bytes = s.bytes_per_token * double(l.prompt_tokens);
+  }
+  std::vector<KvShard> shards;
+  sg::Activities flows;
+  for (int k = 0; k < s.layers; ++k) {
+    if (k == s.layers - 1) wait_handed_off(s, group);
+    const double due_s = head.stream_start_s + (k + 1) * head.stream_layer_s;
+    if (due_s > sg::now_s()) sg::sleep_until(due_s);
+    for (RequestId id : group) {
+      const PdLive& l = pd_state_.live(id);
+      start_shards(flows, s, l, l.transfer_bytes / s.layers, shards);
+    }
+  }
+  flows.wait_all();
+  const double end = sg::now_s();
+  meter_shards(shards, end);
+  s.free_since_s = end;
+  for (RequestId id : group) deliver(id, std::max(popped_s, pd_state_.live(id).handoff_s), end);
+}
+
+void PdDriver::wake_all() {
+  for (auto& slot : slots_) slot->clock.wake();
+  for (Sender& s : senders_) wake(s);
+  feeder_.wake();
+}
+
+void PdDriver::dispatch(RequestSpec&& spec) {
+  const double now = sg::now_s();
+  const int32_t index = prefill_router_.pick(prefill_views_, spec);
+  recorder_.on_arrival(index, spec.id, now);
+  const bool prefill_fits =
+      slots_[static_cast<size_t>(index)]->instance.rank(0).validate(spec, false) == RejectReason::kNone;
+  if (const std::optional<RequestRecord> rejected = pd_state_.arrive(spec, index, prefill_fits, now)) {
+    finish_request(*rejected, index, nullptr);
+    return;
+  }
+  slots_[static_cast<size_t>(index)]->instance.add_request(std::move(spec), now);
+  wake_all();
+}
+
+void PdDriver::finish_request(const RequestRecord& record, int32_t instance, const Recorder::PdHop* hop) {
+  if (hop != nullptr) {
+    recorder_.on_record(record, instance, *hop);
+  } else {
+    recorder_.on_record(record, instance);
+  }
+  pd_state_.forget(record.id);
+  feeder_.on_finished();  // the feeder sees the free slot at the next wake_all()
+}
+
+// Grants decode pages to waiting hand-offs (the core decides which and where) and queues their KV on the
+// prefill rank's sender.
+void PdDriver::grant() {
+  grants_.clear();
+  pd_state_.grant(grants_);
+  for (const PdGrant& g : grants_)
+    senders_[sender_of(g.prefill_instance, pd_state_.live(g.id).prefill_rank)].queue.push_back(g.id);
+  if (!grants_.empty()) wake_all();
+}
+
+void PdDriver::drain_prefill(int32_t index, std::span<const RequestRecord> records) {
+  bool handed = false, streamed = false;
+  for (const RequestRecord& r : records) {
+    if (r.status != RequestStatus::kHandedOff) {  // rejected by the prefill instance
+      finish_request(r, index, nullptr);
+      feeder_.wake();  // closed loop: its slot is free, and no hand-off may follow to wake the feeder
+      continue;
+    }
+    recorder_.on_handoff(r, index);
+    PdLive& l = pd_state_.handed_off(r);
+    if (l.streamed) {  // queued when its last step started (queue_streams): its sender waits for this
+      l.handed_off = true;
+      l.handoff_s = sg::now_s();
+      streamed = true;
+      continue;
+    }
+    const RequestSpec spec = kv_spec(r.id, r.prompt_tokens, r.output_tokens);
+    pd_state_.enqueue(r.id, decode_router_.pick(decode_views_, spec));
+    handed = true;
+  }
+  if (handed) grant();
+  if (streamed) wake_all();
+}
+
+void PdDriver::drain_decode(int32_t index, std::span<const RequestRecord> records) {
+  for (const RequestRecord& r : records) {
+    const PdLive& l = pd_state_.live(r.id);
+    const RequestRecord merged = pd_state_.merge_decode_record(r);
+    const Recorder::PdHop hop{
+        .decode_instance = index, .transfer_bytes = l.transfer_bytes, .transfer_s = l.transfer_s};
+    finish_request(merged, l.prefill_instance, &hop);
+  }
+  grant();
+  wake_all();
+}
+
+void PdDriver::deliver(RequestId id, double start_s, double end_s) {
+  pd_state_.delivered(id, end_s - start_s);
+  const PdLive& l = pd_state_.live(id);
+  recorder_.on_kv_transfer(id, l.prefill_instance, l.grant.decode_instance, start_s, end_s, l.transfer_bytes);
+  const int32_t index = pd_.prefill_instances + l.grant.decode_instance;
+  slots_[static_cast<size_t>(index)]->instance.add_request_with_kv(
+      kv_spec(id, l.prompt_tokens, l.output_tokens), end_s, l.grant.decode_rank);
+  wake_all();
+}
+
+void PdDriver::run_sender(size_t index) {
+  Sender& s = senders_[index];
+  while (true) {
+    if (s.queue.empty()) {
+      if (prefill_done_ == pd_.prefill_instances && pd_state_.waiting() == 0) return;
+      s.waiting = true;
+      s.signal->wait();
+      continue;
+    }
+    const RequestId id = s.queue.front();
+    s.queue.pop_front();
+    PdLive& l = pd_state_.live(id);
+    if (platform_ && l.streamed) {
+      stream_on_network(s, id);
+      continue;
+    }
+    l.transfer_bytes = s.bytes_per_token * double(l.prompt_tokens);
+    const double start = sg::now_s();
+    if (platform_) {
+      const double end = transfer_on_network(s, l);
+      s.free_since_s = end;
+      deliver(id, start, end);
+      continue;
+    }
+    double end = start + s.rate.time_s(l.transfer_bytes);
+    if (pd_.mode == PdTransferMode::kLayerStream) {
+      // Layers left while the prompt was prefilled (if the link was free then); the last layer's share
+      // goes after the last chunk.
+      const double wire_s = l.transfer_bytes / s.rate.bytes_per_s;
+      const double window = std::max(l.first_chunk_start_s, s.free_since_s);
+      end = std::max(start + wire_s / s.layers, window + wire_s) + s.rate.latency_s;
+    }
+    sg::sleep_until(end);
+    s.free_since_s = end;
+    deliver(id, start, end);
+  }
+}
+
+// Before a prefill step executes: each request's first chunk start (the analytic layer stream's window),
+// and with --backend simgrid --pd-transfer layer the requests whose last chunk this step runs.
+void PdDriver::before_prefill_step(int32_t index, const StepPlan& plan, double start_s) {
+  for (const Batch& b : plan.batches.ranks) {
+    for (const BatchEntry& e : b.entries) {
+      PdLive& l = pd_state_.live(e.id);
+      if (l.first_chunk_start_s < 0) l.first_chunk_start_s = start_s;
+    }
+  }
+  if (slots_[static_cast<size_t>(index)]->simgrid && pd_.mode == PdTransferMode::kLayerStream)
+    queue_streams(index, plan, start_s);
+}
+
+void PdDriver::run_prefill(int32_t index) {
+  PdSlot& slot = *slots_[static_cast<size_t>(index)];
+  run_instance_loop(slot.instance, *slot.executor, slot.clock, slot);
+  ++prefill_done_;
+  wake_all();
+}
+
+bool PdDriver::decode_can_end() const {
+  return prefill_done_ == pd_.prefill_instances && pd_state_.waiting() == 0 && pd_state_.in_transfer() == 0;
+}
+
+bool PdSlot::may_step() {
+  return !prefill || driver.prefill_may_step(index);
+}
+
+void PdSlot::on_preemption(RequestId id, double now_s) {
+  driver.recorder().on_preemption(index, id, now_s);
+}
+
+void PdSlot::before_execute(const StepPlan& plan, double start_s) {
+  if (prefill) driver.before_prefill_step(index, plan, start_s);
+}
+
+void PdSlot::on_step(const StepPlan& plan, const StepOutcome& outcome, double start_s,
+                     const InstanceCounters& counters) {
+  driver.recorder().on_step(index, plan, outcome, executor->last_breakdown(), start_s, counters);
+}
+
+void PdSlot::on_records(std::span<const RequestRecord> records) {
+  if (prefill) {
+    driver.drain_prefill(index, records);
+  } else {
+    driver.drain_decode(index, records);
+  }
+}
+
+SimResult PdDriver::run() {
+  std::unique_ptr<sg::SimEngine> engine_owner =
+      platform_ ? std::make_unique<sg::SimEngine>(*platform_) : std::make_unique<sg::SimEngine>();
+  sg::SimEngine& engine = *engine_owner;
+  for (Sender& s : senders_) s.signal = std::make_unique<sg::Signal>();
+  engine.add_actor("feeder", [this] {
+    feeder_.run();
+    wake_all();  // instances with nothing left to do may now end
+  });
+  for (int32_t i = 0; i < config_.instance_count(); ++i) {
+    if (i < pd_.prefill_instances) {
+      engine.add_actor("prefill-" + std::to_string(i), [this, i] { run_prefill(i); });
+    } else {
+      PdSlot* slot = slots_[static_cast<size_t>(i)].get();
+      engine.add_actor("decode-" + std::to_string(i),
+                       [slot] { run_instance_loop(slot->instance, *slot->executor, slot->clock, *slot); });
+    }
+  }
+  for (size_t s = 0; s < senders_.size(); ++s)
+    engine.add_actor("kv-sender-" + std::to_string(s), [this, s] { run_sender(s); });
+  const bool ok = engine.run();
+  if (feeder_.input_error()) throw *feeder_.input_error();
+  if (!ok) throw std::runtime_error("simulation failed: " + engine.error());
+
+  return finish_simulation(config_, recorder_,
+                           {.backend_name = std::string(to_string(config_.backend)),
+                            .skipped_lines = source_.skipped_lines(),
+                            .wall_start = wall_start_,
+                            .links = link_meter_.get()});
+}
+
+}  // namespace
+
+SimResult run_pd_simulation(const SimConfig& config, const PdConfig& pd,
+                            std::span<const CostModel> cost_models, ArrivalSource& source) {
+  PdDriver driver(config, pd, cost_models, source);
+  return driver.run();
+}
+
+}  // namespace tokenline

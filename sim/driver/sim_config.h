@@ -1,0 +1,54 @@
+// SimConfig: everything one `tokenline sim` run needs, as validated native values (the CLI parses and
+// checks; nothing below it sees a string option). Closed sets are enums with a to_string each.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "engine/core/instance.h"
+#include "engine/core/router.h"
+#include "sim/backends/overlap.h"
+#include "sim/backends/step_noise.h"
+#include "traces/metrics.h"
+#include "traces/output_config.h"
+
+namespace tokenline {
+
+enum class Backend { kAnalytic, kSimgrid };
+std::string_view to_string(Backend backend);
+
+// How requests enter: at their (windowed) workload times (open loop) or N in flight (closed loop, as
+// `vllm bench serve --max-concurrency`: the next request is sent when one leaves). The window itself
+// (--time-scale, --start, --duration, --max-requests) is applied by the workload source.
+struct FeedConfig {
+  int32_t concurrency = 0;  // 0: open loop at workload times
+};
+
+struct SimConfig {
+  std::string model_name;  // for the run block
+  std::string hardware_name;
+  std::string cluster_name;  // empty without --cluster
+  std::string
+      cluster_source;  // --backend simgrid: the cluster preset or JSON path its platform is built from
+  std::string parallel_name;
+  std::string workload_name;
+  Backend backend = Backend::kAnalytic;
+  Overlap overlap = Overlap::kNone;  // simgrid backend: the seed's compute / comm overlap level
+  RouterPolicy router = RouterPolicy::kRoundRobin;
+  // One entry per instance, each with its own parallelism (and so its own ranks and KV pool).
+  struct InstanceSpec {
+    std::string parallel_name;  // "tp8", "dp8-ep8", ...
+    InstanceConfig config;      // scheduler + per-rank KV config
+  };
+  std::vector<InstanceSpec> instances;
+  int32_t instance_count() const { return static_cast<int32_t>(instances.size()); }
+  FeedConfig feed;
+  StepNoise noise;  // per-step MoE load imbalance and MTP acceptance draws (seeded from seed)
+  OutputConfig output;
+  Slo slo;
+  uint64_t seed = 0;
+};
+
+}  // namespace tokenline

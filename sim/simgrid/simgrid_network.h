@@ -1,0 +1,33 @@
+// The network half of the SimGrid seam (with simgrid_adapter.cpp the only code that includes
+// <simgrid/s4u.hpp>): builds a PlatformSpec as SimGrid zones, split-duplex links, explicit routes and HBM
+// loopbacks, and starts activities on its GPU hosts from inside an actor. Use only inside one SimEngine
+// created with that platform.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+
+#include "sim/simgrid/simgrid_platform.h"
+
+namespace tokenline::sg {
+
+// A set of concurrent activities started by the calling actor; wait_all() blocks it until all are done.
+class Activities {
+ public:
+  Activities();
+  ~Activities();
+  Activities(const Activities&) = delete;
+  Activities& operator=(const Activities&) = delete;
+  // Computation of `flops` at the host's speed (shares the GPU with other execs on it).
+  void exec(int host, double flops);
+  // Bytes from GPU src to GPU dst over the platform route; src == dst crosses that GPU's HBM link.
+  void transfer(int src, int dst, double bytes);
+  void wait_all();
+  bool empty() const;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace tokenline::sg

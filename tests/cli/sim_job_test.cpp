@@ -1,0 +1,122 @@
+// Bad input to `tokenline sim`: reported with file:line or the option, exit code 2, nothing written.
+#include "cli/sim_job.h"
+
+#include <algorithm>
+#include <catch2/catch.hpp>
+#include <filesystem>
+#include <fstream>
+
+#include "common/input_error.h"
+#include "tests/cli/tokenline_process.h"
+
+namespace tokenline {
+namespace {
+
+using testing::read_json;
+using testing::run_tokenline;
+using testing::TestDir;
+
+// Five Mooncake lines, the third malformed (input_length is a string).
+std::string write_with_bad_line(const TestDir& dir) {
+  const std::string path = dir.file("bad.jsonl");
+  std::ofstream out(path);
+  out << R"({"timestamp": 0, "input_length": 600, "output_length": 5, "hash_ids": [0, 1]})"
+      << "\n"
+      << R"({"timestamp": 10, "input_length": 700, "output_length": 5, "hash_ids": [0, 2]})"
+      << "\n"
+      << R"({"timestamp": 20, "input_length": "many", "output_length": 5, "hash_ids": [0, 3]})"
+      << "\n"
+      << R"({"timestamp": 30, "input_length": 800, "output_length": 5, "hash_ids": [0, 4]})"
+      << "\n"
+      << R"({"timestamp": 40, "input_length": 900, "output_length": 5, "hash_ids": [0, 5]})"
+      << "\n";
+  return path;
+}
+
+TEST_CASE("a malformed line stops the run with file:line and exit code 2 before simulating", "[sim_job]") {
+  TestDir dir("sim_bad_line");
+  const std::string workload = write_with_bad_line(dir);
+  const auto r = run_tokenline("sim --workload '" + workload + "' --out '" + dir.file("o") + "'", dir);
+  CHECK(r.exit_code == 2);
+  CHECK(r.stderr_text.find(workload + ":3") != std::string::npos);
+  CHECK(r.stderr_text.find("expected") != std::string::npos);
+  for (const char* f : {"metrics.json", "requests.csv", "trace.json"}) {
+    CHECK_FALSE(std::filesystem::exists(dir.file(std::string("o/") + f)));
+  }
+}
+
+TEST_CASE("skip-bad-lines skips and counts malformed lines", "[sim_job]") {
+  TestDir dir("sim_skip_lines");
+  const std::string workload = write_with_bad_line(dir);
+  const auto r =
+      run_tokenline("sim --workload '" + workload + "' --skip-bad-lines --out '" + dir.file("o") + "'", dir);
+  REQUIRE(r.exit_code == 0);
+  const auto m = read_json(dir.file("o/metrics.json"));
+  CHECK(m["run"]["skipped_lines"] == 1);
+  CHECK(m["requests"]["arrived"] == 4);
+  CHECK(m["requests"]["completed"] == 4);
+  CHECK(r.stderr_text.find("skipped 1") != std::string::npos);
+}
+
+TEST_CASE("an output directory that cannot be written fails before the simulation", "[sim_job]") {
+  TestDir dir("sim_bad_out");
+  const std::string blocker = dir.file("file");
+  std::ofstream(blocker) << "x";
+  const std::string workload = testing::source_file("workloads/data/mooncake_conversation_head.jsonl");
+  const auto r = run_tokenline("sim --workload '" + workload + "' --out '" + blocker + "/sub'", dir);
+  CHECK(r.exit_code == 2);
+  CHECK(r.stderr_text.find("--out") != std::string::npos);
+  CHECK(r.stderr_text.find("tokenline sim:") == std::string::npos);  // no summary: nothing was simulated
+}
+
+TEST_CASE("bad option values are input errors naming the option", "[sim_job]") {
+  SimJob job;
+  job.out = "unused";
+  job.router = "random";
+  CHECK_THROWS_WITH(run_sim_job(job), Catch::Contains("--router"));
+  job.router = "round-robin";
+  job.slo = "ttft=fast";
+  CHECK_THROWS_WITH(run_sim_job(job), Catch::Contains("--slo ttft"));
+  job.slo = "";
+  job.instances = 0;
+  CHECK_THROWS_AS(run_sim_job(job), InputError);
+  job.instances = 2;
+  job.cluster = "h200x8";  // 2 x dp8-ep8 needs 16 GPUs
+  CHECK_THROWS_WITH(run_sim_job(job), Catch::Contains("h200x8"));
+}
+
+TEST_CASE("window options bound what is simulated", "[sim_job]") {
+  TestDir dir("sim_window");
+  constexpr int kRequests = 40;
+  constexpr double kTimeScale = 0.5;
+  const auto r = run_tokenline(
+      "sim --max-requests " + std::to_string(kRequests) + " --time-scale 0.5 --out '" + dir.file("o") + "'",
+      dir);
+  REQUIRE(r.exit_code == 0);
+  const auto m = read_json(dir.file("o/metrics.json"));
+  CHECK(m["requests"]["arrived"] == kRequests);
+  CHECK(m["requests"]["completed"] == kRequests);
+  // The last kept arrival is the embedded trace's 40th timestamp (ms), scaled.
+  std::ifstream head(testing::source_file("workloads/data/mooncake_conversation_head.jsonl"));
+  std::string line;
+  double expected_s = 0;
+  for (int i = 0; i < kRequests && std::getline(head, line); ++i) {
+    expected_s = nlohmann::json::parse(line)["timestamp"].get<double>() * 1e-3 * kTimeScale;
+  }
+  REQUIRE(expected_s > 0);
+  double last_arrival_s = 0;
+  for (const auto& row : testing::read_csv_rows(dir.file("o/requests.csv"))) {
+    last_arrival_s = std::max(last_arrival_s, std::stod(row[1]));
+  }
+  CHECK(last_arrival_s == Approx(expected_s));
+}
+
+TEST_CASE("an unknown option value fails in the binary with exit code 2", "[sim_job]") {
+  TestDir dir("sim_bad_option");
+  const auto r = run_tokenline("sim --trace-detail everything --out '" + dir.file("o") + "'", dir);
+  CHECK(r.exit_code == 2);
+  CHECK(r.stderr_text.find("--trace-detail") != std::string::npos);
+}
+
+}  // namespace
+}  // namespace tokenline

@@ -1,0 +1,188 @@
+// The drivers' arrival feeder, open and closed loop. One SimEngine per test case (ctest runs each case in
+// a process of its own); times are relative to the clock when the engine was made, so the cases also hold
+// one after another in one process. Nothing throws inside actors: what they see is stored and checked
+// after run().
+#include "sim/driver/feeder.h"
+
+#include <catch2/catch.hpp>
+#include <cstddef>
+#include <cstdint>
+#include <deque>
+#include <fstream>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "sim/simgrid/simgrid_adapter.h"
+#include "tests/cli/tokenline_process.h"
+
+namespace tokenline {
+namespace {
+
+constexpr double kTimeEps = 1e-9;  // sleep_until rounding at small clocks is far below a nanosecond
+
+// Requests with ids 0..n-1 at the given times; throws InputError instead of returning request `throw_at`.
+class ListSource : public ArrivalSource {
+ public:
+  explicit ListSource(std::vector<double> times_s, size_t throw_at = SIZE_MAX)
+      : times_s_(std::move(times_s)), throw_at_(throw_at) {}
+  bool next(Arrival& out) override {
+    if (next_ == throw_at_) throw InputError("list:" + std::to_string(next_), "a request", "garbage");
+    if (next_ == times_s_.size()) return false;
+    out.trace_time_s = times_s_[next_];
+    out.spec = RequestSpec{};
+    out.spec.id = static_cast<RequestId>(next_);
+    ++next_;
+    return true;
+  }
+
+ private:
+  std::vector<double> times_s_;
+  size_t throw_at_;
+  size_t next_ = 0;
+};
+
+struct Sent {
+  RequestId id = 0;
+  double at_s = 0;  // relative to the engine's start
+  int64_t in_flight = 0;
+};
+
+// One engine whose clock starts at t0 (non-zero after an earlier engine in the same process).
+struct Sim {
+  sg::SimEngine engine;
+  double t0 = sg::now_s();
+  double rel() const { return sg::now_s() - t0; }
+};
+
+TEST_CASE("open loop: each request at its trace time, whatever leaves", "[feeder]") {
+  Sim sim;
+  ListSource source({sim.t0 + 0.5, sim.t0 + 0.5, sim.t0 + 2.0});
+  std::vector<Sent> sent;
+  Feeder feeder(source, 0, [&](RequestSpec&& s) { sent.push_back({s.id, sim.rel(), feeder.in_flight()}); });
+  double done_s = -1;
+  sim.engine.add_actor("feeder", [&] {
+    feeder.on_finished(5);  // counts nothing in open loop
+    feeder.run();
+    done_s = sim.rel();
+  });
+  REQUIRE(sim.engine.run());
+
+  const std::vector<double> expected_s = {0.5, 0.5, 2.0};
+  REQUIRE(sent.size() == expected_s.size());
+  for (size_t i = 0; i < sent.size(); ++i) {
+    CHECK(sent[i].id == static_cast<RequestId>(i));
+    CHECK(sent[i].at_s == Approx(expected_s[i]).margin(kTimeEps));
+    CHECK(sent[i].in_flight == 0);
+  }
+  CHECK(done_s == Approx(2.0).margin(kTimeEps));
+  CHECK(feeder.done());
+  CHECK_FALSE(feeder.input_error());
+}
+
+TEST_CASE("closed loop: N in flight, the next sent when the feeder is woken after one leaves", "[feeder]") {
+  Sim sim;
+  ListSource source(std::vector<double>(5, sim.t0 + 9.0));  // trace times are ignored in closed loop
+  std::vector<Sent> sent;
+  std::deque<RequestId> serving;
+  Feeder feeder(source, 2, [&](RequestSpec&& s) {
+    sent.push_back({s.id, sim.rel(), feeder.in_flight()});
+    serving.push_back(s.id);
+  });
+  double done_s = -1;
+  sim.engine.add_actor("feeder", [&] {
+    feeder.run();
+    done_s = sim.rel();
+  });
+  // A server ends the oldest request each second; the first end is told with on_finished() at 1 s but
+  // wake() only at 1.25 s.
+  std::vector<RequestId> ended;
+  sim.engine.add_actor("server", [&] {
+    for (int k = 1; k <= 4; ++k) {
+      sg::sleep_until(sim.t0 + k);
+      ended.push_back(serving.front());
+      serving.pop_front();
+      feeder.on_finished();
+      if (k == 1) sg::sleep_for(0.25);
+      feeder.wake();
+    }
+  });
+  REQUIRE(sim.engine.run());
+
+  // 0 s: send 0, 1 | 1 s: 0 ends, woken 1.25 s: send 2 | 2 s: 1 ends, send 3 | 3 s: 2 ends, send 4 |
+  // 4 s: 3 ends, the source is empty: done.
+  const std::vector<double> expected_s = {0.0, 0.0, 1.25, 2.0, 3.0};
+  REQUIRE(sent.size() == expected_s.size());
+  for (size_t i = 0; i < sent.size(); ++i) {
+    CHECK(sent[i].id == static_cast<RequestId>(i));
+    CHECK(sent[i].at_s == Approx(expected_s[i]).margin(kTimeEps));
+    CHECK(sent[i].in_flight == (i == 0 ? 1 : 2));  // counted before dispatch, the sent one included
+  }
+  CHECK(ended == std::vector<RequestId>{0, 1, 2, 3});
+  CHECK(done_s == Approx(4.0).margin(kTimeEps));
+  CHECK(feeder.in_flight() == 1);  // request 4 never ended
+}
+
+TEST_CASE("closed loop: requests rejected inside dispatch free their slot at once", "[feeder]") {
+  Sim sim;
+  ListSource source({sim.t0 + 3.0, sim.t0 + 3.0, sim.t0 + 3.0});
+  std::vector<Sent> sent;
+  Feeder feeder(source, 1, [&](RequestSpec&& s) {
+    sent.push_back({s.id, sim.rel(), feeder.in_flight()});
+    feeder.on_finished();
+  });
+  sim.engine.add_actor("feeder", [&] { feeder.run(); });
+  REQUIRE(sim.engine.run());
+
+  REQUIRE(sent.size() == 3);
+  for (const Sent& s : sent) {
+    CHECK(s.at_s == Approx(0.0).margin(kTimeEps));
+    CHECK(s.in_flight == 1);
+  }
+  CHECK(feeder.done());
+  CHECK(feeder.in_flight() == 0);
+}
+
+TEST_CASE("a malformed line ends feeding and is kept, not thrown out of the actor", "[feeder]") {
+  Sim sim;
+  ListSource source({sim.t0 + 0.1, sim.t0 + 0.2}, 1);
+  std::vector<Sent> sent;
+  Feeder feeder(source, 0, [&](RequestSpec&& s) { sent.push_back({s.id, sim.rel(), 0}); });
+  sim.engine.add_actor("feeder", [&] { feeder.run(); });
+  REQUIRE(sim.engine.run());
+
+  REQUIRE(sent.size() == 1);
+  CHECK(sent[0].at_s == Approx(0.1).margin(kTimeEps));
+  CHECK(feeder.done());
+  REQUIRE(feeder.input_error());
+  CHECK(std::string(feeder.input_error()->what()) == "list:1: expected a request, found garbage");
+}
+
+// Regression: the PD driver freed a prefill-rejected request's slot without waking the feeder, so with
+// nothing else in flight the run deadlocked ("simulation failed: feeder: ..."). Both drivers, as processes.
+TEST_CASE("closed loop: a request the instance rejects lets the next one in (PD deadlocked)", "[feeder]") {
+  testing::TestDir dir("feeder_reject");
+  const std::string workload = dir.file("w.jsonl");
+  {
+    std::ofstream out(workload);
+    out << "{\"arrival_s\": 0, \"input_tokens\": 2000, \"output_tokens\": 1}\n"  // > 10 pages: rejected
+        << "{\"arrival_s\": 0, \"input_tokens\": 640, \"output_tokens\": 1}\n";  // 10 pages: fits
+  }
+  constexpr size_t kColStatus = 9;  // requests.csv
+  for (const std::string pd : {"", "--pd 1P1D "}) {
+    INFO(pd);
+    const std::string out = dir.file(pd.empty() ? "colocated" : "pd");
+    const auto r =
+        testing::run_tokenline("sim --workload '" + workload + "' --out '" + out + "' " + pd +
+                                   "--parallel tp8 --kv-pages 10 --no-prefix-cache --concurrency 1",
+                               dir);
+    REQUIRE(r.exit_code == 0);
+    const auto rows = testing::read_csv_rows(out + "/requests.csv");
+    REQUIRE(rows.size() == 2);
+    CHECK(rows[0][kColStatus] == "never_fits_kv");
+    CHECK(rows[1][kColStatus] == "completed");
+  }
+}
+
+}  // namespace
+}  // namespace tokenline

@@ -1,0 +1,290 @@
+// Whole runs of `tokenline sim` as separate processes: determinism, conservation, and the seed article's
+// operating points coming out of a simulation (not only out of the ledger).
+#include "sim/driver/simulation.h"
+
+#include <algorithm>
+#include <catch2/catch.hpp>
+#include <map>
+
+#include "engine/model/memory.h"
+#include "tests/cli/tokenline_process.h"
+#include "topologies/hardware_loader.h"
+
+namespace tokenline {
+namespace {
+
+using testing::read_all;
+using testing::read_json;
+using testing::run_tokenline;
+using testing::TestDir;
+
+constexpr int64_t kContext128k = 131072;     // the seed's 128K example
+constexpr int64_t kContext1m = 1048576;      // GLM-5.3's 1M context
+constexpr int64_t kChunkTokens = 32768;      // SGLang's chunk; the seed: 1M = 32 chunks
+constexpr int kSeedBatch = 32;               // the seed's batch-32 example (requests per attention rank)
+constexpr int kDpRanks = 8;                  // dp8-ep8 on 8xH200
+constexpr double kSeedStepS = 23e-3 / 0.85;  // the seed: weight reads ~23 ms are ~85% of the step (~27 ms)
+constexpr double kSeedWeightsShare = 0.85;
+constexpr int kSeedMaxKvHolders = 4;  // the seed: 8xH200 holds KV of only 4 1M requests at once
+
+CostModel glm_cost_model(const char* parallel, bool ideal) {
+  CostOptions options;
+  options.ideal = ideal;
+  const ModelConfig model = model_preset("glm-5.3");
+  return make_cost_model(model, parse_parallel(parallel, "test"), model.default_kv_layout,
+                         load_hardware("h200"), options);
+}
+
+std::string sim_args(const std::string& workload, const std::string& out, const std::string& extra) {
+  return "sim --workload '" + workload + "' --out '" + out + "' " + extra;
+}
+
+TEST_CASE("the same command twice gives byte-identical outputs", "[simulation]") {
+  TestDir dir("sim_determinism");
+  const std::string workload = testing::source_file("workloads/data/mooncake_conversation_head.jsonl");
+  for (const char* out : {"a", "b"}) {
+    const auto r =
+        run_tokenline(sim_args(workload, dir.file(out), "--cluster h200x8 --trace-detail op"), dir);
+    REQUIRE(r.exit_code == 0);
+  }
+  for (const char* file : {"metrics.json", "requests.csv", "trace.json"}) {
+    INFO(file);
+    const std::string a = read_all(dir.file(std::string("a/") + file));
+    CHECK(a.size() > 100);
+    CHECK(a == read_all(dir.file(std::string("b/") + file)));
+  }
+}
+
+// Each request's async spans: "request" encloses "queued", every "prefill chunk N" and "decode".
+void check_request_spans_nest(const nlohmann::json& trace) {
+  std::map<int64_t, std::pair<double, double>> request_span;
+  std::map<int64_t, std::vector<std::pair<std::string, double>>> events;
+  for (const auto& e : trace["traceEvents"]) {
+    if (e["ph"] != "b" && e["ph"] != "e") continue;
+    const int64_t id = e["id"];
+    const double ts = e["ts"];
+    if (e["name"] == "request") {
+      (e["ph"] == "b" ? request_span[id].first : request_span[id].second) = ts;
+    } else {
+      events[id].emplace_back(e["ph"].get<std::string>() + ":" + e["name"].get<std::string>(), ts);
+    }
+  }
+  REQUIRE_FALSE(request_span.empty());
+  for (const auto& [id, list] : events) {
+    const auto [begin, end] = request_span.at(id);
+    int open = 0;
+    for (const auto& [what, ts] : list) {
+      CHECK(ts >= begin);
+      CHECK(ts <= end);
+      open += what[0] == 'b' ? 1 : -1;
+      CHECK(open >= 0);
+    }
+    CHECK(open == 0);
+  }
+}
+
+TEST_CASE("quickstart writes the three outputs from any directory and request spans nest", "[simulation]") {
+  TestDir dir("sim_quickstart");
+  const std::string command =
+      "cd '" + dir.path().string() + "' && '" + TOKENLINE_BINARY + "' quickstart --out q";
+  REQUIRE(std::system((command + " 2>/dev/null").c_str()) == 0);
+  const auto m = read_json(dir.file("q/metrics.json"));
+  CHECK(m["requests"]["arrived"] == 200);  // the embedded 200-request head of the Mooncake trace
+  CHECK(m["requests"]["completed"] == 200);
+  CHECK(m["run"]["model"] == "glm-5.3");
+  CHECK(m["run"]["parallelism"] == "dp8-ep8");
+  CHECK_FALSE(m["run"].contains("wall_s"));
+  CHECK(testing::read_csv_rows(dir.file("q/requests.csv")).size() == 200);
+  const auto trace = read_json(dir.file("q/trace.json"));
+  check_request_spans_nest(trace);
+  std::map<std::string, int> counters;
+  for (const auto& e : trace["traceEvents"]) {
+    if (e["ph"] == "C") ++counters[e["name"]];
+  }
+  CHECK(counters["requests"] > 0);
+  CHECK(counters["kv_pages"] > 0);
+  CHECK(counters["batch_tokens"] > 0);
+}
+
+TEST_CASE("every arrival completes or is rejected with a reason and preempted requests finish",
+          "[simulation]") {
+  TestDir dir("sim_conservation");
+  const std::string workload = dir.file("w.jsonl");
+  testing::write_uniform_workload(workload, 40, 0.0, 6000, 1000);
+  {
+    std::ofstream more(workload, std::ios::app);
+    more
+        << "{\"arrival_s\": 0.5, \"input_tokens\": 2000000, \"output_tokens\": 10}\n";  // over the 1M context
+  }
+  // A small pool forces preemptions under incremental reservation: 200 pages x 64 tokens hold two 6000-token
+  // prompts (188 pages) but not both requests' 1000 output tokens (2 x 110 pages).
+  const auto r = run_tokenline(
+      sim_args(workload, dir.file("o"), "--parallel tp8 --kv-pages 200 --reservation incremental"), dir);
+  REQUIRE(r.exit_code == 0);
+  const auto m = read_json(dir.file("o/metrics.json"));
+  const auto& req = m["requests"];
+  CHECK(req["arrived"] == 41);
+  CHECK(req["completed"].get<int64_t>() + req["rejected"].get<int64_t>() == 41);
+  CHECK(req["rejected_by_reason"].size() == 1);
+  CHECK(req["rejected"] == 1);
+  CHECK(req["preemptions"].get<int64_t>() > 0);
+  int preempted_rows = 0;
+  for (const auto& row : testing::read_csv_rows(dir.file("o/requests.csv"))) {
+    if (std::stoi(row[7]) > 0) {
+      ++preempted_rows;
+      CHECK(row[9] == "completed");
+    }
+  }
+  CHECK(preempted_rows == req["preempted"].get<int>());
+}
+
+TEST_CASE("instances with their own layouts share a workload through the router", "[simulation]") {
+  TestDir dir("sim_heterogeneous");
+  const auto r = run_tokenline(
+      "sim --cluster h200x16-ib --parallel tp8-ep8,dp8-ep8 --router round-robin --max-requests 60 --out '" +
+          dir.file("o") + "'",
+      dir);
+  REQUIRE(r.exit_code == 0);
+  const auto m = read_json(dir.file("o/metrics.json"));
+  CHECK(m["run"]["parallelism"] == "tp8-ep8,dp8-ep8");
+  CHECK(m["run"]["instances"] == 2);
+  REQUIRE(m["instances"].size() == 2);
+  for (const auto& instance : m["instances"]) CHECK(instance["steps"].get<int64_t>() > 0);
+  // Each instance sizes its own pool: tp8 splits KV over 8 GPUs, dp8 keeps it whole on each rank.
+  CHECK(m["instances"][0]["kv_pages"]["capacity"] != m["instances"][1]["kv_pages"]["capacity"]);
+  int per_instance[2] = {0, 0};
+  for (const auto& row : testing::read_csv_rows(dir.file("o/requests.csv")))
+    ++per_instance[std::stoi(row[8])];
+  CHECK(per_instance[0] == 30);  // round-robin: every other request
+  CHECK(per_instance[1] == 30);
+}
+
+TEST_CASE("the closed loop keeps at most N requests in flight and sends the next when one leaves",
+          "[simulation]") {
+  TestDir dir("sim_closed_loop");
+  const std::string workload = dir.file("w.jsonl");
+  constexpr int kRequests = 30;
+  constexpr int kConcurrency = 4;
+  testing::write_uniform_workload(workload, kRequests, 0.0, 2000, 50);
+  {
+    std::ofstream late(workload,
+                       std::ios::app);  // a trace time far in the future: the closed loop ignores it
+    late << "{\"arrival_s\": 100000.0, \"input_tokens\": 2000, \"output_tokens\": 50}\n";
+  }
+  const auto r = run_tokenline(
+      sim_args(workload, dir.file("o"), "--parallel tp8 --concurrency " + std::to_string(kConcurrency)), dir);
+  REQUIRE(r.exit_code == 0);
+  const auto trace = read_json(dir.file("o/trace.json"));
+  int64_t max_in_flight = 0;
+  for (const auto& e : trace["traceEvents"]) {
+    if (e["ph"] != "C" || e["name"] != "requests") continue;
+    max_in_flight =
+        std::max(max_in_flight, e["args"]["running"].get<int64_t>() + e["args"]["waiting"].get<int64_t>());
+  }
+  CHECK(max_in_flight == kConcurrency);
+  const auto m = read_json(dir.file("o/metrics.json"));
+  CHECK(m["requests"]["completed"] == kRequests + 1);
+  CHECK(m["run"]["simulated_s"].get<double>() < 1000.0);
+}
+
+// The seed's "batch 32, 128K context, one decode step" table: TP8 + EP8 + DP attention, 32 requests on
+// every attention rank, the seed's ideal rates. The pool is enlarged (--kv-pages) because the table
+// ignores capacity: 32 x 128K tokens do not fit one rank's HBM. Ranks prefill their requests one after the
+// other while the earlier ones decode; 200 output tokens outlast the 31 x 4 later chunk steps, so the
+// last steps decode all 32 requests of a rank together.
+TEST_CASE("a batch-32 128K decode step takes about 27 ms with 85% of it weight reads", "[simulation][seed]") {
+  TestDir dir("sim_seed_decode");
+  const std::string workload = dir.file("w.jsonl");
+  constexpr int64_t kOutputTokens = 200;
+  testing::write_uniform_workload(workload, kSeedBatch * kDpRanks, 0.0, kContext128k, kOutputTokens);
+  const int64_t pages = kSeedBatch * ((kContext128k + kOutputTokens + 63) / 64);
+  const auto r = run_tokenline(
+      sim_args(workload, dir.file("o"), "--parallel dp8-ep8 --ideal --kv-pages " + std::to_string(pages)),
+      dir);
+  REQUIRE(r.exit_code == 0);
+  const auto trace = read_json(dir.file("o/trace.json"));
+  const nlohmann::json* last_full_decode = nullptr;
+  for (const auto& e : trace["traceEvents"]) {
+    if (e["ph"] == "X" && e["name"] == "step" && e["args"].contains("weights_ns") &&
+        e["args"]["tokens"] == kSeedBatch && e["args"]["requests"] == kSeedBatch) {
+      last_full_decode = &e;
+    }
+  }
+  REQUIRE(last_full_decode != nullptr);
+  const double step_s = (*last_full_decode)["dur"].get<double>() * 1e-6;
+  const double weights_s = (*last_full_decode)["args"]["weights_ns"].get<double>() * 1e-9;
+  const StepCost ledger = decode_step(glm_cost_model("dp8-ep8", true), kSeedBatch, kContext128k);
+  CHECK(step_s == Approx(ledger.total_s).epsilon(1e-3));  // the simulated step is the ledger's step
+  CHECK(step_s == Approx(kSeedStepS).epsilon(0.10));
+  CHECK(weights_s / step_s == Approx(kSeedWeightsShare).margin(0.05));
+}
+
+// Async spans "prefill chunk N" of request 0, in chunk order.
+std::vector<double> chunk_durations_s(const nlohmann::json& trace) {
+  std::map<std::string, double> begin_us;
+  std::map<int, double> durations;
+  for (const auto& e : trace["traceEvents"]) {
+    if ((e["ph"] != "b" && e["ph"] != "e") || e["id"] != 0) continue;
+    const std::string name = e["name"];
+    if (name.rfind("prefill chunk ", 0) != 0) continue;
+    if (e["ph"] == "b") {
+      begin_us[name] = e["ts"].get<double>();
+    } else {
+      durations[std::stoi(name.substr(14))] = (e["ts"].get<double>() - begin_us[name]) * 1e-6;
+    }
+  }
+  std::vector<double> out;
+  for (const auto& [index, d] : durations) out.push_back(d);
+  return out;
+}
+
+TEST_CASE("a 1M request's TTFT is the sum of its 32 chunk times and each chunk is slower than the last",
+          "[simulation][seed]") {
+  TestDir dir("sim_seed_1m");
+  const std::string workload = dir.file("w.jsonl");
+  constexpr int64_t kOutputTokens = 16;
+  testing::write_uniform_workload(workload, 1, 0.0, kContext1m - kOutputTokens, kOutputTokens);
+  const auto r = run_tokenline(sim_args(workload, dir.file("o"), "--parallel tp8-ep8"), dir);
+  REQUIRE(r.exit_code == 0);
+  const std::vector<double> chunks = chunk_durations_s(read_json(dir.file("o/trace.json")));
+  REQUIRE(chunks.size() == kContext1m / kChunkTokens);
+  double sum_s = 0;
+  for (size_t i = 0; i < chunks.size(); ++i) {
+    sum_s += chunks[i];
+    if (i > 0) CHECK(chunks[i] > chunks[i - 1]);
+  }
+  const auto rows = testing::read_csv_rows(dir.file("o/requests.csv"));
+  REQUIRE(rows.size() == 1);
+  const double ttft_s = std::stod(rows[0][2]) - std::stod(rows[0][1]);
+  CHECK(ttft_s == Approx(sum_s).epsilon(1e-6));
+  const StepCost first = prefill_step(glm_cost_model("tp8-ep8", false), kChunkTokens, 0, false);
+  CHECK(chunks[0] == Approx(first.total_s).epsilon(1e-6));
+}
+
+TEST_CASE("8xH200 holds the KV of at most 4 1M requests at once and the rest wait", "[simulation][seed]") {
+  TestDir dir("sim_seed_1m_capacity");
+  const std::string workload = dir.file("w.jsonl");
+  constexpr int kRequests = 8;
+  testing::write_uniform_workload(workload, kRequests, 0.0, kContext1m - 16, 16);
+  const auto r =
+      run_tokenline(sim_args(workload, dir.file("o"), "--parallel tp8-ep8 --reservation whole"), dir);
+  REQUIRE(r.exit_code == 0);
+  int64_t max_running = 0;
+  int64_t max_waiting = 0;
+  const auto trace = read_json(dir.file("o/trace.json"));
+  for (const auto& e : trace["traceEvents"]) {
+    if (e["ph"] != "C" || e["name"] != "requests") continue;
+    max_running = std::max(max_running, e["args"]["running"].get<int64_t>());
+    max_waiting = std::max(max_waiting, e["args"]["waiting"].get<int64_t>());
+  }
+  const KvCapacity cap = kv_capacity(glm_cost_model("tp8-ep8", false), kContext1m);
+  CHECK(max_running == cap.max_concurrent_requests);
+  CHECK(max_running <= kSeedMaxKvHolders);
+  CHECK(max_running >= 1);
+  CHECK(max_waiting >= kRequests - kSeedMaxKvHolders);
+  const auto m = read_json(dir.file("o/metrics.json"));
+  CHECK(m["requests"]["completed"] == kRequests);
+}
+
+}  // namespace
+}  // namespace tokenline
