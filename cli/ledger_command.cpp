@@ -14,6 +14,7 @@
 #include "common/input_error.h"
 #include "engine/model/ledger.h"
 #include "engine/model/memory.h"
+#include "engine/model/op_profile.h"
 #include "topologies/hardware_loader.h"
 
 namespace tokenline::cli {
@@ -32,6 +33,8 @@ struct LedgerArgs {
   std::string parallel;
   std::string kv_layout;
   std::string dp_gather = "once";
+  std::string profile;      // op profile name or directory ("": roofline only)
+  std::string profile_set;  // timing overrides "name=value,..."
   int gpus = 0;
   int64_t batch = 1;
   int64_t context = -1;  // -1: the phase's default
@@ -76,6 +79,13 @@ Setup build_setup(const LedgerArgs& a) {
   o.indexer_read_scales = !a.indexer_keys_only;
   o.mtp = a.mtp;
   o.max_chunk_tokens = a.chunk;
+  if (!a.profile_set.empty() && a.profile.empty())
+    throw InputError("--profile-set", "a --profile to override", "no --profile");
+  if (!a.profile.empty()) {
+    auto profile = load_op_profile(a.profile);
+    apply_profile_sets(*profile, a.profile_set);
+    o.profile = std::move(profile);
+  }
   check_range("--chunk", a.chunk, 1, model.max_context_tokens,
               "a chunk of tokens within the model's context");
   Setup s{make_cost_model(model, parallel, layout, hw, o), a.context};
@@ -113,6 +123,7 @@ void add_into(StepCost& sum, const StepCost& s) {
     a.memory_s += b.memory_s;
     a.launch_s += b.launch_s;
     a.time_s += b.time_s;
+    if (b.source == TimeSource::kProfile) a.source = TimeSource::kProfile;
   }
   sum.bytes.weight_read += s.bytes.weight_read;
   sum.bytes.kv_read += s.bytes.kv_read;
@@ -127,6 +138,8 @@ void add_into(StepCost& sum, const StepCost& s) {
   sum.activations_s += s.activations_s;
   sum.comm_s += s.comm_s;
   sum.launch_s += s.launch_s;
+  sum.profile_s += s.profile_s;
+  sum.overhead_s += s.overhead_s;
   sum.tokens += s.tokens;
 }
 
@@ -152,8 +165,10 @@ void print_header(const LedgerArgs& a, const Setup& s) {
   std::printf("layers %d = %d dense + %d MoE; indexer %d full + %d shared\n", cm.model.layers,
               cm.model.mlp_dense_layers(), cm.model.moe_layers(),
               cm.model.has_indexer() ? cm.model.indexer_full_layers : 0, cm.model.indexer_shared_layers());
-  const char* times = cm.options.ideal ? "ideal (the seed's 4.8 TB/s, 787 GB/s, 25 GB/s, 5 us)"
-                                       : "achieved (hardware efficiency factors)";
+  const std::string profile_times = a.profile.empty() ? "" : "profile " + a.profile + " where measured, else roofline";
+  const char* times = cm.options.ideal     ? "ideal (the seed's 4.8 TB/s, 787 GB/s, 25 GB/s, 5 us)"
+                      : !a.profile.empty() ? profile_times.c_str()
+                                           : "achieved (hardware efficiency factors)";
   if (a.phase == "decode") {
     std::printf("batch %lld per attention rank (%lld in the instance) | context %lld | times: %s\n",
                 (long long)a.batch, (long long)(a.batch * cm.parallel.dp_attention), (long long)s.context,
@@ -169,29 +184,30 @@ void print_header(const LedgerArgs& a, const Setup& s) {
 
 void print_ops(const StepCost& c) {
   std::printf("\nOperators (busiest attention rank: FLOPs and bytes of the rank, time of one of its GPUs)\n");
-  std::printf("%-20s %6s %7s %12s %10s %10s %9s %9s %10s\n", "op", "layers", "calls", "GFLOP", "HBM GB",
-              "weight GB", "KV GB", "index GB", "time ms");
+  std::printf("%-20s %6s %7s %12s %10s %10s %9s %9s %10s %-8s\n", "op", "layers", "calls", "GFLOP", "HBM GB",
+              "weight GB", "KV GB", "index GB", "time ms", "source");
   for (int i = 0; i < kOpCount; ++i) {
     const Term& t = c.terms[i];
     if (is_collective(Op(i)) || t.count == 0) continue;
-    std::printf("%-20s %6d %7lld %12.2f %10.3f %10.3f %9.3f %9.3f %10.4f\n",
+    std::printf("%-20s %6d %7lld %12.2f %10.3f %10.3f %9.3f %9.3f %10.4f %-8s\n",
                 std::string(op_name(Op(i))).c_str(), t.layers, (long long)t.count, t.rank_flops / 1e9,
                 t.rank_hbm_bytes / 1e9, t.weight_bytes / 1e9, t.kv_bytes / 1e9, t.indexer_bytes / 1e9,
-                t.time_s * 1e3);
+                t.time_s * 1e3, std::string(time_source_name(t.source)).c_str());
   }
 }
 
 void print_collectives(const StepCost& c, const CostModel& cm) {
   std::printf("\nCollectives over %s (one rank's messages)\n", std::string(link_name(cm.link)).c_str());
-  std::printf("%-18s %-15s %5s %6s %12s %12s %10s %10s\n", "collective", "kind", "group", "count", "MB each",
-              "MB total", "xfer ms", "launch ms");
+  std::printf("%-18s %-15s %5s %6s %12s %12s %10s %10s %10s %-8s\n", "collective", "kind", "group", "count",
+              "MB each", "MB total", "xfer ms", "launch ms", "time ms", "source");
   for (int i = 0; i < kOpCount; ++i) {
     const Term& t = c.terms[i];
     if (!is_collective(Op(i)) || t.count == 0) continue;
-    std::printf("%-18s %-15s %5d %6lld %12.3f %12.3f %10.4f %10.4f\n", std::string(op_name(Op(i))).c_str(),
-                std::string(collective_kind_name(op_collective(Op(i)))).c_str(),
-                collective_group(Op(i), cm.parallel), (long long)t.count, t.bytes_each / 1e6,
-                t.bytes_total / 1e6, t.memory_s * 1e3, t.launch_s * 1e3);
+    std::printf("%-18s %-15s %5d %6lld %12.3f %12.3f %10.4f %10.4f %10.4f %-8s\n",
+                std::string(op_name(Op(i))).c_str(), std::string(collective_kind_name(op_collective(Op(i)))).c_str(),
+                collective_group(Op(i), cm.parallel), (long long)t.count, t.bytes_each / 1e6, t.bytes_total / 1e6,
+                t.memory_s * 1e3, t.launch_s * 1e3, t.time_s * 1e3,
+                std::string(time_source_name(t.source)).c_str());
   }
   std::printf("%-18s %-15s %5s %6lld %12s %12.3f\n", "total", "", "", (long long)c.collective_count(), "",
               c.collective_bytes() / 1e6);
@@ -214,7 +230,8 @@ void print_ledgers(const StepCost& c, double rank_tokens, double time_scale, con
   const std::pair<const char*, double> rows[] = {{"weights", c.weights_s}, {"kv", c.kv_s},
                                                  {"indexer", c.indexer_s}, {"activations", c.activations_s},
                                                  {"compute", c.compute_s}, {"comm", c.comm_s},
-                                                 {"launch", c.launch_s}};
+                                                 {"launch", c.launch_s},   {"profile", c.profile_s},
+                                                 {"cpu overhead", c.overhead_s}};
   for (const auto& [name, s] : rows) {
     std::printf("  %-22s %12.4f %s  %5.1f %%\n", name, s * time_scale, unit,
                 c.total_s > 0 ? 100 * s / c.total_s : 0);
@@ -271,7 +288,8 @@ Json ops_json(const StepCost& c) {
                    {"indexer_bytes", t.indexer_bytes},
                    {"compute_s", t.compute_s},
                    {"memory_s", t.memory_s},
-                   {"time_s", t.time_s}});
+                   {"time_s", t.time_s},
+                   {"source", time_source_name(t.source)}});
   }
   return ops;
 }
@@ -290,7 +308,8 @@ Json collectives_json(const StepCost& c, const CostModel& cm) {
                    {"bytes_total", t.bytes_total},
                    {"transfer_s", t.memory_s},
                    {"launch_s", t.launch_s},
-                   {"time_s", t.time_s}});
+                   {"time_s", t.time_s},
+                   {"source", time_source_name(t.source)}});
   }
   return out;
 }
@@ -306,7 +325,9 @@ Json time_json(const StepCost& c) {
   return {{"total", c.total_s},     {"weights", c.weights_s},
           {"kv", c.kv_s},           {"indexer", c.indexer_s},
           {"comm", c.comm_s},       {"launch", c.launch_s},
-          {"compute", c.compute_s}, {"activations", c.activations_s}};
+          {"compute", c.compute_s}, {"activations", c.activations_s},
+          {"profile", c.profile_s}, {"overhead", c.overhead_s},
+          {"coverage", c.coverage()}};
 }
 
 Json memory_json(const CostModel& cm, int64_t context, Json& out) {
@@ -357,6 +378,7 @@ Json header_json(const LedgerArgs& a, const Setup& s) {
       {"parallel", cm.parallel.name()},
       {"phase", a.phase},
       {"ideal", cm.options.ideal},
+      {"profile", a.profile},
       {"batch", a.batch},
       {"instance_batch", a.batch * cm.parallel.dp_attention},
       {"context", s.context},
@@ -475,6 +497,10 @@ void add_ledger(CLI::App& app) {
   cmd->add_flag("--ideal", args->ideal,
                 "the seed's assumptions instead of the hardware's efficiency factors");
   cmd->add_flag("--json", args->json, "JSON instead of tables");
+  cmd->add_option("--profile", args->profile,
+                  "price ops from a measured op profile (h200-sglang, or a directory) where it covers them");
+  cmd->add_option("--profile-set", args->profile_set,
+                  "override profile timing parameters: name=value[,name=value]");
   cmd->callback([args] { run_ledger(*args); });
 }
 

@@ -9,6 +9,7 @@
 #include "cli/slo_option.h"
 #include "common/input_error.h"
 #include "engine/model/memory.h"
+#include "engine/model/op_profile.h"
 #include "sim/backends/cluster_hardware.h"
 #include "sim/backends/replay_backend.h"
 #include "sim/driver/pd_simulation.h"
@@ -155,6 +156,13 @@ Deployment load_deployment(const SimJob& job, const ModelConfig& model,
   options.ideal = job.ideal;
   options.max_chunk_tokens = job.chunk_tokens;
   options.mtp = job.mtp_drafts > 0;
+  if (!job.profile_set.empty() && job.profile.empty())
+    throw InputError("--profile-set", "a --profile to override", "no --profile");
+  if (!job.profile.empty()) {
+    auto profile = load_op_profile(job.profile);
+    apply_profile_sets(*profile, job.profile_set);
+    options.profile = std::move(profile);
+  }
   const KvLayout layout =
       job.kv_layout.empty() ? model.default_kv_layout : parse_kv_layout(job.kv_layout, "--kv-layout");
   for (const Parallel& p : layouts)

@@ -29,6 +29,8 @@ struct SimJob {
   bool prefix_cache = true;
   std::string kv_layout;  // "" = the model's default
   bool ideal = false;     // the seed's ideal rates instead of the hardware's efficiencies
+  std::string profile;      // op profile name or directory ("": roofline only)
+  std::string profile_set;  // its timing overrides "name=value,..."
   std::string backend = "analytic";
   std::string overlap = "none";  // simgrid backend: none | combine | tbo | dp-gather
   uint64_t seed = 0;

@@ -5,7 +5,8 @@
 
 namespace tokenline {
 
-// Paths "hardware/<name>.json" and "clusters/<name>.json", sorted.
+// Paths "hardware/<name>.json", "clusters/<name>.json" and "profiles/<name>/<file>" (op profiles, read by
+// engine/model/op_profile.cpp), sorted.
 const std::vector<EmbeddedText>& topologies_embedded_specs();
 
 }  // namespace tokenline

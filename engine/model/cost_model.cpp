@@ -1,6 +1,7 @@
 // make_cost_model: the rates a step's roofline and collectives use, ideal (the seed's) or achieved.
 #include "common/input_error.h"
 #include "engine/model/ledger.h"
+#include "engine/model/op_profile_pricing.h"
 
 namespace tokenline {
 namespace {
@@ -85,6 +86,10 @@ CostModel make_cost_model(const ModelConfig& model, const Parallel& parallel, Kv
       p.attention / model.layers + 2 * h * h +
       3 * h * double(model.moe_intermediate) * (model.experts_per_token + model.shared_experts);
   cm.mtp_params = p.mtp;
+  if (options.profile) {
+    if (options.ideal) throw InputError("--profile", "no --ideal (the seed's figures are rooflines)", "both");
+    cm.profile = resolve_profile(*options.profile, cm);
+  }
   return cm;
 }
 

@@ -6,6 +6,7 @@
 
 #include <array>
 #include <cstdint>
+#include <memory>
 #include <span>
 #include <string_view>
 #include <vector>
@@ -50,6 +51,13 @@ inline constexpr int kOpCount = static_cast<int>(Op::kCount);
 
 enum class CollectiveKind { kNone, kAllReduce, kAllGather, kReduceScatter, kAllToAll };
 
+// What priced a term's time: the roofline (rates x work) or a measured op profile (op_profile.h).
+enum class TimeSource : uint8_t { kRoofline, kProfile };
+std::string_view time_source_name(TimeSource source);  // "roofline" | "profile"
+
+struct OpProfile;       // op_profile.h
+struct ProfileCurves;   // op_profile_pricing.h (private)
+
 std::string_view op_name(Op op);                             // the seed's names: "rmsnorm", "a_proj", ...
 // op_name() views a string literal: .data() is null-terminated with static storage (OpSpan::name uses it).
 CollectiveKind op_collective(Op op);                         // kNone for compute ops
@@ -87,6 +95,9 @@ struct CostOptions {
   int64_t max_chunk_tokens = 32768;    // largest prefill chunk; sizes the activation reserve
   bool mtp = false;                    // run the MTP draft layer after each decode step
   bool force_ib = false;               // put collectives on IB even inside one NVLink domain
+  // Measured op latencies and timing parameters (--profile); null: every op from the roofline. Not with
+  // ideal (the seed's figures are rooflines).
+  std::shared_ptr<const OpProfile> profile;
 };
 
 // GPUs one NVLink/NVSwitch domain holds when the hardware does not say (HGX H100/H200/B200: 8); larger
@@ -118,6 +129,8 @@ struct CostModel {
   // MTP draft layer (CostOptions::mtp): parameters touched per token, and all its parameters
   double mtp_active_params = 0;
   double mtp_params = 0;
+  // options.profile resolved for this model and layout (null without a profile)
+  std::shared_ptr<const ProfileCurves> profile;
 };
 
 // Builds the rates; validates the parallel layout and the KV layout against the model (InputError).
@@ -141,7 +154,8 @@ struct Term {
   double compute_s = 0;       // one GPU: rank_flops / tp / FLOP rate
   double memory_s = 0;        // one GPU: rank_hbm_bytes / tp / HBM bandwidth (collectives: transfer)
   double launch_s = 0;        // kernel or collective launches
-  double time_s = 0;          // max(compute_s, memory_s) + launch_s
+  double time_s = 0;          // roofline: max(compute_s, memory_s) + launch_s; profile: the measured time
+  TimeSource source = TimeSource::kRoofline;
 };
 
 // Bytes moved by the busiest attention rank in one step, by class.
@@ -164,6 +178,8 @@ struct StepCost {
   double activations_s = 0;
   double comm_s = 0;    // collectives' transfer time
   double launch_s = 0;  // collective launches + kernel launches
+  double profile_s = 0;   // terms priced from the profile (not split into the classes above)
+  double overhead_s = 0;  // profile timing: per-step CPU time not hidden behind the GPU
   int busiest_rank = 0;
   int64_t tokens = 0;  // new tokens over all ranks
   const Term& operator[](Op op) const { return terms[static_cast<size_t>(op)]; }
@@ -171,6 +187,7 @@ struct StepCost {
   double collective_bytes() const;  // sum of bytes_total over collectives
   int64_t collective_count() const;
   double flops() const;  // instance-wide
+  double coverage() const { return total_s > 0 ? profile_s / total_s : 0; }  // share of time from profiles
 };
 
 // The cost of one step: per_rank[r] lists attention rank r's sequences (per_rank.size() <= dp_attention;

@@ -129,6 +129,16 @@ int collective_group(Op op, const Parallel& parallel) {
   return 0;
 }
 
+std::string_view time_source_name(TimeSource source) {
+  switch (source) {
+    case TimeSource::kRoofline:
+      return "roofline";
+    case TimeSource::kProfile:
+      return "profile";
+  }
+  return "?";
+}
+
 std::string_view link_name(Link link) {
   switch (link) {
     case Link::kNvlink:

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "engine/model/ledger.h"
+#include "engine/model/op_profile_pricing.h"
 
 namespace tokenline {
 namespace {
@@ -30,6 +31,12 @@ struct RankWork {
   double kv_read_keys = 0;   // keys read from the main KV cache
   double idx_pairs = 0;      // (query, key) pairs the indexer scores
   double idx_read_keys = 0;  // keys read from the indexer cache (once per query tile)
+  // what an op profile needs besides the totals above
+  double decode_seqs = 0;
+  double decode_keys = 0;  // sum over decode sequences of the keys their last token attends to
+  double prefill_seqs = 0;
+  double prefill_tokens = 0;
+  double prefill_pairs = 0;  // causal (query, key) pairs of the prefill chunks
 };
 
 // Sum over i in [0, n) of (c + i + 1): causal keys of n new tokens after c cached ones.
@@ -63,6 +70,14 @@ RankWork summarize(const CostModel& cm, std::span<const SeqWork> seqs) {
     w.lm_tokens += s.prefill ? (s.last_chunk ? 1 : 0) : double(n);
     w.decode_tokens += s.prefill ? 0 : double(n);
     if (!s.prefill) w.max_drafts = std::max(w.max_drafts, n - 1);
+    if (s.prefill) {
+      w.prefill_seqs += 1;
+      w.prefill_tokens += double(n);
+      w.prefill_pairs += causal_keys(double(c), double(n));
+    } else {
+      w.decode_seqs += 1;
+      w.decode_keys += double(c + n);
+    }
     w.attn_keys += capped_keys(c, n, topk);
     w.kv_read_keys += m.has_indexer() ? capped_keys(c, n, topk) : tiled_keys(c, n, q);
     if (m.has_indexer()) {
@@ -310,6 +325,10 @@ double rank_time(const Terms& t) {
 void accumulate(StepCost& sc) {
   for (int i = 0; i < kOpCount; ++i) {
     const Term& t = sc.terms[i];
+    if (t.source == TimeSource::kProfile) {
+      sc.profile_s += t.time_s;
+      continue;
+    }
     sc.launch_s += t.launch_s;
     if (is_collective(Op(i))) {
       sc.comm_s += t.memory_s;
@@ -325,8 +344,34 @@ void accumulate(StepCost& sc) {
       sc.activations_s += (t.rank_hbm_bytes - t.weight_bytes - t.kv_bytes - t.indexer_bytes) * per_byte;
     }
   }
-  sc.total_s =
-      sc.compute_s + sc.weights_s + sc.kv_s + sc.indexer_s + sc.activations_s + sc.comm_s + sc.launch_s;
+  sc.total_s = sc.compute_s + sc.weights_s + sc.kv_s + sc.indexer_s + sc.activations_s + sc.comm_s +
+               sc.launch_s + sc.profile_s;
+}
+
+// The profile's view of one rank: CUDA-graph replay for pure decode within the largest bucket, whose
+// padded batch the GEMMs and MoE run at.
+ProfileWork profile_work(const CostModel& cm, const RankWork& w) {
+  ProfileWork p;
+  p.tokens = w.tokens;
+  p.lm_tokens = w.lm_tokens;
+  p.decode_seqs = w.decode_seqs;
+  p.decode_context = w.decode_seqs > 0 ? w.decode_keys / w.decode_seqs : 0;
+  p.prefill_seqs = w.prefill_seqs;
+  p.prefill_tokens = w.prefill_tokens;
+  p.prefill_keys = w.prefill_pairs;
+  const int64_t max_bs = cm.profile->cuda_graph_max_bs;
+  p.graph = w.prefill_seqs == 0 && w.decode_seqs > 0 && int64_t(w.decode_seqs) <= max_bs;
+  if (p.graph) {
+    const double padded = double(cuda_graph_bucket(int64_t(w.decode_seqs)));
+    p.tokens = w.tokens * padded / w.decode_seqs;
+    p.lm_tokens = w.lm_tokens * padded / w.decode_seqs;
+  }
+  return p;
+}
+
+// Per-step CPU time (scheduling, batch preparation): hidden behind the GPU under overlap scheduling.
+double step_overhead_s(const ProfileCurves& pc, double gpu_s) {
+  return pc.overlap_schedule ? std::max(0.0, pc.step_cpu_overhead_s - gpu_s) : pc.step_cpu_overhead_s;
 }
 
 }  // namespace
@@ -340,7 +385,8 @@ StepCost step_cost(const CostModel& cm, std::span<const std::span<const SeqWork>
   assert(expert_imbalance >= 1 && "the busiest EP rank holds at least the mean");
   assert(per_rank.size() <= size_t(cm.parallel.dp_attention) && "more ranks than dp_attention");
   StepCost sc;
-  double best = -1, all_tokens = 0;
+  double best = -1, all_tokens = 0, moe_tokens = 0;
+  bool graph = cm.profile != nullptr;
   for (size_t r = 0; r < per_rank.size(); ++r) {
     const RankWork w = summarize(cm, per_rank[r]);
     if (w.tokens <= 0) continue;
@@ -350,6 +396,13 @@ StepCost step_cost(const CostModel& cm, std::span<const std::span<const SeqWork>
     mlp_ops(cm, w, t);
     output_ops(cm, w, t);
     rank_collectives(cm, w, expert_imbalance, t);
+    moe_tokens += w.tokens;
+    if (cm.profile) {
+      const ProfileWork pw = profile_work(cm, w);
+      price_rank_from_profile(cm, pw, t);
+      graph = graph && pw.graph;
+      moe_tokens += pw.tokens - w.tokens;
+    }
     for (int i = 0; i < kOpCount; ++i) {
       sc.terms[i].flops += t[i].rank_flops;
       sc.terms[i].hbm_bytes += t[i].rank_hbm_bytes;
@@ -371,6 +424,7 @@ StepCost step_cost(const CostModel& cm, std::span<const std::span<const SeqWork>
   expert_op(cm, all_tokens, expert_imbalance, ex);
   ex.flops = ex.rank_flops * cm.parallel.dp_attention / expert_imbalance;  // instance-wide: no skew
   ex.hbm_bytes = ex.rank_hbm_bytes * cm.parallel.dp_attention;
+  if (cm.profile) price_experts_from_profile(cm, moe_tokens, expert_imbalance, graph, ex);
   sc.bytes.weight_read = 0;
   for (const Term& t : sc.terms) sc.bytes.weight_read += t.weight_bytes;
   sc.bytes.kv_write = sc[Op::kNormRopeKvWrite].kv_bytes;
@@ -378,6 +432,10 @@ StepCost step_cost(const CostModel& cm, std::span<const std::span<const SeqWork>
   sc.bytes.kv_read = sc[Op::kSparseMla].kv_bytes;
   sc.bytes.indexer_read = sc[Op::kIndexerScore].indexer_bytes;
   accumulate(sc);
+  if (cm.profile) {
+    sc.overhead_s = step_overhead_s(*cm.profile, sc.total_s);
+    sc.total_s += sc.overhead_s;
+  }
   return sc;
 }
 

@@ -1,0 +1,317 @@
+// load_op_profile: profile.json + its CSV tables, from the embedded copies or a directory, into OpProfile.
+#include "engine/model/op_profile.h"
+
+#include <algorithm>
+#include <charconv>
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <sstream>
+
+#include "common/input_error.h"
+#include "topologies/embedded_specs.h"
+
+namespace tokenline {
+namespace {
+
+using Json = nlohmann::json;
+
+struct TableSpec {
+  const char* header;  // the exact header line
+  int text_columns;
+};
+
+TableSpec table_spec(ProfileTableKind kind) {
+  switch (kind) {
+    case ProfileTableKind::kGemm:
+      return {"dtype,m,n,k,latency_ms", 1};
+    case ProfileTableKind::kMoe:
+      return {"dtype,tokens,hidden,inter,topk,experts,moe_tp,moe_ep,latency_ms", 1};
+    case ProfileTableKind::kMlaBmm:
+      return {"op,dtype,tokens,heads,latency_ms", 2};
+    case ProfileTableKind::kMlaDecode:
+    case ProfileTableKind::kMlaPrefill:
+      return {"kv_dtype,heads,batch,tokens,latency_ms", 1};
+    case ProfileTableKind::kGqaDecode:
+    case ProfileTableKind::kGqaPrefill:
+      return {"kv_dtype,heads,kv_heads,head_dim,batch,tokens,latency_ms", 1};
+    case ProfileTableKind::kComm:
+      return {"op,gpus,bytes,latency_ms", 1};
+    case ProfileTableKind::kMlaModuleDecode:
+      return {"kv_dtype,hidden,q_lora,heads,batch,tokens,latency_ms", 1};
+    case ProfileTableKind::kCount:
+      break;
+  }
+  return {"", 0};
+}
+
+// Where the files of one profile come from: the embedded copies or a directory on disk.
+struct ProfileSource {
+  std::string embedded_prefix;  // "profiles/<name>/" when embedded
+  std::filesystem::path dir;    // otherwise
+  std::string label;            // what messages name
+
+  std::optional<std::string> read(const std::string& file) const {
+    if (!embedded_prefix.empty()) {
+      auto text = find_embedded(topologies_embedded_specs(), embedded_prefix + file);
+      return text ? std::optional<std::string>(std::string(*text)) : std::nullopt;
+    }
+    std::ifstream in(dir / file, std::ios::binary);
+    if (!in) return std::nullopt;
+    std::ostringstream ss;
+    ss << in.rdbuf();
+    return ss.str();
+  }
+  std::string where(const std::string& file) const { return label + "/" + file; }
+};
+
+ProfileSource resolve_source(const std::string& name_or_dir) {
+  namespace fs = std::filesystem;
+  const bool looks_like_path = name_or_dir.find('/') != std::string::npos || name_or_dir.rfind('.', 0) == 0;
+  if (!looks_like_path) {
+    for (const std::string& n : embedded_profile_names()) {
+      if (n == name_or_dir) return {"profiles/" + n + "/", {}, "topologies/profiles/" + n + " (embedded)"};
+    }
+  }
+  std::error_code ec;
+  if (fs::is_directory(name_or_dir, ec)) return {"", fs::path(name_or_dir), name_or_dir};
+  std::string names;
+  for (const std::string& n : embedded_profile_names()) names += (names.empty() ? "" : ", ") + n;
+  throw InputError("--profile", "one of " + names + " or a directory holding profile.json",
+                   "'" + name_or_dir + "'");
+}
+
+double parse_number(std::string_view cell, const std::string& where, std::string_view column) {
+  double v = 0;
+  const auto [end, ec] = std::from_chars(cell.data(), cell.data() + cell.size(), v);
+  if (ec != std::errc() || end != cell.data() + cell.size() || !std::isfinite(v)) {
+    throw InputError(where + ": column " + std::string(column), "a number", "'" + std::string(cell) + "'");
+  }
+  return v;
+}
+
+std::vector<std::string_view> split(std::string_view line, char sep) {
+  std::vector<std::string_view> out;
+  size_t start = 0;
+  for (size_t i = 0; i <= line.size(); ++i) {
+    if (i == line.size() || line[i] == sep) {
+      out.push_back(line.substr(start, i - start));
+      start = i + 1;
+    }
+  }
+  return out;
+}
+
+// Parses one CSV table against its spec; every row must have every column, latency_ms > 0.
+ProfileTable parse_table(const std::string& text, const std::string& where, TableSpec spec) {
+  ProfileTable t;
+  t.file = where;
+  t.text_columns = spec.text_columns;
+  const std::vector<std::string_view> columns = split(spec.header, ',');
+  t.numeric_columns = int(columns.size()) - spec.text_columns;
+  std::istringstream in(text);
+  std::string line;
+  int line_no = 0;
+  while (std::getline(in, line)) {
+    ++line_no;
+    if (line_no == 1) {
+      if (line != spec.header) throw InputError(where + ":1", "the header '" + std::string(spec.header) + "'",
+                                                "'" + line + "'");
+      continue;
+    }
+    if (line.empty()) continue;
+    const std::string at = where + ":" + std::to_string(line_no);
+    const std::vector<std::string_view> cells = split(line, ',');
+    if (cells.size() != columns.size()) {
+      throw InputError(at, std::to_string(columns.size()) + " columns", std::to_string(cells.size()));
+    }
+    for (size_t c = 0; c < cells.size(); ++c) {
+      if (int(c) < spec.text_columns) {
+        t.text.emplace_back(cells[c]);
+        continue;
+      }
+      const double v = parse_number(cells[c], at, columns[c]);
+      if (v <= 0 || (c + 1 < cells.size() && v != std::floor(v))) {
+        throw InputError(at + ": column " + std::string(columns[c]),
+                         c + 1 < cells.size() ? "a positive integer" : "a positive latency",
+                         "'" + std::string(cells[c]) + "'");
+      }
+      t.numbers.push_back(v);
+    }
+  }
+  if (line_no == 0) throw InputError(where + ":1", "the header '" + std::string(spec.header) + "'", "an empty file");
+  return t;
+}
+
+std::optional<TimingParam> find_timing_param(std::string_view name) {
+  for (int i = 0; i < kTimingParams; ++i) {
+    if (timing_param_name(TimingParam(i)) == name) return TimingParam(i);
+  }
+  return std::nullopt;
+}
+
+std::string timing_param_list() {
+  std::string s;
+  for (int i = 0; i < kTimingParams; ++i) s += (i ? ", " : "") + std::string(timing_param_name(TimingParam(i)));
+  return s;
+}
+
+void check_timing_value(TimingParam p, double v, const std::string& where) {
+  const bool ok = p == TimingParam::kOverlapSchedule ? (v == 0 || v == 1)
+                  : p == TimingParam::kCudaGraphMaxBs ? (v >= 0 && v == std::floor(v))
+                                                       : v >= 0;
+  if (!ok) throw InputError(where, p == TimingParam::kOverlapSchedule ? "0 or 1" : "a value >= 0", std::to_string(v));
+}
+
+void read_timing(const Json& j, OpProfile& p, const std::string& where) {
+  if (!j.contains("timing")) return;
+  if (!j["timing"].is_object()) throw InputError(where + ": timing", "an object", j["timing"].type_name());
+  for (const auto& [name, entry] : j["timing"].items()) {
+    const std::string at = where + ": timing." + name;
+    const std::optional<TimingParam> param = find_timing_param(name);
+    if (!param) throw InputError(at, "one of " + timing_param_list(), "'" + name + "'");
+    if (!entry.is_object() || !entry.contains("value") || !entry["value"].is_number()) {
+      throw InputError(at, "{\"value\": number, \"unit\", \"source\" or \"why\"}", entry.dump());
+    }
+    if (!entry.contains("source") && !entry.contains("why")) throw InputError(at, "a \"source\" or \"why\"", "neither");
+    const double v = entry["value"].get<double>();
+    check_timing_value(*param, v, at + ".value");
+    p.timing[static_cast<size_t>(*param)] = v;
+  }
+}
+
+std::string string_field(const Json& j, const char* key, const std::string& where) {
+  if (!j.contains(key) || !j[key].is_string()) throw InputError(where + ": " + key, "a string", "none");
+  return j[key].get<std::string>();
+}
+
+void read_tables(const Json& j, const ProfileSource& src, OpProfile& p, const std::string& where) {
+  if (!j.contains("tables")) return;
+  const Json& tables = j["tables"];
+  if (!tables.is_object()) throw InputError(where + ": tables", "an object", tables.type_name());
+  for (const auto& [key, file] : tables.items()) {
+    int kind = 0;
+    while (kind < kProfileTableKinds && profile_table_key(ProfileTableKind(kind)) != key) ++kind;
+    if (kind == kProfileTableKinds) throw InputError(where + ": tables." + key, "a known table kind", "'" + key + "'");
+    if (!file.is_string()) throw InputError(where + ": tables." + key, "a file name", file.dump());
+    const std::string name = file.get<std::string>();
+    const std::optional<std::string> text = src.read(name);
+    if (!text) throw InputError(src.where(name), "the table profile.json names (tables." + key + ")", "no such file");
+    p.tables[size_t(kind)] = parse_table(*text, src.where(name), table_spec(ProfileTableKind(kind)));
+  }
+}
+
+}  // namespace
+
+std::string_view profile_table_key(ProfileTableKind kind) {
+  switch (kind) {
+    case ProfileTableKind::kGemm:
+      return "gemm";
+    case ProfileTableKind::kMoe:
+      return "moe";
+    case ProfileTableKind::kMlaBmm:
+      return "mla_bmm";
+    case ProfileTableKind::kMlaDecode:
+      return "mla_decode";
+    case ProfileTableKind::kMlaPrefill:
+      return "mla_prefill";
+    case ProfileTableKind::kGqaDecode:
+      return "gqa_decode";
+    case ProfileTableKind::kGqaPrefill:
+      return "gqa_prefill";
+    case ProfileTableKind::kComm:
+      return "comm";
+    case ProfileTableKind::kMlaModuleDecode:
+      return "mla_module_decode";
+    case ProfileTableKind::kCount:
+      break;
+  }
+  return "?";
+}
+
+std::string_view timing_param_name(TimingParam p) {
+  switch (p) {
+    case TimingParam::kStepCpuOverheadS:
+      return "step_cpu_overhead_s";
+    case TimingParam::kOverlapSchedule:
+      return "overlap_schedule";
+    case TimingParam::kCudaGraphMaxBs:
+      return "cuda_graph_max_bs";
+    case TimingParam::kEagerLaunchGapS:
+      return "eager_launch_gap_s";
+    case TimingParam::kCount:
+      break;
+  }
+  return "?";
+}
+
+double timing_param_default(TimingParam p) {
+  switch (p) {
+    case TimingParam::kStepCpuOverheadS:
+      return 0;  // unmeasured: raw kernel sums until `tokenline calibrate` fits it
+    case TimingParam::kOverlapSchedule:
+      return 1;  // SGLang server_args: disable_overlap_schedule = False
+    case TimingParam::kCudaGraphMaxBs:
+      return 0;  // no CUDA graphs unless the profile says so
+    case TimingParam::kEagerLaunchGapS:
+      return 0;
+    case TimingParam::kCount:
+      break;
+  }
+  return 0;
+}
+
+std::vector<std::string> embedded_profile_names() {
+  constexpr std::string_view kPrefix = "profiles/", kFile = "/profile.json";
+  std::vector<std::string> names;
+  for (const EmbeddedText& f : topologies_embedded_specs()) {
+    const std::string_view p = f.path;
+    if (p.size() > kPrefix.size() + kFile.size() && p.substr(0, kPrefix.size()) == kPrefix &&
+        p.substr(p.size() - kFile.size()) == kFile) {
+      names.emplace_back(p.substr(kPrefix.size(), p.size() - kPrefix.size() - kFile.size()));
+    }
+  }
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+std::shared_ptr<OpProfile> load_op_profile(const std::string& name_or_dir) {
+  const ProfileSource src = resolve_source(name_or_dir);
+  const std::string where = src.where("profile.json");
+  const std::optional<std::string> text = src.read("profile.json");
+  if (!text) throw InputError(where, "a profile.json", "no such file");
+  Json j;
+  try {
+    j = Json::parse(*text);
+  } catch (const Json::parse_error& e) {
+    throw InputError(where, "valid JSON", e.what());
+  }
+  auto p = std::make_shared<OpProfile>();
+  p->origin = src.label;
+  p->name = string_field(j, "name", where);
+  p->hardware = string_field(j, "hardware", where);
+  p->engine_name = string_field(j, "engine_name", where);
+  for (int i = 0; i < kTimingParams; ++i) p->timing[size_t(i)] = timing_param_default(TimingParam(i));
+  read_timing(j, *p, where);
+  read_tables(j, src, *p, where);
+  return p;
+}
+
+void apply_profile_sets(OpProfile& profile, const std::string& sets) {
+  for (std::string_view item : split(sets, ',')) {
+    if (item.empty()) continue;
+    const size_t eq = item.find('=');
+    if (eq == std::string_view::npos) throw InputError("--profile-set", "name=value", "'" + std::string(item) + "'");
+    const std::string_view name = item.substr(0, eq);
+    const std::optional<TimingParam> param = find_timing_param(name);
+    if (!param) throw InputError("--profile-set", "one of " + timing_param_list(), "'" + std::string(name) + "'");
+    const std::string where = "--profile-set " + std::string(name);
+    const double v = parse_number(item.substr(eq + 1), where, "value");
+    check_timing_value(*param, v, where);
+    profile.timing[static_cast<size_t>(*param)] = v;
+  }
+}
+
+}  // namespace tokenline

@@ -1,0 +1,82 @@
+// OpProfile: one engine's measured per-op latencies on one GPU type (topologies/profiles/<name>/, format in
+// topologies/profiles/README.md) plus the few timing parameters no kernel table measures. Loaded once at
+// the edge (CLI, sim job) and shared read-only by every CostModel built from it.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace tokenline {
+
+// The table kinds a profile may hold; each is optional (an absent table leaves its ops on the roofline).
+enum class ProfileTableKind : uint8_t {
+  kGemm,        // dtype,m,n,k,latency_ms
+  kMoe,         // dtype,tokens,hidden,inter,topk,experts,moe_tp,moe_ep,latency_ms
+  kMlaBmm,      // op,dtype,tokens,heads,latency_ms (op: pre = W_UK absorption, post = W_UV)
+  kMlaDecode,   // kv_dtype,heads,batch,tokens,latency_ms (tokens: context length in the cache)
+  kMlaPrefill,  // kv_dtype,heads,batch,tokens,latency_ms (tokens: new tokens of each sequence)
+  kGqaDecode,   // kv_dtype,heads,kv_heads,head_dim,batch,tokens,latency_ms
+  kGqaPrefill,  // kv_dtype,heads,kv_heads,head_dim,batch,tokens,latency_ms
+  kComm,        // op,gpus,bytes,latency_ms
+  kMlaModuleDecode,  // kv_dtype,hidden,q_lora,heads,batch,tokens,latency_ms: the whole MLA block, decode
+  kCount,
+};
+inline constexpr int kProfileTableKinds = static_cast<int>(ProfileTableKind::kCount);
+
+std::string_view profile_table_key(ProfileTableKind kind);  // the "tables" key in profile.json: "gemm", ...
+
+// One loaded table: `text_columns` leading text columns then numeric ones, the last one latency_ms.
+struct ProfileTable {
+  std::string file;                   // what messages name: "<profile>/gemm.csv"
+  int text_columns = 0;               // leading text columns per row
+  int numeric_columns = 0;            // the rest, latency_ms last
+  std::vector<std::string> text;      // rows x text_columns
+  std::vector<double> numbers;        // rows x numeric_columns
+  size_t rows() const { return numeric_columns > 0 ? numbers.size() / size_t(numeric_columns) : 0; }
+  std::string_view text_at(size_t row, int col) const { return text[row * size_t(text_columns) + size_t(col)]; }
+  double at(size_t row, int col) const { return numbers[row * size_t(numeric_columns) + size_t(col)]; }
+  bool empty() const { return rows() == 0; }
+};
+
+// The timing parameters of a profile. Names, units, defaults and sources: topologies/profiles/README.md.
+enum class TimingParam : uint8_t {
+  kStepCpuOverheadS,  // scheduler + batch preparation CPU time per step (s)
+  kOverlapSchedule,   // 1: CPU work of step n+1 overlaps GPU work of step n (SGLang's overlap scheduler)
+  kCudaGraphMaxBs,    // largest decode batch replayed from a CUDA graph; larger batches run eagerly
+  kEagerLaunchGapS,   // CPU time to launch one kernel when not graph-captured (s)
+  kCount,
+};
+inline constexpr int kTimingParams = static_cast<int>(TimingParam::kCount);
+std::string_view timing_param_name(TimingParam p);  // "step_cpu_overhead_s", ...
+
+struct OpProfile {
+  std::string name;         // "h200-sglang"
+  std::string hardware;     // the hardware preset it was measured on ("h200")
+  std::string engine_name;  // "sglang"
+  std::string origin;       // "topologies/profiles/h200-sglang (embedded)" or the directory
+  std::array<ProfileTable, kProfileTableKinds> tables;
+  std::array<double, kTimingParams> timing{};
+  const ProfileTable& table(ProfileTableKind k) const { return tables[static_cast<size_t>(k)]; }
+  double param(TimingParam p) const { return timing[static_cast<size_t>(p)]; }
+};
+
+// The built-in value of a timing parameter (what a profile that omits it gets).
+double timing_param_default(TimingParam p);
+
+// Loads a profile by embedded name ("h200-sglang") or from a directory holding profile.json. Throws
+// InputError naming the file (and line for CSVs) on a missing table, a bad header, a bad number, an
+// unknown timing parameter or an unknown profile name. The "engine" key is not read here (engine_behavior).
+std::shared_ptr<OpProfile> load_op_profile(const std::string& name_or_dir);
+
+// Applies "name=value[,name=value]" overrides (--profile-set); throws InputError naming an unknown
+// parameter or a bad value.
+void apply_profile_sets(OpProfile& profile, const std::string& sets);
+
+// Names of the profiles compiled into the binary, sorted.
+std::vector<std::string> embedded_profile_names();
+
+}  // namespace tokenline

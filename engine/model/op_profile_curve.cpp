@@ -1,0 +1,58 @@
+// OpCurve / OpGrid evaluation: binary search over a few dozen measured points, no allocation.
+#include "engine/model/op_profile_curve.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace tokenline {
+
+double OpRoofline::at(double b, double x) const {
+  const double compute = c0 + cb * b + cx * x + cbx * b * x + cbxx * b * x * x;
+  const double memory = m0 + mb * b + mx * x + mbx * b * x + mbxx * b * x * x;
+  return std::max(compute, memory);
+}
+
+double OpCurve::at(double x) const {
+  if (xs.empty()) return 0;
+  if (x <= xs.front()) return ts.front();
+  if (x >= xs.back()) return ts.back() + std::max(0.0, roof.at(b, x) - roof.at(b, xs.back()));
+  const size_t hi = size_t(std::upper_bound(xs.begin(), xs.end(), x) - xs.begin());
+  const size_t lo = hi - 1;
+  const double u = std::log(x / xs[lo]) / std::log(xs[hi] / xs[lo]);
+  return ts[lo] + u * (ts[hi] - ts[lo]);
+}
+
+double OpGrid::at(double b, double x) const {
+  if (bs.empty()) return 0;
+  if (b <= bs.front()) return rows.front().at(x);
+  if (b >= bs.back()) {
+    const OpCurve& last = rows.back();
+    return last.at(x) + std::max(0.0, last.roof.at(b, x) - last.roof.at(bs.back(), x));
+  }
+  const size_t hi = size_t(std::upper_bound(bs.begin(), bs.end(), b) - bs.begin());
+  const size_t lo = hi - 1;
+  const double u = std::log(b / bs[lo]) / std::log(bs[hi] / bs[lo]);
+  const double t_lo = rows[lo].at(x), t_hi = rows[hi].at(x);
+  return t_lo + u * (t_hi - t_lo);
+}
+
+OpCurve make_curve(std::vector<std::pair<double, double>> points, double b, const OpRoofline& roof,
+                   const OpRoofline& measured) {
+  OpCurve c;
+  c.b = b;
+  c.roof = roof;
+  std::sort(points.begin(), points.end());
+  for (size_t i = 0; i < points.size();) {
+    size_t j = i;
+    double sum = 0;
+    for (; j < points.size() && points[j].first == points[i].first; ++j) sum += points[j].second;
+    const double x = points[i].first, t = sum / double(j - i);
+    const double ref = measured.at(b, x);
+    c.xs.push_back(x);
+    c.ts.push_back(ref > 0 ? t * roof.at(b, x) / ref : t);
+    i = j;
+  }
+  return c;
+}
+
+}  // namespace tokenline

@@ -1,0 +1,47 @@
+// Interpolation of measured op latencies: 1-D curves (tokens, message bytes) and 2-D grids (batch x context),
+// log-space between measured points, the op's own roofline slope beyond them. Built once per CostModel;
+// evaluation allocates nothing.
+#pragma once
+
+#include <vector>
+
+namespace tokenline {
+
+// An op's roofline time as a function of a batch b and a size x: max(compute, memory), each a polynomial
+// with the terms ops need (GEMM: x = tokens, b = 1; decode attention: b = sequences, x = context;
+// prefill attention: the b*x^2 causal term).
+struct OpRoofline {
+  double c0 = 0, cb = 0, cx = 0, cbx = 0, cbxx = 0;  // compute seconds
+  double m0 = 0, mb = 0, mx = 0, mbx = 0, mbxx = 0;  // memory (or link) seconds
+  double at(double b, double x) const;
+};
+
+// Latency by one size x at a fixed batch b (seconds). Empty: the op is not covered.
+struct OpCurve {
+  double b = 1;
+  std::vector<double> xs;  // measured sizes, strictly ascending, > 0
+  std::vector<double> ts;  // latency at xs (seconds)
+  OpRoofline roof;         // slope beyond the last point
+  bool empty() const { return xs.empty(); }
+  // Exact at xs; linear in log x between two points (so monotone between them); below xs[0] the first
+  // latency (kernels have a floor); above the last point, last + roof(x) - roof(last).
+  double at(double x) const;
+};
+
+// Latency by batch and size: one curve per measured batch (each with its own sizes: grids may be ragged).
+struct OpGrid {
+  std::vector<double> bs;      // measured batches, strictly ascending
+  std::vector<OpCurve> rows;   // rows[i].b == bs[i]
+  bool empty() const { return bs.empty(); }
+  // Linear in log b between the two rows around b (each evaluated at x); below bs[0] the first row; above
+  // the last row, last(x) + roof(b, x) - roof(last b, x).
+  double at(double b, double x) const;
+};
+
+// Builds a curve from (x, seconds) points in any order; duplicate x are averaged. `roof` describes the
+// wanted shape; `measured` the shape the points were measured on: each point is scaled by
+// roof(x) / measured(x), so a measured shape (roof == measured) stays exact.
+OpCurve make_curve(std::vector<std::pair<double, double>> points, double b, const OpRoofline& roof,
+                   const OpRoofline& measured);
+
+}  // namespace tokenline

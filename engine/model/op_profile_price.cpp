@@ -1,0 +1,142 @@
+// price_rank_from_profile: the measured-time overlay on one rank's roofline terms. An op is re-priced only
+// when every component it needs has a curve; otherwise it keeps its roofline time (source stays roofline).
+#include <algorithm>
+
+#include "engine/model/op_profile_pricing.h"
+
+namespace tokenline {
+namespace {
+
+constexpr int64_t kGraphBucketStep = 8;  // SGLang captures 1, 2, 4, 8, then every 8 up to cuda_graph_max_bs
+
+void set_profile(Term& t, double s) {
+  t.time_s = s;
+  t.launch_s = 0;
+  t.source = TimeSource::kProfile;
+}
+
+// Sum of per-layer component curves at the given token counts, times `layers`; false if one is missing.
+struct Part {
+  const OpCurve* curve;
+  double tokens;
+};
+bool price_parts(Term& t, int layers, std::initializer_list<Part> parts) {
+  double s = 0;
+  for (const Part& p : parts) {
+    if (p.tokens <= 0) continue;
+    if (p.curve->empty()) return false;
+    s += p.curve->at(p.tokens);
+  }
+  set_profile(t, layers * s);
+  return true;
+}
+
+// Attention over the rank's sequences: decode at the mean context, prefill per sequence's new tokens
+// plus the prefix's extra (query, key) pairs at the roofline rate. False if a needed grid is missing.
+bool attention_s(const ProfileCurves& pc, const ProfileWork& w, double& s) {
+  s = 0;
+  if (w.decode_seqs > 0) {
+    if (pc.attn_decode.empty()) return false;
+    s += pc.attn_decode.at(w.decode_seqs, w.decode_context);
+  }
+  if (w.prefill_seqs > 0) {
+    if (pc.attn_prefill.empty()) return false;
+    const double x = w.prefill_tokens / w.prefill_seqs;
+    const double table_keys = w.prefill_seqs * x * (x + 1) / 2;
+    s += pc.attn_prefill.at(w.prefill_seqs, x) + std::max(0.0, w.prefill_keys - table_keys) * pc.prefill_key_s;
+  }
+  return true;
+}
+
+// The fused MLA decode module covers a_proj .. o_proj. Its time is shared among those ops in proportion
+// to their roofline times, so each row still shows where the block's time would go.
+constexpr Op kMlaModuleOps[] = {Op::kAProj, Op::kNormRopeKvWrite, Op::kQBProj, Op::kSparseMla, Op::kOProj};
+
+void price_mla_module(const ProfileCurves& pc, const ProfileWork& w, int layers, std::array<Term, kOpCount>& terms) {
+  const double group_s = layers * pc.mla_module_decode.at(w.tokens, w.decode_context);
+  double roof_s = 0;
+  for (Op op : kMlaModuleOps) roof_s += terms[size_t(op)].time_s;
+  for (Op op : kMlaModuleOps) {
+    Term& t = terms[size_t(op)];
+    set_profile(t, roof_s > 0 ? group_s * t.time_s / roof_s : group_s / std::size(kMlaModuleOps));
+  }
+}
+
+void price_attention_block(const CostModel& cm, const ProfileWork& w, std::array<Term, kOpCount>& terms) {
+  const ProfileCurves& pc = *cm.profile;
+  const ModelConfig& m = cm.model;
+  const int L = m.layers;
+  const double decode_tokens = w.prefill_seqs > 0 ? w.tokens - w.prefill_tokens : w.tokens;
+  if (m.attention == AttentionKind::kMla && w.prefill_seqs == 0 && !pc.mla_module_decode.empty()) {
+    price_mla_module(pc, w, L, terms);
+    return;
+  }
+  price_parts(terms[size_t(Op::kAProj)], L, {{&pc.a_proj, w.tokens}});
+  if (m.attention == AttentionKind::kMla) {
+    // decode absorbs W_UK / W_UV into batched GEMMs; prefill (MHA) expands the latent through kv_b_proj
+    price_parts(terms[size_t(Op::kQBProj)], L,
+                {{&pc.q_b_proj, w.tokens}, {&pc.bmm_pre, decode_tokens}, {&pc.kv_b_proj, w.prefill_tokens}});
+    price_parts(terms[size_t(Op::kOProj)], L, {{&pc.o_proj, w.tokens}, {&pc.bmm_post, decode_tokens}});
+  } else {
+    price_parts(terms[size_t(Op::kOProj)], L, {{&pc.o_proj, w.tokens}});
+  }
+  double attn_s = 0;
+  if (!m.has_indexer() && attention_s(pc, w, attn_s)) set_profile(terms[size_t(Op::kSparseMla)], L * attn_s);
+}
+
+void price_collectives(const ProfileCurves& pc, bool graph, std::array<Term, kOpCount>& terms) {
+  for (int i = 0; i < kOpCount; ++i) {
+    Term& t = terms[size_t(i)];
+    if (!is_collective(Op(i)) || t.count <= 0) continue;
+    const OpCurve& c = graph ? pc.comm_graph[size_t(i)] : pc.comm_eager[size_t(i)];
+    if (!c.empty()) set_profile(t, double(t.count) * c.at(t.bytes_each));
+  }
+}
+
+// Outside a CUDA graph every kernel is launched from the CPU: a term takes at least count x the gap.
+void eager_floor(const ProfileCurves& pc, std::array<Term, kOpCount>& terms) {
+  if (pc.eager_launch_gap_s <= 0) return;
+  for (int i = 0; i < kOpCount; ++i) {
+    Term& t = terms[size_t(i)];
+    const double floor_s = double(t.count) * pc.eager_launch_gap_s;
+    if (floor_s <= t.time_s) continue;
+    if (t.source == TimeSource::kRoofline) t.launch_s += floor_s - t.time_s;
+    t.time_s = floor_s;
+  }
+}
+
+}  // namespace
+
+int64_t cuda_graph_bucket(int64_t batch) {
+  if (batch <= 1) return 1;
+  if (batch <= 2) return 2;
+  if (batch <= 4) return 4;
+  return (batch + kGraphBucketStep - 1) / kGraphBucketStep * kGraphBucketStep;
+}
+
+void price_rank_from_profile(const CostModel& cm, const ProfileWork& w, std::array<Term, kOpCount>& terms) {
+  const ProfileCurves& pc = *cm.profile;
+  const ModelConfig& m = cm.model;
+  const int Lm = m.moe_layers(), Ld = m.mlp_dense_layers();
+  price_attention_block(cm, w, terms);
+  if (Ld > 0) price_parts(terms[size_t(Op::kDenseMlp)], Ld, {{&pc.dense_up, w.tokens}, {&pc.dense_down, w.tokens}});
+  if (Lm > 0) {
+    price_parts(terms[size_t(Op::kRouter)], Lm, {{&pc.router, w.tokens}});
+    if (m.shared_experts > 0)
+      price_parts(terms[size_t(Op::kSharedExpert)], Lm, {{&pc.shared_up, w.tokens}, {&pc.shared_down, w.tokens}});
+  }
+  if (w.lm_tokens > 0) price_parts(terms[size_t(Op::kLmHead)], 1, {{&pc.lm_head, w.lm_tokens}});
+  price_collectives(pc, w.graph, terms);
+  if (!w.graph) eager_floor(pc, terms);
+}
+
+void price_experts_from_profile(const CostModel& cm, double all_tokens, double expert_imbalance, bool graph,
+                                Term& t) {
+  const ProfileCurves& pc = *cm.profile;
+  if (pc.moe.empty() || all_tokens <= 0 || t.count <= 0) return;
+  // The table routes evenly; a skewed busiest GPU does the work of expert_imbalance times the tokens.
+  set_profile(t, cm.model.moe_layers() * pc.moe.at(all_tokens * expert_imbalance));
+  if (!graph && pc.eager_launch_gap_s > 0) t.time_s = std::max(t.time_s, double(t.count) * pc.eager_launch_gap_s);
+}
+
+}  // namespace tokenline

@@ -1,0 +1,63 @@
+// Pricing ledger ops from an OpProfile: the per-(model, parallel) curves resolved once by make_cost_model,
+// and the overlay step_cost applies to one rank's terms. Private to engine/model (step_cost, cost_model).
+#pragma once
+
+#include <array>
+#include <memory>
+
+#include "engine/model/ledger.h"
+#include "engine/model/op_profile.h"
+#include "engine/model/op_profile_curve.h"
+
+namespace tokenline {
+
+// One GEMM-like component of an op: its latency by tokens (empty: no table covers it).
+using TokenCurve = OpCurve;
+
+// The curves of one (model, parallel, KV layout, hardware) under one profile. Times per layer, seconds.
+struct ProfileCurves {
+  // by tokens on one GPU
+  TokenCurve a_proj, q_b_proj, kv_b_proj, bmm_pre, bmm_post, o_proj;
+  TokenCurve dense_up, dense_down, shared_up, shared_down, router, lm_head;
+  TokenCurve moe;  // fused MoE layer by the tokens entering it (all attention ranks together)
+  // attention by (sequences, tokens): decode x = context length, prefill x = new tokens per sequence
+  OpGrid attn_decode, attn_prefill;
+  OpGrid mla_module_decode;  // whole MLA block in decode (a_proj .. o_proj), when the model matches
+  double prefill_key_s = 0;  // roofline seconds per extra (query, key) pair beyond the table's causal keys
+  // collectives by message bytes: CUDA-graph path and eager path, per ledger op (empty: roofline)
+  std::array<OpCurve, kOpCount> comm_graph, comm_eager;
+  // timing parameters
+  double step_cpu_overhead_s = 0;
+  bool overlap_schedule = false;
+  int64_t cuda_graph_max_bs = 0;
+  double eager_launch_gap_s = 0;
+};
+
+// Builds the curves for cm's model and layout (cm's rates set, cm.profile not yet).
+std::shared_ptr<const ProfileCurves> resolve_profile(const OpProfile& profile, const CostModel& cm);
+
+// One attention rank's step as the profile prices it.
+struct ProfileWork {
+  double tokens = 0;          // tokens through the GEMMs (padded up to the CUDA-graph bucket)
+  double lm_tokens = 0;       // tokens whose logits are computed
+  double decode_seqs = 0;     // decoding sequences (MTP verify tokens count as sequences)
+  double decode_context = 0;  // mean keys each decode token attends to
+  double prefill_seqs = 0;
+  double prefill_tokens = 0;
+  double prefill_keys = 0;  // causal (query, key) pairs of the prefill chunks, prefix included
+  bool graph = false;       // replayed from a CUDA graph (pure decode within the largest bucket)
+};
+
+// The CUDA-graph bucket SGLang pads a decode batch of `batch` to: 1, 2, 4, 8, then multiples of 8.
+int64_t cuda_graph_bucket(int64_t batch);
+
+// Re-prices the covered ops of one rank's terms from the profile (time_s, source); roofline figures
+// (flops, bytes, compute_s, memory_s) stay. No allocation.
+void price_rank_from_profile(const CostModel& cm, const ProfileWork& w, std::array<Term, kOpCount>& terms);
+
+// Re-prices the routed experts from the fused-MoE table: all_tokens over every rank, the busiest EP GPU
+// holding expert_imbalance times the mean.
+void price_experts_from_profile(const CostModel& cm, double all_tokens, double expert_imbalance, bool graph,
+                                Term& t);
+
+}  // namespace tokenline

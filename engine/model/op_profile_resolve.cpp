@@ -1,0 +1,327 @@
+// resolve_profile: picks, for one model and layout, the measured rows of each op's shape (or the nearest
+// measured shape, scaled by the two shapes' rooflines) and turns them into curves, once per CostModel.
+// Shapes are SGLang's: MLA's fused q_a/kv_a projection is replicated on every TP rank, q_b / kv_b / o_proj
+// and the MLPs are split by TP, the LM head and the MoE gate run in BF16 whatever the weight dtype.
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <limits>
+#include <string_view>
+
+#include "engine/model/op_profile_pricing.h"
+
+namespace tokenline {
+namespace {
+
+constexpr double kMsToS = 1e-3;
+constexpr double kActBytes = 2;  // BF16 activations
+
+template <size_t N>
+double log_distance(const std::array<double, N>& a, const std::array<double, N>& b) {
+  double d = 0;
+  for (size_t i = 0; i < N; ++i) d += std::abs(std::log(a[i] / b[i]));
+  return d;
+}
+
+// The measured key nearest `want` in log distance among rows passing `keep` (ties: the smaller key), or
+// an empty optional-like {found=false}.
+template <size_t N, class Keep, class Key>
+bool nearest_key(const ProfileTable& t, const std::array<double, N>& want, Keep keep, Key key,
+                 std::array<double, N>& best) {
+  double best_d = std::numeric_limits<double>::infinity();
+  for (size_t r = 0; r < t.rows(); ++r) {
+    if (!keep(r)) continue;
+    const std::array<double, N> k = key(r);
+    const double d = log_distance(k, want);
+    if (d < best_d || (d == best_d && k < best)) {
+      best_d = d;
+      best = k;
+    }
+  }
+  return best_d < std::numeric_limits<double>::infinity();
+}
+
+OpRoofline gemm_roof(double n, double k, double flops, double bpp, double bw) {
+  OpRoofline r;
+  r.cx = 2 * n * k / flops;
+  r.m0 = n * k * bpp / bw;
+  r.mx = (n + k) * kActBytes / bw;
+  return r;
+}
+
+struct Rates {
+  double gemm = 0, bf16_gemm = 0, attention = 0, hbm = 0, link = 0, bpp = 1;
+};
+
+Rates rates_of(const CostModel& cm) {
+  const double e = cm.hardware.efficiency.gemm;
+  return {cm.gemm_flops, cm.hardware.peak_flops(Dtype::kBf16) * e, cm.attention_flops, cm.hbm_bw, cm.link_bw,
+          cm.weight_bytes_per_param};
+}
+
+// A GEMM of n x k weights by tokens; bf16: the BF16 rows and rates instead of the weight dtype's.
+OpCurve gemm_curve(const ProfileTable& t, const CostModel& cm, double n, double k, bool bf16) {
+  if (t.empty() || n < 1 || k < 1) return {};
+  const Rates r = rates_of(cm);
+  const std::string_view dtype = bf16 || cm.model.weight_dtype != Dtype::kFp8 ? "bfloat16" : "fp8_block";
+  const double flops = bf16 ? r.bf16_gemm : r.gemm, bpp = bf16 ? 2 : r.bpp;
+  auto keep = [&](size_t i) { return t.text_at(i, 0) == dtype; };
+  std::array<double, 2> nk{};
+  if (!nearest_key<2>(t, {n, k}, keep, [&](size_t i) { return std::array<double, 2>{t.at(i, 1), t.at(i, 2)}; }, nk))
+    return {};
+  std::vector<std::pair<double, double>> pts;
+  for (size_t i = 0; i < t.rows(); ++i)
+    if (keep(i) && t.at(i, 1) == nk[0] && t.at(i, 2) == nk[1]) pts.emplace_back(t.at(i, 0), t.at(i, 3) * kMsToS);
+  return make_curve(std::move(pts), 1, gemm_roof(n, k, flops, bpp, r.hbm), gemm_roof(nk[0], nk[1], flops, bpp, r.hbm));
+}
+
+OpRoofline moe_roof(const std::array<double, 4>& s, double moe_tp, double ep, const Rates& r) {
+  const double h = s[0], inter = s[1], topk = s[2], experts = s[3];
+  OpRoofline roof;
+  roof.cx = topk * 2 * 3 * h * inter / (moe_tp * ep) / r.gemm;
+  roof.m0 = experts / ep * 3 * h * inter / moe_tp * r.bpp / r.hbm;
+  roof.mx = topk / ep * (2 * h + 3 * inter / moe_tp) * kActBytes / r.hbm;
+  return roof;
+}
+
+OpCurve moe_curve(const ProfileTable& t, const CostModel& cm) {
+  const ModelConfig& m = cm.model;
+  if (t.empty() || !m.is_moe()) return {};
+  const Rates r = rates_of(cm);
+  const std::string_view dtype = m.weight_dtype == Dtype::kFp8 ? "fp8_block" : "bfloat16";
+  const double mtp = cm.parallel.moe_tp(), ep = cm.parallel.ep;
+  auto keep = [&](size_t i) { return t.text_at(i, 0) == dtype && t.at(i, 5) == mtp && t.at(i, 6) == ep; };
+  auto key = [&](size_t i) { return std::array<double, 4>{t.at(i, 1), t.at(i, 2), t.at(i, 3), t.at(i, 4)}; };
+  const std::array<double, 4> want{double(m.hidden), double(m.moe_intermediate), double(m.experts_per_token),
+                                   double(m.routed_experts)};
+  std::array<double, 4> got{};
+  if (!nearest_key<4>(t, want, keep, key, got)) return {};
+  std::vector<std::pair<double, double>> pts;
+  for (size_t i = 0; i < t.rows(); ++i)
+    if (keep(i) && key(i) == got) pts.emplace_back(t.at(i, 0), t.at(i, 7) * kMsToS);
+  return make_curve(std::move(pts), 1, moe_roof(want, mtp, ep, r), moe_roof(got, mtp, ep, r));
+}
+
+// MLA absorbed batched GEMMs (pre: q_nope x W_UK, post: latent x W_UV) by tokens, heads per GPU.
+OpCurve bmm_curve(const ProfileTable& t, const CostModel& cm, std::string_view op) {
+  const ModelConfig& m = cm.model;
+  if (t.empty()) return {};
+  const Rates r = rates_of(cm);
+  const std::string_view dtype = m.weight_dtype == Dtype::kFp8 ? "fp8" : "bfloat16";
+  const double a = op == "pre" ? double(m.qk_nope_head_dim) : double(m.kv_lora_rank);
+  const double c = op == "pre" ? double(m.kv_lora_rank) : double(m.v_head_dim);
+  auto roof = [&](double heads) {
+    OpRoofline x;
+    x.cx = heads * 2 * a * c / r.gemm;
+    x.m0 = heads * a * c * r.bpp / r.hbm;
+    x.mx = heads * (a + c) * kActBytes / r.hbm;
+    return x;
+  };
+  auto keep = [&](size_t i) { return t.text_at(i, 0) == op && t.text_at(i, 1) == dtype; };
+  const double heads = double(m.heads) / cm.parallel.tp;
+  std::array<double, 1> got{};
+  if (!nearest_key<1>(t, {heads}, keep, [&](size_t i) { return std::array<double, 1>{t.at(i, 1)}; }, got)) return {};
+  std::vector<std::pair<double, double>> pts;
+  for (size_t i = 0; i < t.rows(); ++i)
+    if (keep(i) && t.at(i, 1) == got[0]) pts.emplace_back(t.at(i, 0), t.at(i, 2) * kMsToS);
+  return make_curve(std::move(pts), 1, roof(heads), roof(got[0]));
+}
+
+// A (batch, tokens) grid from the rows passing `keep`; b_col/x_col/lat_col index numeric columns.
+template <class Keep>
+OpGrid make_grid(const ProfileTable& t, Keep keep, int b_col, int x_col, int lat_col, const OpRoofline& roof,
+                 const OpRoofline& measured) {
+  std::vector<std::pair<double, std::vector<std::pair<double, double>>>> by_b;
+  for (size_t i = 0; i < t.rows(); ++i) {
+    if (!keep(i)) continue;
+    const double b = t.at(i, b_col);
+    size_t j = 0;
+    while (j < by_b.size() && by_b[j].first != b) ++j;
+    if (j == by_b.size()) by_b.push_back({b, {}});
+    by_b[j].second.emplace_back(t.at(i, x_col), t.at(i, lat_col) * kMsToS);
+  }
+  std::sort(by_b.begin(), by_b.end(), [](const auto& x, const auto& y) { return x.first < y.first; });
+  OpGrid g;
+  for (auto& [b, pts] : by_b) {
+    g.bs.push_back(b);
+    g.rows.push_back(make_curve(std::move(pts), b, roof, measured));
+  }
+  return g;
+}
+
+std::string_view kv_dtype_name(KvLayout layout) {
+  switch (layout) {
+    case KvLayout::kBf16:
+      return "bfloat16";
+    case KvLayout::kFp8DsMla:
+    case KvLayout::kFp8E4m3:
+    case KvLayout::kNvfp4DsMla:  // no FP4 rows measured: the FP8 kernel is the nearest
+      return "fp8";
+  }
+  return "fp8";
+}
+
+
+
+void resolve_gemms(const ProfileTable& g, const CostModel& cm, ProfileCurves& pc) {
+  const ModelConfig& m = cm.model;
+  const double tp = cm.parallel.tp, h = double(m.hidden);
+  if (m.attention == AttentionKind::kMla) {
+    pc.a_proj = gemm_curve(g, cm, double(m.q_lora_rank + m.kv_lora_rank + m.qk_rope_head_dim), h, false);
+    pc.q_b_proj = gemm_curve(g, cm, m.heads / tp * double(m.qk_nope_head_dim + m.qk_rope_head_dim),
+                             double(m.q_lora_rank > 0 ? m.q_lora_rank : m.hidden), false);
+    pc.kv_b_proj = gemm_curve(g, cm, m.heads / tp * double(m.qk_nope_head_dim + m.v_head_dim),
+                              double(m.kv_lora_rank), false);
+    pc.o_proj = gemm_curve(g, cm, h, m.heads / tp * double(m.v_head_dim), false);
+  } else {
+    const double kvh = std::max(1.0, m.kv_heads / tp);
+    pc.a_proj = gemm_curve(g, cm, (m.heads / tp + 2 * kvh) * double(m.head_dim), h, false);
+    pc.o_proj = gemm_curve(g, cm, h, m.heads / tp * double(m.head_dim), false);
+  }
+  if (m.mlp_dense_layers() > 0) {
+    pc.dense_up = gemm_curve(g, cm, 2 * double(m.dense_intermediate) / tp, h, false);
+    pc.dense_down = gemm_curve(g, cm, h, double(m.dense_intermediate) / tp, false);
+  }
+  if (m.is_moe()) {
+    pc.router = gemm_curve(g, cm, double(m.routed_experts), h, true);
+    const double sh = double(m.moe_intermediate) * m.shared_experts;
+    pc.shared_up = gemm_curve(g, cm, 2 * sh / tp, h, false);
+    pc.shared_down = gemm_curve(g, cm, h, sh / tp, false);
+  }
+  pc.lm_head = gemm_curve(g, cm, double(m.vocab) / tp, h, true);
+}
+
+struct AttnShape {
+  double heads = 0, kv_heads = 0, head_dim = 0;  // per GPU
+};
+
+// Attention roofline by (sequences b, tokens x): decode reads x cached keys per sequence; prefill attends
+// causally over x new tokens (b x (x^2 + x) / 2 pairs).
+OpRoofline attn_roof(const CostModel& cm, const AttnShape& s, bool decode) {
+  const ModelConfig& m = cm.model;
+  const bool mla = m.attention == AttentionKind::kMla;
+  const double f = cm.attention_flops, bw = cm.hbm_bw;
+  const double kv_bytes = double(cm.kv_bytes_token_layer) * (mla ? 1 : s.kv_heads / std::max(1, m.kv_heads));
+  OpRoofline r;
+  if (decode) {
+    const double per_key = mla ? s.heads * 2 * double(2 * m.kv_lora_rank + m.qk_rope_head_dim)
+                               : s.heads * 4 * s.head_dim;
+    r.cbx = per_key / f;
+    r.mbx = kv_bytes / bw;
+    return r;
+  }
+  const double qk = mla ? double(m.qk_nope_head_dim + m.qk_rope_head_dim) : s.head_dim;
+  const double v = mla ? double(m.v_head_dim) : s.head_dim;
+  const double per_pair = s.heads * 2 * (qk + v);
+  r.cbx = r.cbxx = per_pair / 2 / f;
+  r.mbx = (s.heads * (qk + v) * 2 + s.kv_heads * (qk + v)) * kActBytes / bw;
+  return r;
+}
+
+AttnShape attn_shape(const CostModel& cm) {
+  const ModelConfig& m = cm.model;
+  const double tp = cm.parallel.tp;
+  if (m.attention == AttentionKind::kMla) return {m.heads / tp, m.heads / tp, double(m.qk_nope_head_dim)};
+  return {m.heads / tp, std::max(1.0, m.kv_heads / tp), double(m.head_dim)};
+}
+
+OpGrid attention_grid(const OpProfile& p, const CostModel& cm, bool decode) {
+  const bool mla = cm.model.attention == AttentionKind::kMla;
+  const ProfileTable& t = p.table(mla ? (decode ? ProfileTableKind::kMlaDecode : ProfileTableKind::kMlaPrefill)
+                                      : (decode ? ProfileTableKind::kGqaDecode : ProfileTableKind::kGqaPrefill));
+  if (t.empty()) return {};
+  const std::string_view kv = kv_dtype_name(cm.kv_layout);
+  const AttnShape want = attn_shape(cm);
+  const int shape_cols = mla ? 1 : 3;  // mla: heads; gqa: heads, kv_heads, head_dim
+  auto key = [&](size_t i) {
+    return std::array<double, 3>{t.at(i, 0), mla ? want.kv_heads : t.at(i, 1), mla ? want.head_dim : t.at(i, 2)};
+  };
+  auto kv_ok = [&](size_t i) { return t.text_at(i, 0) == kv; };
+  std::array<double, 3> got{};
+  if (!nearest_key<3>(t, {want.heads, want.kv_heads, want.head_dim}, kv_ok, key, got)) return {};
+  const AttnShape measured{got[0], got[1], got[2]};
+  auto keep = [&](size_t i) { return kv_ok(i) && key(i) == got; };
+  return make_grid(t, keep, shape_cols, shape_cols + 1, shape_cols + 2, attn_roof(cm, want, decode),
+                   attn_roof(cm, measured, decode));
+}
+
+std::string_view comm_table_op(Op op, bool graph) {
+  switch (op_collective(op)) {
+    case CollectiveKind::kAllReduce:
+      return graph ? "custom_ar_graph" : "custom_ar_eager";
+    case CollectiveKind::kAllGather:
+      return "nccl_all_gather";
+    case CollectiveKind::kReduceScatter:
+      return "nccl_reduce_scatter";
+    case CollectiveKind::kAllToAll:
+      return "nccl_alltoall";
+    case CollectiveKind::kNone:
+      break;
+  }
+  return "";
+}
+
+OpCurve comm_curve(const ProfileTable& t, const CostModel& cm, Op op, bool graph) {
+  const int gpus = collective_group(op, cm.parallel);
+  if (t.empty() || gpus < 2 || cm.link == Link::kIb) return {};  // the tables measure one NVLink node
+  const std::string_view name = comm_table_op(op, graph);
+  std::vector<std::pair<double, double>> pts;
+  for (size_t i = 0; i < t.rows(); ++i)
+    if (t.text_at(i, 0) == name && t.at(i, 0) == gpus) pts.emplace_back(t.at(i, 1), t.at(i, 2) * kMsToS);
+  if (pts.empty()) return {};
+  OpRoofline roof;
+  roof.mx = 1 / cm.link_bw;
+  return make_curve(std::move(pts), 1, roof, roof);
+}
+
+
+// The whole MLA block of a decode step (measured on DeepSeek-V3's dimensions: used only when the model's
+// hidden size and q_lora rank match the rows).
+OpGrid resolve_mla_module(const OpProfile& p, const CostModel& cm) {
+  const ProfileTable& t = p.table(ProfileTableKind::kMlaModuleDecode);
+  const ModelConfig& m = cm.model;
+  if (t.empty() || m.attention != AttentionKind::kMla) return {};
+  const std::string_view kv = kv_dtype_name(cm.kv_layout);
+  const double heads = double(m.heads) / cm.parallel.tp;
+  auto keep = [&](size_t i) {
+    return t.text_at(i, 0) == kv && t.at(i, 0) == double(m.hidden) && t.at(i, 1) == double(m.q_lora_rank) &&
+           t.at(i, 2) == heads;
+  };
+  OpRoofline roof = attn_roof(cm, attn_shape(cm), true);
+  return make_grid(t, keep, 3, 4, 5, roof, roof);
+}
+
+void resolve_collectives(const OpProfile& p, const CostModel& cm, ProfileCurves& pc) {
+  const ProfileTable& t = p.table(ProfileTableKind::kComm);
+  for (int i = 0; i < kOpCount; ++i) {
+    if (!is_collective(Op(i))) continue;
+    pc.comm_graph[size_t(i)] = comm_curve(t, cm, Op(i), true);
+    pc.comm_eager[size_t(i)] = comm_curve(t, cm, Op(i), false);
+  }
+}
+
+}  // namespace
+
+std::shared_ptr<const ProfileCurves> resolve_profile(const OpProfile& p, const CostModel& cm) {
+  auto pc = std::make_shared<ProfileCurves>();
+  resolve_gemms(p.table(ProfileTableKind::kGemm), cm, *pc);
+  pc->moe = moe_curve(p.table(ProfileTableKind::kMoe), cm);
+  if (cm.model.attention == AttentionKind::kMla) {
+    pc->bmm_pre = bmm_curve(p.table(ProfileTableKind::kMlaBmm), cm, "pre");
+    pc->bmm_post = bmm_curve(p.table(ProfileTableKind::kMlaBmm), cm, "post");
+  }
+  if (!cm.model.has_indexer()) {  // DSA's sparse attention has no table here: roofline
+    pc->attn_decode = attention_grid(p, cm, true);
+    pc->attn_prefill = attention_grid(p, cm, false);
+    pc->prefill_key_s = 2 * attn_roof(cm, attn_shape(cm), false).cbxx;  // one (query, key) pair
+    pc->mla_module_decode = resolve_mla_module(p, cm);
+  }
+  resolve_collectives(p, cm, *pc);
+  pc->step_cpu_overhead_s = p.param(TimingParam::kStepCpuOverheadS);
+  pc->overlap_schedule = p.param(TimingParam::kOverlapSchedule) != 0;
+  pc->cuda_graph_max_bs = int64_t(p.param(TimingParam::kCudaGraphMaxBs));
+  pc->eager_launch_gap_s = p.param(TimingParam::kEagerLaunchGapS);
+  return pc;
+}
+
+}  // namespace tokenline

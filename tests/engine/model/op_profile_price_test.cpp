@@ -1,0 +1,122 @@
+// Pricing a step from the h200-sglang profile: source attribution, CUDA-graph buckets, and a DeepSeek-V3
+// tp8 decode step against the sum of the table rows it should read.
+#include <catch2/catch.hpp>
+#include <initializer_list>
+#include <string>
+#include <string_view>
+
+#include "common/input_error.h"
+#include "engine/model/ledger.h"
+#include "engine/model/model_config.h"
+#include "engine/model/op_profile.h"
+#include "engine/model/op_profile_pricing.h"
+#include "topologies/hardware_loader.h"
+
+namespace tokenline {
+namespace {
+
+CostModel deepseek_tp8(bool with_profile) {
+  CostOptions o;
+  if (with_profile) o.profile = load_op_profile("h200-sglang");
+  return make_cost_model(model_preset("deepseek-v3"), parse_parallel("tp8", "test"), KvLayout::kFp8E4m3,
+                         load_hardware("h200"), o);
+}
+
+// The latency (s) of the one row whose text column 0 is `text` and whose numeric columns are `nums`.
+double row_s(const ProfileTable& t, std::string_view text, std::initializer_list<double> nums) {
+  for (size_t r = 0; r < t.rows(); ++r) {
+    if (t.text_at(r, 0) != text) continue;
+    int c = 0;
+    bool match = true;
+    for (double v : nums) match = match && t.at(r, c++) == v;
+    if (match) return t.at(r, c) * 1e-3;
+  }
+  FAIL("no row " << text << " in " << t.file);
+  return 0;
+}
+
+}  // namespace
+
+TEST_CASE("profile terms name their source and coverage is the profiled share", "[op_profile]") {
+  const CostModel cm = deepseek_tp8(true);
+  const StepCost sc = decode_step(cm, 16, 1023);
+  CHECK(sc[Op::kExpertGemm].source == TimeSource::kProfile);
+  CHECK(sc[Op::kSparseMla].source == TimeSource::kProfile);
+  CHECK(sc[Op::kAttnAllreduce].source == TimeSource::kProfile);
+  CHECK(sc[Op::kRmsnorm].source == TimeSource::kRoofline);
+  CHECK(sc[Op::kSample].source == TimeSource::kRoofline);
+  double sum = 0, profiled = 0;
+  for (const Term& t : sc.terms) {
+    sum += t.time_s;
+    profiled += t.source == TimeSource::kProfile ? t.time_s : 0;
+  }
+  CHECK(sc.total_s == Approx(sum + sc.overhead_s));
+  CHECK(sc.coverage() == Approx(profiled / sc.total_s));
+  CHECK(sc.coverage() > 0.8);
+  const StepCost roof = decode_step(deepseek_tp8(false), 16, 1023);
+  for (const Term& t : roof.terms) CHECK(t.source == TimeSource::kRoofline);
+  CHECK(roof.coverage() == 0);
+  CostOptions ideal;
+  ideal.ideal = true;
+  ideal.profile = load_op_profile("h200-sglang");
+  CHECK_THROWS_AS(make_cost_model(model_preset("deepseek-v3"), parse_parallel("tp8", "t"), KvLayout::kFp8E4m3,
+                                  load_hardware("h200"), ideal),
+                  InputError);
+}
+
+TEST_CASE("the fused MLA module is shared among its ops by their roofline times", "[op_profile]") {
+  const StepCost roof = decode_step(deepseek_tp8(false), 16, 1023);
+  const StepCost prof = decode_step(deepseek_tp8(true), 16, 1023);
+  const Op ops[] = {Op::kAProj, Op::kNormRopeKvWrite, Op::kQBProj, Op::kSparseMla, Op::kOProj};
+  double roof_sum = 0, prof_sum = 0;
+  for (Op op : ops) {
+    roof_sum += roof[op].time_s;
+    prof_sum += prof[op].time_s;
+  }
+  const auto p = load_op_profile("h200-sglang");
+  CHECK(prof_sum == Approx(61 * row_s(p->table(ProfileTableKind::kMlaModuleDecode), "fp8", {7168, 1536, 16, 16, 1024})));
+  for (Op op : ops) CHECK(prof[op].time_s / prof_sum == Approx(roof[op].time_s / roof_sum));
+}
+
+TEST_CASE("CUDA-graph buckets follow SGLang's capture list", "[op_profile]") {
+  CHECK(cuda_graph_bucket(1) == 1);
+  CHECK(cuda_graph_bucket(3) == 4);
+  CHECK(cuda_graph_bucket(5) == 8);
+  CHECK(cuda_graph_bucket(9) == 16);
+  CHECK(cuda_graph_bucket(17) == 24);
+  CHECK(cuda_graph_bucket(256) == 256);
+  // a decode batch of 5 runs the GEMMs of the padded 8: the same expert time as a batch of 8
+  const CostModel cm = deepseek_tp8(true);
+  CHECK(decode_step(cm, 5, 1023)[Op::kExpertGemm].time_s == Approx(decode_step(cm, 8, 1023)[Op::kExpertGemm].time_s));
+}
+
+// The reference reads the rows by hand: the MLA module (61 layers), fused MoE (58), the shared expert
+// and router GEMMs (58), the dense MLP (3) and LM head at their nearest measured shapes (dense up
+// 4608x7168 -> 5120x7168, down 7168x2304 -> 7168x2560, LM head 16160x7168 -> 16384x7168), and 123
+// graph all-reduces and one NCCL all-gather at the next measured message size. The profile scales
+// unmeasured shapes by their rooflines and interpolates message sizes, so the two agree within 5%.
+TEST_CASE("a DeepSeek-V3 tp8 decode step lands within 5% of its summed table rows", "[op_profile]") {
+  const auto p = load_op_profile("h200-sglang");
+  const ProfileTable& gemm = p->table(ProfileTableKind::kGemm);
+  const ProfileTable& comm = p->table(ProfileTableKind::kComm);
+  const CostModel cm = deepseek_tp8(true);
+  struct Point {
+    double batch, ar_bytes, gather_bytes;
+  };
+  for (const Point& pt : {Point{1, 16384, 524288}, Point{16, 262144, 8388608}, Point{64, 1048576, 33554432}}) {
+    const double b = pt.batch;
+    const double ref = 61 * row_s(p->table(ProfileTableKind::kMlaModuleDecode), "fp8", {7168, 1536, 16, b, 1024}) +
+                       58 * row_s(p->table(ProfileTableKind::kMoe), "fp8_block", {b, 7168, 2048, 8, 256, 8, 1}) +
+                       58 * (row_s(gemm, "fp8_block", {b, 512, 7168}) + row_s(gemm, "fp8_block", {b, 7168, 256})) +
+                       58 * row_s(gemm, "bfloat16", {b, 256, 7168}) +
+                       3 * (row_s(gemm, "fp8_block", {b, 5120, 7168}) + row_s(gemm, "fp8_block", {b, 7168, 2560})) +
+                       row_s(gemm, "bfloat16", {b, 16384, 7168}) + 123 * row_s(comm, "custom_ar_graph", {8, pt.ar_bytes}) +
+                       row_s(comm, "nccl_all_gather", {8, pt.gather_bytes});
+    const StepCost sc = decode_step(cm, int64_t(b), 1023);
+    INFO("batch " << b << ": profiled " << sc.profile_s << " s, table rows " << ref << " s");
+    CHECK(sc.profile_s > 0.95 * ref);
+    CHECK(sc.profile_s < 1.05 * ref);
+  }
+}
+
+}  // namespace tokenline

@@ -1,0 +1,90 @@
+// load_op_profile / apply_profile_sets: the loader's errors name file and line; timing overrides.
+#include <catch2/catch.hpp>
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include "common/input_error.h"
+#include "engine/model/op_profile.h"
+
+namespace tokenline {
+namespace {
+
+namespace fs = std::filesystem;
+
+// A scratch profile directory with one gemm table of the given text (or none).
+fs::path scratch_profile(const std::string& name, const std::string& gemm_csv, bool write_gemm = true) {
+  const fs::path dir = fs::temp_directory_path() / ("tl_op_profile_" + name);
+  fs::create_directories(dir);
+  std::ofstream(dir / "profile.json") << R"({"name": "t", "hardware": "h200", "engine_name": "sglang",
+    "tables": {"gemm": "gemm.csv"}, "engine": {"anything": [1, 2]}})";
+  if (write_gemm) {
+    std::ofstream(dir / "gemm.csv") << gemm_csv;
+  } else {
+    fs::remove(dir / "gemm.csv");
+  }
+  return dir;
+}
+
+std::string load_error(const fs::path& dir) {
+  try {
+    load_op_profile(dir.string());
+  } catch (const InputError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+}  // namespace
+
+TEST_CASE("profile loader names the file and line of bad input", "[op_profile]") {
+  SECTION("missing table") {
+    const std::string msg = load_error(scratch_profile("missing", "", false));
+    CHECK(msg.find("gemm.csv") != std::string::npos);
+    CHECK(msg.find("no such file") != std::string::npos);
+  }
+  SECTION("bad header") {
+    const std::string msg = load_error(scratch_profile("header", "dtype,m,n,latency_ms\n"));
+    CHECK(msg.find("gemm.csv:1") != std::string::npos);
+  }
+  SECTION("bad number") {
+    const std::string msg =
+        load_error(scratch_profile("number", "dtype,m,n,k,latency_ms\nfp8_block,1,128,128,0.01\nfp8_block,2,x,128,0.01\n"));
+    CHECK(msg.find("gemm.csv:3") != std::string::npos);
+    CHECK(msg.find("column n") != std::string::npos);
+  }
+  SECTION("missing column") {
+    const std::string msg = load_error(scratch_profile("columns", "dtype,m,n,k,latency_ms\nfp8_block,1,128,0.01\n"));
+    CHECK(msg.find("gemm.csv:2") != std::string::npos);
+  }
+  SECTION("a good table loads, the engine key is not read") {
+    const auto p = load_op_profile(scratch_profile("good", "dtype,m,n,k,latency_ms\nfp8_block,1,128,128,0.01\n").string());
+    CHECK(p->table(ProfileTableKind::kGemm).rows() == 1);
+    CHECK(p->table(ProfileTableKind::kMoe).empty());
+  }
+  CHECK_THROWS_AS(load_op_profile("no-such-profile"), InputError);
+}
+
+TEST_CASE("--profile-set overrides named timing parameters and rejects unknown ones", "[op_profile]") {
+  auto p = load_op_profile("h200-sglang");
+  CHECK(p->param(TimingParam::kCudaGraphMaxBs) == 256);
+  apply_profile_sets(*p, "step_cpu_overhead_s=0.002,overlap_schedule=0");
+  CHECK(p->param(TimingParam::kStepCpuOverheadS) == Approx(0.002));
+  CHECK(p->param(TimingParam::kOverlapSchedule) == 0);
+  try {
+    apply_profile_sets(*p, "no_such_knob=1");
+    FAIL("expected InputError");
+  } catch (const InputError& e) {
+    CHECK(std::string(e.what()).find("no_such_knob") != std::string::npos);
+  }
+  CHECK_THROWS_AS(apply_profile_sets(*p, "overlap_schedule=2"), InputError);
+}
+
+TEST_CASE("the h200-sglang profile is embedded with every table", "[op_profile]") {
+  const auto p = load_op_profile("h200-sglang");
+  CHECK(p->hardware == "h200");
+  CHECK(p->engine_name == "sglang");
+  for (int k = 0; k < kProfileTableKinds; ++k) CHECK_FALSE(p->table(ProfileTableKind(k)).empty());
+}
+
+}  // namespace tokenline
