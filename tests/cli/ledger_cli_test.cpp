@@ -128,6 +128,10 @@ TEST_CASE("ledger rejects bad input with exit code 2 and one message naming what
       {"decode --model " + data("truncated.json"), "truncated.json: expected valid JSON"},
       {"decode --model " + data("missing_field.json"), "kv_lora_rank"},
       {"decode --model " + data("wrong_type.json"), "hidden_size"},
+      {"decode --profile no-such-profile", "--profile"},
+      {"decode --profile h200-sglang --profile-set warp_speed=2", "warp_speed"},
+      {"decode --profile-set overlap_schedule=0", "--profile-set"},
+      {"decode --profile h200-sglang --ideal", "--ideal"},
   };
   for (const Case& c : cases) {
     INFO(c.args);
@@ -136,4 +140,30 @@ TEST_CASE("ledger rejects bad input with exit code 2 and one message naming what
     CHECK(r.out.find(c.expect) != std::string::npos);
     CHECK(r.out.find("terminate") == std::string::npos);
   }
+}
+
+TEST_CASE("ledger --profile names each op's time source in tables and JSON", "[ledger_cli]") {
+  const Run table = run("decode --model deepseek-v3 --parallel tp8 --batch 16 --context 1535 --profile h200-sglang");
+  REQUIRE(table.rc == 0);
+  CHECK(table.out.find("profile h200-sglang") != std::string::npos);
+  const size_t row = table.out.find("\nexpert_gemm");
+  REQUIRE(row != std::string::npos);
+  const std::string line = table.out.substr(row + 1, table.out.find('\n', row + 1) - row - 1);
+  CHECK(line.find("profile") != std::string::npos);
+  const Run js = run("decode --model deepseek-v3 --parallel tp8 --batch 16 --context 1535 --json --profile h200-sglang "
+                     "--profile-set step_cpu_overhead_s=0.05,overlap_schedule=0");
+  REQUIRE(js.rc == 0);
+  const auto j = nlohmann::json::parse(js.out);
+  bool rmsnorm_roofline = false;
+  for (const auto& op : j["ops"]) {
+    if (op["name"] == "expert_gemm") CHECK(op["source"] == "profile");
+    if (op["name"] == "rmsnorm") rmsnorm_roofline = op["source"] == "roofline";
+  }
+  CHECK(rmsnorm_roofline);
+  for (const auto& c : j["collectives"]) CHECK(c["source"] == "profile");
+  CHECK(j["time_s"]["overhead"].get<double>() == Approx(0.05));  // no overlap: all of it
+  // 50 ms of CPU time on a ~22 ms step: the profiled share is what is left, well below 1
+  const double total = j["time_s"]["total"].get<double>();
+  CHECK(j["time_s"]["coverage"].get<double>() == Approx(j["time_s"]["profile"].get<double>() / total));
+  CHECK(total > 0.05);
 }
