@@ -41,6 +41,8 @@ TableSpec table_spec(ProfileTableKind kind) {
       return {"op,gpus,bytes,latency_ms", 1};
     case ProfileTableKind::kMlaModuleDecode:
       return {"kv_dtype,hidden,q_lora,heads,batch,tokens,latency_ms", 1};
+    case ProfileTableKind::kDsa:
+      return {"module,phase,hidden,heads,batch,tokens,latency_ms", 2};
     case ProfileTableKind::kCount:
       break;
   }
@@ -104,7 +106,7 @@ std::vector<std::string_view> split(std::string_view line, char sep) {
   return out;
 }
 
-// Parses one CSV table against its spec; every row must have every column, latency_ms > 0.
+// Parses one CSV table against its spec; every row must have every column, latency_ms >= 0.
 ProfileTable parse_table(const std::string& text, const std::string& where, TableSpec spec) {
   ProfileTable t;
   t.file = where;
@@ -133,9 +135,10 @@ ProfileTable parse_table(const std::string& text, const std::string& where, Tabl
         continue;
       }
       const double v = parse_number(cells[c], at, columns[c]);
-      if (v <= 0 || (c + 1 < cells.size() && v != std::floor(v))) {
+      const bool latency = c + 1 == cells.size();  // >= 0: a step that does no work (top-k of <= k keys)
+      if (latency ? v < 0 : (v <= 0 || v != std::floor(v))) {
         throw InputError(at + ": column " + std::string(columns[c]),
-                         c + 1 < cells.size() ? "a positive integer" : "a positive latency",
+                         latency ? "a latency >= 0" : "a positive integer",
                          "'" + std::string(cells[c]) + "'");
       }
       t.numbers.push_back(v);
@@ -225,6 +228,8 @@ std::string_view profile_table_key(ProfileTableKind kind) {
       return "comm";
     case ProfileTableKind::kMlaModuleDecode:
       return "mla_module_decode";
+    case ProfileTableKind::kDsa:
+      return "dsa";
     case ProfileTableKind::kCount:
       break;
   }

@@ -23,6 +23,7 @@ enum class ProfileTableKind : uint8_t {
   kGqaPrefill,  // kv_dtype,heads,kv_heads,head_dim,batch,tokens,latency_ms
   kComm,        // op,gpus,bytes,latency_ms
   kMlaModuleDecode,  // kv_dtype,hidden,q_lora,heads,batch,tokens,latency_ms: the whole MLA block, decode
+  kDsa,  // module,phase,hidden,heads,batch,tokens,latency_ms: DSA parts (attn, logits, topk) by decode/prefill
   kCount,
 };
 inline constexpr int kProfileTableKinds = static_cast<int>(ProfileTableKind::kCount);

@@ -62,6 +62,37 @@ void price_mla_module(const ProfileCurves& pc, const ProfileWork& w, int layers,
   }
 }
 
+// A DSA part over the rank's decode and prefill sequences (prefill: plus the prefix's extra pairs at
+// pair_s each); false if a needed grid is missing.
+bool dsa_part_s(const OpGrid& decode, const OpGrid& prefill, double pair_s, const ProfileWork& w, double& s) {
+  s = 0;
+  if (w.decode_seqs > 0) {
+    if (decode.empty()) return false;
+    s += decode.at(w.decode_seqs, w.decode_context);
+  }
+  if (w.prefill_seqs > 0) {
+    if (prefill.empty()) return false;
+    const double x = w.prefill_tokens / w.prefill_seqs;
+    s += prefill.at(w.prefill_seqs, x) + std::max(0.0, w.prefill_keys - w.prefill_seqs * x * (x + 1) / 2) * pair_s;
+  }
+  return true;
+}
+
+// DSA: sparse attention on every layer; indexer logits (+ its q/k projections) and top-k on the full layers.
+void price_dsa(const CostModel& cm, const ProfileWork& w, std::array<Term, kOpCount>& terms) {
+  const ProfileCurves& pc = *cm.profile;
+  const ModelConfig& m = cm.model;
+  double s = 0;
+  if (dsa_part_s(pc.dsa_attn_decode, pc.dsa_attn_prefill, 0, w, s))
+    set_profile(terms[size_t(Op::kSparseMla)], m.layers * s);
+  const int Lf = m.indexer_full_layers;
+  if (dsa_part_s(pc.dsa_topk_decode, pc.dsa_topk_prefill, pc.dsa_topk_pair_s, w, s))
+    set_profile(terms[size_t(Op::kTopkSelect)], Lf * s);
+  if (!dsa_part_s(pc.dsa_logits_decode, pc.dsa_logits_prefill, pc.dsa_logits_pair_s, w, s)) return;
+  if (price_parts(terms[size_t(Op::kIndexerScore)], Lf, {{&pc.index_q_proj, w.tokens}, {&pc.index_k_proj, w.tokens}}))
+    terms[size_t(Op::kIndexerScore)].time_s += Lf * s;
+}
+
 void price_attention_block(const CostModel& cm, const ProfileWork& w, std::array<Term, kOpCount>& terms) {
   const ProfileCurves& pc = *cm.profile;
   const ModelConfig& m = cm.model;
@@ -80,8 +111,12 @@ void price_attention_block(const CostModel& cm, const ProfileWork& w, std::array
   } else {
     price_parts(terms[size_t(Op::kOProj)], L, {{&pc.o_proj, w.tokens}});
   }
+  if (m.has_indexer()) {
+    price_dsa(cm, w, terms);
+    return;
+  }
   double attn_s = 0;
-  if (!m.has_indexer() && attention_s(pc, w, attn_s)) set_profile(terms[size_t(Op::kSparseMla)], L * attn_s);
+  if (attention_s(pc, w, attn_s)) set_profile(terms[size_t(Op::kSparseMla)], L * attn_s);
 }
 
 void price_collectives(const ProfileCurves& pc, bool graph, std::array<Term, kOpCount>& terms) {

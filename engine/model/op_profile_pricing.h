@@ -24,6 +24,11 @@ struct ProfileCurves {
   OpGrid attn_decode, attn_prefill;
   OpGrid mla_module_decode;  // whole MLA block in decode (a_proj .. o_proj), when the model matches
   double prefill_key_s = 0;  // roofline seconds per extra (query, key) pair beyond the table's causal keys
+  // DSA (models with an indexer, when the rows match the model): sparse attention, indexer logits, top-k
+  OpGrid dsa_attn_decode, dsa_attn_prefill, dsa_logits_decode, dsa_logits_prefill, dsa_topk_decode,
+      dsa_topk_prefill;
+  TokenCurve index_q_proj, index_k_proj;  // indexer wq_b; wk + weights_proj (one GEMM of both outputs)
+  double dsa_logits_pair_s = 0, dsa_topk_pair_s = 0;  // roofline per extra (query, key) pair in prefill
   // collectives by message bytes: CUDA-graph path and eager path, per ledger op (empty: roofline)
   std::array<OpCurve, kOpCount> comm_graph, comm_eager;
   // timing parameters

@@ -291,6 +291,63 @@ OpGrid resolve_mla_module(const OpProfile& p, const CostModel& cm) {
   return make_grid(t, keep, 3, 4, 5, roof, roof);
 }
 
+// ---- DSA: GLM-5's sparse attention, indexer logits and top-k (rows must match the model's hidden size) ----
+
+struct DsaRoofs {
+  OpRoofline attn_decode, attn_prefill, logits_decode, logits_prefill, topk_decode, topk_prefill;
+};
+
+// heads: attention heads per GPU. Sparse attention reads top-k keys per query whatever the context (so no
+// slope in context); the indexer scores every cached key per query (replicated, not split by TP).
+DsaRoofs dsa_roofs(const CostModel& cm, double heads) {
+  const ModelConfig& m = cm.model;
+  const double topk = double(m.indexer_topk), per_key = heads * 2 * double(2 * m.kv_lora_rank + m.qk_rope_head_dim);
+  const double idx_per_pair = 2 * double(m.indexer_heads) * double(m.indexer_head_dim);
+  constexpr double kScoreBytes = 4;  // FP32 logits written by the indexer, read by top-k
+  DsaRoofs r;
+  r.attn_decode.cb = topk * per_key / cm.attention_flops;
+  r.attn_decode.mb = topk * double(cm.kv_bytes_token_layer) / cm.hbm_bw;
+  r.attn_prefill.cbx = r.attn_decode.cb;
+  r.attn_prefill.mbx = r.attn_decode.mb;
+  r.logits_decode.cbx = idx_per_pair / cm.indexer_flops;
+  r.logits_decode.mbx = double(cm.indexer_read_bytes_token_layer) / cm.hbm_bw;
+  r.logits_prefill.cbx = r.logits_prefill.cbxx = idx_per_pair / 2 / cm.indexer_flops;
+  r.topk_decode.mbx = kScoreBytes / cm.hbm_bw;
+  r.topk_prefill.mbx = r.topk_prefill.mbxx = kScoreBytes / 2 / cm.hbm_bw;
+  return r;
+}
+
+OpGrid dsa_grid(const ProfileTable& t, const CostModel& cm, std::string_view module, std::string_view phase,
+                OpRoofline DsaRoofs::*roof) {
+  auto keep_part = [&](size_t i) {
+    return t.text_at(i, 0) == module && t.text_at(i, 1) == phase && t.at(i, 0) == double(cm.model.hidden);
+  };
+  const double heads = double(cm.model.heads) / cm.parallel.tp;
+  std::array<double, 1> got{};
+  if (!nearest_key<1>(t, {heads}, keep_part, [&](size_t i) { return std::array<double, 1>{t.at(i, 1)}; }, got))
+    return {};
+  auto keep = [&](size_t i) { return keep_part(i) && t.at(i, 1) == got[0]; };
+  return make_grid(t, keep, 2, 3, 4, dsa_roofs(cm, heads).*roof, dsa_roofs(cm, got[0]).*roof);
+}
+
+void resolve_dsa(const OpProfile& p, const CostModel& cm, ProfileCurves& pc) {
+  const ModelConfig& m = cm.model;
+  const ProfileTable& t = p.table(ProfileTableKind::kDsa);
+  pc.dsa_attn_decode = dsa_grid(t, cm, "attn", "decode", &DsaRoofs::attn_decode);
+  pc.dsa_attn_prefill = dsa_grid(t, cm, "attn", "prefill", &DsaRoofs::attn_prefill);
+  pc.dsa_logits_decode = dsa_grid(t, cm, "logits", "decode", &DsaRoofs::logits_decode);
+  pc.dsa_logits_prefill = dsa_grid(t, cm, "logits", "prefill", &DsaRoofs::logits_prefill);
+  pc.dsa_topk_decode = dsa_grid(t, cm, "topk", "decode", &DsaRoofs::topk_decode);
+  pc.dsa_topk_prefill = dsa_grid(t, cm, "topk", "prefill", &DsaRoofs::topk_prefill);
+  const DsaRoofs r = dsa_roofs(cm, double(m.heads) / cm.parallel.tp);
+  pc.dsa_logits_pair_s = 2 * r.logits_prefill.cbxx;
+  pc.dsa_topk_pair_s = 2 * r.topk_prefill.mbxx;
+  const ProfileTable& g = p.table(ProfileTableKind::kGemm);
+  const double q_in = double(m.q_lora_rank > 0 ? m.q_lora_rank : m.hidden);
+  pc.index_q_proj = gemm_curve(g, cm, double(m.indexer_heads) * double(m.indexer_head_dim), q_in, false);
+  pc.index_k_proj = gemm_curve(g, cm, double(m.indexer_head_dim + m.indexer_heads), double(m.hidden), false);
+}
+
 void resolve_collectives(const OpProfile& p, const CostModel& cm, ProfileCurves& pc) {
   const ProfileTable& t = p.table(ProfileTableKind::kComm);
   for (int i = 0; i < kOpCount; ++i) {
@@ -315,6 +372,8 @@ std::shared_ptr<const ProfileCurves> resolve_profile(const OpProfile& p, const C
     pc->attn_prefill = attention_grid(p, cm, false);
     pc->prefill_key_s = 2 * attn_roof(cm, attn_shape(cm), false).cbxx;  // one (query, key) pair
     pc->mla_module_decode = resolve_mla_module(p, cm);
+  } else {
+    resolve_dsa(p, cm, *pc);
   }
   resolve_collectives(p, cm, *pc);
   pc->step_cpu_overhead_s = p.param(TimingParam::kStepCpuOverheadS);

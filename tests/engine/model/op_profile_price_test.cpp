@@ -119,4 +119,29 @@ TEST_CASE("a DeepSeek-V3 tp8 decode step lands within 5% of its summed table row
   }
 }
 
+// GLM-5.3 under dp8-ep8 runs 64 heads per GPU, the heads the DSA rows were measured with, so at a measured
+// batch and context the DSA ops are the rows times their layers.
+TEST_CASE("GLM-5.3 DSA ops read the GLM-5 rows exactly at a measured point", "[op_profile]") {
+  CostOptions o;
+  o.profile = load_op_profile("h200-sglang");
+  const CostModel cm = make_cost_model(model_preset("glm-5.3"), parse_parallel("dp8-ep8", "test"),
+                                       KvLayout::kFp8DsMla, load_hardware("h200"), o);
+  const ProfileTable& dsa = o.profile->table(ProfileTableKind::kDsa);
+  auto row = [&](std::string_view module) {
+    for (size_t r = 0; r < dsa.rows(); ++r) {
+      if (dsa.text_at(r, 0) == module && dsa.text_at(r, 1) == "decode" && dsa.at(r, 0) == 6144 &&
+          dsa.at(r, 1) == 64 && dsa.at(r, 2) == 16 && dsa.at(r, 3) == 8193)
+        return dsa.at(r, 4) * 1e-3;
+    }
+    FAIL("no DSA row for " << module);
+    return 0.0;
+  };
+  const StepCost sc = decode_step(cm, 16, 8192);  // 8192 cached + the new token = 8193 keys
+  CHECK(sc[Op::kSparseMla].source == TimeSource::kProfile);
+  CHECK(sc[Op::kSparseMla].time_s == Approx(78 * row("attn")));
+  CHECK(sc[Op::kTopkSelect].time_s == Approx(21 * row("topk")));
+  // the indexer term adds its q/k projection GEMMs to the logits rows
+  CHECK(sc[Op::kIndexerScore].time_s > 21 * row("logits"));
+}
+
 }  // namespace tokenline
