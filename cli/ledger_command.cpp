@@ -182,38 +182,47 @@ void print_header(const LedgerArgs& a, const Setup& s) {
   }
 }
 
-void print_ops(const StepCost& c) {
+// The "source" column appears with a profile (without one every op is "roofline").
+std::string source_cell(const Term& t, bool profiled) {
+  constexpr size_t kWidth = 8;  // "roofline"
+  std::string cell(time_source_name(t.source));
+  return profiled ? " " + cell + std::string(kWidth - std::min(kWidth, cell.size()), ' ') : "";
+}
+
+void print_ops(const StepCost& c, bool profiled) {
   std::printf("\nOperators (busiest attention rank: FLOPs and bytes of the rank, time of one of its GPUs)\n");
-  std::printf("%-20s %6s %7s %12s %10s %10s %9s %9s %10s %-8s\n", "op", "layers", "calls", "GFLOP", "HBM GB",
-              "weight GB", "KV GB", "index GB", "time ms", "source");
+  std::printf("%-20s %6s %7s %12s %10s %10s %9s %9s %10s%s\n", "op", "layers", "calls", "GFLOP", "HBM GB",
+              "weight GB", "KV GB", "index GB", "time ms", profiled ? " source  " : "");
   for (int i = 0; i < kOpCount; ++i) {
     const Term& t = c.terms[i];
     if (is_collective(Op(i)) || t.count == 0) continue;
-    std::printf("%-20s %6d %7lld %12.2f %10.3f %10.3f %9.3f %9.3f %10.4f %-8s\n",
+    std::printf("%-20s %6d %7lld %12.2f %10.3f %10.3f %9.3f %9.3f %10.4f%s\n",
                 std::string(op_name(Op(i))).c_str(), t.layers, (long long)t.count, t.rank_flops / 1e9,
                 t.rank_hbm_bytes / 1e9, t.weight_bytes / 1e9, t.kv_bytes / 1e9, t.indexer_bytes / 1e9,
-                t.time_s * 1e3, std::string(time_source_name(t.source)).c_str());
+                t.time_s * 1e3, source_cell(t, profiled).c_str());
   }
 }
 
 void print_collectives(const StepCost& c, const CostModel& cm) {
   std::printf("\nCollectives over %s (one rank's messages)\n", std::string(link_name(cm.link)).c_str());
-  std::printf("%-18s %-15s %5s %6s %12s %12s %10s %10s %10s %-8s\n", "collective", "kind", "group", "count",
-              "MB each", "MB total", "xfer ms", "launch ms", "time ms", "source");
+  const bool profiled = cm.profile != nullptr;
+  std::printf("%-18s %-15s %5s %6s %12s %12s %10s %10s%s\n", "collective", "kind", "group", "count", "MB each",
+              "MB total", "xfer ms", "launch ms", profiled ? "    time ms source  " : "");
   for (int i = 0; i < kOpCount; ++i) {
     const Term& t = c.terms[i];
     if (!is_collective(Op(i)) || t.count == 0) continue;
-    std::printf("%-18s %-15s %5d %6lld %12.3f %12.3f %10.4f %10.4f %10.4f %-8s\n",
-                std::string(op_name(Op(i))).c_str(), std::string(collective_kind_name(op_collective(Op(i)))).c_str(),
-                collective_group(Op(i), cm.parallel), (long long)t.count, t.bytes_each / 1e6, t.bytes_total / 1e6,
-                t.memory_s * 1e3, t.launch_s * 1e3, t.time_s * 1e3,
-                std::string(time_source_name(t.source)).c_str());
+    std::printf("%-18s %-15s %5d %6lld %12.3f %12.3f %10.4f %10.4f", std::string(op_name(Op(i))).c_str(),
+                std::string(collective_kind_name(op_collective(Op(i)))).c_str(),
+                collective_group(Op(i), cm.parallel), (long long)t.count, t.bytes_each / 1e6,
+                t.bytes_total / 1e6, t.memory_s * 1e3, t.launch_s * 1e3);
+    if (profiled) std::printf(" %10.4f%s", t.time_s * 1e3, source_cell(t, true).c_str());
+    std::printf("\n");
   }
   std::printf("%-18s %-15s %5s %6lld %12s %12.3f\n", "total", "", "", (long long)c.collective_count(), "",
               c.collective_bytes() / 1e6);
 }
 
-void print_ledgers(const StepCost& c, double rank_tokens, double time_scale, const char* unit) {
+void print_ledgers(const StepCost& c, double rank_tokens, double time_scale, const char* unit, bool profiled) {
   std::printf("\nMarginal-cost ledgers (busiest rank, %.0f tokens)\n  %-44s %12s %14s\n", rank_tokens, "",
               "GB per step", "MB per token");
   const std::string comm = "communication (" + std::to_string(c.collective_count()) + " calls)";
@@ -233,6 +242,7 @@ void print_ledgers(const StepCost& c, double rank_tokens, double time_scale, con
                                                  {"launch", c.launch_s},   {"profile", c.profile_s},
                                                  {"cpu overhead", c.overhead_s}};
   for (const auto& [name, s] : rows) {
+    if (!profiled && (name == std::string("profile") || name == std::string("cpu overhead"))) continue;
     std::printf("  %-22s %12.4f %s  %5.1f %%\n", name, s * time_scale, unit,
                 c.total_s > 0 ? 100 * s / c.total_s : 0);
   }
@@ -271,7 +281,7 @@ void print_chunks(const std::vector<ChunkCost>& chunks) {
 
 // ---- JSON ----
 
-Json ops_json(const StepCost& c) {
+Json ops_json(const StepCost& c, bool profiled) {
   Json ops = Json::array();
   for (int i = 0; i < kOpCount; ++i) {
     const Term& t = c.terms[i];
@@ -288,8 +298,8 @@ Json ops_json(const StepCost& c) {
                    {"indexer_bytes", t.indexer_bytes},
                    {"compute_s", t.compute_s},
                    {"memory_s", t.memory_s},
-                   {"time_s", t.time_s},
-                   {"source", time_source_name(t.source)}});
+                   {"time_s", t.time_s}});
+    if (profiled) ops.back()["source"] = time_source_name(t.source);
   }
   return ops;
 }
@@ -308,8 +318,8 @@ Json collectives_json(const StepCost& c, const CostModel& cm) {
                    {"bytes_total", t.bytes_total},
                    {"transfer_s", t.memory_s},
                    {"launch_s", t.launch_s},
-                   {"time_s", t.time_s},
-                   {"source", time_source_name(t.source)}});
+                   {"time_s", t.time_s}});
+    if (cm.profile) out.back()["source"] = time_source_name(t.source);
   }
   return out;
 }
@@ -321,13 +331,17 @@ Json totals_json(const StepCost& c) {
           {"indexer_write_bytes", c.bytes.indexer_write}, {"flops", c.flops()}};
 }
 
-Json time_json(const StepCost& c) {
-  return {{"total", c.total_s},     {"weights", c.weights_s},
-          {"kv", c.kv_s},           {"indexer", c.indexer_s},
-          {"comm", c.comm_s},       {"launch", c.launch_s},
-          {"compute", c.compute_s}, {"activations", c.activations_s},
-          {"profile", c.profile_s}, {"overhead", c.overhead_s},
-          {"coverage", c.coverage()}};
+Json time_json(const StepCost& c, bool profiled) {
+  Json t = {{"total", c.total_s},     {"weights", c.weights_s},
+            {"kv", c.kv_s},           {"indexer", c.indexer_s},
+            {"comm", c.comm_s},       {"launch", c.launch_s},
+            {"compute", c.compute_s}, {"activations", c.activations_s}};
+  if (profiled) {
+    t["profile"] = c.profile_s;    // terms priced from the profile
+    t["overhead"] = c.overhead_s;  // per-step CPU time not hidden
+    t["coverage"] = c.coverage();  // profile / total
+  }
+  return t;
 }
 
 Json memory_json(const CostModel& cm, int64_t context, Json& out) {
@@ -378,7 +392,6 @@ Json header_json(const LedgerArgs& a, const Setup& s) {
       {"parallel", cm.parallel.name()},
       {"phase", a.phase},
       {"ideal", cm.options.ideal},
-      {"profile", a.profile},
       {"batch", a.batch},
       {"instance_batch", a.batch * cm.parallel.dp_attention},
       {"context", s.context},
@@ -394,19 +407,21 @@ Json header_json(const LedgerArgs& a, const Setup& s) {
 void emit_step(const LedgerArgs& a, const Setup& s, const StepCost& c, Json* extra_chunks) {
   // Tokens of the busiest rank: one per decoding request, or the whole prompt over its chunks.
   const double rank_tokens = a.phase == "decode" ? double(a.batch) : double(s.context);
+  const bool profiled = s.cm.profile != nullptr;
   if (!a.json) {
-    print_ops(c);
+    print_ops(c, profiled);
     print_collectives(c, s.cm);
-    print_ledgers(c, rank_tokens, a.phase == "decode" ? 1e3 : 1, a.phase == "decode" ? "ms" : "s");
+    print_ledgers(c, rank_tokens, a.phase == "decode" ? 1e3 : 1, a.phase == "decode" ? "ms" : "s", profiled);
     print_memory(s.cm, a.phase == "decode" ? s.context + 1 : s.context + a.prefix);
     return;
   }
   Json out = header_json(a, s);
-  out["ops"] = ops_json(c);
+  if (profiled) out["profile"] = a.profile;
+  out["ops"] = ops_json(c, profiled);
   out["collectives"] = collectives_json(c, s.cm);
   out["totals"] = totals_json(c);
   out["marginal_per_token"] = marginal_json(c, rank_tokens);
-  out["time_s"] = time_json(c);
+  out["time_s"] = time_json(c, profiled);
   const int64_t held = a.phase == "decode" ? s.context + 1 : s.context + a.prefix;
   out["kv_capacity"] = memory_json(s.cm, held, out);
   out["batch_limit"] = batch_limit_json(s.cm, held);
