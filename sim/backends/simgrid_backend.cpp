@@ -12,6 +12,11 @@
 namespace tokenline {
 namespace {
 
+// A collective's time alone on the link: the measured time for a profile-priced term, else the transfer.
+double link_time_s(const Term& t) {
+  return t.source == TimeSource::kProfile ? t.time_s : t.memory_s;
+}
+
 constexpr int kPatternCount = 2;  // Pattern::kRing, Pattern::kAllToAll
 
 SimgridBackend::Pattern pattern_of(CollectiveKind kind) {
@@ -220,7 +225,7 @@ void SimgridBackend::run_merged(const StepCost& sc, int gpu) {
       const Term& t = sc[op];
       if (t.time_s <= 0) continue;
       pattern_s_[static_cast<size_t>(pattern_of(op_collective(op))) * stride +
-                 static_cast<size_t>(collective_group(op, cost_model_.parallel))] += t.memory_s;
+                 static_cast<size_t>(collective_group(op, cost_model_.parallel))] += link_time_s(t);
     }
     sg::Activities comm;
     for (size_t k = 0; k < pattern_s_.size(); ++k) {
@@ -234,7 +239,9 @@ void SimgridBackend::run_merged(const StepCost& sc, int gpu) {
     for (Op op : seg.compute) {
       const Term& t = sc[op];
       if (t.time_s <= 0) continue;
-      if (t.compute_s > t.memory_s) {
+      if (t.source == TimeSource::kProfile) {
+        compute_s += t.time_s;  // measured: the GPU is busy that long
+      } else if (t.compute_s > t.memory_s) {
         compute_s += t.compute_s;
       } else {
         hbm_bytes += t.memory_s * cost_model_.hbm_bw;
@@ -279,7 +286,7 @@ void SimgridBackend::run_serial_ops(const Segment& seg, const StepCost& sc, Step
     const double start = sg::now_s();
     sg::Activities acts;
     start_pattern(acts, pattern_of(op_collective(op)), collective_group(op, cost_model_.parallel),
-                  t.memory_s);
+                  link_time_s(t));
     acts.wait_all();
     flush_meter();
     if (t.launch_s > 0) sg::sleep_for(t.launch_s);
@@ -295,13 +302,17 @@ void SimgridBackend::run_overlapped_ops(const Segment& seg, const StepCost& sc, 
   for (Op op : seg.comm) {
     comm.push_back(std::make_unique<sg::Activities>());
     start_pattern(*comm.back(), pattern_of(op_collective(op)), collective_group(op, cost_model_.parallel),
-                  sc[op].time_s > 0 ? sc[op].memory_s : 0);
+                  sc[op].time_s > 0 ? link_time_s(sc[op]) : 0);
   }
   for (Op op : seg.compute) {
     const Term& t = sc[op];
     if (t.time_s <= 0) continue;
     const double start = sg::now_s();
-    run_rooflines(gpu, t.compute_s, t.memory_s * cost_model_.hbm_bw);
+    if (t.source == TimeSource::kProfile) {
+      run_rooflines(gpu, t.time_s, 0);
+    } else {
+      run_rooflines(gpu, t.compute_s, t.memory_s * cost_model_.hbm_bw);
+    }
     if (t.launch_s > 0) sg::sleep_for(t.launch_s);
     push_span(outcome, sc, op, step_start, start);
   }
@@ -328,6 +339,7 @@ StepOutcome SimgridBackend::execute(const StepBatches& step) {
   const int gpu = first_gpu_ + last_cost_.busiest_rank * cost_model_.parallel.tp;
   StepOutcome outcome;
   const double start = sg::now_s();
+  if (last_cost_.overhead_s > 0) sg::sleep_for(last_cost_.overhead_s);  // profile: CPU time not hidden
   if (op_detail_) {
     run_ops(last_cost_, gpu, outcome);
   } else {
