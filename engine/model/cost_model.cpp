@@ -88,6 +88,11 @@ CostModel make_cost_model(const ModelConfig& model, const Parallel& parallel, Kv
   cm.mtp_params = p.mtp;
   if (options.profile) {
     if (options.ideal) throw InputError("--profile", "no --ideal (the seed's figures are rooflines)", "both");
+    if (options.profile->hardware != hardware.name) {
+      throw InputError("--profile " + options.profile->name,
+                       "hardware " + options.profile->hardware + " (what its tables were measured on)",
+                       "hardware " + hardware.name);
+    }
     cm.profile = resolve_profile(*options.profile, cm);
   }
   return cm;

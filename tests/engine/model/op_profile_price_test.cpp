@@ -62,6 +62,11 @@ TEST_CASE("profile terms name their source and coverage is the profiled share", 
   CHECK_THROWS_AS(make_cost_model(model_preset("deepseek-v3"), parse_parallel("tp8", "t"), KvLayout::kFp8E4m3,
                                   load_hardware("h200"), ideal),
                   InputError);
+  CostOptions other_gpu;
+  other_gpu.profile = ideal.profile;
+  CHECK_THROWS_AS(make_cost_model(model_preset("deepseek-v3"), parse_parallel("tp8", "t"), KvLayout::kFp8E4m3,
+                                  load_hardware("b200"), other_gpu),
+                  InputError);
 }
 
 TEST_CASE("the fused MLA module is shared among its ops by their roofline times", "[op_profile]") {
