@@ -65,7 +65,7 @@ TEST_CASE("profile loader names the file and line of bad input", "[op_profile]")
   CHECK_THROWS_AS(load_op_profile("no-such-profile"), InputError);
 }
 
-TEST_CASE("--profile-set overrides named timing parameters and rejects unknown ones", "[op_profile]") {
+TEST_CASE("profile timing overrides (--profile-set) set named parameters and reject unknown ones", "[op_profile]") {
   auto p = load_op_profile("h200-sglang");
   CHECK(p->param(TimingParam::kCudaGraphMaxBs) == 256);
   apply_profile_sets(*p, "step_cpu_overhead_s=0.002,overlap_schedule=0");
