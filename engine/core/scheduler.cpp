@@ -352,7 +352,6 @@ void Scheduler::plan_pass(Batch& batch, RankDecision& decision, const PassFilter
     plan_waiting(batch, decision, budget, pass);
   for (int32_t slot : decision.preemptions)
     marked_[static_cast<size_t>(slot)] = 0;  // marks live for one pass
-  for (int32_t slot : decision.retractions) marked_[static_cast<size_t>(slot)] = 0;
 }
 
 int32_t Scheduler::solo_candidate(const Batch& batch, const RankDecision& decision) const {
@@ -408,8 +407,14 @@ void Scheduler::allocate(const Batch& batch, const RankDecision& decision) {
   assert(decision.version == version_ && "allocation of a plan made against another state");
   assert(batch.entries.size() == decision.entry_slots.size());
   assert(!allocated_ && "a step allocated twice");
-  for (int32_t slot : decision.retractions) retract(slot);
-  for (int32_t slot : decision.preemptions) preempt(slot);
+  for (int32_t slot : decision.preemptions) {
+    const bool retraction = std::find(decision.retractions.begin(), decision.retractions.end(), slot) !=
+                            decision.retractions.end();
+    if (retraction)
+      retract(slot);
+    else
+      preempt(slot);
+  }
   if (estimating()) update_ratio(batch, decision);
   for (const PlannedAdmission& admission : decision.admissions) admit(admission);
   for (size_t i = 0; i < batch.entries.size(); ++i) {

@@ -86,8 +86,9 @@ struct RankDecision {
   StopReason stop = StopReason::kQueueEmpty;
   std::vector<int32_t> entry_slots;          // parallel to Batch::entries
   std::vector<PlannedAdmission> admissions;  // waiting requests admitted this step (some may not compute)
-  std::vector<int32_t> preemptions;          // running requests requeued (recompute) before the step
-  std::vector<int32_t> retractions;          // kEstimate: decodes retracted (recompute) before the step
+  std::vector<int32_t> preemptions;          // running requests requeued (recompute) before the step,
+                                             // retractions included
+  std::vector<int32_t> retractions;          // kEstimate: those of the preemptions that are retractions
   int64_t new_pages = 0;                     // pages the step needs beyond those held (upper bound)
   uint64_t version = 0;                      // the scheduler state the plan was made against
 };

@@ -69,6 +69,7 @@ void Scheduler::plan_retractions(RankDecision& decision, Budget& budget) const {
     budget.pages += kv_.releasable_pages(victim);
     ++budget.running;
     marked_[static_cast<size_t>(victim)] = 1;
+    decision.preemptions.push_back(victim);  // drivers report every requeue from preemptions
     decision.retractions.push_back(victim);
   }
   budget.decode_reserve_pages = need;

@@ -1,5 +1,6 @@
 // ReservationPolicy::kEstimate (SGLang's admission on an estimate, retraction, new_token_ratio) and the
 // no-mixed step rule, on small cases with a fake executor, and a randomized property run.
+#include <algorithm>
 #include <catch2/catch.hpp>
 #include <cstdlib>
 #include <map>
@@ -204,6 +205,9 @@ TEST_CASE(
       const StepPlan p = instance.plan();
       if (!c.scheduler.mixed_batches)
         for (const Batch& b : p.batches.ranks) REQUIRE((!has_prefill(b) || b.decode_requests() == 0));
+      for (const RankDecision& d : p.ranks)  // drivers see every requeue in preemptions
+        for (int32_t slot : d.retractions)
+          REQUIRE(std::find(d.preemptions.begin(), d.preemptions.end(), slot) != d.preemptions.end());
       const StepOutcome o = exec.execute(p.batches);
       instance.commit(p, o, t += o.duration_s);
       require_check(instance);
