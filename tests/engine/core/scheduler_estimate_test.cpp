@@ -163,6 +163,38 @@ TEST_CASE("new_token_ratio decays per decode step to its floor and restarts afte
   CHECK(instance.rank(0).new_token_ratio() == Approx(0.098));
 }
 
+TEST_CASE("No-mixed steps carry no decodes beside prefill work, whatever the reservation",
+          "[core][scheduler]") {
+  // Eight 300-token requests with 200-token outputs arrive one per step into 40 pages with a 256-token
+  // budget: prompts take two chunks, so prefills overlap running decodes; no step may hold both.
+  for (ReservationPolicy policy :
+       {ReservationPolicy::kWholeRequest, ReservationPolicy::kIncremental, ReservationPolicy::kEstimate}) {
+    InstanceConfig c = test::make_config(40, policy);
+    c.scheduler.mixed_batches = false;
+    c.scheduler.max_batch_tokens = 256;
+    Instance instance(c);
+    FakeExecutor exec;
+    double t = 0;
+    int64_t prefill_steps = 0;
+    int64_t decode_steps = 0;
+    for (RequestId id = 0; id < 8 || instance.has_work(); ++id) {
+      REQUIRE(id < 10000);
+      if (id < 8) REQUIRE(instance.add_request(make_spec(id, 300, 200), t).accepted());
+      const double d = test::step(instance, exec, t);
+      t += d;
+      require_check(instance);
+      if (d == 0) continue;
+      const Batch& b = exec.history.back().ranks[0];
+      REQUIRE((!has_prefill(b) || b.decode_requests() == 0));
+      prefill_steps += has_prefill(b) ? 1 : 0;
+      decode_steps += b.decode_requests() > 0 ? 1 : 0;
+    }
+    CHECK(instance.counters().finished == 8);
+    CHECK(prefill_steps > 0);
+    CHECK(decode_steps > 0);
+  }
+}
+
 TEST_CASE(
     "Randomized: estimate admission with retraction keeps every invariant, no-mixed steps hold no decodes",
     "[core][property][estimate]") {
