@@ -220,12 +220,7 @@ void Scheduler::plan_running(Batch& batch, RankDecision& decision, Budget& budge
       budget.tokens = 0;
       return;
     }
-    if (prefill && estimating()) {
-      // A chunk takes only pages the decodes do not need, shrinking to fit (SGLang truncates its chunked
-      // request to the tokens left); with none left it falls through to preemption, so work always moves.
-      const int64_t fit = chunk_fit_tokens(slot, r, budget.pages - budget.decode_reserve_pages);
-      if (fit > 0) want = std::min(want, fit);
-    }
+    if (prefill && estimating()) want = estimate_chunk(slot, r, want, budget);
     const int64_t need = kv_.pages_needed(slot, kv_target_tokens(r, r.computed_tokens, want));
     bool self_preempted = false;
     while (need > budget.pages) {
@@ -298,11 +293,8 @@ void Scheduler::plan_waiting(Batch& batch, RankDecision& decision, Budget& budge
     // A KV-ready request decodes 1 + k tokens, fewer drafts when the step's budget is nearly spent.
     const int64_t want = r.kv_ready ? std::min<int64_t>(decode_tokens(r), budget.tokens)
                                     : prefill_cap(r.prefill_target_tokens - cached, budget);
-    const int64_t extend = r.prefill_target_tokens - cached;
-    // An idle rank admits its head whatever the estimate (a request that validate() let in always can
-    // run alone), so a prompt + output near the pool size cannot wait forever.
-    const bool idle = running_.empty() && decision.admissions.empty();
-    if (estimating() && !r.kv_ready && !idle && extend + clipped_output(r) >= budget.estimate_tokens) {
+    const bool estimated = estimating() && !r.kv_ready;
+    if (estimated && estimate_refuses(r, cached, budget, decision)) {
       decision.stop = StopReason::kKvEstimate;
       return;
     }
@@ -313,11 +305,7 @@ void Scheduler::plan_waiting(Batch& batch, RankDecision& decision, Budget& budge
       decision.stop = StopReason::kKvPages;
       return;
     }
-    if (estimating() && !r.kv_ready) {
-      // SGLang charges the chunk (page-rounded) and, when it completes the prompt, the clipped output.
-      budget.estimate_tokens -=
-          kv_.pages_for_tokens(want) * kv_.config().page_tokens + (want == extend ? clipped_output(r) : 0);
-    }
+    if (estimated) charge_estimate(r, cached, want, budget);
     budget.pages -= need;
     budget.tokens -= want;
     --budget.running;

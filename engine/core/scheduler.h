@@ -159,7 +159,10 @@ class Scheduler {
   void plan_retractions(RankDecision& decision, Budget& budget) const;
   int64_t estimated_running_tokens() const;
   int64_t clipped_output(const Request& r) const;
-  int64_t chunk_fit_tokens(int32_t slot, const Request& r, int64_t pages) const;
+  int64_t estimate_chunk(int32_t slot, const Request& r, int64_t want, const Budget& budget) const;
+  bool estimate_refuses(const Request& r, int64_t cached, const Budget& budget,
+                        const RankDecision& decision) const;
+  void charge_estimate(const Request& r, int64_t cached, int64_t want, Budget& budget) const;
   void retract(int32_t slot);
   void update_ratio(const Batch& batch, const RankDecision& decision);
   int32_t pick_victim(Budget& budget, size_t self_index) const;

@@ -28,9 +28,28 @@ int64_t Scheduler::estimated_running_tokens() const {
   return static_cast<int64_t>(tokens);
 }
 
-int64_t Scheduler::chunk_fit_tokens(int32_t slot, const Request& r, int64_t pages) const {
-  const int64_t held = kv_.held_pages(slot);
-  return (held + std::max<int64_t>(0, pages)) * kv_.config().page_tokens - r.computed_tokens;
+int64_t Scheduler::estimate_chunk(int32_t slot, const Request& r, int64_t want, const Budget& budget) const {
+  // A running prefill's chunk takes only pages the decodes do not need, shrinking to fit (SGLang truncates
+  // its chunked request to the tokens left); with none left it keeps `want` and plan_running preempts, so
+  // work always moves.
+  const int64_t pages = std::max<int64_t>(0, budget.pages - budget.decode_reserve_pages);
+  const int64_t fit = (kv_.held_pages(slot) + pages) * kv_.config().page_tokens - r.computed_tokens;
+  return fit > 0 ? std::min(want, fit) : want;
+}
+
+bool Scheduler::estimate_refuses(const Request& r, int64_t cached, const Budget& budget,
+                                 const RankDecision& decision) const {
+  // An idle rank admits its head whatever the estimate (a request that validate() let in always can run
+  // alone), so a prompt + output near the pool size cannot wait forever.
+  if (running_.empty() && decision.admissions.empty()) return false;
+  return r.prefill_target_tokens - cached + clipped_output(r) >= budget.estimate_tokens;
+}
+
+void Scheduler::charge_estimate(const Request& r, int64_t cached, int64_t want, Budget& budget) const {
+  // SGLang charges the chunk (page-rounded) and, when it completes the prompt, the clipped output.
+  const bool completes = want == r.prefill_target_tokens - cached;
+  budget.estimate_tokens -=
+      kv_.pages_for_tokens(want) * kv_.config().page_tokens + (completes ? clipped_output(r) : 0);
 }
 
 void Scheduler::plan_retractions(RankDecision& decision, Budget& budget) const {
