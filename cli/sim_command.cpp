@@ -44,8 +44,17 @@ void add_deployment_options(CLI::App& cmd, SimJob& job) {
 void add_scheduler_options(CLI::App& cmd, SimJob& job) {
   cmd.add_option("--chunk", job.chunk_tokens, "token budget per step = prefill chunk")->capture_default_str();
   cmd.add_option("--page-size", job.page_tokens, "KV page size in tokens")->capture_default_str();
-  cmd.add_option("--reservation", job.reservation, "KV reservation: whole (SGLang) | incremental (vLLM)")
+  cmd.add_option("--reservation", job.reservation,
+                 "KV admission: whole (the seed) | incremental (vLLM) | estimate (SGLang: new_token_ratio, "
+                 "retraction)")
       ->capture_default_str();
+  cmd.add_option("--mixed-steps", job.mixed_steps, "prefill and decode in one step: on | off (SGLang)")
+      ->capture_default_str();
+  cmd.add_option("--kv-replicated", job.kv_replicated,
+                 "MLA latent KV on every TP rank (real engines): on | off (the seed shards it over TP)")
+      ->capture_default_str();
+  cmd.add_option("--mem-fraction", job.mem_fraction,
+                 "share of HBM for weights + KV (default: the hardware JSON's usable fraction)");
   cmd.add_option("--policy", job.policy, "scheduling policy: fcfs | lpm | priority")->capture_default_str();
   cmd.add_option("--max-running", job.max_running, "running requests per rank")->capture_default_str();
   cmd.add_option("--kv-pages", job.kv_pages, "KV pages per rank (default: HBM left after weights)");

@@ -47,10 +47,47 @@ SchedulePolicy parse_policy(const std::string& v) {
   throw InputError("--policy", "fcfs, lpm or priority", "'" + v + "'");
 }
 
-ReservationPolicy parse_reservation(const std::string& v) {
-  if (v == "incremental") return ReservationPolicy::kIncremental;
-  if (v == "whole") return ReservationPolicy::kWholeRequest;
-  throw InputError("--reservation", "incremental or whole", "'" + v + "'");
+ReservationPolicy reservation_of(Admission admission) {
+  switch (admission) {
+    case Admission::kWholeRequest:
+      return ReservationPolicy::kWholeRequest;
+    case Admission::kIncremental:
+      return ReservationPolicy::kIncremental;
+    case Admission::kEstimate:
+      return ReservationPolicy::kEstimate;
+  }
+  return ReservationPolicy::kWholeRequest;
+}
+
+bool parse_on_off(const std::string& v, const char* option) {
+  if (v == "on") return true;
+  if (v == "off") return false;
+  throw InputError(option, "on or off", "'" + v + "'");
+}
+
+// The engine the job simulates: the seed's (whole-request reservation, mixed steps, KV sharded over TP,
+// the hardware's usable fraction) with the flags' overrides.
+EngineBehavior engine_behavior(const SimJob& job) {
+  EngineBehavior b = seed_behavior();
+  b.chunked_prefill_size = job.chunk_tokens;
+  b.admission = parse_admission(job.reservation, "--reservation");
+  b.mixed_steps = parse_on_off(job.mixed_steps, "--mixed-steps");
+  b.kv_placement = parse_on_off(job.kv_replicated, "--kv-replicated") ? KvPlacement::kPerTpRank
+                                                                      : KvPlacement::kShardedOverTp;
+  if (job.mem_fraction != 0) {
+    if (!(job.mem_fraction > 0 && job.mem_fraction <= 1))
+      throw InputError("--mem-fraction", "a fraction in (0, 1]", std::to_string(job.mem_fraction));
+    b.mem_fraction_static = job.mem_fraction;
+  }
+  return b;
+}
+
+EstimateConfig estimate_config(const TokenRatio& t) {
+  return EstimateConfig{.init_ratio = t.init,
+                        .min_ratio = t.min_ratio(),
+                        .ratio_decay = t.decay_per_step(),
+                        .retract_headroom_tokens = t.retract_decode_steps,
+                        .clip_output_tokens = t.clip_max_new_tokens};
 }
 
 TraceDetail parse_detail(const std::string& v) {
@@ -170,8 +207,8 @@ Deployment load_deployment(const SimJob& job, const ModelConfig& model,
   return d;
 }
 
-KvConfig size_kv(const SimJob& job, const CostModel& cm) {
-  const KvCapacity cap = kv_capacity(cm, cm.model.max_context_tokens, job.page_tokens);
+KvConfig size_kv(const SimJob& job, const CostModel& cm, const EngineBehavior& engine) {
+  const KvCapacity cap = kv_capacity(cm, engine, cm.model.max_context_tokens, job.page_tokens);
   if (!cap.weights_fit || cap.pages_per_rank <= 0) {
     throw InputError("--parallel " + cm.parallel.name(), "a layout whose GPUs hold the weights and some KV",
                      std::to_string(cap.weight_bytes / 1e9) + " GB of weights per GPU with " +
@@ -180,11 +217,10 @@ KvConfig size_kv(const SimJob& job, const CostModel& cm) {
   KvConfig kv;
   kv.page_tokens = job.page_tokens;
   kv.total_pages = job.kv_pages > 0 ? job.kv_pages : cap.pages_per_rank;
-  const int64_t tp = cm.parallel.tp;
-  kv.main_bytes_per_page = cm.kv_bytes_token_layer * cm.model.layers * job.page_tokens / tp;
-  kv.indexer_bytes_per_page =
-      cm.indexer_bytes_token_layer * cm.model.indexer_full_layers * job.page_tokens / tp;
-  kv.reservation = parse_reservation(job.reservation);
+  const KvPageBytes page = kv_page_bytes(cm, engine.kv_placement, job.page_tokens);
+  kv.main_bytes_per_page = page.main;
+  kv.indexer_bytes_per_page = page.indexer;
+  kv.reservation = reservation_of(engine.admission);
   kv.prefix_cache = job.prefix_cache;
   return kv;
 }
@@ -198,7 +234,10 @@ InstanceConfig instance_config(const SimJob& job, const ModelConfig& model, cons
   c.scheduler.max_running_requests = job.max_running;
   c.scheduler.mtp_draft_tokens = job.mtp_drafts;
   c.scheduler.max_context_tokens = model.max_context_tokens;
-  c.kv = size_kv(job, cm);
+  const EngineBehavior engine = engine_behavior(job);
+  c.scheduler.mixed_batches = engine.mixed_steps;
+  c.scheduler.estimate = estimate_config(engine.ratio);
+  c.kv = size_kv(job, cm, engine);
   return c;
 }
 

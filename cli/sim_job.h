@@ -22,7 +22,11 @@ struct SimJob {
   int64_t page_tokens = 64;
   // SGLang's whole-request reservation (the seed's engine). Incremental (vLLM) admits more and preempts
   // under pressure; on the Mooncake trace with dp8-ep8 it recomputes so often that the run is ~8x longer.
-  std::string reservation = "whole";
+  std::string reservation = "whole";  // | incremental | estimate (SGLang: admit on an estimate, retract)
+  // Engine behaviour overrides (engine/model/engine_behavior.h); the defaults keep the seed's engine.
+  std::string mixed_steps = "on";     // off: a step with prefill work carries no decodes (SGLang)
+  std::string kv_replicated = "off";  // on: MLA latent KV on every TP rank, GQA split by KV heads
+  double mem_fraction = 0;            // share of HBM for weights + KV; 0: the hardware JSON's
   std::string policy = "fcfs";
   int32_t max_running = 1024;
   int64_t kv_pages = 0;  // 0: sized from HBM left after weights; else pages per rank

@@ -39,6 +39,8 @@ void Metrics::on_request(const RequestRow& r) {
   last_finish_s_ = std::max(last_finish_s_, r.finish_s);
   preemptions_ += r.preemptions;
   preempted_requests_ += r.preemptions > 0 ? 1 : 0;
+  retractions_ += r.retractions;
+  retracted_requests_ += r.retractions > 0 ? 1 : 0;
   if (!r.completed) {
     ++rejected_total_;
     ++rejected_[std::string(r.status)];
@@ -99,7 +101,9 @@ struct MetricsJson {
             {"rejected_by_reason", rejected},
             {"in_flight_at_end", m.arrived_ - m.completed_ - m.rejected_total_},
             {"preempted", m.preempted_requests_},
-            {"preemptions", m.preemptions_}};
+            {"preemptions", m.preemptions_},
+            {"retracted", m.retracted_requests_},  // of the preempted: retracted out of KV in decode
+            {"retractions", m.retractions_}};
   }
 
   static Json latency(Metrics& m) {

@@ -54,6 +54,7 @@ class Metrics {
   int64_t completed() const { return completed_; }
   int64_t rejected() const { return rejected_total_; }
   int64_t preemptions() const { return preemptions_; }
+  int64_t retractions() const { return retractions_; }
   int64_t prefix_hit_tokens() const { return cached_tokens_; }
   int64_t input_tokens() const { return input_tokens_; }  // over completed requests
 
@@ -78,6 +79,8 @@ class Metrics {
   std::map<std::string, int64_t> rejected_;  // ordered by reason: deterministic output
   int64_t preemptions_ = 0;
   int64_t preempted_requests_ = 0;
+  int64_t retractions_ = 0;
+  int64_t retracted_requests_ = 0;
   int64_t input_tokens_ = 0;  // over completed requests
   int64_t output_tokens_ = 0;
   int64_t cached_tokens_ = 0;

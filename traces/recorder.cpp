@@ -258,6 +258,7 @@ void Recorder::write_record(const RequestRecord& record, int32_t instance, int32
   row.output_tokens = record.generated_tokens;
   row.cached_tokens = record.cached_tokens;
   row.preemptions = record.preemptions;
+  row.retractions = record.retractions;
   row.instance = instance;
   row.completed = completed;
   if (hop != nullptr && hop->decode_instance >= 0) {

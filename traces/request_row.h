@@ -16,8 +16,9 @@ struct RequestRow {
   int64_t input_tokens = 0;
   int64_t output_tokens = 0;  // tokens generated (0 for a rejected request)
   int64_t cached_tokens = 0;  // prompt tokens served from the prefix cache at admission
-  int32_t preemptions = 0;
-  int32_t instance = -1;  // instance that served it; -1 when rejected before routing
+  int32_t preemptions = 0;    // recompute requeues, retractions included
+  int32_t retractions = 0;    // of those, SGLang-style retractions (decode out of KV)
+  int32_t instance = -1;      // instance that served it; -1 when rejected before routing
   bool completed = false;
   std::string_view status = "completed";  // "completed" or a rejection reason; static storage
   // PD disaggregation (instance is then the prefill instance); -1 / 0 / -1 when not disaggregated.

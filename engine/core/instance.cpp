@@ -163,6 +163,7 @@ InstanceCounters Instance::counters() const {
     c.decoding += sc.decoding;
     c.finished += sc.finished;
     c.preemptions += sc.preemptions;
+    c.retractions += sc.retractions;
     for (int i = 0; i < kStopReasonCount; ++i) c.stop_counts[i] += sc.stop_counts[i];
     const KvCounters k = s.kv().counters();
     c.kv.total_pages += k.total_pages;

@@ -56,7 +56,8 @@ struct InstanceCounters {
   int64_t finished = 0;  // finished or handed off
   int64_t rejected = 0;
   int64_t rejected_by_reason[kRejectReasonCount] = {};
-  int64_t preemptions = 0;
+  int64_t preemptions = 0;  // retractions included
+  int64_t retractions = 0;
   int64_t steps = 0;
   int64_t last_batch_tokens = 0;
   int64_t stop_counts[kStopReasonCount] = {};  // committed steps by StopReason, summed over ranks

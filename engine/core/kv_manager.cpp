@@ -11,6 +11,8 @@ std::string_view to_string(ReservationPolicy policy) {
       return "whole_request";
     case ReservationPolicy::kIncremental:
       return "incremental";
+    case ReservationPolicy::kEstimate:
+      return "estimate";
   }
   return "?";
 }

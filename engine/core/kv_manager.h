@@ -19,6 +19,8 @@ namespace tokenline {
 enum class ReservationPolicy {
   kWholeRequest,  // SGLang: all pages of prompt + output at admission (a 1M prompt holds ~57 GB at once)
   kIncremental,   // vLLM: pages per prefill chunk and per decode step as tokens are written
+  kEstimate,      // SGLang: pages as written (as kIncremental), admission on an estimate of future need
+                  // (SchedulerConfig::estimate) and retraction of decodes when a decode step lacks pages
 };
 std::string_view to_string(ReservationPolicy policy);
 

@@ -65,7 +65,8 @@ struct RequestRecord {
   int64_t output_tokens = 0;     // requested
   int64_t generated_tokens = 0;  // produced
   int64_t cached_tokens = 0;     // prefix-cache hit at the first admission
-  int32_t preemptions = 0;
+  int32_t preemptions = 0;       // requeued for recompute, retractions included
+  int32_t retractions = 0;  // of the preemptions, SGLang-style retractions (ReservationPolicy::kEstimate)
   double arrival_s = 0;
   double first_token_s = -1;  // -1 until the first token
   double finish_s = -1;       // -1 until finished / handed off; arrival_s for a rejection

@@ -4,6 +4,8 @@
 #include <cassert>
 #include <limits>
 
+#include "engine/core/scheduler_budget.h"
+
 namespace tokenline {
 
 std::string_view to_string(SchedulePolicy policy) {
@@ -44,6 +46,10 @@ std::string_view to_string(StopReason reason) {
       return "long_prefill_alone";
     case StopReason::kPreempted:
       return "preempted";
+    case StopReason::kKvEstimate:
+      return "kv_estimate";
+    case StopReason::kRetracted:
+      return "retracted";
   }
   return "?";
 }
@@ -65,17 +71,8 @@ BatchEntry make_entry(const Request& r, bool prefill, int64_t context_tokens, in
 
 }  // namespace
 
-// What is left of a step's three budgets while planning.
-struct Scheduler::Budget {
-  int64_t tokens = 0;   // tokens the step may still compute
-  int64_t pages = 0;    // pages still obtainable (free + evictable, minus what is planned)
-  int64_t running = 0;  // admissions left under max_running_requests
-  bool preempted = false;
-  int64_t victim_cursor = 0;  // running_ index of the next preemption candidate, from the back
-};
-
 Scheduler::Scheduler(const SchedulerConfig& config, const KvConfig& kv, int32_t rank)
-    : config_(config), kv_(kv), rank_(rank) {
+    : config_(config), kv_(kv), rank_(rank), new_token_ratio_(config.estimate.init_ratio) {
   // Configurations are validated at the edge (the CLI / job loader); these would stall every request.
   assert(config.max_batch_tokens > 0 && "max_batch_tokens must be positive");
   assert(config.max_running_requests > 0 && "max_running_requests must be positive");
@@ -168,6 +165,7 @@ int64_t Scheduler::kv_target_tokens(const Request& r, int64_t context_tokens, in
     case ReservationPolicy::kWholeRequest:
       return max_kv_tokens(r);
     case ReservationPolicy::kIncremental:
+    case ReservationPolicy::kEstimate:
       return context_tokens + new_tokens;
   }
   return context_tokens + new_tokens;
@@ -222,6 +220,7 @@ void Scheduler::plan_running(Batch& batch, RankDecision& decision, Budget& budge
       budget.tokens = 0;
       return;
     }
+    if (prefill && estimating()) want = estimate_chunk(slot, r, want, budget);
     const int64_t need = kv_.pages_needed(slot, kv_target_tokens(r, r.computed_tokens, want));
     bool self_preempted = false;
     while (need > budget.pages) {
@@ -237,6 +236,7 @@ void Scheduler::plan_running(Batch& batch, RankDecision& decision, Budget& budge
       }
     }
     if (self_preempted) continue;
+    if (!prefill) budget.decode_reserve_pages = std::max<int64_t>(0, budget.decode_reserve_pages - need);
     budget.pages -= need;
     budget.tokens -= want;
     decision.new_pages += need;
@@ -267,7 +267,7 @@ void Scheduler::lpm_order() const {
 void Scheduler::plan_waiting(Batch& batch, RankDecision& decision, Budget& budget,
                              const PassFilter& pass) const {
   if (budget.preempted) {
-    decision.stop = StopReason::kPreempted;
+    decision.stop = budget.retracted ? StopReason::kRetracted : StopReason::kPreempted;
     return;
   }
   const bool lpm = lpm_active();
@@ -293,13 +293,19 @@ void Scheduler::plan_waiting(Batch& batch, RankDecision& decision, Budget& budge
     // A KV-ready request decodes 1 + k tokens, fewer drafts when the step's budget is nearly spent.
     const int64_t want = r.kv_ready ? std::min<int64_t>(decode_tokens(r), budget.tokens)
                                     : prefill_cap(r.prefill_target_tokens - cached, budget);
+    const bool estimated = estimating() && !r.kv_ready;
+    if (estimated && estimate_refuses(r, cached, budget, decision)) {
+      decision.stop = StopReason::kKvEstimate;
+      return;
+    }
     // Locking the matched prefix takes its unreferenced pages out of the evictable ones.
     const int64_t need = kv_.pages_for_tokens(kv_target_tokens(r, context, want)) - admission.match.pages +
                          admission.match.unreferenced_pages;
-    if (need > budget.pages) {
+    if (need > budget.pages - budget.decode_reserve_pages) {
       decision.stop = StopReason::kKvPages;
       return;
     }
+    if (estimated) charge_estimate(r, cached, want, budget);
     budget.pages -= need;
     budget.tokens -= want;
     --budget.running;
@@ -316,6 +322,7 @@ void Scheduler::plan_pass(Batch& batch, RankDecision& decision, const PassFilter
   decision.entry_slots.clear();
   decision.admissions.clear();
   decision.preemptions.clear();
+  decision.retractions.clear();
   decision.new_pages = 0;
   decision.stop = StopReason::kQueueEmpty;
   decision.version = version_;
@@ -324,6 +331,10 @@ void Scheduler::plan_pass(Batch& batch, RankDecision& decision, const PassFilter
   budget.pages = kv_.available_pages();
   budget.running = config_.max_running_requests - static_cast<int64_t>(running_.size());
   budget.victim_cursor = static_cast<int64_t>(running_.size()) - 1;
+  if (estimating()) {
+    if (pass.decode && pass.only_slot < 0) plan_retractions(decision, budget);
+    budget.estimate_tokens = budget.pages * kv_.config().page_tokens - estimated_running_tokens();
+  }
   plan_running(batch, decision, budget, pass);
   if (decision.stop != StopReason::kTokenBudget || budget.preempted)
     plan_waiting(batch, decision, budget, pass);
@@ -384,7 +395,15 @@ void Scheduler::allocate(const Batch& batch, const RankDecision& decision) {
   assert(decision.version == version_ && "allocation of a plan made against another state");
   assert(batch.entries.size() == decision.entry_slots.size());
   assert(!allocated_ && "a step allocated twice");
-  for (int32_t slot : decision.preemptions) preempt(slot);
+  for (int32_t slot : decision.preemptions) {
+    const bool retraction = std::find(decision.retractions.begin(), decision.retractions.end(), slot) !=
+                            decision.retractions.end();
+    if (retraction)
+      retract(slot);
+    else
+      preempt(slot);
+  }
+  if (estimating()) update_ratio(batch, decision);
   for (const PlannedAdmission& admission : decision.admissions) admit(admission);
   for (size_t i = 0; i < batch.entries.size(); ++i) {
     const int32_t slot = decision.entry_slots[i];
@@ -515,6 +534,7 @@ SchedulerCounters Scheduler::counters() const {
   c.decoding = c.running - c.prefilling;
   c.finished = finished_;
   c.preemptions = preemptions_;
+  c.retractions = retractions_;
   c.steps = steps_;
   std::copy(std::begin(stop_counts_), std::end(stop_counts_), std::begin(c.stop_counts));
   return c;
@@ -546,6 +566,8 @@ bool Scheduler::check(std::string* why) const {
                       [this](int32_t a, int32_t b) { return waiting_before(a, b); }))
     return fail("running order broken");
   if (load != load_tokens_) return fail("load counter disagrees");
+  if (estimating() && (new_token_ratio_ < 0 || new_token_ratio_ > 1.0))
+    return fail("new_token_ratio outside [0, 1]");
   for (int32_t slot : done_)
     if (kv_.holds(slot)) return fail("finished request holds pages");
   return true;

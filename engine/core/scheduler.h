@@ -39,9 +39,26 @@ enum class StopReason {
   kMaxRunning,        // the running-request limit is reached
   kLongPrefillAlone,  // a prefill whose remainder dwarfs the rest of the batch runs alone this step
   kPreempted,         // running requests needed pages and were preempted: no admission this step
+  kKvEstimate,        // kEstimate: the next request's prompt + output exceeds the estimated free tokens
+  kRetracted,         // kEstimate: decodes lacked pages and were retracted: no admission this step
 };
-inline constexpr int kStopReasonCount = 6;
+inline constexpr int kStopReasonCount = 8;
 std::string_view to_string(StopReason reason);
+
+// ReservationPolicy::kEstimate: SGLang's admission on an estimated future need (sources in
+// engine/model/engine_behavior.h TokenRatio). A waiting request is admitted while its uncached prompt +
+// min(remaining output, clip) stays below the free + evictable tokens less what the running requests are
+// expected to need (remaining prompt + new_token_ratio x min(remaining output, clip)). The ratio decays by
+// ratio_decay per decode step down to min_ratio; when a decode step lacks pages, running decodes are
+// retracted (fewest tokens generated first, then longest prompt) until retract_headroom_tokens per
+// remaining request are free, and the ratio restarts at (generated + headroom x n) / requested of those left.
+struct EstimateConfig {
+  double init_ratio = 0.7;
+  double min_ratio = 0.098;
+  double ratio_decay = (0.7 - 0.098) / 600;
+  int32_t retract_headroom_tokens = 20;
+  int64_t clip_output_tokens = 4096;
+};
 
 struct SchedulerConfig {
   SchedulePolicy policy = SchedulePolicy::kFcfs;
@@ -56,6 +73,7 @@ struct SchedulerConfig {
   int32_t mtp_draft_tokens = 0;                   // k: each decode entry computes 1 + k tokens
   int64_t max_context_tokens = int64_t{1} << 20;  // the model's context (GLM-5.3: 1M)
   int32_t lpm_max_queue = 128;  // SGLang: longest-prefix ordering only for queues up to this length
+  EstimateConfig estimate;      // used with ReservationPolicy::kEstimate only
 };
 
 struct PlannedAdmission {
@@ -68,7 +86,9 @@ struct RankDecision {
   StopReason stop = StopReason::kQueueEmpty;
   std::vector<int32_t> entry_slots;          // parallel to Batch::entries
   std::vector<PlannedAdmission> admissions;  // waiting requests admitted this step (some may not compute)
-  std::vector<int32_t> preemptions;          // running requests requeued (recompute) before the step
+  std::vector<int32_t> preemptions;          // running requests requeued (recompute) before the step,
+                                             // retractions included
+  std::vector<int32_t> retractions;          // kEstimate: those of the preemptions that are retractions
   int64_t new_pages = 0;                     // pages the step needs beyond those held (upper bound)
   uint64_t version = 0;                      // the scheduler state the plan was made against
 };
@@ -78,9 +98,10 @@ struct SchedulerCounters {
   int64_t running = 0;  // prefilling + decoding
   int64_t prefilling = 0;
   int64_t decoding = 0;
-  int64_t finished = 0;  // finished or handed off, ever
-  int64_t preemptions = 0;
-  int64_t steps = 0;  // committed non-empty steps
+  int64_t finished = 0;     // finished or handed off, ever
+  int64_t preemptions = 0;  // requeues for recompute, retractions included
+  int64_t retractions = 0;  // of the preemptions, kEstimate retractions
+  int64_t steps = 0;        // committed non-empty steps
   int64_t stop_counts[kStopReasonCount] = {};
 };
 
@@ -117,6 +138,8 @@ class Scheduler {
   const KvManager& kv() const { return kv_; }
   KvManager& kv() { return kv_; }
   const SchedulerConfig& config() const { return config_; }
+  // kEstimate: the share of the remaining output admission expects running requests to still produce.
+  double new_token_ratio() const { return new_token_ratio_; }
   const Request& request(int32_t slot) const { return slots_[static_cast<size_t>(slot)]; }
   // KvManager::check plus: running requests hold their pages, waiting ones hold none, counters agree.
   bool check(std::string* why) const;
@@ -131,6 +154,17 @@ class Scheduler {
   void plan_pass(Batch& batch, RankDecision& decision, const PassFilter& pass) const;
   void plan_running(Batch& batch, RankDecision& decision, Budget& budget, const PassFilter& pass) const;
   void plan_waiting(Batch& batch, RankDecision& decision, Budget& budget, const PassFilter& pass) const;
+  // kEstimate (scheduler_estimate.cpp).
+  bool estimating() const { return kv_.config().reservation == ReservationPolicy::kEstimate; }
+  void plan_retractions(RankDecision& decision, Budget& budget) const;
+  int64_t estimated_running_tokens() const;
+  int64_t clipped_output(const Request& r) const;
+  int64_t estimate_chunk(int32_t slot, const Request& r, int64_t want, const Budget& budget) const;
+  bool estimate_refuses(const Request& r, int64_t cached, const Budget& budget,
+                        const RankDecision& decision) const;
+  void charge_estimate(const Request& r, int64_t cached, int64_t want, Budget& budget) const;
+  void retract(int32_t slot);
+  void update_ratio(const Batch& batch, const RankDecision& decision);
   int32_t pick_victim(Budget& budget, size_t self_index) const;
   int32_t solo_candidate(const Batch& batch, const RankDecision& decision) const;
   bool lpm_active() const;
@@ -159,11 +193,12 @@ class Scheduler {
   std::vector<int32_t> running_;  // policy order; preemption victims come from the back
   std::vector<int32_t> done_;     // finished / handed off, not yet drained
   // Planning scratch (plan() is const but reuses these buffers: not thread-safe).
-  mutable std::vector<int32_t> order_scratch_;  // LPM order of the waiting queue
-  mutable std::vector<int64_t> key_scratch_;    // LPM match pages, by slot
-  mutable std::vector<PrefixMatch> lpm_hints_;  // by slot: the last LPM match, resumed next plan
-  mutable std::vector<uint8_t> marked_;         // by slot: chosen as a preemption victim in this plan
-  mutable Batch solo_batch_;                    // the solo rule's alternative plan
+  mutable std::vector<int32_t> order_scratch_;    // LPM order of the waiting queue
+  mutable std::vector<int32_t> retract_scratch_;  // kEstimate: decodes in retraction order
+  mutable std::vector<int64_t> key_scratch_;      // LPM match pages, by slot
+  mutable std::vector<PrefixMatch> lpm_hints_;    // by slot: the last LPM match, resumed next plan
+  mutable std::vector<uint8_t> marked_;           // by slot: chosen as a preemption victim in this plan
+  mutable Batch solo_batch_;                      // the solo rule's alternative plan
   mutable RankDecision solo_decision_;
   int64_t arrivals_ = 0;
   int64_t load_tokens_ = 0;
@@ -171,6 +206,8 @@ class Scheduler {
   bool allocated_ = false;  // allocate() ran for the step being executed
   int64_t finished_ = 0;
   int64_t preemptions_ = 0;
+  int64_t retractions_ = 0;
+  double new_token_ratio_ = 0;  // kEstimate: changed only by allocate()
   int64_t steps_ = 0;
   int64_t stop_counts_[kStopReasonCount] = {};
 };

@@ -43,6 +43,23 @@ TEST_CASE("metrics count and summarize requests and apply the SLO", "[metrics]")
   CHECK_FALSE(j["run"].contains("wall_s"));
 }
 
+TEST_CASE("metrics count retractions apart, within the preemptions", "[metrics]") {
+  Metrics m(1, Slo{});
+  RequestRow a = done(0, 0.0, 0.2, 1.2, 11, 0);
+  a.preemptions = 3;
+  a.retractions = 2;
+  RequestRow b = done(1, 0.0, 0.2, 1.2, 11, 0);
+  b.preemptions = 1;
+  m.on_request(a);
+  m.on_request(b);
+  const auto j = nlohmann::json::parse(m.to_json(run_ending_at(2.0)));
+  CHECK(j["requests"]["preempted"] == 2);
+  CHECK(j["requests"]["preemptions"] == 4);
+  CHECK(j["requests"]["retracted"] == 1);
+  CHECK(j["requests"]["retractions"] == 2);
+  CHECK(m.retractions() == 2);
+}
+
 TEST_CASE("KV pages mean is weighted by time", "[metrics]") {
   Metrics m(2, Slo{});
   m.set_kv_capacity(0, 100);

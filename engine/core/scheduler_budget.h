@@ -1,0 +1,23 @@
+// Scheduler::Budget: what is left of one planning pass's budgets. Private to scheduler*.cpp.
+#pragma once
+
+#include <cstdint>
+
+#include "engine/core/scheduler.h"
+
+namespace tokenline {
+
+// What is left of a step's three budgets while planning.
+struct Scheduler::Budget {
+  int64_t tokens = 0;   // tokens the step may still compute
+  int64_t pages = 0;    // pages still obtainable (free + evictable, minus what is planned)
+  int64_t running = 0;  // admissions left under max_running_requests
+  bool preempted = false;
+  bool retracted = false;
+  int64_t victim_cursor = 0;  // running_ index of the next preemption candidate, from the back
+  // kEstimate only
+  int64_t decode_reserve_pages = 0;  // pages the decodes still to be planned need (prefill may not take them)
+  int64_t estimate_tokens = 0;       // estimated free tokens left for admissions
+};
+
+}  // namespace tokenline

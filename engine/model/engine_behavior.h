@@ -1,0 +1,125 @@
+// EngineBehavior: what a serving engine does with memory and admission beyond its kernels (KV placement
+// under TP, the memory fraction it takes and what it keeps back, chunk size, step mixing, admission and
+// retraction), with the defaults of SGLang on H200 and the source of each. Plain data; the "engine"
+// object of a profile.json parses into it (engine_behavior_json.h) and CLI flags override it field by
+// field. resolve_engine() turns the "derive it" zeros into numbers for one device and parallel layout.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include "engine/model/kv_layout.h"
+
+namespace tokenline {
+
+// Where one request's KV lives under attention TP.
+enum class KvPlacement {
+  kShardedOverTp,  // the seed's assumption: every token's KV split over the tp GPUs ("KV 也被切分到 8
+                   // 张卡上")
+  kPerTpRank,      // real engines: MLA latent KV replicated on every TP rank; GQA split by KV heads, each
+                   // GPU holding max(1, kv_heads / tp) heads (replicated when kv_heads < tp)
+};
+std::string_view to_string(KvPlacement placement);
+KvPlacement parse_kv_placement(std::string_view name, const std::string& where);  // "sharded" | "per_rank"
+
+// How the engine decides that a waiting request may start.
+enum class Admission {
+  kWholeRequest,  // all pages of prompt + output at admission (the seed's engine; no preemption needed)
+  kIncremental,   // vLLM V1: pages as tokens are written; a step short of pages preempts (recompute)
+  kEstimate,      // SGLang: admit while prompt + new_token_ratio x remaining output fits, retract decodes
+};
+std::string_view to_string(Admission admission);
+Admission parse_admission(std::string_view name,
+                          const std::string& where);  // "whole" | "incremental" | "estimate"
+
+// Where the engine's memory rule puts what it keeps back for activations and CUDA graphs.
+enum class MemoryRule {
+  kStaticFraction,            // SGLang: weights + KV = mem_fraction_static x device; the rest is the reserve
+  kFractionMinusActivations,  // vLLM / the seed: weights + KV + activation peak = fraction x device
+};
+std::string_view to_string(MemoryRule rule);
+MemoryRule parse_memory_rule(std::string_view name, const std::string& where);
+
+// SGLang's new_token_ratio scheme (python/sglang/srt/environ.py, SGLang 0.5.x; read in scheduler.py
+// Scheduler.init_schedule_policy / update_running_batch and schedule_batch.py retract_decode).
+struct TokenRatio {
+  double init = 0.7;                   // SGLANG_INIT_NEW_TOKEN_RATIO x schedule_conservativeness (1.0)
+  double min_factor = 0.14;            // SGLANG_MIN_NEW_TOKEN_RATIO_FACTOR: floor = init x 0.14 = 0.098
+  int32_t decay_steps = 600;           // SGLANG_NEW_TOKEN_RATIO_DECAY_STEPS: init -> floor over 600 decodes
+  int32_t retract_decode_steps = 20;   // SGLANG_RETRACT_DECODE_STEPS: a retraction leaves 20 tokens of
+                                       // room per remaining request, and the ratio restarts from there
+  int64_t clip_max_new_tokens = 4096;  // SGLANG_CLIP_MAX_NEW_TOKENS_ESTIMATION: output counted at most
+  double min_ratio() const { return init * min_factor; }
+  double decay_per_step() const { return decay_steps > 0 ? (init - min_ratio()) / decay_steps : 0; }
+};
+
+// SGLang's estimate of what mem_fraction_static must keep back (server_args.py,
+// ServerArgs._handle_gpu_memory_settings, SGLang 0.5.x): reserved MiB = base + activations + CUDA graphs
+// + a parallel-size term, at least floor_mib on GPUs above floor_above_mib; fraction = 1 - reserved / total.
+struct ReservedMemoryRule {
+  double base_mib = 512;             // "constant meta data (e.g. from attention backend)"
+  double per_chunk_token_mib = 1.5;  // activations: max(chunked_prefill_size, 2048) x 1.5
+  int64_t min_chunk_tokens = 2048;
+  double per_graph_bs_mib = 2;                   // CUDA graphs: cuda_graph_max_bs x 2
+  double per_tp_eighth_mib = 1024;               // "large parallel size": tp x pp / 8 x 1024
+  double dp_attention_per_graph_bs_mib = 3;      // DP attention padding: cuda_graph_max_bs x dp x 3
+  double dp_attention_large_graph_bs_mib = 1.5;  // and x 1.5 more when cuda_graph_max_bs > 300
+  int32_t dp_attention_large_graph_bs = 300;
+  double floor_mib = 10240;  // GPUs above 60 GiB keep at least 10 GiB back
+  double floor_above_mib = 60 * 1024;
+};
+
+struct EngineBehavior {
+  std::string engine = "sglang";
+  std::string version = "0.5.9";  // the SGLang release the e2e calibration points were measured with
+  // KV cache. SGLang --kv-cache-dtype "auto" = the model's dtype (BF16 latent for DeepSeek-V3 on H200).
+  bool kv_layout_auto = true;  // true: the model's default layout; false: kv_layout
+  KvLayout kv_layout = KvLayout::kBf16;
+  KvPlacement kv_placement =
+      KvPlacement::kPerTpRank;  // memory_pool.py MLATokenToKVPool: whole latent per rank
+  // Memory. device_memory_bytes 0: the hardware JSON's hbm.bytes. mem_fraction_static 0: derived (SGLang:
+  // from `reserve`; kFractionMinusActivations: the hardware JSON's usable_fraction).
+  MemoryRule memory_rule = MemoryRule::kStaticFraction;
+  double device_memory_bytes = 0;
+  double mem_fraction_static = 0;
+  ReservedMemoryRule reserve;
+  // Scheduling. 0 = derived as SGLang does (resolve_engine / derived_max_running_requests).
+  int64_t chunked_prefill_size = 0;  // H200 (60-160 GiB band): 8192
+  int32_t cuda_graph_max_bs = 0;     // H200: 256 below tp4, else 512
+  int32_t max_running_requests =
+      0;                     // model_runner.py: clamp(KV tokens / context x 512, 2048, 4096), <= tokens / 2
+  bool mixed_steps = false;  // --enable-mixed-chunk is off: a prefill batch runs alone, decodes wait
+  Admission admission = Admission::kEstimate;
+  TokenRatio ratio;
+};
+
+// SGLang 0.5.x on H200, every field as documented above.
+EngineBehavior sglang_behavior();
+// vLLM V1 on H200 (EngineArgs.get_batch_defaults, vllm/engine/arg_utils.py: >= 70 GiB and not A100 ->
+// max_num_batched_tokens 8192 and max_num_seqs 1024 for the API server; gpu_memory_utilization 0.9;
+// chunked prefill mixing decodes and prefill; recompute preemption). What is assumed: activations come out
+// of the 0.9 (the seed's activation estimate), CUDA graphs from the 10% left, MLA latent per rank.
+EngineBehavior vllm_behavior();
+// The seed article's engine: KV sharded over TP, whole-request reservation, mixed steps, the hardware
+// JSON's usable fraction minus the activation estimate. `ledger` and --ideal keep this.
+EngineBehavior seed_behavior();
+
+// An EngineBehavior's derived numbers for one device and layout.
+struct ResolvedEngine {
+  double device_memory_bytes = 0;
+  double mem_fraction = 0;
+  double reserved_bytes = 0;  // kStaticFraction: device x (1 - fraction), what activations + graphs get
+  int64_t chunk_tokens = 0;
+  int32_t cuda_graph_max_bs = 0;
+};
+
+// REQUIRES: hbm_bytes > 0, tp >= 1, dp_attention >= 1. hardware_fraction: the hardware JSON's
+// usable_fraction.
+ResolvedEngine resolve_engine(const EngineBehavior& b, double hbm_bytes, double hardware_fraction, int tp,
+                              int dp_attention);
+
+// SGLang's default request limit for a pool of kv_tokens tokens and a model context of context_tokens.
+int32_t derived_max_running_requests(int64_t kv_tokens, int64_t context_tokens);
+
+}  // namespace tokenline

@@ -1,0 +1,59 @@
+// `tokenline sim` engine-behaviour flags (cli/sim_job.cpp engine_behavior): --reservation estimate,
+// --mixed-steps, --kv-replicated, --mem-fraction. The KV-capacity limit shows as retractions in
+// metrics.json the way SGLang shows it, and only when the latent KV is replicated as real engines keep it.
+#include <catch2/catch.hpp>
+#include <string>
+
+#include "tests/cli/tokenline_process.h"
+
+namespace tokenline {
+namespace {
+
+using testing::read_json;
+using testing::run_tokenline;
+using testing::TestDir;
+
+// DeepSeek-V3 on 8 x H200 (tp8), 96 closed-loop clients of 1,024 in / 8,192 out: 96 x 9,216 = 885K tokens
+// of KV at full length. Replicated BF16 latent (70,272 B per token per GPU) leaves ~579K tokens; sharded
+// over tp8, ~4.6M.
+std::string sglang_like(const TestDir& dir, const char* out, const char* replicated) {
+  return std::string("sim --model deepseek-v3 --parallel tp8 --concurrency 96 ") +
+         "--workload 'synthetic:n=288,rate=1000,input=fixed:1024,output=fixed:8192,seed=1' " +
+         "--reservation estimate --mixed-steps off --mem-fraction 0.89 --chunk 8192 --max-running 2048 " +
+         "--kv-replicated " + replicated + " --out '" + dir.file(out) + "'";
+}
+
+}  // namespace
+
+TEST_CASE("SGLang-like sim: replicated MLA KV runs out and retracts, sharded KV does not",
+          "[sim_job][engine]") {
+  TestDir dir("sim_engine_flags");
+  REQUIRE(run_tokenline(sglang_like(dir, "replicated", "on"), dir).exit_code == 0);
+  REQUIRE(run_tokenline(sglang_like(dir, "sharded", "off"), dir).exit_code == 0);
+  const auto rep = read_json(dir.file("replicated/metrics.json"));
+  const auto sh = read_json(dir.file("sharded/metrics.json"));
+  CHECK(rep["requests"]["completed"] == 288);
+  CHECK(rep["requests"]["retractions"].get<int64_t>() > 0);
+  CHECK(rep["requests"]["retracted"].get<int64_t>() <= rep["requests"]["preempted"].get<int64_t>());
+  CHECK(sh["requests"]["completed"] == 288);
+  CHECK(sh["requests"]["retractions"] == 0);
+  const double ratio = sh["kv_pages"]["capacity"].get<double>() / rep["kv_pages"]["capacity"].get<double>();
+  CHECK(ratio == Approx(8).epsilon(0.01));
+  // The queue behind the KV limit: the slowest first tokens wait far longer than when KV suffices.
+  CHECK(rep["latency_ms"]["ttft"]["p90"].get<double>() > 4 * sh["latency_ms"]["ttft"]["p90"].get<double>());
+}
+
+TEST_CASE("Bad engine-behaviour flags exit 2 naming the option", "[sim_job][engine]") {
+  TestDir dir("sim_engine_flags_bad");
+  for (const char* bad :
+       {"--reservation eager", "--mixed-steps maybe", "--kv-replicated yes", "--mem-fraction 1.5"}) {
+    INFO(bad);
+    const auto r = run_tokenline(
+        std::string("sim --parallel tp8 --model deepseek-v3 ") + bad + " --out '" + dir.file("o") + "'", dir);
+    CHECK(r.exit_code == 2);
+    const std::string option = std::string(bad).substr(0, std::string(bad).find(' '));
+    CHECK(r.stderr_text.find(option) != std::string::npos);
+  }
+}
+
+}  // namespace tokenline
