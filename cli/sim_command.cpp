@@ -42,21 +42,22 @@ void add_deployment_options(CLI::App& cmd, SimJob& job) {
 }
 
 void add_scheduler_options(CLI::App& cmd, SimJob& job) {
-  cmd.add_option("--chunk", job.chunk_tokens, "token budget per step = prefill chunk")->capture_default_str();
+  cmd.add_option("--chunk", job.chunk_tokens,
+                 "token budget per step = prefill chunk (default: the profile engine's, else 32768)");
   cmd.add_option("--page-size", job.page_tokens, "KV page size in tokens")->capture_default_str();
   cmd.add_option("--reservation", job.reservation,
                  "KV admission: whole (the seed) | incremental (vLLM) | estimate (SGLang: new_token_ratio, "
-                 "retraction)")
-      ->capture_default_str();
-  cmd.add_option("--mixed-steps", job.mixed_steps, "prefill and decode in one step: on | off (SGLang)")
-      ->capture_default_str();
+                 "retraction); default: the profile engine's, else whole");
+  cmd.add_option("--mixed-steps", job.mixed_steps,
+                 "prefill and decode in one step: on | off (SGLang); default: the profile engine's, else on");
   cmd.add_option("--kv-replicated", job.kv_replicated,
-                 "MLA latent KV on every TP rank (real engines): on | off (the seed shards it over TP)")
-      ->capture_default_str();
+                 "MLA latent KV on every TP rank (real engines): on | off (the seed shards it over TP); "
+                 "default: the profile engine's, else off");
   cmd.add_option("--mem-fraction", job.mem_fraction,
                  "share of HBM for weights + KV (default: the hardware JSON's usable fraction)");
   cmd.add_option("--policy", job.policy, "scheduling policy: fcfs | lpm | priority")->capture_default_str();
-  cmd.add_option("--max-running", job.max_running, "running requests per rank")->capture_default_str();
+  cmd.add_option("--max-running", job.max_running,
+                 "running requests per rank (default: the profile engine's, else 1024)");
   cmd.add_option("--kv-pages", job.kv_pages, "KV pages per rank (default: HBM left after weights)");
   cmd.add_flag("!--no-prefix-cache", job.prefix_cache, "disable the radix prefix cache");
   cmd.add_option("--mtp", job.mtp_drafts, "MTP draft tokens per decode step (0: off)")->capture_default_str();

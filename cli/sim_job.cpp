@@ -65,21 +65,39 @@ bool parse_on_off(const std::string& v, const char* option) {
   throw InputError(option, "on or off", "'" + v + "'");
 }
 
-// The engine the job simulates: the seed's (whole-request reservation, mixed steps, KV sharded over TP,
-// the hardware's usable fraction) with the flags' overrides.
-EngineBehavior engine_behavior(const SimJob& job) {
-  EngineBehavior b = seed_behavior();
-  b.chunked_prefill_size = job.chunk_tokens;
-  b.admission = parse_admission(job.reservation, "--reservation");
-  b.mixed_steps = parse_on_off(job.mixed_steps, "--mixed-steps");
-  b.kv_placement = parse_on_off(job.kv_replicated, "--kv-replicated") ? KvPlacement::kPerTpRank
-                                                                      : KvPlacement::kShardedOverTp;
+// What a job takes when neither a flag nor its profile's engine block says: the seed's engine.
+constexpr int64_t kSeedChunkTokens = 32768;  // the seed's 1M prefill: 32 chunks of 32768 tokens
+
+// The engine the job simulates: its profile's engine block (--profile), else the seed's (whole-request
+// reservation, mixed steps, KV sharded over TP, the hardware's usable fraction), with each flag that was
+// given overriding its field.
+EngineBehavior engine_behavior(const SimJob& job, const OpProfile* profile) {
+  const bool from_profile = profile != nullptr && profile->has_engine;
+  EngineBehavior b = from_profile ? profile->engine : seed_behavior();
+  if (job.chunk_tokens > 0) {
+    b.chunked_prefill_size = job.chunk_tokens;
+  } else if (!from_profile) {
+    b.chunked_prefill_size = kSeedChunkTokens;
+  }
+  if (job.max_running > 0) b.max_running_requests = job.max_running;
+  if (!job.reservation.empty()) b.admission = parse_admission(job.reservation, "--reservation");
+  if (!job.mixed_steps.empty()) b.mixed_steps = parse_on_off(job.mixed_steps, "--mixed-steps");
+  if (!job.kv_replicated.empty()) {
+    b.kv_placement = parse_on_off(job.kv_replicated, "--kv-replicated") ? KvPlacement::kPerTpRank
+                                                                         : KvPlacement::kShardedOverTp;
+  }
   if (job.mem_fraction != 0) {
     if (!(job.mem_fraction > 0 && job.mem_fraction <= 1))
       throw InputError("--mem-fraction", "a fraction in (0, 1]", std::to_string(job.mem_fraction));
     b.mem_fraction_static = job.mem_fraction;
   }
   return b;
+}
+
+// The step token budget (= prefill chunk) of the engine on this device and layout.
+int64_t chunk_tokens(const EngineBehavior& b, const Hardware& hw, const Parallel& p) {
+  if (b.chunked_prefill_size > 0) return b.chunked_prefill_size;
+  return resolve_engine(b, hw.hbm_bytes, hw.usable_hbm_fraction, p.tp, p.dp_attention).chunk_tokens;
 }
 
 EstimateConfig estimate_config(const TokenRatio& t) {
@@ -110,9 +128,11 @@ void require_positive(int64_t value, const char* option) {
 
 void check_numbers(const SimJob& job) {
   require_positive(job.instances, "--instances");
-  require_positive(job.chunk_tokens, "--chunk");
+  if (job.chunk_tokens < 0)
+    throw InputError("--chunk", "a positive token count (0: the engine's default)", std::to_string(job.chunk_tokens));
   require_positive(job.page_tokens, "--page-size");
-  require_positive(job.max_running, "--max-running");
+  if (job.max_running < 0)
+    throw InputError("--max-running", "a positive count (0: the engine's default)", std::to_string(job.max_running));
   if (job.kv_pages < 0)
     throw InputError("--kv-pages", "0 (auto) or a positive page count", std::to_string(job.kv_pages));
   if (job.concurrency < 0)
@@ -191,7 +211,6 @@ Deployment load_deployment(const SimJob& job, const ModelConfig& model,
   }
   CostOptions options;
   options.ideal = job.ideal;
-  options.max_chunk_tokens = job.chunk_tokens;
   options.mtp = job.mtp_drafts > 0;
   if (!job.profile_set.empty() && job.profile.empty())
     throw InputError("--profile-set", "a --profile to override", "no --profile");
@@ -202,8 +221,11 @@ Deployment load_deployment(const SimJob& job, const ModelConfig& model,
   }
   const KvLayout layout =
       job.kv_layout.empty() ? model.default_kv_layout : parse_kv_layout(job.kv_layout, "--kv-layout");
-  for (const Parallel& p : layouts)
+  const EngineBehavior engine = engine_behavior(job, options.profile.get());
+  for (const Parallel& p : layouts) {
+    options.max_chunk_tokens = chunk_tokens(engine, d.hardware, p);
     d.cost_models.push_back(make_cost_model(model, p, layout, d.hardware, options));
+  }
   return d;
 }
 
@@ -230,14 +252,17 @@ InstanceConfig instance_config(const SimJob& job, const ModelConfig& model, cons
   c.dp_ranks = cm.parallel.dp_attention;
   c.assignment = parse_assignment(job.dp_assign);
   c.scheduler.policy = parse_policy(job.policy);
-  c.scheduler.max_batch_tokens = job.chunk_tokens;
-  c.scheduler.max_running_requests = job.max_running;
+  const EngineBehavior engine = engine_behavior(job, cm.options.profile.get());
+  c.scheduler.max_batch_tokens = cm.options.max_chunk_tokens;
   c.scheduler.mtp_draft_tokens = job.mtp_drafts;
   c.scheduler.max_context_tokens = model.max_context_tokens;
-  const EngineBehavior engine = engine_behavior(job);
   c.scheduler.mixed_batches = engine.mixed_steps;
   c.scheduler.estimate = estimate_config(engine.ratio);
   c.kv = size_kv(job, cm, engine);
+  c.scheduler.max_running_requests =
+      engine.max_running_requests > 0
+          ? engine.max_running_requests
+          : derived_max_running_requests(c.kv.total_pages * c.kv.page_tokens, model.max_context_tokens);
   return c;
 }
 

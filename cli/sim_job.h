@@ -18,17 +18,18 @@ struct SimJob {
   int32_t instances = 1;                  // with one layout: how many instances of it
   std::string router = "round-robin";     // across instances
   std::string dp_assign = "round-robin";  // across attention-DP ranks inside an instance
-  int64_t chunk_tokens = 32768;           // per-step token budget = prefill chunk
+  int64_t chunk_tokens = 0;  // per-step token budget = prefill chunk; 0: the engine's (seed: 32768)
   int64_t page_tokens = 64;
   // SGLang's whole-request reservation (the seed's engine). Incremental (vLLM) admits more and preempts
   // under pressure; on the Mooncake trace with dp8-ep8 it recomputes so often that the run is ~8x longer.
-  std::string reservation = "whole";  // | incremental | estimate (SGLang: admit on an estimate, retract)
-  // Engine behaviour overrides (engine/model/engine_behavior.h); the defaults keep the seed's engine.
-  std::string mixed_steps = "on";     // off: a step with prefill work carries no decodes (SGLang)
-  std::string kv_replicated = "off";  // on: MLA latent KV on every TP rank, GQA split by KV heads
+  std::string reservation;  // whole | incremental | estimate (SGLang: admit on an estimate, retract); "": engine's
+  // Engine behaviour overrides (engine/model/engine_behavior.h); unset ("" / 0) keeps the profile's engine,
+  // or the seed's without one.
+  std::string mixed_steps;    // on | off: a step with prefill work carries no decodes (SGLang)
+  std::string kv_replicated;  // on: MLA latent KV on every TP rank, GQA split by KV heads; off: the seed
   double mem_fraction = 0;            // share of HBM for weights + KV; 0: the hardware JSON's
   std::string policy = "fcfs";
-  int32_t max_running = 1024;
+  int32_t max_running = 0;  // per rank; 0: the engine's (seed: 1024, SGLang: derived from its KV pool)
   int64_t kv_pages = 0;  // 0: sized from HBM left after weights; else pages per rank
   bool prefix_cache = true;
   std::string kv_layout;  // "" = the model's default

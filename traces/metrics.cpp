@@ -176,6 +176,12 @@ std::string Metrics::to_json(const RunInfo& info) {
                        {"hit_rate", MetricsJson::ratio(cached_tokens_, input_tokens_)}};
   j["kv_pages"] = MetricsJson::kv(kv_total_, end_s);
   j["instances"] = MetricsJson::instances(*this, end_s);
+  // Only with a profile, so that roofline outputs keep their bytes.
+  if (profiled_s_ > 0) {
+    j["time_sources"] = {{"profile_coverage", rounded(profiled_s_ / priced_s_)},
+                         {"profile_s", rounded(profiled_s_)},
+                         {"other_s", rounded(priced_s_ - profiled_s_)}};
+  }
   j["run"] = MetricsJson::run(info);
   return j.dump(2) + "\n";
 }

@@ -47,6 +47,11 @@ class Metrics {
   void on_request(const RequestRow& r);  // a request left the system: completed or rejected
   void on_token_gap(double gap_s) { itl_s_.push_back(gap_s); }  // one inter-token latency sample
   void on_step(int32_t instance) { ++steps_[static_cast<size_t>(instance)]; }
+  // A priced step: its time and the part of it priced from a measured op profile (--profile).
+  void on_step_sources(double total_s, double profile_s) {
+    priced_s_ += total_s;
+    profiled_s_ += profile_s;
+  }
   void set_kv_capacity(int32_t instance, int64_t pages);
   void on_kv_pages(int32_t instance, double time_s, int64_t used_pages);  // used pages from time_s on
 
@@ -81,6 +86,8 @@ class Metrics {
   int64_t preempted_requests_ = 0;
   int64_t retractions_ = 0;
   int64_t retracted_requests_ = 0;
+  double priced_s_ = 0;    // summed predicted step times
+  double profiled_s_ = 0;  // of which priced from a measured op profile
   int64_t input_tokens_ = 0;  // over completed requests
   int64_t output_tokens_ = 0;
   int64_t cached_tokens_ = 0;

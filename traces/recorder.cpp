@@ -143,6 +143,7 @@ void Recorder::on_step(int32_t instance, const StepPlan& plan, const StepOutcome
                        const StepCost* cost, double start_s, const InstanceCounters& counters) {
   ++events_;
   metrics_.on_step(instance);
+  if (cost != nullptr) metrics_.on_step_sources(cost->total_s, cost->profile_s);
   const int pid = pid_of(instance);
   const double end_s = start_s + outcome.duration_s;
   const int64_t step = plan.batches.step_index;
@@ -181,7 +182,12 @@ void Recorder::on_step(int32_t instance, const StepPlan& plan, const StepOutcome
   if (detail_ == TraceDetail::kOp) {
     for (const OpSpan& op : outcome.ops) {
       const TraceStream stream = op.stream == Stream::kComm ? TraceStream::kComm : TraceStream::kCompute;
-      trace_.complete(pid, trace_tid(op.rank, stream), op.name, start_s + op.start_s, op.duration_s);
+      if (op.source != nullptr) {
+        trace_.complete(pid, trace_tid(op.rank, stream), op.name, start_s + op.start_s, op.duration_s, {},
+                        TraceText{"source", op.source});
+      } else {
+        trace_.complete(pid, trace_tid(op.rank, stream), op.name, start_s + op.start_s, op.duration_s);
+      }
     }
   }
   trace_entries(pid, plan, start_s, end_s);

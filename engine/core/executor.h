@@ -18,6 +18,7 @@ struct OpSpan {
   int32_t rank = 0;
   double start_s = 0;  // relative to the step's start
   double duration_s = 0;
+  const char* source = nullptr;  // what priced it ("roofline" | "profile", static storage); null: measured
 };
 
 struct StepOutcome {

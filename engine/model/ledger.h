@@ -227,4 +227,8 @@ struct PdTransfer {
 };
 PdTransfer pd_transfer(const CostModel& cm, int64_t context);
 
+// What an op span names as its source: time_source_name(term.source) when a profile prices cm, null for
+// a roofline-only model (whose traces keep their bytes). Static storage.
+const char* span_source(const CostModel& cm, const Term& term);
+
 }  // namespace tokenline

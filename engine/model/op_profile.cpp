@@ -11,6 +11,7 @@
 #include <sstream>
 
 #include "common/input_error.h"
+#include "engine/model/engine_behavior_json.h"
 #include "topologies/embedded_specs.h"
 
 namespace tokenline {
@@ -301,6 +302,10 @@ std::shared_ptr<OpProfile> load_op_profile(const std::string& name_or_dir) {
   for (int i = 0; i < kTimingParams; ++i) p->timing[size_t(i)] = timing_param_default(TimingParam(i));
   read_timing(j, *p, where);
   read_tables(j, src, *p, where);
+  if (j.contains("engine")) {
+    p->has_engine = true;
+    p->engine = engine_behavior_from_json(j["engine"], where + ": engine");
+  }
   return p;
 }
 

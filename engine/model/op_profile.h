@@ -10,6 +10,8 @@
 #include <string_view>
 #include <vector>
 
+#include "engine/model/engine_behavior.h"
+
 namespace tokenline {
 
 // The table kinds a profile may hold; each is optional (an absent table leaves its ops on the roofline).
@@ -61,6 +63,10 @@ struct OpProfile {
   std::string origin;       // "topologies/profiles/h200-sglang (embedded)" or the directory
   std::array<ProfileTable, kProfileTableKinds> tables;
   std::array<double, kTimingParams> timing{};
+  // The "engine" object (engine_behavior_json.h): what the engine does with memory and admission. Absent:
+  // has_engine false, and a job keeps the seed's engine unless its flags say otherwise.
+  bool has_engine = false;
+  EngineBehavior engine;
   const ProfileTable& table(ProfileTableKind k) const { return tables[static_cast<size_t>(k)]; }
   double param(TimingParam p) const { return timing[static_cast<size_t>(p)]; }
 };
@@ -70,7 +76,7 @@ double timing_param_default(TimingParam p);
 
 // Loads a profile by embedded name ("h200-sglang") or from a directory holding profile.json. Throws
 // InputError naming the file (and line for CSVs) on a missing table, a bad header, a bad number, an
-// unknown timing parameter or an unknown profile name. The "engine" key is not read here (engine_behavior).
+// unknown timing parameter or an unknown profile name; the "engine" object by engine_behavior_from_json (its own messages).
 std::shared_ptr<OpProfile> load_op_profile(const std::string& name_or_dir);
 
 // Applies "name=value[,name=value]" overrides (--profile-set); throws InputError naming an unknown

@@ -129,6 +129,10 @@ int collective_group(Op op, const Parallel& parallel) {
   return 0;
 }
 
+const char* span_source(const CostModel& cm, const Term& term) {
+  return cm.profile ? time_source_name(term.source).data() : nullptr;
+}
+
 std::string_view time_source_name(TimeSource source) {
   switch (source) {
     case TimeSource::kRoofline:

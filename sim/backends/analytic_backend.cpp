@@ -33,7 +33,8 @@ void AnalyticBackend::append_op_spans(StepOutcome& outcome) const {
                                  .stream = is_collective(op) ? Stream::kComm : Stream::kCompute,
                                  .rank = last_cost_.busiest_rank,
                                  .start_s = t,
-                                 .duration_s = term.time_s});
+                                 .duration_s = term.time_s,
+                                 .source = span_source(cost_model_, term)});
     t += term.time_s;
   }
 }

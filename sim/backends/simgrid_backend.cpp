@@ -274,7 +274,8 @@ void SimgridBackend::push_span(StepOutcome& outcome, const StepCost& sc, Op op, 
                                .stream = is_collective(op) ? Stream::kComm : Stream::kCompute,
                                .rank = sc.busiest_rank,
                                .start_s = start - step_start,
-                               .duration_s = sg::now_s() - start});
+                               .duration_s = sg::now_s() - start,
+                               .source = span_source(cost_model_, sc[op])});
 }
 
 // Collectives one after another, each with its launches after it.

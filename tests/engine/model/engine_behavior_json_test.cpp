@@ -1,8 +1,7 @@
 #include "engine/model/engine_behavior_json.h"
+#include "engine/model/op_profile.h"
 
 #include <catch2/catch.hpp>
-#include <fstream>
-#include <sstream>
 
 #include "common/input_error.h"
 
@@ -11,12 +10,6 @@ using namespace tokenline;
 namespace {
 EngineBehavior parse(const std::string& engine_object) {
   return parse_engine_behavior("{\"timing\": {\"ignored\": 1}, \"engine\": " + engine_object + "}", "p.json");
-}
-std::string read_file(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
 }
 }  // namespace
 
@@ -84,12 +77,12 @@ TEST_CASE("Bad engine objects: one message naming the file, the field, expected 
   fails("{not json", "p.json", "parse error");
 }
 
-// The engine blocks for topologies/profiles/h200-{sglang,vllm}/profile.json ("engine"), kept as test data
-// until they are merged into the profiles (then read them from there).
-TEST_CASE("The h200-sglang and h200-vllm engine blocks parse to the built-in behaviours",
+// The engine blocks of the shipped profiles (topologies/profiles/h200-{sglang,vllm}/profile.json, "engine").
+TEST_CASE("The h200-sglang and h200-vllm profiles' engine blocks parse to the built-in behaviours",
           "[engine_behavior][json]") {
-  const std::string dir = TOKENLINE_MODEL_TEST_DATA;
-  const EngineBehavior s = parse_engine_behavior(read_file(dir + "/h200-sglang.engine.json"), "sglang");
+  const std::shared_ptr<OpProfile> sp = load_op_profile("h200-sglang");
+  REQUIRE(sp->has_engine);
+  const EngineBehavior& s = sp->engine;
   const EngineBehavior d = sglang_behavior();
   CHECK(s.engine == "sglang");
   CHECK(s.admission == d.admission);
@@ -102,7 +95,9 @@ TEST_CASE("The h200-sglang and h200-vllm engine blocks parse to the built-in beh
   CHECK(s.ratio.min_factor == d.ratio.min_factor);
   CHECK(s.ratio.decay_steps == d.ratio.decay_steps);
   CHECK(s.reserve.per_chunk_token_mib == d.reserve.per_chunk_token_mib);
-  const EngineBehavior v = parse_engine_behavior(read_file(dir + "/h200-vllm.engine.json"), "vllm");
+  const std::shared_ptr<OpProfile> vp = load_op_profile("h200-vllm");
+  REQUIRE(vp->has_engine);
+  const EngineBehavior& v = vp->engine;
   CHECK(v.admission == Admission::kIncremental);
   CHECK(v.mem_fraction_static == 0.9);
   CHECK(v.max_running_requests == 1024);
