@@ -75,7 +75,7 @@ RunnerConfig runner_config(const EngineJob& job, const EngineSetup& s, const Ker
 InstanceConfig instance_config(const EngineJob& job, const EngineSetup& s) {
   InstanceConfig c;
   c.dp_ranks = s.parallel.dp_attention;
-  c.assignment = RankAssignment::kRoundRobin;
+  c.assignment = PlacementPolicy::kRoundRobin;
   c.scheduler.policy = parse_policy(job.policy);
   c.scheduler.max_batch_tokens = job.chunk_tokens;
   c.scheduler.max_running_requests = job.max_running;

@@ -20,23 +20,10 @@
 namespace tokenline {
 namespace {
 
-RouterPolicy parse_router(const std::string& v, const char* option) {
-  if (v == "round-robin") return RouterPolicy::kRoundRobin;
-  if (v == "least-load") return RouterPolicy::kLeastLoad;
-  if (v == "prefix-aware") return RouterPolicy::kPrefixAware;
-  throw InputError(option, "round-robin, least-load or prefix-aware", "'" + v + "'");
-}
-
-RankAssignment parse_assignment(const std::string& v) {
-  switch (parse_router(v, "--dp-assign")) {
-    case RouterPolicy::kRoundRobin:
-      return RankAssignment::kRoundRobin;
-    case RouterPolicy::kLeastLoad:
-      return RankAssignment::kLeastLoaded;
-    case RouterPolicy::kPrefixAware:
-      return RankAssignment::kPrefixAware;
-  }
-  return RankAssignment::kRoundRobin;
+// --router and --dp-assign: one placement policy, one spelling (engine/core/placement.h's name table).
+PlacementPolicy parse_placement_option(const std::string& v, const char* option) {
+  if (const std::optional<PlacementPolicy> p = parse_placement(v)) return *p;
+  throw InputError(option, placement_choices(), "'" + v + "'");
 }
 
 SchedulePolicy parse_policy(const std::string& v) {
@@ -184,7 +171,7 @@ KvConfig size_kv(const SimJob& job, const CostModel& cm) {
 InstanceConfig instance_config(const SimJob& job, const ModelConfig& model, const CostModel& cm) {
   InstanceConfig c;
   c.dp_ranks = cm.parallel.dp_attention;
-  c.assignment = parse_assignment(job.dp_assign);
+  c.assignment = parse_placement_option(job.dp_assign, "--dp-assign");
   c.scheduler.policy = parse_policy(job.policy);
   c.scheduler.max_batch_tokens = job.chunk_tokens;
   c.scheduler.max_running_requests = job.max_running;
@@ -209,7 +196,7 @@ SimConfig build_config(const SimJob& job, const ModelConfig& model, const Deploy
     throw InputError("--overlap", "none with --backend analytic (overlap needs --backend simgrid)",
                      job.overlap);
   }
-  c.router = parse_router(job.router, "--router");
+  c.router = parse_placement_option(job.router, "--router");
   for (const CostModel& cm : d.cost_models) {
     c.instances.push_back({cm.parallel.name(), instance_config(job, model, cm)});
     c.parallel_name += (c.parallel_name.empty() ? "" : ",") + cm.parallel.name();
