@@ -5,6 +5,7 @@
 #include <functional>
 #include <vector>
 
+#include "cli/options.h"
 #include "cli/pd_job.h"
 #include "cli/slo_option.h"
 #include "common/input_error.h"
@@ -20,30 +21,11 @@
 namespace tokenline {
 namespace {
 
-// --router and --dp-assign: one placement policy, one spelling (engine/core/placement.h's name table).
-PlacementPolicy parse_placement_option(const std::string& v, const char* option) {
-  if (const std::optional<PlacementPolicy> p = parse_placement(v)) return *p;
-  throw InputError(option, placement_choices(), "'" + v + "'");
-}
-
-SchedulePolicy parse_policy(const std::string& v) {
-  if (v == "fcfs") return SchedulePolicy::kFcfs;
-  if (v == "lpm") return SchedulePolicy::kLongestPrefixMatch;
-  if (v == "priority") return SchedulePolicy::kPriority;
-  throw InputError("--policy", "fcfs, lpm or priority", "'" + v + "'");
-}
-
-ReservationPolicy parse_reservation(const std::string& v) {
-  if (v == "incremental") return ReservationPolicy::kIncremental;
-  if (v == "whole") return ReservationPolicy::kWholeRequest;
-  throw InputError("--reservation", "incremental or whole", "'" + v + "'");
-}
-
-TraceDetail parse_detail(const std::string& v) {
-  if (v == "step") return TraceDetail::kStep;
-  if (v == "op") return TraceDetail::kOp;
-  throw InputError("--trace-detail", "step or op", "'" + v + "'");
-}
+using cli::parse_detail;
+using cli::parse_placement_option;
+using cli::parse_policy;
+using cli::parse_reservation;
+using cli::require_positive;
 
 Backend parse_backend(const std::string& v) {
   if (v == "analytic") return Backend::kAnalytic;
@@ -51,10 +33,6 @@ Backend parse_backend(const std::string& v) {
   if (!replay_trace_path(v).empty())
     return Backend::kAnalytic;  // replay: sized as analytic, timed by the trace
   throw InputError("--backend", "analytic, simgrid or replay:<trace.json>", "'" + v + "'");
-}
-
-void require_positive(int64_t value, const char* option) {
-  if (value <= 0) throw InputError(option, "a positive integer", std::to_string(value));
 }
 
 void check_numbers(const SimJob& job) {
