@@ -3,6 +3,7 @@
 #include <CLI/CLI.hpp>
 #include <cstdio>
 
+#include "cli/options.h"
 #include "cli/slo_option.h"
 #include "common/input_error.h"
 #include "engine/runtime/cuda_devices.h"
@@ -21,29 +22,6 @@ const KernelSet* backend_kernels(const std::string& backend) {
   if (devices == 0)
     throw InputError("--backend cuda", "a CUDA device", "none (no GPU or driver on this machine)");
   return runtime_cuda_kernels();
-}
-
-void require_positive(int64_t value, const char* option) {
-  if (value <= 0) throw InputError(option, "a positive integer", std::to_string(value));
-}
-
-ReservationPolicy parse_reservation(const std::string& v) {
-  if (v == "whole") return ReservationPolicy::kWholeRequest;
-  if (v == "incremental") return ReservationPolicy::kIncremental;
-  throw InputError("--reservation", "whole or incremental", "'" + v + "'");
-}
-
-SchedulePolicy parse_policy(const std::string& v) {
-  if (v == "fcfs") return SchedulePolicy::kFcfs;
-  if (v == "lpm") return SchedulePolicy::kLongestPrefixMatch;
-  if (v == "priority") return SchedulePolicy::kPriority;
-  throw InputError("--policy", "fcfs, lpm or priority", "'" + v + "'");
-}
-
-TraceDetail parse_detail(const std::string& v) {
-  if (v == "step") return TraceDetail::kStep;
-  if (v == "op") return TraceDetail::kOp;
-  throw InputError("--trace-detail", "step or op", "'" + v + "'");
 }
 
 constexpr int32_t kMaxMtpDrafts = 8;  // SGLang's EAGLE/MTP setups draft 1-4 tokens; beyond 8 nothing stands
@@ -75,7 +53,7 @@ RunnerConfig runner_config(const EngineJob& job, const EngineSetup& s, const Ker
 InstanceConfig instance_config(const EngineJob& job, const EngineSetup& s) {
   InstanceConfig c;
   c.dp_ranks = s.parallel.dp_attention;
-  c.assignment = RankAssignment::kRoundRobin;
+  c.assignment = PlacementPolicy::kRoundRobin;
   c.scheduler.policy = parse_policy(job.policy);
   c.scheduler.max_batch_tokens = job.chunk_tokens;
   c.scheduler.max_running_requests = job.max_running;

@@ -109,7 +109,7 @@ void check_pd_capacity(const SimConfig& config, const PdConfig& pd, ArrivalSourc
   const KvConfig& kv = config.instances[static_cast<size_t>(pd.prefill_instances)].config.kv;
   const PdHandoff handoff(
       PdPoolShape{.decode_pages_per_rank = kv.total_pages, .page_tokens = kv.page_tokens});
-  Arrival a;
+  TimedRequest a;
   int64_t smallest = -1, requests = 0;
   while (workload.next(a)) {
     if (a.spec.prompt_tokens <= 0 || a.spec.output_tokens <= 0) continue;  // rejected on arrival anyway

@@ -37,14 +37,14 @@ std::vector<TimedRequest> read_arrivals(const WorkloadSpec& spec, const ModelSha
   prevalidate_workload(spec);
   std::unique_ptr<ArrivalSource> source = open_arrivals(spec);
   std::vector<TimedRequest> arrivals;
-  Arrival a;
+  TimedRequest a;
   while (source->next(a)) {
     for (int32_t id : a.spec.token_ids) {
       if (id < 0 || id >= shape.vocab)
         throw InputError("--workload request " + std::to_string(a.spec.id), "token ids below the vocab",
                          std::to_string(id));
     }
-    arrivals.push_back(TimedRequest{a.trace_time_s, std::move(a.spec)});
+    arrivals.push_back(std::move(a));
   }
   return arrivals;
 }

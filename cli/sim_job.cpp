@@ -5,6 +5,7 @@
 #include <functional>
 #include <vector>
 
+#include "cli/options.h"
 #include "cli/pd_job.h"
 #include "cli/slo_option.h"
 #include "common/input_error.h"
@@ -21,31 +22,10 @@
 namespace tokenline {
 namespace {
 
-RouterPolicy parse_router(const std::string& v, const char* option) {
-  if (v == "round-robin") return RouterPolicy::kRoundRobin;
-  if (v == "least-load") return RouterPolicy::kLeastLoad;
-  if (v == "prefix-aware") return RouterPolicy::kPrefixAware;
-  throw InputError(option, "round-robin, least-load or prefix-aware", "'" + v + "'");
-}
-
-RankAssignment parse_assignment(const std::string& v) {
-  switch (parse_router(v, "--dp-assign")) {
-    case RouterPolicy::kRoundRobin:
-      return RankAssignment::kRoundRobin;
-    case RouterPolicy::kLeastLoad:
-      return RankAssignment::kLeastLoaded;
-    case RouterPolicy::kPrefixAware:
-      return RankAssignment::kPrefixAware;
-  }
-  return RankAssignment::kRoundRobin;
-}
-
-SchedulePolicy parse_policy(const std::string& v) {
-  if (v == "fcfs") return SchedulePolicy::kFcfs;
-  if (v == "lpm") return SchedulePolicy::kLongestPrefixMatch;
-  if (v == "priority") return SchedulePolicy::kPriority;
-  throw InputError("--policy", "fcfs, lpm or priority", "'" + v + "'");
-}
+using cli::parse_detail;
+using cli::parse_placement_option;
+using cli::parse_policy;
+using cli::require_positive;
 
 ReservationPolicy reservation_of(Admission admission) {
   switch (admission) {
@@ -108,11 +88,6 @@ EstimateConfig estimate_config(const TokenRatio& t) {
                         .clip_output_tokens = t.clip_max_new_tokens};
 }
 
-TraceDetail parse_detail(const std::string& v) {
-  if (v == "step") return TraceDetail::kStep;
-  if (v == "op") return TraceDetail::kOp;
-  throw InputError("--trace-detail", "step or op", "'" + v + "'");
-}
 
 Backend parse_backend(const std::string& v) {
   if (v == "analytic") return Backend::kAnalytic;
@@ -120,10 +95,6 @@ Backend parse_backend(const std::string& v) {
   if (!replay_trace_path(v).empty())
     return Backend::kAnalytic;  // replay: sized as analytic, timed by the trace
   throw InputError("--backend", "analytic, simgrid or replay:<trace.json>", "'" + v + "'");
-}
-
-void require_positive(int64_t value, const char* option) {
-  if (value <= 0) throw InputError(option, "a positive integer", std::to_string(value));
 }
 
 void check_numbers(const SimJob& job) {
@@ -250,7 +221,7 @@ KvConfig size_kv(const SimJob& job, const CostModel& cm, const EngineBehavior& e
 InstanceConfig instance_config(const SimJob& job, const ModelConfig& model, const CostModel& cm) {
   InstanceConfig c;
   c.dp_ranks = cm.parallel.dp_attention;
-  c.assignment = parse_assignment(job.dp_assign);
+  c.assignment = parse_placement_option(job.dp_assign, "--dp-assign");
   c.scheduler.policy = parse_policy(job.policy);
   const EngineBehavior engine = engine_behavior(job, cm.options.profile.get());
   c.scheduler.max_batch_tokens = cm.options.max_chunk_tokens;
@@ -281,7 +252,7 @@ SimConfig build_config(const SimJob& job, const ModelConfig& model, const Deploy
     throw InputError("--overlap", "none with --backend analytic (overlap needs --backend simgrid)",
                      job.overlap);
   }
-  c.router = parse_router(job.router, "--router");
+  c.router = parse_placement_option(job.router, "--router");
   for (const CostModel& cm : d.cost_models) {
     c.instances.push_back({cm.parallel.name(), instance_config(job, model, cm)});
     c.parallel_name += (c.parallel_name.empty() ? "" : ",") + cm.parallel.name();

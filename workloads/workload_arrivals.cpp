@@ -15,10 +15,10 @@ void prevalidate_workload(const WorkloadSpec& spec) {
   }
 }
 
-bool WorkloadArrivals::next(Arrival& out) {
+bool WorkloadArrivals::next(TimedRequest& out) {
   std::optional<WorkloadRequest> w = source_->next();
   if (!w) return false;
-  out.trace_time_s = w->arrival_s;
+  out.arrival_s = w->arrival_s;
   RequestSpec& s = out.spec;
   s.id = w->id;
   s.prompt_tokens = w->input_tokens;

@@ -28,7 +28,7 @@ void prevalidate_workload(const WorkloadSpec& spec);
 class WorkloadArrivals final : public ArrivalSource {
  public:
   explicit WorkloadArrivals(std::unique_ptr<WorkloadSource> source) : source_(std::move(source)) {}
-  bool next(Arrival& out) override;
+  bool next(TimedRequest& out) override;
   int64_t skipped_lines() const override { return source_->skipped_lines(); }
 
  private:

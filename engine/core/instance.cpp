@@ -4,60 +4,28 @@
 
 namespace tokenline {
 
-std::string_view to_string(RankAssignment assignment) {
-  switch (assignment) {
-    case RankAssignment::kRoundRobin:
-      return "round_robin";
-    case RankAssignment::kLeastLoaded:
-      return "least_loaded";
-    case RankAssignment::kPrefixAware:
-      return "prefix_aware";
-  }
-  return "?";
-}
-
 bool StepPlan::empty() const {
   for (const Batch& b : batches.ranks)
     if (!b.empty()) return false;
   return true;
 }
 
-Instance::Instance(const InstanceConfig& config) : config_(config) {
+Instance::Instance(const InstanceConfig& config) : config_(config), placement_(config.assignment) {
   assert(config.dp_ranks >= 1 && "an instance has at least one attention rank");
   ranks_.reserve(static_cast<size_t>(config.dp_ranks));
   for (int32_t r = 0; r < config.dp_ranks; ++r) ranks_.emplace_back(config.scheduler, config.kv, r);
 }
 
-int32_t Instance::pick_rank(const RequestSpec& spec) const {
-  const int32_t n = dp_ranks();
-  if (n == 1) return 0;
-  auto least_loaded = [this, n] {
-    int32_t best = 0;
-    for (int32_t r = 1; r < n; ++r)
-      if (ranks_[static_cast<size_t>(r)].load_tokens() < ranks_[static_cast<size_t>(best)].load_tokens())
-        best = r;
-    return best;
-  };
-  switch (config_.assignment) {
-    case RankAssignment::kRoundRobin:
-      return static_cast<int32_t>(assigned_ % n);
-    case RankAssignment::kLeastLoaded:
-      return least_loaded();
-    case RankAssignment::kPrefixAware: {
-      const std::vector<uint64_t> keys = derive_page_keys(spec, config_.kv.page_tokens);
-      int32_t best = least_loaded();
-      int64_t best_hit = ranks_[static_cast<size_t>(best)].cached_prefix_tokens(keys);
-      for (int32_t r = 0; r < n; ++r) {
-        const int64_t hit = ranks_[static_cast<size_t>(r)].cached_prefix_tokens(keys);
-        if (hit > best_hit) {
-          best = r;
-          best_hit = hit;
-        }
-      }
-      return best;
-    }
+int32_t Instance::pick_rank(const RequestSpec& spec) {
+  loads_.clear();
+  cached_.clear();
+  std::vector<uint64_t> keys;
+  if (placement_.reads_caches()) keys = derive_page_keys(spec, config_.kv.page_tokens);
+  for (const Scheduler& rank : ranks_) {
+    loads_.push_back(rank.load_tokens());
+    if (placement_.reads_caches()) cached_.push_back(rank.cached_prefix_tokens(keys));
   }
-  return 0;
+  return placement_.pick(loads_, cached_);
 }
 
 AddResult Instance::add(RequestSpec spec, double now_s, bool kv_ready, int32_t rank) {
@@ -71,7 +39,6 @@ AddResult Instance::add(RequestSpec spec, double now_s, bool kv_ready, int32_t r
   if (result.accepted()) {
     result.rank = rank >= 0 ? rank : pick_rank(spec);
     result.reason = ranks_[static_cast<size_t>(result.rank)].add(std::move(spec), now_s, kv_ready);
-    ++assigned_;
   }
   if (!result.accepted()) {
     ++rejected_by_reason_[static_cast<int>(result.reason)];

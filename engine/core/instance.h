@@ -14,21 +14,15 @@
 
 #include "engine/core/executor.h"
 #include "engine/core/kv_manager.h"
+#include "engine/core/placement.h"
 #include "engine/core/request.h"
 #include "engine/core/scheduler.h"
 
 namespace tokenline {
 
-enum class RankAssignment {
-  kRoundRobin,   // arrival order modulo ranks
-  kLeastLoaded,  // fewest queued + running tokens, ties to the lowest rank
-  kPrefixAware,  // longest cached prefix, ties least loaded
-};
-std::string_view to_string(RankAssignment assignment);
-
 struct InstanceConfig {
   int32_t dp_ranks = 1;  // attention data-parallel degree; 1 without DP attention
-  RankAssignment assignment = RankAssignment::kRoundRobin;
+  PlacementPolicy assignment = PlacementPolicy::kRoundRobin;  // of arriving requests to ranks
   SchedulerConfig scheduler;
   KvConfig kv;  // per rank
 };
@@ -98,13 +92,15 @@ class Instance {
 
  private:
   AddResult add(RequestSpec spec, double now_s, bool kv_ready, int32_t rank = -1);
-  int32_t pick_rank(const RequestSpec& spec) const;
+  int32_t pick_rank(const RequestSpec& spec);
 
   InstanceConfig config_;
   std::vector<Scheduler> ranks_;
   std::vector<RequestRecord> rejected_;
   int64_t arrived_ = 0;
-  int64_t assigned_ = 0;  // accepted requests: round-robin counts only these
+  Placement placement_;          // of arriving requests to ranks
+  std::vector<int64_t> loads_;   // scratch: each rank's load for placement_
+  std::vector<int64_t> cached_;  // scratch: each rank's cached prefix of the arriving prompt
   int64_t rejected_by_reason_[kRejectReasonCount] = {};
   int64_t step_index_ = 0;
   int64_t last_batch_tokens_ = 0;

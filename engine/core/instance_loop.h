@@ -66,8 +66,8 @@ struct InstanceLoopResult {
 InstanceLoopResult run_instance_loop(Instance& instance, Executor& executor, LoopClock& clock,
                                      StepObserver& observer);
 
-// Fills plan.batches.pages (one CSR page table per rank) from the instance's page tables. REQUIRES: instance.allocate(plan)
-// ran and nothing changed the instance since.
+// Fills plan.batches.pages (one CSR page table per rank) from the instance's page tables. REQUIRES:
+// instance.allocate(plan) ran and nothing changed the instance since.
 void attach_page_tables(const Instance& instance, StepPlan& plan);
 
 }  // namespace tokenline

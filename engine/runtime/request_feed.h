@@ -11,13 +11,9 @@
 
 #include "engine/core/request.h"
 #include "engine/runtime/clock.h"
+#include "workloads/arrival_source.h"
 
 namespace tokenline {
-
-struct TimedRequest {
-  double arrival_s = 0;
-  RequestSpec spec;
-};
 
 class RequestFeed {
  public:

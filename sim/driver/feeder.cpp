@@ -17,15 +17,15 @@ void Feeder::run() {
 }
 
 void Feeder::feed_open_loop() {
-  Arrival a;
+  TimedRequest a;
   while (source_.next(a)) {
-    if (a.trace_time_s > sg::now_s()) sg::sleep_until(a.trace_time_s);
+    if (a.arrival_s > sg::now_s()) sg::sleep_until(a.arrival_s);
     dispatch_(std::move(a.spec));
   }
 }
 
 void Feeder::feed_closed_loop() {
-  Arrival a;
+  TimedRequest a;
   while (true) {
     while (in_flight_ < concurrency_) {
       if (!source_.next(a)) return;

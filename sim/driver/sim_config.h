@@ -36,7 +36,7 @@ struct SimConfig {
   std::string workload_name;
   Backend backend = Backend::kAnalytic;
   Overlap overlap = Overlap::kNone;  // simgrid backend: the seed's compute / comm overlap level
-  RouterPolicy router = RouterPolicy::kRoundRobin;
+  PlacementPolicy router = PlacementPolicy::kRoundRobin;  // across instances
   // One entry per instance, each with its own parallelism (and so its own ranks and KV pool).
   struct InstanceSpec {
     std::string parallel_name;  // "tp8", "dp8-ep8", ...

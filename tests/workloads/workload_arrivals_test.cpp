@@ -23,9 +23,9 @@ TEST_CASE("workload requests become request specs with their prefix blocks", "[w
   WorkloadSpec spec;
   spec.spec = path;
   auto source = open_arrivals(spec);
-  Arrival a;
+  TimedRequest a;
   REQUIRE(source->next(a));
-  CHECK(a.trace_time_s == 0.5);
+  CHECK(a.arrival_s == 0.5);
   CHECK(a.spec.id == 0);
   CHECK(a.spec.prompt_tokens == 1000);
   CHECK(a.spec.output_tokens == 20);

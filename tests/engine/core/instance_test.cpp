@@ -51,7 +51,7 @@ TEST_CASE("Bad requests are rejected with a reason, counted and handed out, neve
 TEST_CASE("DP attention ranks step in lockstep, an idle rank has an empty batch", "[core][instance]") {
   InstanceConfig config = make_config(256);
   config.dp_ranks = 2;
-  config.assignment = RankAssignment::kRoundRobin;
+  config.assignment = PlacementPolicy::kRoundRobin;
   Instance instance(config);
   REQUIRE(instance.add_request(make_spec(1, 100, 3), 0).rank == 0);
   REQUIRE(instance.add_request(make_spec(2, 100, 1), 0).rank == 1);
@@ -75,13 +75,13 @@ TEST_CASE("DP attention ranks step in lockstep, an idle rank has an empty batch"
 TEST_CASE("Rank assignment: least loaded and prefix aware", "[core][instance]") {
   InstanceConfig config = make_config(1024);
   config.dp_ranks = 2;
-  config.assignment = RankAssignment::kLeastLoaded;
+  config.assignment = PlacementPolicy::kLeastLoad;
   Instance loaded(config);
   CHECK(loaded.add_request(make_spec(1, 5000, 10), 0).rank == 0);
   CHECK(loaded.add_request(make_spec(2, 100, 10), 0).rank == 1);
   CHECK(loaded.add_request(make_spec(3, 100, 10), 0).rank == 1);  // rank 1 holds 220 tokens, rank 0 5,010
 
-  config.assignment = RankAssignment::kPrefixAware;
+  config.assignment = PlacementPolicy::kPrefixAware;
   Instance aware(config);
   FakeExecutor exec;
   double t = 0;
@@ -152,7 +152,7 @@ TEST_CASE("Same arrivals and step durations give identical records (decisions ar
   auto run = [] {
     InstanceConfig config = make_config(96);
     config.dp_ranks = 2;
-    config.assignment = RankAssignment::kPrefixAware;
+    config.assignment = PlacementPolicy::kPrefixAware;
     config.scheduler.policy = SchedulePolicy::kLongestPrefixMatch;
     config.scheduler.mtp_draft_tokens = 1;
     Instance instance(config);

@@ -23,7 +23,7 @@ RequestSpec spec(RequestId id, int64_t prompt) {
 TEST_CASE("round-robin cycles through the instances", "[router]") {
   std::vector<Instance> instances(3, Instance(small_instance()));
   std::vector<const Instance*> views{&instances[0], &instances[1], &instances[2]};
-  Router router(RouterPolicy::kRoundRobin, 64);
+  Router router(PlacementPolicy::kRoundRobin, 64);
   std::vector<int32_t> picks;
   for (int i = 0; i < 5; ++i) picks.push_back(router.pick(views, spec(i, 100)));
   CHECK(picks == std::vector<int32_t>{0, 1, 2, 0, 1});
@@ -33,7 +33,7 @@ TEST_CASE("least-load picks the instance with the fewest queued tokens and ties 
           "[router]") {
   std::vector<Instance> instances(3, Instance(small_instance()));
   std::vector<const Instance*> views{&instances[0], &instances[1], &instances[2]};
-  Router router(RouterPolicy::kLeastLoad, 64);
+  Router router(PlacementPolicy::kLeastLoad, 64);
   CHECK(router.pick(views, spec(0, 100)) == 0);
   instances[0].add_request(spec(0, 5000), 0.0);
   instances[1].add_request(spec(1, 100), 0.0);
@@ -45,7 +45,7 @@ TEST_CASE("least-load picks the instance with the fewest queued tokens and ties 
 TEST_CASE("prefix-aware falls back to least-load without cached prefixes", "[router]") {
   std::vector<Instance> instances(2, Instance(small_instance()));
   std::vector<const Instance*> views{&instances[0], &instances[1]};
-  Router router(RouterPolicy::kPrefixAware, 64);
+  Router router(PlacementPolicy::kPrefixAware, 64);
   instances[0].add_request(spec(0, 5000), 0.0);
   RequestSpec s = spec(1, 1024);
   s.block_hashes = {1, 2};

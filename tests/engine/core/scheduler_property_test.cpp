@@ -34,7 +34,7 @@ bool chance(pcg32& rng, uint32_t percent) {
 InstanceConfig random_config(pcg32& rng) {
   InstanceConfig c;
   c.dp_ranks = static_cast<int32_t>(uniform(rng, 1, 2));
-  c.assignment = static_cast<RankAssignment>(uniform(rng, 0, 2));
+  c.assignment = static_cast<PlacementPolicy>(uniform(rng, 0, 2));
   c.kv.page_tokens = test::kPage;
   c.kv.total_pages = uniform(rng, 24, 96);
   c.kv.reservation = chance(rng, 50) ? ReservationPolicy::kWholeRequest : ReservationPolicy::kIncremental;

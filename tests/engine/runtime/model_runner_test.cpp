@@ -29,7 +29,7 @@ constexpr int32_t kPageTokens = 16;
 constexpr int64_t kPages = 32;
 
 ModelRunner make_runner(ModelWeights weights, Clock& clock) {
-  return ModelRunner(load_model_shape("glm-5.3-tiny"), std::move(weights),
+  return ModelRunner(load_model_shape("glm-5.3-tiny"), weights,
                      RunnerConfig{.dp_ranks = 1, .total_pages = kPages, .page_tokens = kPageTokens}, clock);
 }
 

@@ -26,10 +26,10 @@ class ListSource : public ArrivalSource {
  public:
   explicit ListSource(std::vector<double> times_s, size_t throw_at = SIZE_MAX)
       : times_s_(std::move(times_s)), throw_at_(throw_at) {}
-  bool next(Arrival& out) override {
+  bool next(TimedRequest& out) override {
     if (next_ == throw_at_) throw InputError("list:" + std::to_string(next_), "a request", "garbage");
     if (next_ == times_s_.size()) return false;
-    out.trace_time_s = times_s_[next_];
+    out.arrival_s = times_s_[next_];
     out.spec = RequestSpec{};
     out.spec.id = static_cast<RequestId>(next_);
     ++next_;

@@ -1,0 +1,38 @@
+#include "cli/options.h"
+
+#include <optional>
+
+#include "common/input_error.h"
+
+namespace tokenline::cli {
+
+SchedulePolicy parse_policy(const std::string& v) {
+  if (v == "fcfs") return SchedulePolicy::kFcfs;
+  if (v == "lpm") return SchedulePolicy::kLongestPrefixMatch;
+  if (v == "priority") return SchedulePolicy::kPriority;
+  throw InputError("--policy", "fcfs, lpm or priority", "'" + v + "'");
+}
+
+ReservationPolicy parse_reservation(const std::string& v) {
+  if (v == "whole") return ReservationPolicy::kWholeRequest;
+  if (v == "incremental") return ReservationPolicy::kIncremental;
+  if (v == "estimate") return ReservationPolicy::kEstimate;
+  throw InputError("--reservation", "whole, incremental or estimate", "'" + v + "'");
+}
+
+TraceDetail parse_detail(const std::string& v) {
+  for (const TraceDetail d : {TraceDetail::kStep, TraceDetail::kOp})
+    if (v == to_string(d)) return d;
+  throw InputError("--trace-detail", "step or op", "'" + v + "'");
+}
+
+PlacementPolicy parse_placement_option(const std::string& v, const char* option) {
+  if (const std::optional<PlacementPolicy> p = parse_placement(v)) return *p;
+  throw InputError(option, placement_choices(), "'" + v + "'");
+}
+
+void require_positive(int64_t value, const char* option) {
+  if (value <= 0) throw InputError(option, "a positive integer", std::to_string(value));
+}
+
+}  // namespace tokenline::cli

@@ -1,0 +1,24 @@
+// The options every command that runs the core shares (tokenline sim, quickstart, run, serve): the
+// scheduler's (--policy, --reservation), placement (--router, --dp-assign), outputs (--trace-detail) and
+// counts, validated into native values in one place. Each parser throws InputError naming the option,
+// what was expected and what was found.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "engine/core/kv_manager.h"
+#include "engine/core/placement.h"
+#include "engine/core/scheduler.h"
+#include "traces/output_config.h"
+
+namespace tokenline::cli {
+
+SchedulePolicy parse_policy(const std::string& v);          // --policy fcfs | lpm | priority
+ReservationPolicy parse_reservation(const std::string& v);  // --reservation whole | incremental | estimate
+TraceDetail parse_detail(const std::string& v);             // --trace-detail step | op
+// --router, --dp-assign: round-robin | least-load | prefix-aware (engine/core/placement.h's names).
+PlacementPolicy parse_placement_option(const std::string& v, const char* option);
+void require_positive(int64_t value, const char* option);
+
+}  // namespace tokenline::cli
