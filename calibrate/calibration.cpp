@@ -85,34 +85,43 @@ Json parameter_json(const FitParameter& p, double start, double value) {
 }
 
 struct LeftOut {
-  std::string model;
+  std::string models;  // "DeepSeek-R1 + DeepSeek-V3"
   std::vector<double> values;         // fitted without the model
   std::vector<GroupError> before;     // the model's groups with the start values
   std::vector<GroupError> predicted;  // ... with the values fitted without it
 };
 
-// Fits once per model with that model's points left out, then predicts them.
-std::vector<LeftOut> leave_one_model_out(PointEvaluator& ev, const std::vector<FitParameter>& fit,
-                                         const std::vector<double>& start, const SearchOptions& search) {
+// Fits once per architecture with its points left out (all models of that shape: DeepSeek-R1 and -V3 go
+// together, else one would predict its twin), then predicts them.
+std::vector<LeftOut> leave_one_model_out(PointEvaluator& ev, const PointModels& models,
+                                         const std::vector<FitParameter>& fit, const std::vector<double>& start,
+                                         const SearchOptions& search) {
   const std::vector<E2ePoint>& points = ev.points();
-  std::vector<std::string> models;
+  std::vector<std::string> shapes;  // first-appearance order
   for (const E2ePoint& p : points) {
-    if (std::find(models.begin(), models.end(), p.model_path) == models.end()) models.push_back(p.model_path);
+    if (std::find(shapes.begin(), shapes.end(), models.architecture_of(p)) == shapes.end())
+      shapes.push_back(models.architecture_of(p));
   }
   std::vector<LeftOut> out;
-  for (const std::string& model : models) {
+  for (const std::string& shape : shapes) {
     std::vector<size_t> rest, held;
-    for (size_t i = 0; i < points.size(); ++i) (points[i].model_path == model ? held : rest).push_back(i);
+    std::string label;
+    for (size_t i = 0; i < points.size(); ++i) {
+      const bool left_out = models.architecture_of(points[i]) == shape;
+      (left_out ? held : rest).push_back(i);
+      const std::string name = model_label(points[i].model_path);
+      if (left_out && label.find(name) == std::string::npos) label += (label.empty() ? "" : " + ") + name;
+    }
     if (rest.empty()) continue;
     const std::vector<double> values = fit_on(ev, fit, start, rest, search);
-    out.push_back({model_label(model), values, group_errors(points, held, ev.predict(start, held)),
+    out.push_back({label, values, group_errors(points, held, ev.predict(start, held)),
                    group_errors(points, held, ev.predict(values, held))});
   }
   return out;
 }
 
 void print_left_out(std::FILE* out, const std::vector<FitParameter>& fit, const std::vector<LeftOut>& rows) {
-  std::fprintf(out, "\nleave-one-model-out (fit without the model, predict it):\n");
+  std::fprintf(out, "\nleave-one-model-out (fit without the model and its same-architecture twins, predict it):\n");
   std::fprintf(out, "%-26s %-6s %6s | %9s %9s | %9s %9s | %s\n", "model", "mode", "points", "TTFT_MAPE",
                "TPOT_MAPE", "lomo_TTFT", "lomo_TPOT", "fitted without it");
   for (const LeftOut& l : rows) {
@@ -140,7 +149,7 @@ void write_outputs(const CalibrationOptions& o, const PointEvaluator& ev, const 
   for (const LeftOut& l : r.left_out) {
     Json values = Json::object();
     for (size_t i = 0; i < r.fit.size(); ++i) values[r.fit[i].name] = l.values[i];
-    lomo.push_back({{"left_out", l.model}, {"values", values}, {"before", groups_json(l.before)},
+    lomo.push_back({{"left_out", l.models}, {"values", values}, {"before", groups_json(l.before)},
                     {"predicted", groups_json(l.predicted)}});
   }
   const Json j = {{"points", o.points_path},
@@ -201,7 +210,7 @@ int run_calibration(const CalibrationOptions& o) {
   if (!r.fit.empty()) {
     std::printf("\nobjective %.4f -> %.4f; start %s; fitted %s\n", fit_objective(r.before),
                 fit_objective(r.after), values_text(r.fit, r.start).c_str(), values_text(r.fit, r.fitted).c_str());
-    if (o.leave_one_model_out) r.left_out = leave_one_model_out(ev, r.fit, r.start, o.search);
+    if (o.leave_one_model_out) r.left_out = leave_one_model_out(ev, models, r.fit, r.start, o.search);
     print_left_out(stdout, r.fit, r.left_out);
   }
   const double wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();

@@ -1,7 +1,8 @@
 // Calibration: `tokenline calibrate` end to end. Reads the e2e points, predicts each with today's
 // parameters (the "before"), optionally fits the named parameters over all points (coordinate descent
 // of golden-section searches, deterministic), predicts again (the "after"), and fits once more per model
-// with that model left out to predict it (leave-one-model-out: the honest figure). Writes the fitted
+// with that model (and any model of the same architecture, e.g. DeepSeek-V3 for DeepSeek-R1) left out to
+// predict it (leave-one-model-out: the honest figure). Writes the fitted
 // hardware file and calibration.json (values, bounds, why, figures) into out_dir.
 #pragma once
 

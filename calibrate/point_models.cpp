@@ -51,6 +51,17 @@ std::string write_fp8_copy(const std::string& config, const E2ePoint& p, const s
   return path.string();
 }
 
+// The constants that make two configs the same network (weights' values and dtype aside).
+std::string architecture_key(const ModelConfig& m) {
+  std::string k = m.hf_model_type;
+  for (int64_t v : {int64_t{m.layers}, int64_t{m.dense_layers}, m.hidden, int64_t{m.heads}, int64_t{m.kv_heads},
+                    m.head_dim, m.kv_lora_rank, m.q_lora_rank, int64_t{m.routed_experts},
+                    int64_t{m.experts_per_token}, int64_t{m.shared_experts}, m.moe_intermediate,
+                    m.dense_intermediate, m.vocab})
+    k += "/" + std::to_string(v);
+  return k;
+}
+
 }  // namespace
 
 std::string find_model_config(const E2ePoint& p, const std::string& points_path, const std::string& models_dir) {
@@ -76,11 +87,16 @@ PointModels::PointModels(const std::vector<E2ePoint>& points, const std::string&
     if (configs_.count(key(p)) > 0) continue;
     const std::string config = find_model_config(p, points_path, models_dir);
     const ModelConfig model = load_hf_config(config);
+    architectures_[p.model_path] = architecture_key(model);
     const bool fp8_run = p.precision == "fp8" || p.gemm_quant_mode.starts_with("fp8");
     configs_[key(p)] = fp8_run && model.weight_dtype != Dtype::kFp8 ? write_fp8_copy(config, p, out_dir) : config;
   }
 }
 
 const std::string& PointModels::config_for(const E2ePoint& p) const { return configs_.at(key(p)); }
+
+const std::string& PointModels::architecture_of(const E2ePoint& p) const {
+  return architectures_.at(p.model_path);
+}
 
 }  // namespace tokenline

@@ -27,9 +27,13 @@ class PointModels {
               const std::string& out_dir);
   // The config.json a run of `p` uses.
   const std::string& config_for(const E2ePoint& p) const;
+  // The architecture of `p`'s model: equal for two model_paths whose configs have the same shape (DeepSeek-R1
+  // and DeepSeek-V3), so that leaving one model out of a fit can leave out its twins too.
+  const std::string& architecture_of(const E2ePoint& p) const;
 
  private:
-  std::map<std::string, std::string> configs_;  // model_path + '|' + gemm_quant_mode -> config path
+  std::map<std::string, std::string> configs_;        // model_path + '|' + gemm_quant_mode -> config path
+  std::map<std::string, std::string> architectures_;  // model_path -> architecture key
 };
 
 }  // namespace tokenline

@@ -60,6 +60,19 @@ TEST_CASE("A bf16 config run in fp8_block gets an FP8 block-scaled copy, FP8 con
   CHECK(load_hf_config(models.config_for(points[2])).weight_dtype == Dtype::kBf16);
 }
 
+TEST_CASE("Models of one shape share an architecture, whatever their names", "[point_models]") {
+  TestDir dir("point-models-arch");
+  fs::copy_file(model_data("deepseek_v3.json"), dir.file("deepseek-ai--DeepSeek-R1_config.json"));
+  fs::copy_file(model_data("deepseek_v3.json"), dir.file("deepseek-ai--DeepSeek-V3_config.json"));
+  fs::copy_file(model_data("llama-3.1-8b.json"), dir.file("meta-llama--Meta-Llama-3.1-8B_config.json"));
+  const std::vector<E2ePoint> points = {point("deepseek-ai/DeepSeek-R1", "fp8", "fp8"),
+                                        point("deepseek-ai/DeepSeek-V3", "fp8", "fp8"),
+                                        point("meta-llama/Llama-3.1-8B-Instruct", "bf16", "bfloat16")};
+  const PointModels models(points, "e.csv", dir.path().string(), dir.file("out"));
+  CHECK(models.architecture_of(points[0]) == models.architecture_of(points[1]));
+  CHECK(models.architecture_of(points[0]) != models.architecture_of(points[2]));
+}
+
 TEST_CASE("The shared calibration models load (skipped without ../shared/calibration)", "[point_models]") {
   const fs::path dir = fs::path(TOKENLINE_SHARED_CALIBRATION_DIR) / "models";
   if (!fs::is_directory(dir)) {
