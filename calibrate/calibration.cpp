@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "calibrate/calibration_report.h"
+#include "common/input_error.h"
 #include "topologies/preset_source.h"
 
 namespace tokenline {
@@ -22,13 +23,33 @@ std::vector<size_t> all_indices(size_t n) {
   return v;
 }
 
-// The fitted parameters' values in the base hardware, clamped into their bounds: the search's start.
-std::vector<double> start_values(const std::vector<FitParameter>& fit, const std::string& hardware) {
-  const Json j = Json::parse(resolve_preset(hardware, "hardware").text);
+// The timing values of a profile directory's profile.json; empty for an embedded profile name.
+Json profile_timing(const std::string& profile) {
+  std::error_code ec;
+  const fs::path file = fs::is_directory(profile, ec) ? fs::path(profile) / "profile.json" : fs::path(profile);
+  if (profile.empty() || !fs::is_regular_file(file, ec)) return Json::object();
+  std::ifstream in(file);
+  const Json j = Json::parse(in, nullptr, false);
+  return j.is_object() && j.contains("timing") ? j["timing"] : Json::object();
+}
+
+// The fitted parameters' values in the base hardware or the profile (else the profile format's default),
+// clamped into their bounds: the search's start.
+std::vector<double> start_values(const std::vector<FitParameter>& fit, const std::string& hardware,
+                                 const std::string& profile) {
+  const Json hw = Json::parse(resolve_preset(hardware, "hardware").text);
+  const Json timing = profile_timing(profile);
   std::vector<double> v;
   for (const FitParameter& p : fit) {
-    double x = p.lower;
-    if (p.target == FitTarget::kHardware) x = j.at(p.group).at(p.field).at("value").get<double>();
+    double x = p.profile_default;
+    switch (p.target) {
+      case FitTarget::kHardware:
+        x = hw.at(p.group).at(p.field).at("value").get<double>();
+        break;
+      case FitTarget::kProfileSet:
+        if (timing.contains(p.field) && timing[p.field].contains("value")) x = timing[p.field]["value"].get<double>();
+        break;
+    }
     v.push_back(std::clamp(x, p.lower, p.upper));
   }
   return v;
@@ -169,6 +190,13 @@ void write_outputs(const CalibrationOptions& o, const PointEvaluator& ev, const 
   if (!r.fit.empty() && !o.profile.empty() && fs::is_regular_file(profile, ec)) {
     std::ifstream in(profile);
     Json p = Json::parse(in);
+    for (size_t i = 0; i < r.fit.size(); ++i) {
+      if (r.fit[i].target != FitTarget::kProfileSet) continue;
+      p["timing"][r.fit[i].field] = {{"value", r.fitted[i]}, {"unit", "s"},
+                                     {"why", "fitted by tokenline calibrate to " + o.points_path + " within [" +
+                                                 std::to_string(r.fit[i].lower) + ", " +
+                                                 std::to_string(r.fit[i].upper) + "]: " + r.fit[i].why}};
+    }
     p["calibration"] = {{"points", o.points_path}, {"parameters", params}};
     std::ofstream(dir + "/profile.json") << p.dump(2) << "\n";
   }
@@ -191,11 +219,15 @@ int run_calibration(const CalibrationOptions& o) {
   const std::vector<std::string> layouts = point_layouts(points, o.points_path);
   Outcome r;
   if (!o.fit_names.empty()) r.fit = parse_fit_list(o.fit_names);
+  for (const FitParameter& p : r.fit) {
+    if (p.target == FitTarget::kProfileSet && o.profile.empty())
+      throw InputError("--fit " + p.name, "--profile (a profile timing parameter needs a profile)", "none");
+  }
   EvaluatorOptions eo = o.evaluator;
   if (!o.profile.empty()) eo.sim.extra_args.insert(eo.sim.extra_args.end(), {"--profile", o.profile});
   PointEvaluator ev(points, models, r.fit, eo);
   const std::vector<size_t> all = all_indices(points.size());
-  r.start = start_values(r.fit, eo.hardware);
+  r.start = start_values(r.fit, eo.hardware, o.profile);
   const std::vector<SimPrediction> before = ev.predict(r.start, all);
   r.before = group_errors(points, all, before);
   std::vector<SimPrediction> after;

@@ -24,6 +24,9 @@ struct FitParameter {
   double upper = 0;
   bool log_scale = false;  // search log(value): the bounds span more than a factor of ~3
   std::string why;         // why it is free, and why these bounds
+  // kProfileSet: the search's start when the profile's own value cannot be read (an embedded profile):
+  // the profile format's default (topologies/profiles/README.md).
+  double profile_default = 0;
 };
 
 // Every parameter calibrate knows, in a fixed order.

@@ -55,7 +55,8 @@ void add_calibrate(CLI::App& app) {
   cmd->add_option("--profile", o.profile, "op profile passed to every sim run (its profile.json gets the fit)");
   cmd->add_option("--fit", o.fit_names,
                   "parameters to fit, comma-separated: kernel_launch_s, collective_launch_s, gemm_efficiency, "
-                  "attention_efficiency, hbm_efficiency (none: predict only)");
+                  "attention_efficiency, hbm_efficiency (hardware); step_cpu_overhead_s, eager_launch_gap_s "
+                  "(profile timing, with --profile); none: predict only");
   cmd->add_flag("--no-fit", a->no_fit, "predict only, even with --fit (the validation benchmark)");
   cmd->add_flag("--no-lomo", a->no_lomo, "skip the leave-one-model-out fits");
   cmd->add_option("--fit-tolerance", o.search.tolerance, "golden-section stop: fraction of each interval")

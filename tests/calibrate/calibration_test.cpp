@@ -106,4 +106,10 @@ TEST_CASE("calibrate: a bad CSV cell is one message naming file, line and column
                                     "' --out '" + dir.file("out") + "' --no-fit",
                                 dir);
   CHECK(missing.exit_code == 2);
+  write_points(dir.file("good.csv"));
+  const Run no_profile = calibrate("--points '" + dir.file("good.csv") + "' --models-dir '" + dir.file("models") +
+                                       "' --out '" + dir.file("out") + "' --fit step_cpu_overhead_s",
+                                   dir);
+  CHECK(no_profile.exit_code == 2);
+  CHECK(no_profile.err.find("--fit step_cpu_overhead_s: expected --profile") != std::string::npos);
 }
