@@ -2,6 +2,7 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <sstream>
+#include <vector>
 
 #include "common/input_error.h"
 #include "engine/model/model_config.h"
@@ -64,6 +65,21 @@ Dtype weight_dtype(const Reader& r) {
   return Dtype::kBf16;
 }
 
+// quantization_config.weight_block_size [128, 128] -> 128 (square blocks only); 0 when absent.
+int64_t weight_block(const Reader& r) {
+  auto q = r.raw().find("quantization_config");
+  if (q == r.raw().end() || !q->is_object()) return 0;
+  auto b = q->find("weight_block_size");
+  if (b == q->end() || b->is_null()) return 0;
+  const bool square = b->is_array() && b->size() == 2 && (*b)[0].is_number_integer() && (*b)[0] == (*b)[1] &&
+                      (*b)[0].get<int64_t>() > 0;
+  if (!square) {
+    throw InputError(r.path() + ": quantization_config.weight_block_size", "two equal positive integers",
+                     b->dump());
+  }
+  return (*b)[0].get<int64_t>();
+}
+
 // index_full_layers (tokenline's own field; not in upstream configs): a count of scoring layers, or the
 // list of their indices. Absent: every layer scores (DeepSeek-V3.2).
 int indexer_full_layers(const Reader& r, int layers) {
@@ -105,6 +121,41 @@ void read_llama(const Reader& r, ModelConfig& c) {
   c.default_kv_layout = KvLayout::kBf16;
 }
 
+// Qwen3-MoE: a layer is dense when listed in mlp_only_layers or skipped by decoder_sparse_step (layer i
+// is sparse when (i + 1) % step == 0, as transformers' Qwen3MoeDecoderLayer decides).
+int qwen3_dense_layers(const Reader& r, int layers) {
+  const int step = to_int(r.integer_or("decoder_sparse_step", 1), r, "decoder_sparse_step");
+  if (step < 1) throw InputError(r.path() + ": decoder_sparse_step", "a step >= 1", std::to_string(step));
+  std::vector<bool> dense(static_cast<size_t>(layers), false);
+  for (int i = 0; i < layers; ++i) dense[static_cast<size_t>(i)] = (i + 1) % step != 0;
+  auto it = r.raw().find("mlp_only_layers");
+  if (it != r.raw().end() && !it->is_null()) {
+    if (!it->is_array()) throw InputError(r.path() + ": mlp_only_layers", "a list of layer indices", it->dump());
+    for (const json& v : *it) {
+      if (!v.is_number_integer() || v.get<int64_t>() < 0 || v.get<int64_t>() >= layers) {
+        throw InputError(r.path() + ": mlp_only_layers", "layer indices 0 .. num_hidden_layers - 1", v.dump());
+      }
+      dense[static_cast<size_t>(v.get<int64_t>())] = true;
+    }
+  }
+  int count = 0;
+  for (bool d : dense) count += d ? 1 : 0;
+  return count;
+}
+
+// Qwen3-MoE: GQA with per-head q/k RMSNorm, routed experts (num_experts, top num_experts_per_tok), no shared
+// expert, a router without score bias.
+void read_qwen3_moe(const Reader& r, ModelConfig& c) {
+  read_llama(r, c);
+  c.qk_norm = true;
+  c.routed_experts = to_int(r.integer("num_experts"), r, "num_experts");
+  c.experts_per_token = to_int(r.integer("num_experts_per_tok"), r, "num_experts_per_tok");
+  c.shared_experts = 0;
+  c.router_score_bias = false;
+  c.moe_intermediate = r.integer("moe_intermediate_size");
+  c.dense_layers = qwen3_dense_layers(r, c.layers);
+}
+
 json parse_file(const std::string& path) {
   std::ifstream in(path);
   if (!in) throw InputError(path, "a readable config.json", "a file that cannot be opened");
@@ -139,6 +190,7 @@ ModelConfig load_hf_config(const std::string& path) {
   c.dense_intermediate = r.integer_or("intermediate_size", 0);
   c.tie_embeddings = r.boolean_or("tie_word_embeddings", false);
   c.weight_dtype = weight_dtype(r);
+  c.weight_block = c.weight_dtype == Dtype::kFp8 ? weight_block(r) : 0;
   const std::string& t = c.hf_model_type;
   if (t == "deepseek_v3") {
     read_mla(r, c);
@@ -147,8 +199,11 @@ ModelConfig load_hf_config(const std::string& path) {
     read_indexer(r, c);
   } else if (t == "llama") {
     read_llama(r, c);
+  } else if (t == "qwen3_moe") {
+    read_qwen3_moe(r, c);
   } else {
-    throw InputError(path + ": model_type", "deepseek_v3, deepseek_v32, glm_moe_dsa or llama", "'" + t + "'");
+    throw InputError(path + ": model_type", "deepseek_v3, deepseek_v32, glm_moe_dsa, llama or qwen3_moe",
+                     "'" + t + "'");
   }
   validate_model(c, path);
   return c;

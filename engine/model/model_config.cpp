@@ -12,7 +12,8 @@ double attention_params(const ModelConfig& c) {
   const double h = static_cast<double>(c.hidden);
   if (c.attention == AttentionKind::kGqa) {
     const double hd = static_cast<double>(c.head_dim);
-    return h * c.heads * hd + 2.0 * h * c.kv_heads * hd + c.heads * hd * h;
+    const double qk_norm = c.qk_norm ? 2.0 * hd : 0.0;
+    return h * c.heads * hd + 2.0 * h * c.kv_heads * hd + c.heads * hd * h + qk_norm;
   }
   const double qk = static_cast<double>(c.qk_nope_head_dim + c.qk_rope_head_dim);
   const double q = c.q_lora_rank > 0
@@ -70,13 +71,14 @@ ParamCounts count_params(const ModelConfig& c) {
   p.routed_experts = expert * c.routed_experts * c.moe_layers();
   p.routed_active = expert * c.experts_per_token * c.moe_layers();
   p.shared_experts = expert * c.shared_experts * c.moe_layers();
-  p.router = (double(c.routed_experts) * h + c.routed_experts) * c.moe_layers();  // weight + score bias
+  const double score_bias = c.router_score_bias ? c.routed_experts : 0;
+  p.router = (double(c.routed_experts) * h + score_bias) * c.moe_layers();
   p.norms = 2.0 * h * c.layers + h;
   p.embed = double(c.vocab) * h;
   p.lm_head = c.tie_embeddings ? 0 : double(c.vocab) * h;
   // MTP layer: enorm + hnorm, eh_proj (2h -> h), one MoE decoder layer, and its final norm.
   const double moe_layer = attention_params(c) + 2 * h + expert * (c.routed_experts + c.shared_experts) +
-                           double(c.routed_experts) * (h + 1);
+                           double(c.routed_experts) * h + score_bias;
   p.mtp = c.mtp_layers * (2 * h + 2 * h * h + moe_layer + h);
   return p;
 }

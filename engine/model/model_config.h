@@ -15,15 +15,17 @@ namespace tokenline {
 
 enum class AttentionKind {
   kMla,  // multi-head latent attention (DeepSeek-V3 / GLM-5.3): KV cache holds a kv_lora latent + RoPE key
-  kGqa,  // grouped-query attention (Llama): KV cache holds kv_heads x head_dim keys and values
+  kGqa,  // grouped-query attention (Llama, Qwen3): KV cache holds kv_heads x head_dim keys and values
 };
 
 struct ModelConfig {
   std::string name;           // preset name or the config.json path it came from
-  std::string hf_model_type;  // "glm_moe_dsa", "deepseek_v32", "deepseek_v3", "llama"
+  std::string hf_model_type;  // "glm_moe_dsa", "deepseek_v32", "deepseek_v3", "llama", "qwen3_moe"
   AttentionKind attention = AttentionKind::kMla;
   int layers = 0;        // decoder layers, MTP layers excluded
-  int dense_layers = 0;  // the first dense_layers layers use a dense MLP (first_k_dense_replace)
+  // Layers with a dense MLP: the first ones (first_k_dense_replace); for Qwen3-MoE the mlp_only_layers and
+  // those decoder_sparse_step skips, wherever they are (the ledger prices by count, not position).
+  int dense_layers = 0;
   int64_t hidden = 0;
   int heads = 0;  // attention (query) heads
   // MLA
@@ -35,11 +37,13 @@ struct ModelConfig {
   // GQA
   int kv_heads = 0;
   int64_t head_dim = 0;
+  bool qk_norm = false;  // Qwen3: an RMSNorm over each head's query and key (2 x head_dim weights per layer)
   // MLP / MoE
   int routed_experts = 0;  // 0: dense model
   int experts_per_token = 0;
   int shared_experts = 0;
   int64_t moe_intermediate = 0;
+  bool router_score_bias = true;  // DeepSeek/GLM: e_score_correction_bias per expert; Qwen3-MoE: none
   int64_t dense_intermediate = 0;
   int64_t vocab = 0;
   bool tie_embeddings = false;
@@ -51,6 +55,9 @@ struct ModelConfig {
   int mtp_layers = 0;
   int64_t max_context_tokens = 0;
   Dtype weight_dtype = Dtype::kFp8;
+  // FP8 block-scaled weights (quantization_config.weight_block_size): the block edge, 128 for DeepSeek-V3/R1
+  // and Qwen3-FP8; 0 for per-tensor FP8 or unquantized weights.
+  int64_t weight_block = 0;
   KvLayout default_kv_layout = KvLayout::kFp8DsMla;
 
   bool is_moe() const { return routed_experts > 0; }
@@ -88,7 +95,7 @@ const std::vector<std::string>& model_preset_names();
 // A preset by name; throws InputError naming the known presets when `name` is unknown.
 ModelConfig model_preset(std::string_view name);
 
-// A Hugging Face config.json (model_type deepseek_v3, deepseek_v32, glm_moe_dsa, llama); throws InputError
+// A Hugging Face config.json (model_type deepseek_v3, deepseek_v32, glm_moe_dsa, llama, qwen3_moe); throws InputError
 // naming the file and the field on missing, mistyped or out-of-range fields.
 ModelConfig load_hf_config(const std::string& path);
 

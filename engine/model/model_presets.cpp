@@ -89,6 +89,7 @@ ModelConfig deepseek_v3() {
   c.mtp_layers = 1;
   c.max_context_tokens = 163840;
   c.weight_dtype = Dtype::kFp8;
+  c.weight_block = 128;  // config.json quantization_config.weight_block_size [128, 128]
   c.default_kv_layout = KvLayout::kBf16;
   return c;
 }

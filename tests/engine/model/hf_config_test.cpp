@@ -52,8 +52,54 @@ TEST_CASE("Malformed config.json files name the file and the field", "[hf_config
   CHECK_THROWS_WITH(load_hf_config(data("wrong_type.json")),
                     Catch::Contains("wrong_type.json: hidden_size") && Catch::Contains("\"4096\""));
   CHECK_THROWS_WITH(load_hf_config(data("unknown_type.json")),
-                    Catch::Contains("model_type") && Catch::Contains("qwen3_moe"));
+                    Catch::Contains("model_type") && Catch::Contains("qwen3_moe") && Catch::Contains("'mamba'"));
+  CHECK_THROWS_WITH(load_hf_config(data("bad_block.json")),
+                    Catch::Contains("bad_block.json: quantization_config.weight_block_size") &&
+                        Catch::Contains("[128,64]"));
   CHECK_THROWS_WITH(load_hf_config(data("bad_experts.json")),
                     Catch::Contains("num_experts_per_tok") && Catch::Contains("300"));
   CHECK_THROWS_WITH(load_model(data("no_such_file.json")), Catch::Contains("no_such_file.json"));
+}
+
+TEST_CASE("A qwen3_moe config loads as GQA with routed experts, no shared expert, FP8 blocks", "[hf_config]") {
+  const ModelConfig q = load_hf_config(data("qwen3-235b-a22b-fp8.json"));
+  CHECK(q.hf_model_type == "qwen3_moe");
+  CHECK(q.attention == AttentionKind::kGqa);
+  CHECK(q.kv_heads == 4);
+  CHECK(q.head_dim == 128);
+  CHECK(q.qk_norm);
+  CHECK(q.routed_experts == 128);
+  CHECK(q.experts_per_token == 8);
+  CHECK(q.shared_experts == 0);
+  CHECK_FALSE(q.router_score_bias);
+  CHECK(q.moe_intermediate == 1536);
+  CHECK(q.moe_layers() == 94);
+  CHECK(q.mlp_dense_layers() == 0);
+  CHECK(q.weight_dtype == Dtype::kFp8);
+  CHECK(q.weight_block == 128);
+  CHECK(q.default_kv_layout == KvLayout::kBf16);
+  // The model card: 235B total, 22B activated parameters.
+  const ParamCounts p = count_params(q);
+  CHECK(p.total() == Approx(235.1e9).epsilon(0.005));
+  CHECK(p.active() == Approx(22.2e9).epsilon(0.01));
+  CHECK(p.shared_experts == 0);
+}
+
+TEST_CASE("qwen3_moe: decoder_sparse_step and mlp_only_layers make dense layers", "[hf_config]") {
+  // 8 layers, step 2: layers 1, 3, 5, 7 are sparse; mlp_only_layers [1] makes layer 1 dense too.
+  const ModelConfig q = load_hf_config(data("qwen3_moe_sparse_step.json"));
+  CHECK(q.mlp_dense_layers() == 5);
+  CHECK(q.moe_layers() == 3);
+  CHECK(q.weight_dtype == Dtype::kBf16);
+  CHECK(q.weight_block == 0);
+  const ParamCounts p = count_params(q);
+  CHECK(p.dense_mlp == Approx(5 * 3.0 * 512 * 1024));
+  CHECK(p.routed_experts == Approx(3 * 16 * 3.0 * 512 * 256));
+  CHECK(p.router == Approx(3 * 16.0 * 512));  // no score bias
+}
+
+TEST_CASE("DeepSeek-V3 configs carry FP8 128x128 weight blocks", "[hf_config]") {
+  CHECK(load_hf_config(data("deepseek_v3.json")).weight_block == 128);
+  CHECK(model_preset("deepseek-v3").weight_block == 128);
+  CHECK(load_hf_config(data("llama-3.1-8b.json")).weight_block == 0);
 }

@@ -1,0 +1,256 @@
+#include "calibrate/calibration.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "calibrate/calibration_report.h"
+#include "common/input_error.h"
+#include "topologies/preset_source.h"
+
+namespace tokenline {
+namespace {
+
+namespace fs = std::filesystem;
+using Json = nlohmann::ordered_json;
+
+std::vector<size_t> all_indices(size_t n) {
+  std::vector<size_t> v(n);
+  for (size_t i = 0; i < n; ++i) v[i] = i;
+  return v;
+}
+
+// The timing values of a profile directory's profile.json; empty for an embedded profile name.
+Json profile_timing(const std::string& profile) {
+  std::error_code ec;
+  const fs::path file = fs::is_directory(profile, ec) ? fs::path(profile) / "profile.json" : fs::path(profile);
+  if (profile.empty() || !fs::is_regular_file(file, ec)) return Json::object();
+  std::ifstream in(file);
+  const Json j = Json::parse(in, nullptr, false);
+  return j.is_object() && j.contains("timing") ? j["timing"] : Json::object();
+}
+
+// The fitted parameters' values in the base hardware or the profile (else the profile format's default),
+// clamped into their bounds: the search's start.
+std::vector<double> start_values(const std::vector<FitParameter>& fit, const std::string& hardware,
+                                 const std::string& profile) {
+  const Json hw = Json::parse(resolve_preset(hardware, "hardware").text);
+  const Json timing = profile_timing(profile);
+  std::vector<double> v;
+  for (const FitParameter& p : fit) {
+    double x = p.profile_default;
+    switch (p.target) {
+      case FitTarget::kHardware:
+        x = hw.at(p.group).at(p.field).at("value").get<double>();
+        break;
+      case FitTarget::kProfileSet:
+        if (timing.contains(p.field) && timing[p.field].contains("value")) x = timing[p.field]["value"].get<double>();
+        break;
+    }
+    v.push_back(std::clamp(x, p.lower, p.upper));
+  }
+  return v;
+}
+
+// Each point's layout as the tables show it; maps every point once, so a bad layout stops the run early.
+std::vector<std::string> point_layouts(const std::vector<E2ePoint>& points, const std::string& path) {
+  std::vector<std::string> out;
+  for (const E2ePoint& p : points) {
+    const std::string where = path + ":" + std::to_string(p.line);
+    if (p.mode == E2eMode::kAggregated) {
+      out.push_back(parallel_name(p.agg, where));
+    } else {
+      out.push_back(std::to_string(p.prefill.workers) + "P" + parallel_name(p.prefill, where + ": prefill") + "/" +
+                    std::to_string(p.decode.workers) + "D" + parallel_name(p.decode, where + ": decode"));
+    }
+  }
+  return out;
+}
+
+std::vector<double> fit_on(PointEvaluator& evaluator, const std::vector<FitParameter>& fit,
+                           const std::vector<double>& start, const std::vector<size_t>& which,
+                           const SearchOptions& search) {
+  std::vector<SearchBounds> bounds;
+  for (const FitParameter& p : fit) bounds.push_back({p.lower, p.upper, p.log_scale});
+  return coordinate_descent([&](const std::vector<double>& x) { return evaluator.objective(x, which); }, bounds,
+                            start, search);
+}
+
+std::string values_text(const std::vector<FitParameter>& fit, const std::vector<double>& values) {
+  std::string s;
+  for (size_t i = 0; i < fit.size(); ++i) {
+    char buf[96];
+    std::snprintf(buf, sizeof(buf), "%s%s=%.4g", s.empty() ? "" : " ", fit[i].name.c_str(), values[i]);
+    s += buf;
+  }
+  return s;
+}
+
+Json groups_json(const std::vector<GroupError>& groups) {
+  Json a = Json::array();
+  for (const GroupError& g : groups) {
+    a.push_back({{"model", g.model}, {"mode", std::string(to_string(g.mode))}, {"points", g.points},
+                 {"failed", g.failed}, {"ttft_mape", g.ttft_mape}, {"tpot_mape", g.tpot_mape}});
+  }
+  return a;
+}
+
+// One fitted parameter as calibration.json (and a profile copy) records it.
+Json parameter_json(const FitParameter& p, double start, double value) {
+  return {{"value", value}, {"start", start}, {"lower", p.lower}, {"upper", p.upper},
+          {"target", p.target == FitTarget::kHardware ? p.group + "." + p.field : "profile timing " + p.field},
+          {"why", p.why}, {"fitted_by", "tokenline calibrate"}};
+}
+
+struct LeftOut {
+  std::string models;  // "DeepSeek-R1 + DeepSeek-V3"
+  std::vector<double> values;         // fitted without the model
+  std::vector<GroupError> before;     // the model's groups with the start values
+  std::vector<GroupError> predicted;  // ... with the values fitted without it
+};
+
+// Fits once per architecture with its points left out (all models of that shape: DeepSeek-R1 and -V3 go
+// together, else one would predict its twin), then predicts them.
+std::vector<LeftOut> leave_one_model_out(PointEvaluator& ev, const PointModels& models,
+                                         const std::vector<FitParameter>& fit, const std::vector<double>& start,
+                                         const SearchOptions& search) {
+  const std::vector<E2ePoint>& points = ev.points();
+  std::vector<std::string> shapes;  // first-appearance order
+  for (const E2ePoint& p : points) {
+    if (std::find(shapes.begin(), shapes.end(), models.architecture_of(p)) == shapes.end())
+      shapes.push_back(models.architecture_of(p));
+  }
+  std::vector<LeftOut> out;
+  for (const std::string& shape : shapes) {
+    std::vector<size_t> rest, held;
+    std::string label;
+    for (size_t i = 0; i < points.size(); ++i) {
+      const bool left_out = models.architecture_of(points[i]) == shape;
+      (left_out ? held : rest).push_back(i);
+      const std::string name = model_label(points[i].model_path);
+      if (left_out && label.find(name) == std::string::npos) label += (label.empty() ? "" : " + ") + name;
+    }
+    if (rest.empty()) continue;
+    const std::vector<double> values = fit_on(ev, fit, start, rest, search);
+    out.push_back({label, values, group_errors(points, held, ev.predict(start, held)),
+                   group_errors(points, held, ev.predict(values, held))});
+  }
+  return out;
+}
+
+void print_left_out(std::FILE* out, const std::vector<FitParameter>& fit, const std::vector<LeftOut>& rows) {
+  std::fprintf(out, "\nleave-one-model-out (fit without the model and its same-architecture twins, predict it):\n");
+  std::fprintf(out, "%-26s %-6s %6s | %9s %9s | %9s %9s | %s\n", "model", "mode", "points", "TTFT_MAPE",
+               "TPOT_MAPE", "lomo_TTFT", "lomo_TPOT", "fitted without it");
+  for (const LeftOut& l : rows) {
+    for (size_t i = 0; i < l.before.size(); ++i) {
+      const GroupError& b = l.before[i];
+      const GroupError& p = l.predicted[i];
+      std::fprintf(out, "%-26s %-6s %6d | %8.1f%% %8.1f%% | %8.1f%% %8.1f%% | %s\n", b.model.c_str(),
+                   std::string(to_string(b.mode)).c_str(), b.points, 100 * b.ttft_mape, 100 * b.tpot_mape,
+                   100 * p.ttft_mape, 100 * p.tpot_mape, values_text(fit, l.values).c_str());
+    }
+  }
+}
+
+struct Outcome {
+  std::vector<FitParameter> fit;
+  std::vector<double> start, fitted;
+  std::vector<GroupError> before, after;
+  std::vector<LeftOut> left_out;
+};
+
+void write_outputs(const CalibrationOptions& o, const PointEvaluator& ev, const Outcome& r) {
+  Json params = Json::object();
+  for (size_t i = 0; i < r.fit.size(); ++i) params[r.fit[i].name] = parameter_json(r.fit[i], r.start[i], r.fitted[i]);
+  Json lomo = Json::array();
+  for (const LeftOut& l : r.left_out) {
+    Json values = Json::object();
+    for (size_t i = 0; i < r.fit.size(); ++i) values[r.fit[i].name] = l.values[i];
+    lomo.push_back({{"left_out", l.models}, {"values", values}, {"before", groups_json(l.before)},
+                    {"predicted", groups_json(l.predicted)}});
+  }
+  const Json j = {{"points", o.points_path},
+                  {"hardware", o.evaluator.hardware},
+                  {"profile", o.profile},
+                  {"objective", "mean over (model, mode) groups of (TTFT MAPE + TPOT MAPE) / 2"},
+                  {"parameters", params},
+                  {"before", groups_json(r.before)},
+                  {"after", groups_json(r.after)},
+                  {"leave_one_model_out", lomo},
+                  {"simulations", ev.simulations()}};
+  const std::string dir = o.evaluator.out_dir;
+  std::ofstream(dir + "/calibration.json") << j.dump(2) << "\n";
+  if (!r.fit.empty()) std::ofstream(dir + "/hardware.json") << ev.hardware_json(r.fitted);
+  std::error_code ec;
+  const fs::path profile = fs::is_directory(o.profile, ec) ? fs::path(o.profile) / "profile.json" : fs::path(o.profile);
+  if (!r.fit.empty() && !o.profile.empty() && fs::is_regular_file(profile, ec)) {
+    std::ifstream in(profile);
+    Json p = Json::parse(in);
+    for (size_t i = 0; i < r.fit.size(); ++i) {
+      if (r.fit[i].target != FitTarget::kProfileSet) continue;
+      p["timing"][r.fit[i].field] = {{"value", r.fitted[i]}, {"unit", "s"},
+                                     {"why", "fitted by tokenline calibrate to " + o.points_path + " within [" +
+                                                 std::to_string(r.fit[i].lower) + ", " +
+                                                 std::to_string(r.fit[i].upper) + "]: " + r.fit[i].why}};
+    }
+    p["calibration"] = {{"points", o.points_path}, {"parameters", params}};
+    std::ofstream(dir + "/profile.json") << p.dump(2) << "\n";
+  }
+}
+
+bool all_failed(const std::vector<GroupError>& groups) {
+  for (const GroupError& g : groups) {
+    if (g.failed < g.points) return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+int run_calibration(const CalibrationOptions& o) {
+  const auto t0 = std::chrono::steady_clock::now();
+  const std::vector<E2ePoint> points = read_e2e_points(o.points_path);
+  fs::create_directories(o.evaluator.out_dir);
+  const PointModels models(points, o.points_path, o.models_dir, o.evaluator.out_dir);
+  const std::vector<std::string> layouts = point_layouts(points, o.points_path);
+  Outcome r;
+  if (!o.fit_names.empty()) r.fit = parse_fit_list(o.fit_names);
+  for (const FitParameter& p : r.fit) {
+    if (p.target == FitTarget::kProfileSet && o.profile.empty())
+      throw InputError("--fit " + p.name, "--profile (a profile timing parameter needs a profile)", "none");
+  }
+  EvaluatorOptions eo = o.evaluator;
+  if (!o.profile.empty()) eo.sim.extra_args.insert(eo.sim.extra_args.end(), {"--profile", o.profile});
+  PointEvaluator ev(points, models, r.fit, eo);
+  const std::vector<size_t> all = all_indices(points.size());
+  r.start = start_values(r.fit, eo.hardware, o.profile);
+  const std::vector<SimPrediction> before = ev.predict(r.start, all);
+  r.before = group_errors(points, all, before);
+  std::vector<SimPrediction> after;
+  if (!r.fit.empty()) {
+    r.fitted = fit_on(ev, r.fit, r.start, all, o.search);
+    after = ev.predict(r.fitted, all);
+    r.after = group_errors(points, all, after);
+  }
+  print_point_table(stdout, points, all, layouts, before, after);
+  std::printf("\n");
+  print_group_table(stdout, r.before, r.after);
+  if (!r.fit.empty()) {
+    std::printf("\nobjective %.4f -> %.4f; start %s; fitted %s\n", fit_objective(r.before),
+                fit_objective(r.after), values_text(r.fit, r.start).c_str(), values_text(r.fit, r.fitted).c_str());
+    if (o.leave_one_model_out) r.left_out = leave_one_model_out(ev, models, r.fit, r.start, o.search);
+    print_left_out(stdout, r.fit, r.left_out);
+  }
+  const double wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  std::fprintf(stderr, "tokenline calibrate: %zu points, %lld simulations, %.1f s wall, %d at once; outputs in %s\n",
+               points.size(),
+              static_cast<long long>(ev.simulations()), wall_s, eo.jobs, eo.out_dir.c_str());
+  write_outputs(o, ev, r);
+  return all_failed(r.before) ? 1 : 0;
+}
+
+}  // namespace tokenline

@@ -1,0 +1,95 @@
+#include "calibrate/calibration_report.h"
+
+#include <cmath>
+
+#include "calibrate/point_models.h"
+
+namespace tokenline {
+namespace {
+
+constexpr double kFailedApe = 1.0;  // a failed simulation counts as a 100% error, whatever the parameters
+
+double ape(double predicted, double measured) { return std::fabs(predicted - measured) / measured; }
+
+std::string pct(double fraction) {
+  char buf[32];
+  std::snprintf(buf, sizeof(buf), "%.1f%%", 100.0 * fraction);
+  return buf;
+}
+
+void print_prediction(std::FILE* out, const SimPrediction& p, const E2ePoint& e) {
+  if (!p.ok) {
+    std::fprintf(out, " | %10s %6s %9s %6s", "failed", "", "", "");
+    return;
+  }
+  std::fprintf(out, " | %10.1f %6.2f %9.2f %6.2f", p.ttft_ms, p.ttft_ms / e.ttft_ms, p.tpot_ms,
+               p.tpot_ms / e.tpot_ms);
+}
+
+}  // namespace
+
+std::vector<GroupError> group_errors(const std::vector<E2ePoint>& points, const std::vector<size_t>& which,
+                                     const std::vector<SimPrediction>& predictions) {
+  std::vector<GroupError> groups;
+  for (size_t k = 0; k < which.size(); ++k) {
+    const E2ePoint& e = points[which[k]];
+    const std::string model = model_label(e.model_path);
+    GroupError* g = nullptr;
+    for (GroupError& candidate : groups) {
+      if (candidate.model == model && candidate.mode == e.mode) g = &candidate;
+    }
+    if (g == nullptr) g = &groups.emplace_back(GroupError{.model = model, .mode = e.mode});
+    const SimPrediction& p = predictions[k];
+    g->points += 1;
+    g->failed += p.ok ? 0 : 1;
+    g->ttft_mape += p.ok ? ape(p.ttft_ms, e.ttft_ms) : kFailedApe;
+    g->tpot_mape += p.ok ? ape(p.tpot_ms, e.tpot_ms) : kFailedApe;
+  }
+  for (GroupError& g : groups) {
+    g.ttft_mape /= g.points;
+    g.tpot_mape /= g.points;
+  }
+  return groups;
+}
+
+double fit_objective(const std::vector<GroupError>& groups) {
+  double sum = 0;
+  for (const GroupError& g : groups) sum += (g.ttft_mape + g.tpot_mape) / 2;
+  return groups.empty() ? 0.0 : sum / static_cast<double>(groups.size());
+}
+
+void print_point_table(std::FILE* out, const std::vector<E2ePoint>& points, const std::vector<size_t>& which,
+                       const std::vector<std::string>& layouts, const std::vector<SimPrediction>& before,
+                       const std::vector<SimPrediction>& after) {
+  std::fprintf(out, "%5s %-26s %-6s %-20s %5s %5s %5s | %10s %9s", "line", "model", "mode", "layout", "conc",
+               "isl", "osl", "ttft_ms", "tpot_ms");
+  std::fprintf(out, " | %10s %6s %9s %6s", "pred_ttft", "ratio", "pred_tpot", "ratio");
+  if (!after.empty()) std::fprintf(out, " | %10s %6s %9s %6s", "fit_ttft", "ratio", "fit_tpot", "ratio");
+  std::fprintf(out, "\n");
+  for (size_t k = 0; k < which.size(); ++k) {
+    const E2ePoint& e = points[which[k]];
+    std::fprintf(out, "%5lld %-26s %-6s %-20s %5d %5lld %5lld | %10.1f %9.2f", static_cast<long long>(e.line),
+                 model_label(e.model_path).c_str(), std::string(to_string(e.mode)).c_str(),
+                 layouts[which[k]].c_str(), e.concurrency, static_cast<long long>(e.isl),
+                 static_cast<long long>(e.osl), e.ttft_ms, e.tpot_ms);
+    print_prediction(out, before[k], e);
+    if (!after.empty()) print_prediction(out, after[k], e);
+    std::fprintf(out, "\n");
+  }
+}
+
+void print_group_table(std::FILE* out, const std::vector<GroupError>& before, const std::vector<GroupError>& after) {
+  std::fprintf(out, "%-26s %-6s %6s %6s | %9s %9s", "model", "mode", "points", "failed", "TTFT_MAPE", "TPOT_MAPE");
+  if (!after.empty()) std::fprintf(out, " | %9s %9s", "fit_TTFT", "fit_TPOT");
+  std::fprintf(out, "\n");
+  for (size_t i = 0; i < before.size(); ++i) {
+    const GroupError& g = before[i];
+    std::fprintf(out, "%-26s %-6s %6d %6d | %9s %9s", g.model.c_str(), std::string(to_string(g.mode)).c_str(),
+                 g.points, g.failed, pct(g.ttft_mape).c_str(), pct(g.tpot_mape).c_str());
+    if (i < after.size())
+      std::fprintf(out, " | %9s %9s", pct(after[i].ttft_mape).c_str(), pct(after[i].tpot_mape).c_str());
+    std::fprintf(out, "\n");
+  }
+}
+
+}  // namespace tokenline

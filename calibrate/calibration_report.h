@@ -1,0 +1,40 @@
+// CalibrationReport: the error figures of predictions against E2ePoints, and the tables calibrate prints.
+// APE = |predicted - measured| / measured; a point whose simulation failed counts as 100% error.
+// MAPE is reported per (model, mode) group; the fit objective averages the groups, so a model with many
+// points (Llama-3.1-8B's 46) does not outweigh one with few.
+#pragma once
+
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "calibrate/e2e_point.h"
+#include "calibrate/sim_point.h"
+
+namespace tokenline {
+
+struct GroupError {
+  std::string model;  // model_label(model_path)
+  E2eMode mode = E2eMode::kAggregated;
+  int points = 0;
+  int failed = 0;
+  double ttft_mape = 0;  // fractions, 0.1 = 10%
+  double tpot_mape = 0;
+};
+
+// Groups in first-appearance order of the points `which`; predictions index for index with `which`.
+std::vector<GroupError> group_errors(const std::vector<E2ePoint>& points, const std::vector<size_t>& which,
+                                     const std::vector<SimPrediction>& predictions);
+
+// Mean over groups of (TTFT MAPE + TPOT MAPE) / 2.
+double fit_objective(const std::vector<GroupError>& groups);
+
+// One row per point: measured, predicted and ratio for TTFT and TPOT; `after` may be empty (no fit).
+void print_point_table(std::FILE* out, const std::vector<E2ePoint>& points, const std::vector<size_t>& which,
+                       const std::vector<std::string>& layouts, const std::vector<SimPrediction>& before,
+                       const std::vector<SimPrediction>& after);
+
+// MAPE per group, before and (when not empty) after.
+void print_group_table(std::FILE* out, const std::vector<GroupError>& before, const std::vector<GroupError>& after);
+
+}  // namespace tokenline

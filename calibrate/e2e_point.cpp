@@ -1,0 +1,156 @@
+#include "calibrate/e2e_point.h"
+
+#include <charconv>
+#include <fstream>
+#include <map>
+#include <sstream>
+
+#include "common/input_error.h"
+
+namespace tokenline {
+namespace {
+
+std::vector<std::string> split_fields(std::string_view line) {
+  std::vector<std::string> fields;
+  size_t begin = 0;
+  while (true) {
+    const size_t end = line.find(',', begin);
+    fields.emplace_back(line.substr(begin, end == std::string_view::npos ? end : end - begin));
+    if (end == std::string_view::npos) return fields;
+    begin = end + 1;
+  }
+}
+
+// One data row with its header: typed access to named fields, messages naming file:line: column.
+class Row {
+ public:
+  Row(const std::map<std::string, size_t>& columns, std::vector<std::string> fields, std::string where)
+      : columns_(columns), fields_(std::move(fields)), where_(std::move(where)) {}
+
+  const std::string& text(const std::string& column) const {
+    auto it = columns_.find(column);
+    if (it == columns_.end()) throw InputError(where_ + ": " + column, "a column '" + column + "'", "none");
+    return fields_[it->second];
+  }
+  std::string text_or_empty(const std::string& column) const {
+    return columns_.count(column) > 0 ? text(column) : std::string();
+  }
+  int64_t count(const std::string& column) const {
+    const std::string& t = text(column);
+    int64_t v = 0;
+    const auto [end, ec] = std::from_chars(t.data(), t.data() + t.size(), v);
+    if (ec != std::errc() || end != t.data() + t.size() || v < 1) {
+      throw InputError(where_ + ": " + column, "a positive integer", quoted(t));
+    }
+    return v;
+  }
+  // An empty cell means `fallback` (the CSV leaves attention_dp_size and num_workers empty for 1).
+  int32_t count_or(const std::string& column, int32_t fallback) const {
+    if (text_or_empty(column).empty()) return fallback;
+    return static_cast<int32_t>(count(column));
+  }
+  double latency_ms(const std::string& column) const {
+    const std::string& t = text(column);
+    double v = 0;
+    const auto [end, ec] = std::from_chars(t.data(), t.data() + t.size(), v);
+    if (ec != std::errc() || end != t.data() + t.size() || !(v > 0)) {
+      throw InputError(where_ + ": " + column, "a positive number of milliseconds", quoted(t));
+    }
+    return v;
+  }
+  const std::string& where() const { return where_; }
+
+ private:
+  static std::string quoted(const std::string& t) { return t.empty() ? "an empty cell" : "'" + t + "'"; }
+
+  const std::map<std::string, size_t>& columns_;
+  std::vector<std::string> fields_;
+  std::string where_;
+};
+
+E2eLayout read_layout(const Row& row, const std::string& prefix, bool has_workers) {
+  E2eLayout l;
+  l.tp = static_cast<int32_t>(row.count(prefix + "tp_size"));
+  l.attention_dp = row.count_or(prefix + "attention_dp_size", 1);
+  l.moe_tp = row.count_or(prefix + "moe_tp_size", 1);
+  l.moe_ep = row.count_or(prefix + "moe_ep_size", 1);
+  l.workers = has_workers ? row.count_or(prefix + "num_workers", 1) : 1;
+  return l;
+}
+
+E2eMode read_mode(const Row& row) {
+  const std::string& m = row.text("mode");
+  if (m == "agg") return E2eMode::kAggregated;
+  if (m == "disagg") return E2eMode::kDisaggregated;
+  throw InputError(row.where() + ": mode", "agg or disagg", "'" + m + "'");
+}
+
+E2ePoint read_point(const Row& row, int64_t line) {
+  E2ePoint p;
+  p.line = line;
+  p.model_path = row.text("model_path");
+  if (p.model_path.empty()) throw InputError(row.where() + ": model_path", "an org/name", "an empty cell");
+  p.backend = row.text_or_empty("backend");
+  p.backend_version = row.text_or_empty("backend_version");
+  p.precision = row.text_or_empty("precision");
+  p.gemm_quant_mode = row.text_or_empty("gemm_quant_mode");
+  p.mode = read_mode(row);
+  p.concurrency = static_cast<int32_t>(row.count("concurrency"));
+  p.isl = row.count("isl");
+  p.osl = row.count("osl");
+  if (p.mode == E2eMode::kAggregated) {
+    p.agg = read_layout(row, "", false);
+  } else {
+    p.prefill = read_layout(row, "prefill_", true);
+    p.decode = read_layout(row, "decode_", true);
+  }
+  p.ttft_ms = row.latency_ms("silicon_ttft_ms");
+  p.tpot_ms = row.latency_ms("silicon_tpot_ms");
+  return p;
+}
+
+}  // namespace
+
+std::string_view to_string(E2eMode mode) {
+  switch (mode) {
+    case E2eMode::kAggregated:
+      return "agg";
+    case E2eMode::kDisaggregated:
+      return "disagg";
+  }
+  return "?";
+}
+
+std::vector<E2ePoint> parse_e2e_points(std::string_view text, const std::string& path) {
+  std::istringstream in{std::string(text)};
+  std::string line;
+  if (!std::getline(in, line)) throw InputError(path + ":1", "a header row of column names", "an empty file");
+  if (!line.empty() && line.back() == '\r') line.pop_back();
+  std::map<std::string, size_t> columns;
+  const std::vector<std::string> names = split_fields(line);
+  for (size_t i = 0; i < names.size(); ++i) columns[names[i]] = i;
+  std::vector<E2ePoint> points;
+  for (int64_t number = 2; std::getline(in, line); ++number) {
+    if (!line.empty() && line.back() == '\r') line.pop_back();
+    if (line.empty()) continue;
+    const std::string where = path + ":" + std::to_string(number);
+    std::vector<std::string> fields = split_fields(line);
+    if (fields.size() != names.size()) {
+      throw InputError(where, std::to_string(names.size()) + " comma-separated fields (as the header)",
+                       std::to_string(fields.size()));
+    }
+    points.push_back(read_point(Row(columns, std::move(fields), where), number));
+  }
+  if (points.empty()) throw InputError(path, "at least one data row", "none");
+  return points;
+}
+
+std::vector<E2ePoint> read_e2e_points(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) throw InputError(path, "a readable e2e CSV file", "a file that cannot be opened");
+  std::stringstream text;
+  text << in.rdbuf();
+  return parse_e2e_points(text.str(), path);
+}
+
+}  // namespace tokenline

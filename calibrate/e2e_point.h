@@ -1,0 +1,54 @@
+// E2ePoint: one end-to-end measurement of a real deployment, a row of the silicon CSV format
+// (aiconfigurator's silicon_sample.csv: `concurrency` closed-loop clients sending fixed `isl`-token prompts
+// for `osl` tokens, with the measured mean TTFT and TPOT). read_e2e_points parses and validates a file of
+// them; bad input is one InputError naming file:line, the column, what was expected and what was found.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace tokenline {
+
+enum class E2eMode {
+  kAggregated,     // "agg": prefill and decode on the same instances
+  kDisaggregated,  // "disagg": prefill workers hand KV to decode workers
+};
+std::string_view to_string(E2eMode mode);
+
+// One instance's layout as the CSV spells it: tp x attention_dp GPUs; experts split moe_tp x moe_ep ways.
+struct E2eLayout {
+  int32_t tp = 1;
+  int32_t attention_dp = 1;
+  int32_t moe_tp = 1;
+  int32_t moe_ep = 1;
+  int32_t workers = 1;  // disaggregated: instances of this layout (num_workers; empty in the CSV means 1)
+};
+
+struct E2ePoint {
+  int64_t line = 0;        // 1-based line in the file, for messages and tables
+  std::string model_path;  // "deepseek-ai/DeepSeek-R1"
+  std::string backend;     // "sglang"
+  std::string backend_version;
+  std::string precision;        // "fp8", "bf16"
+  std::string gemm_quant_mode;  // "fp8", "fp8_block", "bfloat16", ...
+  E2eMode mode = E2eMode::kAggregated;
+  int32_t concurrency = 0;
+  int64_t isl = 0;  // input tokens per request
+  int64_t osl = 0;  // output tokens per request
+  E2eLayout agg;    // kAggregated
+  E2eLayout prefill, decode;  // kDisaggregated
+  double ttft_ms = 0;  // measured mean time to first token
+  double tpot_ms = 0;  // measured mean time per output token
+};
+
+// Reads the CSV (header row naming the columns; any column order; extra columns ignored).
+// Throws InputError("<path>:<line>: <column>", expected, found) on a missing column, a row with another
+// number of fields than the header, a non-numeric or non-positive count or latency, or an unknown mode.
+std::vector<E2ePoint> read_e2e_points(const std::string& path);
+
+// The same from text already in memory; `path` only names the source in messages.
+std::vector<E2ePoint> parse_e2e_points(std::string_view text, const std::string& path);
+
+}  // namespace tokenline

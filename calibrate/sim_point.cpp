@@ -1,0 +1,93 @@
+#include "calibrate/sim_point.h"
+
+#include <algorithm>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "common/input_error.h"
+
+namespace tokenline {
+namespace {
+
+std::string read_text(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+std::string last_line(const std::string& text) {
+  size_t end = text.find_last_not_of("\n ");
+  if (end == std::string::npos) return "no output";
+  const size_t begin = text.rfind('\n', end);
+  return text.substr(begin == std::string::npos ? 0 : begin + 1, end + 1 - (begin == std::string::npos ? 0 : begin + 1));
+}
+
+std::string pd_layouts(const E2ePoint& p, const std::string& where) {
+  std::string list;
+  for (int i = 0; i < p.prefill.workers; ++i)
+    list += (list.empty() ? "" : ",") + parallel_name(p.prefill, where + " prefill");
+  for (int i = 0; i < p.decode.workers; ++i)
+    list += "," + parallel_name(p.decode, where + " decode");
+  return list;
+}
+
+}  // namespace
+
+std::string parallel_name(const E2eLayout& l, const std::string& where) {
+  const int gpus = l.tp * l.attention_dp;
+  if (l.moe_ep > 1 && l.moe_tp * l.moe_ep != gpus) {
+    throw InputError(where + ": moe_tp_size x moe_ep_size",
+                     "the instance's GPUs, tp x attention_dp = " + std::to_string(gpus),
+                     std::to_string(l.moe_tp) + " x " + std::to_string(l.moe_ep));
+  }
+  std::string name;
+  if (l.attention_dp > 1) name = "dp" + std::to_string(l.attention_dp);
+  if (l.tp > 1 || l.attention_dp == 1) name += (name.empty() ? "tp" : "-tp") + std::to_string(l.tp);
+  if (l.moe_ep > 1) name += "-ep" + std::to_string(l.moe_ep);
+  return name;
+}
+
+int64_t request_count(const E2ePoint& p, const SimPointOptions& o) {
+  return std::max<int64_t>(int64_t{o.requests_per_client} * p.concurrency, o.min_requests);
+}
+
+std::vector<std::string> sim_arguments(const E2ePoint& p, const std::string& model_config,
+                                       const std::string& out_dir, const SimPointOptions& o) {
+  const std::string where = "line " + std::to_string(p.line);
+  std::vector<std::string> a = {"sim", "--model", model_config, "--hardware", o.hardware};
+  if (p.mode == E2eMode::kAggregated) {
+    a.insert(a.end(), {"--parallel", parallel_name(p.agg, where)});
+  } else {
+    a.insert(a.end(), {"--parallel", pd_layouts(p, where), "--pd",
+                       std::to_string(p.prefill.workers) + "P" + std::to_string(p.decode.workers) + "D"});
+  }
+  const std::string workload = "synthetic:n=" + std::to_string(request_count(p, o)) +
+                               ",input=fixed:" + std::to_string(p.isl) + ",output=fixed:" + std::to_string(p.osl);
+  a.insert(a.end(), {"--workload", workload, "--concurrency", std::to_string(p.concurrency), "--seed", "0"});
+  a.insert(a.end(), o.extra_args.begin(), o.extra_args.end());
+  a.insert(a.end(), {"--out", out_dir});
+  return a;
+}
+
+SimPrediction read_prediction(const std::string& out_dir, int exit_code, const std::string& log_path) {
+  SimPrediction r;
+  if (exit_code != 0) {
+    r.error = "exit " + std::to_string(exit_code) + ": " + last_line(read_text(log_path));
+    return r;
+  }
+  try {
+    const nlohmann::json m = nlohmann::json::parse(read_text(out_dir + "/metrics.json"));
+    r.ttft_ms = m.at("latency_ms").at("ttft").at("mean").get<double>();
+    r.tpot_ms = m.at("latency_ms").at("tpot").at("mean").get<double>();
+    r.completed = m.at("requests").at("completed").get<int64_t>();
+    r.ok = r.completed > 0;
+    if (!r.ok) r.error = "no request completed: " + last_line(read_text(log_path));
+  } catch (const nlohmann::json::exception& e) {
+    r.error = out_dir + "/metrics.json: " + e.what();
+  }
+  return r;
+}
+
+}  // namespace tokenline

@@ -1,0 +1,79 @@
+// `tokenline calibrate`: predicts end-to-end measurements (the silicon CSV format of e2e-silicon.csv)
+// with `tokenline sim`, one child process per point, prints predicted vs measured and the MAPE per model
+// and mode, and with --fit fits the named bounded parameters (calibrate/calibration.h).
+#include <CLI/CLI.hpp>
+#include <cstdlib>
+#include <filesystem>
+#include <memory>
+
+#include "calibrate/calibration.h"
+#include "calibrate/process_pool.h"
+#include "common/input_error.h"
+#include "cli/command.h"
+
+namespace tokenline::cli {
+namespace {
+
+struct CalibrateArgs {
+  CalibrationOptions options;
+  int jobs = 0;  // 0: the CPUs this process may use
+  bool no_fit = false;
+  bool no_lomo = false;
+};
+
+// This executable, so each point runs the same build of `tokenline sim`.
+std::string own_binary() {
+  std::error_code ec;
+  const std::filesystem::path self = std::filesystem::read_symlink("/proc/self/exe", ec);
+  if (ec) throw InputError("tokenline calibrate", "a readable /proc/self/exe", ec.message());
+  return self.string();
+}
+
+void run(CalibrateArgs& a) {
+  CalibrationOptions& o = a.options;
+  if (a.no_fit) o.fit_names.clear();
+  o.leave_one_model_out = !a.no_lomo;
+  if (a.jobs < 0) throw InputError("--jobs", "a count >= 0 (0: every CPU)", std::to_string(a.jobs));
+  o.evaluator.jobs = a.jobs > 0 ? a.jobs : available_cpus();
+  if (o.evaluator.sim.requests_per_client < 1)
+    throw InputError("--requests-per-client", "a count >= 1", std::to_string(o.evaluator.sim.requests_per_client));
+  if (!(o.search.tolerance > 0 && o.search.tolerance < 1))
+    throw InputError("--fit-tolerance", "a fraction in (0, 1)", std::to_string(o.search.tolerance));
+  o.evaluator.sim.binary = own_binary();
+  const int rc = run_calibration(o);
+  if (rc != 0) std::exit(rc);
+}
+
+void add_calibrate(CLI::App& app) {
+  auto a = std::make_shared<CalibrateArgs>();
+  CalibrationOptions& o = a->options;
+  CLI::App* cmd = app.add_subcommand("calibrate", "predict end-to-end measurements with sim; fit named parameters");
+  cmd->add_option("--points", o.points_path, "e2e measurements, silicon CSV format (e2e-silicon.csv)")->required();
+  cmd->add_option("--models-dir", o.models_dir, "folder of <org>--<name>_config.json files")->required();
+  cmd->add_option("--out", o.evaluator.out_dir, "output directory (calibration.json, hardware.json)")->required();
+  cmd->add_option("--hardware", o.evaluator.hardware, "base hardware preset or JSON path")->capture_default_str();
+  cmd->add_option("--profile", o.profile, "op profile passed to every sim run (its profile.json gets the fit)");
+  cmd->add_option("--fit", o.fit_names,
+                  "parameters to fit, comma-separated: kernel_launch_s, collective_launch_s, gemm_efficiency, "
+                  "attention_efficiency, hbm_efficiency (hardware); step_cpu_overhead_s, eager_launch_gap_s "
+                  "(profile timing, with --profile); none: predict only");
+  cmd->add_flag("--no-fit", a->no_fit, "predict only, even with --fit (the validation benchmark)");
+  cmd->add_flag("--no-lomo", a->no_lomo, "skip the leave-one-model-out fits");
+  cmd->add_option("--fit-tolerance", o.search.tolerance, "golden-section stop: fraction of each interval")
+      ->capture_default_str();
+  cmd->add_option("--sweeps", o.search.sweeps, "coordinate descent passes")->capture_default_str();
+  cmd->add_option("--jobs", a->jobs, "simulations at once (0: every CPU)")->capture_default_str();
+  cmd->add_option("--requests-per-client", o.evaluator.sim.requests_per_client,
+                  "requests per point = max(this x concurrency, --min-requests)")
+      ->capture_default_str();
+  cmd->add_option("--min-requests", o.evaluator.sim.min_requests, "at least this many requests per point")
+      ->capture_default_str();
+  cmd->add_flag("--keep-runs", o.evaluator.keep_runs, "keep every simulation's outputs under <out>/runs");
+  cmd->add_flag("--progress", o.evaluator.progress, "one line per evaluation on stderr");
+  cmd->callback([a] { run(*a); });
+}
+
+const CommandRegistration kRegistration("calibrate", add_calibrate);
+
+}  // namespace
+}  // namespace tokenline::cli

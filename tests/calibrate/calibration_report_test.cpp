@@ -1,0 +1,51 @@
+#include "calibrate/calibration_report.h"
+
+#include <catch2/catch.hpp>
+
+using namespace tokenline;
+
+namespace {
+
+E2ePoint point(const char* model, E2eMode mode, double ttft_ms, double tpot_ms) {
+  E2ePoint p;
+  p.model_path = model;
+  p.mode = mode;
+  p.ttft_ms = ttft_ms;
+  p.tpot_ms = tpot_ms;
+  return p;
+}
+
+SimPrediction predicted(double ttft_ms, double tpot_ms) {
+  SimPrediction p;
+  p.ok = true;
+  p.ttft_ms = ttft_ms;
+  p.tpot_ms = tpot_ms;
+  p.completed = 1;
+  return p;
+}
+
+}  // namespace
+
+TEST_CASE("MAPE per model and mode, failed runs count 100%, groups weigh equally", "[calibration_report]") {
+  const std::vector<E2ePoint> points = {
+      point("org/A", E2eMode::kAggregated, 100, 10), point("org/A", E2eMode::kAggregated, 200, 20),
+      point("org/A", E2eMode::kDisaggregated, 100, 10), point("org/B", E2eMode::kAggregated, 50, 5)};
+  const std::vector<size_t> all = {0, 1, 2, 3};
+  const std::vector<SimPrediction> pred = {predicted(110, 5), predicted(200, 30), SimPrediction{},
+                                           predicted(50, 5)};
+  const std::vector<GroupError> g = group_errors(points, all, pred);
+  REQUIRE(g.size() == 3);
+  CHECK(g[0].model == "A");
+  CHECK(g[0].points == 2);
+  CHECK(g[0].ttft_mape == Approx(0.05));  // (10% + 0%) / 2
+  CHECK(g[0].tpot_mape == Approx(0.5));   // (50% + 50%) / 2
+  CHECK(g[1].mode == E2eMode::kDisaggregated);
+  CHECK(g[1].failed == 1);
+  CHECK(g[1].ttft_mape == 1.0);
+  CHECK(g[2].ttft_mape == 0.0);
+  // ((0.05 + 0.5) / 2 + (1 + 1) / 2 + 0) / 3
+  CHECK(fit_objective(g) == Approx((0.275 + 1.0 + 0.0) / 3));
+  const std::vector<GroupError> subset = group_errors(points, {3}, {predicted(25, 5)});
+  REQUIRE(subset.size() == 1);
+  CHECK(subset[0].ttft_mape == Approx(0.5));
+}

@@ -1,0 +1,115 @@
+// `tokenline calibrate` run as a separate process on a two-point CSV of a small Llama-8B deployment.
+#include <catch2/catch.hpp>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "tests/traces/test_dir.h"
+
+using tokenline::testing::read_all;
+using tokenline::testing::TestDir;
+namespace fs = std::filesystem;
+
+namespace {
+
+struct Run {
+  int exit_code = -1;
+  std::string out, err;
+};
+
+Run calibrate(const std::string& args, const TestDir& dir) {
+  const std::string command = std::string("'") + TOKENLINE_BINARY + "' calibrate " + args + " >'" +
+                              dir.file("stdout") + "' 2>'" + dir.file("stderr") + "'";
+  const int status = std::system(command.c_str());
+  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, read_all(dir.file("stdout")), read_all(dir.file("stderr"))};
+}
+
+// Two aggregated Llama-3.1-8B TP1 points with short requests (the figures are made up: the test checks the
+// mechanics, not the fidelity).
+void write_points(const std::string& path) {
+  std::ofstream out(path);
+  out << "concurrency,model_path,precision,mode,isl,osl,gemm_quant_mode,tp_size,attention_dp_size,moe_tp_size,"
+         "moe_ep_size,silicon_ttft_ms,silicon_tpot_ms\n"
+         "2,meta-llama/Llama-3.1-8B-Instruct,bf16,agg,256,16,bfloat16,1,,1,1,40,8\n"
+         "4,meta-llama/Llama-3.1-8B-Instruct,bf16,agg,512,16,bfloat16,2,,1,1,50,9\n";
+}
+
+std::string models_dir(const TestDir& dir) {
+  fs::create_directories(dir.file("models"));
+  fs::copy_file(std::string(TOKENLINE_MODEL_TEST_DATA) + "/llama-3.1-8b.json",
+                dir.file("models/meta-llama--Meta-Llama-3.1-8B_config.json"));
+  return dir.file("models");
+}
+
+}  // namespace
+
+TEST_CASE("calibrate --no-fit prints every point and the MAPE per model and mode", "[calibration]") {
+  TestDir dir("calibrate-nofit");
+  write_points(dir.file("points.csv"));
+  const Run r = calibrate("--points '" + dir.file("points.csv") + "' --models-dir '" + models_dir(dir) +
+                              "' --out '" + dir.file("out") + "' --no-fit --min-requests 4 --jobs 2",
+                          dir);
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  CHECK(r.out.find("Llama-3.1-8B-Instruct") != std::string::npos);
+  CHECK(r.out.find("tp2") != std::string::npos);
+  CHECK(r.out.find("TPOT_MAPE") != std::string::npos);
+  const nlohmann::json j = nlohmann::json::parse(read_all(dir.file("out/calibration.json")));
+  REQUIRE(j["before"].size() == 1);
+  CHECK(j["before"][0]["points"] == 2);
+  CHECK(j["before"][0]["failed"] == 0);
+  CHECK(j["before"][0]["tpot_mape"].get<double>() > 0);
+  CHECK_FALSE(fs::exists(dir.file("out/runs/0")));  // runs are removed unless --keep-runs
+}
+
+TEST_CASE("calibrate --fit moves a named parameter inside its bounds and says so", "[calibration]") {
+  TestDir dir("calibrate-fit");
+  write_points(dir.file("points.csv"));
+  const std::string common = "--points '" + dir.file("points.csv") + "' --models-dir '" + models_dir(dir) +
+                             "' --min-requests 4 --jobs 2 --fit kernel_launch_s --fit-tolerance 0.2 --sweeps 1";
+  const Run r = calibrate(common + " --out '" + dir.file("out") + "'", dir);
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  CHECK(r.out.find("fit_TPOT") != std::string::npos);
+  CHECK(r.out.find("leave-one-model-out") != std::string::npos);
+  const nlohmann::json j = nlohmann::json::parse(read_all(dir.file("out/calibration.json")));
+  const nlohmann::json& p = j["parameters"]["kernel_launch_s"];
+  CHECK(p["value"].get<double>() >= 0.5e-6);
+  CHECK(p["value"].get<double>() <= 30e-6);
+  CHECK(p["lower"] == 0.5e-6);
+  CHECK(p["why"].get<std::string>().find("roofline") != std::string::npos);
+  const nlohmann::json hw = nlohmann::json::parse(read_all(dir.file("out/hardware.json")));
+  CHECK(hw["overheads"]["kernel_launch_s"]["value"] == p["value"]);
+  // The same inputs give the same fit: the search is deterministic.
+  const Run again = calibrate(common + " --out '" + dir.file("out2") + "'", dir);
+  REQUIRE(again.exit_code == 0);
+  CHECK(again.out == r.out);
+  CHECK(read_all(dir.file("out2/calibration.json")) == read_all(dir.file("out/calibration.json")));
+}
+
+TEST_CASE("calibrate: a bad CSV cell is one message naming file, line and column, exit 2", "[calibration]") {
+  TestDir dir("calibrate-bad");
+  {
+    std::ofstream out(dir.file("points.csv"));
+    out << "concurrency,model_path,precision,mode,isl,osl,gemm_quant_mode,tp_size,attention_dp_size,"
+           "moe_tp_size,moe_ep_size,silicon_ttft_ms,silicon_tpot_ms\n"
+           "2,meta-llama/Llama-3.1-8B-Instruct,bf16,agg,256,16,bfloat16,one,,1,1,40,8\n";
+  }
+  const Run r = calibrate("--points '" + dir.file("points.csv") + "' --models-dir '" + models_dir(dir) +
+                              "' --out '" + dir.file("out") + "' --no-fit",
+                          dir);
+  CHECK(r.exit_code == 2);
+  CHECK(r.err == "tokenline: " + dir.file("points.csv") + ":2: tp_size: expected a positive integer, found 'one'\n");
+  const Run missing = calibrate("--points '" + dir.file("points.csv") + "' --models-dir '" + dir.file("none") +
+                                    "' --out '" + dir.file("out") + "' --no-fit",
+                                dir);
+  CHECK(missing.exit_code == 2);
+  write_points(dir.file("good.csv"));
+  const Run no_profile = calibrate("--points '" + dir.file("good.csv") + "' --models-dir '" + dir.file("models") +
+                                       "' --out '" + dir.file("out") + "' --fit step_cpu_overhead_s",
+                                   dir);
+  CHECK(no_profile.exit_code == 2);
+  CHECK(no_profile.err.find("--fit step_cpu_overhead_s: expected --profile") != std::string::npos);
+}

@@ -1,0 +1,96 @@
+#include "calibrate/e2e_point.h"
+
+#include <catch2/catch.hpp>
+#include <string>
+
+#include "common/input_error.h"
+
+using namespace tokenline;
+
+namespace {
+
+// The header and two rows of e2e-silicon.csv (aiconfigurator silicon_sample.csv, H200 SGLang): one
+// aggregated DeepSeek-R1 TP8 point and one disaggregated DeepSeek-V3 point (decode dp8-ep8).
+const char* kHeader =
+    "concurrency,backend,backend_version,model_path,system,precision,mode,isl,osl,gemm_quant_mode,moe_quant_mode,"
+    "batch_size,tp_size,pp_size,attention_dp_size,moe_tp_size,moe_ep_size,prefill_batch_size,prefill_num_workers,"
+    "prefill_tp_size,prefill_pp_size,prefill_attention_dp_size,prefill_moe_tp_size,prefill_moe_ep_size,"
+    "decode_batch_size,decode_num_workers,decode_tp_size,decode_pp_size,decode_attention_dp_size,"
+    "decode_moe_tp_size,decode_moe_ep_size,silicon_ttft_ms,silicon_tpot_ms\n";
+const char* kAggRow =
+    "4,sglang,0.5.9,deepseek-ai/DeepSeek-R1,h200_sxm,fp8,agg,1024,1024,fp8,fp8_block,4,8,1,1,8,1,,,,,,,,,,,,,,,"
+    "367.5,10.29\n";
+const char* kDisaggRow =
+    "64,sglang,0.5.8.post1,deepseek-ai/DeepSeek-V3,h200_sxm,fp8,disagg,8192,1024,fp8,fp8_block,,,,,,,1,1,8,1,1,8,1,"
+    "8,1,1,1,8,1,8,2026.29,34.69\n";
+
+std::string with_cell(const std::string& row, int column, const std::string& value) {
+  std::string out;
+  int c = 0;
+  size_t begin = 0;
+  while (true) {
+    const size_t end = row.find_first_of(",\n", begin);
+    out += (c == column ? value : row.substr(begin, end - begin));
+    if (row[end] == '\n') return out + "\n";
+    out += ",";
+    begin = end + 1;
+    ++c;
+  }
+}
+
+}  // namespace
+
+TEST_CASE("An aggregated and a disaggregated row read into points", "[e2e_point]") {
+  const auto points = parse_e2e_points(std::string(kHeader) + kAggRow + kDisaggRow, "e2e.csv");
+  REQUIRE(points.size() == 2);
+  const E2ePoint& a = points[0];
+  CHECK(a.line == 2);
+  CHECK(a.model_path == "deepseek-ai/DeepSeek-R1");
+  CHECK(a.mode == E2eMode::kAggregated);
+  CHECK(a.concurrency == 4);
+  CHECK(a.isl == 1024);
+  CHECK(a.agg.tp == 8);
+  CHECK(a.agg.attention_dp == 1);
+  CHECK(a.agg.moe_tp == 8);
+  CHECK(a.gemm_quant_mode == "fp8");
+  CHECK(a.ttft_ms == 367.5);
+  CHECK(a.tpot_ms == 10.29);
+  const E2ePoint& d = points[1];
+  CHECK(d.line == 3);
+  CHECK(d.mode == E2eMode::kDisaggregated);
+  CHECK(d.prefill.tp == 8);
+  CHECK(d.prefill.workers == 1);
+  CHECK(d.decode.tp == 1);
+  CHECK(d.decode.attention_dp == 8);
+  CHECK(d.decode.moe_ep == 8);
+}
+
+TEST_CASE("Empty attention_dp_size and num_workers cells mean 1", "[e2e_point]") {
+  const int prefill_workers = 18, decode_dp = 28;
+  const std::string two = with_cell(with_cell(kDisaggRow, prefill_workers, "2"), decode_dp, "2");
+  const auto given = parse_e2e_points(std::string(kHeader) + two, "e2e.csv");
+  CHECK(given[0].prefill.workers == 2);
+  CHECK(given[0].decode.attention_dp == 2);
+  const std::string empty = with_cell(with_cell(kDisaggRow, prefill_workers, ""), decode_dp, "");
+  const auto points = parse_e2e_points(std::string(kHeader) + empty, "e2e.csv");
+  CHECK(points[0].prefill.workers == 1);
+  CHECK(points[0].decode.attention_dp == 1);
+}
+
+TEST_CASE("Bad e2e rows name file, line and column with what was expected and found", "[e2e_point]") {
+  const std::string h = kHeader;
+  CHECK_THROWS_WITH(parse_e2e_points(h + kAggRow + with_cell(kAggRow, 0, "four"), "e2e.csv"),
+                    "e2e.csv:3: concurrency: expected a positive integer, found 'four'");
+  CHECK_THROWS_WITH(parse_e2e_points(h + with_cell(kAggRow, 12, ""), "e2e.csv"),
+                    "e2e.csv:2: tp_size: expected a positive integer, found an empty cell");
+  CHECK_THROWS_WITH(parse_e2e_points(h + with_cell(kAggRow, 6, "mixed"), "e2e.csv"),
+                    "e2e.csv:2: mode: expected agg or disagg, found 'mixed'");
+  CHECK_THROWS_WITH(parse_e2e_points(h + with_cell(kAggRow, 32, "-3"), "e2e.csv"),
+                    "e2e.csv:2: silicon_tpot_ms: expected a positive number of milliseconds, found '-3'");
+  CHECK_THROWS_WITH(parse_e2e_points(h + "4,sglang\n", "e2e.csv"),
+                    Catch::StartsWith("e2e.csv:2: expected 33 comma-separated fields"));
+  CHECK_THROWS_WITH(parse_e2e_points("concurrency,mode\n4,agg\n", "e2e.csv"),
+                    Catch::StartsWith("e2e.csv:2: model_path: expected a column 'model_path'"));
+  CHECK_THROWS_WITH(parse_e2e_points(h, "e2e.csv"), "e2e.csv: expected at least one data row, found none");
+  CHECK_THROWS_WITH(read_e2e_points("no/such/e2e.csv"), Catch::StartsWith("no/such/e2e.csv: expected a readable"));
+}

@@ -1,0 +1,94 @@
+#include "calibrate/point_models.h"
+
+#include <catch2/catch.hpp>
+#include <filesystem>
+
+#include "common/input_error.h"
+#include "engine/model/model_config.h"
+#include "tests/traces/test_dir.h"
+
+using namespace tokenline;
+using tokenline::testing::TestDir;
+namespace fs = std::filesystem;
+
+namespace {
+
+std::string model_data(const char* name) { return std::string(TOKENLINE_MODEL_TEST_DATA) + "/" + name; }
+
+E2ePoint point(const char* model, const char* precision, const char* gemm) {
+  E2ePoint p;
+  p.line = 4;
+  p.model_path = model;
+  p.precision = precision;
+  p.gemm_quant_mode = gemm;
+  return p;
+}
+
+}  // namespace
+
+TEST_CASE("model_path finds <org>--<name>_config.json, instruct tunes their base", "[point_models]") {
+  TestDir dir("point-models");
+  fs::copy_file(model_data("llama-3.1-8b.json"), dir.file("meta-llama--Meta-Llama-3.1-8B_config.json"));
+  fs::copy_file(model_data("qwen3-235b-a22b-fp8.json"), dir.file("Qwen--Qwen3-235B-A22B-FP8_config.json"));
+  const std::string models = dir.path().string();
+  CHECK(find_model_config(point("Qwen/Qwen3-235B-A22B-FP8", "fp8", "fp8_block"), "e.csv", models) ==
+        dir.file("Qwen--Qwen3-235B-A22B-FP8_config.json"));
+  CHECK(find_model_config(point("meta-llama/Llama-3.1-8B-Instruct", "fp8", "fp8_block"), "e.csv", models) ==
+        dir.file("meta-llama--Meta-Llama-3.1-8B_config.json"));
+  CHECK_THROWS_WITH(find_model_config(point("org/Other", "fp8", "fp8"), "e.csv", models),
+                    Catch::StartsWith("e.csv:4: model_path: expected org--Other_config.json in ") &&
+                        Catch::EndsWith("found no such file for 'org/Other'"));
+  CHECK(model_label("meta-llama/Llama-3.1-8B-Instruct") == "Llama-3.1-8B-Instruct");
+}
+
+TEST_CASE("A bf16 config run in fp8_block gets an FP8 block-scaled copy, FP8 configs are used as they are",
+          "[point_models]") {
+  TestDir dir("point-models-fp8");
+  fs::copy_file(model_data("llama-3.1-8b.json"), dir.file("meta-llama--Meta-Llama-3.1-8B_config.json"));
+  fs::copy_file(model_data("qwen3-235b-a22b-fp8.json"), dir.file("Qwen--Qwen3-235B-A22B-FP8_config.json"));
+  const std::vector<E2ePoint> points = {point("meta-llama/Llama-3.1-8B-Instruct", "fp8", "fp8_block"),
+                                        point("Qwen/Qwen3-235B-A22B-FP8", "fp8", "fp8_block"),
+                                        point("meta-llama/Llama-3.1-8B-Instruct", "bf16", "bfloat16")};
+  const PointModels models(points, "e.csv", dir.path().string(), dir.file("out"));
+  const std::string llama_fp8 = models.config_for(points[0]);
+  CHECK(llama_fp8.starts_with(dir.file("out/models/")));
+  const ModelConfig l = load_hf_config(llama_fp8);
+  CHECK(l.weight_dtype == Dtype::kFp8);
+  CHECK(l.weight_block == 128);
+  CHECK(count_params(l).total() == count_params(load_hf_config(model_data("llama-3.1-8b.json"))).total());
+  CHECK(models.config_for(points[1]) == dir.file("Qwen--Qwen3-235B-A22B-FP8_config.json"));
+  CHECK(load_hf_config(models.config_for(points[2])).weight_dtype == Dtype::kBf16);
+}
+
+TEST_CASE("Models of one shape share an architecture, whatever their names", "[point_models]") {
+  TestDir dir("point-models-arch");
+  fs::copy_file(model_data("deepseek_v3.json"), dir.file("deepseek-ai--DeepSeek-R1_config.json"));
+  fs::copy_file(model_data("deepseek_v3.json"), dir.file("deepseek-ai--DeepSeek-V3_config.json"));
+  fs::copy_file(model_data("llama-3.1-8b.json"), dir.file("meta-llama--Meta-Llama-3.1-8B_config.json"));
+  const std::vector<E2ePoint> points = {point("deepseek-ai/DeepSeek-R1", "fp8", "fp8"),
+                                        point("deepseek-ai/DeepSeek-V3", "fp8", "fp8"),
+                                        point("meta-llama/Llama-3.1-8B-Instruct", "bf16", "bfloat16")};
+  const PointModels models(points, "e.csv", dir.path().string(), dir.file("out"));
+  CHECK(models.architecture_of(points[0]) == models.architecture_of(points[1]));
+  CHECK(models.architecture_of(points[0]) != models.architecture_of(points[2]));
+}
+
+TEST_CASE("The shared calibration models load (skipped without ../shared/calibration)", "[point_models]") {
+  const fs::path dir = fs::path(TOKENLINE_SHARED_CALIBRATION_DIR) / "models";
+  if (!fs::is_directory(dir)) {
+    WARN("no " << dir.string() << ": skipped");
+    return;
+  }
+  int loaded = 0;
+  for (const auto& e : fs::directory_iterator(dir)) {
+    CAPTURE(e.path().string());
+    const ModelConfig m = load_hf_config(e.path().string());
+    CHECK(m.layers > 0);
+    if (m.hf_model_type != "llama") {
+      CHECK(m.weight_dtype == Dtype::kFp8);
+      CHECK(m.weight_block == 128);
+    }
+    ++loaded;
+  }
+  CHECK(loaded >= 4);
+}

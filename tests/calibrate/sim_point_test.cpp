@@ -1,0 +1,82 @@
+#include "calibrate/sim_point.h"
+
+#include <catch2/catch.hpp>
+#include <string>
+
+#include "common/input_error.h"
+
+using namespace tokenline;
+
+namespace {
+
+std::string joined(const std::vector<std::string>& args) {
+  std::string s;
+  for (const std::string& a : args) s += (s.empty() ? "" : " ") + a;
+  return s;
+}
+
+E2eLayout layout(int tp, int dp, int moe_tp, int moe_ep, int workers = 1) {
+  E2eLayout l;
+  l.tp = tp;
+  l.attention_dp = dp;
+  l.moe_tp = moe_tp;
+  l.moe_ep = moe_ep;
+  l.workers = workers;
+  return l;
+}
+
+}  // namespace
+
+TEST_CASE("CSV layouts map to tokenline's --parallel names", "[sim_point]") {
+  CHECK(parallel_name(layout(8, 1, 8, 1), "x") == "tp8");
+  CHECK(parallel_name(layout(8, 1, 1, 8), "x") == "tp8-ep8");
+  CHECK(parallel_name(layout(1, 8, 1, 8), "x") == "dp8-ep8");
+  CHECK(parallel_name(layout(2, 4, 1, 8), "x") == "dp4-tp2-ep8");
+  CHECK(parallel_name(layout(1, 1, 1, 1), "x") == "tp1");
+  // Llama rows carry moe_tp 1 / moe_ep 1 whatever their TP: no expert split to check on a dense layout.
+  CHECK(parallel_name(layout(4, 1, 1, 1), "x") == "tp4");
+  CHECK_THROWS_WITH(parallel_name(layout(8, 1, 2, 2), "e2e.csv:5"),
+                    Catch::StartsWith("e2e.csv:5: moe_tp_size x moe_ep_size: expected the instance's GPUs"));
+}
+
+TEST_CASE("An aggregated point becomes a closed-loop synthetic sim run", "[sim_point]") {
+  E2ePoint p;
+  p.line = 7;
+  p.model_path = "deepseek-ai/DeepSeek-R1";
+  p.concurrency = 16;
+  p.isl = 1024;
+  p.osl = 8192;
+  p.agg = layout(8, 1, 8, 1);
+  SimPointOptions o;
+  o.binary = "tokenline";
+  CHECK(request_count(p, o) == 64);
+  CHECK(joined(sim_arguments(p, "r1.json", "out/7", o)) ==
+        "sim --model r1.json --hardware h200 --parallel tp8 --workload "
+        "synthetic:n=64,input=fixed:1024,output=fixed:8192 --concurrency 16 --seed 0 --out out/7");
+  p.concurrency = 2;
+  CHECK(request_count(p, o) == 32);  // min_requests
+}
+
+TEST_CASE("A disaggregated point lists prefill then decode layouts and --pd xPyD", "[sim_point]") {
+  E2ePoint p;
+  p.line = 9;
+  p.mode = E2eMode::kDisaggregated;
+  p.concurrency = 64;
+  p.isl = 8192;
+  p.osl = 1024;
+  p.prefill = layout(8, 1, 8, 1, 2);
+  p.decode = layout(1, 8, 1, 8);
+  SimPointOptions o;
+  o.binary = "tokenline";
+  o.hardware = "hw.json";
+  o.extra_args = {"--profile", "p"};
+  const std::string args = joined(sim_arguments(p, "v3.json", "o", o));
+  CHECK(args.find("--hardware hw.json --parallel tp8,tp8,dp8-ep8 --pd 2P1D") != std::string::npos);
+  CHECK(args.find("--concurrency 64 --seed 0 --profile p --out o") != std::string::npos);
+}
+
+TEST_CASE("A failed run's prediction says why", "[sim_point]") {
+  const SimPrediction r = read_prediction("no/such/dir", 2, "no/such/log");
+  CHECK_FALSE(r.ok);
+  CHECK(r.error.starts_with("exit 2"));
+}
