@@ -32,8 +32,8 @@ struct PlanOptions {
   int32_t gpus = 0;
   std::string workload;
   std::string slo;
-  std::string chunks = "8192,32768";
-  std::string max_running = "64,256";
+  std::string chunks = "8192,16384,32768";
+  std::string max_running = "32,256";
   bool no_pd = false;
   int32_t probes = 6;
   int64_t max_requests = 0;

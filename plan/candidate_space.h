@@ -31,8 +31,8 @@ struct Candidate {
 
 struct SpaceOptions {
   int32_t gpus = 8;
-  std::vector<int64_t> chunk_tokens = {8192, 32768};
-  std::vector<int32_t> max_running = {64, 256};
+  std::vector<int64_t> chunk_tokens = {8192, 16384, 32768};
+  std::vector<int32_t> max_running = {32, 256};
   bool pd = true;
 };
 
