@@ -126,7 +126,9 @@ std::string write_plan_outputs(const PlanSetup& setup, std::vector<PlanRow> rows
   for (const PlanRow& r : rows) {
     if (r.status != RowStatus::kMeets) continue;
     points.push_back({r.tokens_per_user(), r.throughput_per_gpu(),
-                      "#" + std::to_string(r.candidate.id) + " " + r.candidate.deployment()});
+                      "#" + std::to_string(r.candidate.id) + " " + r.candidate.deployment() + " chunk " +
+                          std::to_string(r.candidate.chunk_tokens) + " mrun " +
+                          std::to_string(r.candidate.max_running)});
   }
   const std::string title = setup.target.model + " on " + std::to_string(setup.space.gpus) + "x " +
                             setup.hardware_name + ", " + slo_phrase(setup.slo);
