@@ -1,0 +1,246 @@
+// `tokenline plan`: the deployment to rent for a model, GPUs, workload and SLO, searched by simulation
+// (issue 14; DESIGN.md "Simulation driver"). `tokenline plan merge` joins the partials of --shard runs.
+#include <unistd.h>
+
+#include <CLI/CLI.hpp>
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <set>
+#include <sstream>
+
+#include "calibrate/process_pool.h"
+#include "cli/command.h"
+#include "cli/slo_option.h"
+#include "common/input_error.h"
+#include "engine/model/model_config.h"
+#include "plan/plan_json.h"
+#include "plan/plan_report.h"
+#include "plan/plan_runner.h"
+#include "sim/backends/cluster_hardware.h"
+#include "topologies/hardware_loader.h"
+#include "workloads/workload_arrivals.h"
+
+namespace tokenline::cli {
+namespace {
+
+struct PlanOptions {
+  std::string model = "glm-5.3";
+  std::string cluster;
+  std::string hardware;
+  int32_t gpus = 0;
+  std::string workload;
+  std::string slo;
+  std::string chunks = "8192,16384,32768";
+  std::string max_running = "32,256";
+  bool no_pd = false;
+  int32_t probes = 6;
+  int64_t max_requests = 0;
+  uint64_t seed = 0;
+  int32_t jobs = 1;
+  std::string shard;
+  std::string out;
+  std::vector<std::string> merge_inputs;
+  std::string merge_out;
+};
+
+template <typename T>
+std::vector<T> parse_list(const std::string& text, const char* option) {
+  std::vector<T> values;
+  std::stringstream ss(text);
+  std::string part;
+  while (std::getline(ss, part, ',')) {
+    size_t used = 0;
+    long long v = 0;
+    try {
+      v = std::stoll(part, &used);
+    } catch (const std::exception&) {
+      used = 0;
+    }
+    if (used != part.size() || part.empty() || v <= 0)
+      throw InputError(option, "a comma list of positive integers", "'" + text + "'");
+    values.push_back(static_cast<T>(v));
+  }
+  if (values.empty()) throw InputError(option, "a comma list of positive integers", "nothing");
+  return values;
+}
+
+// "k/N" with 1 <= k <= N.
+std::pair<int32_t, int32_t> parse_shard(const std::string& text) {
+  const size_t slash = text.find('/');
+  int k = 0, n = 0;
+  size_t used_k = 0, used_n = 0;
+  try {
+    k = std::stoi(text.substr(0, slash), &used_k);
+    n = std::stoi(text.substr(slash + 1), &used_n);
+  } catch (const std::exception&) {
+    used_k = 0;
+  }
+  if (slash == std::string::npos || used_k != slash || used_n != text.size() - slash - 1 || n < 1 || k < 1 ||
+      k > n) {
+    throw InputError("--shard", "k/N with 1 <= k <= N (e.g. 2/4)", "'" + text + "'");
+  }
+  return {k, n};
+}
+
+PlanSetup build_setup(const PlanOptions& o, Hardware& hardware) {
+  PlanSetup s;
+  if (o.slo.empty()) throw InputError("--slo", "ttft=<duration>,tpot=<duration>", "nothing");
+  s.slo = parse_slo(o.slo);
+  s.target = PlanTarget{o.model, o.cluster, o.hardware, o.workload == "default" ? "" : o.workload, o.slo,
+                        o.max_requests, o.seed};
+  if (!o.cluster.empty() && (!o.hardware.empty() || o.gpus != 0))
+    throw InputError("--cluster", "either --cluster or --hardware with --gpus", "both");
+  if (!o.cluster.empty()) {
+    const ClusterHardware cluster = load_cluster_hardware(o.cluster);
+    hardware = cluster.hardware;
+    s.hardware_name = cluster.hardware.name;
+    s.space.gpus = cluster.gpus;
+  } else {
+    if (o.hardware.empty() || o.gpus < 1)
+      throw InputError("--hardware", "--cluster C, or --hardware H with --gpus N >= 1", "neither");
+    hardware = load_hardware(o.hardware);
+    s.hardware_name = o.hardware;
+    s.space.gpus = o.gpus;
+  }
+  s.space.chunk_tokens = parse_list<int64_t>(o.chunks, "--chunks");
+  s.space.max_running = parse_list<int32_t>(o.max_running, "--max-running-set");
+  s.space.pd = !o.no_pd;
+  if (o.probes < 1) throw InputError("--probes", "a positive count", std::to_string(o.probes));
+  s.search.probes = o.probes;
+  return s;
+}
+
+WorkloadProfile read_profile(const PlanOptions& o) {
+  WorkloadSpec w;
+  w.spec = o.workload == "default" ? "" : o.workload;
+  w.options.seed = o.seed;
+  if (o.max_requests > 0) w.options.window.max_requests = o.max_requests;
+  prevalidate_workload(w);
+  return profile_workload(*open_arrivals(w));
+}
+
+void write_text(const std::string& path, const std::string& text) {
+  std::ofstream out(path, std::ios::binary);
+  out << text;
+  if (!out) throw InputError("--out", "a writable directory", path);
+}
+
+void run_plan(const PlanOptions& o) {
+  if (o.jobs < 1) throw InputError("--jobs", "a positive count", std::to_string(o.jobs));
+  if (o.out.empty()) throw InputError("--out", "an output directory", "nothing");
+  const auto [shard, shards] = o.shard.empty() ? std::pair<int32_t, int32_t>{1, 1} : parse_shard(o.shard);
+  Hardware hardware;
+  PlanSetup setup = build_setup(o, hardware);
+  const ModelConfig model = load_model(o.model);
+  setup.workload = read_profile(o);
+  const std::vector<Candidate> all = enumerate_candidates(model, setup.space);
+  setup.candidates = static_cast<int32_t>(all.size());
+  std::vector<Candidate> mine;
+  for (const Candidate& c : all) {
+    if (c.id % shards == shard - 1) mine.push_back(c);
+  }
+  std::filesystem::create_directories(o.out);
+  const auto start = std::chrono::steady_clock::now();
+  std::vector<PlanRow> rows = ledger_rows(mine, model, hardware, setup);
+  RunnerOptions runner{std::filesystem::read_symlink("/proc/self/exe").string(), o.out + "/probes", o.jobs,
+                       ::isatty(STDERR_FILENO) != 0};
+  const RunnerStats stats = simulate_rows(setup, rows, runner);
+  const double wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  if (o.shard.empty()) {
+    std::fputs(write_plan_outputs(setup, rows, o.out).c_str(), stdout);
+  } else {
+    write_text(o.out + "/plan-partial-" + std::to_string(shard) + "-of-" + std::to_string(shards) + ".json",
+               partial_json(setup, shard, shards, rows));
+  }
+  std::fprintf(stderr,
+               "tokenline plan: %zu of %d candidates evaluated (shard %d/%d), %lld simulations (%lld failed) with "
+               "%d jobs in %.1f s; outputs in %s\n",
+               rows.size(), setup.candidates, shard, shards, static_cast<long long>(stats.simulations),
+               static_cast<long long>(stats.failed), o.jobs, wall_s, o.out.c_str());
+}
+
+std::vector<std::string> partial_files(const std::vector<std::string>& inputs) {
+  std::vector<std::string> files;
+  for (const std::string& in : inputs) {
+    if (!std::filesystem::is_directory(in)) {
+      files.push_back(in);
+      continue;
+    }
+    std::set<std::string> found;  // ordered: deterministic
+    for (const auto& e : std::filesystem::directory_iterator(in)) {
+      const std::string name = e.path().filename().string();
+      if (name.rfind("plan-partial-", 0) == 0 && e.path().extension() == ".json") found.insert(e.path().string());
+    }
+    if (found.empty()) throw InputError("plan merge " + in, "plan-partial-*.json files", "none");
+    files.insert(files.end(), found.begin(), found.end());
+  }
+  return files;
+}
+
+void run_merge(const PlanOptions& o) {
+  if (o.merge_out.empty()) throw InputError("plan merge --out", "an output directory", "nothing");
+  std::vector<PlanPartial> parts;
+  for (const std::string& f : partial_files(o.merge_inputs)) {
+    std::ifstream in(f, std::ios::binary);
+    if (!in) throw InputError("plan merge " + f, "a readable file", "none");
+    std::stringstream ss;
+    ss << in.rdbuf();
+    parts.push_back(parse_partial(ss.str(), f));
+  }
+  std::set<int32_t> seen;
+  std::vector<PlanRow> rows;
+  for (const PlanPartial& p : parts) {
+    if (p.setup_text != parts.front().setup_text || p.shards != parts.front().shards)
+      throw InputError("plan merge", "partials of one plan (equal setups and shard counts)", "different ones");
+    if (!seen.insert(p.shard).second)
+      throw InputError("plan merge", "each shard once", "shard " + std::to_string(p.shard) + " twice");
+    rows.insert(rows.end(), p.rows.begin(), p.rows.end());
+  }
+  const int32_t shards = parts.front().shards;
+  if (static_cast<int32_t>(seen.size()) != shards || static_cast<int32_t>(rows.size()) != parts.front().setup.candidates)
+    throw InputError("plan merge", "all " + std::to_string(shards) + " shards",
+                     std::to_string(seen.size()) + " shard(s) with " + std::to_string(rows.size()) + " rows");
+  std::fputs(write_plan_outputs(parts.front().setup, rows, o.merge_out).c_str(), stdout);
+  std::fprintf(stderr, "tokenline plan merge: %zu shards, %zu candidates; outputs in %s\n", parts.size(), rows.size(),
+               o.merge_out.c_str());
+}
+
+void add_plan_options(CLI::App& cmd, PlanOptions& o) {
+  cmd.add_option("--model", o.model, "model preset or config.json path")->capture_default_str();
+  cmd.add_option("--cluster", o.cluster, "cluster preset or JSON path (its hardware and GPU count)");
+  cmd.add_option("--hardware", o.hardware, "hardware preset or JSON path (with --gpus)");
+  cmd.add_option("--gpus", o.gpus, "GPUs to deploy on (with --hardware)");
+  cmd.add_option("--workload", o.workload, "as tokenline sim --workload (default: the embedded trace)");
+  cmd.add_option("--slo", o.slo, "latency target on p90 TTFT and p90 TPOT, e.g. ttft=2s,tpot=50ms");
+  cmd.add_option("--chunks", o.chunks, "chunk sizes to try (tokens, comma list)")->capture_default_str();
+  cmd.add_option("--max-running-set", o.max_running, "max running requests per rank to try (comma list)")
+      ->capture_default_str();
+  cmd.add_flag("--no-pd", o.no_pd, "co-located candidates only (no prefill/decode pools)");
+  cmd.add_option("--probes", o.probes, "simulations per candidate in the rate search")->capture_default_str();
+  cmd.add_option("--max-requests", o.max_requests, "simulate only the first N requests (0: all)");
+  cmd.add_option("--seed", o.seed, "seed for generated workloads")->capture_default_str();
+  cmd.add_option("--jobs", o.jobs, "simulations in parallel (child processes)")->capture_default_str();
+  cmd.add_option("--shard", o.shard, "evaluate slice k of N (k/N) and write a partial result for plan merge");
+  cmd.add_option("--out", o.out, "output directory (plan.csv, plan.json, pareto.svg; partials with --shard)");
+}
+
+void add_plan(CLI::App& app) {
+  auto o = std::make_shared<PlanOptions>();
+  CLI::App* cmd = app.add_subcommand("plan", "search deployments (layout, instances, PD, chunk, max running) "
+                                             "for the highest SLO-meeting rate, by simulation");
+  add_plan_options(*cmd, *o);
+  CLI::App* merge = cmd->add_subcommand("merge", "join the partial results of plan --shard runs");
+  merge->add_option("inputs", o->merge_inputs, "output directories or plan-partial-*.json files")->required();
+  merge->add_option("--out", o->merge_out, "output directory for the merged plan")->required();
+  merge->callback([o] { run_merge(*o); });
+  cmd->callback([o, merge] {
+    if (!merge->parsed()) run_plan(*o);
+  });
+}
+
+const CommandRegistration kRegistration("plan", add_plan);
+
+}  // namespace
+}  // namespace tokenline::cli

@@ -1,0 +1,38 @@
+// PlanRow: one candidate's outcome (pruned by the ledger, simulated and missing the SLO at every rate
+// probed, or meeting it up to a rate), its figures of merit, and its JSON form, which partial results
+// and plan.json share so that `tokenline plan merge` rebuilds exactly what one unsharded run writes.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "plan/candidate_space.h"
+#include "plan/ledger_prune.h"
+#include "plan/probe_result.h"
+
+namespace tokenline {
+
+enum class RowStatus { kMeets, kMisses, kPruned };
+std::string row_status_name(RowStatus s);  // "meets", "misses", "pruned"
+
+struct PlanRow {
+  Candidate candidate;
+  RowStatus status = RowStatus::kPruned;
+  LedgerVerdict verdict;
+  int32_t probes = 0;
+  std::string time_scale;  // of the reported probe ("" when pruned)
+  double rate_per_s = 0;   // arrival rate of the reported probe
+  ProbeResult at;          // meets: the highest rate that met; misses: the lowest rate probed
+  std::string sim_command;  // reproduces the reported probe ("" when pruned)
+  double slo_ratio = 0;     // meets/misses: the reported probe's; pruned: the floors' ratio to the SLO
+
+  double throughput_per_gpu() const;  // output tokens/s per GPU at the reported probe
+  double tokens_per_user() const;     // 1000 / mean TPOT (ms): one user's decode speed, tokens/s
+};
+
+// The ranking: meets by throughput per GPU (desc), tokens/s per user (desc); then misses by SLO ratio;
+// then pruned by floor ratio; ties by candidate id.
+void rank_rows(std::vector<PlanRow>& rows);
+
+}  // namespace tokenline

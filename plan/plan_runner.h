@@ -1,0 +1,37 @@
+// Evaluating a plan's candidates: the ledger verdict of each (no simulation), then the rate search of every
+// survivor, run as `tokenline sim` child processes (SimGrid allows one simulation per process) through the
+// process pool, round by round: round r runs the r-th probe of every candidate still searching.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "plan/plan_row.h"
+#include "plan/plan_setup.h"
+
+namespace tokenline {
+
+struct ModelConfig;
+struct Hardware;
+
+// One row per candidate with its ledger verdict: pruned rows are final, the others wait for simulation.
+std::vector<PlanRow> ledger_rows(const std::vector<Candidate>& candidates, const ModelConfig& model,
+                                 const Hardware& hardware, const PlanSetup& setup);
+
+struct RunnerOptions {
+  std::string binary;       // the tokenline executable the probes run
+  std::string scratch_dir;  // probe outputs, removed once read (a failed probe's log stays)
+  int32_t jobs = 1;         // child processes at once
+  bool progress = false;    // a progress line on stderr, rewritten after each round
+};
+
+struct RunnerStats {
+  int64_t simulations = 0;
+  int64_t failed = 0;  // probes whose child exited non-zero
+};
+
+// Runs the rate search of every row that is not pruned and fills its outcome.
+RunnerStats simulate_rows(const PlanSetup& setup, std::vector<PlanRow>& rows, const RunnerOptions& options);
+
+}  // namespace tokenline

@@ -1,0 +1,26 @@
+// PlanSetup: everything one plan's rows depend on (the target, the candidate space, the rate search, the
+// workload's profile). Shards of one plan carry equal setups; merge refuses partials whose setups differ.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "plan/candidate_space.h"
+#include "plan/rate_search.h"
+#include "plan/sim_invocation.h"
+#include "plan/workload_profile.h"
+#include "traces/metrics.h"
+
+namespace tokenline {
+
+struct PlanSetup {
+  PlanTarget target;
+  Slo slo;
+  std::string hardware_name;  // the GPUs' hardware (the cluster's when --cluster)
+  SpaceOptions space;
+  RateSearchOptions search;
+  WorkloadProfile workload;
+  int32_t candidates = 0;  // all candidates, over every shard
+};
+
+}  // namespace tokenline

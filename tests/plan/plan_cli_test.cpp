@@ -1,0 +1,114 @@
+// `tokenline plan` run as a process on a small case (llama-3.1-8b on 2 GPUs, 20 synthetic requests, 3 probes
+// per candidate): determinism, shards + merge, the impossible SLO, bad input.
+#include <sys/wait.h>
+
+#include <algorithm>
+#include <catch2/catch.hpp>
+#include <cstdlib>
+#include <filesystem>
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "tests/traces/test_dir.h"
+
+namespace tokenline {
+namespace {
+
+using testing::read_all;
+using testing::TestDir;
+
+const std::string kSmallPlan =
+    "plan --model llama-3.1-8b --hardware h200 --gpus 2 "
+    "--workload synthetic:n=20,rate=2,input=uniform:256:2048,output=uniform:16:64,seed=1 "
+    "--chunks 4096 --max-running-set 64 --probes 3 --jobs 2";
+
+struct Run {
+  int exit_code = -1;
+  std::string out;
+  std::string err;
+};
+
+Run run(const std::string& args, const TestDir& dir, const std::string& tag) {
+  const std::string out = dir.file(tag + ".stdout"), err = dir.file(tag + ".stderr");
+  const std::string command = std::string("'") + TOKENLINE_BINARY + "' " + args + " >'" + out + "' 2>'" + err + "'";
+  const int status = std::system(command.c_str());
+  return Run{WIFEXITED(status) ? WEXITSTATUS(status) : -1, read_all(out), read_all(err)};
+}
+
+TEST_CASE("plan: the same command twice writes byte-identical plan.csv and plan.json", "[plan][cli]") {
+  TestDir dir("plan-determinism");
+  const Run a = run(kSmallPlan + " --slo ttft=2s,tpot=50ms --out " + dir.file("a"), dir, "a");
+  const Run b = run(kSmallPlan + " --slo ttft=2s,tpot=50ms --out " + dir.file("b"), dir, "b");
+  REQUIRE(a.exit_code == 0);
+  REQUIRE(b.exit_code == 0);
+  for (const char* f : {"plan.csv", "plan.json", "pareto.svg"}) {
+    const std::string left = read_all(dir.file(std::string("a/") + f));
+    CHECK_FALSE(left.empty());
+    CHECK(left == read_all(dir.file(std::string("b/") + f)));
+  }
+  const nlohmann::json plan = nlohmann::json::parse(read_all(dir.file("a/plan.json")));
+  CHECK(plan["counts"]["candidates"] == 4);
+  CHECK(plan["counts"]["meets"].get<int>() >= 1);
+  CHECK(plan["best"]["sglang"].size() >= 2);
+  CHECK(a.out.find("best: ") != std::string::npos);
+  CHECK(a.out.find("reproduce: tokenline sim ") != std::string::npos);
+  CHECK(a.out.find("--tp-size") != std::string::npos);
+  // not a terminal: one summary line, no progress
+  CHECK(a.err.find('\r') == std::string::npos);
+  CHECK(a.err.find("tokenline plan: 4 of 4 candidates evaluated") != std::string::npos);
+}
+
+TEST_CASE("plan: shards merged give the bytes of one unsharded run", "[plan][cli]") {
+  TestDir dir("plan-shards");
+  const std::string slo = " --slo ttft=2s,tpot=50ms";
+  REQUIRE(run(kSmallPlan + slo + " --out " + dir.file("whole"), dir, "w").exit_code == 0);
+  REQUIRE(run(kSmallPlan + slo + " --shard 1/3 --out " + dir.file("s1"), dir, "s1").exit_code == 0);
+  REQUIRE(run(kSmallPlan + slo + " --shard 2/3 --out " + dir.file("s2"), dir, "s2").exit_code == 0);
+  REQUIRE(run(kSmallPlan + slo + " --shard 3/3 --out " + dir.file("s3"), dir, "s3").exit_code == 0);
+  CHECK(std::filesystem::exists(dir.file("s2/plan-partial-2-of-3.json")));
+  CHECK_FALSE(std::filesystem::exists(dir.file("s2/plan.csv")));
+  const Run merged = run("plan merge " + dir.file("s3") + " " + dir.file("s1") + " " + dir.file("s2") +
+                             " --out " + dir.file("merged"),
+                         dir, "m");
+  REQUIRE(merged.exit_code == 0);
+  for (const char* f : {"plan.csv", "plan.json", "pareto.svg"}) {
+    CHECK(read_all(dir.file(std::string("whole/") + f)) == read_all(dir.file(std::string("merged/") + f)));
+  }
+  const Run missing = run("plan merge " + dir.file("s1") + " --out " + dir.file("m2"), dir, "m2");
+  CHECK(missing.exit_code == 2);
+  CHECK(missing.err.find("all 3 shards") != std::string::npos);
+}
+
+TEST_CASE("plan: an impossible SLO says so with the closest candidates and still writes the files", "[plan][cli]") {
+  TestDir dir("plan-impossible");
+  const Run r = run(kSmallPlan + " --slo ttft=1ms,tpot=0.5ms --out " + dir.file("o"), dir, "o");
+  REQUIRE(r.exit_code == 0);
+  CHECK(r.out.find("no configuration meets p90 TTFT <= 1 ms and p90 TPOT <= 0.5 ms") != std::string::npos);
+  CHECK(r.out.find("  #") != std::string::npos);  // the closest candidates, one a line
+  const nlohmann::json plan = nlohmann::json::parse(read_all(dir.file("o/plan.json")));
+  CHECK(plan["counts"]["meets"] == 0);
+  CHECK(plan["best"].is_null());
+  CHECK(plan["rows"].size() == 4);
+  // the ledger's floors already miss a 0.5 ms TPOT: pruned without simulation, counted by reason
+  CHECK((plan["pruned_by_reason"].contains("tpot-floor") || plan["pruned_by_reason"].contains("ttft-floor")));
+  CHECK(read_all(dir.file("o/plan.csv")).find("pruned") != std::string::npos);
+  CHECK(read_all(dir.file("o/pareto.svg")).find("no configuration meets the SLO") != std::string::npos);
+}
+
+TEST_CASE("plan: bad input is one message and exit 2", "[plan][cli]") {
+  TestDir dir("plan-bad");
+  const std::string base = "plan --hardware h200 --gpus 2 --out " + dir.file("o");
+  const Run model = run(base + " --model no-such-model --slo ttft=2s", dir, "model");
+  const Run slo = run(base + " --model llama-3.1-8b --slo ttft=fast", dir, "slo");
+  const Run shard = run(base + " --model llama-3.1-8b --slo ttft=2s --shard 3/2", dir, "shard");
+  const Run gpus = run("plan --model llama-3.1-8b --slo ttft=2s --out " + dir.file("o"), dir, "gpus");
+  for (const Run* r : {&model, &slo, &shard, &gpus}) {
+    CHECK(r->exit_code == 2);
+    CHECK(std::count(r->err.begin(), r->err.end(), '\n') == 1);
+  }
+  CHECK(slo.err.find("--slo") != std::string::npos);
+  CHECK(shard.err.find("--shard") != std::string::npos);
+}
+
+}  // namespace
+}  // namespace tokenline

@@ -1,0 +1,64 @@
+#include "plan/plan_json.h"
+
+#include <catch2/catch.hpp>
+
+#include "common/input_error.h"
+
+namespace tokenline {
+namespace {
+
+PlanRow simulated_row() {
+  PlanRow r;
+  r.candidate.id = 7;
+  r.candidate.pd = true;
+  r.candidate.prefill = parse_parallel("tp8", "test");
+  r.candidate.prefill_instances = 1;
+  r.candidate.layout = parse_parallel("dp8-ep8", "test");
+  r.candidate.instances = 1;
+  r.candidate.chunk_tokens = 8192;
+  r.candidate.max_running = 64;
+  r.status = RowStatus::kMeets;
+  r.verdict.ttft_floor_s = 0.123456789012345;
+  r.verdict.tpot_floor_s = 0.01 / 3;
+  r.probes = 6;
+  r.time_scale = "0.840896";
+  r.rate_per_s = 2.2119478 / 0.840896;
+  r.at.exit_code = 0;
+  r.at.completed = 200;
+  r.at.ttft_p90_ms = 1999.999999999;
+  r.at.tpot_mean_ms = 33.3;
+  r.at.output_tokens_per_s = 12345.678;
+  r.slo_ratio = 0.1 + 0.2;
+  r.sim_command = "tokenline sim --slo ttft=2s,tpot=50ms --out runs/c7";
+  return r;
+}
+
+TEST_CASE("a partial round-trips: rows read back write the same bytes", "[plan]") {
+  PlanSetup setup;
+  setup.target.model = "glm-5.3";
+  setup.target.slo = "ttft=2s,tpot=50ms";
+  setup.slo = Slo{.ttft_s = 2, .tpot_s = 0.05};
+  setup.candidates = 20;
+  PlanRow pruned;
+  pruned.candidate.id = 3;
+  pruned.candidate.layout = parse_parallel("tp2", "test");
+  pruned.verdict.reason = PruneReason::kWeights;
+  pruned.verdict.detail = "tp2: 380.0 GB of weights per GPU, 126.9 GB usable";
+  pruned.slo_ratio = 1e9;
+  const std::string text = partial_json(setup, 2, 3, {pruned, simulated_row()});
+  const PlanPartial back = parse_partial(text, "p.json");
+  CHECK(back.shard == 2);
+  CHECK(back.shards == 3);
+  REQUIRE(back.rows.size() == 2);
+  CHECK(back.rows[1].candidate.deployment() == "1P tp8 + 1D dp8-ep8");
+  CHECK(back.rows[0].verdict.reason == PruneReason::kWeights);
+  CHECK(partial_json(back.setup, back.shard, back.shards, back.rows) == text);
+}
+
+TEST_CASE("a file that is not a plan partial is bad input", "[plan]") {
+  CHECK_THROWS_AS(parse_partial("{\"format\": \"other\"}", "x.json"), InputError);
+  CHECK_THROWS_AS(parse_partial("not json", "x.json"), InputError);
+}
+
+}  // namespace
+}  // namespace tokenline
