@@ -13,7 +13,9 @@ namespace fs = std::filesystem;
 
 namespace {
 
-std::string model_data(const char* name) { return std::string(TOKENLINE_MODEL_TEST_DATA) + "/" + name; }
+std::string model_data(const char* name) {
+  return std::string(TOKENLINE_MODEL_TEST_DATA) + "/" + name;
+}
 
 E2ePoint point(const char* model, const char* precision, const char* gemm) {
   E2ePoint p;
