@@ -8,16 +8,22 @@ namespace {
 
 constexpr double kInvPhi = 0.6180339887498949;  // 1 / golden ratio = (sqrt(5) - 1) / 2
 
-double to_search(double x, const SearchBounds& b) { return b.log_scale ? std::log(x) : x; }
-double from_search(double u, const SearchBounds& b) { return b.log_scale ? std::exp(u) : u; }
+double to_search(double x, const SearchBounds& b) {
+  return b.log_scale ? std::log(x) : x;
+}
+double from_search(double u, const SearchBounds& b) {
+  return b.log_scale ? std::exp(u) : u;
+}
 
 }  // namespace
 
-double golden_section_minimize(const std::function<double(double)>& f, const SearchBounds& bounds, double start,
-                               const SearchOptions& options) {
+double golden_section_minimize(const std::function<double(double)>& f, const SearchBounds& bounds,
+                               double start, const SearchOptions& options) {
   const double lo0 = to_search(bounds.lower, bounds);
   const double hi0 = to_search(bounds.upper, bounds);
-  const auto eval = [&](double u) { return f(std::clamp(from_search(u, bounds), bounds.lower, bounds.upper)); };
+  const auto eval = [&](double u) {
+    return f(std::clamp(from_search(u, bounds), bounds.lower, bounds.upper));
+  };
   double best_x = std::clamp(start, bounds.lower, bounds.upper);
   double best_f = f(best_x);
   double a = lo0, b = hi0;

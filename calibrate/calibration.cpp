@@ -26,7 +26,8 @@ std::vector<size_t> all_indices(size_t n) {
 // The timing values of a profile directory's profile.json; empty for an embedded profile name.
 Json profile_timing(const std::string& profile) {
   std::error_code ec;
-  const fs::path file = fs::is_directory(profile, ec) ? fs::path(profile) / "profile.json" : fs::path(profile);
+  const fs::path file =
+      fs::is_directory(profile, ec) ? fs::path(profile) / "profile.json" : fs::path(profile);
   if (profile.empty() || !fs::is_regular_file(file, ec)) return Json::object();
   std::ifstream in(file);
   const Json j = Json::parse(in, nullptr, false);
@@ -47,7 +48,8 @@ std::vector<double> start_values(const std::vector<FitParameter>& fit, const std
         x = hw.at(p.group).at(p.field).at("value").get<double>();
         break;
       case FitTarget::kProfileSet:
-        if (timing.contains(p.field) && timing[p.field].contains("value")) x = timing[p.field]["value"].get<double>();
+        if (timing.contains(p.field) && timing[p.field].contains("value"))
+          x = timing[p.field]["value"].get<double>();
         break;
     }
     v.push_back(std::clamp(x, p.lower, p.upper));
@@ -63,8 +65,9 @@ std::vector<std::string> point_layouts(const std::vector<E2ePoint>& points, cons
     if (p.mode == E2eMode::kAggregated) {
       out.push_back(parallel_name(p.agg, where));
     } else {
-      out.push_back(std::to_string(p.prefill.workers) + "P" + parallel_name(p.prefill, where + ": prefill") + "/" +
-                    std::to_string(p.decode.workers) + "D" + parallel_name(p.decode, where + ": decode"));
+      out.push_back(std::to_string(p.prefill.workers) + "P" + parallel_name(p.prefill, where + ": prefill") +
+                    "/" + std::to_string(p.decode.workers) + "D" +
+                    parallel_name(p.decode, where + ": decode"));
     }
   }
   return out;
@@ -75,8 +78,8 @@ std::vector<double> fit_on(PointEvaluator& evaluator, const std::vector<FitParam
                            const SearchOptions& search) {
   std::vector<SearchBounds> bounds;
   for (const FitParameter& p : fit) bounds.push_back({p.lower, p.upper, p.log_scale});
-  return coordinate_descent([&](const std::vector<double>& x) { return evaluator.objective(x, which); }, bounds,
-                            start, search);
+  return coordinate_descent([&](const std::vector<double>& x) { return evaluator.objective(x, which); },
+                            bounds, start, search);
 }
 
 std::string values_text(const std::vector<FitParameter>& fit, const std::vector<double>& values) {
@@ -92,21 +95,30 @@ std::string values_text(const std::vector<FitParameter>& fit, const std::vector<
 Json groups_json(const std::vector<GroupError>& groups) {
   Json a = Json::array();
   for (const GroupError& g : groups) {
-    a.push_back({{"model", g.model}, {"mode", std::string(to_string(g.mode))}, {"points", g.points},
-                 {"failed", g.failed}, {"ttft_mape", g.ttft_mape}, {"tpot_mape", g.tpot_mape}});
+    a.push_back({{"model", g.model},
+                 {"mode", std::string(to_string(g.mode))},
+                 {"points", g.points},
+                 {"failed", g.failed},
+                 {"ttft_mape", g.ttft_mape},
+                 {"tpot_mape", g.tpot_mape}});
   }
   return a;
 }
 
 // One fitted parameter as calibration.json (and a profile copy) records it.
 Json parameter_json(const FitParameter& p, double start, double value) {
-  return {{"value", value}, {"start", start}, {"lower", p.lower}, {"upper", p.upper},
-          {"target", p.target == FitTarget::kHardware ? p.group + "." + p.field : "profile timing " + p.field},
-          {"why", p.why}, {"fitted_by", "tokenline calibrate"}};
+  return {
+      {"value", value},
+      {"start", start},
+      {"lower", p.lower},
+      {"upper", p.upper},
+      {"target", p.target == FitTarget::kHardware ? p.group + "." + p.field : "profile timing " + p.field},
+      {"why", p.why},
+      {"fitted_by", "tokenline calibrate"}};
 }
 
 struct LeftOut {
-  std::string models;  // "DeepSeek-R1 + DeepSeek-V3"
+  std::string models;                 // "DeepSeek-R1 + DeepSeek-V3"
   std::vector<double> values;         // fitted without the model
   std::vector<GroupError> before;     // the model's groups with the start values
   std::vector<GroupError> predicted;  // ... with the values fitted without it
@@ -115,8 +127,8 @@ struct LeftOut {
 // Fits once per architecture with its points left out (all models of that shape: DeepSeek-R1 and -V3 go
 // together, else one would predict its twin), then predicts them.
 std::vector<LeftOut> leave_one_model_out(PointEvaluator& ev, const PointModels& models,
-                                         const std::vector<FitParameter>& fit, const std::vector<double>& start,
-                                         const SearchOptions& search) {
+                                         const std::vector<FitParameter>& fit,
+                                         const std::vector<double>& start, const SearchOptions& search) {
   const std::vector<E2ePoint>& points = ev.points();
   std::vector<std::string> shapes;  // first-appearance order
   for (const E2ePoint& p : points) {
@@ -142,7 +154,8 @@ std::vector<LeftOut> leave_one_model_out(PointEvaluator& ev, const PointModels& 
 }
 
 void print_left_out(std::FILE* out, const std::vector<FitParameter>& fit, const std::vector<LeftOut>& rows) {
-  std::fprintf(out, "\nleave-one-model-out (fit without the model and its same-architecture twins, predict it):\n");
+  std::fprintf(
+      out, "\nleave-one-model-out (fit without the model and its same-architecture twins, predict it):\n");
   std::fprintf(out, "%-26s %-6s %6s | %9s %9s | %9s %9s | %s\n", "model", "mode", "points", "TTFT_MAPE",
                "TPOT_MAPE", "lomo_TTFT", "lomo_TPOT", "fitted without it");
   for (const LeftOut& l : rows) {
@@ -165,12 +178,15 @@ struct Outcome {
 
 void write_outputs(const CalibrationOptions& o, const PointEvaluator& ev, const Outcome& r) {
   Json params = Json::object();
-  for (size_t i = 0; i < r.fit.size(); ++i) params[r.fit[i].name] = parameter_json(r.fit[i], r.start[i], r.fitted[i]);
+  for (size_t i = 0; i < r.fit.size(); ++i)
+    params[r.fit[i].name] = parameter_json(r.fit[i], r.start[i], r.fitted[i]);
   Json lomo = Json::array();
   for (const LeftOut& l : r.left_out) {
     Json values = Json::object();
     for (size_t i = 0; i < r.fit.size(); ++i) values[r.fit[i].name] = l.values[i];
-    lomo.push_back({{"left_out", l.models}, {"values", values}, {"before", groups_json(l.before)},
+    lomo.push_back({{"left_out", l.models},
+                    {"values", values},
+                    {"before", groups_json(l.before)},
                     {"predicted", groups_json(l.predicted)}});
   }
   const Json j = {{"points", o.points_path},
@@ -186,15 +202,17 @@ void write_outputs(const CalibrationOptions& o, const PointEvaluator& ev, const 
   std::ofstream(dir + "/calibration.json") << j.dump(2) << "\n";
   if (!r.fit.empty()) std::ofstream(dir + "/hardware.json") << ev.hardware_json(r.fitted);
   std::error_code ec;
-  const fs::path profile = fs::is_directory(o.profile, ec) ? fs::path(o.profile) / "profile.json" : fs::path(o.profile);
+  const fs::path profile =
+      fs::is_directory(o.profile, ec) ? fs::path(o.profile) / "profile.json" : fs::path(o.profile);
   if (!r.fit.empty() && !o.profile.empty() && fs::is_regular_file(profile, ec)) {
     std::ifstream in(profile);
     Json p = Json::parse(in);
     for (size_t i = 0; i < r.fit.size(); ++i) {
       if (r.fit[i].target != FitTarget::kProfileSet) continue;
-      p["timing"][r.fit[i].field] = {{"value", r.fitted[i]}, {"unit", "s"},
-                                     {"why", "fitted by tokenline calibrate to " + o.points_path + " within [" +
-                                                 std::to_string(r.fit[i].lower) + ", " +
+      p["timing"][r.fit[i].field] = {{"value", r.fitted[i]},
+                                     {"unit", "s"},
+                                     {"why", "fitted by tokenline calibrate to " + o.points_path +
+                                                 " within [" + std::to_string(r.fit[i].lower) + ", " +
                                                  std::to_string(r.fit[i].upper) + "]: " + r.fit[i].why}};
     }
     p["calibration"] = {{"points", o.points_path}, {"parameters", params}};
@@ -241,14 +259,15 @@ int run_calibration(const CalibrationOptions& o) {
   print_group_table(stdout, r.before, r.after);
   if (!r.fit.empty()) {
     std::printf("\nobjective %.4f -> %.4f; start %s; fitted %s\n", fit_objective(r.before),
-                fit_objective(r.after), values_text(r.fit, r.start).c_str(), values_text(r.fit, r.fitted).c_str());
+                fit_objective(r.after), values_text(r.fit, r.start).c_str(),
+                values_text(r.fit, r.fitted).c_str());
     if (o.leave_one_model_out) r.left_out = leave_one_model_out(ev, models, r.fit, r.start, o.search);
     print_left_out(stdout, r.fit, r.left_out);
   }
   const double wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  std::fprintf(stderr, "tokenline calibrate: %zu points, %lld simulations, %.1f s wall, %d at once; outputs in %s\n",
-               points.size(),
-              static_cast<long long>(ev.simulations()), wall_s, eo.jobs, eo.out_dir.c_str());
+  std::fprintf(stderr,
+               "tokenline calibrate: %zu points, %lld simulations, %.1f s wall, %d at once; outputs in %s\n",
+               points.size(), static_cast<long long>(ev.simulations()), wall_s, eo.jobs, eo.out_dir.c_str());
   write_outputs(o, ev, r);
   return all_failed(r.before) ? 1 : 0;
 }

@@ -9,7 +9,9 @@ namespace {
 
 constexpr double kFailedApe = 1.0;  // a failed simulation counts as a 100% error, whatever the parameters
 
-double ape(double predicted, double measured) { return std::fabs(predicted - measured) / measured; }
+double ape(double predicted, double measured) {
+  return std::fabs(predicted - measured) / measured;
+}
 
 std::string pct(double fraction) {
   char buf[32];
@@ -78,8 +80,10 @@ void print_point_table(std::FILE* out, const std::vector<E2ePoint>& points, cons
   }
 }
 
-void print_group_table(std::FILE* out, const std::vector<GroupError>& before, const std::vector<GroupError>& after) {
-  std::fprintf(out, "%-26s %-6s %6s %6s | %9s %9s", "model", "mode", "points", "failed", "TTFT_MAPE", "TPOT_MAPE");
+void print_group_table(std::FILE* out, const std::vector<GroupError>& before,
+                       const std::vector<GroupError>& after) {
+  std::fprintf(out, "%-26s %-6s %6s %6s | %9s %9s", "model", "mode", "points", "failed", "TTFT_MAPE",
+               "TPOT_MAPE");
   if (!after.empty()) std::fprintf(out, " | %9s %9s", "fit_TTFT", "fit_TPOT");
   std::fprintf(out, "\n");
   for (size_t i = 0; i < before.size(); ++i) {

@@ -35,6 +35,7 @@ void print_point_table(std::FILE* out, const std::vector<E2ePoint>& points, cons
                        const std::vector<SimPrediction>& after);
 
 // MAPE per group, before and (when not empty) after.
-void print_group_table(std::FILE* out, const std::vector<GroupError>& before, const std::vector<GroupError>& after);
+void print_group_table(std::FILE* out, const std::vector<GroupError>& before,
+                       const std::vector<GroupError>& after);
 
 }  // namespace tokenline

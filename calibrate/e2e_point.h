@@ -35,12 +35,12 @@ struct E2ePoint {
   std::string gemm_quant_mode;  // "fp8", "fp8_block", "bfloat16", ...
   E2eMode mode = E2eMode::kAggregated;
   int32_t concurrency = 0;
-  int64_t isl = 0;  // input tokens per request
-  int64_t osl = 0;  // output tokens per request
-  E2eLayout agg;    // kAggregated
+  int64_t isl = 0;            // input tokens per request
+  int64_t osl = 0;            // output tokens per request
+  E2eLayout agg;              // kAggregated
   E2eLayout prefill, decode;  // kDisaggregated
-  double ttft_ms = 0;  // measured mean time to first token
-  double tpot_ms = 0;  // measured mean time per output token
+  double ttft_ms = 0;         // measured mean time to first token
+  double tpot_ms = 0;         // measured mean time per output token
 };
 
 // Reads the CSV (header row naming the columns; any column order; extra columns ignored).

@@ -7,23 +7,31 @@ namespace tokenline {
 const std::vector<FitParameter>& fit_parameters() {
   static const std::vector<FitParameter> all = {
       {"kernel_launch_s", FitTarget::kHardware, "overheads", "kernel_launch_s", 0.5e-6, 30e-6, true,
-       "the fixed cost of each kernel in a step (launch gap, tail effects, small-kernel floor) that a roofline "
+       "the fixed cost of each kernel in a step (launch gap, tail effects, small-kernel floor) that a "
+       "roofline "
        "does not see; bounds: 0.5 us (back-to-back CUDA graph replay) to 30 us (eager launch with Python "
-       "scheduling in between)", 0},
+       "scheduling in between)",
+       0},
       {"collective_launch_s", FitTarget::kHardware, "overheads", "collective_launch_s", 1e-6, 50e-6, true,
-       "the fixed cost of each collective (synchronisation, protocol) above its bytes / bandwidth; bounds: 1 us "
-       "(one NVLink hop) to 50 us (NCCL in eager mode on 8 GPUs)", 0},
+       "the fixed cost of each collective (synchronisation, protocol) above its bytes / bandwidth; bounds: 1 "
+       "us "
+       "(one NVLink hop) to 50 us (NCCL in eager mode on 8 GPUs)",
+       0},
       {"gemm_efficiency", FitTarget::kHardware, "efficiency", "gemm", 0.2, 1.0, false,
-       "achieved / peak FLOP/s of GEMMs while no measured profile prices them; bounds: small-M FP8 GEMMs reach "
-       "~20% of peak, 1.0 is the datasheet", 0},
+       "achieved / peak FLOP/s of GEMMs while no measured profile prices them; bounds: small-M FP8 GEMMs "
+       "reach "
+       "~20% of peak, 1.0 is the datasheet",
+       0},
       {"attention_efficiency", FitTarget::kHardware, "efficiency", "attention", 0.2, 1.0, false,
        "achieved / peak FLOP/s of attention kernels while no measured profile prices them", 0},
       {"hbm_efficiency", FitTarget::kHardware, "efficiency", "hbm", 0.4, 1.0, false,
        "achieved / peak HBM bandwidth of memory-bound kernels while no measured profile prices them; bounds: "
-       "decode GEMVs and paged attention reach 40-95% of peak", 0},
+       "decode GEMVs and paged attention reach 40-95% of peak",
+       0},
       {"step_cpu_overhead_s", FitTarget::kProfileSet, "timing", "step_cpu_overhead_s", 0.0, 5e-3, false,
        "the scheduler's CPU time per step (batch preparation, sampling bookkeeping, detokenisation) that no "
-       "kernel table measures; with overlap scheduling a step costs max(GPU, CPU); bounds: 0 to 5 ms (SGLang's "
+       "kernel table measures; with overlap scheduling a step costs max(GPU, CPU); bounds: 0 to 5 ms "
+       "(SGLang's "
        "per-step Python scheduler stays in the low milliseconds at hundreds of requests)",
        0.0},
       {"eager_launch_gap_s", FitTarget::kProfileSet, "timing", "eager_launch_gap_s", 1e-6, 20e-6, true,

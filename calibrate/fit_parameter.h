@@ -11,12 +11,13 @@
 namespace tokenline {
 
 enum class FitTarget {
-  kHardware,    // a field of the hardware JSON: calibrate writes a copy with the value and runs --hardware <copy>
+  kHardware,    // a field of the hardware JSON: calibrate writes a copy with the value and runs --hardware
+                // <copy>
   kProfileSet,  // a profile timing term: calibrate passes --profile-set name=value to sim
 };
 
 struct FitParameter {
-  std::string name;   // what --fit names: "kernel_launch_s"
+  std::string name;  // what --fit names: "kernel_launch_s"
   FitTarget target = FitTarget::kHardware;
   std::string group;  // kHardware: the JSON object holding it ("overheads", "efficiency")
   std::string field;  // kHardware: the key in that object; kProfileSet: the --profile-set name

@@ -35,8 +35,8 @@ std::string PointEvaluator::hardware_json(const std::vector<double>& values) con
     if (p.target != FitTarget::kHardware) continue;
     nlohmann::ordered_json& entry = j[p.group][p.field];
     entry["value"] = values[i];
-    entry["source"] = "tokenline calibrate: fitted to end-to-end measurements within [" + value_text(p.lower) +
-                      ", " + value_text(p.upper) + "]; " + p.why;
+    entry["source"] = "tokenline calibrate: fitted to end-to-end measurements within [" +
+                      value_text(p.lower) + ", " + value_text(p.upper) + "]; " + p.why;
   }
   return j.dump(2) + "\n";
 }
@@ -76,8 +76,10 @@ std::vector<SimPrediction> PointEvaluator::predict(const std::vector<double>& va
     SimPointOptions sim = options_.sim;
     const std::vector<std::string> extra = run_args(values, dir);
     for (size_t k = 0; k + 1 < extra.size(); k += 2) {
-      if (extra[k] == "--hardware") sim.hardware = extra[k + 1];
-      else sim.extra_args.insert(sim.extra_args.end(), {extra[k], extra[k + 1]});
+      if (extra[k] == "--hardware")
+        sim.hardware = extra[k + 1];
+      else
+        sim.extra_args.insert(sim.extra_args.end(), {extra[k], extra[k + 1]});
     }
     std::vector<ProcessJob> jobs;
     std::vector<std::string> outs;

@@ -18,19 +18,19 @@
 namespace tokenline {
 
 struct EvaluatorOptions {
-  std::string out_dir;         // runs go to <out_dir>/runs/<evaluation>/line<N>/ (removed unless keep_runs)
+  std::string out_dir;  // runs go to <out_dir>/runs/<evaluation>/line<N>/ (removed unless keep_runs)
   std::string hardware = "h200";  // the base hardware (preset or path) the fitted fields are written into
-  int jobs = 1;                // simulations at once
+  int jobs = 1;                   // simulations at once
   bool keep_runs = false;
-  bool progress = false;       // one line per evaluation on stderr
+  bool progress = false;  // one line per evaluation on stderr
   SimPointOptions sim;
 };
 
 class PointEvaluator {
  public:
   // REQUIRES: every point's model resolves in `models` (constructed over the same points).
-  PointEvaluator(const std::vector<E2ePoint>& points, const PointModels& models, std::vector<FitParameter> fit,
-                 EvaluatorOptions options);
+  PointEvaluator(const std::vector<E2ePoint>& points, const PointModels& models,
+                 std::vector<FitParameter> fit, EvaluatorOptions options);
 
   // Predictions of the points `which` (indices into the points) with the fitted parameters at `values`
   // (one per fit parameter, in order); index for index with `which`.

@@ -13,9 +13,12 @@ namespace {
 
 namespace fs = std::filesystem;
 
-constexpr int64_t kFp8BlockEdge = 128;  // aiconfigurator's fp8_block: 128x128-scaled weights (DeepGEMM's tile)
+constexpr int64_t kFp8BlockEdge =
+    128;  // aiconfigurator's fp8_block: 128x128-scaled weights (DeepGEMM's tile)
 
-std::string key(const E2ePoint& p) { return p.model_path + "|" + p.gemm_quant_mode; }
+std::string key(const E2ePoint& p) {
+  return p.model_path + "|" + p.gemm_quant_mode;
+}
 
 std::vector<std::string> candidate_names(const std::string& model_path) {
   const size_t slash = model_path.find('/');
@@ -54,17 +57,18 @@ std::string write_fp8_copy(const std::string& config, const E2ePoint& p, const s
 // The constants that make two configs the same network (weights' values and dtype aside).
 std::string architecture_key(const ModelConfig& m) {
   std::string k = m.hf_model_type;
-  for (int64_t v : {int64_t{m.layers}, int64_t{m.dense_layers}, m.hidden, int64_t{m.heads}, int64_t{m.kv_heads},
-                    m.head_dim, m.kv_lora_rank, m.q_lora_rank, int64_t{m.routed_experts},
-                    int64_t{m.experts_per_token}, int64_t{m.shared_experts}, m.moe_intermediate,
-                    m.dense_intermediate, m.vocab})
+  for (int64_t v :
+       {int64_t{m.layers}, int64_t{m.dense_layers}, m.hidden, int64_t{m.heads}, int64_t{m.kv_heads},
+        m.head_dim, m.kv_lora_rank, m.q_lora_rank, int64_t{m.routed_experts}, int64_t{m.experts_per_token},
+        int64_t{m.shared_experts}, m.moe_intermediate, m.dense_intermediate, m.vocab})
     k += "/" + std::to_string(v);
   return k;
 }
 
 }  // namespace
 
-std::string find_model_config(const E2ePoint& p, const std::string& points_path, const std::string& models_dir) {
+std::string find_model_config(const E2ePoint& p, const std::string& points_path,
+                              const std::string& models_dir) {
   std::string tried;
   for (const std::string& name : candidate_names(p.model_path)) {
     const fs::path path = fs::path(models_dir) / name;
@@ -72,8 +76,8 @@ std::string find_model_config(const E2ePoint& p, const std::string& points_path,
     if (fs::is_regular_file(path, ec)) return path.string();
     tried += (tried.empty() ? "" : " or ") + name;
   }
-  throw InputError(points_path + ":" + std::to_string(p.line) + ": model_path",
-                   tried + " in " + models_dir, "no such file for '" + p.model_path + "'");
+  throw InputError(points_path + ":" + std::to_string(p.line) + ": model_path", tried + " in " + models_dir,
+                   "no such file for '" + p.model_path + "'");
 }
 
 std::string model_label(const std::string& model_path) {
@@ -89,11 +93,14 @@ PointModels::PointModels(const std::vector<E2ePoint>& points, const std::string&
     const ModelConfig model = load_hf_config(config);
     architectures_[p.model_path] = architecture_key(model);
     const bool fp8_run = p.precision == "fp8" || p.gemm_quant_mode.starts_with("fp8");
-    configs_[key(p)] = fp8_run && model.weight_dtype != Dtype::kFp8 ? write_fp8_copy(config, p, out_dir) : config;
+    configs_[key(p)] =
+        fp8_run && model.weight_dtype != Dtype::kFp8 ? write_fp8_copy(config, p, out_dir) : config;
   }
 }
 
-const std::string& PointModels::config_for(const E2ePoint& p) const { return configs_.at(key(p)); }
+const std::string& PointModels::config_for(const E2ePoint& p) const {
+  return configs_.at(key(p));
+}
 
 const std::string& PointModels::architecture_of(const E2ePoint& p) const {
   return architectures_.at(p.model_path);

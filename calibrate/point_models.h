@@ -15,7 +15,8 @@
 namespace tokenline {
 
 // The config.json path for model_path; throws InputError naming the point's line and the names tried.
-std::string find_model_config(const E2ePoint& p, const std::string& points_path, const std::string& models_dir);
+std::string find_model_config(const E2ePoint& p, const std::string& points_path,
+                              const std::string& models_dir);
 
 // Short model name for tables: the part of model_path after the '/'.
 std::string model_label(const std::string& model_path);
@@ -23,8 +24,8 @@ std::string model_label(const std::string& model_path);
 class PointModels {
  public:
   // Resolves and loads every point's model (loading validates it); writes FP8 copies under out_dir/models.
-  PointModels(const std::vector<E2ePoint>& points, const std::string& points_path, const std::string& models_dir,
-              const std::string& out_dir);
+  PointModels(const std::vector<E2ePoint>& points, const std::string& points_path,
+              const std::string& models_dir, const std::string& out_dir);
   // The config.json a run of `p` uses.
   const std::string& config_for(const E2ePoint& p) const;
   // The architecture of `p`'s model: equal for two model_paths whose configs have the same shape (DeepSeek-R1

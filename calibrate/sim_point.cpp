@@ -21,15 +21,15 @@ std::string last_line(const std::string& text) {
   size_t end = text.find_last_not_of("\n ");
   if (end == std::string::npos) return "no output";
   const size_t begin = text.rfind('\n', end);
-  return text.substr(begin == std::string::npos ? 0 : begin + 1, end + 1 - (begin == std::string::npos ? 0 : begin + 1));
+  return text.substr(begin == std::string::npos ? 0 : begin + 1,
+                     end + 1 - (begin == std::string::npos ? 0 : begin + 1));
 }
 
 std::string pd_layouts(const E2ePoint& p, const std::string& where) {
   std::string list;
   for (int i = 0; i < p.prefill.workers; ++i)
     list += (list.empty() ? "" : ",") + parallel_name(p.prefill, where + " prefill");
-  for (int i = 0; i < p.decode.workers; ++i)
-    list += "," + parallel_name(p.decode, where + " decode");
+  for (int i = 0; i < p.decode.workers; ++i) list += "," + parallel_name(p.decode, where + " decode");
   return list;
 }
 
@@ -64,7 +64,8 @@ std::vector<std::string> sim_arguments(const E2ePoint& p, const std::string& mod
                        std::to_string(p.prefill.workers) + "P" + std::to_string(p.decode.workers) + "D"});
   }
   const std::string workload = "synthetic:n=" + std::to_string(request_count(p, o)) +
-                               ",input=fixed:" + std::to_string(p.isl) + ",output=fixed:" + std::to_string(p.osl);
+                               ",input=fixed:" + std::to_string(p.isl) +
+                               ",output=fixed:" + std::to_string(p.osl);
   a.insert(a.end(), {"--workload", workload, "--concurrency", std::to_string(p.concurrency), "--seed", "0"});
   a.insert(a.end(), o.extra_args.begin(), o.extra_args.end());
   a.insert(a.end(), {"--out", out_dir});

@@ -16,7 +16,7 @@
 namespace tokenline {
 
 struct SimPointOptions {
-  std::string binary;       // the tokenline executable
+  std::string binary;             // the tokenline executable
   std::string hardware = "h200";  // preset or JSON path (calibration writes fitted copies)
   int32_t requests_per_client = 4;
   int32_t min_requests = 32;

@@ -8,8 +8,8 @@
 
 #include "calibrate/calibration.h"
 #include "calibrate/process_pool.h"
-#include "common/input_error.h"
 #include "cli/command.h"
+#include "common/input_error.h"
 
 namespace tokenline::cli {
 namespace {
@@ -36,7 +36,8 @@ void run(CalibrateArgs& a) {
   if (a.jobs < 0) throw InputError("--jobs", "a count >= 0 (0: every CPU)", std::to_string(a.jobs));
   o.evaluator.jobs = a.jobs > 0 ? a.jobs : available_cpus();
   if (o.evaluator.sim.requests_per_client < 1)
-    throw InputError("--requests-per-client", "a count >= 1", std::to_string(o.evaluator.sim.requests_per_client));
+    throw InputError("--requests-per-client", "a count >= 1",
+                     std::to_string(o.evaluator.sim.requests_per_client));
   if (!(o.search.tolerance > 0 && o.search.tolerance < 1))
     throw InputError("--fit-tolerance", "a fraction in (0, 1)", std::to_string(o.search.tolerance));
   o.evaluator.sim.binary = own_binary();
@@ -47,16 +48,22 @@ void run(CalibrateArgs& a) {
 void add_calibrate(CLI::App& app) {
   auto a = std::make_shared<CalibrateArgs>();
   CalibrationOptions& o = a->options;
-  CLI::App* cmd = app.add_subcommand("calibrate", "predict end-to-end measurements with sim; fit named parameters");
-  cmd->add_option("--points", o.points_path, "e2e measurements, silicon CSV format (e2e-silicon.csv)")->required();
+  CLI::App* cmd =
+      app.add_subcommand("calibrate", "predict end-to-end measurements with sim; fit named parameters");
+  cmd->add_option("--points", o.points_path, "e2e measurements, silicon CSV format (e2e-silicon.csv)")
+      ->required();
   cmd->add_option("--models-dir", o.models_dir, "folder of <org>--<name>_config.json files")->required();
-  cmd->add_option("--out", o.evaluator.out_dir, "output directory (calibration.json, hardware.json)")->required();
-  cmd->add_option("--hardware", o.evaluator.hardware, "base hardware preset or JSON path")->capture_default_str();
-  cmd->add_option("--profile", o.profile, "op profile passed to every sim run (its profile.json gets the fit)");
-  cmd->add_option("--fit", o.fit_names,
-                  "parameters to fit, comma-separated: kernel_launch_s, collective_launch_s, gemm_efficiency, "
-                  "attention_efficiency, hbm_efficiency (hardware); step_cpu_overhead_s, eager_launch_gap_s "
-                  "(profile timing, with --profile); none: predict only");
+  cmd->add_option("--out", o.evaluator.out_dir, "output directory (calibration.json, hardware.json)")
+      ->required();
+  cmd->add_option("--hardware", o.evaluator.hardware, "base hardware preset or JSON path")
+      ->capture_default_str();
+  cmd->add_option("--profile", o.profile,
+                  "op profile passed to every sim run (its profile.json gets the fit)");
+  cmd->add_option(
+      "--fit", o.fit_names,
+      "parameters to fit, comma-separated: kernel_launch_s, collective_launch_s, gemm_efficiency, "
+      "attention_efficiency, hbm_efficiency (hardware); step_cpu_overhead_s, eager_launch_gap_s "
+      "(profile timing, with --profile); none: predict only");
   cmd->add_flag("--no-fit", a->no_fit, "predict only, even with --fit (the validation benchmark)");
   cmd->add_flag("--no-lomo", a->no_lomo, "skip the leave-one-model-out fits");
   cmd->add_option("--fit-tolerance", o.search.tolerance, "golden-section stop: fraction of each interval")

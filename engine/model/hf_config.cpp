@@ -130,10 +130,12 @@ int qwen3_dense_layers(const Reader& r, int layers) {
   for (int i = 0; i < layers; ++i) dense[static_cast<size_t>(i)] = (i + 1) % step != 0;
   auto it = r.raw().find("mlp_only_layers");
   if (it != r.raw().end() && !it->is_null()) {
-    if (!it->is_array()) throw InputError(r.path() + ": mlp_only_layers", "a list of layer indices", it->dump());
+    if (!it->is_array())
+      throw InputError(r.path() + ": mlp_only_layers", "a list of layer indices", it->dump());
     for (const json& v : *it) {
       if (!v.is_number_integer() || v.get<int64_t>() < 0 || v.get<int64_t>() >= layers) {
-        throw InputError(r.path() + ": mlp_only_layers", "layer indices 0 .. num_hidden_layers - 1", v.dump());
+        throw InputError(r.path() + ": mlp_only_layers", "layer indices 0 .. num_hidden_layers - 1",
+                         v.dump());
       }
       dense[static_cast<size_t>(v.get<int64_t>())] = true;
     }

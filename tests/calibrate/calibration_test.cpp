@@ -23,14 +23,16 @@ Run calibrate(const std::string& args, const TestDir& dir) {
   const std::string command = std::string("'") + TOKENLINE_BINARY + "' calibrate " + args + " >'" +
                               dir.file("stdout") + "' 2>'" + dir.file("stderr") + "'";
   const int status = std::system(command.c_str());
-  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, read_all(dir.file("stdout")), read_all(dir.file("stderr"))};
+  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, read_all(dir.file("stdout")),
+          read_all(dir.file("stderr"))};
 }
 
 // Two aggregated Llama-3.1-8B TP1 points with short requests (the figures are made up: the test checks the
 // mechanics, not the fidelity).
 void write_points(const std::string& path) {
   std::ofstream out(path);
-  out << "concurrency,model_path,precision,mode,isl,osl,gemm_quant_mode,tp_size,attention_dp_size,moe_tp_size,"
+  out << "concurrency,model_path,precision,mode,isl,osl,gemm_quant_mode,tp_size,attention_dp_size,moe_tp_"
+         "size,"
          "moe_ep_size,silicon_ttft_ms,silicon_tpot_ms\n"
          "2,meta-llama/Llama-3.1-8B-Instruct,bf16,agg,256,16,bfloat16,1,,1,1,40,8\n"
          "4,meta-llama/Llama-3.1-8B-Instruct,bf16,agg,512,16,bfloat16,2,,1,1,50,9\n";
@@ -67,8 +69,9 @@ TEST_CASE("calibrate --no-fit prints every point and the MAPE per model and mode
 TEST_CASE("calibrate --fit moves a named parameter inside its bounds and says so", "[calibration]") {
   TestDir dir("calibrate-fit");
   write_points(dir.file("points.csv"));
-  const std::string common = "--points '" + dir.file("points.csv") + "' --models-dir '" + models_dir(dir) +
-                             "' --min-requests 4 --jobs 2 --fit kernel_launch_s --fit-tolerance 0.2 --sweeps 1";
+  const std::string common =
+      "--points '" + dir.file("points.csv") + "' --models-dir '" + models_dir(dir) +
+      "' --min-requests 4 --jobs 2 --fit kernel_launch_s --fit-tolerance 0.2 --sweeps 1";
   const Run r = calibrate(common + " --out '" + dir.file("out") + "'", dir);
   INFO(r.err);
   REQUIRE(r.exit_code == 0);
@@ -101,15 +104,17 @@ TEST_CASE("calibrate: a bad CSV cell is one message naming file, line and column
                               "' --out '" + dir.file("out") + "' --no-fit",
                           dir);
   CHECK(r.exit_code == 2);
-  CHECK(r.err == "tokenline: " + dir.file("points.csv") + ":2: tp_size: expected a positive integer, found 'one'\n");
-  const Run missing = calibrate("--points '" + dir.file("points.csv") + "' --models-dir '" + dir.file("none") +
-                                    "' --out '" + dir.file("out") + "' --no-fit",
+  CHECK(r.err ==
+        "tokenline: " + dir.file("points.csv") + ":2: tp_size: expected a positive integer, found 'one'\n");
+  const Run missing = calibrate("--points '" + dir.file("points.csv") + "' --models-dir '" +
+                                    dir.file("none") + "' --out '" + dir.file("out") + "' --no-fit",
                                 dir);
   CHECK(missing.exit_code == 2);
   write_points(dir.file("good.csv"));
-  const Run no_profile = calibrate("--points '" + dir.file("good.csv") + "' --models-dir '" + dir.file("models") +
-                                       "' --out '" + dir.file("out") + "' --fit step_cpu_overhead_s",
-                                   dir);
+  const Run no_profile =
+      calibrate("--points '" + dir.file("good.csv") + "' --models-dir '" + dir.file("models") + "' --out '" +
+                    dir.file("out") + "' --fit step_cpu_overhead_s",
+                dir);
   CHECK(no_profile.exit_code == 2);
   CHECK(no_profile.err.find("--fit step_cpu_overhead_s: expected --profile") != std::string::npos);
 }

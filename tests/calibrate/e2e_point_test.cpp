@@ -12,16 +12,20 @@ namespace {
 // The header and two rows of e2e-silicon.csv (aiconfigurator silicon_sample.csv, H200 SGLang): one
 // aggregated DeepSeek-R1 TP8 point and one disaggregated DeepSeek-V3 point (decode dp8-ep8).
 const char* kHeader =
-    "concurrency,backend,backend_version,model_path,system,precision,mode,isl,osl,gemm_quant_mode,moe_quant_mode,"
-    "batch_size,tp_size,pp_size,attention_dp_size,moe_tp_size,moe_ep_size,prefill_batch_size,prefill_num_workers,"
+    "concurrency,backend,backend_version,model_path,system,precision,mode,isl,osl,gemm_quant_mode,moe_quant_"
+    "mode,"
+    "batch_size,tp_size,pp_size,attention_dp_size,moe_tp_size,moe_ep_size,prefill_batch_size,prefill_num_"
+    "workers,"
     "prefill_tp_size,prefill_pp_size,prefill_attention_dp_size,prefill_moe_tp_size,prefill_moe_ep_size,"
     "decode_batch_size,decode_num_workers,decode_tp_size,decode_pp_size,decode_attention_dp_size,"
     "decode_moe_tp_size,decode_moe_ep_size,silicon_ttft_ms,silicon_tpot_ms\n";
 const char* kAggRow =
-    "4,sglang,0.5.9,deepseek-ai/DeepSeek-R1,h200_sxm,fp8,agg,1024,1024,fp8,fp8_block,4,8,1,1,8,1,,,,,,,,,,,,,,,"
+    "4,sglang,0.5.9,deepseek-ai/"
+    "DeepSeek-R1,h200_sxm,fp8,agg,1024,1024,fp8,fp8_block,4,8,1,1,8,1,,,,,,,,,,,,,,,"
     "367.5,10.29\n";
 const char* kDisaggRow =
-    "64,sglang,0.5.8.post1,deepseek-ai/DeepSeek-V3,h200_sxm,fp8,disagg,8192,1024,fp8,fp8_block,,,,,,,1,1,8,1,1,8,1,"
+    "64,sglang,0.5.8.post1,deepseek-ai/"
+    "DeepSeek-V3,h200_sxm,fp8,disagg,8192,1024,fp8,fp8_block,,,,,,,1,1,8,1,1,8,1,"
     "8,1,1,1,8,1,8,2026.29,34.69\n";
 
 std::string with_cell(const std::string& row, int column, const std::string& value) {
@@ -92,5 +96,6 @@ TEST_CASE("Bad e2e rows name file, line and column with what was expected and fo
   CHECK_THROWS_WITH(parse_e2e_points("concurrency,mode\n4,agg\n", "e2e.csv"),
                     Catch::StartsWith("e2e.csv:2: model_path: expected a column 'model_path'"));
   CHECK_THROWS_WITH(parse_e2e_points(h, "e2e.csv"), "e2e.csv: expected at least one data row, found none");
-  CHECK_THROWS_WITH(read_e2e_points("no/such/e2e.csv"), Catch::StartsWith("no/such/e2e.csv: expected a readable"));
+  CHECK_THROWS_WITH(read_e2e_points("no/such/e2e.csv"),
+                    Catch::StartsWith("no/such/e2e.csv: expected a readable"));
 }

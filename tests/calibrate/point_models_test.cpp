@@ -13,7 +13,9 @@ namespace fs = std::filesystem;
 
 namespace {
 
-std::string model_data(const char* name) { return std::string(TOKENLINE_MODEL_TEST_DATA) + "/" + name; }
+std::string model_data(const char* name) {
+  return std::string(TOKENLINE_MODEL_TEST_DATA) + "/" + name;
+}
 
 E2ePoint point(const char* model, const char* precision, const char* gemm) {
   E2ePoint p;
@@ -50,7 +52,7 @@ TEST_CASE("A bf16 config run in fp8_block gets an FP8 block-scaled copy, FP8 con
                                         point("Qwen/Qwen3-235B-A22B-FP8", "fp8", "fp8_block"),
                                         point("meta-llama/Llama-3.1-8B-Instruct", "bf16", "bfloat16")};
   const PointModels models(points, "e.csv", dir.path().string(), dir.file("out"));
-  const std::string llama_fp8 = models.config_for(points[0]);
+  const std::string& llama_fp8 = models.config_for(points[0]);
   CHECK(llama_fp8.starts_with(dir.file("out/models/")));
   const ModelConfig l = load_hf_config(llama_fp8);
   CHECK(l.weight_dtype == Dtype::kFp8);

@@ -51,8 +51,9 @@ TEST_CASE("Malformed config.json files name the file and the field", "[hf_config
                     Catch::Contains("missing_field.json: kv_lora_rank") && Catch::Contains("no such field"));
   CHECK_THROWS_WITH(load_hf_config(data("wrong_type.json")),
                     Catch::Contains("wrong_type.json: hidden_size") && Catch::Contains("\"4096\""));
-  CHECK_THROWS_WITH(load_hf_config(data("unknown_type.json")),
-                    Catch::Contains("model_type") && Catch::Contains("qwen3_moe") && Catch::Contains("'mamba'"));
+  CHECK_THROWS_WITH(load_hf_config(data("unknown_type.json")), Catch::Contains("model_type") &&
+                                                                   Catch::Contains("qwen3_moe") &&
+                                                                   Catch::Contains("'mamba'"));
   CHECK_THROWS_WITH(load_hf_config(data("bad_block.json")),
                     Catch::Contains("bad_block.json: quantization_config.weight_block_size") &&
                         Catch::Contains("[128,64]"));
@@ -61,7 +62,8 @@ TEST_CASE("Malformed config.json files name the file and the field", "[hf_config
   CHECK_THROWS_WITH(load_model(data("no_such_file.json")), Catch::Contains("no_such_file.json"));
 }
 
-TEST_CASE("A qwen3_moe config loads as GQA with routed experts, no shared expert, FP8 blocks", "[hf_config]") {
+TEST_CASE("A qwen3_moe config loads as GQA with routed experts, no shared expert, FP8 blocks",
+          "[hf_config]") {
   const ModelConfig q = load_hf_config(data("qwen3-235b-a22b-fp8.json"));
   CHECK(q.hf_model_type == "qwen3_moe");
   CHECK(q.attention == AttentionKind::kGqa);
