@@ -38,10 +38,10 @@ WorkloadProfile profile_workload(ArrivalSource& source) {
   std::set<uint64_t> seen;
   double first_s = 0;
   double last_s = 0;
-  Arrival a;
+  TimedRequest a;
   while (source.next(a)) {
-    if (p.requests == 0) first_s = a.trace_time_s;
-    last_s = a.trace_time_s;
+    if (p.requests == 0) first_s = a.arrival_s;
+    last_s = a.arrival_s;
     ++p.requests;
     prompts.push_back(a.spec.prompt_tokens);
     uncached.push_back(uncached_tokens(a.spec, seen));

@@ -10,21 +10,21 @@ namespace {
 
 class VectorSource final : public ArrivalSource {
  public:
-  explicit VectorSource(std::vector<Arrival> arrivals) : arrivals_(std::move(arrivals)) {}
-  bool next(Arrival& out) override {
+  explicit VectorSource(std::vector<TimedRequest> arrivals) : arrivals_(std::move(arrivals)) {}
+  bool next(TimedRequest& out) override {
     if (index_ == arrivals_.size()) return false;
     out = arrivals_[index_++];
     return true;
   }
 
  private:
-  std::vector<Arrival> arrivals_;
+  std::vector<TimedRequest> arrivals_;
   size_t index_ = 0;
 };
 
-Arrival arrival(double t, int64_t prompt, int64_t output, std::vector<uint64_t> hashes) {
-  Arrival a;
-  a.trace_time_s = t;
+TimedRequest arrival(double t, int64_t prompt, int64_t output, std::vector<uint64_t> hashes) {
+  TimedRequest a;
+  a.arrival_s = t;
   a.spec.prompt_tokens = prompt;
   a.spec.output_tokens = output;
   a.spec.block_hashes = std::move(hashes);
@@ -34,7 +34,7 @@ Arrival arrival(double t, int64_t prompt, int64_t output, std::vector<uint64_t> 
 
 TEST_CASE("the workload profile bounds prefix hits by block hashes sent before", "[plan]") {
   // 10 requests: the first sends blocks 1,2; the others share block 1 (512 tokens) and add their own.
-  std::vector<Arrival> arrivals = {arrival(0, 1200, 10, {1, 2, 100})};
+  std::vector<TimedRequest> arrivals = {arrival(0, 1200, 10, {1, 2, 100})};
   for (int i = 1; i < 10; ++i) arrivals.push_back(arrival(i, 1000 + 100 * i, 20, {1, 200 + uint64_t(i)}));
   VectorSource source(arrivals);
   const WorkloadProfile p = profile_workload(source);
