@@ -165,7 +165,8 @@ void print_header(const LedgerArgs& a, const Setup& s) {
   std::printf("layers %d = %d dense + %d MoE; indexer %d full + %d shared\n", cm.model.layers,
               cm.model.mlp_dense_layers(), cm.model.moe_layers(),
               cm.model.has_indexer() ? cm.model.indexer_full_layers : 0, cm.model.indexer_shared_layers());
-  const std::string profile_times = a.profile.empty() ? "" : "profile " + a.profile + " where measured, else roofline";
+  const std::string profile_times =
+      a.profile.empty() ? "" : "profile " + a.profile + " where measured, else roofline";
   const char* times = cm.options.ideal     ? "ideal (the seed's 4.8 TB/s, 787 GB/s, 25 GB/s, 5 us)"
                       : !a.profile.empty() ? profile_times.c_str()
                                            : "achieved (hardware efficiency factors)";
@@ -206,8 +207,8 @@ void print_ops(const StepCost& c, bool profiled) {
 void print_collectives(const StepCost& c, const CostModel& cm) {
   std::printf("\nCollectives over %s (one rank's messages)\n", std::string(link_name(cm.link)).c_str());
   const bool profiled = cm.profile != nullptr;
-  std::printf("%-18s %-15s %5s %6s %12s %12s %10s %10s%s\n", "collective", "kind", "group", "count", "MB each",
-              "MB total", "xfer ms", "launch ms", profiled ? "    time ms source  " : "");
+  std::printf("%-18s %-15s %5s %6s %12s %12s %10s %10s%s\n", "collective", "kind", "group", "count",
+              "MB each", "MB total", "xfer ms", "launch ms", profiled ? "    time ms source  " : "");
   for (int i = 0; i < kOpCount; ++i) {
     const Term& t = c.terms[i];
     if (!is_collective(Op(i)) || t.count == 0) continue;
@@ -222,7 +223,8 @@ void print_collectives(const StepCost& c, const CostModel& cm) {
               c.collective_bytes() / 1e6);
 }
 
-void print_ledgers(const StepCost& c, double rank_tokens, double time_scale, const char* unit, bool profiled) {
+void print_ledgers(const StepCost& c, double rank_tokens, double time_scale, const char* unit,
+                   bool profiled) {
   std::printf("\nMarginal-cost ledgers (busiest rank, %.0f tokens)\n  %-44s %12s %14s\n", rank_tokens, "",
               "GB per step", "MB per token");
   const std::string comm = "communication (" + std::to_string(c.collective_count()) + " calls)";
@@ -236,11 +238,10 @@ void print_ledgers(const StepCost& c, double rank_tokens, double time_scale, con
   }
   std::printf("  %-44s %12.3f PFLOP (instance)\n", "FLOPs", c.flops() / 1e15);
   std::printf("\nTime on the busiest GPU: %.4f %s\n", c.total_s * time_scale, unit);
-  const std::pair<const char*, double> rows[] = {{"weights", c.weights_s}, {"kv", c.kv_s},
-                                                 {"indexer", c.indexer_s}, {"activations", c.activations_s},
-                                                 {"compute", c.compute_s}, {"comm", c.comm_s},
-                                                 {"launch", c.launch_s},   {"profile", c.profile_s},
-                                                 {"cpu overhead", c.overhead_s}};
+  const std::pair<const char*, double> rows[] = {
+      {"weights", c.weights_s},         {"kv", c.kv_s},           {"indexer", c.indexer_s},
+      {"activations", c.activations_s}, {"compute", c.compute_s}, {"comm", c.comm_s},
+      {"launch", c.launch_s},           {"profile", c.profile_s}, {"cpu overhead", c.overhead_s}};
   for (const auto& [name, s] : rows) {
     if (!profiled && (name == std::string("profile") || name == std::string("cpu overhead"))) continue;
     std::printf("  %-22s %12.4f %s  %5.1f %%\n", name, s * time_scale, unit,

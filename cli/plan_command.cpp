@@ -88,8 +88,8 @@ PlanSetup build_setup(const PlanOptions& o, Hardware& hardware) {
   PlanSetup s;
   if (o.slo.empty()) throw InputError("--slo", "ttft=<duration>,tpot=<duration>", "nothing");
   s.slo = parse_slo(o.slo);
-  s.target = PlanTarget{o.model, o.cluster, o.hardware, o.workload == "default" ? "" : o.workload, o.slo,
-                        o.max_requests, o.seed};
+  s.target = PlanTarget{o.model, o.cluster,      o.hardware, o.workload == "default" ? "" : o.workload,
+                        o.slo,   o.max_requests, o.seed};
   if (!o.cluster.empty() && (!o.hardware.empty() || o.gpus != 0))
     throw InputError("--cluster", "either --cluster or --hardware with --gpus", "both");
   if (!o.cluster.empty()) {
@@ -154,11 +154,12 @@ void run_plan(const PlanOptions& o) {
     write_text(o.out + "/plan-partial-" + std::to_string(shard) + "-of-" + std::to_string(shards) + ".json",
                partial_json(setup, shard, shards, rows));
   }
-  std::fprintf(stderr,
-               "tokenline plan: %zu of %d candidates evaluated (shard %d/%d), %lld simulations (%lld failed) with "
-               "%d jobs in %.1f s; outputs in %s\n",
-               rows.size(), setup.candidates, shard, shards, static_cast<long long>(stats.simulations),
-               static_cast<long long>(stats.failed), o.jobs, wall_s, o.out.c_str());
+  std::fprintf(
+      stderr,
+      "tokenline plan: %zu of %d candidates evaluated (shard %d/%d), %lld simulations (%lld failed) with "
+      "%d jobs in %.1f s; outputs in %s\n",
+      rows.size(), setup.candidates, shard, shards, static_cast<long long>(stats.simulations),
+      static_cast<long long>(stats.failed), o.jobs, wall_s, o.out.c_str());
 }
 
 std::vector<std::string> partial_files(const std::vector<std::string>& inputs) {
@@ -171,7 +172,8 @@ std::vector<std::string> partial_files(const std::vector<std::string>& inputs) {
     std::set<std::string> found;  // ordered: deterministic
     for (const auto& e : std::filesystem::directory_iterator(in)) {
       const std::string name = e.path().filename().string();
-      if (name.rfind("plan-partial-", 0) == 0 && e.path().extension() == ".json") found.insert(e.path().string());
+      if (name.rfind("plan-partial-", 0) == 0 && e.path().extension() == ".json")
+        found.insert(e.path().string());
     }
     if (found.empty()) throw InputError("plan merge " + in, "plan-partial-*.json files", "none");
     files.insert(files.end(), found.begin(), found.end());
@@ -193,18 +195,20 @@ void run_merge(const PlanOptions& o) {
   std::vector<PlanRow> rows;
   for (const PlanPartial& p : parts) {
     if (p.setup_text != parts.front().setup_text || p.shards != parts.front().shards)
-      throw InputError("plan merge", "partials of one plan (equal setups and shard counts)", "different ones");
+      throw InputError("plan merge", "partials of one plan (equal setups and shard counts)",
+                       "different ones");
     if (!seen.insert(p.shard).second)
       throw InputError("plan merge", "each shard once", "shard " + std::to_string(p.shard) + " twice");
     rows.insert(rows.end(), p.rows.begin(), p.rows.end());
   }
   const int32_t shards = parts.front().shards;
-  if (static_cast<int32_t>(seen.size()) != shards || static_cast<int32_t>(rows.size()) != parts.front().setup.candidates)
+  if (static_cast<int32_t>(seen.size()) != shards ||
+      static_cast<int32_t>(rows.size()) != parts.front().setup.candidates)
     throw InputError("plan merge", "all " + std::to_string(shards) + " shards",
                      std::to_string(seen.size()) + " shard(s) with " + std::to_string(rows.size()) + " rows");
   std::fputs(write_plan_outputs(parts.front().setup, rows, o.merge_out).c_str(), stdout);
-  std::fprintf(stderr, "tokenline plan merge: %zu shards, %zu candidates; outputs in %s\n", parts.size(), rows.size(),
-               o.merge_out.c_str());
+  std::fprintf(stderr, "tokenline plan merge: %zu shards, %zu candidates; outputs in %s\n", parts.size(),
+               rows.size(), o.merge_out.c_str());
 }
 
 void add_plan_options(CLI::App& cmd, PlanOptions& o) {
@@ -228,8 +232,9 @@ void add_plan_options(CLI::App& cmd, PlanOptions& o) {
 
 void add_plan(CLI::App& app) {
   auto o = std::make_shared<PlanOptions>();
-  CLI::App* cmd = app.add_subcommand("plan", "search deployments (layout, instances, PD, chunk, max running) "
-                                             "for the highest SLO-meeting rate, by simulation");
+  CLI::App* cmd = app.add_subcommand("plan",
+                                     "search deployments (layout, instances, PD, chunk, max running) "
+                                     "for the highest SLO-meeting rate, by simulation");
   add_plan_options(*cmd, *o);
   CLI::App* merge = cmd->add_subcommand("merge", "join the partial results of plan --shard runs");
   merge->add_option("inputs", o->merge_inputs, "output directories or plan-partial-*.json files")->required();

@@ -64,7 +64,7 @@ EngineBehavior engine_behavior(const SimJob& job, const OpProfile* profile) {
   if (!job.mixed_steps.empty()) b.mixed_steps = parse_on_off(job.mixed_steps, "--mixed-steps");
   if (!job.kv_replicated.empty()) {
     b.kv_placement = parse_on_off(job.kv_replicated, "--kv-replicated") ? KvPlacement::kPerTpRank
-                                                                         : KvPlacement::kShardedOverTp;
+                                                                        : KvPlacement::kShardedOverTp;
   }
   if (job.mem_fraction != 0) {
     if (!(job.mem_fraction > 0 && job.mem_fraction <= 1))
@@ -88,7 +88,6 @@ EstimateConfig estimate_config(const TokenRatio& t) {
                         .clip_output_tokens = t.clip_max_new_tokens};
 }
 
-
 Backend parse_backend(const std::string& v) {
   if (v == "analytic") return Backend::kAnalytic;
   if (v == "simgrid") return Backend::kSimgrid;
@@ -100,10 +99,12 @@ Backend parse_backend(const std::string& v) {
 void check_numbers(const SimJob& job) {
   require_positive(job.instances, "--instances");
   if (job.chunk_tokens < 0)
-    throw InputError("--chunk", "a positive token count (0: the engine's default)", std::to_string(job.chunk_tokens));
+    throw InputError("--chunk", "a positive token count (0: the engine's default)",
+                     std::to_string(job.chunk_tokens));
   require_positive(job.page_tokens, "--page-size");
   if (job.max_running < 0)
-    throw InputError("--max-running", "a positive count (0: the engine's default)", std::to_string(job.max_running));
+    throw InputError("--max-running", "a positive count (0: the engine's default)",
+                     std::to_string(job.max_running));
   if (job.kv_pages < 0)
     throw InputError("--kv-pages", "0 (auto) or a positive page count", std::to_string(job.kv_pages));
   if (job.concurrency < 0)

@@ -22,18 +22,19 @@ struct SimJob {
   int64_t page_tokens = 64;
   // SGLang's whole-request reservation (the seed's engine). Incremental (vLLM) admits more and preempts
   // under pressure; on the Mooncake trace with dp8-ep8 it recomputes so often that the run is ~8x longer.
-  std::string reservation;  // whole | incremental | estimate (SGLang: admit on an estimate, retract); "": engine's
+  std::string
+      reservation;  // whole | incremental | estimate (SGLang: admit on an estimate, retract); "": engine's
   // Engine behaviour overrides (engine/model/engine_behavior.h); unset ("" / 0) keeps the profile's engine,
   // or the seed's without one.
   std::string mixed_steps;    // on | off: a step with prefill work carries no decodes (SGLang)
   std::string kv_replicated;  // on: MLA latent KV on every TP rank, GQA split by KV heads; off: the seed
-  double mem_fraction = 0;            // share of HBM for weights + KV; 0: the hardware JSON's
+  double mem_fraction = 0;    // share of HBM for weights + KV; 0: the hardware JSON's
   std::string policy = "fcfs";
   int32_t max_running = 0;  // per rank; 0: the engine's (seed: 1024, SGLang: derived from its KV pool)
-  int64_t kv_pages = 0;  // 0: sized from HBM left after weights; else pages per rank
+  int64_t kv_pages = 0;     // 0: sized from HBM left after weights; else pages per rank
   bool prefix_cache = true;
-  std::string kv_layout;  // "" = the model's default
-  bool ideal = false;     // the seed's ideal rates instead of the hardware's efficiencies
+  std::string kv_layout;    // "" = the model's default
+  bool ideal = false;       // the seed's ideal rates instead of the hardware's efficiencies
   std::string profile;      // op profile name or directory ("": roofline only)
   std::string profile_set;  // its timing overrides "name=value,..."
   std::string backend = "analytic";

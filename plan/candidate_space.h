@@ -16,15 +16,15 @@ struct ModelConfig;
 struct Candidate {
   int32_t id = 0;
   bool pd = false;
-  Parallel prefill;              // PD only: each prefill instance's layout
-  Parallel layout;               // co-located: every instance's layout; PD: each decode instance's
-  int32_t instances = 1;         // co-located: instances; PD: decode instances
+  Parallel prefill;               // PD only: each prefill instance's layout
+  Parallel layout;                // co-located: every instance's layout; PD: each decode instance's
+  int32_t instances = 1;          // co-located: instances; PD: decode instances
   int32_t prefill_instances = 0;  // PD only
   int64_t chunk_tokens = 0;
   int32_t max_running = 0;  // per attention rank, as `tokenline sim --max-running`
 
   int32_t gpus() const;
-  std::string deployment() const;  // "2x dp8-ep8" or "1P tp8 + 1D dp8-ep8"
+  std::string deployment() const;    // "2x dp8-ep8" or "1P tp8 + 1D dp8-ep8"
   std::string parallel_arg() const;  // `tokenline sim --parallel`: "dp8-ep8" or "tp8,dp8-ep8"
   std::string pd_arg() const;        // "" or "1P1D"
 };

@@ -76,7 +76,8 @@ LedgerVerdict ledger_verdict(const Candidate& c, const ModelConfig& model, const
   const CostModel decode = pool_cost_model(c, c.layout, model, hardware);
   const CostModel prefill = c.pd ? pool_cost_model(c, c.prefill, model, hardware) : decode;
   if (c.pd) v.reason = capacity_reason(prefill, workload.max_prompt_tokens, v.detail);
-  if (v.reason == PruneReason::kNone) v.reason = capacity_reason(decode, workload.max_request_tokens, v.detail);
+  if (v.reason == PruneReason::kNone)
+    v.reason = capacity_reason(decode, workload.max_request_tokens, v.detail);
   if (v.reason != PruneReason::kNone) return v;
   v.ttft_floor_s = prefill_floor_s(prefill, workload.p90_uncached_tokens, c.chunk_tokens);
   v.tpot_floor_s = decode_floor_s(decode, workload.p90_prompt_tokens);

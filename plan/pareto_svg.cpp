@@ -8,7 +8,7 @@
 namespace tokenline {
 namespace {
 
-constexpr double kWidth = 720, kHeight = 480;  // px
+constexpr double kWidth = 720, kHeight = 480;                       // px
 constexpr double kLeft = 80, kRight = 30, kTop = 40, kBottom = 60;  // margins for the axes' labels
 constexpr int kTicks = 5;
 
@@ -21,10 +21,14 @@ std::string fmt(const char* format, double v) {
 std::string escaped(const std::string& s) {
   std::string out;
   for (char ch : s) {
-    if (ch == '&') out += "&amp;";
-    else if (ch == '<') out += "&lt;";
-    else if (ch == '>') out += "&gt;";
-    else out += ch;
+    if (ch == '&')
+      out += "&amp;";
+    else if (ch == '<')
+      out += "&lt;";
+    else if (ch == '>')
+      out += "&gt;";
+    else
+      out += ch;
   }
   return out;
 }
@@ -102,23 +106,26 @@ std::string pareto_svg(const std::vector<ParetoPoint>& points, const std::string
   std::string s = "<svg xmlns='http://www.w3.org/2000/svg' width='" + fmt("%.0f", kWidth) + "' height='" +
                   fmt("%.0f", kHeight) + "' font-family='sans-serif' font-size='12'>\n";
   s += "<rect width='100%' height='100%' fill='white'/>\n";
-  s += "<text x='" + fmt("%.1f", kWidth / 2) + "' y='22' text-anchor='middle' font-size='14'>" + escaped(title) +
-       "</text>\n";
+  s += "<text x='" + fmt("%.1f", kWidth / 2) + "' y='22' text-anchor='middle' font-size='14'>" +
+       escaped(title) + "</text>\n";
   s += axes(f);
   if (points.empty()) {
     s += "<text x='" + fmt("%.1f", kWidth / 2) + "' y='" + fmt("%.1f", kHeight / 2) +
          "' text-anchor='middle'>no configuration meets the SLO</text>\n";
   }
   for (const ParetoPoint& p : points) {
-    s += "<circle cx='" + fmt("%.1f", f.x(p.tokens_per_user)) + "' cy='" + fmt("%.1f", f.y(p.throughput_per_gpu)) +
-         "' r='3' fill='#8899aa'><title>" + escaped(p.label) + "</title></circle>\n";
+    s += "<circle cx='" + fmt("%.1f", f.x(p.tokens_per_user)) + "' cy='" +
+         fmt("%.1f", f.y(p.throughput_per_gpu)) + "' r='3' fill='#8899aa'><title>" + escaped(p.label) +
+         "</title></circle>\n";
   }
   const std::vector<size_t> frontier = pareto_frontier(points);
   std::string path;
   for (size_t i : frontier) {
-    path += fmt("%.1f", f.x(points[i].tokens_per_user)) + "," + fmt("%.1f", f.y(points[i].throughput_per_gpu)) + " ";
+    path += fmt("%.1f", f.x(points[i].tokens_per_user)) + "," +
+            fmt("%.1f", f.y(points[i].throughput_per_gpu)) + " ";
   }
-  if (!frontier.empty()) s += "<polyline points='" + path + "' fill='none' stroke='#c0392b' stroke-width='2'/>\n";
+  if (!frontier.empty())
+    s += "<polyline points='" + path + "' fill='none' stroke='#c0392b' stroke-width='2'/>\n";
   for (size_t i : frontier) {
     const double cx = f.x(points[i].tokens_per_user), cy = f.y(points[i].throughput_per_gpu);
     s += "<circle cx='" + fmt("%.1f", cx) + "' cy='" + fmt("%.1f", cy) + "' r='5' fill='#c0392b'/>\n";

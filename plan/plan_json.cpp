@@ -97,16 +97,17 @@ Candidate candidate_from_json(const Json& j) {
 }
 
 Json probe_to_json(const ProbeResult& p) {
-  return Json{{"exit_code", p.exit_code},
-              {"completed", p.completed},
-              {"rejected", p.rejected},
-              {"in_flight", p.in_flight},
-              {"ttft_ms", {{"p50", p.ttft_p50_ms}, {"p90", p.ttft_p90_ms}, {"p99", p.ttft_p99_ms}}},
-              {"tpot_ms",
-               {{"mean", p.tpot_mean_ms}, {"p50", p.tpot_p50_ms}, {"p90", p.tpot_p90_ms}, {"p99", p.tpot_p99_ms}}},
-              {"output_tokens_per_s", p.output_tokens_per_s},
-              {"requests_per_s", p.requests_per_s},
-              {"goodput_requests_per_s", p.goodput_requests_per_s}};
+  return Json{
+      {"exit_code", p.exit_code},
+      {"completed", p.completed},
+      {"rejected", p.rejected},
+      {"in_flight", p.in_flight},
+      {"ttft_ms", {{"p50", p.ttft_p50_ms}, {"p90", p.ttft_p90_ms}, {"p99", p.ttft_p99_ms}}},
+      {"tpot_ms",
+       {{"mean", p.tpot_mean_ms}, {"p50", p.tpot_p50_ms}, {"p90", p.tpot_p90_ms}, {"p99", p.tpot_p99_ms}}},
+      {"output_tokens_per_s", p.output_tokens_per_s},
+      {"requests_per_s", p.requests_per_s},
+      {"goodput_requests_per_s", p.goodput_requests_per_s}};
 }
 
 ProbeResult probe_from_json(const Json& j) {
@@ -182,7 +183,8 @@ PlanRow row_from_json(const Json& j) {
 
 }  // namespace
 
-std::string partial_json(const PlanSetup& setup, int32_t shard, int32_t shards, const std::vector<PlanRow>& rows) {
+std::string partial_json(const PlanSetup& setup, int32_t shard, int32_t shards,
+                         const std::vector<PlanRow>& rows) {
   Json rows_json = Json::array();
   for (const PlanRow& r : rows) rows_json.push_back(row_to_json(r));
   const Json j{{"format", kPartialFormat},

@@ -18,7 +18,8 @@ struct PlanPartial {
   std::vector<PlanRow> rows;
 };
 
-std::string partial_json(const PlanSetup& setup, int32_t shard, int32_t shards, const std::vector<PlanRow>& rows);
+std::string partial_json(const PlanSetup& setup, int32_t shard, int32_t shards,
+                         const std::vector<PlanRow>& rows);
 // Throws InputError naming `where` when the text is not a tokenline plan partial.
 PlanPartial parse_partial(const std::string& text, const std::string& where);
 

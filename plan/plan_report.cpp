@@ -13,8 +13,8 @@
 namespace tokenline {
 namespace {
 
-constexpr size_t kTableRows = 10;    // rows of the stdout table
-constexpr size_t kClosestRows = 5;   // candidates shown when none meets the SLO
+constexpr size_t kTableRows = 10;   // rows of the stdout table
+constexpr size_t kClosestRows = 5;  // candidates shown when none meets the SLO
 
 std::string fmt(const char* format, double v) {
   char text[64];
@@ -38,9 +38,10 @@ void write_file(const std::filesystem::path& path, const std::string& text) {
 std::string table_line(size_t rank, const PlanRow& r) {
   char text[320];
   std::snprintf(text, sizeof text, "%4zu %5d  %-26s %6lld %5d %9.3f %11.1f %10.1f %10.1f %9.2f  %s\n", rank,
-                r.candidate.id, r.candidate.deployment().c_str(), static_cast<long long>(r.candidate.chunk_tokens),
-                r.candidate.max_running, r.rate_per_s, r.throughput_per_gpu(), r.tokens_per_user(),
-                r.at.ttft_p90_ms, r.at.tpot_p90_ms, row_status_name(r.status).c_str());
+                r.candidate.id, r.candidate.deployment().c_str(),
+                static_cast<long long>(r.candidate.chunk_tokens), r.candidate.max_running, r.rate_per_s,
+                r.throughput_per_gpu(), r.tokens_per_user(), r.at.ttft_p90_ms, r.at.tpot_p90_ms,
+                row_status_name(r.status).c_str());
   return text;
 }
 
@@ -51,8 +52,8 @@ std::string table_head() {
 
 std::string closest_line(const PlanRow& r) {
   std::string s = "  #" + std::to_string(r.candidate.id) + " " + r.candidate.deployment() + " chunk " +
-                  std::to_string(r.candidate.chunk_tokens) + " mrun " + std::to_string(r.candidate.max_running) +
-                  ": " + fmt("%.2fx the SLO", r.slo_ratio);
+                  std::to_string(r.candidate.chunk_tokens) + " mrun " +
+                  std::to_string(r.candidate.max_running) + ": " + fmt("%.2fx the SLO", r.slo_ratio);
   if (r.status == RowStatus::kPruned) return s + " (pruned: " + r.verdict.detail + ")\n";
   return s + fmt(" at %.3f req/s", r.rate_per_s) + fmt(" (TTFT p90 %.1f ms", r.at.ttft_p90_ms) +
          fmt(", TPOT p90 %.1f ms)\n", r.at.tpot_p90_ms);
@@ -69,8 +70,8 @@ std::string stdout_report(const PlanSetup& setup, const std::vector<PlanRow>& ra
   std::map<RowStatus, size_t> n = count_status(ranked);
   std::string s = "tokenline plan: " + std::to_string(ranked.size()) + " candidates, " +
                   std::to_string(n[RowStatus::kMeets] + n[RowStatus::kMisses]) + " simulated, " +
-                  std::to_string(n[RowStatus::kPruned]) + " pruned by the ledger; SLO " + slo_phrase(setup.slo) +
-                  "\n";
+                  std::to_string(n[RowStatus::kPruned]) + " pruned by the ledger; SLO " +
+                  slo_phrase(setup.slo) + "\n";
   if (n[RowStatus::kMeets] == 0) {
     s += "no configuration meets " + slo_phrase(setup.slo) + "; the closest candidates:\n";
     for (size_t i = 0; i < ranked.size() && i < kClosestRows; ++i) s += closest_line(ranked[i]);
@@ -90,7 +91,8 @@ std::string stdout_report(const PlanSetup& setup, const std::vector<PlanRow>& ra
 std::string slo_phrase(const Slo& slo) {
   std::string s;
   if (slo.ttft_s > 0) s += "p90 TTFT <= " + fmt("%g", slo.ttft_s * 1e3) + " ms";
-  if (slo.tpot_s > 0) s += std::string(s.empty() ? "" : " and ") + "p90 TPOT <= " + fmt("%g", slo.tpot_s * 1e3) + " ms";
+  if (slo.tpot_s > 0)
+    s += std::string(s.empty() ? "" : " and ") + "p90 TPOT <= " + fmt("%g", slo.tpot_s * 1e3) + " ms";
   return s.empty() ? "no latency bound (every request completed)" : s;
 }
 
@@ -104,11 +106,12 @@ std::string plan_csv(const std::vector<PlanRow>& ranked) {
     const Candidate& c = r.candidate;
     s += std::to_string(i + 1) + "," + std::to_string(c.id) + "," + row_status_name(r.status) + "," +
          csv_field(c.deployment()) + "," + std::to_string(c.gpus()) + "," + (c.pd ? "1" : "0") + "," +
-         std::to_string(c.chunk_tokens) + "," + std::to_string(c.max_running) + "," + fmt("%.4f", r.rate_per_s) +
-         "," + r.time_scale + "," + fmt("%.2f", r.throughput_per_gpu()) + "," + fmt("%.2f", r.tokens_per_user()) +
-         "," + fmt("%.2f", r.at.ttft_p50_ms) + "," + fmt("%.2f", r.at.ttft_p90_ms) + "," +
-         fmt("%.2f", r.at.ttft_p99_ms) + "," + fmt("%.3f", r.at.tpot_mean_ms) + "," + fmt("%.3f", r.at.tpot_p90_ms) +
-         "," + fmt("%.3f", r.at.tpot_p99_ms) + "," + fmt("%.4f", r.at.goodput_requests_per_s) + "," +
+         std::to_string(c.chunk_tokens) + "," + std::to_string(c.max_running) + "," +
+         fmt("%.4f", r.rate_per_s) + "," + r.time_scale + "," + fmt("%.2f", r.throughput_per_gpu()) + "," +
+         fmt("%.2f", r.tokens_per_user()) + "," + fmt("%.2f", r.at.ttft_p50_ms) + "," +
+         fmt("%.2f", r.at.ttft_p90_ms) + "," + fmt("%.2f", r.at.ttft_p99_ms) + "," +
+         fmt("%.3f", r.at.tpot_mean_ms) + "," + fmt("%.3f", r.at.tpot_p90_ms) + "," +
+         fmt("%.3f", r.at.tpot_p99_ms) + "," + fmt("%.4f", r.at.goodput_requests_per_s) + "," +
          fmt("%.4f", r.slo_ratio) + "," + fmt("%.3f", r.verdict.ttft_floor_s * 1e3) + "," +
          fmt("%.4f", r.verdict.tpot_floor_s * 1e3) + "," + prune_reason_name(r.verdict.reason) + "," +
          std::to_string(r.probes) + "," + csv_field(r.sim_command) + "\n";

@@ -21,9 +21,9 @@ struct PlanRow {
   RowStatus status = RowStatus::kPruned;
   LedgerVerdict verdict;
   int32_t probes = 0;
-  std::string time_scale;  // of the reported probe ("" when pruned)
-  double rate_per_s = 0;   // arrival rate of the reported probe
-  ProbeResult at;          // meets: the highest rate that met; misses: the lowest rate probed
+  std::string time_scale;   // of the reported probe ("" when pruned)
+  double rate_per_s = 0;    // arrival rate of the reported probe
+  ProbeResult at;           // meets: the highest rate that met; misses: the lowest rate probed
   std::string sim_command;  // reproduces the reported probe ("" when pruned)
   double slo_ratio = 0;     // meets/misses: the reported probe's; pruned: the floors' ratio to the SLO
 

@@ -45,7 +45,8 @@ ProbeResult read_probe(const std::string& dir, int exit_code) {
 }
 
 // Folds one probe into its row: the first (lowest-rate) probe always; a later one only when it met.
-void record_probe(const PlanSetup& setup, PlanRow& row, const ProbeResult& probe, const std::string& time_scale) {
+void record_probe(const PlanSetup& setup, PlanRow& row, const ProbeResult& probe,
+                  const std::string& time_scale) {
   const bool meets = meets_slo(probe, setup.slo);
   const bool first = row.probes == 0;
   ++row.probes;
@@ -70,7 +71,8 @@ void print_progress(const std::vector<PlanRow>& rows, const std::vector<RateSear
     }
   }
   const double eta_s = sims > 0 ? elapsed_s / static_cast<double>(sims) * static_cast<double>(left) : 0.0;
-  std::fprintf(stderr, "\rtokenline plan: %lld/%zu candidates done, %lld simulations, %.0f s, ETA <= %.0f s   ",
+  std::fprintf(stderr,
+               "\rtokenline plan: %lld/%zu candidates done, %lld simulations, %.0f s, ETA <= %.0f s   ",
                static_cast<long long>(done), rows.size(), static_cast<long long>(sims), elapsed_s, eta_s);
 }
 

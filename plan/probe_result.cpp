@@ -6,7 +6,7 @@
 namespace tokenline {
 namespace {
 
-constexpr double kFailedRatio = 1e9;  // a run that wrote no metrics sorts after every real one
+constexpr double kFailedRatio = 1e9;      // a run that wrote no metrics sorts after every real one
 constexpr double kIncompleteRatio = 2.0;  // lost requests: at least twice the SLO, whatever the latencies
 
 }  // namespace

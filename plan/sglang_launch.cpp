@@ -45,7 +45,8 @@ std::vector<std::string> sglang_launch_lines(const Candidate& c, const std::stri
   lines.push_back(count_note(c.instances, "decode server"));
   lines.push_back(server_line(c.layout, c, model_path, "decode"));
   lines.push_back(
-      "python3 -m sglang_router.launch_router --pd-disaggregation --prefill <prefill-url> 8998 --decode <decode-url>  # 8998: the prefill servers' default --disaggregation-bootstrap-port");
+      "python3 -m sglang_router.launch_router --pd-disaggregation --prefill <prefill-url> 8998 --decode "
+      "<decode-url>  # 8998: the prefill servers' default --disaggregation-bootstrap-port");
   return lines;
 }
 

@@ -7,7 +7,8 @@ bool shell_safe(const std::string& s) {
   if (s.empty()) return false;
   for (char ch : s) {
     const bool plain = (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') ||
-                       ch == '-' || ch == '_' || ch == '.' || ch == '/' || ch == ',' || ch == '=' || ch == ':';
+                       ch == '-' || ch == '_' || ch == '.' || ch == '/' || ch == ',' || ch == '=' ||
+                       ch == ':';
     if (!plain) return false;
   }
   return true;
@@ -37,8 +38,8 @@ std::vector<std::string> sim_arguments(const PlanTarget& t, const Candidate& c, 
   } else {
     a.insert(a.end(), {"--instances", std::to_string(c.instances)});
   }
-  a.insert(a.end(), {"--chunk", std::to_string(c.chunk_tokens), "--max-running", std::to_string(c.max_running),
-                     "--time-scale", time_scale});
+  a.insert(a.end(), {"--chunk", std::to_string(c.chunk_tokens), "--max-running",
+                     std::to_string(c.max_running), "--time-scale", time_scale});
   if (t.max_requests > 0) a.insert(a.end(), {"--max-requests", std::to_string(t.max_requests)});
   if (t.seed != 0) a.insert(a.end(), {"--seed", std::to_string(t.seed)});
   if (!t.slo.empty()) a.insert(a.end(), {"--slo", t.slo});

@@ -24,8 +24,8 @@ int64_t uncached_tokens(const RequestSpec& spec, std::set<uint64_t>& seen) {
   size_t shared = 0;
   while (shared < spec.block_hashes.size() && seen.count(spec.block_hashes[shared]) > 0) ++shared;
   for (uint64_t h : spec.block_hashes) seen.insert(h);
-  const int64_t cached = std::min<int64_t>(spec.prompt_tokens - 1,
-                                           static_cast<int64_t>(shared) * spec.block_tokens);
+  const int64_t cached =
+      std::min<int64_t>(spec.prompt_tokens - 1, static_cast<int64_t>(shared) * spec.block_tokens);
   return spec.prompt_tokens - std::max<int64_t>(cached, 0);
 }
 

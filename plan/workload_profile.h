@@ -12,10 +12,10 @@ namespace tokenline {
 
 struct WorkloadProfile {
   int64_t requests = 0;
-  double span_s = 0;            // last arrival - first arrival
-  double rate_per_s = 0;        // requests / span_s (0 when all arrive at once)
-  int64_t p90_prompt_tokens = 0;     // at least 10% of the prompts are this long or longer
-  int64_t p90_uncached_tokens = 0;   // at least 10% of the requests compute this many prompt tokens
+  double span_s = 0;                // last arrival - first arrival
+  double rate_per_s = 0;            // requests / span_s (0 when all arrive at once)
+  int64_t p90_prompt_tokens = 0;    // at least 10% of the prompts are this long or longer
+  int64_t p90_uncached_tokens = 0;  // at least 10% of the requests compute this many prompt tokens
   int64_t max_prompt_tokens = 0;
   int64_t max_request_tokens = 0;  // prompt + output, the most KV one request holds
 };

@@ -86,8 +86,8 @@ class Metrics {
   int64_t preempted_requests_ = 0;
   int64_t retractions_ = 0;
   int64_t retracted_requests_ = 0;
-  double priced_s_ = 0;    // summed predicted step times
-  double profiled_s_ = 0;  // of which priced from a measured op profile
+  double priced_s_ = 0;       // summed predicted step times
+  double profiled_s_ = 0;     // of which priced from a measured op profile
   int64_t input_tokens_ = 0;  // over completed requests
   int64_t output_tokens_ = 0;
   int64_t cached_tokens_ = 0;

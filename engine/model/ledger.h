@@ -55,10 +55,10 @@ enum class CollectiveKind { kNone, kAllReduce, kAllGather, kReduceScatter, kAllT
 enum class TimeSource : uint8_t { kRoofline, kProfile };
 std::string_view time_source_name(TimeSource source);  // "roofline" | "profile"
 
-struct OpProfile;       // op_profile.h
-struct ProfileCurves;   // op_profile_pricing.h (private)
+struct OpProfile;      // op_profile.h
+struct ProfileCurves;  // op_profile_pricing.h (private)
 
-std::string_view op_name(Op op);                             // the seed's names: "rmsnorm", "a_proj", ...
+std::string_view op_name(Op op);  // the seed's names: "rmsnorm", "a_proj", ...
 // op_name() views a string literal: .data() is null-terminated with static storage (OpSpan::name uses it).
 CollectiveKind op_collective(Op op);                         // kNone for compute ops
 std::string_view collective_kind_name(CollectiveKind kind);  // "allreduce", "alltoall", ...
@@ -176,8 +176,8 @@ struct StepCost {
   double kv_s = 0;
   double indexer_s = 0;
   double activations_s = 0;
-  double comm_s = 0;    // collectives' transfer time
-  double launch_s = 0;  // collective launches + kernel launches
+  double comm_s = 0;      // collectives' transfer time
+  double launch_s = 0;    // collective launches + kernel launches
   double profile_s = 0;   // terms priced from the profile (not split into the classes above)
   double overhead_s = 0;  // profile timing: per-step CPU time not hidden behind the GPU
   int busiest_rank = 0;
@@ -186,7 +186,7 @@ struct StepCost {
   Term& operator[](Op op) { return terms[static_cast<size_t>(op)]; }
   double collective_bytes() const;  // sum of bytes_total over collectives
   int64_t collective_count() const;
-  double flops() const;  // instance-wide
+  double flops() const;                                                      // instance-wide
   double coverage() const { return total_s > 0 ? profile_s / total_s : 0; }  // share of time from profiles
 };
 

@@ -120,8 +120,8 @@ ProfileTable parse_table(const std::string& text, const std::string& where, Tabl
   while (std::getline(in, line)) {
     ++line_no;
     if (line_no == 1) {
-      if (line != spec.header) throw InputError(where + ":1", "the header '" + std::string(spec.header) + "'",
-                                                "'" + line + "'");
+      if (line != spec.header)
+        throw InputError(where + ":1", "the header '" + std::string(spec.header) + "'", "'" + line + "'");
       continue;
     }
     if (line.empty()) continue;
@@ -145,7 +145,8 @@ ProfileTable parse_table(const std::string& text, const std::string& where, Tabl
       t.numbers.push_back(v);
     }
   }
-  if (line_no == 0) throw InputError(where + ":1", "the header '" + std::string(spec.header) + "'", "an empty file");
+  if (line_no == 0)
+    throw InputError(where + ":1", "the header '" + std::string(spec.header) + "'", "an empty file");
   return t;
 }
 
@@ -158,15 +159,18 @@ std::optional<TimingParam> find_timing_param(std::string_view name) {
 
 std::string timing_param_list() {
   std::string s;
-  for (int i = 0; i < kTimingParams; ++i) s += (i ? ", " : "") + std::string(timing_param_name(TimingParam(i)));
+  for (int i = 0; i < kTimingParams; ++i)
+    s += (i ? ", " : "") + std::string(timing_param_name(TimingParam(i)));
   return s;
 }
 
 void check_timing_value(TimingParam p, double v, const std::string& where) {
-  const bool ok = p == TimingParam::kOverlapSchedule ? (v == 0 || v == 1)
+  const bool ok = p == TimingParam::kOverlapSchedule  ? (v == 0 || v == 1)
                   : p == TimingParam::kCudaGraphMaxBs ? (v >= 0 && v == std::floor(v))
-                                                       : v >= 0;
-  if (!ok) throw InputError(where, p == TimingParam::kOverlapSchedule ? "0 or 1" : "a value >= 0", std::to_string(v));
+                                                      : v >= 0;
+  if (!ok)
+    throw InputError(where, p == TimingParam::kOverlapSchedule ? "0 or 1" : "a value >= 0",
+                     std::to_string(v));
 }
 
 void read_timing(const Json& j, OpProfile& p, const std::string& where) {
@@ -179,7 +183,8 @@ void read_timing(const Json& j, OpProfile& p, const std::string& where) {
     if (!entry.is_object() || !entry.contains("value") || !entry["value"].is_number()) {
       throw InputError(at, "{\"value\": number, \"unit\", \"source\" or \"why\"}", entry.dump());
     }
-    if (!entry.contains("source") && !entry.contains("why")) throw InputError(at, "a \"source\" or \"why\"", "neither");
+    if (!entry.contains("source") && !entry.contains("why"))
+      throw InputError(at, "a \"source\" or \"why\"", "neither");
     const double v = entry["value"].get<double>();
     check_timing_value(*param, v, at + ".value");
     p.timing[static_cast<size_t>(*param)] = v;
@@ -198,11 +203,13 @@ void read_tables(const Json& j, const ProfileSource& src, OpProfile& p, const st
   for (const auto& [key, file] : tables.items()) {
     int kind = 0;
     while (kind < kProfileTableKinds && profile_table_key(ProfileTableKind(kind)) != key) ++kind;
-    if (kind == kProfileTableKinds) throw InputError(where + ": tables." + key, "a known table kind", "'" + key + "'");
+    if (kind == kProfileTableKinds)
+      throw InputError(where + ": tables." + key, "a known table kind", "'" + key + "'");
     if (!file.is_string()) throw InputError(where + ": tables." + key, "a file name", file.dump());
     const std::string name = file.get<std::string>();
     const std::optional<std::string> text = src.read(name);
-    if (!text) throw InputError(src.where(name), "the table profile.json names (tables." + key + ")", "no such file");
+    if (!text)
+      throw InputError(src.where(name), "the table profile.json names (tables." + key + ")", "no such file");
     p.tables[size_t(kind)] = parse_table(*text, src.where(name), table_spec(ProfileTableKind(kind)));
   }
 }
@@ -313,10 +320,12 @@ void apply_profile_sets(OpProfile& profile, const std::string& sets) {
   for (std::string_view item : split(sets, ',')) {
     if (item.empty()) continue;
     const size_t eq = item.find('=');
-    if (eq == std::string_view::npos) throw InputError("--profile-set", "name=value", "'" + std::string(item) + "'");
+    if (eq == std::string_view::npos)
+      throw InputError("--profile-set", "name=value", "'" + std::string(item) + "'");
     const std::string_view name = item.substr(0, eq);
     const std::optional<TimingParam> param = find_timing_param(name);
-    if (!param) throw InputError("--profile-set", "one of " + timing_param_list(), "'" + std::string(name) + "'");
+    if (!param)
+      throw InputError("--profile-set", "one of " + timing_param_list(), "'" + std::string(name) + "'");
     const std::string where = "--profile-set " + std::string(name);
     const double v = parse_number(item.substr(eq + 1), where, "value");
     check_timing_value(*param, v, where);

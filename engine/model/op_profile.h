@@ -16,16 +16,17 @@ namespace tokenline {
 
 // The table kinds a profile may hold; each is optional (an absent table leaves its ops on the roofline).
 enum class ProfileTableKind : uint8_t {
-  kGemm,        // dtype,m,n,k,latency_ms
-  kMoe,         // dtype,tokens,hidden,inter,topk,experts,moe_tp,moe_ep,latency_ms
-  kMlaBmm,      // op,dtype,tokens,heads,latency_ms (op: pre = W_UK absorption, post = W_UV)
-  kMlaDecode,   // kv_dtype,heads,batch,tokens,latency_ms (tokens: context length in the cache)
-  kMlaPrefill,  // kv_dtype,heads,batch,tokens,latency_ms (tokens: new tokens of each sequence)
-  kGqaDecode,   // kv_dtype,heads,kv_heads,head_dim,batch,tokens,latency_ms
-  kGqaPrefill,  // kv_dtype,heads,kv_heads,head_dim,batch,tokens,latency_ms
-  kComm,        // op,gpus,bytes,latency_ms
+  kGemm,             // dtype,m,n,k,latency_ms
+  kMoe,              // dtype,tokens,hidden,inter,topk,experts,moe_tp,moe_ep,latency_ms
+  kMlaBmm,           // op,dtype,tokens,heads,latency_ms (op: pre = W_UK absorption, post = W_UV)
+  kMlaDecode,        // kv_dtype,heads,batch,tokens,latency_ms (tokens: context length in the cache)
+  kMlaPrefill,       // kv_dtype,heads,batch,tokens,latency_ms (tokens: new tokens of each sequence)
+  kGqaDecode,        // kv_dtype,heads,kv_heads,head_dim,batch,tokens,latency_ms
+  kGqaPrefill,       // kv_dtype,heads,kv_heads,head_dim,batch,tokens,latency_ms
+  kComm,             // op,gpus,bytes,latency_ms
   kMlaModuleDecode,  // kv_dtype,hidden,q_lora,heads,batch,tokens,latency_ms: the whole MLA block, decode
-  kDsa,  // module,phase,hidden,heads,batch,tokens,latency_ms: DSA parts (attn, logits, topk) by decode/prefill
+  kDsa,              // module,phase,hidden,heads,batch,tokens,latency_ms: DSA parts (attn, logits, topk) by
+                     // decode/prefill
   kCount,
 };
 inline constexpr int kProfileTableKinds = static_cast<int>(ProfileTableKind::kCount);
@@ -34,13 +35,15 @@ std::string_view profile_table_key(ProfileTableKind kind);  // the "tables" key 
 
 // One loaded table: `text_columns` leading text columns then numeric ones, the last one latency_ms.
 struct ProfileTable {
-  std::string file;                   // what messages name: "<profile>/gemm.csv"
-  int text_columns = 0;               // leading text columns per row
-  int numeric_columns = 0;            // the rest, latency_ms last
-  std::vector<std::string> text;      // rows x text_columns
-  std::vector<double> numbers;        // rows x numeric_columns
+  std::string file;               // what messages name: "<profile>/gemm.csv"
+  int text_columns = 0;           // leading text columns per row
+  int numeric_columns = 0;        // the rest, latency_ms last
+  std::vector<std::string> text;  // rows x text_columns
+  std::vector<double> numbers;    // rows x numeric_columns
   size_t rows() const { return numeric_columns > 0 ? numbers.size() / size_t(numeric_columns) : 0; }
-  std::string_view text_at(size_t row, int col) const { return text[row * size_t(text_columns) + size_t(col)]; }
+  std::string_view text_at(size_t row, int col) const {
+    return text[row * size_t(text_columns) + size_t(col)];
+  }
   double at(size_t row, int col) const { return numbers[row * size_t(numeric_columns) + size_t(col)]; }
   bool empty() const { return rows() == 0; }
 };
@@ -76,7 +79,8 @@ double timing_param_default(TimingParam p);
 
 // Loads a profile by embedded name ("h200-sglang") or from a directory holding profile.json. Throws
 // InputError naming the file (and line for CSVs) on a missing table, a bad header, a bad number, an
-// unknown timing parameter or an unknown profile name; the "engine" object by engine_behavior_from_json (its own messages).
+// unknown timing parameter or an unknown profile name; the "engine" object by engine_behavior_from_json (its
+// own messages).
 std::shared_ptr<OpProfile> load_op_profile(const std::string& name_or_dir);
 
 // Applies "name=value[,name=value]" overrides (--profile-set); throws InputError naming an unknown

@@ -30,8 +30,8 @@ struct OpCurve {
 
 // Latency by batch and size: one curve per measured batch (each with its own sizes: grids may be ragged).
 struct OpGrid {
-  std::vector<double> bs;      // measured batches, strictly ascending
-  std::vector<OpCurve> rows;   // rows[i].b == bs[i]
+  std::vector<double> bs;     // measured batches, strictly ascending
+  std::vector<OpCurve> rows;  // rows[i].b == bs[i]
   bool empty() const { return bs.empty(); }
   // Linear in log b between the two rows around b (each evaluated at x); below bs[0] the first row; above
   // the last row, last(x) + roof(b, x) - roof(last b, x).

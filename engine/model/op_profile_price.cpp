@@ -43,7 +43,8 @@ bool attention_s(const ProfileCurves& pc, const ProfileWork& w, double& s) {
     if (pc.attn_prefill.empty()) return false;
     const double x = w.prefill_tokens / w.prefill_seqs;
     const double table_keys = w.prefill_seqs * x * (x + 1) / 2;
-    s += pc.attn_prefill.at(w.prefill_seqs, x) + std::max(0.0, w.prefill_keys - table_keys) * pc.prefill_key_s;
+    s +=
+        pc.attn_prefill.at(w.prefill_seqs, x) + std::max(0.0, w.prefill_keys - table_keys) * pc.prefill_key_s;
   }
   return true;
 }
@@ -52,7 +53,8 @@ bool attention_s(const ProfileCurves& pc, const ProfileWork& w, double& s) {
 // to their roofline times, so each row still shows where the block's time would go.
 constexpr Op kMlaModuleOps[] = {Op::kAProj, Op::kNormRopeKvWrite, Op::kQBProj, Op::kSparseMla, Op::kOProj};
 
-void price_mla_module(const ProfileCurves& pc, const ProfileWork& w, int layers, std::array<Term, kOpCount>& terms) {
+void price_mla_module(const ProfileCurves& pc, const ProfileWork& w, int layers,
+                      std::array<Term, kOpCount>& terms) {
   const double group_s = layers * pc.mla_module_decode.at(w.tokens, w.decode_context);
   double roof_s = 0;
   for (Op op : kMlaModuleOps) roof_s += terms[size_t(op)].time_s;
@@ -73,7 +75,8 @@ bool dsa_part_s(const OpGrid& decode, const OpGrid& prefill, double pair_s, cons
   if (w.prefill_seqs > 0) {
     if (prefill.empty()) return false;
     const double x = w.prefill_tokens / w.prefill_seqs;
-    s += prefill.at(w.prefill_seqs, x) + std::max(0.0, w.prefill_keys - w.prefill_seqs * x * (x + 1) / 2) * pair_s;
+    s += prefill.at(w.prefill_seqs, x) +
+         std::max(0.0, w.prefill_keys - w.prefill_seqs * x * (x + 1) / 2) * pair_s;
   }
   return true;
 }
@@ -89,7 +92,8 @@ void price_dsa(const CostModel& cm, const ProfileWork& w, std::array<Term, kOpCo
   if (dsa_part_s(pc.dsa_topk_decode, pc.dsa_topk_prefill, pc.dsa_topk_pair_s, w, s))
     set_profile(terms[size_t(Op::kTopkSelect)], Lf * s);
   if (!dsa_part_s(pc.dsa_logits_decode, pc.dsa_logits_prefill, pc.dsa_logits_pair_s, w, s)) return;
-  if (price_parts(terms[size_t(Op::kIndexerScore)], Lf, {{&pc.index_q_proj, w.tokens}, {&pc.index_k_proj, w.tokens}}))
+  if (price_parts(terms[size_t(Op::kIndexerScore)], Lf,
+                  {{&pc.index_q_proj, w.tokens}, {&pc.index_k_proj, w.tokens}}))
     terms[size_t(Op::kIndexerScore)].time_s += Lf * s;
 }
 
@@ -154,11 +158,13 @@ void price_rank_from_profile(const CostModel& cm, const ProfileWork& w, std::arr
   const ModelConfig& m = cm.model;
   const int Lm = m.moe_layers(), Ld = m.mlp_dense_layers();
   price_attention_block(cm, w, terms);
-  if (Ld > 0) price_parts(terms[size_t(Op::kDenseMlp)], Ld, {{&pc.dense_up, w.tokens}, {&pc.dense_down, w.tokens}});
+  if (Ld > 0)
+    price_parts(terms[size_t(Op::kDenseMlp)], Ld, {{&pc.dense_up, w.tokens}, {&pc.dense_down, w.tokens}});
   if (Lm > 0) {
     price_parts(terms[size_t(Op::kRouter)], Lm, {{&pc.router, w.tokens}});
     if (m.shared_experts > 0)
-      price_parts(terms[size_t(Op::kSharedExpert)], Lm, {{&pc.shared_up, w.tokens}, {&pc.shared_down, w.tokens}});
+      price_parts(terms[size_t(Op::kSharedExpert)], Lm,
+                  {{&pc.shared_up, w.tokens}, {&pc.shared_down, w.tokens}});
   }
   if (w.lm_tokens > 0) price_parts(terms[size_t(Op::kLmHead)], 1, {{&pc.lm_head, w.lm_tokens}});
   price_collectives(pc, w.graph, terms);
@@ -171,7 +177,8 @@ void price_experts_from_profile(const CostModel& cm, double all_tokens, double e
   if (pc.moe.empty() || all_tokens <= 0 || t.count <= 0) return;
   // The table routes evenly; a skewed busiest GPU does the work of expert_imbalance times the tokens.
   set_profile(t, cm.model.moe_layers() * pc.moe.at(all_tokens * expert_imbalance));
-  if (!graph && pc.eager_launch_gap_s > 0) t.time_s = std::max(t.time_s, double(t.count) * pc.eager_launch_gap_s);
+  if (!graph && pc.eager_launch_gap_s > 0)
+    t.time_s = std::max(t.time_s, double(t.count) * pc.eager_launch_gap_s);
 }
 
 }  // namespace tokenline

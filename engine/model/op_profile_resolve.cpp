@@ -55,8 +55,9 @@ struct Rates {
 
 Rates rates_of(const CostModel& cm) {
   const double e = cm.hardware.efficiency.gemm;
-  return {cm.gemm_flops, cm.hardware.peak_flops(Dtype::kBf16) * e, cm.attention_flops, cm.hbm_bw, cm.link_bw,
-          cm.weight_bytes_per_param};
+  return {cm.gemm_flops,      cm.hardware.peak_flops(Dtype::kBf16) * e,
+          cm.attention_flops, cm.hbm_bw,
+          cm.link_bw,         cm.weight_bytes_per_param};
 }
 
 // A GEMM of n x k weights by tokens; bf16: the BF16 rows and rates instead of the weight dtype's.
@@ -67,12 +68,19 @@ OpCurve gemm_curve(const ProfileTable& t, const CostModel& cm, double n, double 
   const double flops = bf16 ? r.bf16_gemm : r.gemm, bpp = bf16 ? 2 : r.bpp;
   auto keep = [&](size_t i) { return t.text_at(i, 0) == dtype; };
   std::array<double, 2> nk{};
-  if (!nearest_key<2>(t, {n, k}, keep, [&](size_t i) { return std::array<double, 2>{t.at(i, 1), t.at(i, 2)}; }, nk))
+  if (!nearest_key<2>(
+          t, {n, k}, keep,
+          [&](size_t i) {
+            return std::array<double, 2>{t.at(i, 1), t.at(i, 2)};
+          },
+          nk))
     return {};
   std::vector<std::pair<double, double>> pts;
   for (size_t i = 0; i < t.rows(); ++i)
-    if (keep(i) && t.at(i, 1) == nk[0] && t.at(i, 2) == nk[1]) pts.emplace_back(t.at(i, 0), t.at(i, 3) * kMsToS);
-  return make_curve(std::move(pts), 1, gemm_roof(n, k, flops, bpp, r.hbm), gemm_roof(nk[0], nk[1], flops, bpp, r.hbm));
+    if (keep(i) && t.at(i, 1) == nk[0] && t.at(i, 2) == nk[1])
+      pts.emplace_back(t.at(i, 0), t.at(i, 3) * kMsToS);
+  return make_curve(std::move(pts), 1, gemm_roof(n, k, flops, bpp, r.hbm),
+                    gemm_roof(nk[0], nk[1], flops, bpp, r.hbm));
 }
 
 OpRoofline moe_roof(const std::array<double, 4>& s, double moe_tp, double ep, const Rates& r) {
@@ -120,7 +128,9 @@ OpCurve bmm_curve(const ProfileTable& t, const CostModel& cm, std::string_view o
   auto keep = [&](size_t i) { return t.text_at(i, 0) == op && t.text_at(i, 1) == dtype; };
   const double heads = double(m.heads) / cm.parallel.tp;
   std::array<double, 1> got{};
-  if (!nearest_key<1>(t, {heads}, keep, [&](size_t i) { return std::array<double, 1>{t.at(i, 1)}; }, got)) return {};
+  if (!nearest_key<1>(
+          t, {heads}, keep, [&](size_t i) { return std::array<double, 1>{t.at(i, 1)}; }, got))
+    return {};
   std::vector<std::pair<double, double>> pts;
   for (size_t i = 0; i < t.rows(); ++i)
     if (keep(i) && t.at(i, 1) == got[0]) pts.emplace_back(t.at(i, 0), t.at(i, 2) * kMsToS);
@@ -160,8 +170,6 @@ std::string_view kv_dtype_name(KvLayout layout) {
   }
   return "fp8";
 }
-
-
 
 void resolve_gemms(const ProfileTable& g, const CostModel& cm, ProfileCurves& pc) {
   const ModelConfig& m = cm.model;
@@ -204,8 +212,8 @@ OpRoofline attn_roof(const CostModel& cm, const AttnShape& s, bool decode) {
   const double kv_bytes = double(cm.kv_bytes_token_layer) * (mla ? 1 : s.kv_heads / std::max(1, m.kv_heads));
   OpRoofline r;
   if (decode) {
-    const double per_key = mla ? s.heads * 2 * double(2 * m.kv_lora_rank + m.qk_rope_head_dim)
-                               : s.heads * 4 * s.head_dim;
+    const double per_key =
+        mla ? s.heads * 2 * double(2 * m.kv_lora_rank + m.qk_rope_head_dim) : s.heads * 4 * s.head_dim;
     r.cbx = per_key / f;
     r.mbx = kv_bytes / bw;
     return r;
@@ -227,14 +235,16 @@ AttnShape attn_shape(const CostModel& cm) {
 
 OpGrid attention_grid(const OpProfile& p, const CostModel& cm, bool decode) {
   const bool mla = cm.model.attention == AttentionKind::kMla;
-  const ProfileTable& t = p.table(mla ? (decode ? ProfileTableKind::kMlaDecode : ProfileTableKind::kMlaPrefill)
-                                      : (decode ? ProfileTableKind::kGqaDecode : ProfileTableKind::kGqaPrefill));
+  const ProfileTable& t =
+      p.table(mla ? (decode ? ProfileTableKind::kMlaDecode : ProfileTableKind::kMlaPrefill)
+                  : (decode ? ProfileTableKind::kGqaDecode : ProfileTableKind::kGqaPrefill));
   if (t.empty()) return {};
   const std::string_view kv = kv_dtype_name(cm.kv_layout);
   const AttnShape want = attn_shape(cm);
   const int shape_cols = mla ? 1 : 3;  // mla: heads; gqa: heads, kv_heads, head_dim
   auto key = [&](size_t i) {
-    return std::array<double, 3>{t.at(i, 0), mla ? want.kv_heads : t.at(i, 1), mla ? want.head_dim : t.at(i, 2)};
+    return std::array<double, 3>{t.at(i, 0), mla ? want.kv_heads : t.at(i, 1),
+                                 mla ? want.head_dim : t.at(i, 2)};
   };
   auto kv_ok = [&](size_t i) { return t.text_at(i, 0) == kv; };
   std::array<double, 3> got{};
@@ -274,7 +284,6 @@ OpCurve comm_curve(const ProfileTable& t, const CostModel& cm, Op op, bool graph
   return make_curve(std::move(pts), 1, roof, roof);
 }
 
-
 // The whole MLA block of a decode step (measured on DeepSeek-V3's dimensions: used only when the model's
 // hidden size and q_lora rank match the rows).
 OpGrid resolve_mla_module(const OpProfile& p, const CostModel& cm) {
@@ -301,7 +310,8 @@ struct DsaRoofs {
 // slope in context); the indexer scores every cached key per query (replicated, not split by TP).
 DsaRoofs dsa_roofs(const CostModel& cm, double heads) {
   const ModelConfig& m = cm.model;
-  const double topk = double(m.indexer_topk), per_key = heads * 2 * double(2 * m.kv_lora_rank + m.qk_rope_head_dim);
+  const double topk = double(m.indexer_topk),
+               per_key = heads * 2 * double(2 * m.kv_lora_rank + m.qk_rope_head_dim);
   const double idx_per_pair = 2 * double(m.indexer_heads) * double(m.indexer_head_dim);
   constexpr double kScoreBytes = 4;  // FP32 logits written by the indexer, read by top-k
   DsaRoofs r;
@@ -324,7 +334,8 @@ OpGrid dsa_grid(const ProfileTable& t, const CostModel& cm, std::string_view mod
   };
   const double heads = double(cm.model.heads) / cm.parallel.tp;
   std::array<double, 1> got{};
-  if (!nearest_key<1>(t, {heads}, keep_part, [&](size_t i) { return std::array<double, 1>{t.at(i, 1)}; }, got))
+  if (!nearest_key<1>(
+          t, {heads}, keep_part, [&](size_t i) { return std::array<double, 1>{t.at(i, 1)}; }, got))
     return {};
   auto keep = [&](size_t i) { return keep_part(i) && t.at(i, 1) == got[0]; };
   return make_grid(t, keep, 2, 3, 4, dsa_roofs(cm, heads).*roof, dsa_roofs(cm, got[0]).*roof);

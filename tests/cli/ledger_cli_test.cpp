@@ -143,15 +143,17 @@ TEST_CASE("ledger rejects bad input with exit code 2 and one message naming what
 }
 
 TEST_CASE("ledger --profile names each op's time source in tables and JSON", "[ledger_cli]") {
-  const Run table = run("decode --model deepseek-v3 --parallel tp8 --batch 16 --context 1535 --profile h200-sglang");
+  const Run table =
+      run("decode --model deepseek-v3 --parallel tp8 --batch 16 --context 1535 --profile h200-sglang");
   REQUIRE(table.rc == 0);
   CHECK(table.out.find("profile h200-sglang") != std::string::npos);
   const size_t row = table.out.find("\nexpert_gemm");
   REQUIRE(row != std::string::npos);
   const std::string line = table.out.substr(row + 1, table.out.find('\n', row + 1) - row - 1);
   CHECK(line.find("profile") != std::string::npos);
-  const Run js = run("decode --model deepseek-v3 --parallel tp8 --batch 16 --context 1535 --json --profile h200-sglang "
-                     "--profile-set step_cpu_overhead_s=0.05,overlap_schedule=0");
+  const Run js =
+      run("decode --model deepseek-v3 --parallel tp8 --batch 16 --context 1535 --json --profile h200-sglang "
+          "--profile-set step_cpu_overhead_s=0.05,overlap_schedule=0");
   REQUIRE(js.rc == 0);
   const auto j = nlohmann::json::parse(js.out);
   bool rmsnorm_roofline = false;

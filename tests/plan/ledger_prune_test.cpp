@@ -42,7 +42,8 @@ TEST_CASE("the ledger prunes layouts without KV for the longest request", "[plan
   const ModelConfig llama = load_model("llama-3.1-70b");
   const Hardware h200 = load_hardware("h200");
   const int64_t ten_million = 10'000'000;  // far beyond any 8-GPU KV pool of a 70B model
-  const LedgerVerdict v = ledger_verdict(colocated("tp8", 1), llama, h200, profile(1000, 1000, ten_million), Slo{});
+  const LedgerVerdict v =
+      ledger_verdict(colocated("tp8", 1), llama, h200, profile(1000, 1000, ten_million), Slo{});
   CHECK(v.reason == PruneReason::kKv);
 }
 
@@ -55,9 +56,11 @@ TEST_CASE("static latency floors that already miss the SLO prune the candidate",
   REQUIRE(free.ttft_floor_s > 0);
   REQUIRE(free.tpot_floor_s > 0);
   const Slo tight_ttft{.ttft_s = free.ttft_floor_s * 0.5, .tpot_s = 0};
-  CHECK(ledger_verdict(c, glm, h200, profile(8000, 8000, 9000), tight_ttft).reason == PruneReason::kTtftFloor);
+  CHECK(ledger_verdict(c, glm, h200, profile(8000, 8000, 9000), tight_ttft).reason ==
+        PruneReason::kTtftFloor);
   const Slo tight_tpot{.ttft_s = 0, .tpot_s = free.tpot_floor_s * 0.5};
-  CHECK(ledger_verdict(c, glm, h200, profile(8000, 8000, 9000), tight_tpot).reason == PruneReason::kTpotFloor);
+  CHECK(ledger_verdict(c, glm, h200, profile(8000, 8000, 9000), tight_tpot).reason ==
+        PruneReason::kTpotFloor);
   // fewer uncached tokens (prefix-cache hits) lower the TTFT floor
   CHECK(ledger_verdict(c, glm, h200, profile(8000, 500, 9000), Slo{}).ttft_floor_s < free.ttft_floor_s);
 }

@@ -30,7 +30,8 @@ struct Run {
 
 Run run(const std::string& args, const TestDir& dir, const std::string& tag) {
   const std::string out = dir.file(tag + ".stdout"), err = dir.file(tag + ".stderr");
-  const std::string command = std::string("'") + TOKENLINE_BINARY + "' " + args + " >'" + out + "' 2>'" + err + "'";
+  const std::string command =
+      std::string("'") + TOKENLINE_BINARY + "' " + args + " >'" + out + "' 2>'" + err + "'";
   const int status = std::system(command.c_str());
   return Run{WIFEXITED(status) ? WEXITSTATUS(status) : -1, read_all(out), read_all(err)};
 }
@@ -79,7 +80,8 @@ TEST_CASE("plan: shards merged give the bytes of one unsharded run", "[plan][cli
   CHECK(missing.err.find("all 3 shards") != std::string::npos);
 }
 
-TEST_CASE("plan: an impossible SLO says so with the closest candidates and still writes the files", "[plan][cli]") {
+TEST_CASE("plan: an impossible SLO says so with the closest candidates and still writes the files",
+          "[plan][cli]") {
   TestDir dir("plan-impossible");
   const Run r = run(kSmallPlan + " --slo ttft=1ms,tpot=0.5ms --out " + dir.file("o"), dir, "o");
   REQUIRE(r.exit_code == 0);

@@ -1,9 +1,9 @@
 #include "engine/model/engine_behavior_json.h"
-#include "engine/model/op_profile.h"
 
 #include <catch2/catch.hpp>
 
 #include "common/input_error.h"
+#include "engine/model/op_profile.h"
 
 using namespace tokenline;
 

@@ -1,8 +1,8 @@
 // OpCurve / OpGrid: exact at measured points, monotone between them, the roofline's slope beyond, and
 // unmeasured shapes scaled by the ratio of two rooflines.
-#include <catch2/catch.hpp>
-
 #include "engine/model/op_profile_curve.h"
+
+#include <catch2/catch.hpp>
 
 namespace tokenline {
 namespace {
@@ -31,7 +31,7 @@ TEST_CASE("op curve is exact at measured points, monotone between, roofline slop
   }
   // log-space: halfway in log between 4 and 16 is 8, halfway in time
   CHECK(c.at(8) == Approx(6.5e-6));
-  CHECK(c.at(0.5) == Approx(2e-6));                   // floor below the first point
+  CHECK(c.at(0.5) == Approx(2e-6));                    // floor below the first point
   CHECK(c.at(64) == Approx(9e-6 + (64 - 16) * 1e-6));  // roofline slope beyond the last
 }
 
@@ -46,7 +46,8 @@ TEST_CASE("op grid interpolates between batch rows and extrapolates by the roofl
   roof.cbx = 1e-9;
   OpGrid g;
   g.bs = {1, 4};
-  g.rows = {make_curve({{16, 1e-5}, {256, 2e-5}}, 1, roof, roof), make_curve({{16, 3e-5}, {256, 5e-5}}, 4, roof, roof)};
+  g.rows = {make_curve({{16, 1e-5}, {256, 2e-5}}, 1, roof, roof),
+            make_curve({{16, 3e-5}, {256, 5e-5}}, 4, roof, roof)};
   CHECK(g.at(1, 16) == Approx(1e-5));
   CHECK(g.at(4, 256) == Approx(5e-5));
   CHECK(g.at(2, 16) == Approx(2e-5));  // log-halfway between batch 1 and 4

@@ -79,7 +79,8 @@ TEST_CASE("the fused MLA module is shared among its ops by their roofline times"
     prof_sum += prof[op].time_s;
   }
   const auto p = load_op_profile("h200-sglang");
-  CHECK(prof_sum == Approx(61 * row_s(p->table(ProfileTableKind::kMlaModuleDecode), "fp8", {7168, 1536, 16, 16, 1024})));
+  CHECK(prof_sum ==
+        Approx(61 * row_s(p->table(ProfileTableKind::kMlaModuleDecode), "fp8", {7168, 1536, 16, 16, 1024})));
   for (Op op : ops) CHECK(prof[op].time_s / prof_sum == Approx(roof[op].time_s / roof_sum));
 }
 
@@ -92,7 +93,8 @@ TEST_CASE("CUDA-graph buckets follow SGLang's capture list", "[op_profile]") {
   CHECK(cuda_graph_bucket(256) == 256);
   // a decode batch of 5 runs the GEMMs of the padded 8: the same expert time as a batch of 8
   const CostModel cm = deepseek_tp8(true);
-  CHECK(decode_step(cm, 5, 1023)[Op::kExpertGemm].time_s == Approx(decode_step(cm, 8, 1023)[Op::kExpertGemm].time_s));
+  CHECK(decode_step(cm, 5, 1023)[Op::kExpertGemm].time_s ==
+        Approx(decode_step(cm, 8, 1023)[Op::kExpertGemm].time_s));
 }
 
 // The reference reads the rows by hand: the MLA module (61 layers), fused MoE (58), the shared expert
@@ -108,15 +110,17 @@ TEST_CASE("a DeepSeek-V3 tp8 decode step lands within 5% of its summed table row
   struct Point {
     double batch, ar_bytes, gather_bytes;
   };
-  for (const Point& pt : {Point{1, 16384, 524288}, Point{16, 262144, 8388608}, Point{64, 1048576, 33554432}}) {
+  for (const Point& pt :
+       {Point{1, 16384, 524288}, Point{16, 262144, 8388608}, Point{64, 1048576, 33554432}}) {
     const double b = pt.batch;
-    const double ref = 61 * row_s(p->table(ProfileTableKind::kMlaModuleDecode), "fp8", {7168, 1536, 16, b, 1024}) +
-                       58 * row_s(p->table(ProfileTableKind::kMoe), "fp8_block", {b, 7168, 2048, 8, 256, 8, 1}) +
-                       58 * (row_s(gemm, "fp8_block", {b, 512, 7168}) + row_s(gemm, "fp8_block", {b, 7168, 256})) +
-                       58 * row_s(gemm, "bfloat16", {b, 256, 7168}) +
-                       3 * (row_s(gemm, "fp8_block", {b, 5120, 7168}) + row_s(gemm, "fp8_block", {b, 7168, 2560})) +
-                       row_s(gemm, "bfloat16", {b, 16384, 7168}) + 123 * row_s(comm, "custom_ar_graph", {8, pt.ar_bytes}) +
-                       row_s(comm, "nccl_all_gather", {8, pt.gather_bytes});
+    const double ref =
+        61 * row_s(p->table(ProfileTableKind::kMlaModuleDecode), "fp8", {7168, 1536, 16, b, 1024}) +
+        58 * row_s(p->table(ProfileTableKind::kMoe), "fp8_block", {b, 7168, 2048, 8, 256, 8, 1}) +
+        58 * (row_s(gemm, "fp8_block", {b, 512, 7168}) + row_s(gemm, "fp8_block", {b, 7168, 256})) +
+        58 * row_s(gemm, "bfloat16", {b, 256, 7168}) +
+        3 * (row_s(gemm, "fp8_block", {b, 5120, 7168}) + row_s(gemm, "fp8_block", {b, 7168, 2560})) +
+        row_s(gemm, "bfloat16", {b, 16384, 7168}) + 123 * row_s(comm, "custom_ar_graph", {8, pt.ar_bytes}) +
+        row_s(comm, "nccl_all_gather", {8, pt.gather_bytes});
     const StepCost sc = decode_step(cm, int64_t(b), 1023);
     INFO("batch " << b << ": profiled " << sc.profile_s << " s, table rows " << ref << " s");
     CHECK(sc.profile_s > 0.95 * ref);

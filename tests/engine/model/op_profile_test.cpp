@@ -1,11 +1,12 @@
 // load_op_profile / apply_profile_sets: the loader's errors name file and line; timing overrides.
+#include "engine/model/op_profile.h"
+
 #include <catch2/catch.hpp>
 #include <filesystem>
 #include <fstream>
 #include <string>
 
 #include "common/input_error.h"
-#include "engine/model/op_profile.h"
 
 namespace tokenline {
 namespace {
@@ -48,24 +49,27 @@ TEST_CASE("profile loader names the file and line of bad input", "[op_profile]")
     CHECK(msg.find("gemm.csv:1") != std::string::npos);
   }
   SECTION("bad number") {
-    const std::string msg =
-        load_error(scratch_profile("number", "dtype,m,n,k,latency_ms\nfp8_block,1,128,128,0.01\nfp8_block,2,x,128,0.01\n"));
+    const std::string msg = load_error(scratch_profile(
+        "number", "dtype,m,n,k,latency_ms\nfp8_block,1,128,128,0.01\nfp8_block,2,x,128,0.01\n"));
     CHECK(msg.find("gemm.csv:3") != std::string::npos);
     CHECK(msg.find("column n") != std::string::npos);
   }
   SECTION("missing column") {
-    const std::string msg = load_error(scratch_profile("columns", "dtype,m,n,k,latency_ms\nfp8_block,1,128,0.01\n"));
+    const std::string msg =
+        load_error(scratch_profile("columns", "dtype,m,n,k,latency_ms\nfp8_block,1,128,0.01\n"));
     CHECK(msg.find("gemm.csv:2") != std::string::npos);
   }
   SECTION("a good table loads, the engine key is not read") {
-    const auto p = load_op_profile(scratch_profile("good", "dtype,m,n,k,latency_ms\nfp8_block,1,128,128,0.01\n").string());
+    const auto p = load_op_profile(
+        scratch_profile("good", "dtype,m,n,k,latency_ms\nfp8_block,1,128,128,0.01\n").string());
     CHECK(p->table(ProfileTableKind::kGemm).rows() == 1);
     CHECK(p->table(ProfileTableKind::kMoe).empty());
   }
   CHECK_THROWS_AS(load_op_profile("no-such-profile"), InputError);
 }
 
-TEST_CASE("profile timing overrides (--profile-set) set named parameters and reject unknown ones", "[op_profile]") {
+TEST_CASE("profile timing overrides (--profile-set) set named parameters and reject unknown ones",
+          "[op_profile]") {
   auto p = load_op_profile("h200-sglang");
   CHECK(p->param(TimingParam::kCudaGraphMaxBs) == 256);
   apply_profile_sets(*p, "step_cpu_overhead_s=0.002,overlap_schedule=0");
