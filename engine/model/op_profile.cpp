@@ -311,7 +311,7 @@ std::shared_ptr<OpProfile> load_op_profile(const std::string& name_or_dir) {
   read_tables(j, src, *p, where);
   if (j.contains("engine")) {
     p->has_engine = true;
-    p->engine = engine_behavior_from_json(j["engine"], where + ": engine");
+    p->engine = engine_behavior_from_json(j["engine"], where);  // its messages name "engine: <field>"
   }
   return p;
 }

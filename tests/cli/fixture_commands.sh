@@ -7,11 +7,14 @@
 # replay of a checked-in recorded trace. With the full Mooncake trace present ($TOKENLINE_TRACES_DIR, else
 # ../shared/traces next to the repository), the whole trace runs too (OUT_DIR/full/, digested separately).
 set -euo pipefail
-tl=$1
+tl=$(realpath "$1")
 src=$2
-out=$3
-fx="$src/tests/cli/fixtures"
-mkdir -p "$out/volatile"
+mkdir -p "$3/volatile"
+out=$(realpath "$3")
+# Workload paths are recorded in metrics.json (run.workload): run from the source tree and name them
+# relative to it, so the digests do not depend on where the repository is checked out.
+cd "$src"
+fx="tests/cli/fixtures"
 
 # The embedded default: the first 200 Mooncake conversation requests, GLM-5.3, one dp8-ep8 instance.
 "$tl" quickstart --out "$out/quickstart" 2>/dev/null
@@ -64,7 +67,7 @@ mkdir -p "$out/ledger"
 "$tl" ledger prefill --parallel tp8-ep8 --context 1048576 --chunk 32768 --json >"$out/ledger/prefill.json"
 "$tl" ledger pd --context 1048576 --json >"$out/ledger/pd.json"
 
-traces_dir=${TOKENLINE_TRACES_DIR:-"$src/../shared/traces"}
+traces_dir=${TOKENLINE_TRACES_DIR:-"../shared/traces"}
 if [[ -f "$traces_dir/conversation_trace.jsonl" ]]; then
   "$tl" sim --workload "$traces_dir/conversation_trace.jsonl" --out "$out/full/mooncake" 2>/dev/null
 fi

@@ -14,11 +14,13 @@ namespace {
 namespace fs = std::filesystem;
 
 // A scratch profile directory with one gemm table of the given text (or none).
-fs::path scratch_profile(const std::string& name, const std::string& gemm_csv, bool write_gemm = true) {
+fs::path scratch_profile(const std::string& name, const std::string& gemm_csv, bool write_gemm = true,
+                         const std::string& engine = R"({"name": "vllm"})") {
   const fs::path dir = fs::temp_directory_path() / ("tl_op_profile_" + name);
   fs::create_directories(dir);
   std::ofstream(dir / "profile.json") << R"({"name": "t", "hardware": "h200", "engine_name": "sglang",
-    "tables": {"gemm": "gemm.csv"}, "engine": {"anything": [1, 2]}})";
+    "tables": {"gemm": "gemm.csv"}, "engine": )"
+                                      << engine << "}";
   if (write_gemm) {
     std::ofstream(dir / "gemm.csv") << gemm_csv;
   } else {
@@ -59,11 +61,19 @@ TEST_CASE("profile loader names the file and line of bad input", "[op_profile]")
         load_error(scratch_profile("columns", "dtype,m,n,k,latency_ms\nfp8_block,1,128,0.01\n"));
     CHECK(msg.find("gemm.csv:2") != std::string::npos);
   }
-  SECTION("a good table loads, the engine key is not read") {
+  SECTION("a good table loads, with the engine block it carries") {
     const auto p = load_op_profile(
         scratch_profile("good", "dtype,m,n,k,latency_ms\nfp8_block,1,128,128,0.01\n").string());
     CHECK(p->table(ProfileTableKind::kGemm).rows() == 1);
     CHECK(p->table(ProfileTableKind::kMoe).empty());
+    CHECK(p->has_engine);
+    CHECK(p->engine.admission == Admission::kIncremental);  // vLLM's
+  }
+  SECTION("a bad engine field names the profile and the field") {
+    const std::string msg = load_error(scratch_profile(
+        "engine", "dtype,m,n,k,latency_ms\nfp8_block,1,128,128,0.01\n", true, R"({"anything": [1, 2]})"));
+    CHECK(msg.find("profile.json") != std::string::npos);
+    CHECK(msg.find("anything") != std::string::npos);
   }
   CHECK_THROWS_AS(load_op_profile("no-such-profile"), InputError);
 }
@@ -71,7 +81,7 @@ TEST_CASE("profile loader names the file and line of bad input", "[op_profile]")
 TEST_CASE("profile timing overrides (--profile-set) set named parameters and reject unknown ones",
           "[op_profile]") {
   auto p = load_op_profile("h200-sglang");
-  CHECK(p->param(TimingParam::kCudaGraphMaxBs) == 256);
+  CHECK(p->param(TimingParam::kCudaGraphMaxBs) == 0);  // 0: the engine block's, derived per layout
   apply_profile_sets(*p, "step_cpu_overhead_s=0.002,overlap_schedule=0");
   CHECK(p->param(TimingParam::kStepCpuOverheadS) == Approx(0.002));
   CHECK(p->param(TimingParam::kOverlapSchedule) == 0);
