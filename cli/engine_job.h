@@ -69,7 +69,9 @@ class RecorderObserver : public EngineObserver {
  public:
   explicit RecorderObserver(Recorder& recorder) : recorder_(recorder) {}
   void on_arrival(RequestId id, double now_s) override { recorder_.on_arrival(0, id, now_s); }
-  void on_preemption(RequestId id, double now_s) override { recorder_.on_preemption(0, id, now_s); }
+  void on_preemption(RequestId id, double now_s, bool retraction) override {
+    recorder_.on_preemption(0, id, now_s, retraction);
+  }
   void on_step(const StepPlan& plan, const StepOutcome& outcome, double start_s,
                const InstanceCounters& counters) override {
     recorder_.on_step(0, plan, outcome, nullptr, start_s, counters);

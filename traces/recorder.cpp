@@ -54,12 +54,15 @@ void Recorder::on_arrival(int32_t instance, RequestId id, double now_s) {
   trace_.async_begin(pid, kRequestCategory, id, "queued", now_s);
 }
 
-void Recorder::on_preemption(int32_t instance, RequestId id, double now_s) {
+void Recorder::on_preemption(int32_t instance, RequestId id, double now_s, bool retraction) {
   auto it = live_.find(id);
   if (it == live_.end()) return;
   const int pid = pid_of(instance);
   if (it->second.phase == Phase::kDecoding) trace_.async_end(pid, kRequestCategory, id, "decode", now_s);
-  if (it->second.phase != Phase::kQueued) trace_.async_begin(pid, kRequestCategory, id, "queued", now_s);
+  if (it->second.phase != Phase::kQueued) {
+    it->second.queued_name = retraction ? "retracted" : "queued";
+    trace_.async_begin(pid, kRequestCategory, id, it->second.queued_name, now_s);
+  }
   it->second.phase = Phase::kQueued;
 }
 
@@ -71,7 +74,7 @@ void Recorder::trace_entries(int pid, const StepPlan& plan, double start_s, doub
       if (it == live_.end()) continue;
       RequestTrace& rt = it->second;
       if (rt.phase == Phase::kQueued) {
-        trace_.async_end(pid, kRequestCategory, e.id, "queued", start_s);
+        trace_.async_end(pid, kRequestCategory, e.id, rt.queued_name, start_s);
         rt.phase = Phase::kRunning;
       }
       if (e.phase == tokenline::Phase::kPrefill) {
@@ -217,7 +220,8 @@ void Recorder::on_kv_transfer(RequestId id, int32_t prefill_instance, int32_t de
   trace_.async_end(ppid, kRequestCategory, id, "kv_transfer", end_s);
   trace_.flow_begin(ppid, trace_tid(rt.last_chunk_rank, TraceStream::kCompute), id, rt.last_chunk_start_s);
   trace_.async_begin(dpid, kRequestCategory, id, "request", end_s);
-  trace_.async_begin(dpid, kRequestCategory, id, "queued", end_s);
+  rt.queued_name = "queued";
+  trace_.async_begin(dpid, kRequestCategory, id, rt.queued_name, end_s);
   rt.phase = Phase::kQueued;
   rt.flow_pending = true;
 }
@@ -239,7 +243,7 @@ void Recorder::write_record(const RequestRecord& record, int32_t instance, int32
   if (it != live_.end()) {
     switch (it->second.phase) {
       case Phase::kQueued:
-        trace_.async_end(pid, kRequestCategory, record.id, "queued", record.finish_s);
+        trace_.async_end(pid, kRequestCategory, record.id, it->second.queued_name, record.finish_s);
         break;
       case Phase::kRunning:
         break;

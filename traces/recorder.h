@@ -33,7 +33,8 @@ class Recorder {
                          int64_t kv_pages_per_rank);
   void on_arrival(int32_t instance, RequestId id, double now_s);
   // Before commit: preempted requests (plan.ranks[r].preemptions) go back to the queue.
-  void on_preemption(int32_t instance, RequestId id, double now_s);
+  // A retraction's wait is named "retracted" instead of "queued", so it stands out in the timeline.
+  void on_preemption(int32_t instance, RequestId id, double now_s, bool retraction);
   void on_step(int32_t instance, const StepPlan& plan, const StepOutcome& outcome, const StepCost* cost,
                double start_s, const InstanceCounters& counters);
   void on_record(const RequestRecord& record, int32_t instance);
@@ -69,7 +70,8 @@ class Recorder {
   struct RequestTrace {
     int32_t chunks = 0;
     Phase phase = Phase::kQueued;
-    int32_t last_chunk_rank = 0;  // PD: where the flow arrow starts
+    const char* queued_name = "queued";  // the open wait span: "queued", or "retracted" after a retraction
+    int32_t last_chunk_rank = 0;         // PD: where the flow arrow starts
     double last_chunk_start_s = 0;
     bool flow_pending = false;  // PD: the first decode step ends the flow arrow
   };

@@ -1,5 +1,6 @@
 #include "engine/core/instance_loop.h"
 
+#include <algorithm>
 #include <vector>
 
 namespace tokenline {
@@ -35,8 +36,11 @@ void Loop::drain() {
 void Loop::report_preemptions(double now_s) {
   for (size_t r = 0; r < plan_.ranks.size(); ++r) {
     const Scheduler& rank = instance_.rank(static_cast<int32_t>(r));
-    for (int32_t victim : plan_.ranks[r].preemptions)
-      observer_.on_preemption(rank.request(victim).record.id, now_s);
+    const std::vector<int32_t>& retractions = plan_.ranks[r].retractions;
+    for (int32_t victim : plan_.ranks[r].preemptions) {
+      const bool retraction = std::find(retractions.begin(), retractions.end(), victim) != retractions.end();
+      observer_.on_preemption(rank.request(victim).record.id, now_s, retraction);
+    }
   }
 }
 

@@ -45,8 +45,8 @@ class StepObserver {
   // False holds the instance idle although it has work (a PD prefill instance whose hand-offs wait for
   // decode memory).
   virtual bool may_step() { return true; }
-  // A planned preemption (before the commit that applies it).
-  virtual void on_preemption(RequestId id, double now_s) = 0;
+  // A planned preemption (before the commit that applies it); retraction: SGLang-style, out of KV in decode.
+  virtual void on_preemption(RequestId id, double now_s, bool retraction) = 0;
   // The non-empty plan is about to execute (its page tables filled when the executor reads them).
   virtual void before_execute(const StepPlan& plan, double start_s) {
     (void)plan;

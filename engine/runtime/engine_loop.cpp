@@ -12,7 +12,9 @@ namespace {
 class RunnerObserver final : public StepObserver {
  public:
   RunnerObserver(ModelRunner& runner, EngineObserver& out) : runner_(runner), out_(out) {}
-  void on_preemption(RequestId id, double now_s) override { out_.on_preemption(id, now_s); }
+  void on_preemption(RequestId id, double now_s, bool retraction) override {
+    out_.on_preemption(id, now_s, retraction);
+  }
   void on_step(const StepPlan& plan, const StepOutcome& outcome, double start_s,
                const InstanceCounters& counters) override {
     out_.on_step(plan, outcome, start_s, counters);

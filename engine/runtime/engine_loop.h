@@ -26,7 +26,7 @@ class EngineObserver {
  public:
   virtual ~EngineObserver() = default;
   virtual void on_arrival(RequestId id, double now_s) = 0;
-  virtual void on_preemption(RequestId id, double now_s) = 0;
+  virtual void on_preemption(RequestId id, double now_s, bool retraction) = 0;
   virtual void on_step(const StepPlan& plan, const StepOutcome& outcome, double start_s,
                        const InstanceCounters& counters) = 0;
   virtual void on_record(const RequestRecord& record) = 0;

@@ -37,7 +37,7 @@ struct PdSlot final : StepObserver {
          std::function<bool()> finished)
       : driver(owner), index(slot_index), prefill(is_prefill), instance(config), clock(std::move(finished)) {}
   bool may_step() override;
-  void on_preemption(RequestId id, double now_s) override;
+  void on_preemption(RequestId id, double now_s, bool retraction) override;
   void before_execute(const StepPlan& plan, double start_s) override;
   void on_step(const StepPlan& plan, const StepOutcome& outcome, double start_s,
                const InstanceCounters& counters) override;
@@ -483,8 +483,8 @@ bool PdSlot::may_step() {
   return !prefill || driver.prefill_may_step(index);
 }
 
-void PdSlot::on_preemption(RequestId id, double now_s) {
-  driver.recorder().on_preemption(index, id, now_s);
+void PdSlot::on_preemption(RequestId id, double now_s, bool retraction) {
+  driver.recorder().on_preemption(index, id, now_s, retraction);
 }
 
 void PdSlot::before_execute(const StepPlan& plan, double start_s) {

@@ -39,7 +39,7 @@ struct InstanceSlot final : StepObserver {
         instance(config),
         executor(std::move(exec)),
         clock(std::move(finished)) {}
-  void on_preemption(RequestId id, double now_s) override;
+  void on_preemption(RequestId id, double now_s, bool retraction) override;
   void on_step(const StepPlan& plan, const StepOutcome& outcome, double start_s,
                const InstanceCounters& counters) override;
   void on_records(std::span<const RequestRecord> records) override;
@@ -113,8 +113,8 @@ class Driver {
   std::chrono::steady_clock::time_point last_progress_{};
 };
 
-void InstanceSlot::on_preemption(RequestId id, double now_s) {
-  driver.recorder().on_preemption(index, id, now_s);
+void InstanceSlot::on_preemption(RequestId id, double now_s, bool retraction) {
+  driver.recorder().on_preemption(index, id, now_s, retraction);
 }
 
 void InstanceSlot::on_step(const StepPlan& plan, const StepOutcome& outcome, double start_s,

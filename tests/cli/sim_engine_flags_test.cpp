@@ -57,3 +57,30 @@ TEST_CASE("Bad engine-behaviour flags exit 2 naming the option", "[sim_job][engi
 }
 
 }  // namespace tokenline
+
+namespace tokenline {
+
+// Issue 11: --profile h200-sglang brings SGLang's engine (replicated latent KV, estimate admission with
+// retraction, no mixed steps, its chunk size) without a flag; flags still override it field by field.
+// Retractions show in trace.json as the request's "retracted" wait (a "queued" wait otherwise).
+TEST_CASE("the h200-sglang profile brings SGLang's engine: retractions in metrics and trace",
+          "[sim_job][engine][profile]") {
+  TestDir dir("sim_engine_profile");
+  const std::string base =
+      "sim --model deepseek-v3 --parallel tp8 --concurrency 96 --profile h200-sglang "
+      "--workload 'synthetic:n=288,rate=1000,input=fixed:1024,output=fixed:8192,seed=1' ";
+  REQUIRE(run_tokenline(base + "--out '" + dir.file("sglang") + "'", dir).exit_code == 0);
+  REQUIRE(run_tokenline(base + "--kv-replicated off --out '" + dir.file("sharded") + "'", dir).exit_code == 0);
+  const auto m = read_json(dir.file("sglang/metrics.json"));
+  const auto sh = read_json(dir.file("sharded/metrics.json"));
+  CHECK(m["requests"]["completed"] == 288);
+  CHECK(m["requests"]["retractions"].get<int64_t>() > 0);
+  CHECK(sh["requests"]["retractions"] == 0);
+  CHECK(m["time_sources"]["profile_coverage"].get<double>() > 0.9);
+  const std::string trace = testing::read_all(dir.file("sglang/trace.json"));
+  CHECK(trace.find("\"name\":\"retracted\"") != std::string::npos);
+  const std::string sharded_trace = testing::read_all(dir.file("sharded/trace.json"));
+  CHECK(sharded_trace.find("\"name\":\"retracted\"") == std::string::npos);
+}
+
+}  // namespace tokenline

@@ -46,7 +46,7 @@ struct Recording final : StepObserver {
   int64_t preemptions = 0;
 
   bool may_step() override { return allow; }
-  void on_preemption(RequestId, double) override { ++preemptions; }
+  void on_preemption(RequestId, double, bool) override { ++preemptions; }
   void before_execute(const StepPlan&, double start_s) override { before_starts.push_back(start_s); }
   void on_step(const StepPlan&, const StepOutcome&, double start_s, const InstanceCounters&) override {
     step_starts.push_back(start_s);

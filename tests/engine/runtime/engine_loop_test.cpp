@@ -46,7 +46,7 @@ struct Collect final : EngineObserver {
   std::vector<double> step_durations;
   int64_t preemptions = 0;
   void on_arrival(RequestId, double) override {}
-  void on_preemption(RequestId, double) override { ++preemptions; }
+  void on_preemption(RequestId, double, bool) override { ++preemptions; }
   void on_step(const StepPlan&, const StepOutcome& o, double, const InstanceCounters&) override {
     step_durations.push_back(o.duration_s);
   }
@@ -97,7 +97,7 @@ struct Tokens final : EngineObserver {
   std::map<RequestId, std::vector<int32_t>> by_id;
   int64_t preemptions = 0;
   void on_arrival(RequestId, double) override {}
-  void on_preemption(RequestId, double) override { ++preemptions; }
+  void on_preemption(RequestId, double, bool) override { ++preemptions; }
   void on_step(const StepPlan&, const StepOutcome&, double, const InstanceCounters&) override {}
   void on_record(const RequestRecord& r) override { by_id[r.id] = *runner->tokens(r.id); }
 };
