@@ -16,7 +16,8 @@ TEST_CASE("Every fit parameter is named, bounded and explained", "[fit_parameter
   }
 }
 
-TEST_CASE("fit lists (--fit) resolve in the order given and reject unknown or repeated names", "[fit_parameter]") {
+TEST_CASE("fit lists (--fit) resolve in the order given and reject unknown or repeated names",
+          "[fit_parameter]") {
   const auto fit = parse_fit_list("collective_launch_s,kernel_launch_s");
   REQUIRE(fit.size() == 2);
   CHECK(fit[0].name == "collective_launch_s");

@@ -70,7 +70,8 @@ TEST_CASE("the h200-sglang profile brings SGLang's engine: retractions in metric
       "sim --model deepseek-v3 --parallel tp8 --concurrency 96 --profile h200-sglang "
       "--workload 'synthetic:n=288,rate=1000,input=fixed:1024,output=fixed:8192,seed=1' ";
   REQUIRE(run_tokenline(base + "--out '" + dir.file("sglang") + "'", dir).exit_code == 0);
-  REQUIRE(run_tokenline(base + "--kv-replicated off --out '" + dir.file("sharded") + "'", dir).exit_code == 0);
+  REQUIRE(run_tokenline(base + "--kv-replicated off --out '" + dir.file("sharded") + "'", dir).exit_code ==
+          0);
   const auto m = read_json(dir.file("sglang/metrics.json"));
   const auto sh = read_json(dir.file("sharded/metrics.json"));
   CHECK(m["requests"]["completed"] == 288);
