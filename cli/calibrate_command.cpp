@@ -5,6 +5,8 @@
 #include <cstdlib>
 #include <filesystem>
 #include <memory>
+#include <sstream>
+#include <string>
 
 #include "calibrate/calibration.h"
 #include "calibrate/process_pool.h"
@@ -19,6 +21,7 @@ struct CalibrateArgs {
   int jobs = 0;  // 0: the CPUs this process may use
   bool no_fit = false;
   bool no_lomo = false;
+  std::string sim_args;  // extra `tokenline sim` options for every point, split at spaces
 };
 
 // This executable, so each point runs the same build of `tokenline sim`.
@@ -41,6 +44,8 @@ void run(CalibrateArgs& a) {
   if (!(o.search.tolerance > 0 && o.search.tolerance < 1))
     throw InputError("--fit-tolerance", "a fraction in (0, 1)", std::to_string(o.search.tolerance));
   o.evaluator.sim.binary = own_binary();
+  std::istringstream words(a.sim_args);
+  for (std::string w; words >> w;) o.evaluator.sim.extra_args.push_back(w);
   const int rc = run_calibration(o);
   if (rc != 0) std::exit(rc);
 }
@@ -75,6 +80,9 @@ void add_calibrate(CLI::App& app) {
       ->capture_default_str();
   cmd->add_option("--min-requests", o.evaluator.sim.min_requests, "at least this many requests per point")
       ->capture_default_str();
+  cmd->add_option(
+      "--sim-args", a->sim_args,
+      "extra sim options for every point, e.g. \"--mixed-steps on\" (what-if runs of the engine)");
   cmd->add_flag("--keep-runs", o.evaluator.keep_runs, "keep every simulation's outputs under <out>/runs");
   cmd->add_flag("--progress", o.evaluator.progress, "one line per evaluation on stderr");
   cmd->callback([a] { run(*a); });
