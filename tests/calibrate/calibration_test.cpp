@@ -66,6 +66,26 @@ TEST_CASE("calibrate --no-fit prints every point and the MAPE per model and mode
   CHECK_FALSE(fs::exists(dir.file("out/runs/0")));  // runs are removed unless --keep-runs
 }
 
+TEST_CASE("calibrate --sim-args reaches every point's sim run", "[calibration]") {
+  TestDir dir("calibrate-simargs");
+  write_points(dir.file("points.csv"));
+  const std::string base = "--points '" + dir.file("points.csv") + "' --models-dir '" + models_dir(dir) +
+                           "' --no-fit --min-requests 4 --jobs 2 --out '";
+  const Run plain = calibrate(base + dir.file("plain") + "'", dir);
+  const Run chunked = calibrate(base + dir.file("chunked") + "' --sim-args '--chunk 64'", dir);
+  const Run bad = calibrate(base + dir.file("bad") + "' --sim-args '--mixed-steps maybe'", dir);
+  REQUIRE(plain.exit_code == 0);
+  REQUIRE(chunked.exit_code == 0);
+  const auto ttft = [&](const char* out) {
+    return nlohmann::json::parse(
+               read_all(dir.file(std::string(out) + "/calibration.json")))["before"][0]["ttft_mape"]
+        .get<double>();
+  };
+  CHECK(ttft("chunked") != ttft("plain"));  // 256- and 512-token prompts now take 4 and 8 steps
+  const nlohmann::json j = nlohmann::json::parse(read_all(dir.file("bad/calibration.json")));
+  CHECK(j["before"][0]["failed"] == 2);  // the bad option reached sim, which refused it
+}
+
 TEST_CASE("calibrate --fit moves a named parameter inside its bounds and says so", "[calibration]") {
   TestDir dir("calibrate-fit");
   write_points(dir.file("points.csv"));
