@@ -13,11 +13,20 @@ SchedulePolicy parse_policy(const std::string& v) {
   throw InputError("--policy", "fcfs, lpm or priority", "'" + v + "'");
 }
 
+ReservationPolicy reservation_of(Admission admission) {
+  switch (admission) {
+    case Admission::kWholeRequest:
+      return ReservationPolicy::kWholeRequest;
+    case Admission::kIncremental:
+      return ReservationPolicy::kIncremental;
+    case Admission::kEstimate:
+      return ReservationPolicy::kEstimate;
+  }
+  return ReservationPolicy::kWholeRequest;
+}
+
 ReservationPolicy parse_reservation(const std::string& v) {
-  if (v == "whole") return ReservationPolicy::kWholeRequest;
-  if (v == "incremental") return ReservationPolicy::kIncremental;
-  if (v == "estimate") return ReservationPolicy::kEstimate;
-  throw InputError("--reservation", "whole, incremental or estimate", "'" + v + "'");
+  return reservation_of(parse_admission(v, "--reservation"));
 }
 
 TraceDetail parse_detail(const std::string& v) {

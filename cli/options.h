@@ -10,13 +10,17 @@
 #include "engine/core/kv_manager.h"
 #include "engine/core/placement.h"
 #include "engine/core/scheduler.h"
+#include "engine/model/engine_behavior.h"
 #include "traces/output_config.h"
 
 namespace tokenline::cli {
 
-SchedulePolicy parse_policy(const std::string& v);          // --policy fcfs | lpm | priority
-ReservationPolicy parse_reservation(const std::string& v);  // --reservation whole | incremental | estimate
-TraceDetail parse_detail(const std::string& v);             // --trace-detail step | op
+SchedulePolicy parse_policy(const std::string& v);  // --policy fcfs | lpm | priority
+// The core's KV policy that realises an engine's admission (engine/model/engine_behavior.h).
+ReservationPolicy reservation_of(Admission admission);
+// --reservation whole | incremental | estimate: Admission's names (parse_admission), one table for both.
+ReservationPolicy parse_reservation(const std::string& v);
+TraceDetail parse_detail(const std::string& v);  // --trace-detail step | op
 // --router, --dp-assign: round-robin | least-load | prefix-aware (engine/core/placement.h's names).
 PlacementPolicy parse_placement_option(const std::string& v, const char* option);
 void require_positive(int64_t value, const char* option);

@@ -26,18 +26,7 @@ using cli::parse_detail;
 using cli::parse_placement_option;
 using cli::parse_policy;
 using cli::require_positive;
-
-ReservationPolicy reservation_of(Admission admission) {
-  switch (admission) {
-    case Admission::kWholeRequest:
-      return ReservationPolicy::kWholeRequest;
-    case Admission::kIncremental:
-      return ReservationPolicy::kIncremental;
-    case Admission::kEstimate:
-      return ReservationPolicy::kEstimate;
-  }
-  return ReservationPolicy::kWholeRequest;
-}
+using cli::reservation_of;
 
 bool parse_on_off(const std::string& v, const char* option) {
   if (v == "on") return true;
