@@ -29,7 +29,7 @@ TableSpec table_spec(ProfileTableKind kind) {
     case ProfileTableKind::kGemm:
       return {"dtype,m,n,k,latency_ms", 1};
     case ProfileTableKind::kMoe:
-      return {"dtype,tokens,hidden,inter,topk,experts,moe_tp,moe_ep,latency_ms", 1};
+      return {"dtype,routing,tokens,hidden,inter,topk,experts,moe_tp,moe_ep,latency_ms", 2};
     case ProfileTableKind::kMlaBmm:
       return {"op,dtype,tokens,heads,latency_ms", 2};
     case ProfileTableKind::kMlaDecode:
@@ -254,6 +254,8 @@ std::string_view timing_param_name(TimingParam p) {
       return "cuda_graph_max_bs";
     case TimingParam::kEagerLaunchGapS:
       return "eager_launch_gap_s";
+    case TimingParam::kMoeRoutingAlpha:
+      return "moe_routing_alpha";
     case TimingParam::kCount:
       break;
   }
@@ -270,6 +272,8 @@ double timing_param_default(TimingParam p) {
       return 0;  // no CUDA graphs unless the profile says so
     case TimingParam::kEagerLaunchGapS:
       return 0;
+    case TimingParam::kMoeRoutingAlpha:
+      return 0;  // balanced: the routing a table measured without saying otherwise
     case TimingParam::kCount:
       break;
   }

@@ -17,7 +17,7 @@ namespace tokenline {
 // The table kinds a profile may hold; each is optional (an absent table leaves its ops on the roofline).
 enum class ProfileTableKind : uint8_t {
   kGemm,             // dtype,m,n,k,latency_ms
-  kMoe,              // dtype,tokens,hidden,inter,topk,experts,moe_tp,moe_ep,latency_ms
+  kMoe,              // dtype,routing,tokens,hidden,inter,topk,experts,moe_tp,moe_ep,latency_ms
   kMlaBmm,           // op,dtype,tokens,heads,latency_ms (op: pre = W_UK absorption, post = W_UV)
   kMlaDecode,        // kv_dtype,heads,batch,tokens,latency_ms (tokens: context length in the cache)
   kMlaPrefill,       // kv_dtype,heads,batch,tokens,latency_ms (tokens: new tokens of each sequence)
@@ -54,6 +54,8 @@ enum class TimingParam : uint8_t {
   kOverlapSchedule,   // 1: CPU work of step n+1 overlaps GPU work of step n (SGLang's overlap scheduler)
   kCudaGraphMaxBs,    // largest decode batch replayed from a CUDA graph; larger batches run eagerly
   kEagerLaunchGapS,   // CPU time to launch one kernel when not graph-captured (s)
+  kMoeRoutingAlpha,   // which moe rows price the fused MoE: 0 balanced routing, a > 0 power-law routing of
+                      // alpha a
   kCount,
 };
 inline constexpr int kTimingParams = static_cast<int>(TimingParam::kCount);

@@ -5,7 +5,9 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <cstdio>
 #include <limits>
+#include <string>
 #include <string_view>
 
 #include "engine/model/op_profile_pricing.h"
@@ -92,13 +94,25 @@ OpRoofline moe_roof(const std::array<double, 4>& s, double moe_tp, double ep, co
   return roof;
 }
 
-OpCurve moe_curve(const ProfileTable& t, const CostModel& cm) {
+// The moe table's routing name for a routing alpha: 0 "balanced", else "power_law_<alpha>" (%g).
+std::string routing_name(double alpha) {
+  if (alpha <= 0) return "balanced";
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "power_law_%g", alpha);
+  return buf;
+}
+
+// Columns: dtype, routing | tokens, hidden, inter, topk, experts, moe_tp, moe_ep, latency_ms.
+OpCurve moe_curve(const ProfileTable& t, const CostModel& cm, double routing_alpha) {
   const ModelConfig& m = cm.model;
   if (t.empty() || !m.is_moe()) return {};
   const Rates r = rates_of(cm);
   const std::string_view dtype = m.weight_dtype == Dtype::kFp8 ? "fp8_block" : "bfloat16";
+  const std::string routing = routing_name(routing_alpha);
   const double mtp = cm.parallel.moe_tp(), ep = cm.parallel.ep;
-  auto keep = [&](size_t i) { return t.text_at(i, 0) == dtype && t.at(i, 5) == mtp && t.at(i, 6) == ep; };
+  auto keep = [&](size_t i) {
+    return t.text_at(i, 0) == dtype && t.text_at(i, 1) == routing && t.at(i, 5) == mtp && t.at(i, 6) == ep;
+  };
   auto key = [&](size_t i) { return std::array<double, 4>{t.at(i, 1), t.at(i, 2), t.at(i, 3), t.at(i, 4)}; };
   const std::array<double, 4> want{double(m.hidden), double(m.moe_intermediate), double(m.experts_per_token),
                                    double(m.routed_experts)};
@@ -373,7 +387,7 @@ void resolve_collectives(const OpProfile& p, const CostModel& cm, ProfileCurves&
 std::shared_ptr<const ProfileCurves> resolve_profile(const OpProfile& p, const CostModel& cm) {
   auto pc = std::make_shared<ProfileCurves>();
   resolve_gemms(p.table(ProfileTableKind::kGemm), cm, *pc);
-  pc->moe = moe_curve(p.table(ProfileTableKind::kMoe), cm);
+  pc->moe = moe_curve(p.table(ProfileTableKind::kMoe), cm, p.param(TimingParam::kMoeRoutingAlpha));
   if (cm.model.attention == AttentionKind::kMla) {
     pc->bmm_pre = bmm_curve(p.table(ProfileTableKind::kMlaBmm), cm, "pre");
     pc->bmm_post = bmm_curve(p.table(ProfileTableKind::kMlaBmm), cm, "post");

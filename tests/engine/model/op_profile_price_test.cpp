@@ -22,10 +22,12 @@ CostModel deepseek_tp8(bool with_profile) {
                          load_hardware("h200"), o);
 }
 
-// The latency (s) of the one row whose text column 0 is `text` and whose numeric columns are `nums`.
-double row_s(const ProfileTable& t, std::string_view text, std::initializer_list<double> nums) {
+// The latency (s) of the one row whose text column 0 is `text` (and column 1 `text1` when given) and whose
+// numeric columns are `nums`.
+double row_s(const ProfileTable& t, std::string_view text, std::initializer_list<double> nums,
+             std::string_view text1 = {}) {
   for (size_t r = 0; r < t.rows(); ++r) {
-    if (t.text_at(r, 0) != text) continue;
+    if (t.text_at(r, 0) != text || (!text1.empty() && t.text_at(r, 1) != text1)) continue;
     int c = 0;
     bool match = true;
     for (double v : nums) match = match && t.at(r, c++) == v;
@@ -115,7 +117,8 @@ TEST_CASE("a DeepSeek-V3 tp8 decode step lands within 5% of its summed table row
     const double b = pt.batch;
     const double ref =
         61 * row_s(p->table(ProfileTableKind::kMlaModuleDecode), "fp8", {7168, 1536, 16, b, 1024}) +
-        58 * row_s(p->table(ProfileTableKind::kMoe), "fp8_block", {b, 7168, 2048, 8, 256, 8, 1}) +
+        58 * row_s(p->table(ProfileTableKind::kMoe), "fp8_block", {b, 7168, 2048, 8, 256, 8, 1},
+                   "power_law_1.01") +
         58 * (row_s(gemm, "fp8_block", {b, 512, 7168}) + row_s(gemm, "fp8_block", {b, 7168, 256})) +
         58 * row_s(gemm, "bfloat16", {b, 256, 7168}) +
         3 * (row_s(gemm, "fp8_block", {b, 5120, 7168}) + row_s(gemm, "fp8_block", {b, 7168, 2560})) +
@@ -126,6 +129,29 @@ TEST_CASE("a DeepSeek-V3 tp8 decode step lands within 5% of its summed table row
     CHECK(sc.profile_s > 0.95 * ref);
     CHECK(sc.profile_s < 1.05 * ref);
   }
+}
+
+// moe_routing_alpha picks the routing's rows: 1.01 (the profile's) and 0 (balanced) read their own rows at a
+// measured token count; an alpha no row was measured with leaves the MoE to the roofline.
+TEST_CASE("moe_routing_alpha picks the fused-MoE rows of one routing", "[op_profile]") {
+  auto expert_s = [](const std::string& sets) {
+    CostOptions o;
+    auto p = load_op_profile("h200-sglang");
+    if (!sets.empty()) apply_profile_sets(*p, sets);
+    o.profile = p;
+    const CostModel cm = make_cost_model(model_preset("deepseek-v3"), parse_parallel("tp8", "test"),
+                                         KvLayout::kFp8E4m3, load_hardware("h200"), o);
+    return decode_step(cm, 32, 1023)[Op::kExpertGemm];
+  };
+  const auto p = load_op_profile("h200-sglang");
+  const ProfileTable& moe = p->table(ProfileTableKind::kMoe);
+  const Term skewed = expert_s(""), balanced = expert_s("moe_routing_alpha=0");
+  CHECK(skewed.time_s ==
+        Approx(58 * row_s(moe, "fp8_block", {32, 7168, 2048, 8, 256, 8, 1}, "power_law_1.01")));
+  CHECK(balanced.time_s == Approx(58 * row_s(moe, "fp8_block", {32, 7168, 2048, 8, 256, 8, 1}, "balanced")));
+  CHECK(skewed.time_s < 0.7 * balanced.time_s);  // fewer distinct experts read at 32 tokens x top-8
+  const Term unmeasured = expert_s("moe_routing_alpha=3");
+  CHECK(unmeasured.source == TimeSource::kRoofline);
 }
 
 // GLM-5.3 under dp8-ep8 runs 64 heads per GPU, the heads the DSA rows were measured with, so at a measured
