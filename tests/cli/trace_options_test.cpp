@@ -64,7 +64,9 @@ TEST_CASE("--trace-window parses START:END and refuses the rest", "[trace_option
     CHECK_THROWS_AS(cli::parse_trace_window(bad), InputError);
   }
   OutputConfig out;
-  CHECK_THROWS_AS(cli::apply_trace_options(cli::TraceOptions{.requests = -2}, out), InputError);
+  cli::TraceOptions negative;
+  negative.requests = -2;
+  CHECK_THROWS_AS(cli::apply_trace_options(negative, out), InputError);
 }
 
 TEST_CASE("a bad trace option exits 2 naming it", "[trace_options]") {
@@ -121,7 +123,8 @@ TEST_CASE("--trace-requests K keeps balanced spans of the first K arrivals", "[t
   TestDir dir("trace_opt_requests");
   const std::string cut = run_sim(dir, "cut", "--trace-requests 3");
   std::map<int64_t, int> open;  // begin - end per request id
-  for (const auto& e : read_json(cut + "/trace.json").at("traceEvents")) {
+  const nlohmann::json doc = read_json(cut + "/trace.json");
+  for (const auto& e : doc.at("traceEvents")) {
     const std::string ph = e.at("ph");
     if (ph == "b") ++open[e.at("id").get<int64_t>()];
     if (ph == "e") --open[e.at("id").get<int64_t>()];
