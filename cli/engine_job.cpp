@@ -92,7 +92,8 @@ void add_engine_options(CLI::App& cmd, EngineJob& job) {
   cmd.add_option("--policy", job.policy, "fcfs | lpm | priority")->capture_default_str();
   cmd.add_option("--max-running", job.max_running, "running requests")->capture_default_str();
   cmd.add_flag("!--no-prefix-cache", job.prefix_cache, "disable the radix prefix cache");
-  cmd.add_option("--trace-detail", job.trace_detail, "step | op")->capture_default_str();
+  cmd.add_option("--trace-detail", job.trace_detail, "none | step | op")->capture_default_str();
+  add_trace_options(cmd, job.trace);
   cmd.add_option("--slo", job.slo, "goodput SLO, e.g. ttft=2s,tpot=50ms (bare numbers are ms)");
 }
 
@@ -111,6 +112,7 @@ EngineSetup prepare_engine(const EngineJob& job) {
   s.instance = instance_config(job, s);
   require_writable_directory(job.out);
   s.output = OutputConfig{.dir = job.out, .trace_detail = parse_detail(job.trace_detail)};
+  apply_trace_options(job.trace, s.output);
   s.slo = parse_slo(job.slo);
   return s;
 }

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <string>
 
+#include "cli/trace_options.h"
 #include "engine/core/instance.h"
 #include "engine/model/parallel.h"
 #include "engine/runtime/engine_loop.h"
@@ -36,7 +37,8 @@ struct EngineJob {
   int32_t max_running = 1024;
   bool prefix_cache = true;
   std::string trace_detail = "op";
-  std::string slo;  // goodput SLO, as tokenline sim's --slo
+  TraceOptions trace;  // --trace-window, --trace-requests, --trace-gzip
+  std::string slo;     // goodput SLO, as tokenline sim's --slo
 };
 
 // Declares the options above on a subcommand.

@@ -30,9 +30,9 @@ ReservationPolicy parse_reservation(const std::string& v) {
 }
 
 TraceDetail parse_detail(const std::string& v) {
-  for (const TraceDetail d : {TraceDetail::kStep, TraceDetail::kOp})
+  for (const TraceDetail d : {TraceDetail::kNone, TraceDetail::kStep, TraceDetail::kOp})
     if (v == to_string(d)) return d;
-  throw InputError("--trace-detail", "step or op", "'" + v + "'");
+  throw InputError("--trace-detail", "none, step or op", "'" + v + "'");
 }
 
 PlacementPolicy parse_placement_option(const std::string& v, const char* option) {

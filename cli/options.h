@@ -20,7 +20,7 @@ SchedulePolicy parse_policy(const std::string& v);  // --policy fcfs | lpm | pri
 ReservationPolicy reservation_of(Admission admission);
 // --reservation whole | incremental | estimate: Admission's names (parse_admission), one table for both.
 ReservationPolicy parse_reservation(const std::string& v);
-TraceDetail parse_detail(const std::string& v);  // --trace-detail step | op
+TraceDetail parse_detail(const std::string& v);  // --trace-detail none | step | op
 // --router, --dp-assign: round-robin | least-load | prefix-aware (engine/core/placement.h's names).
 PlacementPolicy parse_placement_option(const std::string& v, const char* option);
 void require_positive(int64_t value, const char* option);

@@ -92,7 +92,9 @@ void add_run_options(CLI::App& cmd, SimJob& job) {
   cmd.add_option("--seed", job.seed, "seed for generated workloads")->capture_default_str();
   cmd.add_option("--slo", job.slo, "goodput SLO, e.g. ttft=2s,tpot=50ms (bare numbers are ms)");
   cmd.add_option("--out", job.out, "output directory (metrics.json, requests.csv, trace.json)")->required();
-  cmd.add_option("--trace-detail", job.trace_detail, "trace.json detail: step | op")->capture_default_str();
+  cmd.add_option("--trace-detail", job.trace_detail, "trace.json detail: none | step | op")
+      ->capture_default_str();
+  cli::add_trace_options(cmd, job.trace);
   cmd.add_flag("--skip-bad-lines", job.skip_bad_lines, "skip and count malformed workload lines");
   cmd.add_flag("--wall-time-in-metrics", job.wall_time_in_metrics,
                "also write wall seconds into metrics.json (makes it differ between identical runs)");

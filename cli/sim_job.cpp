@@ -252,6 +252,7 @@ SimConfig build_config(const SimJob& job, const ModelConfig& model, const Deploy
                           .trace_detail = parse_detail(job.trace_detail),
                           .progress = job.progress,
                           .wall_time_in_metrics = job.wall_time_in_metrics};
+  cli::apply_trace_options(job.trace, c.output);
   c.slo = parse_slo(job.slo);
   c.seed = job.seed;
   c.noise = parse_step_noise(StepNoiseOptions{.expert_skew = job.expert_skew,

@@ -7,6 +7,8 @@
 #include <cstdint>
 #include <string>
 
+#include "cli/trace_options.h"
+
 namespace tokenline {
 
 struct SimJob {
@@ -42,7 +44,8 @@ struct SimJob {
   uint64_t seed = 0;
   std::string slo;  // "ttft=200ms,tpot=50ms"
   std::string out;
-  std::string trace_detail = "step";
+  std::string trace_detail = "step";  // none | step | op
+  cli::TraceOptions trace;            // --trace-window, --trace-requests, --trace-gzip
   int32_t concurrency = 0;
   double time_scale = 1.0;
   int64_t max_requests = 0;

@@ -10,12 +10,13 @@ constexpr int kTimeDecimals = 3;  // nanosecond resolution in microsecond units
 
 }  // namespace
 
-ChromeTraceWriter::ChromeTraceWriter(const std::string& path) : file_(path) {
-  file_.buffer().append("{\"displayTimeUnit\":\"ms\",\"traceEvents\":[\n");
+ChromeTraceWriter::ChromeTraceWriter(const std::string& path, TraceEncoding encoding)
+    : sink_(std::make_unique<TraceSink>(path, encoding)) {
+  sink_->buffer().append("{\"displayTimeUnit\":\"ms\",\"traceEvents\":[\n");
 }
 
 void ChromeTraceWriter::open_event(char phase, int pid, double time_s) {
-  std::string& out = file_.buffer();
+  std::string& out = sink_->buffer();
   out.append(events_ == 0 ? "{\"ph\":\"" : ",\n{\"ph\":\"");
   out.push_back(phase);
   out.append("\",\"pid\":");
@@ -27,7 +28,7 @@ void ChromeTraceWriter::open_event(char phase, int pid, double time_s) {
 
 void ChromeTraceWriter::append_args(std::initializer_list<TraceArg> args, const TraceText* text) {
   if (args.size() == 0 && text == nullptr) return;
-  std::string& out = file_.buffer();
+  std::string& out = sink_->buffer();
   out.append(",\"args\":{");
   bool first = true;
   for (const TraceArg& arg : args) {
@@ -47,13 +48,14 @@ void ChromeTraceWriter::append_args(std::initializer_list<TraceArg> args, const 
 }
 
 void ChromeTraceWriter::close_event() {
-  file_.buffer().push_back('}');
-  file_.maybe_flush();
+  sink_->buffer().push_back('}');
+  sink_->maybe_flush();
 }
 
 void ChromeTraceWriter::process_name(int pid, std::string_view name) {
+  if (!sink_) return;
   open_event('M', pid, 0);
-  std::string& out = file_.buffer();
+  std::string& out = sink_->buffer();
   out.append(",\"name\":\"process_name\",\"args\":{\"name\":");
   append_json_string(out, name);
   out.push_back('}');
@@ -61,8 +63,9 @@ void ChromeTraceWriter::process_name(int pid, std::string_view name) {
 }
 
 void ChromeTraceWriter::thread_name(int pid, int tid, std::string_view name) {
+  if (!sink_) return;
   open_event('M', pid, 0);
-  std::string& out = file_.buffer();
+  std::string& out = sink_->buffer();
   out.append(",\"tid\":");
   append_int(out, tid);
   out.append(",\"name\":\"thread_name\",\"args\":{\"name\":");
@@ -74,7 +77,7 @@ void ChromeTraceWriter::thread_name(int pid, int tid, std::string_view name) {
 void ChromeTraceWriter::append_complete(int pid, int tid, std::string_view name, double start_s,
                                         double duration_s) {
   open_event('X', pid, start_s);
-  std::string& out = file_.buffer();
+  std::string& out = sink_->buffer();
   out.append(",\"dur\":");
   append_fixed(out, duration_s * kMicrosecondsPerSecond, kTimeDecimals);
   out.append(",\"tid\":");
@@ -85,6 +88,7 @@ void ChromeTraceWriter::append_complete(int pid, int tid, std::string_view name,
 
 void ChromeTraceWriter::complete(int pid, int tid, std::string_view name, double start_s, double duration_s,
                                  std::initializer_list<TraceArg> args) {
+  if (!sink_) return;
   append_complete(pid, tid, name, start_s, duration_s);
   append_args(args);
   close_event();
@@ -92,6 +96,7 @@ void ChromeTraceWriter::complete(int pid, int tid, std::string_view name, double
 
 void ChromeTraceWriter::complete(int pid, int tid, std::string_view name, double start_s, double duration_s,
                                  std::initializer_list<TraceArg> args, TraceText text) {
+  if (!sink_) return;
   append_complete(pid, tid, name, start_s, duration_s);
   append_args(args, &text);
   close_event();
@@ -99,8 +104,9 @@ void ChromeTraceWriter::complete(int pid, int tid, std::string_view name, double
 
 void ChromeTraceWriter::async_begin(int pid, std::string_view category, int64_t id, std::string_view name,
                                     double time_s, std::initializer_list<TraceArg> args) {
+  if (!sink_) return;
   open_event('b', pid, time_s);
-  std::string& out = file_.buffer();
+  std::string& out = sink_->buffer();
   out.append(",\"tid\":0,\"cat\":");  // async tracks hang off the process; tid only for strict importers
   append_json_string(out, category);
   out.append(",\"id\":");
@@ -113,8 +119,9 @@ void ChromeTraceWriter::async_begin(int pid, std::string_view category, int64_t 
 
 void ChromeTraceWriter::async_end(int pid, std::string_view category, int64_t id, std::string_view name,
                                   double time_s) {
+  if (!sink_) return;
   open_event('e', pid, time_s);
-  std::string& out = file_.buffer();
+  std::string& out = sink_->buffer();
   out.append(",\"tid\":0,\"cat\":");  // async tracks hang off the process; tid only for strict importers
   append_json_string(out, category);
   out.append(",\"id\":");
@@ -125,8 +132,9 @@ void ChromeTraceWriter::async_end(int pid, std::string_view category, int64_t id
 }
 
 void ChromeTraceWriter::flow_begin(int pid, int tid, int64_t id, double time_s) {
+  if (!sink_) return;
   open_event('s', pid, time_s);
-  std::string& out = file_.buffer();
+  std::string& out = sink_->buffer();
   out.append(",\"tid\":");
   append_int(out, tid);
   out.append(",\"cat\":\"flow\",\"name\":\"kv_handoff\",\"id\":");
@@ -135,8 +143,9 @@ void ChromeTraceWriter::flow_begin(int pid, int tid, int64_t id, double time_s) 
 }
 
 void ChromeTraceWriter::flow_end(int pid, int tid, int64_t id, double time_s) {
+  if (!sink_) return;
   open_event('f', pid, time_s);
-  std::string& out = file_.buffer();
+  std::string& out = sink_->buffer();
   out.append(",\"tid\":");
   append_int(out, tid);
   out.append(",\"cat\":\"flow\",\"name\":\"kv_handoff\",\"bp\":\"e\",\"id\":");
@@ -146,8 +155,9 @@ void ChromeTraceWriter::flow_end(int pid, int tid, int64_t id, double time_s) {
 
 void ChromeTraceWriter::counter(int pid, std::string_view name, double time_s,
                                 std::initializer_list<TraceArg> series) {
+  if (!sink_) return;
   open_event('C', pid, time_s);
-  std::string& out = file_.buffer();
+  std::string& out = sink_->buffer();
   out.append(",\"name\":");
   append_json_string(out, name);
   append_args(series);
@@ -155,8 +165,9 @@ void ChromeTraceWriter::counter(int pid, std::string_view name, double time_s,
 }
 
 bool ChromeTraceWriter::finish() {
-  file_.buffer().append("\n]}\n");
-  return file_.commit();
+  if (!sink_) return true;
+  sink_->buffer().append("\n]}\n");
+  return sink_->commit();
 }
 
 }  // namespace tokenline

@@ -2,15 +2,17 @@
 // Layout: a process per instance, a thread per (rank, stream); complete "X" spans for steps and ops,
 // async "b"/"e" spans per request, "s"/"f" flow arrows, "C" counters. Times are seconds in the API and
 // microseconds with 3 decimals in the file (number_format.h), so output bytes are deterministic.
-// Events are written in call order and never held in memory; the file appears only after finish().
+// Events are written in call order and never held in memory; the file appears only after finish(). A
+// writer made without a path (--trace-detail none) writes nothing and every call returns at once.
 #pragma once
 
 #include <cstdint>
 #include <initializer_list>
+#include <memory>
 #include <string>
 #include <string_view>
 
-#include "traces/output_file.h"
+#include "traces/trace_sink.h"
 
 namespace tokenline {
 
@@ -34,7 +36,11 @@ inline int trace_tid(int rank, TraceStream stream) {
 
 class ChromeTraceWriter {
  public:
-  explicit ChromeTraceWriter(const std::string& path);  // throws InputError when path is not writable
+  ChromeTraceWriter() = default;  // disabled: no file
+  // Throws InputError when path is not writable.
+  explicit ChromeTraceWriter(const std::string& path, TraceEncoding encoding = TraceEncoding::kPlain);
+
+  bool enabled() const { return sink_ != nullptr; }
 
   void process_name(int pid, std::string_view name);
   void thread_name(int pid, int tid, std::string_view name);
@@ -50,7 +56,7 @@ class ChromeTraceWriter {
   void counter(int pid, std::string_view name, double time_s, std::initializer_list<TraceArg> series);
 
   int64_t events() const { return events_; }
-  // Closes the JSON document and publishes the file; false when any write failed.
+  // Closes the JSON document and publishes the file; false when any write failed. True when disabled.
   bool finish();
 
  private:
@@ -59,7 +65,7 @@ class ChromeTraceWriter {
   void append_complete(int pid, int tid, std::string_view name, double start_s, double duration_s);
   void close_event();
 
-  OutputFile file_;
+  std::unique_ptr<TraceSink> sink_;  // null: disabled
   int64_t events_ = 0;
 };
 

@@ -15,8 +15,8 @@ double rounded(double value) {
   return std::isfinite(value) ? std::round(value * kRoundTo) / kRoundTo : 0.0;
 }
 
-Json summary_json(std::vector<double>& values, double unit) {
-  const LatencySummary s = summarize(values);
+Json summary_json(const LatencyHistogram& values, double unit) {
+  const LatencySummary s = values.summary();
   return Json{{"count", s.count},
               {"mean", rounded(s.mean * unit)},
               {"p50", rounded(s.p50 * unit)},
@@ -53,9 +53,9 @@ void Metrics::on_request(const RequestRow& r) {
   const double ttft = r.first_token_s - r.arrival_s;
   const double tpot =
       r.output_tokens > 1 ? (r.finish_s - r.first_token_s) / static_cast<double>(r.output_tokens - 1) : 0.0;
-  ttft_s_.push_back(ttft);
-  if (r.output_tokens > 1) tpot_s_.push_back(tpot);
-  e2e_s_.push_back(r.finish_s - r.arrival_s);
+  ttft_s_.add(ttft);
+  if (r.output_tokens > 1) tpot_s_.add(tpot);
+  e2e_s_.add(r.finish_s - r.arrival_s);
   const bool ttft_ok = slo_.ttft_s <= 0 || ttft <= slo_.ttft_s;
   const bool tpot_ok = slo_.tpot_s <= 0 || tpot <= slo_.tpot_s;
   good_requests_ += ttft_ok && tpot_ok ? 1 : 0;
@@ -106,11 +106,12 @@ struct MetricsJson {
             {"retractions", m.retractions_}};
   }
 
-  static Json latency(Metrics& m) {
+  static Json latency(const Metrics& m) {
     return {{"ttft", summary_json(m.ttft_s_, kMs)},
             {"tpot", summary_json(m.tpot_s_, kMs)},
             {"itl", summary_json(m.itl_s_, kMs)},
-            {"e2e", summary_json(m.e2e_s_, kMs)}};
+            {"e2e", summary_json(m.e2e_s_, kMs)},
+            {"queueing", summary_json(m.queueing_s_, kMs)}};
   }
 
   static Json throughput(const Metrics& m, double span_s) {

@@ -1,8 +1,9 @@
 // Metrics: aggregates a run into metrics.json (DESIGN.md "Outputs"). The driver feeds it arrivals,
-// finished/rejected requests (RequestRow), inter-token gaps, KV page samples and steps as they happen;
-// nothing per request is kept except the latency samples. Single-threaded; deterministic given the
-// same call sequence. Wall-clock time is written only when RunInfo::wall_s is set (opt-in), because it
-// is the one field that differs between identical runs.
+// finished/rejected requests (RequestRow), inter-token gaps, queueing delays, KV page samples and steps
+// as they happen; nothing per request or per token is kept: latency distributions are histograms
+// (latency_histogram.h: exact count, mean and max, percentiles within 0.39%). Single-threaded; deterministic
+// given the same call sequence. Wall-clock time is written only when RunInfo::wall_s is set (opt-in), because
+// it is the one field that differs between identical runs.
 #pragma once
 
 #include <cstdint>
@@ -11,7 +12,7 @@
 #include <string>
 #include <vector>
 
-#include "traces/latency_summary.h"
+#include "traces/latency_histogram.h"
 #include "traces/request_row.h"
 
 namespace tokenline {
@@ -44,8 +45,10 @@ class Metrics {
   Metrics(int32_t instances, Slo slo);
 
   void on_arrival() { ++arrived_; }
-  void on_request(const RequestRow& r);  // a request left the system: completed or rejected
-  void on_token_gap(double gap_s) { itl_s_.push_back(gap_s); }  // one inter-token latency sample
+  void on_request(const RequestRow& r);                   // a request left the system: completed or rejected
+  void on_token_gap(double gap_s) { itl_s_.add(gap_s); }  // one inter-token latency sample
+  // A request's wait from arrival to the start of the first step that computes it (once per request).
+  void on_queue_wait(double wait_s) { queueing_s_.add(wait_s); }
   void on_step(int32_t instance) { ++steps_[static_cast<size_t>(instance)]; }
   // A priced step: its time and the part of it priced from a measured op profile (--profile).
   void on_step_sources(double total_s, double profile_s) {
@@ -94,10 +97,11 @@ class Metrics {
   int64_t good_requests_ = 0;
   double first_arrival_s_ = -1;
   double last_finish_s_ = 0;
-  std::vector<double> ttft_s_;
-  std::vector<double> tpot_s_;
-  std::vector<double> itl_s_;
-  std::vector<double> e2e_s_;
+  LatencyHistogram ttft_s_;
+  LatencyHistogram tpot_s_;
+  LatencyHistogram itl_s_;
+  LatencyHistogram e2e_s_;
+  LatencyHistogram queueing_s_;
   std::vector<int64_t> steps_;
   std::vector<KvTrack> kv_;
   KvTrack kv_total_;

@@ -1,6 +1,8 @@
 #include "traces/recorder.h"
 
+#include <cstdio>
 #include <filesystem>
+#include <string_view>
 
 #include "traces/output_file.h"
 #include "traces/trace_reader.h"
@@ -23,16 +25,27 @@ int64_t to_ns(double s) {
   return static_cast<int64_t>(s * kNanosecondsPerSecond + 0.5);
 }
 
+ChromeTraceWriter make_trace(const OutputConfig& output) {
+  if (output.trace_detail == TraceDetail::kNone) return ChromeTraceWriter();
+  return ChromeTraceWriter(out_path(output.dir, trace_file_name(output)),
+                           output.trace_gzip ? TraceEncoding::kGzip : TraceEncoding::kPlain);
+}
+
 }  // namespace
 
 Recorder::Recorder(const OutputConfig& output, const Slo& slo, int32_t instances)
     : dir_(output.dir),
       detail_(output.trace_detail),
+      window_(output.trace_window),
+      trace_requests_(output.trace_requests),
+      trace_name_(output.trace_detail == TraceDetail::kNone ? nullptr : trace_file_name(output)),
       metrics_(instances, slo),
       csv_(out_path(output.dir, "requests.csv")),
-      trace_(out_path(output.dir, "trace.json")),
+      trace_(make_trace(output)),
       counters_(static_cast<size_t>(instances)),
-      roles_(static_cast<size_t>(instances), InstanceRole::kColocated) {}
+      kv_used_(static_cast<size_t>(instances), -1),
+      roles_(static_cast<size_t>(instances), InstanceRole::kColocated),
+      progress_(output.progress) {}
 
 void Recorder::describe_instance(int32_t instance, const std::string& parallel_name, int32_t dp_ranks,
                                  int64_t kv_pages_per_rank) {
@@ -48,7 +61,12 @@ void Recorder::describe_instance(int32_t instance, const std::string& parallel_n
 void Recorder::on_arrival(int32_t instance, RequestId id, double now_s) {
   ++events_;
   metrics_.on_arrival();
-  live_[id] = RequestTrace{};
+  RequestTrace& rt = live_[id];
+  rt = RequestTrace{.arrival_s = now_s};
+  rt.traced = trace_.enabled() && window_.contains(now_s) &&
+              (trace_requests_ < 0 || traced_requests_ < trace_requests_);
+  if (!rt.traced) return;
+  ++traced_requests_;
   const int pid = pid_of(instance);
   trace_.async_begin(pid, kRequestCategory, id, "request", now_s);
   trace_.async_begin(pid, kRequestCategory, id, "queued", now_s);
@@ -56,7 +74,7 @@ void Recorder::on_arrival(int32_t instance, RequestId id, double now_s) {
 
 void Recorder::on_preemption(int32_t instance, RequestId id, double now_s, bool retraction) {
   auto it = live_.find(id);
-  if (it == live_.end()) return;
+  if (it == live_.end() || !it->second.traced) return;
   const int pid = pid_of(instance);
   if (it->second.phase == Phase::kDecoding) trace_.async_end(pid, kRequestCategory, id, "decode", now_s);
   if (it->second.phase != Phase::kQueued) {
@@ -67,39 +85,46 @@ void Recorder::on_preemption(int32_t instance, RequestId id, double now_s, bool 
 }
 
 void Recorder::trace_entries(int pid, const StepPlan& plan, double start_s, double end_s) {
-  const InstanceRole role = roles_[static_cast<size_t>(pid - 1)];
   for (const Batch& batch : plan.batches.ranks) {
     for (const BatchEntry& e : batch.entries) {
       auto it = live_.find(e.id);
       if (it == live_.end()) continue;
       RequestTrace& rt = it->second;
-      if (rt.phase == Phase::kQueued) {
-        trace_.async_end(pid, kRequestCategory, e.id, rt.queued_name, start_s);
-        rt.phase = Phase::kRunning;
+      if (!rt.scheduled) {
+        rt.scheduled = true;
+        metrics_.on_queue_wait(start_s - rt.arrival_s);
       }
-      if (e.phase == tokenline::Phase::kPrefill) {
-        ++rt.chunks;
-        name_scratch_ = "prefill chunk ";
-        name_scratch_ += std::to_string(rt.chunks);
-        trace_.async_begin(pid, kRequestCategory, e.id, name_scratch_, start_s,
-                           {{"tokens", e.new_tokens}, {"context", e.context_tokens}});
-        trace_.async_end(pid, kRequestCategory, e.id, name_scratch_, end_s);
-        if (e.last_chunk) {
-          rt.last_chunk_rank = batch.rank;
-          rt.last_chunk_start_s = start_s;
-          if (role == InstanceRole::kPrefillOnly) continue;  // handed off: decodes elsewhere
-          trace_.async_begin(pid, kRequestCategory, e.id, "decode", end_s);
-          rt.phase = Phase::kDecoding;
-        }
-      } else if (rt.phase != Phase::kDecoding) {
-        if (rt.flow_pending) {
-          trace_.flow_end(pid, trace_tid(batch.rank, TraceStream::kCompute), e.id, start_s);
-          rt.flow_pending = false;
-        }
-        trace_.async_begin(pid, kRequestCategory, e.id, "decode", start_s);
-        rt.phase = Phase::kDecoding;
-      }
+      if (rt.traced) trace_entry(pid, batch.rank, e, rt, start_s, end_s);
     }
+  }
+}
+
+void Recorder::trace_entry(int pid, int32_t rank, const BatchEntry& e, RequestTrace& rt, double start_s,
+                           double end_s) {
+  if (rt.phase == Phase::kQueued) {
+    trace_.async_end(pid, kRequestCategory, e.id, rt.queued_name, start_s);
+    rt.phase = Phase::kRunning;
+  }
+  if (e.phase == tokenline::Phase::kPrefill) {
+    ++rt.chunks;
+    name_scratch_ = "prefill chunk ";
+    name_scratch_ += std::to_string(rt.chunks);
+    trace_.async_begin(pid, kRequestCategory, e.id, name_scratch_, start_s,
+                       {{"tokens", e.new_tokens}, {"context", e.context_tokens}});
+    trace_.async_end(pid, kRequestCategory, e.id, name_scratch_, end_s);
+    if (!e.last_chunk) return;
+    rt.last_chunk_rank = rank;
+    rt.last_chunk_start_s = start_s;
+    if (roles_[static_cast<size_t>(pid - 1)] == InstanceRole::kPrefillOnly) return;  // decodes elsewhere
+    trace_.async_begin(pid, kRequestCategory, e.id, "decode", end_s);
+    rt.phase = Phase::kDecoding;
+  } else if (rt.phase != Phase::kDecoding) {
+    if (rt.flow_pending) {
+      trace_.flow_end(pid, trace_tid(rank, TraceStream::kCompute), e.id, start_s);
+      rt.flow_pending = false;
+    }
+    trace_.async_begin(pid, kRequestCategory, e.id, "decode", start_s);
+    rt.phase = Phase::kDecoding;
   }
 }
 
@@ -124,8 +149,17 @@ void Recorder::step_span(int pid, int tid, const Batch& batch, std::span<const i
 }
 
 void Recorder::trace_counters(int32_t instance, double time_s, const InstanceCounters& c) {
+  const auto i = static_cast<size_t>(instance);
+  if (c.kv.used_pages != kv_used_[i]) {
+    metrics_.on_kv_pages(instance, time_s, c.kv.used_pages);
+    kv_used_[i] = c.kv.used_pages;
+  }
+  CounterState& last = counters_[i];
+  if (!trace_.enabled() || !window_.contains(time_s)) {
+    last = CounterState{};  // the first counters inside the window are written whatever their values
+    return;
+  }
   const int pid = pid_of(instance);
-  CounterState& last = counters_[static_cast<size_t>(instance)];
   if (c.running != last.running || c.waiting != last.waiting) {
     trace_.counter(pid, "requests", time_s, {{"running", c.running}, {"waiting", c.waiting}});
     last.running = c.running;
@@ -133,7 +167,6 @@ void Recorder::trace_counters(int32_t instance, double time_s, const InstanceCou
   }
   if (c.kv.used_pages != last.kv_used) {
     trace_.counter(pid, "kv_pages", time_s, {{"used", c.kv.used_pages}});
-    metrics_.on_kv_pages(instance, time_s, c.kv.used_pages);
     last.kv_used = c.kv.used_pages;
   }
   if (c.last_batch_tokens != last.batch_tokens) {
@@ -148,7 +181,15 @@ void Recorder::on_step(int32_t instance, const StepPlan& plan, const StepOutcome
   metrics_.on_step(instance);
   if (cost != nullptr) metrics_.on_step_sources(cost->total_s, cost->profile_s);
   const int pid = pid_of(instance);
+  if (trace_.enabled() && window_.contains(start_s)) trace_steps(pid, plan, outcome, cost, start_s);
   const double end_s = start_s + outcome.duration_s;
+  trace_entries(pid, plan, start_s, end_s);
+  trace_counters(instance, end_s, counters);
+  progress_.tick(end_s, metrics_.arrived(), metrics_.completed() + metrics_.rejected());
+}
+
+void Recorder::trace_steps(int pid, const StepPlan& plan, const StepOutcome& outcome, const StepCost* cost,
+                           double start_s) {
   const int64_t step = plan.batches.step_index;
   const int busiest = cost != nullptr ? cost->busiest_rank : -1;
   for (const Batch& batch : plan.batches.ranks) {
@@ -193,8 +234,6 @@ void Recorder::on_step(int32_t instance, const StepPlan& plan, const StepOutcome
       }
     }
   }
-  trace_entries(pid, plan, start_s, end_s);
-  trace_counters(instance, end_s, counters);
 }
 
 void Recorder::set_role(int32_t instance, InstanceRole role) {
@@ -204,7 +243,7 @@ void Recorder::set_role(int32_t instance, InstanceRole role) {
 void Recorder::on_handoff(const RequestRecord& record, int32_t prefill_instance) {
   ++events_;
   auto it = live_.find(record.id);
-  if (it == live_.end()) return;
+  if (it == live_.end() || !it->second.traced) return;
   trace_.async_end(pid_of(prefill_instance), kRequestCategory, record.id, "request", record.finish_s);
 }
 
@@ -212,7 +251,7 @@ void Recorder::on_kv_transfer(RequestId id, int32_t prefill_instance, int32_t de
                               double end_s, double bytes) {
   ++events_;
   auto it = live_.find(id);
-  if (it == live_.end()) return;
+  if (it == live_.end() || !it->second.traced) return;
   RequestTrace& rt = it->second;
   const int ppid = pid_of(prefill_instance), dpid = pid_of(decode_instance);
   trace_.async_begin(ppid, kRequestCategory, id, "kv_transfer", start_s,
@@ -240,7 +279,7 @@ void Recorder::write_record(const RequestRecord& record, int32_t instance, int32
   const int pid = pid_of(trace_instance);
   const bool completed = record.status == RequestStatus::kFinished;
   auto it = live_.find(record.id);
-  if (it != live_.end()) {
+  if (it != live_.end() && it->second.traced) {
     switch (it->second.phase) {
       case Phase::kQueued:
         trace_.async_end(pid, kRequestCategory, record.id, it->second.queued_name, record.finish_s);
@@ -252,8 +291,8 @@ void Recorder::write_record(const RequestRecord& record, int32_t instance, int32
         break;
     }
     trace_.async_end(pid, kRequestCategory, record.id, "request", record.finish_s);
-    live_.erase(it);
   }
+  if (it != live_.end()) live_.erase(it);
   const std::vector<double>& times = record.token_times_s;
   for (size_t i = 1; i < times.size(); ++i) {
     const double gap = times[i] - times[i - 1];
@@ -284,6 +323,7 @@ void Recorder::write_record(const RequestRecord& record, int32_t instance, int32
 }
 
 bool Recorder::finish(const RunInfo& info, std::string* why) {
+  progress_.finish(info.simulated_s, metrics_.arrived(), metrics_.completed() + metrics_.rejected());
   RunInfo run = info;
   run.events = events_;
   OutputFile metrics_file(out_path(dir_, "metrics.json"));
@@ -291,13 +331,24 @@ bool Recorder::finish(const RunInfo& info, std::string* why) {
   const bool csv_ok = csv_.finish();
   const bool trace_ok = trace_.finish();
   const bool metrics_ok = metrics_file.commit();
-  if (csv_ok && trace_ok && metrics_ok) return true;
+  if (csv_ok && trace_ok && metrics_ok) {
+    remove_stale_traces();
+    return true;
+  }
   *why = std::string("could not write ") +
          (!csv_ok     ? "requests.csv"
-          : !trace_ok ? "trace.json"
+          : !trace_ok ? trace_name_
                       : "metrics.json") +
          " in " + dir_;
   return false;
+}
+
+void Recorder::remove_stale_traces() const {
+  // An earlier run's trace in the other form would sit beside outputs it does not describe.
+  for (const char* name : {"trace.json", "trace.json.gz"}) {
+    if (trace_name_ == nullptr || std::string_view(name) != trace_name_)
+      std::remove(out_path(dir_, name).c_str());
+  }
 }
 
 }  // namespace tokenline

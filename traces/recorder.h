@@ -1,10 +1,15 @@
 // Recorder: turns the driver's events into the three outputs (metrics.json, requests.csv, trace.json)
 // as they happen: step spans and op spans per rank thread, async spans per request (request, queued,
 // prefill chunk N, decode), counters (running, waiting, KV pages used, batch tokens). Keeps only the
-// per-request trace state of requests still in the system. At op detail each rank's step span also
-// lists its batch entries (the "batch" arg, grammar in trace_reader.h), so that a replay can compare
-// batches entry by entry. Single-threaded (SimGrid actors are cooperative). The files appear only in
-// finish(); throws InputError from the constructor when the output directory cannot be written.
+// per-request trace state of requests still in the system: memory follows the work in flight, not the
+// run's length (rows are written as requests leave; latencies go into histograms). At op detail each
+// rank's step span also lists its batch entries (the "batch" arg, grammar in trace_reader.h), so that a
+// replay can compare batches entry by entry. What the trace keeps (OutputConfig): no file at detail none;
+// steps and counters inside the trace window; request spans of the requests arriving inside it (the
+// first K with trace_requests = K). Single-threaded (SimGrid actors are cooperative). The files appear
+// only in finish(), which also removes a trace file of the other name (trace.json / trace.json.gz) left by
+// an earlier run, or both at detail none; throws InputError from the constructor when the output
+// directory cannot be written.
 #pragma once
 
 #include <cstdint>
@@ -20,6 +25,7 @@
 #include "traces/chrome_trace_writer.h"
 #include "traces/metrics.h"
 #include "traces/output_config.h"
+#include "traces/progress_line.h"
 #include "traces/requests_csv_writer.h"
 
 namespace tokenline {
@@ -62,12 +68,16 @@ class Recorder {
   Metrics& metrics() { return metrics_; }
   // The trace being written, for tracks other than the instances' (the simgrid backend's link counters).
   ChromeTraceWriter& trace() { return trace_; }
-  // Writes metrics.json and publishes every file. Returns false (with why) when a write failed.
+  // Ends the progress line, writes metrics.json and publishes every file. Returns false (with why) when a
+  // write failed.
   bool finish(const RunInfo& info, std::string* why);
 
  private:
   enum class Phase : uint8_t { kQueued, kRunning, kDecoding };
   struct RequestTrace {
+    double arrival_s = 0;
+    bool traced = false;     // its async spans are written (inside the window, among the sampled)
+    bool scheduled = false;  // a step has computed it: its queueing delay is counted
     int32_t chunks = 0;
     Phase phase = Phase::kQueued;
     const char* queued_name = "queued";  // the open wait span: "queued", or "retracted" after a retraction
@@ -85,17 +95,28 @@ class Recorder {
   void step_span(int pid, int tid, const Batch& batch, std::span<const int32_t> accepted, double start_s,
                  double duration_s, std::initializer_list<TraceArg> args);
   void trace_entries(int pid, const StepPlan& plan, double start_s, double end_s);
+  void trace_entry(int pid, int32_t rank, const BatchEntry& e, RequestTrace& rt, double start_s,
+                   double end_s);
+  void trace_steps(int pid, const StepPlan& plan, const StepOutcome& outcome, const StepCost* cost,
+                   double start_s);
   void trace_counters(int32_t instance, double time_s, const InstanceCounters& counters);
+  void remove_stale_traces() const;
   void write_record(const RequestRecord& record, int32_t instance, int32_t trace_instance, const PdHop* hop);
 
   std::string dir_;
   TraceDetail detail_;
+  TraceWindow window_;
+  int64_t trace_requests_;  // -1: every request in the window
+  int64_t traced_requests_ = 0;
+  const char* trace_name_;
   Metrics metrics_;
   RequestsCsvWriter csv_;
   ChromeTraceWriter trace_;
   std::unordered_map<RequestId, RequestTrace> live_;  // lookups only: never iterated into outputs
-  std::vector<CounterState> counters_;
-  std::vector<InstanceRole> roles_;  // by instance
+  std::vector<CounterState> counters_;                // last values written to the trace, by instance
+  std::vector<int64_t> kv_used_;                      // last KV pages given to the metrics, by instance
+  std::vector<InstanceRole> roles_;                   // by instance
+  ProgressLine progress_;                             // stderr, when OutputConfig::progress
   std::string name_scratch_;
   std::string batch_scratch_;
   int64_t events_ = 0;

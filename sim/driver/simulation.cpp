@@ -24,9 +24,6 @@
 namespace tokenline {
 namespace {
 
-constexpr double kProgressPeriodS = 0.25;     // wall seconds between progress-bar redraws
-constexpr int64_t kProgressCheckSteps = 256;  // steps between looks at the wall clock
-
 class Driver;
 
 // One instance and what its actor runs the instance loop with: its executor, its clock, and itself as the
@@ -97,7 +94,6 @@ class Driver {
  private:
   void dispatch(RequestSpec&& spec);
   void wake_instances();
-  void progress(bool final_line);
 
   const SimConfig& config_;
   ArrivalSource& source_;
@@ -108,9 +104,7 @@ class Driver {
   std::optional<sg::PlatformSpec> platform_;  // --backend simgrid
   std::unique_ptr<LinkMeter> link_meter_;     // --backend simgrid: links.json
   Feeder feeder_;
-  int64_t steps_ = 0;
   std::chrono::steady_clock::time_point wall_start_;
-  std::chrono::steady_clock::time_point last_progress_{};
 };
 
 void InstanceSlot::on_preemption(RequestId id, double now_s, bool retraction) {
@@ -148,16 +142,6 @@ void Driver::on_records(int32_t index, std::span<const RequestRecord> records) {
 void Driver::on_step(const InstanceSlot& slot, const StepPlan& plan, const StepOutcome& outcome,
                      double start_s, const InstanceCounters& counters) {
   recorder_.on_step(slot.index, plan, outcome, slot.executor->last_breakdown(), start_s, counters);
-  if (config_.output.progress && ++steps_ % kProgressCheckSteps == 0) progress(false);
-}
-
-void Driver::progress(bool final_line) {
-  const auto now = std::chrono::steady_clock::now();
-  if (!final_line && now - last_progress_ < std::chrono::duration<double>(kProgressPeriodS)) return;
-  last_progress_ = now;
-  std::fprintf(stderr, "\r[sim] t=%.1fs  arrived %lld  done %lld  steps %lld%s", sg::now_s(),
-               static_cast<long long>(recorder_.arrived()), static_cast<long long>(recorder_.completed()),
-               static_cast<long long>(steps_), final_line ? "\n" : "");
 }
 
 SimResult Driver::run() {
@@ -174,7 +158,6 @@ SimResult Driver::run() {
                      [s] { run_instance_loop(s->instance, *s->executor, s->clock, *s); });
   }
   const bool ok = engine.run();
-  if (config_.output.progress) progress(true);
   if (feeder_.input_error()) throw *feeder_.input_error();
   if (!ok) throw std::runtime_error("simulation failed: " + engine.error());
 

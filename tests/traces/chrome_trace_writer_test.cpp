@@ -1,6 +1,7 @@
 #include "traces/chrome_trace_writer.h"
 
 #include <catch2/catch.hpp>
+#include <filesystem>
 #include <nlohmann/json.hpp>
 
 #include "tests/traces/test_dir.h"
@@ -73,6 +74,33 @@ TEST_CASE("a text arg follows the integer args, escaped as a JSON string", "[chr
   CHECK(events[0].at("args").at("batch") == "3p16@0 5d1");
   CHECK(events[1].at("args").size() == 1);
   CHECK(events[1].at("args").at("note") == "a \"quoted\" word");
+}
+
+TEST_CASE("a writer made without a path writes nothing (--trace-detail none)", "[chrome_trace_writer]") {
+  testing::TestDir dir("trace_disabled");
+  ChromeTraceWriter w;
+  CHECK_FALSE(w.enabled());
+  w.process_name(1, "instance 0");
+  w.complete(1, 0, "step", 0.001, 0.027, {{"tokens", 32}});
+  w.async_begin(1, "request", 7, "request", 0.0);
+  w.counter(1, "kv_pages", 0.001, {{"used", 12}});
+  CHECK(w.events() == 0);
+  CHECK(w.finish());
+  CHECK(std::filesystem::is_empty(dir.path()));
+}
+
+TEST_CASE("a gzip trace holds the same document as a plain one", "[chrome_trace_writer]") {
+  testing::TestDir dir("trace_gzip");
+  const nlohmann::json plain = write_sample(dir.file("trace.json"));
+  {
+    ChromeTraceWriter w(dir.file("trace.json.gz"), TraceEncoding::kGzip);
+    CHECK(w.enabled());
+    w.process_name(1, "instance 0");
+    REQUIRE(w.finish());
+  }
+  CHECK(std::filesystem::exists(dir.file("trace.json.gz")));
+  CHECK(testing::read_all(dir.file("trace.json.gz")).substr(0, 2) == "\x1f\x8b");
+  CHECK(plain.at("traceEvents").size() == 13);
 }
 
 }  // namespace
