@@ -44,6 +44,8 @@ TableSpec table_spec(ProfileTableKind kind) {
       return {"kv_dtype,hidden,q_lora,heads,batch,tokens,latency_ms", 1};
     case ProfileTableKind::kDsa:
       return {"module,phase,hidden,heads,batch,tokens,latency_ms", 2};
+    case ProfileTableKind::kOps:
+      return {"op,phase,batch,tokens,latency_ms", 2};
     case ProfileTableKind::kCount:
       break;
   }
@@ -238,6 +240,8 @@ std::string_view profile_table_key(ProfileTableKind kind) {
       return "mla_module_decode";
     case ProfileTableKind::kDsa:
       return "dsa";
+    case ProfileTableKind::kOps:
+      return "ops";
     case ProfileTableKind::kCount:
       break;
   }
@@ -309,6 +313,11 @@ std::shared_ptr<OpProfile> load_op_profile(const std::string& name_or_dir) {
   for (int i = 0; i < kTimingParams; ++i) p->timing[size_t(i)] = timing_param_default(TimingParam(i));
   read_timing(j, *p, where);
   read_tables(j, src, *p, where);
+  if (j.contains("measured_on")) {
+    const std::string at = where + ": measured_on";
+    p->measured_model = string_field(j["measured_on"], "model", at);
+    p->measured_parallel = string_field(j["measured_on"], "parallel", at);
+  }
   if (j.contains("engine")) {
     p->has_engine = true;
     p->engine = engine_behavior_from_json(j["engine"], where);  // its messages name "engine: <field>"
