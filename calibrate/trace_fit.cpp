@@ -81,12 +81,15 @@ std::vector<std::vector<SeqWork>> step_work(const RecordedInstance& inst, size_t
   return ranks;
 }
 
-CostModel own_cost_model(const TraceFitOptions& o) {
+CostModel own_cost_model(const TraceFitOptions& o, double& scale, double& overhead_s) {
   auto profile = load_op_profile(o.profile);
   const std::string where = o.profile + "/profile.json";
   if (profile->table(ProfileTableKind::kOps).empty() || profile->measured_model.empty())
     throw InputError(where, "an own profile (tokenline profile: an ops table and measured_on)", "none");
+  scale = profile->param(TimingParam::kOpTimeScale);
+  overhead_s = profile->param(TimingParam::kStepCpuOverheadS);
   profile->timing[static_cast<size_t>(TimingParam::kStepCpuOverheadS)] = 0;
+  profile->timing[static_cast<size_t>(TimingParam::kOpTimeScale)] = 1;
   const Hardware hw = load_hardware(o.hardware.empty() ? o.profile + "/hardware.json" : o.hardware);
   const ModelConfig model = load_model(profile->measured_model);
   const Parallel parallel = parse_parallel(profile->measured_parallel, where + ": measured_on.parallel");
@@ -95,13 +98,46 @@ CostModel own_cost_model(const TraceFitOptions& o) {
   return make_cost_model(model, parallel, model.default_kv_layout, hw, options);
 }
 
+StepError step_error(const std::vector<double>& priced, const std::vector<double>& measured, double scale,
+                     double overhead_s) {
+  std::vector<double> e;
+  for (size_t i = 0; i < measured.size(); ++i)
+    e.push_back(std::abs(scale * priced[i] + overhead_s - measured[i]) / measured[i]);
+  StepError r;
+  for (double x : e) r.mape += x / double(e.size());
+  std::sort(e.begin(), e.end());
+  r.p90 = e[std::min(e.size() - 1, size_t(std::ceil(0.9 * double(e.size()))) - 1)];
+  return r;
+}
+
+// Least squares of measured = s x priced + a with both >= 0. Unweighted, so the fitted steps sum to the
+// measured run (what request latencies add up); a negative intercept leaves the scale alone to do it.
+void fit_terms(const std::vector<double>& p, const std::vector<double>& m, double& s, double& a) {
+  const double n = double(m.size());
+  double sp = 0, sm = 0, spp = 0, spm = 0;
+  for (size_t i = 0; i < m.size(); ++i) {
+    sp += p[i];
+    sm += m[i];
+    spp += p[i] * p[i];
+    spm += p[i] * m[i];
+  }
+  const double det = n * spp - sp * sp;
+  s = det > 0 ? (n * spm - sp * sm) / det : 0;
+  a = det > 0 ? (sm - s * sp) / n : 0;
+  if (a < 0 || s <= 0) {
+    a = 0;
+    s = sp > 0 ? sm / sp : 1;
+  }
+}
+
 }  // namespace
 
 TraceFit fit_trace(const TraceFitOptions& o) {
-  const CostModel cm = own_cost_model(o);
+  double scale = 1, overhead_s = 0;
+  const CostModel cm = own_cost_model(o, scale, overhead_s);
   const RecordedRun run = read_recorded_run(o.trace);
   const int dp = cm.parallel.dp_attention;
-  std::vector<double> residual, gaps, priced, measured;
+  std::vector<double> gaps, priced, measured;
   for (const RecordedInstance& inst : run.instances) {
     const std::map<EntryKey, bool> last = last_chunks(inst);
     std::map<int64_t, int64_t> context;
@@ -112,24 +148,20 @@ TraceFit fit_trace(const TraceFitOptions& o) {
       const double p = step_cost(cm, spans).total_s;
       if (s + 1 < inst.steps.size())
         gaps.push_back(std::max(0.0, inst.steps[s + 1].start_s - (step.start_s + step.duration_s)));
-      if (!(step.duration_s > 0)) continue;
+      if (!(step.duration_s > 0) || !(p > 0)) continue;
       priced.push_back(p);
       measured.push_back(step.duration_s);
-      residual.push_back(step.duration_s - p);
     }
   }
   if (measured.empty()) throw InputError(o.trace, "a run trace with measured steps", "none");
   TraceFit f;
   f.steps = static_cast<int64_t>(measured.size());
-  f.in_step_s = median(residual);
   f.gap_s = median(gaps);
-  f.step_cpu_overhead_s = std::max(0.0, f.in_step_s + f.gap_s);
-  for (size_t i = 0; i < measured.size(); ++i) {
-    f.mape_before += std::abs(priced[i] - measured[i]) / measured[i];
-    f.mape_after += std::abs(priced[i] + std::max(0.0, f.in_step_s) - measured[i]) / measured[i];
-  }
-  f.mape_before /= double(measured.size());
-  f.mape_after /= double(measured.size());
+  double a = 0;
+  fit_terms(priced, measured, f.op_time_scale, a);
+  f.step_cpu_overhead_s = a + f.gap_s;
+  f.with_profile = step_error(priced, measured, scale, overhead_s);
+  f.with_fit = step_error(priced, measured, f.op_time_scale, a);
   return f;
 }
 
@@ -142,9 +174,12 @@ void write_trace_fit(const std::string& profile_dir, const TraceFit& fit, const 
   Json j = Json::parse(text.str(), nullptr, false);
   if (j.is_discarded() || !j.is_object()) throw InputError(path.string(), "valid JSON", "unreadable");
   std::ostringstream source;
-  source << "tokenline calibrate --trace " << std::filesystem::path(trace).filename().string() << ": median "
-         << fit.in_step_s << " s per step beyond the priced ops + median gap " << fit.gap_s
-         << " s between steps, over " << fit.steps << " steps";
+  source << "tokenline calibrate --trace " << std::filesystem::path(trace).filename().string()
+         << ": least squares of the relative step error over " << fit.steps
+         << " steps (measured = op_time_scale x priced ops + step_cpu_overhead_s), plus the median gap "
+         << fit.gap_s << " s between steps";
+  j["timing"]["op_time_scale"] =
+      Json{{"value", fit.op_time_scale}, {"unit", "ratio"}, {"source", source.str()}};
   j["timing"]["step_cpu_overhead_s"] =
       Json{{"value", fit.step_cpu_overhead_s}, {"unit", "s"}, {"source", source.str()}};
   std::ofstream out(path, std::ios::trunc);

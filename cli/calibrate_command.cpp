@@ -38,12 +38,14 @@ void run_trace(const CalibrateArgs& a) {
   const TraceFit f = fit_trace(o);
   write_trace_fit(o.profile, f, o.trace);
   std::printf(
-      "steps %lld\nin_step_s %.9g\ngap_s %.9g\nstep_cpu_overhead_s %.9g\n"
-      "step_mape_before %.4f\nstep_mape_after %.4f\n",
-      static_cast<long long>(f.steps), f.in_step_s, f.gap_s, f.step_cpu_overhead_s, f.mape_before,
-      f.mape_after);
-  std::fprintf(stderr, "tokenline calibrate: step_cpu_overhead_s = %.6g s written to %s/profile.json\n",
-               f.step_cpu_overhead_s, o.profile.c_str());
+      "steps %lld\ngap_s %.9g\nop_time_scale %.6g\nstep_cpu_overhead_s %.9g\n"
+      "step_mape_profile %.4f\nstep_p90_profile %.4f\nstep_mape_fit %.4f\nstep_p90_fit %.4f\n",
+      static_cast<long long>(f.steps), f.gap_s, f.op_time_scale, f.step_cpu_overhead_s, f.with_profile.mape,
+      f.with_profile.p90, f.with_fit.mape, f.with_fit.p90);
+  std::fprintf(stderr,
+               "tokenline calibrate: op_time_scale = %.4g, step_cpu_overhead_s = %.6g s written to "
+               "%s/profile.json\n",
+               f.op_time_scale, f.step_cpu_overhead_s, o.profile.c_str());
 }
 
 // This executable, so each point runs the same build of `tokenline sim`.

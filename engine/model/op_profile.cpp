@@ -169,9 +169,13 @@ std::string timing_param_list() {
 void check_timing_value(TimingParam p, double v, const std::string& where) {
   const bool ok = p == TimingParam::kOverlapSchedule  ? (v == 0 || v == 1)
                   : p == TimingParam::kCudaGraphMaxBs ? (v >= 0 && v == std::floor(v))
+                  : p == TimingParam::kOpTimeScale    ? v > 0
                                                       : v >= 0;
   if (!ok)
-    throw InputError(where, p == TimingParam::kOverlapSchedule ? "0 or 1" : "a value >= 0",
+    throw InputError(where,
+                     p == TimingParam::kOverlapSchedule ? "0 or 1"
+                     : p == TimingParam::kOpTimeScale   ? "a value > 0"
+                                                        : "a value >= 0",
                      std::to_string(v));
 }
 
@@ -258,6 +262,8 @@ std::string_view timing_param_name(TimingParam p) {
       return "cuda_graph_max_bs";
     case TimingParam::kEagerLaunchGapS:
       return "eager_launch_gap_s";
+    case TimingParam::kOpTimeScale:
+      return "op_time_scale";
     case TimingParam::kCount:
       break;
   }
@@ -274,6 +280,8 @@ double timing_param_default(TimingParam p) {
       return 0;  // no CUDA graphs unless the profile says so
     case TimingParam::kEagerLaunchGapS:
       return 0;
+    case TimingParam::kOpTimeScale:
+      return 1;  // the ops as profiled until `tokenline calibrate --trace` fits a run
     case TimingParam::kCount:
       break;
   }

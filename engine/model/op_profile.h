@@ -56,6 +56,7 @@ enum class TimingParam : uint8_t {
   kOverlapSchedule,   // 1: CPU work of step n+1 overlaps GPU work of step n (SGLang's overlap scheduler)
   kCudaGraphMaxBs,    // largest decode batch replayed from a CUDA graph; larger batches run eagerly
   kEagerLaunchGapS,   // CPU time to launch one kernel when not graph-captured (s)
+  kOpTimeScale,       // own profiles (ops table): a measured run's op times over the profile's (fitted)
   kCount,
 };
 inline constexpr int kTimingParams = static_cast<int>(TimingParam::kCount);

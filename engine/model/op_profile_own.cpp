@@ -153,6 +153,7 @@ void resolve_own_ops(const OpProfile& p, const CostModel& cm, ProfileCurves& pc)
         {t.at(r, kBatchColumn), t.at(r, kTokensColumn), t.at(r, kLatencyColumn) * kMsToS});
   }
   pc.own = true;
+  pc.own_scale = p.param(TimingParam::kOpTimeScale);
   for (int i = 0; i < kOpCount; ++i) {
     const auto& d = decode[size_t(i)];
     const auto& f = prefill[size_t(i)];
@@ -181,7 +182,7 @@ void price_own_ops(const ProfileCurves& pc, const ProfileWork& w, std::array<Ter
            std::max(0.0, w.prefill_keys - w.prefill_seqs * x * (x + 1) / 2) * pc.own_pair_s[size_t(i)];
     }
     // An op with no rows is one the engine did not run at this layout (the table lists every op it ran).
-    t.time_s = s;
+    t.time_s = pc.own_scale * s;
     t.launch_s = 0;
     t.source = TimeSource::kProfile;
   }

@@ -37,6 +37,7 @@ struct ProfileCurves {
   bool own = false;
   std::array<OpGrid, kOpCount> own_decode, own_prefill;
   std::array<double, kOpCount> own_pair_s{};
+  double own_scale = 1;  // op_time_scale: a run's op times over the profile's (calibrate --trace)
   // timing parameters
   double step_cpu_overhead_s = 0;
   bool overlap_schedule = false;

@@ -97,6 +97,18 @@ TEST_CASE("an own profile interpolates between and extrapolates beyond its point
   CHECK(prefill_step(cm, 128, 0, false)[Op::kSample].time_s == 0);  // a chunk that does not sample
 }
 
+TEST_CASE("op_time_scale scales an own profile's ops", "[op_profile_own]") {
+  const fs::path dir = own_profile("scaled", rows());
+  CostOptions o;
+  auto p = load_op_profile(dir.string());
+  apply_profile_sets(*p, "op_time_scale=2");
+  o.profile = std::move(p);
+  const ModelConfig m = model_preset("glm-5.3-tiny");
+  const CostModel cm = make_cost_model(m, parse_parallel("tp1", "test"), m.default_kv_layout,
+                                       load_hardware((dir / "hardware.json").string()), o);
+  CHECK(decode_step(cm, 1, 63)[Op::kAProj].time_s == Approx(2 * 0.5 * kMsToS));
+}
+
 TEST_CASE("an own profile refuses a layout or model it was not measured on", "[op_profile_own]") {
   const fs::path dir = own_profile("layout", rows());
   const std::string layout = error_of(dir, "dp2-tp2-ep4");
