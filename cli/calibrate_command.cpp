@@ -2,6 +2,7 @@
 // with `tokenline sim`, one child process per point, prints predicted vs measured and the MAPE per model
 // and mode, and with --fit fits the named bounded parameters (calibrate/calibration.h).
 #include <CLI/CLI.hpp>
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <memory>
@@ -10,6 +11,7 @@
 
 #include "calibrate/calibration.h"
 #include "calibrate/process_pool.h"
+#include "calibrate/trace_fit.h"
 #include "cli/command.h"
 #include "common/input_error.h"
 
@@ -22,7 +24,29 @@ struct CalibrateArgs {
   bool no_fit = false;
   bool no_lomo = false;
   std::string sim_args;  // extra `tokenline sim` options for every point, split at spaces
+  std::string trace;     // --trace: fit an own profile's per-step overhead from a run (calibrate/trace_fit.h)
+  bool hardware_given = false;
 };
+
+// --trace run/trace.json --profile DIR: the fit printed, and written into DIR/profile.json.
+void run_trace(const CalibrateArgs& a) {
+  if (a.options.profile.empty())
+    throw InputError("--trace", "a --profile directory written by tokenline profile", "no --profile");
+  const TraceFitOptions o{.trace = a.trace,
+                          .profile = a.options.profile,
+                          .hardware = a.hardware_given ? a.options.evaluator.hardware : ""};
+  const TraceFit f = fit_trace(o);
+  write_trace_fit(o.profile, f, o.trace);
+  std::printf(
+      "steps %lld\ngap_s %.9g\nop_time_scale %.6g\nstep_cpu_overhead_s %.9g\n"
+      "step_mape_profile %.4f\nstep_p90_profile %.4f\nstep_mape_fit %.4f\nstep_p90_fit %.4f\n",
+      static_cast<long long>(f.steps), f.gap_s, f.op_time_scale, f.step_cpu_overhead_s, f.with_profile.mape,
+      f.with_profile.p90, f.with_fit.mape, f.with_fit.p90);
+  std::fprintf(stderr,
+               "tokenline calibrate: op_time_scale = %.4g, step_cpu_overhead_s = %.6g s written to "
+               "%s/profile.json\n",
+               f.op_time_scale, f.step_cpu_overhead_s, o.profile.c_str());
+}
 
 // This executable, so each point runs the same build of `tokenline sim`.
 std::string own_binary() {
@@ -33,7 +57,14 @@ std::string own_binary() {
 }
 
 void run(CalibrateArgs& a) {
+  if (!a.trace.empty()) {
+    run_trace(a);
+    return;
+  }
   CalibrationOptions& o = a.options;
+  if (o.points_path.empty() || o.models_dir.empty() || o.evaluator.out_dir.empty())
+    throw InputError("tokenline calibrate", "--points, --models-dir and --out (or --trace and --profile)",
+                     "a missing one");
   if (a.no_fit) o.fit_names.clear();
   o.leave_one_model_out = !a.no_lomo;
   if (a.jobs < 0) throw InputError("--jobs", "a count >= 0 (0: every CPU)", std::to_string(a.jobs));
@@ -55,11 +86,12 @@ void add_calibrate(CLI::App& app) {
   CalibrationOptions& o = a->options;
   CLI::App* cmd =
       app.add_subcommand("calibrate", "predict end-to-end measurements with sim; fit named parameters");
-  cmd->add_option("--points", o.points_path, "e2e measurements, silicon CSV format (e2e-silicon.csv)")
-      ->required();
-  cmd->add_option("--models-dir", o.models_dir, "folder of <org>--<name>_config.json files")->required();
-  cmd->add_option("--out", o.evaluator.out_dir, "output directory (calibration.json, hardware.json)")
-      ->required();
+  cmd->add_option("--points", o.points_path, "e2e measurements, silicon CSV format (e2e-silicon.csv)");
+  cmd->add_option("--models-dir", o.models_dir, "folder of <org>--<name>_config.json files");
+  cmd->add_option("--out", o.evaluator.out_dir, "output directory (calibration.json, hardware.json)");
+  cmd->add_option(
+      "--trace", a->trace,
+      "a tokenline run trace.json: fit the --profile (an own profile)'s per-step overhead instead");
   cmd->add_option("--hardware", o.evaluator.hardware, "base hardware preset or JSON path")
       ->capture_default_str();
   cmd->add_option("--profile", o.profile,
@@ -85,7 +117,10 @@ void add_calibrate(CLI::App& app) {
       "extra sim options for every point, e.g. \"--mixed-steps on\" (what-if runs of the engine)");
   cmd->add_flag("--keep-runs", o.evaluator.keep_runs, "keep every simulation's outputs under <out>/runs");
   cmd->add_flag("--progress", o.evaluator.progress, "one line per evaluation on stderr");
-  cmd->callback([a] { run(*a); });
+  cmd->callback([a, cmd] {
+    a->hardware_given = cmd->count("--hardware") > 0;
+    run(*a);
+  });
 }
 
 const CommandRegistration kRegistration("calibrate", add_calibrate);

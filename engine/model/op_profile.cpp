@@ -44,6 +44,8 @@ TableSpec table_spec(ProfileTableKind kind) {
       return {"kv_dtype,hidden,q_lora,heads,batch,tokens,latency_ms", 1};
     case ProfileTableKind::kDsa:
       return {"module,phase,hidden,heads,batch,tokens,latency_ms", 2};
+    case ProfileTableKind::kOps:
+      return {"op,phase,batch,tokens,latency_ms", 2};
     case ProfileTableKind::kCount:
       break;
   }
@@ -167,9 +169,13 @@ std::string timing_param_list() {
 void check_timing_value(TimingParam p, double v, const std::string& where) {
   const bool ok = p == TimingParam::kOverlapSchedule  ? (v == 0 || v == 1)
                   : p == TimingParam::kCudaGraphMaxBs ? (v >= 0 && v == std::floor(v))
+                  : p == TimingParam::kOpTimeScale    ? v > 0
                                                       : v >= 0;
   if (!ok)
-    throw InputError(where, p == TimingParam::kOverlapSchedule ? "0 or 1" : "a value >= 0",
+    throw InputError(where,
+                     p == TimingParam::kOverlapSchedule ? "0 or 1"
+                     : p == TimingParam::kOpTimeScale   ? "a value > 0"
+                                                        : "a value >= 0",
                      std::to_string(v));
 }
 
@@ -238,6 +244,8 @@ std::string_view profile_table_key(ProfileTableKind kind) {
       return "mla_module_decode";
     case ProfileTableKind::kDsa:
       return "dsa";
+    case ProfileTableKind::kOps:
+      return "ops";
     case ProfileTableKind::kCount:
       break;
   }
@@ -256,6 +264,8 @@ std::string_view timing_param_name(TimingParam p) {
       return "eager_launch_gap_s";
     case TimingParam::kMoeRoutingAlpha:
       return "moe_routing_alpha";
+    case TimingParam::kOpTimeScale:
+      return "op_time_scale";
     case TimingParam::kCount:
       break;
   }
@@ -274,6 +284,8 @@ double timing_param_default(TimingParam p) {
       return 0;
     case TimingParam::kMoeRoutingAlpha:
       return 0;  // balanced: the routing a table measured without saying otherwise
+    case TimingParam::kOpTimeScale:
+      return 1;  // the ops as profiled until `tokenline calibrate --trace` fits a run
     case TimingParam::kCount:
       break;
   }
@@ -313,6 +325,11 @@ std::shared_ptr<OpProfile> load_op_profile(const std::string& name_or_dir) {
   for (int i = 0; i < kTimingParams; ++i) p->timing[size_t(i)] = timing_param_default(TimingParam(i));
   read_timing(j, *p, where);
   read_tables(j, src, *p, where);
+  if (j.contains("measured_on")) {
+    const std::string at = where + ": measured_on";
+    p->measured_model = string_field(j["measured_on"], "model", at);
+    p->measured_parallel = string_field(j["measured_on"], "parallel", at);
+  }
   if (j.contains("engine")) {
     p->has_engine = true;
     p->engine = engine_behavior_from_json(j["engine"], where);  // its messages name "engine: <field>"

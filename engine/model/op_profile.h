@@ -27,6 +27,8 @@ enum class ProfileTableKind : uint8_t {
   kMlaModuleDecode,  // kv_dtype,hidden,q_lora,heads,batch,tokens,latency_ms: the whole MLA block, decode
   kDsa,              // module,phase,hidden,heads,batch,tokens,latency_ms: DSA parts (attn, logits, topk) by
                      // decode/prefill
+  kOps,              // op,phase,batch,tokens,latency_ms: one ledger op's whole step on one rank, measured by
+                     // `tokenline profile` on the engine's own kernels (op_profile_own.cpp)
   kCount,
 };
 inline constexpr int kProfileTableKinds = static_cast<int>(ProfileTableKind::kCount);
@@ -56,6 +58,7 @@ enum class TimingParam : uint8_t {
   kEagerLaunchGapS,   // CPU time to launch one kernel when not graph-captured (s)
   kMoeRoutingAlpha,   // which moe rows price the fused MoE: 0 balanced routing, a > 0 power-law routing of
                       // alpha a
+  kOpTimeScale,       // own profiles (ops table): a measured run's op times over the profile's (fitted)
   kCount,
 };
 inline constexpr int kTimingParams = static_cast<int>(TimingParam::kCount);
@@ -66,6 +69,8 @@ struct OpProfile {
   std::string hardware;     // the hardware preset it was measured on ("h200")
   std::string engine_name;  // "sglang"
   std::string origin;       // "topologies/profiles/h200-sglang (embedded)" or the directory
+  // "measured_on" (own profiles): the model and layout the ops table was measured with; empty: any.
+  std::string measured_model, measured_parallel;
   std::array<ProfileTable, kProfileTableKinds> tables;
   std::array<double, kTimingParams> timing{};
   // The "engine" object (engine_behavior_json.h): what the engine does with memory and admission. Absent:

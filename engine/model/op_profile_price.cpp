@@ -155,6 +155,10 @@ int64_t cuda_graph_bucket(int64_t batch) {
 
 void price_rank_from_profile(const CostModel& cm, const ProfileWork& w, std::array<Term, kOpCount>& terms) {
   const ProfileCurves& pc = *cm.profile;
+  if (pc.own) {
+    price_own_ops(pc, w, terms);
+    return;
+  }
   const ModelConfig& m = cm.model;
   const int Lm = m.moe_layers(), Ld = m.mlp_dense_layers();
   price_attention_block(cm, w, terms);

@@ -31,6 +31,13 @@ struct ProfileCurves {
   double dsa_logits_pair_s = 0, dsa_topk_pair_s = 0;  // roofline per extra (query, key) pair in prefill
   // collectives by message bytes: CUDA-graph path and eager path, per ledger op (empty: roofline)
   std::array<OpCurve, kOpCount> comm_graph, comm_eager;
+  // own profiles (the ops table, op_profile_own.cpp): per ledger op, its whole step on one rank by
+  // (sequences, keys) in decode and (sequences, new tokens each) in prefill; own_pair_s prices a prefill
+  // prefix's extra (query, key) pairs. own: the table covers every op (an op without rows costs 0).
+  bool own = false;
+  std::array<OpGrid, kOpCount> own_decode, own_prefill;
+  std::array<double, kOpCount> own_pair_s{};
+  double own_scale = 1;  // op_time_scale: a run's op times over the profile's (calibrate --trace)
   // timing parameters
   double step_cpu_overhead_s = 0;
   bool overlap_schedule = false;
@@ -40,6 +47,10 @@ struct ProfileCurves {
 
 // Builds the curves for cm's model and layout (cm's rates set, cm.profile not yet).
 std::shared_ptr<const ProfileCurves> resolve_profile(const OpProfile& profile, const CostModel& cm);
+
+// The ops table of an own profile (`tokenline profile`): throws InputError when the profile was measured on
+// another model or layout, or a row names an unknown op or phase (file:line).
+void resolve_own_ops(const OpProfile& profile, const CostModel& cm, ProfileCurves& pc);
 
 // One attention rank's step as the profile prices it.
 struct ProfileWork {
@@ -59,6 +70,9 @@ int64_t cuda_graph_bucket(int64_t batch);
 // Re-prices the covered ops of one rank's terms from the profile (time_s, source); roofline figures
 // (flops, bytes, compute_s, memory_s) stay. No allocation.
 void price_rank_from_profile(const CostModel& cm, const ProfileWork& w, std::array<Term, kOpCount>& terms);
+
+// Prices every op of one rank's terms from the ops table (pc.own): decode part + prefill part.
+void price_own_ops(const ProfileCurves& pc, const ProfileWork& w, std::array<Term, kOpCount>& terms);
 
 // Re-prices the routed experts from the fused-MoE table: all_tokens over every rank, the busiest EP GPU
 // holding expert_imbalance times the mean.

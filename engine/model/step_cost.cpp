@@ -421,7 +421,13 @@ StepCost step_cost(const CostModel& cm, std::span<const std::span<const SeqWork>
   }
   sc.tokens = int64_t(all_tokens);
   Term& ex = sc[Op::kExpertGemm];
+  const Term own_ex = ex;  // an own profile priced the busiest rank's experts as its engine runs them
   expert_op(cm, all_tokens, expert_imbalance, ex);
+  if (cm.profile && cm.profile->own) {
+    ex.time_s = own_ex.time_s;
+    ex.launch_s = 0;
+    ex.source = TimeSource::kProfile;
+  }
   ex.flops = ex.rank_flops * cm.parallel.dp_attention / expert_imbalance;  // instance-wide: no skew
   ex.hbm_bytes = ex.rank_hbm_bytes * cm.parallel.dp_attention;
   if (cm.profile) price_experts_from_profile(cm, moe_tokens, expert_imbalance, graph, ex);

@@ -4,7 +4,10 @@
 # reference at test shapes), then tokenline_kernels_check, which prints per op the error against the CPU
 # reference and the time per call of both backends at GLM-5.3-like per-GPU shapes. With the full project it
 # then runs the model runner on the CUDA kernels against the CPU runner (runtime_tests) and one
-# `tokenline run --backend cuda` next to `--backend cpu`, printing both summaries and per-op totals.
+# `tokenline run --backend cuda` next to `--backend cpu`, printing both summaries and per-op totals, and
+# the own-profile loop on the CUDA kernels (scripts/bench-own-profile --backend cuda: `tokenline profile`,
+# `calibrate --trace`, `sim --profile`, `run`, `compare`), which leaves a CUDA profile in
+# <build>/own-profile/tp1/profile and prints the sim-vs-real table.
 # Non-zero exit on failure.
 # Usage: kernels/cuda/check-on-gpu.sh [build-dir]   (default: build-gpu in the repository root)
 # Uses the full project when its dependencies are present, else kernels/standalone (CMake + CUDA only).
@@ -67,4 +70,7 @@ print(f"{'op':<20}{'cpu ms':>12}{'cuda ms':>12}")
 for name in cpu:
     print(f"{name:<20}{cpu[name]:>12.2f}{gpu.get(name, 0.0):>12.2f}")
 PY
+  echo "own-profile loop on the CUDA kernels: profile -> calibrate --trace -> sim --profile vs run"
+  "$root/scripts/bench-own-profile" --bin "$build/tokenline" --backend cuda --layouts tp1 \
+      --out "$build/own-profile"
 fi

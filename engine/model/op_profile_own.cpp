@@ -1,0 +1,191 @@
+// The ops table of an own profile (`tokenline profile`): the engine's own per-op step times, measured on
+// its kernels for one model and layout, priced op by op. Decode rows: `batch` sequences each attending to
+// `tokens` keys; prefill rows: `batch` sequences of `tokens` new tokens each, no prefix. Between rows the
+// curves of op_profile_curve interpolate; beyond them each op's fitted linear model (least squares over
+// its rows: decode c0 + c1 b + c2 b x, prefill c0 + c1 b x + c2 b x^2) adds its slope.
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <string>
+
+#include "common/input_error.h"
+#include "engine/model/op_profile_pricing.h"
+
+namespace tokenline {
+namespace {
+
+constexpr double kMsToS = 1e-3;
+constexpr int kOpColumn = 0, kPhaseColumn = 1;                          // text columns
+constexpr int kBatchColumn = 0, kTokensColumn = 1, kLatencyColumn = 2;  // numeric columns
+constexpr int kFitTerms = 3;
+
+struct Point {
+  double b, x, s;
+};
+
+// The three features of a point: decode 1, b, b x; prefill 1, b x, b x^2.
+std::array<double, kFitTerms> features(const Point& p, bool decode) {
+  if (decode) return {1, p.b, p.b * p.x};
+  return {1, p.b * p.x, p.b * p.x * p.x};
+}
+
+// Least squares over the features `use` keeps (normal equations with a tiny ridge, so a feature the
+// points do not vary gets ~0 rather than a singular system).
+std::array<double, kFitTerms> solve(const std::vector<Point>& pts, bool decode,
+                                    const std::array<bool, kFitTerms>& use) {
+  constexpr double kRidge = 1e-12;  // relative to each feature's scale: enough to keep the system regular
+  std::array<std::array<double, kFitTerms + 1>, kFitTerms> a{};
+  for (const Point& p : pts) {
+    const auto f = features(p, decode);
+    for (int i = 0; i < kFitTerms; ++i) {
+      for (int j = 0; j < kFitTerms; ++j) a[i][j] += use[i] && use[j] ? f[i] * f[j] : 0;
+      a[i][kFitTerms] += use[i] ? f[i] * p.s : 0;
+    }
+  }
+  for (int i = 0; i < kFitTerms; ++i) a[i][i] = use[i] ? a[i][i] * (1 + kRidge) + 1e-300 : 1;
+  for (int col = 0; col < kFitTerms; ++col) {
+    int piv = col;
+    for (int r = col + 1; r < kFitTerms; ++r)
+      if (std::abs(a[r][col]) > std::abs(a[piv][col])) piv = r;
+    std::swap(a[col], a[piv]);
+    for (int r = 0; r < kFitTerms; ++r) {
+      if (r == col) continue;
+      const double k = a[r][col] / a[col][col];
+      for (int j = col; j <= kFitTerms; ++j) a[r][j] -= k * a[col][j];
+    }
+  }
+  std::array<double, kFitTerms> c{};
+  for (int i = 0; i < kFitTerms; ++i) c[i] = a[i][kFitTerms] / a[i][i];
+  return c;
+}
+
+// Non-negative least squares by elimination: a feature whose coefficient comes out negative is dropped
+// and the rest refitted (a time never shrinks as work grows).
+std::array<double, kFitTerms> fit(const std::vector<Point>& pts, bool decode) {
+  std::array<bool, kFitTerms> use{true, true, true};
+  for (int round = 0; round < kFitTerms; ++round) {
+    std::array<double, kFitTerms> c = solve(pts, decode, use);
+    int worst = -1;
+    for (int i = 0; i < kFitTerms; ++i)
+      if (use[i] && c[i] < 0 && (worst < 0 || c[i] < c[worst])) worst = i;
+    if (worst < 0) {
+      for (int i = 0; i < kFitTerms; ++i) c[i] = use[i] ? c[i] : 0;
+      return c;
+    }
+    use[size_t(worst)] = false;
+  }
+  return {};
+}
+
+OpRoofline roof_of(const std::array<double, kFitTerms>& c, bool decode) {
+  OpRoofline r;
+  r.c0 = c[0];
+  if (decode) {
+    r.cb = c[1];
+    r.cbx = c[2];
+  } else {
+    r.cbx = c[1];
+    r.cbxx = c[2];
+  }
+  return r;
+}
+
+OpGrid grid_of(const std::vector<Point>& pts, const OpRoofline& roof) {
+  std::vector<double> bs;
+  for (const Point& p : pts)
+    if (std::find(bs.begin(), bs.end(), p.b) == bs.end()) bs.push_back(p.b);
+  std::sort(bs.begin(), bs.end());
+  OpGrid g;
+  for (double b : bs) {
+    std::vector<std::pair<double, double>> row;
+    for (const Point& p : pts)
+      if (p.b == b) row.emplace_back(p.x, p.s);
+    g.bs.push_back(b);
+    g.rows.push_back(make_curve(std::move(row), b, roof, roof));
+  }
+  return g;
+}
+
+// Ops that run on the sampled rows only: in prefill, the chunks that complete a prompt.
+bool on_sampled_rows(Op op) {
+  return op == Op::kLmHead || op == Op::kVocabAllgather || op == Op::kSample;
+}
+
+int find_op(std::string_view name) {
+  for (int i = 0; i < kOpCount; ++i)
+    if (op_name(Op(i)) == name) return i;
+  return -1;
+}
+
+void check_measured_on(const OpProfile& p, const CostModel& cm) {
+  const std::string label = "--profile " + p.name;
+  const std::string how = "; profile it with `tokenline profile --model " + cm.model.name + " --parallel " +
+                          cm.parallel.name() + "`";
+  if (!p.measured_model.empty() && p.measured_model != cm.model.name)
+    throw InputError(label, "model " + p.measured_model + " (what its ops table was measured on)" + how,
+                     "model " + cm.model.name);
+  if (!p.measured_parallel.empty() && p.measured_parallel != cm.parallel.name())
+    throw InputError(label,
+                     "layout " + p.measured_parallel +
+                         " (what its ops table was measured on; another layout runs other shards and "
+                         "collectives)" +
+                         how,
+                     "layout " + cm.parallel.name());
+}
+
+}  // namespace
+
+void resolve_own_ops(const OpProfile& p, const CostModel& cm, ProfileCurves& pc) {
+  const ProfileTable& t = p.table(ProfileTableKind::kOps);
+  if (t.empty()) return;
+  check_measured_on(p, cm);
+  std::array<std::vector<Point>, kOpCount> decode, prefill;
+  for (size_t r = 0; r < t.rows(); ++r) {
+    const std::string at = t.file + ":" + std::to_string(r + 2);  // the header is line 1
+    const int op = find_op(t.text_at(r, kOpColumn));
+    if (op < 0)
+      throw InputError(at + ": column op", "a ledger op name",
+                       "'" + std::string(t.text_at(r, kOpColumn)) + "'");
+    const std::string_view phase = t.text_at(r, kPhaseColumn);
+    if (phase != "decode" && phase != "prefill")
+      throw InputError(at + ": column phase", "decode or prefill", "'" + std::string(phase) + "'");
+    (phase == "decode" ? decode : prefill)[size_t(op)].push_back(
+        {t.at(r, kBatchColumn), t.at(r, kTokensColumn), t.at(r, kLatencyColumn) * kMsToS});
+  }
+  pc.own = true;
+  pc.own_scale = p.param(TimingParam::kOpTimeScale);
+  for (int i = 0; i < kOpCount; ++i) {
+    const auto& d = decode[size_t(i)];
+    const auto& f = prefill[size_t(i)];
+    if (!d.empty()) pc.own_decode[size_t(i)] = grid_of(d, roof_of(fit(d, true), true));
+    if (!f.empty()) {
+      const OpRoofline roof = roof_of(fit(f, false), false);
+      pc.own_prefill[size_t(i)] = grid_of(f, roof);
+      pc.own_pair_s[size_t(i)] = 2 * roof.cbxx;  // b x^2 = two causal pairs per x^2 / 2
+    }
+  }
+}
+
+void price_own_ops(const ProfileCurves& pc, const ProfileWork& w, std::array<Term, kOpCount>& terms) {
+  for (int i = 0; i < kOpCount; ++i) {
+    Term& t = terms[size_t(i)];
+    double s = 0;
+    const OpGrid& d = pc.own_decode[size_t(i)];
+    const OpGrid& f = pc.own_prefill[size_t(i)];
+    if (w.decode_seqs > 0 && !d.empty()) s += d.at(w.decode_seqs, w.decode_context);
+    const double prefill_sampled = w.lm_tokens - (w.tokens - w.prefill_tokens);
+    if (w.prefill_seqs > 0 && !f.empty() && on_sampled_rows(Op(i))) {
+      if (prefill_sampled > 0) s += f.at(prefill_sampled, w.prefill_tokens / w.prefill_seqs);
+    } else if (w.prefill_seqs > 0 && !f.empty()) {
+      const double x = w.prefill_tokens / w.prefill_seqs;
+      s += f.at(w.prefill_seqs, x) +
+           std::max(0.0, w.prefill_keys - w.prefill_seqs * x * (x + 1) / 2) * pc.own_pair_s[size_t(i)];
+    }
+    // An op with no rows is one the engine did not run at this layout (the table lists every op it ran).
+    t.time_s = pc.own_scale * s;
+    t.launch_s = 0;
+    t.source = TimeSource::kProfile;
+  }
+}
+
+}  // namespace tokenline

@@ -1,0 +1,133 @@
+// Own profiles (the ops table): exact at measured points, interpolated between them, ops without rows
+// cost nothing, and a profile refuses a model or layout it was not measured on.
+#include <catch2/catch.hpp>
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include "common/input_error.h"
+#include "engine/model/ledger.h"
+#include "engine/model/op_profile.h"
+#include "engine/model/op_profile_writer.h"
+#include "topologies/hardware_loader.h"
+
+namespace tokenline {
+namespace {
+
+namespace fs = std::filesystem;
+
+constexpr double kMsToS = 1e-3;
+
+fs::path own_profile(const std::string& name, const std::vector<OwnOpRow>& rows) {
+  const fs::path dir = fs::temp_directory_path() / ("tl_own_profile_" + name);
+  fs::remove_all(dir);
+  write_own_profile(dir.string(),
+                    OwnProfileInfo{.name = name,
+                                   .hardware = "cpu-host",
+                                   .backend = "cpu",
+                                   .model = "glm-5.3-tiny",
+                                   .parallel = "tp1",
+                                   .machine = "test",
+                                   .threads = 1,
+                                   .date = "2026-12-01T00:00:00Z",
+                                   .warmup = 1,
+                                   .repeats = 1,
+                                   .step_overhead_s = 1e-4},
+                    OwnHardware{.gemm_flops = 1e10,
+                                .memory_bw = 1e10,
+                                .memory_bytes = 8e9,
+                                .collective_bw = 1e9,
+                                .collective_latency_s = 1e-5},
+                    rows);
+  return dir;
+}
+
+std::vector<OwnOpRow> rows() {
+  return {{"a_proj", true, 1, 64, 0.5},       {"a_proj", true, 4, 64, 0.8},
+          {"a_proj", true, 1, 512, 0.5},      {"a_proj", true, 4, 512, 0.8},
+          {"sparse_mla", true, 1, 64, 0.125}, {"sparse_mla", true, 1, 512, 0.5},
+          {"sparse_mla", true, 4, 64, 0.25},  {"sparse_mla", true, 4, 512, 1.0},
+          {"a_proj", false, 1, 16, 1.0},      {"a_proj", false, 1, 128, 4.0},
+          {"sample", false, 1, 16, 0.2},      {"sample", false, 1, 128, 0.2}};
+}
+
+CostModel own_model(const fs::path& dir, const std::string& parallel,
+                    const std::string& model = "glm-5.3-tiny") {
+  CostOptions o;
+  o.profile = load_op_profile(dir.string());
+  const ModelConfig m = model_preset(model);
+  return make_cost_model(m, parse_parallel(parallel, "test"), m.default_kv_layout,
+                         load_hardware((dir / "hardware.json").string()), o);
+}
+
+std::string error_of(const fs::path& dir, const std::string& parallel,
+                     const std::string& model = "glm-5.3-tiny") {
+  try {
+    own_model(dir, parallel, model);
+  } catch (const InputError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+}  // namespace
+
+TEST_CASE("an own profile prices its ops exactly at measured points", "[op_profile_own]") {
+  const CostModel cm = own_model(own_profile("exact", rows()), "tp1");
+  const StepCost d = decode_step(cm, 1, 63);  // one token attending to 64 keys
+  CHECK(d[Op::kAProj].time_s == Approx(0.5 * kMsToS));
+  CHECK(d[Op::kSparseMla].time_s == Approx(0.125 * kMsToS));
+  CHECK(d[Op::kAProj].source == TimeSource::kProfile);
+  CHECK(d[Op::kRmsnorm].time_s == 0);  // no rows: an op the engine did not run
+  CHECK(d[Op::kExpertGemm].time_s == 0);
+  CHECK(d.total_s == Approx((0.5 + 0.125) * kMsToS + 1e-4));  // + the measured per-step overhead
+  const StepCost d4 = decode_step(cm, 4, 511);
+  CHECK(d4[Op::kSparseMla].time_s == Approx(1.0 * kMsToS));
+}
+
+TEST_CASE("an own profile interpolates between and extrapolates beyond its points", "[op_profile_own]") {
+  const CostModel cm = own_model(own_profile("between", rows()), "tp1");
+  const double mid = decode_step(cm, 2, 63)[Op::kAProj].time_s;
+  CHECK(mid > 0.5 * kMsToS);
+  CHECK(mid < 0.8 * kMsToS);
+  // A prefill chunk beyond the last measured length grows with the fitted slope; sampling once.
+  const StepCost big = prefill_step(cm, 256, 0, true);
+  CHECK(big[Op::kAProj].time_s > 4.0 * kMsToS);
+  CHECK(big[Op::kSample].time_s == Approx(0.2 * kMsToS));
+  CHECK(prefill_step(cm, 128, 0, false)[Op::kSample].time_s == 0);  // a chunk that does not sample
+}
+
+TEST_CASE("op_time_scale scales an own profile's ops", "[op_profile_own]") {
+  const fs::path dir = own_profile("scaled", rows());
+  CostOptions o;
+  auto p = load_op_profile(dir.string());
+  apply_profile_sets(*p, "op_time_scale=2");
+  o.profile = std::move(p);
+  const ModelConfig m = model_preset("glm-5.3-tiny");
+  const CostModel cm = make_cost_model(m, parse_parallel("tp1", "test"), m.default_kv_layout,
+                                       load_hardware((dir / "hardware.json").string()), o);
+  CHECK(decode_step(cm, 1, 63)[Op::kAProj].time_s == Approx(2 * 0.5 * kMsToS));
+}
+
+TEST_CASE("an own profile refuses a layout or model it was not measured on", "[op_profile_own]") {
+  const fs::path dir = own_profile("layout", rows());
+  const std::string layout = error_of(dir, "dp2-tp2-ep4");
+  CHECK(layout.find("layout tp1") != std::string::npos);
+  CHECK(layout.find("dp2-tp2-ep4") != std::string::npos);
+  CHECK(layout.find("tokenline profile") != std::string::npos);
+  CHECK(error_of(dir, "tp1", "glm-5.3").find("model glm-5.3-tiny") != std::string::npos);
+  CHECK(error_of(dir, "tp1").empty());
+}
+
+TEST_CASE("an ops row naming an unknown op or phase is reported at its line", "[op_profile_own]") {
+  const fs::path dir = own_profile("bad_op", rows());
+  std::ofstream(dir / "ops.csv")
+      << "op,phase,batch,tokens,latency_ms\na_proj,decode,1,64,0.5\nwarp_drive,decode,1,64,1\n";
+  const std::string op = error_of(dir, "tp1");
+  CHECK(op.find("ops.csv:3") != std::string::npos);
+  CHECK(op.find("warp_drive") != std::string::npos);
+  std::ofstream(dir / "ops.csv") << "op,phase,batch,tokens,latency_ms\na_proj,verify,1,64,0.5\n";
+  CHECK(error_of(dir, "tp1").find("ops.csv:2: column phase") != std::string::npos);
+}
+
+}  // namespace tokenline

@@ -1,0 +1,92 @@
+// OpProfiler: the grid option, its points and pages, and the measured rows - keyed by the grid alone and,
+// under a fake clock, identical run to run.
+#include "engine/runtime/op_profiler.h"
+
+#include <catch2/catch.hpp>
+#include <set>
+#include <string>
+
+#include "common/input_error.h"
+#include "tests/engine/runtime/fake_clock.h"
+
+using namespace tokenline;
+
+namespace {
+
+constexpr int32_t kPageTokens = 16;
+constexpr double kTickS = 1e-6;
+
+ProfileGrid small_grid() {
+  return parse_profile_grid(
+      "decode-batch=1,2;decode-keys=8,20;prefill-batch=1;prefill-tokens=4,12;repeats=1");
+}
+
+std::string grid_error(const std::string& text) {
+  try {
+    parse_profile_grid(text);
+  } catch (const InputError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+std::vector<OwnOpRow> profile_with_fake_clock(const ProfileGrid& grid, int32_t dp, int32_t tp, int32_t ep) {
+  const ModelShape shape = load_model_shape("glm-5.3-tiny");
+  const ModelWeights weights = ModelWeights::random(shape, 7);
+  const RunnerConfig config{.dp_ranks = dp,
+                            .tp = tp,
+                            .ep = ep,
+                            .total_pages = grid_pages(grid, kPageTokens),
+                            .page_tokens = kPageTokens};
+  test::FakeClock clock(kTickS);
+  ModelRunner runner(shape, weights, config, clock);
+  return profile_ops(runner, config, grid, nullptr).rows;
+}
+
+}  // namespace
+
+TEST_CASE("the --grid option sets lists sorted and deduplicated and names a bad part", "[op_profiler]") {
+  const ProfileGrid g = parse_profile_grid("decode-keys=512,64,64;repeats=5");
+  CHECK(g.decode_keys == std::vector<int64_t>{64, 512});
+  CHECK(g.repeats == 5);
+  CHECK(g.decode_batches == ProfileGrid{}.decode_batches);  // untouched keys keep the defaults
+  CHECK(grid_error("decode-keys=0").find("--grid decode-keys") != std::string::npos);
+  CHECK(grid_error("batch=1").find("'batch'") != std::string::npos);
+  CHECK(grid_error("repeats").find("key=value") != std::string::npos);
+}
+
+TEST_CASE("grid points come decode first, batch-major, and pages cover the largest point", "[op_profiler]") {
+  const ProfileGrid g = small_grid();
+  const std::vector<GridPoint> p = grid_points(g);
+  REQUIRE(p.size() == 6);
+  CHECK((p[0].decode && p[0].batch == 1 && p[0].tokens == 8));
+  CHECK((p[1].decode && p[1].batch == 1 && p[1].tokens == 20));
+  CHECK((p[3].decode && p[3].batch == 2 && p[3].tokens == 20));
+  CHECK((!p[4].decode && p[4].tokens == 4));
+  CHECK(grid_pages(g, kPageTokens) == 4);  // 2 sequences x ceil(20 / 16) pages
+}
+
+TEST_CASE("profile rows are keyed by the grid and identical under the same clock", "[op_profiler]") {
+  const ProfileGrid g = small_grid();
+  const std::vector<OwnOpRow> a = profile_with_fake_clock(g, 1, 1, 1);
+  const std::vector<OwnOpRow> b = profile_with_fake_clock(g, 1, 1, 1);
+  CHECK(own_ops_csv(a) == own_ops_csv(b));
+  std::set<std::string> ops;
+  for (const OwnOpRow& r : a) ops.insert(r.op);
+  CHECK(a.size() == ops.size() * grid_points(g).size());  // every op at every point
+  CHECK(ops.count("sparse_mla") == 1);
+  CHECK(ops.count("expert_gemm") == 1);
+  CHECK(ops.count("dispatch") == 0);  // no EP at tp1
+  for (const OwnOpRow& r : a) {
+    if (r.op == "a_proj") CHECK(r.latency_ms > 0);
+  }
+}
+
+TEST_CASE("a split layout profiles its collectives on the in-process communicators", "[op_profiler]") {
+  const ProfileGrid g =
+      parse_profile_grid("decode-batch=1;decode-keys=8;prefill-batch=1;prefill-tokens=4;repeats=1");
+  std::set<std::string> ops;
+  for (const OwnOpRow& r : profile_with_fake_clock(g, 2, 1, 2)) ops.insert(r.op);
+  CHECK(ops.count("dispatch") == 1);
+  CHECK(ops.count("combine") == 1);
+}
