@@ -128,7 +128,8 @@ class SeedChecks:
 def mark_seed(ax, x, y, label, dx=8, dy=8, color='crimson'):
     """A seed figure on a plot: a hollow marker at (x, y) and its quote."""
     ax.plot([x], [y], 'o', mfc='none', mec=color, mew=1.5, ms=9, zorder=5)
-    ax.annotate(label, (x, y), xytext=(dx, dy), textcoords='offset points', fontsize=7.5, color=color)
+    ax.annotate(label, (x, y), xytext=(dx, dy), textcoords='offset points', fontsize=7.5, color=color,
+                bbox={'boxstyle': 'round,pad=0.15', 'fc': 'white', 'ec': 'none', 'alpha': 0.85})
 
 
 def crossing(xs, a, b, log_x=False):
