@@ -3,6 +3,8 @@
 set -euo pipefail
 packages=(build-essential cmake pkg-config libsimgrid-dev libboost-graph-dev nlohmann-json3-dev
           libpcg-cpp-dev libcli11-dev catch2 libbenchmark-dev clang-format clang-tidy zlib1g-dev)
+# scripts/notebooks (run by scripts/test): Debian's Jupyter, matplotlib and pandas, for /usr/bin/python3.
+packages+=(jupyter-nbconvert python3-nbclient python3-ipykernel python3-matplotlib python3-pandas)
 missing=()
 for p in "${packages[@]}"; do
   dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")
