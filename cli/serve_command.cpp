@@ -165,7 +165,10 @@ ServeOptions serve_options(const ServeJob& job, const EngineSetup& setup) {
 int serve_job(const ServeJob& job) {
   validate(job);
   const sigset_t stop_signals = block_stop_signals();
-  const EngineSetup setup = prepare_engine(job.engine);
+  EngineSetup setup = prepare_engine(job.engine);
+  // The seed's solo rule runs a long prefill alone, every decode waiting for its whole prompt: a serving
+  // engine (vLLM) mixes each chunk with the running decodes instead, so one prompt stalls them one chunk.
+  setup.instance.scheduler.solo_prefill_ratio = 0;
   const std::unique_ptr<Tokenizer> tokenizer = make_tokenizer(job, setup.shape);
   SteadyClock clock;
   LiveFeed feed(clock);

@@ -1,10 +1,11 @@
 // How long one long prompt stalls the running decodes of `tokenline serve` (the serving defaults of
 // README's serve section): a streamed decode runs, a PROMPT_BYTES-byte prompt arrives, and the longest gap
-// between two streamed tokens is printed. Usage: node prefill_stall.mjs BASE_URL [PROMPT_BYTES=3000]
+// between two streamed tokens is printed (logprobs: 0, so every token is an event even when its bytes are
+// not yet text). Usage: node prefill_stall.mjs BASE_URL [PROMPT_BYTES=3000]
 const [base, bytesArg = '3000'] = process.argv.slice(2);
 const body = (o) => ({ method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(o) });
 
-const decode = fetch(`${base}/v1/completions`, body({ prompt: 'decode', max_tokens: 120, temperature: 0,
+const decode = fetch(`${base}/v1/completions`, body({ prompt: 'decode', max_tokens: 120, temperature: 0, logprobs: 0,
                                                       ignore_eos: true, stream: true }));
 const res = await decode;
 const reader = res.body.getReader();
