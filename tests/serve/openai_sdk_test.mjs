@@ -16,20 +16,32 @@ const MODEL = 'glm-5.3-tiny';
 const KEY = 'sdk-test-key';
 const ABORT = ',finished_reason="abort"';
 let server, client, base, outDir, stderr = '';
+const spawned = [];
+
+// A server process on a free loopback port; resolves with its port once it listens.
+function spawnServer(dir, extra, onErr) {
+  const proc = spawn(BINARY, ['serve', '--port', '0', '--kv-pages', '64', '--page-size', '16',
+                              '--out', join(dir, 'out'), ...extra], { stdio: ['ignore', 'ignore', 'pipe'] });
+  spawned.push(proc);
+  let text = '';
+  const port = new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error('no banner in 30 s:\n' + text)), 30000);
+    proc.stderr.on('data', (d) => {
+      text += d;
+      onErr(d);
+      const m = text.match(/listening on http:\/\/127\.0\.0\.1:(\d+)/);
+      if (m) { clearTimeout(timer); resolve(Number(m[1])); }
+    });
+    proc.on('exit', (code) => reject(new Error(`server exited ${code}:\n${text}`)));
+  });
+  return { proc, port };
+}
 
 function startServer() {
   outDir = mkdtempSync(join(tmpdir(), 'tokenline-sdk-'));
-  server = spawn(BINARY, ['serve', '--port', '0', '--kv-pages', '64', '--page-size', '16', '--api-key', KEY,
-                          '--out', join(outDir, 'out')], { stdio: ['ignore', 'ignore', 'pipe'] });
-  return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error('no banner in 30 s:\n' + stderr)), 30000);
-    server.stderr.on('data', (d) => {
-      stderr += d;
-      const m = stderr.match(/listening on http:\/\/127\.0\.0\.1:(\d+)/);
-      if (m) { clearTimeout(timer); resolve(Number(m[1])); }
-    });
-    server.on('exit', (code) => reject(new Error(`server exited ${code}:\n${stderr}`)));
-  });
+  const s = spawnServer(outDir, ['--api-key', KEY], (d) => { stderr += d; });
+  server = s.proc;
+  return s.port;
 }
 
 // /metrics as name -> value for this model's series; labels beyond model_name go in `extra`.
@@ -51,7 +63,7 @@ before(async () => {
 });
 
 after(async () => {
-  if (server && server.exitCode === null) server.kill('SIGKILL');
+  for (const p of spawned) if (p.exitCode === null) p.kill('SIGKILL');
   if (outDir) rmSync(outDir, { recursive: true, force: true });
 });
 
@@ -179,4 +191,27 @@ test('SIGTERM drains and writes the outputs; the cancelled request is in request
   const csv = readFileSync(join(outDir, 'out', 'requests.csv'), 'utf8');
   assert.match(csv, /cancelled/);
   assert.match(stderr, /request \d+ abort /);  // the per-request log line
+});
+
+test('draining: /health and new completions 503, a second signal aborts the rest at once', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'tokenline-drain-'));
+  const { proc, port } = spawnServer(dir, ['--shutdown-timeout', '0'], () => {});
+  const url = `http://127.0.0.1:${await port}`;
+  const drained = new OpenAI({ baseURL: `${url}/v1`, apiKey: 'none', maxRetries: 0 });
+  const stream = await drained.completions.create({ model: MODEL, prompt: 'long', max_tokens: 900,
+                                                    ignore_eos: true, stream: true, logprobs: 0 });
+  const exited = new Promise((resolve) => proc.on('exit', (code) => resolve(code)));
+  const reading = (async () => { let n = 0; for await (const _ of stream) n += 1; return n; })();
+  await new Promise((r) => setTimeout(r, 300));
+  proc.kill('SIGTERM');
+  await new Promise((r) => setTimeout(r, 300));
+  assert.equal((await fetch(`${url}/health`)).status, 503);
+  const refused = await fetch(`${url}/v1/completions`, { method: 'POST', body: '{"prompt": "x"}' });
+  assert.equal(refused.status, 503);
+  assert.equal(refused.headers.get('retry-after'), '1');
+  proc.kill('SIGTERM');  // no shutdown timeout: only the second signal ends the 900-token request
+  await assert.rejects(reading, (e) => e.status === undefined && /shutting down/.test(e.message));
+  assert.equal(await exited, 0);
+  assert.match(readFileSync(join(dir, 'out', 'requests.csv'), 'utf8'), /cancelled/);
+  rmSync(dir, { recursive: true, force: true });
 });
