@@ -1,4 +1,4 @@
-// ByteTokenizer: text <-> token ids for the real engine until a model's own tokenizer is wired in. Each
+// ByteTokenizer: text <-> token ids for random weights (a checkpoint's own: bpe_tokenizer.h). Each
 // byte is its own id (0..255); specials follow (BOS 256, EOS 257). Prompts of workloads, which carry only
 // lengths and prefix hash ids, are synthesized deterministically as byte ids (synthesize_prompt).
 #pragma once

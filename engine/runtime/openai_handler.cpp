@@ -65,6 +65,40 @@ std::optional<ApiError> failed_choice(const std::vector<ChoiceState>& choices) {
   return std::nullopt;
 }
 
+// What a stream has sent of each choice; take() returns the events for what is new (under the group's lock).
+struct StreamCursor {
+  std::vector<size_t> sent_text, sent_logprobs;
+  std::vector<bool> started, finished;
+  std::optional<ApiError> failure;  // the first choice that ended badly: the stream ends with its error
+
+  explicit StreamCursor(size_t choices)
+      : sent_text(choices, 0), sent_logprobs(choices, 0), started(choices, false), finished(choices, false) {}
+
+  std::string take(const ReplyContext& ctx, const CompletionGroup& group, bool& all) {
+    std::string events;
+    all = true;
+    for (size_t i = 0; i < group.choices.size(); ++i) {
+      const ChoiceState& c = group.choices[i];
+      const bool fresh = c.text.size() > sent_text[i] || c.logprobs.size() > sent_logprobs[i];
+      all = all && (finished[i] || c.done);
+      if (finished[i] || (!fresh && !c.done && started[i])) continue;
+      ChoiceDelta d{
+          .index = i,
+          .text = c.text.substr(sent_text[i]),
+          .logprobs = {c.logprobs.begin() + static_cast<std::ptrdiff_t>(sent_logprobs[i]), c.logprobs.end()},
+          .finish = c.done ? c.finish : FinishReason::kNone,
+          .first = !started[i] && ctx.endpoint == Endpoint::kChat};
+      if (c.done && !failure) failure = failed_choice({c});
+      if (!(c.done && failure)) events += stream_event(ctx, d);
+      sent_text[i] = c.text.size();
+      sent_logprobs[i] = c.logprobs.size();
+      started[i] = true;
+      finished[i] = c.done;
+    }
+    return events;
+  }
+};
+
 }  // namespace
 
 OpenAiHandler::OpenAiHandler(LiveFeed& feed, CompletionHub& hub, ServeMetrics& metrics,
@@ -237,37 +271,13 @@ HttpResponse OpenAiHandler::reply_stream(const ReplyContext& ctx, CompletionGrou
     hub_.cancel(group);
     return {};
   }
-  const size_t choices = group.choices.size();
-  std::vector<size_t> sent_text(choices, 0), sent_logprobs(choices, 0);
-  std::vector<bool> started(choices, false), finished(choices, false);
-  std::optional<ApiError> failure;
+  StreamCursor cursor(group.choices.size());
   while (true) {
     std::string events;
-    bool all = true;
+    bool all = false;
     {
       std::unique_lock<std::mutex> lock(group.mutex);
-      for (size_t i = 0; i < choices; ++i) {
-        const ChoiceState& c = group.choices[i];
-        const bool fresh = c.text.size() > sent_text[i] || c.logprobs.size() > sent_logprobs[i];
-        if (finished[i] || (!fresh && !c.done && started[i])) {
-          all = all && finished[i];
-          continue;
-        }
-        ChoiceDelta d{.index = i,
-                      .text = c.text.substr(sent_text[i]),
-                      .logprobs = {},
-                      .finish = c.done ? c.finish : FinishReason::kNone,
-                      .first = !started[i] && ctx.endpoint == Endpoint::kChat};
-        d.logprobs.assign(c.logprobs.begin() + static_cast<std::ptrdiff_t>(sent_logprobs[i]),
-                          c.logprobs.end());
-        if (c.done && !failure) failure = failed_choice({c});
-        if (!(c.done && failure)) events += stream_event(ctx, d);
-        sent_text[i] = c.text.size();
-        sent_logprobs[i] = c.logprobs.size();
-        started[i] = true;
-        finished[i] = c.done;
-        all = all && c.done;
-      }
+      events = cursor.take(ctx, group, all);
       if (events.empty() && !all) group.changed.wait_for(lock, kPeerCheck);
     }
     if (!events.empty() && !exchange.stream_write(events)) break;
@@ -277,8 +287,8 @@ HttpResponse OpenAiHandler::reply_stream(const ReplyContext& ctx, CompletionGrou
         const std::lock_guard<std::mutex> lock(group.mutex);
         done = group.choices;
       }
-      std::string tail = failure ? error_event(*failure) : "";
-      if (!failure && req.include_usage) tail += usage_event(ctx, usage_of(done, req.n));
+      std::string tail = cursor.failure ? error_event(*cursor.failure) : "";
+      if (!cursor.failure && req.include_usage) tail += usage_event(ctx, usage_of(done, req.n));
       exchange.stream_write(tail + kDoneEvent);
       return {};
     }
