@@ -16,3 +16,17 @@ if ((${#missing[@]})); then
   $sudo_cmd apt-get update -qq
   DEBIAN_FRONTEND=noninteractive $sudo_cmd apt-get install -y -qq --no-install-recommends "${missing[@]}"
 fi
+# The OpenAI SDK that tests/serve drives `tokenline serve` with (npm, pinned by tests/serve/package-lock.json):
+# node and npm from Debian when absent, then `npm ci` when the lock changed since the last install.
+if ! command -v npm >/dev/null 2>&1; then
+  echo "installing: nodejs npm"
+  sudo_cmd=""
+  [[ $(id -u) -ne 0 ]] && sudo_cmd="sudo"
+  $sudo_cmd apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo_cmd apt-get install -y -qq --no-install-recommends nodejs npm
+fi
+serve_tests="$(cd "$(dirname "$0")/../tests/serve" && pwd)"
+if [[ ! -f "$serve_tests/node_modules/.package-lock.json" ||
+      "$serve_tests/package-lock.json" -nt "$serve_tests/node_modules/.package-lock.json" ]]; then
+  (cd "$serve_tests" && npm ci --no-audit --no-fund --loglevel=error)
+fi

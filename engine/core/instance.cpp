@@ -158,6 +158,12 @@ bool Instance::preempt_one(int32_t rank) {
   return ranks_[static_cast<size_t>(rank)].preempt_last();
 }
 
+bool Instance::abort(RequestId id, RequestStatus status, double now_s) {
+  for (Scheduler& s : ranks_)
+    if (s.abort(id, status, now_s)) return true;
+  return false;
+}
+
 bool Instance::check(std::string* why) const {
   for (const Scheduler& s : ranks_)
     if (!s.check(why)) return false;

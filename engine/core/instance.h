@@ -88,6 +88,8 @@ class Instance {
   // Test and driver hooks (memory pressure from outside): evict cached pages, preempt one request.
   int64_t evict_cached_pages(int32_t rank, int64_t pages);
   bool preempt_one(int32_t rank);
+  // Scheduler::abort on whichever rank holds the request (false: none does). Between steps only.
+  bool abort(RequestId id, RequestStatus status, double now_s);
   bool check(std::string* why) const;
 
  private:

@@ -55,6 +55,8 @@ std::string_view to_string(RequestStatus status) {
       return "handed_off";
     case RequestStatus::kRejected:
       return "rejected";
+    case RequestStatus::kCancelled:
+      return "cancelled";
   }
   return "?";
 }

@@ -30,6 +30,7 @@ enum class RequestStatus {
   kFinished,   // produced output_tokens tokens
   kHandedOff,  // prefill-only role: left after its last chunk with its first token (PD hook)
   kRejected,   // refused at add time, see RejectReason
+  kCancelled,  // aborted while waiting or running (a client went away): its pages were released
 };
 std::string_view to_string(RequestStatus status);
 

@@ -483,8 +483,27 @@ void Scheduler::complete(int32_t slot, RequestStatus status, double now_s) {
   r.record.status = status;
   r.record.finish_s = now_s;
   load_tokens_ -= r.record.prompt_tokens + r.record.output_tokens;
-  ++finished_;
+  if (status != RequestStatus::kCancelled) ++finished_;
   done_.push_back(slot);
+}
+
+bool Scheduler::abort(RequestId id, RequestStatus status, double now_s) {
+  assert(!allocated_ && "abort between a step's allocation and its commit");
+  assert(status == RequestStatus::kCancelled || status == RequestStatus::kFinished);
+  auto is_id = [&](int32_t slot) { return slots_[static_cast<size_t>(slot)].record.id == id; };
+  int32_t slot = -1;
+  if (auto w = std::find_if(waiting_.begin(), waiting_.end(), is_id); w != waiting_.end()) {
+    slot = *w;
+    waiting_.erase(w);
+  } else if (auto r = std::find_if(running_.begin(), running_.end(), is_id); r != running_.end()) {
+    slot = *r;
+    running_.erase(r);
+  } else {
+    return false;
+  }
+  complete(slot, status, now_s);
+  ++version_;
+  return true;
 }
 
 void Scheduler::preempt(int32_t slot) {

@@ -125,6 +125,11 @@ class Scheduler {
               double now_s);
   // Preempts (recompute) the request the policy would pick first. False when nothing runs.
   bool preempt_last();
+  // Ends a waiting or running request between steps - kCancelled (its client went away) or kFinished (a
+  // stop condition: EOS, a stop string) - releasing its pages; its record drains like any other. False
+  // when no such request waits or runs here. REQUIRES: status kCancelled or kFinished; not between a
+  // step's allocate() and its commit().
+  bool abort(RequestId id, RequestStatus status, double now_s);
   // Evicts up to pages unreferenced cached pages (memory pressure from outside); returns how many.
   int64_t evict_cached(int64_t pages);
   // Moves the records of finished / handed-off requests to out and frees their slots.

@@ -28,11 +28,15 @@ std::vector<int32_t> ByteTokenizer::encode(std::string_view text, bool add_bos) 
   return ids;
 }
 
-std::string ByteTokenizer::decode(const std::vector<int32_t>& ids) const {
-  std::string text;
-  for (int32_t id : ids)
-    if (id >= 0 && id < kByteIds) text.push_back(static_cast<char>(static_cast<unsigned char>(id)));
-  return text;
+std::string ByteTokenizer::token_bytes(int32_t id) const {
+  if (id < 0 || id >= kByteIds) return std::string();
+  return std::string(1, static_cast<char>(static_cast<unsigned char>(id)));
+}
+
+std::string ByteTokenizer::token_text(int32_t id) const {
+  if (id == kBos) return "<bos>";
+  if (id == kEos) return "<eos>";
+  return token_bytes(id);
 }
 
 std::vector<int32_t> synthesize_prompt(const RequestSpec& spec, uint64_t seed) {

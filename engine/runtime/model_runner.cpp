@@ -263,8 +263,15 @@ void ModelRunner::apply_results(int32_t group, StepOutcome& outcome) {
   const std::vector<std::vector<int32_t>>& drafted = r.outputs[first].drafts;
   const auto k = static_cast<size_t>(config_.mtp_draft_tokens);
   size_t next_draft = 0;
+  const std::vector<float>& logits = r.outputs[first].logits;
+  const auto vocab = static_cast<size_t>(shape_.vocab);
   for (size_t i = 0; i < entries.size(); ++i) {
     std::vector<int32_t>& tokens = tokens_[entries[i].id];
+    if (chooser_ != nullptr && k == 0 && results[i].emitted.size() == 1 && entries[i].sample0 >= 0) {
+      const std::span<const float> row(logits.data() + static_cast<size_t>(entries[i].sample0) * vocab,
+                                       vocab);
+      r.results[first][i].emitted[0] = chooser_->choose(entries[i].id, row, results[i].emitted[0]);
+    }
     tokens.insert(tokens.end(), results[i].emitted.begin(), results[i].emitted.end());
     if (k == 0) continue;
     outcome.accepted_drafts[static_cast<size_t>(group)].push_back(results[i].accepted);

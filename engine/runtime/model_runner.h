@@ -18,6 +18,7 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -27,6 +28,15 @@
 #include "engine/runtime/model_weights.h"
 
 namespace tokenline {
+
+// Replaces the engine's greedy choice of a request's next token (serve: sampling, logprobs). Called on the
+// loop's thread inside execute, once per emitted token, when MTP is off (drafts are verified greedily).
+class TokenChooser {
+ public:
+  virtual ~TokenChooser() = default;
+  // logits: the row the token is chosen from ([vocab]); greedy: the engine's argmax of it.
+  virtual int32_t choose(RequestId id, std::span<const float> logits, int32_t greedy) = 0;
+};
 
 struct KernelSet;  // kernels/kernel_set.h (kept out of this header: kernels' KvLayout meets engine/model's)
 
@@ -64,6 +74,8 @@ class ModelRunner final : public Executor {
   // Logits of the last step's sampling rows of an attention group ([rows, vocab]), in entry order.
   const std::vector<float>& last_logits(int32_t group) const;
   const ModelShape& shape() const { return shape_; }
+  // REQUIRES: chooser outlives the runner (or is reset to nullptr first); MTP off.
+  void set_token_chooser(TokenChooser* chooser) { chooser_ = chooser; }
 
  private:
   struct Ranks;  // the ranks' weights, passes, inputs, outputs and communicators (model_runner.cpp)
@@ -79,6 +91,7 @@ class ModelRunner final : public Executor {
   std::unique_ptr<Ranks> ranks_;
   std::map<RequestId, std::vector<int32_t>> tokens_;  // lookups only
   std::map<RequestId, std::vector<int32_t>> drafts_;  // the MTP drafts each request's next decode verifies
+  TokenChooser* chooser_ = nullptr;                   // nullptr: greedy
 };
 
 }  // namespace tokenline

@@ -184,4 +184,45 @@ TEST_CASE("Same arrivals and step durations give identical records (decisions ar
   }
 }
 
+TEST_CASE("abort ends a waiting or running request between steps, frees its pages and keeps check green",
+          "[core][instance]") {
+  constexpr int64_t kPool = 64;
+  InstanceConfig config = make_config(kPool);
+  config.scheduler.max_running_requests = 2;  // the third request waits
+  Instance instance(config);
+  REQUIRE(instance.add_request(make_spec(1, 300, 50), 0).accepted());
+  REQUIRE(instance.add_request(make_spec(2, 300, 50), 0).accepted());
+  REQUIRE(instance.add_request(make_spec(3, 300, 50), 0).accepted());
+  FakeExecutor exec;
+  double t = 0;
+  t += test::step(instance, exec, t);  // 1 and 2 prefill; 3 waits (max running)
+  t += test::step(instance, exec, t);  // a decode
+  require_check(instance);
+  const int64_t used_before = instance.counters().kv.used_pages;
+  REQUIRE(used_before > 0);
+  CHECK(instance.abort(3, RequestStatus::kCancelled, t));  // waiting: holds no pages
+  CHECK(instance.abort(1, RequestStatus::kCancelled, t));  // running: its pages go back
+  CHECK_FALSE(instance.abort(1, RequestStatus::kCancelled, t));
+  CHECK_FALSE(instance.abort(99, RequestStatus::kCancelled, t));
+  require_check(instance);
+  CHECK(instance.counters().kv.used_pages < used_before);
+  CHECK(instance.abort(2, RequestStatus::kFinished, t));  // a stop condition: finished early
+  require_check(instance);
+  CHECK(instance.counters().kv.used_pages == 0);
+  CHECK_FALSE(instance.has_work());
+  std::vector<RequestRecord> out;
+  instance.drain(out);
+  REQUIRE(out.size() == 3);
+  CHECK(out[0].id == 3);
+  CHECK(out[0].status == RequestStatus::kCancelled);
+  CHECK(out[0].generated_tokens == 0);
+  CHECK(out[1].id == 1);
+  CHECK(out[1].status == RequestStatus::kCancelled);
+  CHECK(out[1].generated_tokens == 2);
+  CHECK(out[2].status == RequestStatus::kFinished);
+  CHECK(out[2].generated_tokens < out[2].output_tokens);
+  CHECK(instance.counters().finished == 1);  // a cancellation is not a completion
+  CHECK(to_string(RequestStatus::kCancelled) == "cancelled");
+}
+
 }  // namespace tokenline
