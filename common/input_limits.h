@@ -1,6 +1,6 @@
 // Input limits: the explicit bounds on what tokenline accepts from files and the command line. Input
 // beyond one of them is refused with one InputError (exit 2) before work starts, instead of exhausting
-// memory, overflowing int64 nanosecond time or the stack. README "Input limits" lists them.
+// memory, overflowing int64 nanosecond time or the stack. README "Hostile and careless input" lists them.
 #pragma once
 
 #include <cstdint>
@@ -21,9 +21,10 @@ inline constexpr double kMaxArrivalS = 1e9;
 // Instances of one simulation: each holds its own KV pool and actor; 1,024 instances of 8 GPUs is a
 // 8,192-GPU deployment, beyond any published serving cluster.
 inline constexpr int64_t kMaxInstances = 1024;
-// KV pages per rank: the pool keeps ~24 bytes of state per page; 2^28 pages (6 GB of state) is 17 G
-// tokens at the default 64-token page, ~1,000x an H200 rank's KV.
-inline constexpr int64_t kMaxKvPagesPerRank = int64_t{1} << 28;
+// KV pages of one run, all ranks of all instances together (--kv-pages, or sized from HBM and
+// --page-size): the core keeps ~9 bytes per page up front (free stack 4, free flag 1, radix node index 4),
+// 2.4 GB at the limit; 2^28 pages of 64 tokens are 17G tokens, ~8,000x an 8xH200 dp8-ep8 instance's KV.
+inline constexpr int64_t kMaxKvPages = int64_t{1} << 28;
 // Turns of one synthetic session: each turn's prompt carries the whole conversation so far, so a session
 // of T turns costs O(T^2) tokens; 1,000 turns of 1K tokens already reach 1M-token prompts (the longest
 // context), and chat traces (ShareGPT, Mooncake's conversations) stay below a few hundred turns.

@@ -4,6 +4,8 @@
 #include <string>
 #include <utility>
 
+#include "common/input_limits.h"
+#include "common/json_depth.h"
 #include "engine/runtime/byte_tokenizer.h"
 
 namespace tokenline {
@@ -25,6 +27,9 @@ HttpResponse OpenAiHandler::handle(const HttpRequest& req) {
     return HttpResponse{200, "application/json", "{\"status\":\"ok\"}\n"};
   if (req.target != "/v1/completions") return error_reply(404, "no such endpoint: " + req.target);
   if (req.method != "POST") return error_reply(405, "POST /v1/completions");
+  if (json_nesting_depth(req.body, limits::kMaxJsonDepth) > limits::kMaxJsonDepth)  // dump() would recurse
+    return error_reply(400,
+                       "expected JSON nested at most " + std::to_string(limits::kMaxJsonDepth) + " deep");
   const json body = json::parse(req.body, nullptr, false);
   if (!body.is_object() || !body.contains("prompt") || !body["prompt"].is_string() ||
       body["prompt"].get<std::string>().empty()) {
