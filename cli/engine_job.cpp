@@ -1,12 +1,18 @@
 #include "cli/engine_job.h"
 
 #include <CLI/CLI.hpp>
+#include <cmath>
 #include <cstdio>
+#include <optional>
 
 #include "cli/options.h"
 #include "cli/slo_option.h"
+#include "common/host_memory.h"
 #include "common/input_error.h"
+#include "common/input_limits.h"
+#include "common/number_text.h"
 #include "engine/runtime/cuda_devices.h"
+#include "engine/runtime/model_weights.h"
 #include "traces/output_file.h"
 
 namespace tokenline::cli {
@@ -24,8 +30,6 @@ const KernelSet* backend_kernels(const std::string& backend) {
   return runtime_cuda_kernels();
 }
 
-constexpr int32_t kMaxMtpDrafts = 8;  // SGLang's EAGLE/MTP setups draft 1-4 tokens; beyond 8 nothing stands
-
 void check_mtp(const EngineJob& job, const ModelShape& shape) {
   if (job.mtp_drafts < 0 || job.mtp_drafts > kMaxMtpDrafts)
     throw InputError("--mtp", "0 to " + std::to_string(kMaxMtpDrafts) + " draft tokens per decode step",
@@ -33,6 +37,39 @@ void check_mtp(const EngineJob& job, const ModelShape& shape) {
   if (job.mtp_drafts > 0 && shape.mtp_layers == 0)
     throw InputError("--mtp", "a model with an MTP layer (num_nextn_predict_layers)",
                      "'" + shape.name + "' without one");
+}
+
+constexpr double kBytesPerGb = 1e9;
+
+std::string gb_text(double bytes) {
+  return number_text(std::round(bytes / kBytesPerGb * 10) / 10) + " GB";
+}
+
+// Host bytes the engine will hold at least: the FP32 checkpoint, on the CPU backend each rank's copy of
+// its slice (together at least one more copy) and each rank's KV and indexer caches.
+double engine_host_bytes(const ModelShape& shape, const RunnerConfig& c, bool cpu) {
+  constexpr double kFp32Bytes = 4;
+  double weights = 0;
+  for (const TensorSpec& t : checkpoint_tensors(shape))
+    weights += static_cast<double>(t.elements()) * kFp32Bytes;
+  if (!cpu) return weights;
+  const double ranks = static_cast<double>(c.dp_ranks) * c.tp;
+  const double slots = static_cast<double>(c.total_pages) * c.page_tokens;
+  const double kv =
+      ranks * slots * static_cast<double>(shape.kv_bytes_per_token + shape.indexer_bytes_per_token);
+  return 2 * weights + kv;
+}
+
+// Refuses a run whose weights and KV cannot fit the machine's available memory, before allocating them.
+void check_host_memory(const EngineJob& job, const EngineSetup& s) {
+  const std::optional<int64_t> available = available_host_bytes();
+  if (!available) return;
+  const double needed = engine_host_bytes(s.shape, s.runner, s.runner.kernels == nullptr);
+  if (needed <= static_cast<double>(*available)) return;
+  throw InputError("--model " + job.model + " --kv-pages " + std::to_string(job.kv_pages),
+                   "weights (FP32) and KV that fit this machine's available memory (" +
+                       gb_text(static_cast<double>(*available)) + ", /proc/meminfo MemAvailable)",
+                   gb_text(needed) + " needed");
 }
 
 RunnerConfig runner_config(const EngineJob& job, const EngineSetup& s, const KernelSet* kernels) {
@@ -98,6 +135,7 @@ void add_engine_options(CLI::App& cmd, EngineJob& job) {
 }
 
 EngineSetup prepare_engine(const EngineJob& job) {
+  retire_previous_outputs(job.out);  // first: any failure below leaves no earlier run's outputs beside it
   const KernelSet* kernels = backend_kernels(job.backend);
   require_positive(job.chunk_tokens, "--chunk");
   require_positive(job.page_tokens, "--page-size");
@@ -107,9 +145,16 @@ EngineSetup prepare_engine(const EngineJob& job) {
   EngineSetup s;
   s.parallel = parse_parallel(job.parallel, "--parallel");
   s.shape = load_model_shape(job.model);
+  if (job.page_tokens > s.shape.max_context_tokens)
+    throw InputError(
+        "--page-size",
+        "at most " + s.shape.name + "'s context of " + std::to_string(s.shape.max_context_tokens) + " tokens",
+        std::to_string(job.page_tokens));
+  require_at_most(job.kv_pages, limits::kMaxKvPages, "--kv-pages");
   check_mtp(job, s.shape);
   s.runner = runner_config(job, s, kernels);
   s.instance = instance_config(job, s);
+  check_host_memory(job, s);
   require_writable_directory(job.out);
   s.output = OutputConfig{.dir = job.out, .trace_detail = parse_detail(job.trace_detail)};
   apply_trace_options(job.trace, s.output);

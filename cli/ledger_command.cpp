@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <iostream>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -37,7 +38,7 @@ struct LedgerArgs {
   std::string profile_set;  // timing overrides "name=value,..."
   int gpus = 0;
   int64_t batch = 1;
-  int64_t context = -1;  // -1: the phase's default
+  std::optional<int64_t> context;  // absent: the phase's default
   int64_t chunk = kDefaultChunk;
   int64_t prefix = 0;
   bool ideal = false;
@@ -88,14 +89,14 @@ Setup build_setup(const LedgerArgs& a) {
   }
   check_range("--chunk", a.chunk, 1, model.max_context_tokens,
               "a chunk of tokens within the model's context");
-  Setup s{make_cost_model(model, parallel, layout, hw, o), a.context};
+  Setup s{make_cost_model(model, parallel, layout, hw, o), a.context.value_or(0)};
   const int64_t max_ctx = model.max_context_tokens;
   if (a.phase == "decode") {
-    if (a.context < 0) s.context = std::min(kDefaultDecodeContext, max_ctx - 1);
+    if (!a.context) s.context = std::min(kDefaultDecodeContext, max_ctx - 1);
     check_range("--batch", a.batch, 1, kMaxBatch, "requests per attention rank");
     check_range("--context", s.context, 1, max_ctx - 1, "tokens of context before the decoded token");
   } else {
-    if (a.context < 0) s.context = max_ctx - a.prefix;
+    if (!a.context) s.context = max_ctx - a.prefix;
     check_range("--prefix", a.prefix, 0, max_ctx - 1, "cached prefix tokens");
     check_range("--context", s.context, 1, max_ctx - a.prefix,
                 "prompt tokens after the prefix, within the model's context");

@@ -1,7 +1,11 @@
 // The `tokenline` binary: one CLI11 app whose subcommands register themselves (command.h).
+// Exit codes: 0 success, 2 bad input (InputError, a command-line error), 1 anything else; every exception
+// ends here as one "tokenline: ..." line, none escapes as a signal.
 #include <CLI/CLI.hpp>
 #include <cstdio>
+#include <exception>
 #include <map>
+#include <new>
 #include <string>
 
 #include "cli/command.h"
@@ -35,6 +39,17 @@ int main(int argc, char** argv) {
   } catch (const tokenline::InputError& e) {
     std::fprintf(stderr, "tokenline: %s\n", e.what());
     return 2;
+  } catch (const std::bad_alloc&) {
+    std::fprintf(stderr,
+                 "tokenline: out of memory (internal error: an input limit should have refused this "
+                 "run first)\n");
+    return 1;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "tokenline: internal error: %s\n", tokenline::printable_text(e.what()).c_str());
+    return 1;
+  } catch (...) {
+    std::fprintf(stderr, "tokenline: internal error: an unknown exception\n");
+    return 1;
   }
   return 0;
 }

@@ -44,4 +44,12 @@ void require_positive(int64_t value, const char* option) {
   if (value <= 0) throw InputError(option, "a positive integer", std::to_string(value));
 }
 
+void require_at_most(int64_t value, int64_t most, const char* option) {
+  if (value > most)
+    throw InputError(
+        option,
+        "at most " + std::to_string(most) + " (an input limit, README \"Hostile and careless input\")",
+        std::to_string(value));
+}
+
 }  // namespace tokenline::cli

@@ -24,5 +24,10 @@ TraceDetail parse_detail(const std::string& v);  // --trace-detail none | step |
 // --router, --dp-assign: round-robin | least-load | prefix-aware (engine/core/placement.h's names).
 PlacementPolicy parse_placement_option(const std::string& v, const char* option);
 void require_positive(int64_t value, const char* option);
+// Throws InputError "<option>: expected at most <most> (a documented input limit), found <value>".
+void require_at_most(int64_t value, int64_t most, const char* option);
+
+// MTP draft tokens per decode step: SGLang's EAGLE/MTP setups draft 1-4 tokens; beyond 8 nothing stands.
+inline constexpr int32_t kMaxMtpDrafts = 8;
 
 }  // namespace tokenline::cli

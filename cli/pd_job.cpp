@@ -2,10 +2,12 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cmath>
 #include <fstream>
 #include <sstream>
 
 #include "common/input_error.h"
+#include "common/number_text.h"
 #include "engine/core/pd_handoff.h"
 
 namespace tokenline {
@@ -149,14 +151,21 @@ StepNoise parse_step_noise(const StepNoiseOptions& o, int32_t experts) {
   n.expert_skew = s != "uniform" || o.eplb_redundant >= 0;
   n.moe.eplb = o.eplb_redundant >= 0;
   n.moe.redundant_experts = std::max(o.eplb_redundant, 0);
-  if (o.eplb_redundant < -1)
-    throw InputError("--eplb-redundant", "-1 (no EPLB) or >= 0 redundant experts",
-                     std::to_string(o.eplb_redundant));
+  if (o.eplb_redundant < -1 || o.eplb_redundant > experts)
+    throw InputError(
+        "--eplb-redundant",
+        "-1 (no EPLB) or 0 to " + std::to_string(experts) + " redundant experts (one replica each)",
+        std::to_string(o.eplb_redundant));
   if (o.mtp_drafts < 0) throw InputError("--mtp", "draft tokens >= 0", std::to_string(o.mtp_drafts));
   if (!(o.mtp_accept_mean >= 0 && o.mtp_accept_mean <= 1))
     throw InputError("--mtp-accept", "a mean acceptance in [0, 1]", std::to_string(o.mtp_accept_mean));
-  if (!(o.mtp_accept_std >= 0))
-    throw InputError("--mtp-accept-std", "a standard deviation >= 0", std::to_string(o.mtp_accept_std));
+  // A Beta with mean m has a standard deviation below sqrt(m (1 - m)) (0 at m = 0 or 1).
+  const double most_std = std::sqrt(o.mtp_accept_mean * (1 - o.mtp_accept_mean));
+  if (!(o.mtp_accept_std >= 0) || (o.mtp_accept_std > 0 && !(o.mtp_accept_std < most_std)))
+    throw InputError("--mtp-accept-std",
+                     "a standard deviation in [0, sqrt(m (1 - m))) = [0, " + number_text(most_std) +
+                         ") for --mtp-accept m = " + number_text(o.mtp_accept_mean),
+                     number_text(o.mtp_accept_std));
   n.mtp = o.mtp_drafts > 0;
   n.acceptance = MtpAcceptance{.mean = o.mtp_accept_mean, .stddev = o.mtp_accept_std};
   return n;

@@ -11,6 +11,7 @@
 #include "cli/engine_job.h"
 #include "common/input_error.h"
 #include "engine/runtime/clock.h"
+#include "traces/output_file.h"
 #include "workloads/workload_arrivals.h"
 
 namespace tokenline::cli {
@@ -73,6 +74,7 @@ int run_job(const RunJob& job) {
     return 1;
   }
   print_engine_summary("run", recorder.metrics(), result, job.engine.out);
+  remove_previous_outputs(job.engine.out);
   return 0;
 }
 

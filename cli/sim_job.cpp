@@ -9,6 +9,7 @@
 #include "cli/pd_job.h"
 #include "cli/slo_option.h"
 #include "common/input_error.h"
+#include "common/input_limits.h"
 #include "engine/model/memory.h"
 #include "engine/model/op_profile.h"
 #include "sim/backends/cluster_hardware.h"
@@ -22,9 +23,11 @@
 namespace tokenline {
 namespace {
 
+using cli::kMaxMtpDrafts;
 using cli::parse_detail;
 using cli::parse_placement_option;
 using cli::parse_policy;
+using cli::require_at_most;
 using cli::require_positive;
 using cli::reservation_of;
 
@@ -87,6 +90,11 @@ Backend parse_backend(const std::string& v) {
 
 void check_numbers(const SimJob& job) {
   require_positive(job.instances, "--instances");
+  require_at_most(job.instances, limits::kMaxInstances, "--instances");
+  require_at_most(job.kv_pages, limits::kMaxKvPages, "--kv-pages");
+  if (job.mtp_drafts < 0 || job.mtp_drafts > kMaxMtpDrafts)
+    throw InputError("--mtp", "0 to " + std::to_string(kMaxMtpDrafts) + " draft tokens per decode step",
+                     std::to_string(job.mtp_drafts));
   if (job.chunk_tokens < 0)
     throw InputError("--chunk", "a positive token count (0: the engine's default)",
                      std::to_string(job.chunk_tokens));
@@ -192,6 +200,12 @@ Deployment load_deployment(const SimJob& job, const ModelConfig& model,
 
 KvConfig size_kv(const SimJob& job, const CostModel& cm, const EngineBehavior& engine) {
   const KvCapacity cap = kv_capacity(cm, engine, cm.model.max_context_tokens, job.page_tokens);
+  if (cap.weights_fit && cap.pages_per_rank <= 0 && cap.tokens_per_rank > 0) {
+    throw InputError("--page-size",
+                     "a page no larger than the " + std::to_string(cap.tokens_per_rank) +
+                         " tokens of KV a rank of " + cm.parallel.name() + " holds",
+                     std::to_string(job.page_tokens) + " tokens");
+  }
   if (!cap.weights_fit || cap.pages_per_rank <= 0) {
     throw InputError("--parallel " + cm.parallel.name(), "a layout whose GPUs hold the weights and some KV",
                      std::to_string(cap.weight_bytes / 1e9) + " GB of weights per GPU with " +
@@ -227,6 +241,19 @@ InstanceConfig instance_config(const SimJob& job, const ModelConfig& model, cons
   return c;
 }
 
+// The run's KV pages, every rank of every instance, within limits::kMaxKvPages before any pool exists.
+void check_total_pages(const std::vector<SimConfig::InstanceSpec>& instances, int64_t page_tokens) {
+  int64_t pages = 0;
+  for (const SimConfig::InstanceSpec& i : instances) {
+    pages += int64_t{i.config.dp_ranks} * i.config.kv.total_pages;  // each term <= 2^28 x 2^10 ranks
+    if (pages > limits::kMaxKvPages)
+      throw InputError("--kv-pages / --page-size / --instances",
+                       "at most " + std::to_string(limits::kMaxKvPages) +
+                           " KV pages over all ranks (an input limit, README \"Hostile and careless input\")",
+                       "more, at " + std::to_string(page_tokens) + "-token pages");
+  }
+}
+
 SimConfig build_config(const SimJob& job, const ModelConfig& model, const Deployment& d) {
   SimConfig c;
   c.model_name = model.name;
@@ -247,6 +274,7 @@ SimConfig build_config(const SimJob& job, const ModelConfig& model, const Deploy
     c.instances.push_back({cm.parallel.name(), instance_config(job, model, cm)});
     c.parallel_name += (c.parallel_name.empty() ? "" : ",") + cm.parallel.name();
   }
+  check_total_pages(c.instances, job.page_tokens);
   c.feed = FeedConfig{.concurrency = job.concurrency};
   c.output = OutputConfig{.dir = job.out,
                           .trace_detail = parse_detail(job.trace_detail),
@@ -292,6 +320,7 @@ void print_summary(const SimConfig& c, const SimResult& r) {
 int run_reported(const SimConfig& config, const std::function<SimResult()>& simulate) {
   try {
     print_summary(config, simulate());
+    remove_previous_outputs(config.output.dir);
     return 0;
   } catch (const InputError&) {
     throw;
@@ -304,10 +333,20 @@ int run_reported(const SimConfig& config, const std::function<SimResult()>& simu
 }  // namespace
 
 int run_sim_job(const SimJob& given) {
+  retire_previous_outputs(given.out);  // first: any failure below leaves no earlier run's outputs beside it
   check_numbers(given);
   const PdConfig pd = parse_pd(given.pd, given.pd_link, given.pd_transfer);
   SimJob job = given;
-  if (pd.enabled()) job.instances = pd.prefill_instances + pd.decode_instances;
+  if (pd.enabled()) {
+    const int32_t pd_instances = pd.prefill_instances + pd.decode_instances;
+    if (given.instances != 1 && given.instances != pd_instances)
+      throw InputError(
+          "--instances",
+          "1 or " + std::to_string(pd_instances) + " with --pd " + given.pd + " (--pd sets the instances)",
+          std::to_string(given.instances));
+    job.instances = pd_instances;
+    require_at_most(job.instances, limits::kMaxInstances, "--pd (instances)");
+  }
   const ModelConfig model = load_model(job.model);
   const Deployment deployment = load_deployment(job, model, parse_layouts(job, model));
   const WorkloadSpec workload = workload_spec(job);
@@ -327,6 +366,7 @@ int run_sim_job(const SimJob& given) {
 }
 
 int run_replay_job(const SimJob& job) {
+  retire_previous_outputs(job.out);
   if (!job.pd.empty())
     throw InputError("--pd", "no --pd with --backend replay (PD runs the analytic backend)", job.pd);
   const std::string path = replay_trace_path(job.backend);

@@ -34,6 +34,7 @@ double parse_duration_s(const std::string& text, const std::string& where) {
 
 Slo parse_slo(const std::string& text) {
   Slo slo;
+  bool seen_ttft = false, seen_tpot = false;
   size_t begin = 0;
   while (begin < text.size()) {
     size_t end = text.find(',', begin);
@@ -44,6 +45,9 @@ Slo parse_slo(const std::string& text) {
     if (eq == std::string::npos || (key != "ttft" && key != "tpot")) {
       throw InputError("--slo", "ttft=<duration>,tpot=<duration>", "'" + part + "'");
     }
+    bool& seen = key == "ttft" ? seen_ttft : seen_tpot;
+    if (seen) throw InputError("--slo " + key, "each key once", "'" + key + "' twice in '" + text + "'");
+    seen = true;
     (key == "ttft" ? slo.ttft_s : slo.tpot_s) = parse_duration_s(part.substr(eq + 1), "--slo " + key);
     begin = end + 1;
   }

@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "common/input_error.h"
+#include "common/json_depth.h"
 
 namespace tokenline {
 namespace {
@@ -119,6 +120,9 @@ void SafetensorsReader::parse_header() {
                      std::to_string(header_bytes));
   }
   data_begin_ = kHeaderLengthBytes + static_cast<int64_t>(header_bytes);
+  require_json_depth(std::string_view(reinterpret_cast<const char*>(base_) + kHeaderLengthBytes,
+                                      static_cast<size_t>(header_bytes)),
+                     path_ + ": header");
   const nlohmann::json header =
       nlohmann::json::parse(base_ + kHeaderLengthBytes, base_ + data_begin_, nullptr, false);
   if (header.is_discarded() || !header.is_object())

@@ -4,6 +4,7 @@
 #include <string>
 
 #include "common/input_error.h"
+#include "common/json_depth.h"
 #include "common/number_text.h"
 
 namespace tokenline::spec {
@@ -64,10 +65,11 @@ std::string Where::text() const {
 }
 
 json parse_document(std::string_view text, const std::string& file) {
+  require_json_depth(text, file);
   json doc;
   try {
     doc = json::parse(text.begin(), text.end());
-  } catch (const json::parse_error& e) {
+  } catch (const json::exception& e) {  // parse_error, and out_of_range for a number like 1e999
     throw InputError(file, "valid JSON", std::string("a parse error (") + e.what() + ")");
   }
   if (!doc.is_object()) throw InputError(file, "a JSON object at the top level", describe(doc));

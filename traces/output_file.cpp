@@ -58,3 +58,29 @@ void require_writable_directory(const std::string& dir) {
 }
 
 }  // namespace tokenline
+
+namespace tokenline {
+
+void retire_previous_outputs(const std::string& dir) {
+  std::error_code ec;
+  if (!std::filesystem::is_directory(dir, ec)) return;
+  for (const char* name : kRunOutputNames) {
+    const std::filesystem::path path = std::filesystem::path(dir) / name;
+    std::filesystem::remove(path.string() + ".partial", ec);
+    if (!std::filesystem::exists(path, ec)) continue;
+    std::filesystem::rename(path, path.string() + ".previous", ec);
+    if (ec)
+      throw InputError("--out " + dir,
+                       "a directory whose earlier outputs can be renamed (" + std::string(name) + " to " +
+                           name + ".previous)",
+                       ec.message());
+  }
+}
+
+void remove_previous_outputs(const std::string& dir) {
+  std::error_code ec;
+  for (const char* name : kRunOutputNames)
+    std::filesystem::remove((std::filesystem::path(dir) / name).string() + ".previous", ec);
+}
+
+}  // namespace tokenline

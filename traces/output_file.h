@@ -40,4 +40,15 @@ class OutputFile {
 // Throws InputError unless `dir` exists (or can be created) and a file can be created and removed in it.
 void require_writable_directory(const std::string& dir);
 
+// The files a run writes into --out.
+inline constexpr const char* kRunOutputNames[] = {"metrics.json", "requests.csv", "trace.json"};
+
+// Called when a run starts, before it validates anything else: renames each run output already in `dir`
+// to "<name>.previous" and removes leftover "<name>.partial" files, so that a run that then fails leaves
+// no complete-looking file of an earlier run beside its failure. Nothing when `dir` does not exist.
+// Throws InputError when a rename fails.
+void retire_previous_outputs(const std::string& dir);
+// Called once a run's outputs are committed: removes the "<name>.previous" files.
+void remove_previous_outputs(const std::string& dir);
+
 }  // namespace tokenline

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <fstream>
+#include <limits>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <sstream>
@@ -37,6 +38,14 @@ double number(const json& e, const char* key, const std::string& where) {
   if (it == e.end() || !it->is_number())
     throw InputError(where, std::string("a numeric \"") + key + "\"", "none");
   return it->get<double>();
+}
+
+// pid and tid: small non-negative integers (a cast of 1e300 to int32_t is undefined; fuzz finding).
+int32_t id_number(const json& e, const char* key, const std::string& where) {
+  const double x = number(e, key, where);
+  if (!(x >= 0 && x <= std::numeric_limits<int32_t>::max()))
+    throw InputError(where, std::string("\"") + key + "\" in [0, 2^31)", std::to_string(x));
+  return static_cast<int32_t>(x);
 }
 
 int64_t arg(const json& e, const char* key) {
@@ -140,7 +149,9 @@ double trace_us_to_s(double us) {
   return static_cast<double>(std::llround(us * kNsPerUs)) / kNsPerS;
 }
 
-RecordedRun read_recorded_run(const std::string& path) {
+// A function-try-block: a value of the wrong type (value("ph", "") on a number throws type_error) is bad
+// input, not an escaped exception (fuzz finding).
+RecordedRun read_recorded_run(const std::string& path) try {
   const json doc = parse_file(path);
   std::map<int32_t, RecordedInstance> by_pid;
   const json& events = doc["traceEvents"];
@@ -149,8 +160,8 @@ RecordedRun read_recorded_run(const std::string& path) {
     if (!e.is_object() || e.value("ph", "") != "X") continue;
     const std::string where = path + ": traceEvents[" + std::to_string(i) + "]";
     const std::string name = e.value("name", "");
-    const auto pid = static_cast<int32_t>(number(e, "pid", where));
-    const auto tid = static_cast<int32_t>(number(e, "tid", where));
+    const int32_t pid = id_number(e, "pid", where);
+    const int32_t tid = id_number(e, "tid", where);
     const double start_s = trace_us_to_s(number(e, "ts", where));
     const double duration_s = trace_us_to_s(number(e, "dur", where));
     RecordedInstance& inst = by_pid[pid];
@@ -191,6 +202,8 @@ RecordedRun read_recorded_run(const std::string& path) {
   if (run.instances.empty())
     throw InputError(path, "step spans (a trace written by tokenline sim or run)", "none");
   return run;
+} catch (const json::exception& e) {
+  throw InputError(path, "a tokenline trace.json", std::string("a malformed value (") + e.what() + ")");
 }
 
 }  // namespace tokenline

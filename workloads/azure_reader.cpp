@@ -1,6 +1,7 @@
 #include "workloads/azure_reader.h"
 
 #include <charconv>
+#include <limits>
 #include <utility>
 
 #include "common/input_error.h"
@@ -61,6 +62,9 @@ std::optional<int64_t> parse_wall_clock_ns(std::string_view t) {
     for (size_t i = width; i < kMaxFractionDigits; ++i) fraction_ns *= 10;
   }
   const int64_t seconds = days_from_civil(y, mo, d) * kSecondsPerDay + h * 3600 + mi * 60 + s;
+  // int64 nanoseconds since 1970 end in 2262; within [0, that) a difference of two stamps cannot wrap.
+  constexpr int64_t kLastSecond = std::numeric_limits<int64_t>::max() / kNsPerSecond - 1;
+  if (seconds < 0 || seconds > kLastSecond) return std::nullopt;
   return seconds * kNsPerSecond + fraction_ns;
 }
 
@@ -85,7 +89,9 @@ WorkloadRequest AzureReader::parse_line(const std::string& line) {
   const std::string_view text(line);
   const std::string_view stamp = text.substr(0, c1);
   const std::optional<int64_t> ns = parse_wall_clock_ns(stamp);
-  if (!ns) throw FieldError{"TIMESTAMP", "YYYY-MM-DD HH:MM:SS.fffffff", "'" + std::string(stamp) + "'"};
+  if (!ns)
+    throw FieldError{"TIMESTAMP", "YYYY-MM-DD HH:MM:SS.fffffff from 1970 to 2262",
+                     "'" + std::string(stamp) + "'"};
   WorkloadRequest r;
   const std::string_view context = text.substr(c1 + 1, c2 - c1 - 1);
   const std::string_view generated = text.substr(c2 + 1);

@@ -28,7 +28,7 @@ class AzureReader final : public TraceReader {
 };
 
 // "YYYY-MM-DD HH:MM:SS[.f...]" -> nanoseconds since 1970-01-01 00:00:00 in the same (unknown) zone;
-// nullopt if malformed. Exposed for tests.
+// nullopt if malformed or outside 1970 .. 2262 (int64 nanoseconds). Exposed for tests.
 std::optional<int64_t> parse_wall_clock_ns(std::string_view text);
 
 }  // namespace tokenline

@@ -2,6 +2,8 @@
 
 #include <cmath>
 
+#include "common/input_limits.h"
+#include "common/json_depth.h"
 #include "common/number_text.h"
 
 namespace tokenline::jsonl {
@@ -27,6 +29,10 @@ int64_t as_int(const json& v, std::string_view key, int64_t min) {
 }  // namespace
 
 json parse_object(const std::string& line) {
+  constexpr int kMaxDepth = limits::kMaxJsonDepth;
+  if (json_nesting_depth(line, kMaxDepth) > kMaxDepth)
+    throw FieldError{"", "JSON nested at most " + std::to_string(kMaxDepth) + " levels deep",
+                     "deeper nesting"};
   json obj = json::parse(line, nullptr, /*allow_exceptions=*/false);
   if (obj.is_discarded()) {
     constexpr size_t kMaxShown = 60;  // keep messages one line long

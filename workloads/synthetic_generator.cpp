@@ -1,7 +1,10 @@
 #include "workloads/synthetic_generator.h"
 
+#include <algorithm>
 #include <utility>
 
+#include "common/input_error.h"
+#include "common/input_limits.h"
 #include "workloads/block_hash.h"
 
 namespace tokenline {
@@ -53,8 +56,18 @@ std::optional<WorkloadRequest> SyntheticGenerator::next() {
 
 WorkloadRequest SyntheticGenerator::emit(const Turn& t) {
   const int64_t prefix = t.turn == 0 && t.group >= 0 ? spec_.prefix_tokens : 0;
-  const int64_t input_tokens = t.context_tokens + prefix + spec_.input.sample(input_);
+  const int64_t fresh_tokens = spec_.input.sample(input_);
   const int64_t output_tokens = spec_.output.sample(output_);
+  // Each term is bounded before the sum (context <= 2 x the limit, prefix <= the limit), so it cannot wrap.
+  constexpr int64_t kMost = limits::kMaxRequestTokens;
+  if (fresh_tokens > kMost || output_tokens > kMost || t.context_tokens + prefix + fresh_tokens > kMost) {
+    throw InputError("synthetic:" + spec_.text + ": request " + std::to_string(emitted_),
+                     "prompts and outputs of at most " + std::to_string(kMost) +
+                         " tokens (a session's prompt carries its history)",
+                     std::to_string(t.context_tokens + prefix + std::min(fresh_tokens, kMost)) +
+                         "-token prompt, " + std::to_string(output_tokens) + "-token output");
+  }
+  const int64_t input_tokens = t.context_tokens + prefix + fresh_tokens;
   WorkloadRequest r = make_request(t, input_tokens, output_tokens);
   if (t.session >= 0 && t.turn + 1 < spec_.turns) {
     Turn follow = t;

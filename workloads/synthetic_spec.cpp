@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "common/input_error.h"
+#include "common/input_limits.h"
 
 namespace tokenline {
 namespace {
@@ -26,7 +27,20 @@ std::string where_of(std::string_view key) {
   return "synthetic: " + std::string(key);
 }
 
+// Keys whose values may contain commas (length distributions): "lognormal:mean=2000,sigma=1".
+bool takes_commas(std::string_view key) {
+  return key == "input" || key == "output";
+}
+
+std::string key_list() {
+  std::string keys;
+  for (std::string_view k : kKeys) keys += (keys.empty() ? "" : ", ") + std::string(k);
+  return keys;
+}
+
 // "n=1000,input=lognormal:mean=2000,sigma=1" -> {{"n","1000"}, {"input","lognormal:mean=2000,sigma=1"}}.
+// An item that is not a key=value item continues the previous value only where that value takes commas,
+// so "n=10,foo=3" blames foo, not n.
 std::vector<std::pair<std::string, std::string>> split_items(std::string_view text) {
   std::vector<std::pair<std::string, std::string>> items;
   size_t start = 0;
@@ -38,12 +52,13 @@ std::vector<std::pair<std::string, std::string>> split_items(std::string_view te
     const std::string_view key = item.substr(0, eq);
     if (eq != std::string_view::npos && is_key(key)) {
       items.emplace_back(std::string(key), std::string(item.substr(eq + 1)));
-    } else if (!items.empty() && !item.empty()) {
+    } else if (!items.empty() && !item.empty() && takes_commas(items.back().first)) {
       items.back().second += "," + std::string(item);
+    } else if (eq != std::string_view::npos) {
+      throw InputError("synthetic: " + std::string(key), "one of the keys {" + key_list() + "}",
+                       "unknown key '" + std::string(key) + "'");
     } else {
-      std::string keys;
-      for (std::string_view k : kKeys) keys += (keys.empty() ? "" : ", ") + std::string(k);
-      throw InputError("synthetic", "key=value items with keys {" + keys + "}",
+      throw InputError("synthetic", "key=value items with keys {" + key_list() + "}",
                        "'" + std::string(item) + "'");
     }
     start = end + 1;
@@ -113,6 +128,23 @@ void apply(const std::string& key, const std::string& v, SyntheticSpec& s) {
     s.seed = static_cast<uint64_t>(to_int(v, key, 0));
 }
 
+// The explicit bounds (common/input_limits.h): sessions x turns is checked before it is multiplied.
+void check_limits(const SyntheticSpec& s) {
+  if (s.prefix_tokens > limits::kMaxRequestTokens)
+    throw InputError(where_of("prefix_tokens"), "at most " + std::to_string(limits::kMaxRequestTokens),
+                     std::to_string(s.prefix_tokens));
+  if (s.turns > limits::kMaxTurns)
+    throw InputError(where_of("turns"), "at most " + std::to_string(limits::kMaxTurns) + " turns per session",
+                     std::to_string(s.turns));
+  const int64_t most = limits::kMaxSyntheticRequests;
+  if (s.n && *s.n > most)
+    throw InputError(where_of("n"), "at most " + std::to_string(most) + " requests", std::to_string(*s.n));
+  if (!s.n && s.sessions > most / s.turns)
+    throw InputError(where_of("sessions"),
+                     "sessions x turns of at most " + std::to_string(most) + " requests (or n=N)",
+                     std::to_string(s.sessions) + " x " + std::to_string(s.turns));
+}
+
 }  // namespace
 
 int64_t SyntheticSpec::request_count() const {
@@ -136,6 +168,7 @@ SyntheticSpec parse_synthetic_spec(std::string_view text) {
     throw InputError(where_of("prefix_tokens"), "prefix_groups and prefix_tokens both > 0 or both absent",
                      "prefix_groups=" + std::to_string(s.prefix_groups) +
                          ", prefix_tokens=" + std::to_string(s.prefix_tokens));
+  check_limits(s);
   if (s.turns > 1 && s.sessions == 0)
     throw InputError(where_of("turns"), "sessions=N with turns > 1",
                      "turns=" + std::to_string(s.turns) + " without sessions");

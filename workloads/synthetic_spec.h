@@ -3,8 +3,10 @@
 //             prefix_groups=8,prefix_tokens=2048,sessions=50,turns=4,think_s=5,seed=42
 // Keys (all optional; defaults in the struct): n, rate, arrival (poisson | gamma:cv=C), input, output
 // (length distributions, length_distribution.h), prefix_groups, prefix_tokens, sessions, turns, think_s,
-// block_tokens, seed. A comma-separated item that is not a top-level key continues the previous value
-// (so "lognormal:mean=2000,sigma=1" stays one value).
+// block_tokens, seed. A comma-separated item that is not a key=value item continues the previous value
+// when that is input or output (so "lognormal:mean=2000,sigma=1" stays one value); an unknown key is an
+// error naming it. Limits: turns <= limits::kMaxTurns, n (or sessions x turns) <=
+// limits::kMaxSyntheticRequests; the generator refuses prompts above limits::kMaxRequestTokens.
 #pragma once
 
 #include <cstdint>

@@ -1,10 +1,13 @@
 #include "workloads/workload_loader.h"
 
+#include <sys/stat.h>
+
 #include <fstream>
 #include <sstream>
 #include <utility>
 
 #include "common/input_error.h"
+#include "common/input_limits.h"
 #include "workloads/azure_reader.h"
 #include "workloads/embedded_workloads.h"
 #include "workloads/mooncake_reader.h"
@@ -22,14 +25,64 @@ bool starts_with(std::string_view s, std::string_view prefix) {
   return s.substr(0, prefix.size()) == prefix;
 }
 
+// An istream over text it does not own (a cached stream's contents, read again without a copy).
+class TextStream final : public std::istream {
+ public:
+  explicit TextStream(const std::string& text) : std::istream(&buf_) {
+    char* begin = const_cast<char*>(text.data());  // the get area is only read
+    buf_.set(begin, begin + text.size());
+  }
+
+ private:
+  struct Buf : std::streambuf {
+    void set(char* begin, char* end) { setg(begin, begin, end); }
+  };
+  Buf buf_;
+};
+
+// Reads a non-regular file (FIFO, pipe, character device) whole, once.
+std::string read_stream(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);  // opened once: a FIFO's writer sees one reader
+  if (!in) throw InputError(path, "a readable workload file", "a file that cannot be opened");
+  std::string text;
+  char chunk[1 << 16];
+  while (in.read(chunk, sizeof chunk) || in.gcount() > 0) {
+    text.append(chunk, static_cast<size_t>(in.gcount()));
+    if (static_cast<int64_t>(text.size()) > limits::kMaxStreamedWorkloadBytes)
+      throw InputError(path,
+                       "a stream (FIFO, pipe) of at most " +
+                           std::to_string(limits::kMaxStreamedWorkloadBytes >> 20) +
+                           " MiB (or a regular file, which is streamed)",
+                       "a longer stream");
+  }
+  return text;
+}
+
+// A regular file is opened anew each time; any other file is read once into the cache.
+LineReader open_path(const std::string& path, StreamCache& cache) {
+  struct stat st {};
+  const bool reopenable = ::stat(path.c_str(), &st) != 0 || S_ISREG(st.st_mode) || S_ISDIR(st.st_mode);
+  if (reopenable) return LineReader::open_file(path);  // (missing paths and directories: its messages)
+  auto it = cache.text_by_path.find(path);
+  if (it == cache.text_by_path.end()) it = cache.text_by_path.emplace(path, read_stream(path)).first;
+  return LineReader(std::make_unique<TextStream>(it->second), path);
+}
+
 // Decides the format from the first non-blank line, which is all it reads.
-TraceFormat sniff(const std::string& path) {
-  LineReader lines = LineReader::open_file(path);
+TraceFormat sniff(const std::string& path, StreamCache& cache) {
+  LineReader lines = open_path(path, cache);
   std::string line;
   while (lines.next(line)) {
-    if (line.find_first_not_of(" \t") == std::string::npos) continue;
+    if (line.find_first_not_of(" \t") == std::string::npos && !lines.too_long()) continue;
     if (starts_with(line, "\xEF\xBB\xBF")) line.erase(0, 3);
     if (starts_with(line, "TIMESTAMP,")) return TraceFormat::kAzure;
+    const size_t first = line.find_first_not_of(" \t");
+    if (first == std::string::npos || line[first] != '{')
+      throw InputError(lines.where(),
+                       "a workload trace: a JSON object per line (tokenline or Mooncake JSONL) or the Azure "
+                       "CSV header " +
+                           std::string(AzureReader::kHeader),
+                       "'" + line.substr(0, InputError::kMaxFoundChars) + "'");
     if (line.find("\"timestamp\"") != std::string::npos) return TraceFormat::kMooncake;
     return TraceFormat::kTokenline;
   }
@@ -64,9 +117,9 @@ std::unique_ptr<WorkloadSource> open_source(const std::string& spec, const Workl
                                                                {"tokenline:", TraceFormat::kTokenline}};
   for (const auto& [prefix, format] : prefixes) {
     if (starts_with(spec, prefix))
-      return make_reader(format, LineReader::open_file(spec.substr(prefix.size())), options.reader);
+      return make_reader(format, open_path(spec.substr(prefix.size()), *options.streams), options.reader);
   }
-  return make_reader(sniff(spec), LineReader::open_file(spec), options.reader);
+  return make_reader(sniff(spec, *options.streams), open_path(spec, *options.streams), options.reader);
 }
 
 }  // namespace

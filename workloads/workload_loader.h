@@ -4,9 +4,13 @@
 //   JSONL default                 the embedded 200-request head of the Mooncake conversation trace <path> by
 //   content: a first line "TIMESTAMP,..." is Azure; a JSON first line with
 //                           "timestamp" is Mooncake, otherwise tokenline JSONL
+// A workload that is not a regular file (a FIFO, a pipe, /dev/stdin) can be read only once, so its first
+// open reads it whole into the options' StreamCache (at most limits::kMaxStreamedWorkloadBytes) and every
+// later open of the same options (describe, prevalidate, run) reads that copy.
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -16,10 +20,17 @@
 
 namespace tokenline {
 
+// The contents of non-regular workload files, by path, read at their first open. Shared by copies of
+// one WorkloadOptions; single-threaded.
+struct StreamCache {
+  std::map<std::string, std::string> text_by_path;
+};
+
 struct WorkloadOptions {
   ReaderOptions reader;  // skip_bad_lines
   WindowOptions window;  // time scale, start/duration, max requests, closed loop
   uint64_t seed = 0;     // synthetic generators without seed=
+  std::shared_ptr<StreamCache> streams = std::make_shared<StreamCache>();
 };
 
 // Throws InputError for an unknown form, an unreadable file or bad options; bad lines surface from next().

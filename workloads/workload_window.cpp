@@ -4,6 +4,7 @@
 #include <utility>
 
 #include "common/input_error.h"
+#include "common/input_limits.h"
 #include "common/number_text.h"
 
 namespace tokenline {
@@ -19,6 +20,12 @@ std::optional<WorkloadRequest> WindowedSource::next() {
     r->arrival_s *= options_.time_scale;
     if (r->arrival_s < options_.start_s) continue;
     if (r->arrival_s - options_.start_s >= options_.duration_s) break;
+    if (!(r->arrival_s <= limits::kMaxArrivalS)) {
+      throw InputError(inner_->describe() + ": request " + std::to_string(r->id) + " arrival",
+                       "a time <= " + number_text(limits::kMaxArrivalS) + " s after --time-scale " +
+                           number_text(options_.time_scale) + " (int64 nanoseconds of virtual time)",
+                       number_text(r->arrival_s) + " s");
+    }
     r->arrival_s = options_.closed_loop ? 0.0 : r->arrival_s - options_.start_s;
     r->id = emitted_++;
     return r;

@@ -1,7 +1,8 @@
 // WorkloadWindow: the options the CLI applies to any source, in this order: arrivals x time_scale; keep
 // arrivals in [start_s, start_s + duration_s) and shift them by -start_s; stop after max_requests;
 // closed_loop sets every arrival to 0 (the simulator then admits requests in order at its concurrency).
-// Kept requests are renumbered 0, 1, 2, ... Reading stops at the window's end (arrivals are sorted).
+// Kept requests are renumbered 0, 1, 2, ... Reading stops at the window's end (arrivals are sorted). A kept
+// arrival after limits::kMaxArrivalS (once scaled) throws InputError: virtual time would overflow.
 #pragma once
 
 #include <cstdint>

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "common/input_error.h"
+#include "common/json_depth.h"
 #include "engine/model/model_config.h"
 
 namespace tokenline {
@@ -163,10 +164,12 @@ json parse_file(const std::string& path) {
   if (!in) throw InputError(path, "a readable config.json", "a file that cannot be opened");
   std::stringstream text;
   text << in.rdbuf();
+  const std::string body = text.str();
+  require_json_depth(body, path);
   json j;
   try {
-    j = json::parse(text.str());
-  } catch (const json::parse_error& e) {
+    j = json::parse(body);
+  } catch (const json::exception& e) {  // parse_error, and out_of_range for a number like 1e999
     // e.what(): "[json.exception.parse_error.101] parse error at line 5, column 1: ..."
     const std::string what = e.what();
     const size_t at = what.find("parse error");

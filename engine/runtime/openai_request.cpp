@@ -1,3 +1,5 @@
+#include "common/input_limits.h"
+#include "common/json_depth.h"
 #include "engine/runtime/openai_request.h"
 
 #include <algorithm>
@@ -302,6 +304,8 @@ std::variant<CompletionRequest, ApiError> parse_completion_request(Endpoint endp
                                                                    std::string_view body_text,
                                                                    const Tokenizer& tokenizer,
                                                                    const ServedModel& model) {
+  if (json_nesting_depth(body_text, limits::kMaxJsonDepth) > limits::kMaxJsonDepth)  // dump() would recurse
+    return bad("the request body must nest at most " + std::to_string(limits::kMaxJsonDepth) + " deep", "");
   const json body = json::parse(body_text, nullptr, false);
   if (!body.is_object()) return bad("the request body must be a JSON object", "");
   CompletionRequest req;

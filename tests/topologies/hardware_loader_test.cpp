@@ -140,6 +140,15 @@ TEST_CASE("bad hardware files name the field, what was expected and what was fou
   CHECK(contains(error_of("[1, 2]"), "expected a JSON object at the top level, found array"));
 }
 
+TEST_CASE("issue 16: a number beyond double and deep nesting are input errors (fuzz findings)",
+          "[hardware]") {
+  // nlohmann throws out_of_range (not parse_error) for 4.5e116666...: it escaped as std::terminate.
+  CHECK(contains(error_of("{\"name\": 4.5e116666666666666666666666666}"),
+                 "bad.json: expected valid JSON, found a parse error ([json.exception.out_of_range.406]"));
+  CHECK(error_of(std::string(100'000, '[')) ==
+        "bad.json: expected JSON nested at most 64 levels deep, found deeper nesting");
+}
+
 TEST_CASE("a missing field is reported as missing", "[hardware]") {
   std::string text = edited_h200("\"seed_bw\"", "\"seed_bw_unused\"");
   CHECK(contains(error_of(text), "ib.seed_bw_unused: expected one of the fields"));

@@ -2,6 +2,7 @@
 
 #include <catch2/catch.hpp>
 #include <filesystem>
+#include <fstream>
 
 #include "common/input_error.h"
 #include "tests/traces/test_dir.h"
@@ -39,6 +40,25 @@ TEST_CASE("an unwritable directory is an input error", "[output_file]") {
   }
   CHECK_THROWS_AS(require_writable_directory(blocker + "/sub"), InputError);
   CHECK_NOTHROW(require_writable_directory(dir.file("fresh/sub")));
+}
+
+TEST_CASE("issue 16: a starting run retires the outputs of the run before", "[output_file][issue16]") {
+  testing::TestDir dir("output_file_retire");
+  for (const char* name : {"metrics.json", "trace.json"}) {
+    OutputFile f(dir.file(name));
+    f.buffer() = std::string("old ") + name;
+    REQUIRE(f.commit());
+  }
+  std::ofstream(dir.file("requests.csv.partial")) << "left by a crash";
+  retire_previous_outputs(dir.path().string());
+  CHECK_FALSE(std::filesystem::exists(dir.file("metrics.json")));
+  CHECK_FALSE(std::filesystem::exists(dir.file("trace.json")));
+  CHECK_FALSE(std::filesystem::exists(dir.file("requests.csv.partial")));
+  CHECK(testing::read_all(dir.file("metrics.json.previous")) == "old metrics.json");
+  CHECK(testing::read_all(dir.file("trace.json.previous")) == "old trace.json");
+  remove_previous_outputs(dir.path().string());
+  CHECK(std::filesystem::is_empty(dir.path()));
+  CHECK_NOTHROW(retire_previous_outputs(dir.file("absent")));
 }
 
 }  // namespace

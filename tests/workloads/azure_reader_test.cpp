@@ -23,6 +23,14 @@ TEST_CASE("azure wall-clock timestamps parse to nanoseconds", "[azure]") {
   CHECK_FALSE(parse_wall_clock_ns("2023-11-16 18:15:46.1234567890"));
 }
 
+TEST_CASE("issue 16: timestamps beyond int64 nanoseconds are malformed, not UB (fuzz finding)",
+          "[azure][issue16]") {
+  CHECK(parse_wall_clock_ns("2262-04-11 23:47:15") == 9223372035LL * 1'000'000'000);
+  CHECK_FALSE(parse_wall_clock_ns("2262-04-11 23:47:16"));
+  CHECK_FALSE(parse_wall_clock_ns("4046-11-16 18:15:46.6805901"));  // the fuzzer's input: overflowed
+  CHECK_FALSE(parse_wall_clock_ns("1969-12-31 23:59:59"));
+}
+
 TEST_CASE("azure CSV with CRLF and no final newline, arrivals are offsets from the first row", "[azure]") {
   AzureReader reader(text_lines("TIMESTAMP,ContextTokens,GeneratedTokens\r\n"
                                 "2023-11-16 18:15:46.6805900,374,44\r\n"
@@ -54,7 +62,7 @@ TEST_CASE("azure: bad header and bad rows name the line and field", "[azure]") {
   CHECK(err(header + "2023-11-16 18:15:46,3,-4") ==
         "conv.csv:2: GeneratedTokens: expected an integer >= 1, found '-4'");
   CHECK(err(header + "yesterday,3,4") ==
-        "conv.csv:2: TIMESTAMP: expected YYYY-MM-DD HH:MM:SS.fffffff, found 'yesterday'");
+        "conv.csv:2: TIMESTAMP: expected YYYY-MM-DD HH:MM:SS.fffffff from 1970 to 2262, found 'yesterday'");
   CHECK(err(header + "2023-11-16 18:15:46,3") ==
         "conv.csv:2: expected 3 comma-separated fields (TIMESTAMP,ContextTokens,GeneratedTokens), found "
         "'2023-11-16 18:15:46,3'");

@@ -53,7 +53,38 @@ TEST_CASE("synthetic spec errors name the key", "[synthetic]") {
         "prefix_groups=4, prefix_tokens=0");
   CHECK(spec_error("turns=3") ==
         "synthetic: turns: expected sessions=N with turns > 1, found turns=3 without sessions");
-  CHECK(spec_error("speed=3").find("synthetic: expected key=value items with keys {n, rate,") == 0);
+  CHECK(spec_error("speed=3").find("synthetic: speed: expected one of the keys {n, rate,") == 0);
+  CHECK(spec_error("fast").find("synthetic: expected key=value items with keys {n, rate,") == 0);
+}
+
+TEST_CASE("issue 16: an unknown key is blamed, not the key before it", "[synthetic][issue16]") {
+  const std::string e = spec_error("n=10,foo=3");
+  CHECK(e.find("synthetic: foo: expected one of the keys {n, rate,") == 0);
+  CHECK(e.find("found unknown key 'foo'") != std::string::npos);
+  CHECK(spec_error("input=lognormal:mean=2000,sigma=1,seed=5,bar=1").find("synthetic: bar:") == 0);
+}
+
+TEST_CASE("issue 16: turns and requests are bounded before anything is generated", "[synthetic][issue16]") {
+  CHECK(spec_error("sessions=10,turns=1000000") ==
+        "synthetic: turns: expected at most 1000 turns per session, found 1000000");
+  CHECK(spec_error("n=1000000000") == "synthetic: n: expected at most 100000000 requests, found 1000000000");
+  CHECK(spec_error("sessions=9223372036854775807,turns=2") ==
+        "synthetic: sessions: expected sessions x turns of at most 100000000 requests (or n=N), found "
+        "9223372036854775807 x 2");
+  CHECK(spec_error("prefix_groups=1,prefix_tokens=9223372036854775807")
+            .find("synthetic: prefix_tokens: expected at most 134217728") == 0);
+  CHECK(parse_synthetic_spec("sessions=10,turns=1000").request_count() == 10000);
+}
+
+TEST_CASE("issue 16: a generated prompt above the token limit is an input error", "[synthetic][issue16]") {
+  SyntheticGenerator g(parse_synthetic_spec("n=2,input=fixed:9223372036854775807"), 1);
+  try {
+    g.next();
+    FAIL("no error");
+  } catch (const InputError& e) {
+    CHECK(std::string(e.what()).find("expected prompts and outputs of at most 134217728 tokens") !=
+          std::string::npos);
+  }
 }
 
 TEST_CASE("synthetic: the same spec and seed give byte-identical requests", "[synthetic]") {

@@ -1,8 +1,12 @@
 #include "workloads/workload_loader.h"
 
+#include <sys/stat.h>
+
 #include <catch2/catch.hpp>
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
+#include <thread>
 
 #include "common/input_error.h"
 #include "test_sources.h"
@@ -87,6 +91,40 @@ TEST_CASE("real traces through open_workload: 10-minute window of the Mooncake t
   // The trace's ~12,031 requests over ~3,537 s make ~2,040 per 600 s; the count must be in that range.
   CHECK(rs.size() > 1000);
   CHECK(rs.size() < 4000);
+}
+
+TEST_CASE("issue 16: a CSV without the Azure header and a directory get their own messages",
+          "[loader][issue16]") {
+  const std::string path = "tl_test_wrong_header.tmp";
+  std::ofstream(path, std::ios::binary) << "time,in,out\n1,2,3\n";
+  CHECK_THROWS_WITH(
+      open_workload(path, {}),
+      path +
+          ":1: expected a workload trace: a JSON object per line (tokenline or Mooncake JSONL) or "
+          "the Azure CSV header TIMESTAMP,ContextTokens,GeneratedTokens, found 'time,in,out'");
+  std::remove(path.c_str());
+  const std::string dir = std::filesystem::temp_directory_path().string();
+  CHECK_THROWS_WITH(open_workload(dir, {}), dir + ": expected a workload file, found a directory");
+  CHECK_THROWS_WITH(open_workload("mooncake:" + dir, {}),
+                    dir + ": expected a workload file, found a directory");
+}
+
+TEST_CASE("issue 16: a FIFO workload is read once, however often it is opened", "[loader][issue16]") {
+  const std::string fifo = (std::filesystem::temp_directory_path() / "tl_test_fifo.jsonl").string();
+  std::remove(fifo.c_str());
+  REQUIRE(::mkfifo(fifo.c_str(), 0600) == 0);
+  std::thread writer([&] {
+    std::ofstream out(fifo, std::ios::binary);  // blocks until the reader opens
+    for (int i = 0; i < 3; ++i)
+      out << "{\"timestamp\": " << i << ", \"input_length\": 5, \"output_length\": 1}\n";
+  });
+  WorkloadOptions options;  // its stream cache is shared by the three opens below
+  CHECK(open_workload(fifo, options)->describe() == "mooncake:" + fifo);  // sniffs, then opens again
+  auto again = open_workload(fifo, options);
+  CHECK(drain(*again).size() == 3);
+  CHECK(drain(*open_workload("mooncake:" + fifo, options)).size() == 3);
+  writer.join();
+  std::remove(fifo.c_str());
 }
 
 }  // namespace

@@ -51,5 +51,20 @@ TEST_CASE("window options are checked", "[window]") {
   CHECK_NOTHROW(check_window(WindowOptions{}));
 }
 
+TEST_CASE("issue 16: a time scale that overflows virtual time is refused", "[window][issue16]") {
+  WindowedSource huge(ten_requests(), WindowOptions{.time_scale = 1e300});
+  REQUIRE(huge.next());  // the first arrival, 0 s, is in range
+  try {
+    huge.next();
+    FAIL("no error");
+  } catch (const InputError& e) {
+    CHECK(std::string(e.what()) ==
+          "tokenline:fixture: request 1 arrival: expected a time <= 1e+09 s after --time-scale 1e+300 (int64 "
+          "nanoseconds of virtual time), found 1e+300 s");
+  }
+  WindowedSource fine(ten_requests(), WindowOptions{.time_scale = 1e8});
+  CHECK(drain(fine).size() == 10);
+}
+
 }  // namespace
 }  // namespace tokenline
