@@ -1,11 +1,12 @@
-#include "common/input_limits.h"
-#include "common/json_depth.h"
 #include "engine/runtime/openai_request.h"
 
 #include <algorithm>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <set>
+
+#include "common/input_limits.h"
+#include "common/json_depth.h"
 
 namespace tokenline {
 namespace {
