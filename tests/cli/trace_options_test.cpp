@@ -54,7 +54,7 @@ std::string gunzip(const std::string& path) {
 
 constexpr double kUsPerS = 1e6;
 
-TEST_CASE("--trace-window parses START:END and refuses the rest", "[trace_options]") {
+TEST_CASE("trace options: --trace-window parses START:END and refuses the rest", "[trace_options]") {
   const TraceWindow w = cli::parse_trace_window("3600:3660.5");
   CHECK(w.start_s == 3600);
   CHECK(w.end_s == 3660.5);
@@ -91,7 +91,7 @@ TEST_CASE("trace options change trace.json only, and none writes no trace", "[tr
   }
 }
 
-TEST_CASE("--trace-window keeps the steps and counters inside it", "[trace_options]") {
+TEST_CASE("trace options: --trace-window keeps the steps and counters inside it", "[trace_options]") {
   TestDir dir("trace_opt_window");
   const std::string all = run_sim(dir, "all", "");
   const std::string cut = run_sim(dir, "cut", "--trace-window 5:10");
@@ -119,7 +119,8 @@ TEST_CASE("--trace-window keeps the steps and counters inside it", "[trace_optio
   CHECK(read_all(cut + "/trace.json").size() * 2 < read_all(all + "/trace.json").size());
 }
 
-TEST_CASE("--trace-requests K keeps balanced spans of the first K arrivals", "[trace_options]") {
+TEST_CASE("trace options: --trace-requests K keeps balanced spans of the first K arrivals",
+          "[trace_options]") {
   TestDir dir("trace_opt_requests");
   const std::string cut = run_sim(dir, "cut", "--trace-requests 3");
   std::map<int64_t, int> open;  // begin - end per request id
@@ -135,8 +136,10 @@ TEST_CASE("--trace-requests K keeps balanced spans of the first K arrivals", "[t
   CHECK(open.rbegin()->first == 2);
 }
 
-TEST_CASE("--trace-gzip writes trace.json.gz with the plain trace's bytes and drops a stale trace.json",
-          "[trace_options]") {
+TEST_CASE(
+    "trace options: --trace-gzip writes trace.json.gz with the plain trace's bytes and drops a stale "
+    "trace.json",
+    "[trace_options]") {
   TestDir dir("trace_opt_gzip");
   const std::string plain = run_sim(dir, "plain", "--trace-window 2:6");
   const std::string out = run_sim(dir, "same", "--trace-window 2:6");
