@@ -4,6 +4,7 @@
 #include <cstdlib>
 #include <variant>
 
+#include "engine/runtime/byte_tokenizer.h"
 #include "engine/runtime/openai_request.h"
 #include "fuzz/fuzz_input.h"
 
