@@ -4,8 +4,6 @@
 // (latency histograms) agree with the exact ones recomputed from requests.csv within the stated error.
 #include "cli/trace_options.h"
 
-#include <zlib.h>
-
 #include <algorithm>
 #include <catch2/catch.hpp>
 #include <cmath>
@@ -17,6 +15,7 @@
 
 #include "common/input_error.h"
 #include "tests/cli/tokenline_process.h"
+#include "tests/traces/gunzip.h"
 #include "traces/latency_histogram.h"
 #include "traces/latency_summary.h"
 
@@ -39,17 +38,6 @@ std::string run_sim(const TestDir& dir, const std::string& out, const std::strin
   INFO(r.stderr_text);
   REQUIRE(r.exit_code == 0);
   return dir.file(out);
-}
-
-std::string gunzip(const std::string& path) {
-  gzFile f = gzopen(path.c_str(), "rb");
-  REQUIRE(f != nullptr);
-  std::string out;
-  char buf[1 << 16];
-  int n = 0;
-  while ((n = gzread(f, buf, sizeof buf)) > 0) out.append(buf, static_cast<size_t>(n));
-  gzclose(f);
-  return out;
 }
 
 constexpr double kUsPerS = 1e6;

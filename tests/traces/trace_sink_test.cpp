@@ -1,11 +1,10 @@
 #include "traces/trace_sink.h"
 
-#include <zlib.h>
-
 #include <catch2/catch.hpp>
 #include <filesystem>
 #include <string>
 
+#include "tests/traces/gunzip.h"
 #include "tests/traces/test_dir.h"
 
 namespace tokenline {
@@ -22,17 +21,6 @@ std::string write_lines(TraceSink& sink, int lines) {
     all += line;
   }
   return all;
-}
-
-std::string gunzip(const std::string& path) {
-  gzFile f = gzopen(path.c_str(), "rb");
-  REQUIRE(f != nullptr);
-  std::string out;
-  char buf[1 << 16];
-  int n = 0;
-  while ((n = gzread(f, buf, sizeof buf)) > 0) out.append(buf, static_cast<size_t>(n));
-  gzclose(f);
-  return out;
 }
 
 TEST_CASE("a gzip sink decompresses to the text written, identically across runs", "[trace_sink]") {
