@@ -34,6 +34,18 @@ const std::vector<FitParameter>& fit_parameters() {
        "(SGLang's "
        "per-step Python scheduler stays in the low milliseconds at hundreds of requests)",
        0.0},
+      {"step_cpu_per_request_s", FitTarget::kProfileSet, "timing", "step_cpu_per_request_s", 0.0, 100e-6,
+       false,
+       "the scheduler's CPU time per request in a step (sampling output processing, detokenisation and "
+       "streaming messages, per-request batch bookkeeping); with overlap scheduling a step costs max(GPU, "
+       "CPU), so it shows only where the GPU step is short for its batch (small models, high TP, hundreds "
+       "of requests); bounds: 0 to 100 us (SGLang's Python loop spends tens of us per request per step)",
+       0.0},
+      {"request_latency_s", FitTarget::kProfileSet, "timing", "request_latency_s", 0.0, 0.3, false,
+       "a request's time outside the engine's steps, the same for every request and never a queue: the "
+       "HTTP server, tokenization and hand-off to the scheduler, and the first token's way back "
+       "(detokenization, streaming); it adds to TTFT and to each client's cycle; bounds: 0 to 300 ms",
+       0.0},
       {"eager_launch_gap_s", FitTarget::kProfileSet, "timing", "eager_launch_gap_s", 1e-6, 20e-6, true,
        "CPU time to launch one kernel outside a CUDA graph (prefill and large decode batches); bounds: 1 us "
        "(C++ launch) to 20 us (Python-side launch with argument packing)",

@@ -93,7 +93,8 @@ std::vector<SimPrediction> PointEvaluator::predict(const std::vector<double>& va
     }
     const std::vector<int> codes = run_processes(jobs, options_.jobs);
     for (size_t k = 0; k < missing.size(); ++k)
-      cache_[{values, missing[k]}] = read_prediction(outs[k], codes[k], jobs[k].log_path);
+      cache_[{values, missing[k]}] =
+          read_prediction(outs[k], codes[k], jobs[k].log_path, warmup_count(points_[missing[k]], sim));
     simulations_ += static_cast<int64_t>(missing.size());
     if (options_.progress) {
       std::string v;

@@ -2,10 +2,10 @@
 
 #include <algorithm>
 #include <fstream>
-#include <nlohmann/json.hpp>
 #include <sstream>
 
 #include "common/input_error.h"
+#include "traces/request_compare.h"
 
 namespace tokenline {
 namespace {
@@ -50,7 +50,12 @@ std::string parallel_name(const E2eLayout& l, const std::string& where) {
 }
 
 int64_t request_count(const E2ePoint& p, const SimPointOptions& o) {
-  return std::max<int64_t>(int64_t{o.requests_per_client} * p.concurrency, o.min_requests);
+  return std::max<int64_t>(int64_t{o.warmup_per_client + o.requests_per_client} * p.concurrency,
+                           o.min_requests);
+}
+
+int64_t warmup_count(const E2ePoint& p, const SimPointOptions& o) {
+  return int64_t{o.warmup_per_client} * p.concurrency;
 }
 
 std::vector<std::string> sim_arguments(const E2ePoint& p, const std::string& model_config,
@@ -59,6 +64,7 @@ std::vector<std::string> sim_arguments(const E2ePoint& p, const std::string& mod
   std::vector<std::string> a = {"sim", "--model", model_config, "--hardware", o.hardware};
   if (p.mode == E2eMode::kAggregated) {
     a.insert(a.end(), {"--parallel", parallel_name(p.agg, where)});
+    if (o.mixed_steps) a.insert(a.end(), {"--mixed-steps", "on"});
   } else {
     a.insert(a.end(), {"--parallel", pd_layouts(p, where), "--pd",
                        std::to_string(p.prefill.workers) + "P" + std::to_string(p.decode.workers) + "D"});
@@ -67,26 +73,38 @@ std::vector<std::string> sim_arguments(const E2ePoint& p, const std::string& mod
                                ",input=fixed:" + std::to_string(p.isl) +
                                ",output=fixed:" + std::to_string(p.osl);
   a.insert(a.end(), {"--workload", workload, "--concurrency", std::to_string(p.concurrency), "--seed", "0"});
+  if (o.prefill_margin >= 0)
+    a.insert(a.end(), {"--max-prefill-tokens", std::to_string(p.isl + o.prefill_margin)});
   a.insert(a.end(), o.extra_args.begin(), o.extra_args.end());
   a.insert(a.end(), {"--out", out_dir});
   return a;
 }
 
-SimPrediction read_prediction(const std::string& out_dir, int exit_code, const std::string& log_path) {
+SimPrediction read_prediction(const std::string& out_dir, int exit_code, const std::string& log_path,
+                              int64_t warmup) {
+  constexpr double kMs = 1e3;
   SimPrediction r;
   if (exit_code != 0) {
     r.error = "exit " + std::to_string(exit_code) + ": " + last_line(read_text(log_path));
     return r;
   }
   try {
-    const nlohmann::json m = nlohmann::json::parse(read_text(out_dir + "/metrics.json"));
-    r.ttft_ms = m.at("latency_ms").at("ttft").at("mean").get<double>();
-    r.tpot_ms = m.at("latency_ms").at("tpot").at("mean").get<double>();
-    r.completed = m.at("requests").at("completed").get<int64_t>();
+    double ttft_s = 0, tpot_s = 0;
+    int64_t with_tpot = 0;
+    for (const RecordedRequest& q : read_requests_csv(out_dir + "/requests.csv")) {
+      if (q.id < warmup || q.status != "completed") continue;
+      ++r.completed;
+      ttft_s += q.first_token_s - q.arrival_s;
+      if (q.output_tokens < 2) continue;
+      tpot_s += (q.finish_s - q.first_token_s) / double(q.output_tokens - 1);
+      ++with_tpot;
+    }
     r.ok = r.completed > 0;
-    if (!r.ok) r.error = "no request completed: " + last_line(read_text(log_path));
-  } catch (const nlohmann::json::exception& e) {
-    r.error = out_dir + "/metrics.json: " + e.what();
+    if (!r.ok) r.error = "no measured request completed: " + last_line(read_text(log_path));
+    r.ttft_ms = r.ok ? ttft_s / double(r.completed) * kMs : 0;
+    r.tpot_ms = with_tpot > 0 ? tpot_s / double(with_tpot) * kMs : 0;
+  } catch (const InputError& e) {
+    r.error = e.what();
   }
   return r;
 }

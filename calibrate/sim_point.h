@@ -3,8 +3,14 @@
 //   layout   --parallel from tp x attention_dp GPUs and the expert split (moe_ep > 1: epN), "tp8", "dp8-ep8";
 //            disaggregated: --pd xPyD from the workers, one layout per instance (prefill ones first)
 //   workload synthetic: n fixed-length requests (input = isl, output = osl), closed loop --concurrency C;
-//            n = max(requests_per_client x C, min_requests) so most requests run in the steady state
-//            after the first wave (which all arrive at once, as the benchmark's clients do)
+//            n = max((warmup_per_client + requests_per_client) x C, min_requests), the benchmark's protocol
+//            (aiconfigurator's bench_run.sh template: aiperf --warmup-request-count 2 x C, --num-requests
+//            20 x C): the first warmup_per_client x C requests (by id = arrival order) run but are left out
+//            of the means, as the benchmark leaves its warm-up out
+//   engine   the flags aiconfigurator's generator sets on the SGLang deployments it benchmarks
+//            (generator/rule_plugin/benchmark/sglang.rule): aggregated points --mixed-steps on when
+//            mixed_steps (enable_mixed_chunk = true); every instance --max-prefill-tokens isl + margin when
+//            prefill_margin >= 0 (max_prefill_tokens = isl + 1500)
 #pragma once
 
 #include <cstdint>
@@ -16,10 +22,13 @@
 namespace tokenline {
 
 struct SimPointOptions {
-  std::string binary;             // the tokenline executable
-  std::string hardware = "h200";  // preset or JSON path (calibration writes fitted copies)
-  int32_t requests_per_client = 4;
+  std::string binary;                // the tokenline executable
+  std::string hardware = "h200";     // preset or JSON path (calibration writes fitted copies)
+  int32_t requests_per_client = 20;  // measured requests per client
+  int32_t warmup_per_client = 2;     // warm-up requests per client, run first and not measured
   int32_t min_requests = 32;
+  bool mixed_steps = true;              // aggregated points: prefill chunks and decodes in one step
+  int64_t prefill_margin = -1;          // >= 0: --max-prefill-tokens = isl + this; < 0: the engine's (no cap)
   std::vector<std::string> extra_args;  // appended to every run (--profile P, --profile-set ...)
 };
 
@@ -42,7 +51,13 @@ struct SimPrediction {
   std::string error;  // !ok: the run's exit code and the last line of its log
 };
 
-// Reads <out_dir>/metrics.json after a run that exited with `exit_code`; log_path holds its output.
-SimPrediction read_prediction(const std::string& out_dir, int exit_code, const std::string& log_path);
+// Requests of the point's warm-up (not measured).
+int64_t warmup_count(const E2ePoint& p, const SimPointOptions& options);
+
+// Reads <out_dir>/requests.csv after a run that exited with `exit_code` (log_path holds its output): mean
+// TTFT and TPOT (per request: (finish - first token) / (output - 1)) over the completed requests whose id
+// is warmup or more.
+SimPrediction read_prediction(const std::string& out_dir, int exit_code, const std::string& log_path,
+                              int64_t warmup = 0);
 
 }  // namespace tokenline

@@ -23,8 +23,9 @@ struct CalibrateArgs {
   int jobs = 0;  // 0: the CPUs this process may use
   bool no_fit = false;
   bool no_lomo = false;
-  std::string sim_args;  // extra `tokenline sim` options for every point, split at spaces
-  std::string trace;     // --trace: fit an own profile's per-step overhead from a run (calibrate/trace_fit.h)
+  std::string sim_args;            // extra `tokenline sim` options for every point, split at spaces
+  std::string mixed_steps = "on";  // aggregated points: on, or the profile engine's default (engine)
+  std::string trace;  // --trace: fit an own profile's per-step overhead from a run (calibrate/trace_fit.h)
   bool hardware_given = false;
 };
 
@@ -72,6 +73,10 @@ void run(CalibrateArgs& a) {
   if (o.evaluator.sim.requests_per_client < 1)
     throw InputError("--requests-per-client", "a count >= 1",
                      std::to_string(o.evaluator.sim.requests_per_client));
+  if (o.evaluator.sim.warmup_per_client < 0)
+    throw InputError("--warmup-per-client", "a count >= 0",
+                     std::to_string(o.evaluator.sim.warmup_per_client));
+  o.evaluator.sim.mixed_steps = a.mixed_steps == "on";
   if (!(o.search.tolerance > 0 && o.search.tolerance < 1))
     throw InputError("--fit-tolerance", "a fraction in (0, 1)", std::to_string(o.search.tolerance));
   o.evaluator.sim.binary = own_binary();
@@ -99,8 +104,8 @@ void add_calibrate(CLI::App& app) {
   cmd->add_option(
       "--fit", o.fit_names,
       "parameters to fit, comma-separated: kernel_launch_s, collective_launch_s, gemm_efficiency, "
-      "attention_efficiency, hbm_efficiency (hardware); step_cpu_overhead_s, eager_launch_gap_s "
-      "(profile timing, with --profile); none: predict only");
+      "attention_efficiency, hbm_efficiency (hardware); step_cpu_overhead_s, eager_launch_gap_s, "
+      "step_cpu_per_request_s, request_latency_s (profile timing, with --profile); none: predict only");
   cmd->add_flag("--no-fit", a->no_fit, "predict only, even with --fit (the validation benchmark)");
   cmd->add_flag("--no-lomo", a->no_lomo, "skip the leave-one-model-out fits");
   cmd->add_option("--fit-tolerance", o.search.tolerance, "golden-section stop: fraction of each interval")
@@ -108,7 +113,22 @@ void add_calibrate(CLI::App& app) {
   cmd->add_option("--sweeps", o.search.sweeps, "coordinate descent passes")->capture_default_str();
   cmd->add_option("--jobs", a->jobs, "simulations at once (0: every CPU)")->capture_default_str();
   cmd->add_option("--requests-per-client", o.evaluator.sim.requests_per_client,
-                  "requests per point = max(this x concurrency, --min-requests)")
+                  "measured requests per client (aiperf --num-requests 20 x concurrency in aiconfigurator's "
+                  "benchmark template)")
+      ->capture_default_str();
+  cmd->add_option("--warmup-per-client", o.evaluator.sim.warmup_per_client,
+                  "warm-up requests per client, run first and left out of the means (aiperf "
+                  "--warmup-request-count 2 x concurrency)")
+      ->capture_default_str();
+  cmd->add_option("--mixed-steps", a->mixed_steps,
+                  "aggregated points: prefill chunks and decodes in one step (on: the deployments "
+                  "aiconfigurator generates for SGLang set enable_mixed_chunk) or the profile engine's "
+                  "default (engine)")
+      ->check(CLI::IsMember({"on", "engine"}))
+      ->capture_default_str();
+  cmd->add_option("--prefill-margin", o.evaluator.sim.prefill_margin,
+                  "every point's sim gets --max-prefill-tokens isl + this (aiconfigurator's generator sets "
+                  "max_prefill_tokens = isl + 1500); < 0: the engine's own limit")
       ->capture_default_str();
   cmd->add_option("--min-requests", o.evaluator.sim.min_requests, "at least this many requests per point")
       ->capture_default_str();

@@ -45,6 +45,9 @@ void add_deployment_options(CLI::App& cmd, SimJob& job) {
 void add_scheduler_options(CLI::App& cmd, SimJob& job) {
   cmd.add_option("--chunk", job.chunk_tokens,
                  "token budget per step = prefill chunk (default: the profile engine's, else 32768)");
+  cmd.add_option("--max-prefill-tokens", job.max_prefill_tokens,
+                 "a step's tokens at most this, below the chunk (SGLang --max-prefill-tokens; 0: the chunk)")
+      ->capture_default_str();
   cmd.add_option("--page-size", job.page_tokens, "KV page size in tokens")->capture_default_str();
   cmd.add_option("--reservation", job.reservation,
                  "KV admission: whole (the seed) | incremental (vLLM) | estimate (SGLang: new_token_ratio, "

@@ -98,6 +98,9 @@ void check_numbers(const SimJob& job) {
   if (job.chunk_tokens < 0)
     throw InputError("--chunk", "a positive token count (0: the engine's default)",
                      std::to_string(job.chunk_tokens));
+  if (job.max_prefill_tokens < 0)
+    throw InputError("--max-prefill-tokens", "a positive token count (0: the chunk)",
+                     std::to_string(job.max_prefill_tokens));
   require_positive(job.page_tokens, "--page-size");
   if (job.max_running < 0)
     throw InputError("--max-running", "a positive count (0: the engine's default)",
@@ -228,7 +231,9 @@ InstanceConfig instance_config(const SimJob& job, const ModelConfig& model, cons
   c.assignment = parse_placement_option(job.dp_assign, "--dp-assign");
   c.scheduler.policy = parse_policy(job.policy);
   const EngineBehavior engine = engine_behavior(job, cm.options.profile.get());
-  c.scheduler.max_batch_tokens = cm.options.max_chunk_tokens;
+  c.scheduler.max_batch_tokens = job.max_prefill_tokens > 0
+                                     ? std::min(cm.options.max_chunk_tokens, job.max_prefill_tokens)
+                                     : cm.options.max_chunk_tokens;
   c.scheduler.mtp_draft_tokens = job.mtp_drafts;
   c.scheduler.max_context_tokens = model.max_context_tokens;
   c.scheduler.mixed_batches = engine.mixed_steps;
@@ -275,7 +280,9 @@ SimConfig build_config(const SimJob& job, const ModelConfig& model, const Deploy
     c.parallel_name += (c.parallel_name.empty() ? "" : ",") + cm.parallel.name();
   }
   check_total_pages(c.instances, job.page_tokens);
-  c.feed = FeedConfig{.concurrency = job.concurrency};
+  const OpProfile* profile = d.cost_models.front().options.profile.get();
+  c.feed = FeedConfig{.concurrency = job.concurrency,
+                      .request_latency_s = profile ? profile->param(TimingParam::kRequestLatencyS) : 0.0};
   c.output = OutputConfig{.dir = job.out,
                           .trace_detail = parse_detail(job.trace_detail),
                           .progress = job.progress,

@@ -266,6 +266,10 @@ std::string_view timing_param_name(TimingParam p) {
       return "moe_routing_alpha";
     case TimingParam::kOpTimeScale:
       return "op_time_scale";
+    case TimingParam::kStepCpuPerRequestS:
+      return "step_cpu_per_request_s";
+    case TimingParam::kRequestLatencyS:
+      return "request_latency_s";
     case TimingParam::kCount:
       break;
   }
@@ -286,6 +290,10 @@ double timing_param_default(TimingParam p) {
       return 0;  // balanced: the routing a table measured without saying otherwise
     case TimingParam::kOpTimeScale:
       return 1;  // the ops as profiled until `tokenline calibrate --trace` fits a run
+    case TimingParam::kStepCpuPerRequestS:
+      return 0;  // unmeasured: no per-request CPU time until `tokenline calibrate` fits it
+    case TimingParam::kRequestLatencyS:
+      return 0;  // unmeasured: requests reach the engine when sent until `tokenline calibrate` fits it
     case TimingParam::kCount:
       break;
   }

@@ -40,6 +40,7 @@ struct ProfileCurves {
   double own_scale = 1;  // op_time_scale: a run's op times over the profile's (calibrate --trace)
   // timing parameters
   double step_cpu_overhead_s = 0;
+  double step_cpu_per_request_s = 0;  // x the most requests one attention rank's scheduler holds in the step
   bool overlap_schedule = false;
   int64_t cuda_graph_max_bs = 0;
   double eager_launch_gap_s = 0;

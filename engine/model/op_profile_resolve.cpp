@@ -403,6 +403,7 @@ std::shared_ptr<const ProfileCurves> resolve_profile(const OpProfile& p, const C
   resolve_collectives(p, cm, *pc);
   resolve_own_ops(p, cm, *pc);
   pc->step_cpu_overhead_s = p.param(TimingParam::kStepCpuOverheadS);
+  pc->step_cpu_per_request_s = p.param(TimingParam::kStepCpuPerRequestS);
   pc->overlap_schedule = p.param(TimingParam::kOverlapSchedule) != 0;
   // 0: the engine block's cuda_graph_max_bs, derived for this layout as the engine derives it (one source
   // for the graph buckets priced here and the memory the graphs keep back in memory.cpp).

@@ -369,9 +369,12 @@ ProfileWork profile_work(const CostModel& cm, const RankWork& w) {
   return p;
 }
 
-// Per-step CPU time (scheduling, batch preparation): hidden behind the GPU under overlap scheduling.
-double step_overhead_s(const ProfileCurves& pc, double gpu_s) {
-  return pc.overlap_schedule ? std::max(0.0, pc.step_cpu_overhead_s - gpu_s) : pc.step_cpu_overhead_s;
+// Per-step CPU time (scheduling, batch preparation, and per request its output processing and streaming;
+// each attention rank has its own scheduler, so the rank with the most requests sets it): hidden behind the
+// GPU under overlap scheduling.
+double step_overhead_s(const ProfileCurves& pc, double gpu_s, size_t most_requests) {
+  const double cpu_s = pc.step_cpu_overhead_s + pc.step_cpu_per_request_s * double(most_requests);
+  return pc.overlap_schedule ? std::max(0.0, cpu_s - gpu_s) : cpu_s;
 }
 
 }  // namespace
@@ -439,7 +442,10 @@ StepCost step_cost(const CostModel& cm, std::span<const std::span<const SeqWork>
   sc.bytes.indexer_read = sc[Op::kIndexerScore].indexer_bytes;
   accumulate(sc);
   if (cm.profile) {
-    sc.overhead_s = step_overhead_s(*cm.profile, sc.total_s);
+    size_t most_requests = 0;
+    for (const std::span<const SeqWork>& rank : per_rank)
+      most_requests = std::max(most_requests, rank.size());
+    sc.overhead_s = step_overhead_s(*cm.profile, sc.total_s, most_requests);
     sc.total_s += sc.overhead_s;
   }
   return sc;

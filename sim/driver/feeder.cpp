@@ -1,14 +1,17 @@
 #include "sim/driver/feeder.h"
 
+#include <algorithm>
+#include <functional>
+
 namespace tokenline {
 
 void Feeder::run() {
   signal_ = std::make_unique<sg::Signal>();
   try {
     if (concurrency_ > 0) {
-      feed_closed_loop();
+      latency_mean_s_ > 0 ? feed_closed_loop_delayed() : feed_closed_loop();
     } else {
-      feed_open_loop();
+      latency_mean_s_ > 0 ? feed_open_loop_delayed() : feed_open_loop();
     }
   } catch (const InputError& e) {
     input_error_ = e;  // the driver reports it after the run and discards the outputs
@@ -20,7 +23,7 @@ void Feeder::feed_open_loop() {
   TimedRequest a;
   while (source_.next(a)) {
     if (a.arrival_s > sg::now_s()) sg::sleep_until(a.arrival_s);
-    dispatch_(std::move(a.spec));
+    dispatch_(std::move(a.spec), sg::now_s());
   }
 }
 
@@ -30,11 +33,75 @@ void Feeder::feed_closed_loop() {
     while (in_flight_ < concurrency_) {
       if (!source_.next(a)) return;
       ++in_flight_;  // before dispatch: a request rejected inside it leaves at once
-      dispatch_(std::move(a.spec));
+      dispatch_(std::move(a.spec), sg::now_s());
     }
     waiting_ = true;
     signal_->wait();
   }
+}
+
+void Feeder::send(RequestSpec&& spec, double sent_s) {
+  on_the_way_.push_back(OnTheWay{.reach_s = sent_s + rng_.exponential(latency_mean_s_),
+                                 .sent_s = sent_s,
+                                 .order = sends_++,
+                                 .spec = std::move(spec)});
+  std::push_heap(on_the_way_.begin(), on_the_way_.end(), std::greater<>());
+}
+
+bool Feeder::deliver_due() {
+  if (on_the_way_.empty() || on_the_way_.front().reach_s > sg::now_s()) return false;
+  std::pop_heap(on_the_way_.begin(), on_the_way_.end(), std::greater<>());
+  OnTheWay w = std::move(on_the_way_.back());
+  on_the_way_.pop_back();
+  dispatch_(std::move(w.spec), w.sent_s);
+  return true;
+}
+
+// Requests go on their way at their trace times and reach the engine in order of arrival there.
+void Feeder::feed_open_loop_delayed() {
+  TimedRequest a;
+  bool more = source_.next(a);
+  while (more || !on_the_way_.empty()) {
+    if (more && (on_the_way_.empty() || a.arrival_s <= on_the_way_.front().reach_s)) {
+      if (a.arrival_s > sg::now_s()) sg::sleep_until(a.arrival_s);
+      send(std::move(a.spec), sg::now_s());
+      more = source_.next(a);
+    } else if (!deliver_due()) {
+      sg::sleep_until(on_the_way_.front().reach_s);
+    }
+  }
+}
+
+// Each client sends its next request when its last one leaves (on_finished); the feeder wakes for those
+// sends and for the first arrival due at the engine.
+void Feeder::feed_closed_loop_delayed() {
+  free_since_.assign(size_t(concurrency_), sg::now_s());
+  TimedRequest a;
+  bool more = true;
+  while (true) {
+    for (size_t i = 0; more && i < free_since_.size(); ++i) {
+      more = source_.next(a);
+      if (!more) break;
+      ++in_flight_;
+      send(std::move(a.spec), free_since_[i]);
+    }
+    free_since_.clear();
+    if (deliver_due()) continue;
+    if (on_the_way_.empty() && !more) return;
+    waiting_ = true;
+    if (on_the_way_.empty()) {
+      signal_->wait();
+    } else {
+      signal_->wait_until(on_the_way_.front().reach_s);
+    }
+    waiting_ = false;
+  }
+}
+
+void Feeder::on_finished(int64_t requests) {
+  if (concurrency_ == 0) return;
+  in_flight_ -= requests;
+  if (latency_mean_s_ > 0) free_since_.insert(free_since_.end(), size_t(requests), sg::now_s());
 }
 
 void Feeder::wake() {

@@ -1,7 +1,13 @@
 // Feeder: the drivers' arrival actor (DESIGN.md "Simulation driver"). It pulls requests from an
 // ArrivalSource and hands each to the driver's dispatch callback: open loop at its trace time, or closed
 // loop with at most `concurrency` sent and not yet left (the next goes when one leaves, as
-// `vllm bench serve --max-concurrency`). All calls come from actors of one simulation.
+// `vllm bench serve --max-concurrency`).
+// Request latency: with a mean latency_s > 0 a request reaches the engine an exponential time of that mean
+// after it is sent (its own path through the HTTP server, tokenizer and hand-off to the scheduler, plus
+// the first token's way back: a pure delay per request, never a queue), drawn from the seed's "request
+// latency" stream. Its spread is what keeps equal requests of a closed loop from marching in lockstep
+// waves, as real clients do not. dispatch gets the send time, which the outputs record as the arrival.
+// latency_s 0: every request reaches the engine when sent. All calls come from actors of one simulation.
 #pragma once
 
 #include <cstdint>
@@ -9,26 +15,39 @@
 #include <memory>
 #include <optional>
 #include <utility>
+#include <vector>
 
 #include "common/input_error.h"
+#include "common/rng.h"
 #include "sim/simgrid/simgrid_adapter.h"
 #include "workloads/arrival_source.h"
 
 namespace tokenline {
 
+struct RequestLatency {
+  double mean_s = 0;  // 0: none
+  uint64_t seed = 0;
+};
+
 class Feeder {
  public:
-  using Dispatch = std::function<void(RequestSpec&& spec)>;  // at the current virtual time; may move spec
+  // At the virtual time the request reaches the engine; sent_s <= now. May move spec.
+  using Dispatch = std::function<void(RequestSpec&& spec, double sent_s)>;
 
   // concurrency 0: open loop. Borrows the source, which must outlive the feeder.
-  Feeder(ArrivalSource& source, int32_t concurrency, Dispatch dispatch)
-      : source_(source), concurrency_(concurrency), dispatch_(std::move(dispatch)) {}
+  Feeder(ArrivalSource& source, int32_t concurrency, Dispatch dispatch, RequestLatency latency = {})
+      : source_(source),
+        concurrency_(concurrency),
+        dispatch_(std::move(dispatch)),
+        latency_mean_s_(latency.mean_s),
+        rng_(latency.seed, "request latency") {}
 
   // The actor body, called once: feeds until the source ends, then done(). An InputError from the source
   // ends feeding and is kept for input_error() (actor bodies must not throw).
   void run();
-  // Closed loop: `requests` sent ones have left (completed or rejected); open loop: nothing. Wakes no one.
-  void on_finished(int64_t requests = 1) { in_flight_ -= concurrency_ > 0 ? requests : 0; }
+  // Closed loop: `requests` sent ones have left (completed or rejected) now, and as many clients send their
+  // next; open loop: nothing. Wakes no one.
+  void on_finished(int64_t requests = 1);
   // Wakes the feeder if it waits for a free slot (a spare wake-up only makes it look again).
   void wake();
 
@@ -37,12 +56,31 @@ class Feeder {
   const std::optional<InputError>& input_error() const { return input_error_; }
 
  private:
+  // A request on its way to the engine.
+  struct OnTheWay {
+    double reach_s = 0, sent_s = 0;
+    int64_t order = 0;  // ties in reach_s go in send order
+    RequestSpec spec;
+    bool operator>(const OnTheWay& o) const {
+      return reach_s != o.reach_s ? reach_s > o.reach_s : order > o.order;
+    }
+  };
+
   void feed_open_loop();
   void feed_closed_loop();
+  void feed_open_loop_delayed();
+  void feed_closed_loop_delayed();
+  void send(RequestSpec&& spec, double sent_s);  // onto the way
+  bool deliver_due();                            // dispatches the first on the way if it is due
 
   ArrivalSource& source_;
   int32_t concurrency_;
   Dispatch dispatch_;
+  double latency_mean_s_;
+  Rng rng_;
+  std::vector<OnTheWay> on_the_way_;  // a min-heap by (reach_s, order) under std::greater
+  int64_t sends_ = 0;
+  std::vector<double> free_since_;      // closed loop, delayed: when each slot freed, not yet refilled
   std::unique_ptr<sg::Signal> signal_;  // made by run(), inside the simulation
   bool waiting_ = false;
   bool done_ = false;

@@ -116,7 +116,7 @@ class PdDriver {
   Recorder& recorder() { return recorder_; }
 
  private:
-  void dispatch(RequestSpec&& spec);
+  void dispatch(RequestSpec&& spec, double sent_s);
   void run_prefill(int32_t index);
   void run_sender(size_t index);
   void finish_request(const RequestRecord& record, int32_t instance, const Recorder::PdHop* hop);
@@ -168,7 +168,10 @@ PdDriver::PdDriver(const SimConfig& config, const PdConfig& pd, std::span<const 
       prefill_router_(config.router, config.instances.front().config.kv.page_tokens),
       decode_router_(config.router, config.instances.front().config.kv.page_tokens),
       pd_state_(pool_shape(config, pd)),
-      feeder_(source, config.feed.concurrency, [this](RequestSpec&& spec) { dispatch(std::move(spec)); }),
+      feeder_(
+          source, config.feed.concurrency,
+          [this](RequestSpec&& spec, double sent_s) { dispatch(std::move(spec), sent_s); },
+          RequestLatency{.mean_s = config.feed.request_latency_s, .seed = config.seed}),
       wall_start_(std::chrono::steady_clock::now()) {
   if (config.backend == Backend::kSimgrid) {
     platform_ = sg::load_platform(config.cluster_source, cms[0].hbm_bw);
@@ -337,8 +340,9 @@ void PdDriver::wake_all() {
   feeder_.wake();
 }
 
-void PdDriver::dispatch(RequestSpec&& spec) {
-  const double now = sg::now_s();
+// The request reaches the prefill instances now; its record's arrival is the client's send time.
+void PdDriver::dispatch(RequestSpec&& spec, double sent_s) {
+  const double now = sent_s;
   const int32_t index = prefill_router_.pick(prefill_views_, spec);
   recorder_.on_arrival(index, spec.id, now);
   const bool prefill_fits =

@@ -24,6 +24,8 @@ std::string_view to_string(Backend backend);
 // (--time-scale, --start, --duration, --max-requests) is applied by the workload source.
 struct FeedConfig {
   int32_t concurrency = 0;  // 0: open loop at workload times
+  double request_latency_s =
+      0;  // mean, send to engine (the profile's request_latency_s; sim/driver/feeder.h)
 };
 
 struct SimConfig {

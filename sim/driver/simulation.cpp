@@ -56,7 +56,10 @@ class Driver {
         source_(source),
         recorder_(config.output, config.slo, config.instance_count()),
         router_(config.router, config.instances.front().config.kv.page_tokens),
-        feeder_(source, config.feed.concurrency, [this](RequestSpec&& spec) { dispatch(std::move(spec)); }),
+        feeder_(
+            source, config.feed.concurrency,
+            [this](RequestSpec&& spec, double sent_s) { dispatch(std::move(spec), sent_s); },
+            RequestLatency{.mean_s = config.feed.request_latency_s, .seed = config.seed}),
         wall_start_(std::chrono::steady_clock::now()) {
     if (config.backend == Backend::kSimgrid) {
       platform_ = sg::load_platform(config.cluster_source, cost_models[0].hbm_bw);
@@ -92,7 +95,7 @@ class Driver {
   Recorder& recorder() { return recorder_; }
 
  private:
-  void dispatch(RequestSpec&& spec);
+  void dispatch(RequestSpec&& spec, double sent_s);
   void wake_instances();
 
   const SimConfig& config_;
@@ -120,12 +123,12 @@ void InstanceSlot::on_records(std::span<const RequestRecord> records) {
   driver.on_records(index, records);
 }
 
-void Driver::dispatch(RequestSpec&& spec) {
-  const double now = sg::now_s();
+// The request reaches the engine now; its record's arrival is the client's send time.
+void Driver::dispatch(RequestSpec&& spec, double sent_s) {
   const int32_t index = router_.pick(instance_views_, spec);
   InstanceSlot& slot = *slots_[static_cast<size_t>(index)];
-  recorder_.on_arrival(index, spec.id, now);
-  slot.instance.add_request(std::move(spec), now);
+  recorder_.on_arrival(index, spec.id, sent_s);
+  slot.instance.add_request(std::move(spec), sent_s);
   slot.clock.wake();
 }
 

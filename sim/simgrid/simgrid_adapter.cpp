@@ -109,6 +109,16 @@ void Signal::wait() {
   impl_->semaphore->acquire();
 }
 
+void Signal::wait_until(double t_s) {
+  if (impl_->pending) {
+    impl_->pending = false;
+    return;
+  }
+  impl_->waiting = true;
+  if (impl_->semaphore->acquire_timeout(std::max(0.0, t_s - s4u::Engine::get_clock())))
+    impl_->waiting = false;
+}
+
 void Signal::notify() {
   if (impl_->waiting) {
     impl_->waiting = false;

@@ -52,6 +52,8 @@ class Signal {
   Signal(const Signal&) = delete;
   Signal& operator=(const Signal&) = delete;
   void wait();
+  // wait(), but returns at virtual time t_s at the latest.
+  void wait_until(double t_s);
   void notify();
 
  private:

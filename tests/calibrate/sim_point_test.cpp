@@ -1,6 +1,8 @@
 #include "calibrate/sim_point.h"
 
 #include <catch2/catch.hpp>
+#include <filesystem>
+#include <fstream>
 #include <string>
 
 #include "common/input_error.h"
@@ -49,11 +51,20 @@ TEST_CASE("An aggregated point becomes a closed-loop synthetic sim run", "[sim_p
   p.agg = layout(8, 1, 8, 1);
   SimPointOptions o;
   o.binary = "tokenline";
-  CHECK(request_count(p, o) == 64);
+  // The benchmark's protocol: 2 warm-up and 20 measured requests per client, mixed steps.
+  CHECK(request_count(p, o) == 22 * 16);
+  CHECK(warmup_count(p, o) == 2 * 16);
+  CHECK(joined(sim_arguments(p, "r1.json", "out/7", o)) ==
+        "sim --model r1.json --hardware h200 --parallel tp8 --mixed-steps on --workload "
+        "synthetic:n=352,input=fixed:1024,output=fixed:8192 --concurrency 16 --seed 0 --out out/7");
+  o.mixed_steps = false;
+  o.prefill_margin = 1500;
   CHECK(joined(sim_arguments(p, "r1.json", "out/7", o)) ==
         "sim --model r1.json --hardware h200 --parallel tp8 --workload "
-        "synthetic:n=64,input=fixed:1024,output=fixed:8192 --concurrency 16 --seed 0 --out out/7");
-  p.concurrency = 2;
+        "synthetic:n=352,input=fixed:1024,output=fixed:8192 --concurrency 16 --seed 0 --max-prefill-tokens "
+        "2524 --out out/7");
+  p.concurrency = 1;
+  o.requests_per_client = 4;
   CHECK(request_count(p, o) == 32);  // min_requests
 }
 
@@ -73,6 +84,26 @@ TEST_CASE("A disaggregated point lists prefill then decode layouts and --pd xPyD
   const std::string args = joined(sim_arguments(p, "v3.json", "o", o));
   CHECK(args.find("--hardware hw.json --parallel tp8,tp8,dp8-ep8 --pd 2P1D") != std::string::npos);
   CHECK(args.find("--concurrency 64 --seed 0 --profile p --out o") != std::string::npos);
+}
+
+TEST_CASE("A prediction is the mean over the requests after the warm-up", "[sim_point]") {
+  const std::string dir = "sim_point_test_run";
+  std::filesystem::create_directories(dir);
+  std::ofstream(dir + "/requests.csv")
+      << "id,arrival_s,first_token_s,finish_s,input_tokens,output_tokens,cached_tokens,preemptions,instance,"
+         "status,decode_instance,kv_transfer_bytes,kv_transfer_s\n"
+      << "0,0.0,5.0,9.0,10,5,0,0,0,completed,,,\n"   // warm-up: left out
+      << "1,0.0,0.1,0.5,10,5,0,0,0,completed,,,\n"   // TTFT 100 ms, TPOT 100 ms
+      << "2,1.0,1.3,1.3,10,1,0,0,0,completed,,,\n"   // TTFT 300 ms, one token: no TPOT
+      << "3,1.0,1.0,1.0,10,5,0,0,0,kv_too_small,,,\n";  // not completed
+  const SimPrediction r = read_prediction(dir, 0, dir + "/log.txt", 1);
+  REQUIRE(r.ok);
+  CHECK(r.completed == 2);
+  CHECK(r.ttft_ms == Approx(200.0));
+  CHECK(r.tpot_ms == Approx(100.0));
+  const SimPrediction all = read_prediction(dir, 0, dir + "/log.txt", 0);
+  CHECK(all.completed == 3);
+  CHECK(all.ttft_ms == Approx((5000.0 + 100 + 300) / 3));
 }
 
 TEST_CASE("A failed run's prediction says why", "[sim_point]") {

@@ -179,4 +179,28 @@ TEST_CASE("GLM-5.3 DSA ops read the GLM-5 rows exactly at a measured point", "[o
   CHECK(sc[Op::kIndexerScore].time_s > 21 * row("logits"));
 }
 
+TEST_CASE("per-request CPU time shows only where it exceeds the GPU step under overlap scheduling",
+          "[op_profile]") {
+  auto step = [](const std::string& sets, int64_t batch) {
+    CostOptions o;
+    auto p = load_op_profile("h200-sglang");
+    apply_profile_sets(*p, sets);
+    o.profile = std::move(p);
+    const CostModel cm = make_cost_model(model_preset("deepseek-v3"), parse_parallel("tp8", "test"),
+                                         KvLayout::kFp8E4m3, load_hardware("h200"), o);
+    return decode_step(cm, batch, 1023);
+  };
+  const StepCost base = step("step_cpu_overhead_s=0,step_cpu_per_request_s=0", 64);
+  CHECK(base.overhead_s == 0);
+  // 1 us per request is far below a DeepSeek step: hidden.
+  CHECK(step("step_cpu_per_request_s=1e-6", 64).overhead_s == 0);
+  // 1 ms per request: 64 ms of CPU against the GPU step; the step costs the CPU time.
+  const StepCost cpu = step("step_cpu_per_request_s=1e-3", 64);
+  CHECK(cpu.overhead_s == Approx(64e-3 - base.total_s));
+  CHECK(cpu.total_s == Approx(64e-3));
+  // Without overlap the CPU time adds: fixed + per request.
+  const StepCost serial = step("overlap_schedule=0,step_cpu_overhead_s=1e-3,step_cpu_per_request_s=1e-5", 64);
+  CHECK(serial.overhead_s == Approx(1e-3 + 64 * 1e-5));
+}
+
 }  // namespace tokenline

@@ -5,6 +5,7 @@
 #include "sim/driver/feeder.h"
 
 #include <catch2/catch.hpp>
+#include <cmath>
 #include <cstddef>
 #include <cstdint>
 #include <deque>
@@ -59,7 +60,9 @@ TEST_CASE("open loop: each request at its trace time, whatever leaves", "[feeder
   Sim sim;
   ListSource source({sim.t0 + 0.5, sim.t0 + 0.5, sim.t0 + 2.0});
   std::vector<Sent> sent;
-  Feeder feeder(source, 0, [&](RequestSpec&& s) { sent.push_back({s.id, sim.rel(), feeder.in_flight()}); });
+  Feeder feeder(source, 0, [&](RequestSpec&& s, double) {
+    sent.push_back({s.id, sim.rel(), feeder.in_flight()});
+  });
   double done_s = -1;
   sim.engine.add_actor("feeder", [&] {
     feeder.on_finished(5);  // counts nothing in open loop
@@ -85,7 +88,7 @@ TEST_CASE("closed loop: N in flight, the next sent when the feeder is woken afte
   ListSource source(std::vector<double>(5, sim.t0 + 9.0));  // trace times are ignored in closed loop
   std::vector<Sent> sent;
   std::deque<RequestId> serving;
-  Feeder feeder(source, 2, [&](RequestSpec&& s) {
+  Feeder feeder(source, 2, [&](RequestSpec&& s, double) {
     sent.push_back({s.id, sim.rel(), feeder.in_flight()});
     serving.push_back(s.id);
   });
@@ -127,7 +130,7 @@ TEST_CASE("closed loop: requests rejected inside dispatch free their slot at onc
   Sim sim;
   ListSource source({sim.t0 + 3.0, sim.t0 + 3.0, sim.t0 + 3.0});
   std::vector<Sent> sent;
-  Feeder feeder(source, 1, [&](RequestSpec&& s) {
+  Feeder feeder(source, 1, [&](RequestSpec&& s, double) {
     sent.push_back({s.id, sim.rel(), feeder.in_flight()});
     feeder.on_finished();
   });
@@ -143,11 +146,89 @@ TEST_CASE("closed loop: requests rejected inside dispatch free their slot at onc
   CHECK(feeder.in_flight() == 0);
 }
 
+TEST_CASE("request latency: open loop, each request reaches the engine after its own delay, sent time kept",
+          "[feeder]") {
+  Sim sim;
+  ListSource source({sim.t0 + 0.5, sim.t0 + 0.5, sim.t0 + 2.0, sim.t0 + 2.0});
+  struct Reached {
+    RequestId id;
+    double sent_s, at_s;
+  };
+  std::vector<Reached> reached;
+  constexpr double kMeanS = 0.2;
+  Feeder feeder(
+      source, 0,
+      [&](RequestSpec&& s, double sent_s) {
+        reached.push_back({s.id, sent_s - sim.t0, sim.rel()});
+      },
+      RequestLatency{.mean_s = kMeanS, .seed = 7});
+  sim.engine.add_actor("feeder", [&] { feeder.run(); });
+  REQUIRE(sim.engine.run());
+
+  REQUIRE(reached.size() == 4);
+  double delay_sum = 0;
+  bool spread = false;
+  for (size_t i = 0; i < reached.size(); ++i) {
+    const Reached& r = reached[i];
+    CHECK(r.sent_s == Approx(r.id < 2 ? 0.5 : 2.0).margin(kTimeEps));  // the trace time, not the reach
+    CHECK(r.at_s > r.sent_s);
+    if (i > 0) CHECK(r.at_s >= reached[i - 1].at_s);  // in order of reaching the engine
+    delay_sum += r.at_s - r.sent_s;
+    spread = spread || std::abs((r.at_s - r.sent_s) - (reached[0].at_s - reached[0].sent_s)) > 1e-6;
+  }
+  CHECK(spread);  // each its own draw
+  CHECK(delay_sum / 4 < 10 * kMeanS);
+}
+
+TEST_CASE("request latency: closed loop, the next request is sent when one leaves and arrives later",
+          "[feeder]") {
+  auto run = [](uint64_t seed) {
+    Sim sim;
+    ListSource source(std::vector<double>(5, sim.t0));  // the 4th end finds the source empty
+    std::vector<std::pair<double, double>> sent_reached;  // relative to t0
+    std::deque<RequestId> serving;
+    Feeder* f = nullptr;
+    Feeder feeder(
+        source, 2,
+        [&](RequestSpec&& s, double sent_s) {
+          sent_reached.emplace_back(sent_s - sim.t0, sim.rel());
+          serving.push_back(s.id);
+        },
+        RequestLatency{.mean_s = 0.1, .seed = seed});
+    f = &feeder;
+    sim.engine.add_actor("feeder", [&] { f->run(); });
+    // A server ends the oldest request it holds each second from 1 s to 4 s.
+    sim.engine.add_actor("server", [&] {
+      for (int k = 1; k <= 4; ++k) {
+        sg::sleep_until(sim.t0 + k);
+        if (serving.empty()) continue;
+        serving.pop_front();
+        f->on_finished();
+        f->wake();
+      }
+    });
+    REQUIRE(sim.engine.run());
+    return sent_reached;
+  };
+  const auto a = run(3), b = run(3), c = run(4);
+  REQUIRE(a.size() == 5);  // 2 at the start, one after each of the first 3 ends
+  for (size_t i = 0; i < a.size(); ++i) {
+    CHECK(a[i].second > a[i].first);                                            // reached after it was sent
+    CHECK(a[i].first == Approx(i < 2 ? 0.0 : double(i - 1)).margin(kTimeEps));  // sent when a slot freed
+  }
+  bool differs = false;
+  for (size_t i = 0; i < a.size(); ++i) {
+    CHECK(a[i].second == Approx(b[i].second).margin(kTimeEps));  // the same seed, the same delays
+    differs = differs || std::abs(a[i].second - c[i].second) > 1e-6;
+  }
+  CHECK(differs);  // another seed, other delays
+}
+
 TEST_CASE("a malformed line ends feeding and is kept, not thrown out of the actor", "[feeder]") {
   Sim sim;
   ListSource source({sim.t0 + 0.1, sim.t0 + 0.2}, 1);
   std::vector<Sent> sent;
-  Feeder feeder(source, 0, [&](RequestSpec&& s) { sent.push_back({s.id, sim.rel(), 0}); });
+  Feeder feeder(source, 0, [&](RequestSpec&& s, double) { sent.push_back({s.id, sim.rel(), 0}); });
   sim.engine.add_actor("feeder", [&] { feeder.run(); });
   REQUIRE(sim.engine.run());
 
