@@ -92,9 +92,9 @@ TEST_CASE("A prediction is the mean over the requests after the warm-up", "[sim_
   std::ofstream(dir + "/requests.csv")
       << "id,arrival_s,first_token_s,finish_s,input_tokens,output_tokens,cached_tokens,preemptions,instance,"
          "status,decode_instance,kv_transfer_bytes,kv_transfer_s\n"
-      << "0,0.0,5.0,9.0,10,5,0,0,0,completed,,,\n"   // warm-up: left out
-      << "1,0.0,0.1,0.5,10,5,0,0,0,completed,,,\n"   // TTFT 100 ms, TPOT 100 ms
-      << "2,1.0,1.3,1.3,10,1,0,0,0,completed,,,\n"   // TTFT 300 ms, one token: no TPOT
+      << "0,0.0,5.0,9.0,10,5,0,0,0,completed,,,\n"      // warm-up: left out
+      << "1,0.0,0.1,0.5,10,5,0,0,0,completed,,,\n"      // TTFT 100 ms, TPOT 100 ms
+      << "2,1.0,1.3,1.3,10,1,0,0,0,completed,,,\n"      // TTFT 300 ms, one token: no TPOT
       << "3,1.0,1.0,1.0,10,5,0,0,0,kv_too_small,,,\n";  // not completed
   const SimPrediction r = read_prediction(dir, 0, dir + "/log.txt", 1);
   REQUIRE(r.ok);

@@ -184,7 +184,7 @@ TEST_CASE("request latency: closed loop, the next request is sent when one leave
           "[feeder]") {
   auto run = [](uint64_t seed) {
     Sim sim;
-    ListSource source(std::vector<double>(5, sim.t0));  // the 4th end finds the source empty
+    ListSource source(std::vector<double>(5, sim.t0));    // the 4th end finds the source empty
     std::vector<std::pair<double, double>> sent_reached;  // relative to t0
     std::deque<RequestId> serving;
     Feeder* f = nullptr;
