@@ -20,6 +20,8 @@ enum class HttpReadStatus {
 
 class HttpRequestReader {
  public:
+  // A header (request line, fields, blank line) longer than header_limit_bytes, or a body longer than
+  // body_limit_bytes, is kTooLarge, however the bytes are split.
   HttpRequestReader(int64_t header_limit_bytes, int64_t body_limit_bytes);
   ~HttpRequestReader();
   HttpRequestReader(const HttpRequestReader&) = delete;
@@ -40,6 +42,7 @@ class HttpRequestReader {
  private:
   struct Parser;
   std::unique_ptr<Parser> parser_;
+  int64_t header_limit_bytes_;
   HttpReadStatus status_ = HttpReadStatus::kNeedMore;
   int64_t consumed_bytes_ = 0;
   HttpRequest request_;

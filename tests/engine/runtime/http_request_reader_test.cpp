@@ -84,6 +84,33 @@ TEST_CASE("headers or a body past the limits are too large, the exact limit is n
     CHECK(reader.feed(buffer) == HttpReadStatus::kTooLarge);
     CHECK_THROWS_AS(reader.request(), std::logic_error);
   }
+  // Fuzz finding: Beast alone took a long request line plus fields each under the limit in one piece.
+  SECTION("a header over the limit in one piece, its request line and fields each under it") {
+    HttpRequestReader reader(kHeaderLimitBytes, kBodyLimitBytes);
+    std::string buffer =
+        "GET /" + std::string(600, 't') + " HTTP/1.1\r\nX-Pad: " + std::string(600, 'a') + "\r\n\r\n";
+    CHECK(reader.feed(buffer) == HttpReadStatus::kTooLarge);
+  }
+  SECTION("a header of exactly the limit, in one piece or byte by byte") {
+    const std::string start = "GET / HTTP/1.1\r\nX-Pad: ";
+    const std::string header =
+        start + std::string(static_cast<size_t>(kHeaderLimitBytes) - start.size() - 4, 'a') + "\r\n\r\n";
+    REQUIRE(header.size() == static_cast<size_t>(kHeaderLimitBytes));
+    HttpRequestReader whole(kHeaderLimitBytes, kBodyLimitBytes);
+    std::string buffer = header;
+    CHECK(whole.feed(buffer) == HttpReadStatus::kOk);
+    HttpRequestReader split(kHeaderLimitBytes, kBodyLimitBytes);
+    std::string piece;
+    HttpReadStatus status = HttpReadStatus::kNeedMore;
+    for (const char c : header) {
+      piece += c;
+      status = split.feed(piece);
+    }
+    CHECK(status == HttpReadStatus::kOk);
+    HttpRequestReader over(kHeaderLimitBytes, kBodyLimitBytes);
+    buffer = header.substr(0, start.size()) + "a" + header.substr(start.size());
+    CHECK(over.feed(buffer) == HttpReadStatus::kTooLarge);
+  }
   SECTION("content-length body") {
     HttpRequestReader reader(kHeaderLimitBytes, kBodyLimitBytes);
     std::string buffer =
