@@ -5,9 +5,10 @@
 // a status is final once reached (fed again it is repeated, the buffer untouched); the bytes used never
 // exceed the bytes given; a whole request has a body within the limit, a target without '?', lower-case
 // header names; only a whole request has request(); and the whole requests are the same as when the stream
-// arrives in one piece, and so is the final status, but for one difference Beast allows (same_outcome). A
+// arrives in one piece, and so is the final status, but for two differences of Beast's (same_outcome). A
 // broken rule aborts (a fuzz finding).
 #include <algorithm>
+#include <cctype>
 #include <cstdint>
 #include <cstdlib>
 #include <memory>
@@ -102,12 +103,22 @@ std::vector<std::string> read_stream(const std::string& stream, const std::vecto
 
 // Beast checks the fields of a header in its first piece at once, those of later pieces only once the
 // header is whole (or past the limit): bad fields in an unfinished header are "bad" in one piece and
-// "need more" (a 408 or 400 at the connection's end) or "too large" in several. Otherwise they agree.
-bool same_outcome(const std::vector<std::string>& pieces, const std::vector<std::string>& whole) {
+// "need more" (a 408 or 400 at the connection's end) or "too large" in several. And Beast 1.74 takes a
+// chunk's size off the body limit before it parses the chunk's extensions, again at each retry: a
+// malformed extension (its parse runs past the line's end) waits for more in one piece and is "too large"
+// in many. A well-formed extension is unaffected (http_request_reader_test). Otherwise they agree.
+bool same_outcome(const std::vector<std::string>& pieces, const std::vector<std::string>& whole,
+                  bool chunked) {
   if (pieces.size() != whole.size()) return false;
   if (!std::equal(pieces.begin(), pieces.end() - 1, whole.begin())) return false;
   return pieces.back() == whole.back() ||
-         (whole.back() == "bad" && (pieces.back() == "need more" || pieces.back() == "too large"));
+         (whole.back() == "bad" && (pieces.back() == "need more" || pieces.back() == "too large")) ||
+         (chunked && whole.back() == "need more" && pieces.back() == "too large");
+}
+
+bool mentions_chunked(std::string text) {
+  std::transform(text.begin(), text.end(), text.begin(), [](unsigned char c) { return std::tolower(c); });
+  return text.find("chunked") != std::string::npos;
 }
 
 }  // namespace
@@ -120,6 +131,6 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   std::vector<size_t> sizes;
   for (size_t i = 1; i <= count; ++i) sizes.push_back(std::max<size_t>(data[i], 1));
   const std::string stream = text_of(data + 1 + count, size - 1 - count);
-  require(same_outcome(read_stream(stream, sizes), read_stream(stream, {})));
+  require(same_outcome(read_stream(stream, sizes), read_stream(stream, {}), mentions_chunked(stream)));
   return 0;
 }
