@@ -5,6 +5,7 @@
 
 #include "common/input_error.h"
 #include "common/input_limits.h"
+#include "common/number_text.h"
 #include "workloads/block_hash.h"
 
 namespace tokenline {
@@ -55,6 +56,13 @@ std::optional<WorkloadRequest> SyntheticGenerator::next() {
 }
 
 WorkloadRequest SyntheticGenerator::emit(const Turn& t) {
+  // A tiny rate or a huge think_s puts arrivals past the end of int64 nanosecond time: refused here, so
+  // the generator keeps the WorkloadSource contract (arrivals within limits::kMaxArrivalS) on its own.
+  if (!(t.arrival_s <= limits::kMaxArrivalS))
+    throw InputError("synthetic:" + spec_.text + ": request " + std::to_string(emitted_) + " arrival",
+                     "a time <= " + number_text(limits::kMaxArrivalS) +
+                         " s (int64 nanoseconds of virtual time; rate and think_s set the gaps)",
+                     number_text(t.arrival_s) + " s");
   const int64_t prefix = t.turn == 0 && t.group >= 0 ? spec_.prefix_tokens : 0;
   const int64_t fresh_tokens = spec_.input.sample(input_);
   const int64_t output_tokens = spec_.output.sample(output_);

@@ -1,9 +1,5 @@
 #include "engine/runtime/http_server.h"
 
-// clang-format off
-#include <utility>  // before Beast: Boost 1.74's Asio headers use std::exchange without including it
-// clang-format on
-
 #include <arpa/inet.h>
 #include <netdb.h>
 #include <poll.h>
@@ -13,7 +9,6 @@
 
 #include <algorithm>
 #include <atomic>
-#include <boost/beast/http.hpp>
 #include <cerrno>
 #include <chrono>
 #include <condition_variable>
@@ -22,13 +17,14 @@
 #include <deque>
 #include <mutex>
 #include <thread>
+#include <utility>
 
 #include "common/input_error.h"
+#include "engine/runtime/http_request_reader.h"
 
 namespace tokenline {
 namespace {
 
-namespace http = boost::beast::http;
 using SteadyTime = std::chrono::steady_clock::time_point;
 
 constexpr int kPollTickMs = 200;  // the poller's longest sleep: idle timeouts are this late at most
@@ -111,19 +107,20 @@ struct Conn {
 
 enum class ReadResult { kOk, kClosed, kTimeout, kTooLarge, kBad };
 
-// Reads one request into parser (bytes beyond it stay in conn.buffer).
-ReadResult read_request(Conn& conn, http::request_parser<http::string_body>& parser, SteadyTime deadline) {
+// Reads one request into reader (bytes beyond it stay in conn.buffer).
+ReadResult read_request(Conn& conn, HttpRequestReader& reader, SteadyTime deadline) {
   char chunk[kReadChunkBytes];
   bool any = !conn.buffer.empty();
   while (true) {
-    if (!conn.buffer.empty()) {
-      boost::beast::error_code ec;
-      const size_t used = parser.put(boost::asio::buffer(conn.buffer.data(), conn.buffer.size()), ec);
-      conn.buffer.erase(0, used);
-      if (ec == http::error::body_limit || ec == http::error::header_limit) return ReadResult::kTooLarge;
-      if (ec && ec != http::error::need_more) return ReadResult::kBad;
-      if (parser.is_done()) return ReadResult::kOk;
-      if (used > 0 && !conn.buffer.empty()) continue;
+    switch (reader.feed(conn.buffer)) {
+      case HttpReadStatus::kNeedMore:
+        break;
+      case HttpReadStatus::kOk:
+        return ReadResult::kOk;
+      case HttpReadStatus::kTooLarge:
+        return ReadResult::kTooLarge;
+      case HttpReadStatus::kBad:
+        return ReadResult::kBad;
     }
     const ssize_t n = ::recv(conn.fd, chunk, sizeof chunk, 0);
     if (n > 0) {
@@ -354,11 +351,8 @@ void HttpServer::Impl::worker_loop() {
 
 // One request and its reply; true when the connection may carry another.
 bool HttpServer::Impl::serve(Conn& conn) {
-  http::request_parser<http::string_body> parser;
-  parser.body_limit(static_cast<uint64_t>(config.body_limit_bytes));
-  parser.header_limit(kHeaderLimitBytes);
-  parser.eager(true);
-  const ReadResult read = read_request(conn, parser, deadline_after(config.read_timeout_s));
+  HttpRequestReader reader(kHeaderLimitBytes, config.body_limit_bytes);
+  const ReadResult read = read_request(conn, reader, deadline_after(config.read_timeout_s));
   const SteadyTime write_deadline = deadline_after(config.write_timeout_s);
   switch (read) {
     case ReadResult::kOk:
@@ -375,18 +369,8 @@ bool HttpServer::Impl::serve(Conn& conn) {
       write_all(conn.fd, head_text({400, "text/plain", "", {}}, false, "Content-Length: 0"), write_deadline);
       return false;
   }
-  const auto& msg = parser.get();
-  HttpRequest req;
-  req.method = std::string(msg.method_string());
-  req.target = std::string(msg.target());
-  req.target = req.target.substr(0, req.target.find('?'));
-  for (const auto& field : msg) {
-    std::string name(field.name_string());
-    std::transform(name.begin(), name.end(), name.begin(), [](unsigned char c) { return std::tolower(c); });
-    req.headers[name] = std::string(field.value());
-  }
-  req.body = msg.body();
-  const bool keep_alive = msg.keep_alive() && accepting;
+  const HttpRequest& req = reader.request();
+  const bool keep_alive = reader.keep_alive() && accepting;
   FdExchange exchange(conn.fd, config.write_timeout_s, keep_alive);
   const HttpResponse reply = handler(req, exchange);
   if (exchange.streamed())

@@ -1,9 +1,9 @@
-// HttpServer: the HTTP/1.1 server of `tokenline serve` (Boost.Beast's request parser, kept out of this
-// header; sockets are plain POSIX). One poller thread accepts connections and watches idle keep-alive
-// connections; a bounded pool of worker threads serves a connection while it has a request: read (with a
-// read timeout), the handler, the reply (whole, or streamed as chunks), then back to the poller (keep-
-// alive) or closed. Idle connections are closed after the idle timeout and at once when the server stops
-// accepting, so they never hold a shutdown. The handler runs on worker threads and may block.
+// HttpServer: the HTTP/1.1 server of `tokenline serve` (requests parsed by HttpRequestReader over
+// Boost.Beast, kept out of this header; sockets are plain POSIX). One poller thread accepts connections and
+// watches idle keep-alive connections; a bounded pool of worker threads serves a connection while it has a
+// request: read (with a read timeout), the handler, the reply (whole, or streamed as chunks), then back to
+// the poller (keep- alive) or closed. Idle connections are closed after the idle timeout and at once when the
+// server stops accepting, so they never hold a shutdown. The handler runs on worker threads and may block.
 #pragma once
 
 #include <cstdint>

@@ -87,6 +87,26 @@ TEST_CASE("issue 16: a generated prompt above the token limit is an input error"
   }
 }
 
+// Found by fuzz/synthetic_spec_fuzz.cpp (corpus: think-s-1e120-arrival-overflow): the generator itself
+// returned arrivals of 1e119 s, past the WorkloadSource contract; only the CLI's window refused them.
+TEST_CASE("issue 16: arrivals past the time limit are an input error from the generator",
+          "[synthetic][issue16]") {
+  for (const std::string spec : {"sessions=2,turns=2,think_s=1e120", "n=3,rate=1e-300"}) {
+    INFO(spec);
+    SyntheticGenerator g(parse_synthetic_spec(spec), 1);
+    REQUIRE(g.next()->arrival_s == 0);
+    try {
+      while (g.next()) {
+      }
+      FAIL("no error");
+    } catch (const InputError& e) {
+      CHECK(std::string(e.what()).find("arrival: expected a time <= 1e+09 s") != std::string::npos);
+    }
+  }
+  // A long think time within the limit still generates: the session's second turn ~1e6 s later.
+  CHECK(generate("sessions=1,turns=2,think_s=1e6,seed=3").size() == 2);
+}
+
 TEST_CASE("synthetic: the same spec and seed give byte-identical requests", "[synthetic]") {
   const std::string spec =
       "n=300,rate=4,arrival=gamma:cv=3,input=zipf:s=1.1,max=4096,output=lognormal:mean=200,sigma=1,"

@@ -120,4 +120,32 @@ TEST_CASE("a request that never completes gets 408 after the read timeout, a tak
                   InputError);  // the port is taken
 }
 
+TEST_CASE("pipelined requests each get a reply; garbage is 400, a body past the limit 413, then close",
+          "[runtime][http]") {
+  HttpServer server(HttpServerConfig{.host = "127.0.0.1", .port = 0, .workers = 1, .body_limit_bytes = 16},
+                    [](const HttpRequest& req, HttpExchange&) {
+                      return HttpResponse{200, "text/plain", req.target + "|" + req.body, {}};
+                    });
+  const int fd = connect_to(server);
+  send_all(fd, get("/one") + "POST /two?x=1 HTTP/1.1\r\nHost: x\r\nContent-Length: 3\r\n\r\nabc");
+  const std::string replies = read_until(fd, "/two|abc");
+  CHECK(replies.find("/one|") != std::string::npos);
+  CHECK(replies.find("/two|abc") != std::string::npos);
+  close(fd);
+
+  const int bad = connect_to(server);
+  send_all(bad, "HELLO\r\n\r\n");
+  const std::string bad_reply = read_until(bad, "\r\n\r\n");
+  CHECK(bad_reply.find("HTTP/1.1 400") == 0);
+  CHECK(bad_reply.find("Connection: close") != std::string::npos);
+  close(bad);
+
+  const int large = connect_to(server);
+  send_all(large, "POST /x HTTP/1.1\r\nHost: x\r\nContent-Length: 17\r\n\r\n");
+  CHECK(read_until(large, "\r\n\r\n").find("HTTP/1.1 413") == 0);
+  char c = 0;
+  CHECK(read(large, &c, 1) == 0);  // closed after the reply
+  close(large);
+}
+
 }  // namespace tokenline
