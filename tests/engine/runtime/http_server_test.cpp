@@ -120,7 +120,7 @@ TEST_CASE("a request that never completes gets 408 after the read timeout, a tak
                   InputError);  // the port is taken
 }
 
-TEST_CASE("pipelined requests each get a reply; garbage is 400, a body past the limit 413, then close",
+TEST_CASE("pipelined requests each get a reply, garbage is 400, a body past the limit 413, then close",
           "[runtime][http]") {
   HttpServer server(HttpServerConfig{.host = "127.0.0.1", .port = 0, .workers = 1, .body_limit_bytes = 16},
                     [](const HttpRequest& req, HttpExchange&) {
