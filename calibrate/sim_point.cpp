@@ -6,6 +6,7 @@
 
 #include "common/input_error.h"
 #include "traces/request_compare.h"
+#include "traces/request_row.h"
 
 namespace tokenline {
 namespace {
@@ -96,7 +97,7 @@ SimPrediction read_prediction(const std::string& out_dir, int exit_code, const s
       ++r.completed;
       ttft_s += q.first_token_s - q.arrival_s;
       if (q.output_tokens < 2) continue;
-      tpot_s += (q.finish_s - q.first_token_s) / double(q.output_tokens - 1);
+      tpot_s += request_tpot_s(q.first_token_s, q.finish_s, q.output_tokens);
       ++with_tpot;
     }
     r.ok = r.completed > 0;

@@ -51,8 +51,7 @@ void Metrics::on_request(const RequestRow& r) {
   output_tokens_ += r.output_tokens;
   cached_tokens_ += r.cached_tokens;
   const double ttft = r.first_token_s - r.arrival_s;
-  const double tpot =
-      r.output_tokens > 1 ? (r.finish_s - r.first_token_s) / static_cast<double>(r.output_tokens - 1) : 0.0;
+  const double tpot = request_tpot_s(r.first_token_s, r.finish_s, r.output_tokens);
   ttft_s_.add(ttft);
   if (r.output_tokens > 1) tpot_s_.add(tpot);
   e2e_s_.add(r.finish_s - r.arrival_s);

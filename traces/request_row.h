@@ -27,4 +27,10 @@ struct RequestRow {
   double kv_transfer_s = -1;     // the transfer's duration (< 0: no transfer)
 };
 
+// Time per output token after the first, the TPOT of one request: (finish - first token) / (output - 1);
+// 0 with fewer than 2 output tokens (no TPOT).
+inline double request_tpot_s(double first_token_s, double finish_s, int64_t output_tokens) {
+  return output_tokens > 1 ? (finish_s - first_token_s) / static_cast<double>(output_tokens - 1) : 0.0;
+}
+
 }  // namespace tokenline
