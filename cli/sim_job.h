@@ -21,8 +21,8 @@ struct SimJob {
   std::string router = "round-robin";     // across instances
   std::string dp_assign = "round-robin";  // across attention-DP ranks inside an instance
   int64_t chunk_tokens = 0;  // per-step token budget = prefill chunk; 0: the engine's (seed: 32768)
-  int64_t max_prefill_tokens =
-      0;  // caps a step's tokens below the chunk (SGLang --max-prefill-tokens); 0: none
+  // caps a step's tokens below the chunk (SGLang --max-prefill-tokens); 0: none
+  int64_t max_prefill_tokens = 0;
   int64_t page_tokens = 64;
   // SGLang's whole-request reservation (the seed's engine). Incremental (vLLM) admits more and preempts
   // under pressure; on the Mooncake trace with dp8-ep8 it recomputes so often that the run is ~8x longer.

@@ -342,16 +342,15 @@ void PdDriver::wake_all() {
 
 // The request reaches the prefill instances now; its record's arrival is the client's send time.
 void PdDriver::dispatch(RequestSpec&& spec, double sent_s) {
-  const double now = sent_s;
   const int32_t index = prefill_router_.pick(prefill_views_, spec);
-  recorder_.on_arrival(index, spec.id, now);
+  recorder_.on_arrival(index, spec.id, sent_s);
   const bool prefill_fits =
       slots_[static_cast<size_t>(index)]->instance.rank(0).validate(spec, false) == RejectReason::kNone;
-  if (const std::optional<RequestRecord> rejected = pd_state_.arrive(spec, index, prefill_fits, now)) {
+  if (const std::optional<RequestRecord> rejected = pd_state_.arrive(spec, index, prefill_fits, sent_s)) {
     finish_request(*rejected, index, nullptr);
     return;
   }
-  slots_[static_cast<size_t>(index)]->instance.add_request(std::move(spec), now);
+  slots_[static_cast<size_t>(index)]->instance.add_request(std::move(spec), sent_s);
   wake_all();
 }
 
