@@ -42,9 +42,9 @@ const std::vector<FitParameter>& fit_parameters() {
        "of requests); bounds: 0 to 100 us (SGLang's Python loop spends tens of us per request per step)",
        0.0},
       {"request_latency_s", FitTarget::kProfileSet, "timing", "request_latency_s", 0.0, 0.3, false,
-       "a request's time outside the engine's steps, the same for every request and never a queue: the "
-       "HTTP server, tokenization and hand-off to the scheduler, and the first token's way back "
-       "(detokenization, streaming); it adds to TTFT and to each client's cycle; bounds: 0 to 300 ms",
+       "the mean of a request's time outside the engine's steps, drawn per request (exponential) and never "
+       "a queue: the HTTP server, tokenization and hand-off to the scheduler, and the first token's way "
+       "back (detokenization, streaming); it adds to TTFT and to each client's cycle; bounds: 0 to 300 ms",
        0.0},
       {"eager_launch_gap_s", FitTarget::kProfileSet, "timing", "eager_launch_gap_s", 1e-6, 20e-6, true,
        "CPU time to launch one kernel outside a CUDA graph (prefill and large decode batches); bounds: 1 us "

@@ -5,8 +5,9 @@
 // Request latency: with a mean latency_s > 0 a request reaches the engine an exponential time of that mean
 // after it is sent (its own path through the HTTP server, tokenizer and hand-off to the scheduler, plus
 // the first token's way back: a pure delay per request, never a queue), drawn from the seed's "request
-// latency" stream. Its spread is what keeps equal requests of a closed loop from marching in lockstep
-// waves, as real clients do not. dispatch gets the send time, which the outputs record as the arrival.
+// latency" stream; its spread varies when equal requests of a closed loop reach the engine (it does not by
+// itself undo the grouping that long prefill steps cause: README "Predictions"). dispatch gets the send
+// time, which the outputs record as the arrival.
 // latency_s 0: every request reaches the engine when sent. All calls come from actors of one simulation.
 #pragma once
 
