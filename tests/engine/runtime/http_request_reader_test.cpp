@@ -16,6 +16,17 @@ const std::string kPost =
     "POST /v1/completions?stream=false HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
     "Content-Length: 14\r\n\r\n{\"prompt\":\"a\"}";
 
+// Feeds `bytes` one at a time, as a connection delivering a byte per read would; the last status.
+HttpReadStatus feed_byte_by_byte(HttpRequestReader& reader, const std::string& bytes) {
+  std::string buffer;
+  HttpReadStatus status = HttpReadStatus::kNeedMore;
+  for (const char c : bytes) {
+    buffer += c;
+    status = reader.feed(buffer);
+  }
+  return status;
+}
+
 }  // namespace
 
 TEST_CASE("a whole request: method, target without query, lower-case headers, body", "[runtime][http]") {
@@ -83,26 +94,15 @@ TEST_CASE("a chunk extension split byte by byte", "[runtime][http]") {
   const std::string head = "POST / HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n";
   const std::string good = head + "7;name=\"a quoted value\"\r\nabcdefg\r\n0\r\n\r\n";
   HttpRequestReader reader(kHeaderLimitBytes, kBodyLimitBytes);
-  std::string buffer;
-  HttpReadStatus status = HttpReadStatus::kNeedMore;
-  for (const char c : good) {
-    buffer += c;
-    status = reader.feed(buffer);
-  }
-  REQUIRE(status == HttpReadStatus::kOk);
+  REQUIRE(feed_byte_by_byte(reader, good) == HttpReadStatus::kOk);
   CHECK(reader.request().body == "abcdefg");
 
   const std::string malformed = head + "7;x=\"\x01zz\r\n" + std::string(100, 'z');
   HttpRequestReader whole(kHeaderLimitBytes, kBodyLimitBytes);
-  buffer = malformed;
+  std::string buffer = malformed;
   CHECK(whole.feed(buffer) == HttpReadStatus::kNeedMore);
   HttpRequestReader split(kHeaderLimitBytes, kBodyLimitBytes);
-  buffer.clear();
-  for (const char c : malformed) {
-    buffer += c;
-    status = split.feed(buffer);
-  }
-  CHECK(status == HttpReadStatus::kTooLarge);
+  CHECK(feed_byte_by_byte(split, malformed) == HttpReadStatus::kTooLarge);
 }
 
 TEST_CASE("headers or a body past the limits are too large, the exact limit is not", "[runtime][http]") {
@@ -128,13 +128,7 @@ TEST_CASE("headers or a body past the limits are too large, the exact limit is n
     std::string buffer = header;
     CHECK(whole.feed(buffer) == HttpReadStatus::kOk);
     HttpRequestReader split(kHeaderLimitBytes, kBodyLimitBytes);
-    std::string piece;
-    HttpReadStatus status = HttpReadStatus::kNeedMore;
-    for (const char c : header) {
-      piece += c;
-      status = split.feed(piece);
-    }
-    CHECK(status == HttpReadStatus::kOk);
+    CHECK(feed_byte_by_byte(split, header) == HttpReadStatus::kOk);
     HttpRequestReader over(kHeaderLimitBytes, kBodyLimitBytes);
     buffer = header.substr(0, start.size()) + "a" + header.substr(start.size());
     CHECK(over.feed(buffer) == HttpReadStatus::kTooLarge);
