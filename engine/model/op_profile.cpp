@@ -167,15 +167,16 @@ std::string timing_param_list() {
 }
 
 void check_timing_value(TimingParam p, double v, const std::string& where) {
-  const bool ok = p == TimingParam::kOverlapSchedule  ? (v == 0 || v == 1)
+  const bool flag = p == TimingParam::kOverlapSchedule || p == TimingParam::kSharedExpertsFusion;
+  const bool ok = flag                                ? (v == 0 || v == 1)
                   : p == TimingParam::kCudaGraphMaxBs ? (v >= 0 && v == std::floor(v))
                   : p == TimingParam::kOpTimeScale    ? v > 0
                                                       : v >= 0;
   if (!ok)
     throw InputError(where,
-                     p == TimingParam::kOverlapSchedule ? "0 or 1"
-                     : p == TimingParam::kOpTimeScale   ? "a value > 0"
-                                                        : "a value >= 0",
+                     flag                             ? "0 or 1"
+                     : p == TimingParam::kOpTimeScale ? "a value > 0"
+                                                      : "a value >= 0",
                      std::to_string(v));
 }
 
@@ -270,6 +271,8 @@ std::string_view timing_param_name(TimingParam p) {
       return "step_cpu_per_request_s";
     case TimingParam::kRequestLatencyS:
       return "request_latency_s";
+    case TimingParam::kSharedExpertsFusion:
+      return "shared_experts_fusion";
     case TimingParam::kCount:
       break;
   }
@@ -294,6 +297,8 @@ double timing_param_default(TimingParam p) {
       return 0;  // unmeasured: no per-request CPU time until `tokenline calibrate` fits it
     case TimingParam::kRequestLatencyS:
       return 0;  // unmeasured: requests reach the engine when sent until `tokenline calibrate` fits it
+    case TimingParam::kSharedExpertsFusion:
+      return 0;  // the shared expert as its own GEMMs unless the profile names an engine that fuses it
     case TimingParam::kCount:
       break;
   }

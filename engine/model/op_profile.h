@@ -52,15 +52,17 @@ struct ProfileTable {
 
 // The timing parameters of a profile. Names, units, defaults and sources: topologies/profiles/README.md.
 enum class TimingParam : uint8_t {
-  kStepCpuOverheadS,    // scheduler + batch preparation CPU time per step (s)
-  kOverlapSchedule,     // 1: CPU work of step n+1 overlaps GPU work of step n (SGLang's overlap scheduler)
-  kCudaGraphMaxBs,      // largest decode batch replayed from a CUDA graph; larger batches run eagerly
-  kEagerLaunchGapS,     // CPU time to launch one kernel when not graph-captured (s)
-  kMoeRoutingAlpha,     // which moe rows price the fused MoE: 0 balanced routing, a > 0 power-law routing of
-                        // alpha a
-  kOpTimeScale,         // own profiles (ops table): a measured run's op times over the profile's (fitted)
-  kStepCpuPerRequestS,  // scheduler CPU time per request in a step (output processing, streaming) (s)
-  kRequestLatencyS,     // a request's path outside the steps: send to scheduler + first token back (s)
+  kStepCpuOverheadS,     // scheduler + batch preparation CPU time per step (s)
+  kOverlapSchedule,      // 1: CPU work of step n+1 overlaps GPU work of step n (SGLang's overlap scheduler)
+  kCudaGraphMaxBs,       // largest decode batch replayed from a CUDA graph; larger batches run eagerly
+  kEagerLaunchGapS,      // CPU time to launch one kernel when not graph-captured (s)
+  kMoeRoutingAlpha,      // which moe rows price the fused MoE: 0 balanced routing, a > 0 power-law routing of
+                         // alpha a
+  kOpTimeScale,          // own profiles (ops table): a measured run's op times over the profile's (fitted)
+  kStepCpuPerRequestS,   // scheduler CPU time per request in a step (output processing, streaming) (s)
+  kRequestLatencyS,      // a request's path outside the steps: send to scheduler + first token back (s)
+  kSharedExpertsFusion,  // 1: a DeepSeek-V3-shaped shared expert runs inside the fused MoE kernel as one
+                         // more always-chosen expert (SGLang's default) instead of its own GEMMs
   kCount,
 };
 inline constexpr int kTimingParams = static_cast<int>(TimingParam::kCount);

@@ -166,9 +166,14 @@ void price_rank_from_profile(const CostModel& cm, const ProfileWork& w, std::arr
     price_parts(terms[size_t(Op::kDenseMlp)], Ld, {{&pc.dense_up, w.tokens}, {&pc.dense_down, w.tokens}});
   if (Lm > 0) {
     price_parts(terms[size_t(Op::kRouter)], Lm, {{&pc.router, w.tokens}});
-    if (m.shared_experts > 0)
+    if (pc.fused_shared_rows > 0 && w.tokens > 0) {
+      // one more expert in the fused kernel: the table's MoE at the kernel's rows, beyond the routed ones
+      const double extra_s = pc.moe.at(w.tokens * pc.fused_shared_rows) - pc.moe.at(w.tokens);
+      set_profile(terms[size_t(Op::kSharedExpert)], Lm * std::max(0.0, extra_s));
+    } else if (m.shared_experts > 0) {
       price_parts(terms[size_t(Op::kSharedExpert)], Lm,
                   {{&pc.shared_up, w.tokens}, {&pc.shared_down, w.tokens}});
+    }
   }
   if (w.lm_tokens > 0) price_parts(terms[size_t(Op::kLmHead)], 1, {{&pc.lm_head, w.lm_tokens}});
   price_collectives(pc, w.graph, terms);

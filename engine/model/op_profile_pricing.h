@@ -20,6 +20,10 @@ struct ProfileCurves {
   TokenCurve a_proj, q_b_proj, kv_b_proj, bmm_pre, bmm_post, o_proj;
   TokenCurve dense_up, dense_down, shared_up, shared_down, router, lm_head;
   TokenCurve moe;  // fused MoE layer by the tokens entering it (all attention ranks together)
+  // The shared expert fused into the MoE kernel as expert topk + 1 (shared_experts_fusion, where SGLang
+  // fuses it): 0 when it runs as its own GEMMs, else (topk + 1) / topk, the kernel's rows per token over
+  // the table's.
+  double fused_shared_rows = 0;
   // attention by (sequences, tokens): decode x = context length, prefill x = new tokens per sequence
   OpGrid attn_decode, attn_prefill;
   OpGrid mla_module_decode;  // whole MLA block in decode (a_proj .. o_proj), when the model matches

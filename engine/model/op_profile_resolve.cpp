@@ -94,6 +94,17 @@ OpRoofline moe_roof(const std::array<double, 4>& s, double moe_tp, double ep, co
   return roof;
 }
 
+// Where SGLang fuses the shared expert into the MoE kernel (models/deepseek_v2.py,
+// determine_num_fused_shared_experts, 0.5.x): DeepseekV3ForCausalLM's shape - 256 routed experts, one
+// shared - and no DeepEP all-to-all, which turns it off by default (tokenline: MoE EP 1; with EP > 1 the
+// shared expert stays separate).
+bool fuses_shared_expert(const CostModel& cm) {
+  constexpr int kDeepSeekV3RoutedExperts = 256;  // the allow-list's n_routed_experts for DeepSeek-V3 / R1
+  const ModelConfig& m = cm.model;
+  return m.routed_experts == kDeepSeekV3RoutedExperts && m.shared_experts == 1 && m.experts_per_token > 0 &&
+         cm.parallel.ep == 1;
+}
+
 // The moe table's routing name for a routing alpha: 0 "balanced", else "power_law_<alpha>" (%g).
 std::string routing_name(double alpha) {
   if (alpha <= 0) return "balanced";
@@ -405,6 +416,8 @@ std::shared_ptr<const ProfileCurves> resolve_profile(const OpProfile& p, const C
   pc->step_cpu_overhead_s = p.param(TimingParam::kStepCpuOverheadS);
   pc->step_cpu_per_request_s = p.param(TimingParam::kStepCpuPerRequestS);
   pc->overlap_schedule = p.param(TimingParam::kOverlapSchedule) != 0;
+  if (p.param(TimingParam::kSharedExpertsFusion) != 0 && fuses_shared_expert(cm) && !pc->moe.empty())
+    pc->fused_shared_rows = double(cm.model.experts_per_token + 1) / cm.model.experts_per_token;
   // 0: the engine block's cuda_graph_max_bs, derived for this layout as the engine derives it (one source
   // for the graph buckets priced here and the memory the graphs keep back in memory.cpp).
   pc->cuda_graph_max_bs = int64_t(p.param(TimingParam::kCudaGraphMaxBs));

@@ -108,7 +108,12 @@ TEST_CASE("a DeepSeek-V3 tp8 decode step lands within 5% of its summed table row
   const auto p = load_op_profile("h200-sglang");
   const ProfileTable& gemm = p->table(ProfileTableKind::kGemm);
   const ProfileTable& comm = p->table(ProfileTableKind::kComm);
-  const CostModel cm = deepseek_tp8(true);
+  CostOptions o;
+  auto separate = load_op_profile("h200-sglang");
+  apply_profile_sets(*separate, "shared_experts_fusion=0");  // the shared expert's own GEMM rows
+  o.profile = std::move(separate);
+  const CostModel cm = make_cost_model(model_preset("deepseek-v3"), parse_parallel("tp8", "test"),
+                                       KvLayout::kFp8E4m3, load_hardware("h200"), o);
   struct Point {
     double batch, ar_bytes, gather_bytes;
   };
@@ -129,6 +134,34 @@ TEST_CASE("a DeepSeek-V3 tp8 decode step lands within 5% of its summed table row
     CHECK(sc.profile_s > 0.95 * ref);
     CHECK(sc.profile_s < 1.05 * ref);
   }
+}
+
+// shared_experts_fusion: under MoE TP the DeepSeek-V3 shared expert is one more expert of the fused kernel,
+// priced as the moe rows at 9/8 the tokens minus the routed experts' own time - between the measured rows
+// around it, and far below its two GEMMs; under EP (DeepEP in SGLang) it keeps its GEMMs.
+TEST_CASE("shared_experts_fusion prices the shared expert inside the fused MoE under TP only",
+          "[op_profile]") {
+  auto shared_s = [](const std::string& parallel, const std::string& sets) {
+    CostOptions o;
+    auto p = load_op_profile("h200-sglang");
+    if (!sets.empty()) apply_profile_sets(*p, sets);
+    o.profile = std::move(p);
+    const CostModel cm = make_cost_model(model_preset("deepseek-v3"), parse_parallel(parallel, "test"),
+                                         KvLayout::kFp8E4m3, load_hardware("h200"), o);
+    return decode_step(cm, 16, 1023)[Op::kSharedExpert];
+  };
+  const auto p = load_op_profile("h200-sglang");
+  const ProfileTable& moe = p->table(ProfileTableKind::kMoe);
+  const double row16 = row_s(moe, "fp8_block", {16, 7168, 2048, 8, 256, 8, 1}, "power_law_1.01");
+  const double row32 = row_s(moe, "fp8_block", {32, 7168, 2048, 8, 256, 8, 1}, "power_law_1.01");
+  const Term fused = shared_s("tp8", ""), separate = shared_s("tp8", "shared_experts_fusion=0");
+  CHECK(fused.source == TimeSource::kProfile);
+  CHECK(fused.time_s > 0);
+  // 16 -> 18 tokens: a fraction of the 16 -> 32 rise (log2(18 / 16) = 0.17 in log-space interpolation)
+  CHECK(fused.time_s < 58 * (row32 - row16) * 0.2);
+  CHECK(fused.time_s < 0.7 * separate.time_s);
+  // EP: SGLang's DeepEP path leaves fusion off; the same GEMMs as with the flag off.
+  CHECK(shared_s("tp8-ep8", "").time_s == Approx(shared_s("tp8-ep8", "shared_experts_fusion=0").time_s));
 }
 
 // moe_routing_alpha picks the routing's rows: 1.01 (the profile's) and 0 (balanced) read their own rows at a
