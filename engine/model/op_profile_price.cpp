@@ -49,13 +49,23 @@ bool attention_s(const ProfileCurves& pc, const ProfileWork& w, double& s) {
   return true;
 }
 
+// One layer's MLA block. Rows of another KV dtype: the block at the shortest measured context plus the
+// attention table's rise from there to the batch's context in the model's dtype.
+double mla_module_s(const ProfileCurves& pc, const ProfileWork& w) {
+  const OpGrid& g = pc.mla_module_decode;
+  if (!pc.mla_module_other_kv) return g.at(w.tokens, w.decode_context);
+  const double x0 = g.rows.front().xs.front();
+  return g.at(w.tokens, x0) + std::max(0.0, pc.attn_decode.at(w.decode_seqs, w.decode_context) -
+                                                pc.attn_decode.at(w.decode_seqs, x0));
+}
+
 // The fused MLA decode module covers a_proj .. o_proj. Its time is shared among those ops in proportion
 // to their roofline times, so each row still shows where the block's time would go.
 constexpr Op kMlaModuleOps[] = {Op::kAProj, Op::kNormRopeKvWrite, Op::kQBProj, Op::kSparseMla, Op::kOProj};
 
 void price_mla_module(const ProfileCurves& pc, const ProfileWork& w, int layers,
                       std::array<Term, kOpCount>& terms) {
-  const double group_s = layers * pc.mla_module_decode.at(w.tokens, w.decode_context);
+  const double group_s = layers * mla_module_s(pc, w);
   double roof_s = 0;
   for (Op op : kMlaModuleOps) roof_s += terms[size_t(op)].time_s;
   for (Op op : kMlaModuleOps) {

@@ -26,7 +26,8 @@ struct ProfileCurves {
   double fused_shared_rows = 0;
   // attention by (sequences, tokens): decode x = context length, prefill x = new tokens per sequence
   OpGrid attn_decode, attn_prefill;
-  OpGrid mla_module_decode;  // whole MLA block in decode (a_proj .. o_proj), when the model matches
+  OpGrid mla_module_decode;          // whole MLA block in decode (a_proj .. o_proj), when the model matches
+  bool mla_module_other_kv = false;  // the module's rows were measured with another KV dtype
   double prefill_key_s = 0;  // roofline seconds per extra (query, key) pair beyond the table's causal keys
   // DSA (models with an indexer, when the rows match the model): sparse attention, indexer logits, top-k
   OpGrid dsa_attn_decode, dsa_attn_prefill, dsa_logits_decode, dsa_logits_prefill, dsa_topk_decode,

@@ -309,18 +309,27 @@ OpCurve comm_curve(const ProfileTable& t, const CostModel& cm, Op op, bool graph
   return make_curve(std::move(pts), 1, roof, roof);
 }
 
-// The whole MLA block of a decode step (measured on DeepSeek-V3's dimensions: used only when the model's
-// hidden size and q_lora rank match the rows).
-OpGrid resolve_mla_module(const OpProfile& p, const CostModel& cm) {
+// The whole MLA decode block (measured on DeepSeek-V3's dimensions: used only when the model's hidden
+// size, q_lora rank and heads per GPU match the rows), from the rows of the model's KV dtype, else of any
+// other (`kv` says which; the caller corrects the attention part).
+OpGrid resolve_mla_module(const OpProfile& p, const CostModel& cm, std::string& kv) {
   const ProfileTable& t = p.table(ProfileTableKind::kMlaModuleDecode);
   const ModelConfig& m = cm.model;
   if (t.empty() || m.attention != AttentionKind::kMla) return {};
-  const std::string_view kv = kv_dtype_name(cm.kv_layout);
   const double heads = double(m.heads) / cm.parallel.tp;
-  auto keep = [&](size_t i) {
-    return t.text_at(i, 0) == kv && t.at(i, 0) == double(m.hidden) && t.at(i, 1) == double(m.q_lora_rank) &&
-           t.at(i, 2) == heads;
+  auto shape_ok = [&](size_t i) {
+    return t.at(i, 0) == double(m.hidden) && t.at(i, 1) == double(m.q_lora_rank) && t.at(i, 2) == heads;
   };
+  kv = std::string(kv_dtype_name(cm.kv_layout));
+  bool found = false;
+  for (size_t i = 0; i < t.rows() && !found; ++i) found = shape_ok(i) && t.text_at(i, 0) == kv;
+  for (size_t i = 0; i < t.rows() && !found; ++i)
+    if (shape_ok(i)) {
+      kv = std::string(t.text_at(i, 0));
+      found = true;
+    }
+  if (!found) return {};
+  auto keep = [&](size_t i) { return shape_ok(i) && t.text_at(i, 0) == kv; };
   OpRoofline roof = attn_roof(cm, attn_shape(cm), true);
   return make_grid(t, keep, 3, 4, 5, roof, roof);
 }
@@ -407,7 +416,12 @@ std::shared_ptr<const ProfileCurves> resolve_profile(const OpProfile& p, const C
     pc->attn_decode = attention_grid(p, cm, true);
     pc->attn_prefill = attention_grid(p, cm, false);
     pc->prefill_key_s = 2 * attn_roof(cm, attn_shape(cm), false).cbxx;  // one (query, key) pair
-    pc->mla_module_decode = resolve_mla_module(p, cm);
+    std::string module_kv;
+    pc->mla_module_decode = resolve_mla_module(p, cm, module_kv);
+    // A module measured with another KV dtype: its rows at the shortest context (the block without the
+    // cost of cached keys), plus the attention table's own rise with context for the model's dtype.
+    pc->mla_module_other_kv = !pc->mla_module_decode.empty() && module_kv != kv_dtype_name(cm.kv_layout);
+    if (pc->mla_module_other_kv && pc->attn_decode.empty()) pc->mla_module_decode = {};
   } else {
     resolve_dsa(p, cm, *pc);
   }

@@ -86,6 +86,28 @@ TEST_CASE("the fused MLA module is shared among its ops by their roofline times"
   for (Op op : ops) CHECK(prof[op].time_s / prof_sum == Approx(roof[op].time_s / roof_sum));
 }
 
+// BF16 KV (SGLang's default for DeepSeek-V3): the module rows are FP8-KV, so the block is the module at its
+// shortest context plus the BF16 attention rows' rise from there to the context (1024: measured; 2: the
+// attention rows' first point, the floor below it).
+TEST_CASE("the MLA module of another KV dtype adds the attention rows' rise with context", "[op_profile]") {
+  CostOptions o;
+  o.profile = load_op_profile("h200-sglang");
+  const CostModel cm = make_cost_model(model_preset("deepseek-v3"), parse_parallel("tp8", "test"),
+                                       KvLayout::kBf16, load_hardware("h200"), o);
+  const StepCost prof = decode_step(cm, 16, 1023);
+  double sum = 0;
+  for (Op op : {Op::kAProj, Op::kNormRopeKvWrite, Op::kQBProj, Op::kSparseMla, Op::kOProj}) {
+    CHECK(prof[op].source == TimeSource::kProfile);
+    sum += prof[op].time_s;
+  }
+  const auto p = load_op_profile("h200-sglang");
+  const ProfileTable& attn = p->table(ProfileTableKind::kMlaDecode);
+  const double module_s = row_s(p->table(ProfileTableKind::kMlaModuleDecode), "fp8", {7168, 1536, 16, 16, 1});
+  const double rise_s = row_s(attn, "bfloat16", {16, 16, 1024}) - row_s(attn, "bfloat16", {16, 16, 2});
+  CHECK(rise_s > 0);
+  CHECK(sum == Approx(61 * (module_s + rise_s)));
+}
+
 TEST_CASE("CUDA-graph buckets follow SGLang's capture list", "[op_profile]") {
   CHECK(cuda_graph_bucket(1) == 1);
   CHECK(cuda_graph_bucket(3) == 4);
