@@ -1,5 +1,6 @@
 #include "calibrate/calibration_report.h"
 
+#include <algorithm>
 #include <cmath>
 
 #include "calibrate/point_models.h"
@@ -8,6 +9,7 @@ namespace tokenline {
 namespace {
 
 constexpr double kFailedApe = 1.0;  // a failed simulation counts as a 100% error, whatever the parameters
+constexpr double kObjectiveApeCap = kFailedApe;  // no point counts more in the objective than a failed one
 
 double ape(double predicted, double measured) {
   return std::fabs(predicted - measured) / measured;
@@ -44,19 +46,25 @@ std::vector<GroupError> group_errors(const std::vector<E2ePoint>& points, const 
     const SimPrediction& p = predictions[k];
     g->points += 1;
     g->failed += p.ok ? 0 : 1;
-    g->ttft_mape += p.ok ? ape(p.ttft_ms, e.ttft_ms) : kFailedApe;
-    g->tpot_mape += p.ok ? ape(p.tpot_ms, e.tpot_ms) : kFailedApe;
+    const double ttft = p.ok ? ape(p.ttft_ms, e.ttft_ms) : kFailedApe;
+    const double tpot = p.ok ? ape(p.tpot_ms, e.tpot_ms) : kFailedApe;
+    g->ttft_mape += ttft;
+    g->tpot_mape += tpot;
+    g->ttft_capped += std::min(ttft, kObjectiveApeCap);
+    g->tpot_capped += std::min(tpot, kObjectiveApeCap);
   }
   for (GroupError& g : groups) {
     g.ttft_mape /= g.points;
     g.tpot_mape /= g.points;
+    g.ttft_capped /= g.points;
+    g.tpot_capped /= g.points;
   }
   return groups;
 }
 
 double fit_objective(const std::vector<GroupError>& groups) {
   double sum = 0;
-  for (const GroupError& g : groups) sum += (g.ttft_mape + g.tpot_mape) / 2;
+  for (const GroupError& g : groups) sum += (g.ttft_capped + g.tpot_capped) / 2;
   return groups.empty() ? 0.0 : sum / static_cast<double>(groups.size());
 }
 

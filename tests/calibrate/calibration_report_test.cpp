@@ -45,6 +45,10 @@ TEST_CASE("MAPE per model and mode, failed runs count 100%, groups weigh equally
   CHECK(g[2].ttft_mape == 0.0);
   // ((0.05 + 0.5) / 2 + (1 + 1) / 2 + 0) / 3
   CHECK(fit_objective(g) == Approx((0.275 + 1.0 + 0.0) / 3));
+  // A point 5x off reports its 400% but weighs in the objective as 100%, like a failed run.
+  const std::vector<GroupError> far = group_errors(points, {3}, {predicted(250, 5)});
+  CHECK(far[0].ttft_mape == Approx(4.0));
+  CHECK(fit_objective(far) == Approx((1.0 + 0.0) / 2));
   const std::vector<GroupError> subset = group_errors(points, {3}, {predicted(25, 5)});
   REQUIRE(subset.size() == 1);
   CHECK(subset[0].ttft_mape == Approx(0.5));
