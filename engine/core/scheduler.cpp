@@ -270,9 +270,12 @@ void Scheduler::plan_waiting(Batch& batch, RankDecision& decision, Budget& budge
     decision.stop = budget.retracted ? StopReason::kRetracted : StopReason::kPreempted;
     return;
   }
+  decision.stop = StopReason::kQueueEmpty;
+  // Only a decode-only instance holds waiting requests whose KV is ready: elsewhere a decode pass has
+  // nothing to take from the queue (and scanning it every decode step costs O(queue)).
+  if (!pass.prefill && config_.role != InstanceRole::kDecodeOnly) return;
   const bool lpm = lpm_active();
   if (lpm) lpm_order();
-  decision.stop = StopReason::kQueueEmpty;
   for (size_t i = 0; i < waiting_.size(); ++i) {
     const int32_t slot = lpm ? order_scratch_[i] : waiting_[i];
     if (pass.only_slot >= 0 && slot != pass.only_slot) continue;
