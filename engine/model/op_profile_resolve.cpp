@@ -97,12 +97,13 @@ OpRoofline moe_roof(const std::array<double, 4>& s, double moe_tp, double ep, co
 // Where SGLang fuses the shared expert into the MoE kernel (models/deepseek_v2.py,
 // determine_num_fused_shared_experts, 0.5.x): DeepseekV3ForCausalLM's shape - 256 routed experts, one
 // shared - and no DeepEP all-to-all, which turns it off by default (tokenline: MoE EP 1; with EP > 1 the
-// shared expert stays separate).
+// shared expert stays separate). Priced per attention rank, so only without DP attention (with it the
+// kernel runs every rank's tokens; tokenline then keeps the shared expert's own GEMMs).
 bool fuses_shared_expert(const CostModel& cm) {
   constexpr int kDeepSeekV3RoutedExperts = 256;  // the allow-list's n_routed_experts for DeepSeek-V3 / R1
   const ModelConfig& m = cm.model;
   return m.routed_experts == kDeepSeekV3RoutedExperts && m.shared_experts == 1 && m.experts_per_token > 0 &&
-         cm.parallel.ep == 1;
+         cm.parallel.ep == 1 && cm.parallel.dp_attention == 1;
 }
 
 // The moe table's routing name for a routing alpha: 0 "balanced", else "power_law_<alpha>" (%g).
