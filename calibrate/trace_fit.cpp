@@ -116,10 +116,17 @@ double predicted_s(const PricedStep& st, const std::array<double, kOpCount>& sca
 
 StepError step_error(const std::vector<PricedStep>& steps, const std::array<double, kOpCount>& scales,
                      double overhead_s) {
+  constexpr double kStretched = 2;  // measured / predicted beyond which a step counts as stretched
   std::vector<double> e;
-  for (const PricedStep& st : steps)
-    e.push_back(std::abs(predicted_s(st, scales, overhead_s) - st.measured_s) / st.measured_s);
+  double all_s = 0, stretched_s = 0;
+  for (const PricedStep& st : steps) {
+    const double predicted = predicted_s(st, scales, overhead_s);
+    e.push_back(std::abs(predicted - st.measured_s) / st.measured_s);
+    all_s += st.measured_s;
+    stretched_s += st.measured_s > kStretched * predicted ? st.measured_s : 0;
+  }
   StepError r;
+  r.stretched_time_share = stretched_s / all_s;
   for (double x : e) r.mape += x / double(e.size());
   std::sort(e.begin(), e.end());
   r.p90 = e[std::min(e.size() - 1, size_t(std::ceil(0.9 * double(e.size()))) - 1)];

@@ -27,6 +27,9 @@ struct TraceFitOptions {
 struct StepError {
   double mape = 0;
   double p90 = 0;  // nearest rank
+  // The share of the run's measured time in steps that took over twice their prediction: on a shared
+  // machine, the steps its neighbours stretched, which request latencies add up but no step model follows.
+  double stretched_time_share = 0;
 };
 
 // One op's fit: its measured time over its priced time, summed over the steps that price it.

@@ -45,8 +45,10 @@ void run_trace(const CalibrateArgs& a) {
                 static_cast<long long>(op.steps), op.measured_s, op.priced_s);
   std::printf(
       "step_cpu_overhead_s %.9g\n"
-      "step_mape_profile %.4f\nstep_p90_profile %.4f\nstep_mape_fit %.4f\nstep_p90_fit %.4f\n",
-      f.step_cpu_overhead_s, f.with_profile.mape, f.with_profile.p90, f.with_fit.mape, f.with_fit.p90);
+      "step_mape_profile %.4f\nstep_p90_profile %.4f\nstretched_time_share_profile %.4f\n"
+      "step_mape_fit %.4f\nstep_p90_fit %.4f\nstretched_time_share_fit %.4f\n",
+      f.step_cpu_overhead_s, f.with_profile.mape, f.with_profile.p90, f.with_profile.stretched_time_share,
+      f.with_fit.mape, f.with_fit.p90, f.with_fit.stretched_time_share);
   std::fprintf(stderr,
                "tokenline calibrate: %zu op scales, op_time_scale = %.4g, step_cpu_overhead_s = %.6g s "
                "written to %s/profile.json\n",

@@ -119,6 +119,7 @@ TEST_CASE("a run made from known per-op scales and step overhead gives them back
   CHECK(f.scales[size_t(Op::kRmsnorm)] == f.op_time_scale);  // an op the run did not price
   CHECK(f.step_cpu_overhead_s == Approx(kOverheadMs * 1e-3).epsilon(1e-3));
   CHECK(f.with_fit.mape < 1e-3);
+  CHECK(f.with_fit.stretched_time_share == 0);
   CHECK(f.with_profile.mape > 0.4);  // the profile as written: scales 1, overhead 0
   write_trace_fit(dir.string(), f, trace.string());
   const auto p = load_op_profile(dir.string());
@@ -139,12 +140,16 @@ TEST_CASE("a slow step from a busy neighbour moves the fitted scales little", "[
   std::vector<Step> steps = kSteps;
   for (int i = 0; i < 3; ++i) steps.insert(steps.end(), kSteps.begin(), kSteps.end());
   const fs::path trace = write_trace(dir, steps);
-  // Stretch one decode step's sparse_mla span tenfold (and its step with it).
+  // Stretch one decode step's sparse_mla span tenfold, and its step with it.
   nlohmann::json doc;
   std::ifstream(trace) >> doc;
+  nlohmann::json* step = nullptr;
   for (auto& e : doc["traceEvents"]) {
+    if (e["name"] == "step") step = &e;
     if (e["name"] == "sparse_mla") {
-      e["dur"] = e["dur"].get<double>() * 10;
+      const double extra_us = e["dur"].get<double>() * 9;
+      e["dur"] = e["dur"].get<double>() + extra_us;
+      (*step)["dur"] = (*step)["dur"].get<double>() + extra_us;
       break;
     }
   }
@@ -153,6 +158,10 @@ TEST_CASE("a slow step from a busy neighbour moves the fitted scales little", "[
   REQUIRE(f.ops.size() == 2);
   CHECK(f.ops[1].scale == Approx(kSparseMlaScale).epsilon(1e-3));          // the weighted median ignores it
   CHECK(f.ops[1].measured_s > 1.5 * kSparseMlaScale * f.ops[1].priced_s);  // the sum does not
+  CHECK(f.step_cpu_overhead_s == Approx(kOverheadMs * 1e-3).epsilon(1e-3));
+  // The stretched step is the one the fit misses, and what it holds of the run is reported.
+  CHECK(f.with_fit.stretched_time_share > 0.1);
+  CHECK(f.with_fit.stretched_time_share < 0.5);
 }
 
 TEST_CASE("trace calibration needs a readable trace and an own profile", "[trace_fit]") {
