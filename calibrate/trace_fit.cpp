@@ -1,6 +1,7 @@
 #include "calibrate/trace_fit.h"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
@@ -12,6 +13,7 @@
 #include "common/input_error.h"
 #include "engine/model/ledger.h"
 #include "engine/model/op_profile.h"
+#include "engine/model/op_profile_own.h"
 #include "topologies/hardware_loader.h"
 #include "traces/trace_reader.h"
 
@@ -81,15 +83,16 @@ std::vector<std::vector<SeqWork>> step_work(const RecordedInstance& inst, size_t
   return ranks;
 }
 
-CostModel own_cost_model(const TraceFitOptions& o, double& scale, double& overhead_s) {
+CostModel own_cost_model(const TraceFitOptions& o, std::array<double, kOpCount>& scales, double& overhead_s) {
   auto profile = load_op_profile(o.profile);
   const std::string where = o.profile + "/profile.json";
   if (profile->table(ProfileTableKind::kOps).empty() || profile->measured_model.empty())
     throw InputError(where, "an own profile (tokenline profile: an ops table and measured_on)", "none");
-  scale = profile->param(TimingParam::kOpTimeScale);
+  scales = own_op_scales(*profile);
   overhead_s = profile->param(TimingParam::kStepCpuOverheadS);
   profile->timing[static_cast<size_t>(TimingParam::kStepCpuOverheadS)] = 0;
   profile->timing[static_cast<size_t>(TimingParam::kOpTimeScale)] = 1;
+  profile->op_scales.clear();
   const Hardware hw = load_hardware(o.hardware.empty() ? o.profile + "/hardware.json" : o.hardware);
   const ModelConfig model = load_model(profile->measured_model);
   const Parallel parallel = parse_parallel(profile->measured_parallel, where + ": measured_on.parallel");
@@ -98,70 +101,142 @@ CostModel own_cost_model(const TraceFitOptions& o, double& scale, double& overhe
   return make_cost_model(model, parallel, model.default_kv_layout, hw, options);
 }
 
-StepError step_error(const std::vector<double>& priced, const std::vector<double>& measured, double scale,
+// One measured step next to its pricing: per op, the priced time (every scale 1, no overhead) on the
+// rank the pricing finds busiest, and the time that rank's op spans measured.
+struct PricedStep {
+  double measured_s = 0;
+  std::array<double, kOpCount> priced_s{}, measured_op_s{};
+};
+
+double predicted_s(const PricedStep& st, const std::array<double, kOpCount>& scales, double overhead_s) {
+  double s = overhead_s;
+  for (size_t i = 0; i < size_t(kOpCount); ++i) s += scales[i] * st.priced_s[i];
+  return s;
+}
+
+StepError step_error(const std::vector<PricedStep>& steps, const std::array<double, kOpCount>& scales,
                      double overhead_s) {
+  constexpr double kStretched = 2;  // measured / predicted beyond which a step counts as stretched
   std::vector<double> e;
-  for (size_t i = 0; i < measured.size(); ++i)
-    e.push_back(std::abs(scale * priced[i] + overhead_s - measured[i]) / measured[i]);
+  double all_s = 0, stretched_s = 0;
+  for (const PricedStep& st : steps) {
+    const double predicted = predicted_s(st, scales, overhead_s);
+    e.push_back(std::abs(predicted - st.measured_s) / st.measured_s);
+    all_s += st.measured_s;
+    stretched_s += st.measured_s > kStretched * predicted ? st.measured_s : 0;
+  }
   StepError r;
+  r.stretched_time_share = stretched_s / all_s;
   for (double x : e) r.mape += x / double(e.size());
   std::sort(e.begin(), e.end());
   r.p90 = e[std::min(e.size() - 1, size_t(std::ceil(0.9 * double(e.size()))) - 1)];
   return r;
 }
 
-// Least squares of measured = s x priced + a with both >= 0. Unweighted, so the fitted steps sum to the
-// measured run (what request latencies add up); a negative intercept leaves the scale alone to do it.
-void fit_terms(const std::vector<double>& p, const std::vector<double>& m, double& s, double& a) {
-  const double n = double(m.size());
-  double sp = 0, sm = 0, spp = 0, spm = 0;
-  for (size_t i = 0; i < m.size(); ++i) {
-    sp += p[i];
-    sm += m[i];
-    spp += p[i] * p[i];
-    spm += p[i] * m[i];
+// The op spans of one rank (an attention group's first GPU rank), summed per ledger op.
+std::array<double, kOpCount> rank_ops(const RecordedStep& step, int rank) {
+  std::array<double, kOpCount> s{};
+  for (const RecordedOp& op : step.ops) {
+    if (op.rank != rank) continue;
+    for (int i = 0; i < kOpCount; ++i)
+      if (op_name(Op(i)) == op.name) s[size_t(i)] += op.duration_s;
   }
-  const double det = n * spp - sp * sp;
-  s = det > 0 ? (n * spm - sp * sm) / det : 0;
-  a = det > 0 ? (sm - s * sp) / n : 0;
-  if (a < 0 || s <= 0) {
-    a = 0;
-    s = sp > 0 ? sm / sp : 1;
+  return s;
+}
+
+std::vector<PricedStep> priced_steps(const CostModel& cm, const RecordedRun& run, std::vector<double>& gaps) {
+  std::vector<PricedStep> out;
+  for (const RecordedInstance& inst : run.instances) {
+    const std::map<EntryKey, bool> last = last_chunks(inst);
+    std::map<int64_t, int64_t> context;
+    for (size_t s = 0; s < inst.steps.size(); ++s) {
+      const RecordedStep& step = inst.steps[s];
+      const std::vector<std::vector<SeqWork>> work =
+          step_work(inst, s, cm.parallel.dp_attention, last, context);
+      std::vector<std::span<const SeqWork>> spans(work.begin(), work.end());
+      const StepCost sc = step_cost(cm, spans);
+      if (s + 1 < inst.steps.size())
+        gaps.push_back(std::max(0.0, inst.steps[s + 1].start_s - (step.start_s + step.duration_s)));
+      if (!(step.duration_s > 0) || !(sc.total_s > 0)) continue;
+      PricedStep p{
+          .measured_s = step.duration_s, .priced_s = {}, .measured_op_s = rank_ops(step, sc.busiest_rank)};
+      for (int i = 0; i < kOpCount; ++i) p.priced_s[size_t(i)] = sc.terms[i].time_s;
+      out.push_back(p);
+    }
+  }
+  return out;
+}
+
+// The median of `ratios` weighted by `weights` (> 0): the smallest ratio whose cumulative weight reaches
+// half.
+double weighted_median(std::vector<std::pair<double, double>> ratios) {
+  std::sort(ratios.begin(), ratios.end());
+  double all = 0;
+  for (const auto& [r, w] : ratios) all += w;
+  double seen = 0;
+  for (const auto& [r, w] : ratios) {
+    seen += w;
+    if (seen >= all / 2) return r;
+  }
+  return 1;
+}
+
+// Per op, the median over the steps that price it of measured / priced, each step weighted by its priced
+// time: what the op's time typically is against the profile's, robust to the steps a shared machine's
+// neighbours stretch (the mean of the ratios, or the ratio of the sums, follows them); without such steps it
+// is near the ratio of the sums. The global scale is the same over every (step, op) pair.
+void fit_op_scales(const std::vector<PricedStep>& steps, TraceFit& f) {
+  std::array<std::vector<std::pair<double, double>>, kOpCount> ratios;
+  std::vector<std::pair<double, double>> all;
+  std::array<double, kOpCount> m{}, p{};
+  for (const PricedStep& st : steps) {
+    for (size_t i = 0; i < size_t(kOpCount); ++i) {
+      if (!(st.priced_s[i] > 0)) continue;
+      ratios[i].emplace_back(st.measured_op_s[i] / st.priced_s[i], st.priced_s[i]);
+      all.push_back(ratios[i].back());
+      m[i] += st.measured_op_s[i];
+      p[i] += st.priced_s[i];
+    }
+  }
+  f.op_time_scale = all.empty() ? 1 : weighted_median(all);
+  f.ops.clear();
+  for (size_t i = 0; i < size_t(kOpCount); ++i) {
+    f.scales[i] = f.op_time_scale;
+    if (!(m[i] > 0)) continue;  // an op the run did not measure (or did not price) keeps the global scale
+    f.scales[i] = weighted_median(ratios[i]);
+    f.ops.push_back(OpFit{.op = std::string(op_name(Op(i))),
+                          .steps = int64_t(ratios[i].size()),
+                          .measured_s = m[i],
+                          .priced_s = p[i],
+                          .scale = f.scales[i]});
   }
 }
 
 }  // namespace
 
 TraceFit fit_trace(const TraceFitOptions& o) {
-  double scale = 1, overhead_s = 0;
-  const CostModel cm = own_cost_model(o, scale, overhead_s);
+  std::array<double, kOpCount> loaded{};
+  double overhead_s = 0;
+  const CostModel cm = own_cost_model(o, loaded, overhead_s);
   const RecordedRun run = read_recorded_run(o.trace);
-  const int dp = cm.parallel.dp_attention;
-  std::vector<double> gaps, priced, measured;
-  for (const RecordedInstance& inst : run.instances) {
-    const std::map<EntryKey, bool> last = last_chunks(inst);
-    std::map<int64_t, int64_t> context;
-    for (size_t s = 0; s < inst.steps.size(); ++s) {
-      const RecordedStep& step = inst.steps[s];
-      const std::vector<std::vector<SeqWork>> work = step_work(inst, s, dp, last, context);
-      std::vector<std::span<const SeqWork>> spans(work.begin(), work.end());
-      const double p = step_cost(cm, spans).total_s;
-      if (s + 1 < inst.steps.size())
-        gaps.push_back(std::max(0.0, inst.steps[s + 1].start_s - (step.start_s + step.duration_s)));
-      if (!(step.duration_s > 0) || !(p > 0)) continue;
-      priced.push_back(p);
-      measured.push_back(step.duration_s);
-    }
-  }
-  if (measured.empty()) throw InputError(o.trace, "a run trace with measured steps", "none");
+  std::vector<double> gaps;
+  const std::vector<PricedStep> steps = priced_steps(cm, run, gaps);
+  if (steps.empty()) throw InputError(o.trace, "a run trace with measured steps", "none");
+  const bool has_ops = std::any_of(steps.begin(), steps.end(), [](const PricedStep& st) {
+    return std::any_of(st.measured_op_s.begin(), st.measured_op_s.end(), [](double s) { return s > 0; });
+  });
+  if (!has_ops)
+    throw InputError(o.trace, "op spans under its steps (tokenline run --trace-detail op)", "steps only");
   TraceFit f;
-  f.steps = static_cast<int64_t>(measured.size());
+  f.steps = static_cast<int64_t>(steps.size());
   f.gap_s = median(gaps);
-  double a = 0;
-  fit_terms(priced, measured, f.op_time_scale, a);
+  fit_op_scales(steps, f);
+  std::vector<double> residual_s;
+  for (const PricedStep& st : steps) residual_s.push_back(st.measured_s - predicted_s(st, f.scales, 0));
+  const double a = std::max(0.0, median(residual_s));
   f.step_cpu_overhead_s = a + f.gap_s;
-  f.with_profile = step_error(priced, measured, scale, overhead_s);
-  f.with_fit = step_error(priced, measured, f.op_time_scale, a);
+  f.with_profile = step_error(steps, loaded, overhead_s);
+  f.with_fit = step_error(steps, f.scales, a);
   return f;
 }
 
@@ -173,15 +248,20 @@ void write_trace_fit(const std::string& profile_dir, const TraceFit& fit, const 
   text << in.rdbuf();
   Json j = Json::parse(text.str(), nullptr, false);
   if (j.is_discarded() || !j.is_object()) throw InputError(path.string(), "valid JSON", "unreadable");
-  std::ostringstream source;
-  source << "tokenline calibrate --trace " << std::filesystem::path(trace).filename().string()
-         << ": least squares of the relative step error over " << fit.steps
-         << " steps (measured = op_time_scale x priced ops + step_cpu_overhead_s), plus the median gap "
-         << fit.gap_s << " s between steps";
-  j["timing"]["op_time_scale"] =
-      Json{{"value", fit.op_time_scale}, {"unit", "ratio"}, {"source", source.str()}};
+  const std::string run = std::filesystem::path(trace).filename().string();
+  std::ostringstream ops, step;
+  ops << "tokenline calibrate --trace " << run
+      << ": per op, its measured time over its priced time summed over "
+      << "the " << fit.steps
+      << " steps that price it (op_time_scale: the same over every op, for ops not listed)";
+  step << "tokenline calibrate --trace " << run << ": mean over " << fit.steps
+       << " steps of measured - scaled priced ops, plus the median gap " << fit.gap_s << " s between steps";
+  Json scales = Json::object();
+  for (const OpFit& op : fit.ops) scales[op.op] = op.scale;
+  j["timing"]["op_time_scale"] = Json{{"value", fit.op_time_scale}, {"unit", "ratio"}, {"source", ops.str()}};
+  j["timing"]["op_scales"] = Json{{"value", scales}, {"unit", "ratio"}, {"source", ops.str()}};
   j["timing"]["step_cpu_overhead_s"] =
-      Json{{"value", fit.step_cpu_overhead_s}, {"unit", "s"}, {"source", source.str()}};
+      Json{{"value", fit.step_cpu_overhead_s}, {"unit", "s"}, {"source", step.str()}};
   std::ofstream out(path, std::ios::trunc);
   out << j.dump(2) << "\n";
   if (!out) throw InputError(path.string(), "a writable file", "a file that cannot be written");

@@ -1,15 +1,19 @@
 // Trace calibration (`tokenline calibrate --trace run/trace.json --profile DIR`): fits an own profile's
-// two step terms from a measured run. Each measured step's batch is priced by the profile's ops (p_i,
-// with both terms neutral); the fit is the least squares line
-//   measured_i ~ op_time_scale x p_i + step_cpu_overhead_s
-// (both >= 0; unweighted, so the fitted steps add up to the run's time): the scale is what the run's ops cost
-// against the profiled ones (load, caches), the overhead what a step holds beyond its ops (batch building,
-// rank threads, timers), plus the median gap between steps where the trace has one (the sim lays steps back
-// to back).
+// op scales and step overhead from a measured run (op detail: each step's batch and op spans). Each step's
+// batch is priced by the profile's ops with every scale 1 and no overhead; per op, its scale is the median
+// over the steps that price it of measured / priced (weighted by the priced time; the measured time is the
+// op's spans on the rank the pricing finds busiest), and op_time_scale the same over every op (the fallback
+// for ops the run did not price). step_cpu_overhead_s is the median of measured step - scaled priced ops,
+// plus the median gap between steps where the trace has one (the sim lays steps back to back). Medians, not
+// sums: a shared machine's neighbours stretch some steps, and the fit should not follow them.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <string>
+#include <vector>
+
+#include "engine/model/ledger.h"
 
 namespace tokenline {
 
@@ -23,21 +27,34 @@ struct TraceFitOptions {
 struct StepError {
   double mape = 0;
   double p90 = 0;  // nearest rank
+  // The share of the run's measured time in steps that took over twice their prediction: on a shared
+  // machine, the steps its neighbours stretched, which request latencies add up but no step model follows.
+  double stretched_time_share = 0;
+};
+
+// One op's fit: its measured time over its priced time, summed over the steps that price it.
+struct OpFit {
+  std::string op;  // ledger op name
+  int64_t steps = 0;
+  double measured_s = 0, priced_s = 0;
+  double scale = 1;  // measured_s / priced_s
 };
 
 struct TraceFit {
-  int64_t steps = 0;               // measured steps priced
-  double gap_s = 0;                // median gap between consecutive steps
-  double op_time_scale = 1;        // fitted
-  double step_cpu_overhead_s = 0;  // fitted (+ gap_s)
-  StepError with_profile;          // the run's steps priced with the profile's terms as loaded
-  StepError with_fit;              // ... with the fitted terms
+  int64_t steps = 0;                      // measured steps priced
+  double gap_s = 0;                       // median gap between consecutive steps
+  double op_time_scale = 1;               // fitted over every op (the fallback for ops the run did not price)
+  std::vector<OpFit> ops;                 // per op the run priced and measured, in ledger order
+  std::array<double, kOpCount> scales{};  // per ledger op: its OpFit's scale, else op_time_scale
+  double step_cpu_overhead_s = 0;         // fitted (+ gap_s)
+  StepError with_profile;                 // the run's steps priced with the profile's terms as loaded
+  StepError with_fit;                     // ... with the fitted terms
 };
 
 // Throws InputError for an unreadable trace, a trace without batches, or a profile without an ops table.
 TraceFit fit_trace(const TraceFitOptions& options);
 
-// Rewrites <profile>/profile.json's timing.op_time_scale and step_cpu_overhead_s with the fit.
+// Rewrites <profile>/profile.json's timing.op_time_scale, op_scales and step_cpu_overhead_s with the fit.
 void write_trace_fit(const std::string& profile_dir, const TraceFit& fit, const std::string& trace);
 
 }  // namespace tokenline

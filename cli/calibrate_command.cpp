@@ -38,15 +38,21 @@ void run_trace(const CalibrateArgs& a) {
                           .hardware = a.hardware_given ? a.options.evaluator.hardware : ""};
   const TraceFit f = fit_trace(o);
   write_trace_fit(o.profile, f, o.trace);
+  std::printf("steps %lld\ngap_s %.9g\nop_time_scale %.6g\n", static_cast<long long>(f.steps), f.gap_s,
+              f.op_time_scale);
+  for (const OpFit& op : f.ops)
+    std::printf("op_scale %s %.6g (%lld steps, measured %.6g s, priced %.6g s)\n", op.op.c_str(), op.scale,
+                static_cast<long long>(op.steps), op.measured_s, op.priced_s);
   std::printf(
-      "steps %lld\ngap_s %.9g\nop_time_scale %.6g\nstep_cpu_overhead_s %.9g\n"
-      "step_mape_profile %.4f\nstep_p90_profile %.4f\nstep_mape_fit %.4f\nstep_p90_fit %.4f\n",
-      static_cast<long long>(f.steps), f.gap_s, f.op_time_scale, f.step_cpu_overhead_s, f.with_profile.mape,
-      f.with_profile.p90, f.with_fit.mape, f.with_fit.p90);
+      "step_cpu_overhead_s %.9g\n"
+      "step_mape_profile %.4f\nstep_p90_profile %.4f\nstretched_time_share_profile %.4f\n"
+      "step_mape_fit %.4f\nstep_p90_fit %.4f\nstretched_time_share_fit %.4f\n",
+      f.step_cpu_overhead_s, f.with_profile.mape, f.with_profile.p90, f.with_profile.stretched_time_share,
+      f.with_fit.mape, f.with_fit.p90, f.with_fit.stretched_time_share);
   std::fprintf(stderr,
-               "tokenline calibrate: op_time_scale = %.4g, step_cpu_overhead_s = %.6g s written to "
-               "%s/profile.json\n",
-               f.op_time_scale, f.step_cpu_overhead_s, o.profile.c_str());
+               "tokenline calibrate: %zu op scales, op_time_scale = %.4g, step_cpu_overhead_s = %.6g s "
+               "written to %s/profile.json\n",
+               f.ops.size(), f.op_time_scale, f.step_cpu_overhead_s, o.profile.c_str());
 }
 
 // This executable, so each point runs the same build of `tokenline sim`.

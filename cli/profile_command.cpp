@@ -58,7 +58,9 @@ int profile_job(ProfileJob& job) {
   job.engine.trace_detail = "op";
   const EngineSetup setup = prepare_engine(job.engine);
   const int32_t ranks = setup.parallel.dp_attention * setup.parallel.tp;
-  std::fprintf(stderr, "tokenline profile: %s on %s, %s, %zu points x (%d warm-up + %d repeats)\n",
+  std::fprintf(stderr,
+               "tokenline profile: %s on %s, %s, %zu points x (%d warm-up + %d repeats, one pass over the "
+               "grid per repeat)\n",
                setup.shape.name.c_str(), job.engine.backend.c_str(), setup.parallel.name().c_str(),
                grid_points(grid).size(), grid.warmup, grid.repeats);
   SteadyClock clock;

@@ -12,12 +12,14 @@
 
 #include "common/input_error.h"
 #include "engine/model/engine_behavior_json.h"
+#include "engine/model/ledger.h"
 #include "topologies/embedded_specs.h"
 
 namespace tokenline {
 namespace {
 
 using Json = nlohmann::json;
+constexpr const char* kOpScalesKey = "op_scales";  // timing.op_scales: per-op scales, not a TimingParam
 
 struct TableSpec {
   const char* header;  // the exact header line
@@ -180,11 +182,32 @@ void check_timing_value(TimingParam p, double v, const std::string& where) {
                      std::to_string(v));
 }
 
+// timing.op_scales: {"value": {"<ledger op>": ratio > 0, ...}, "unit", "source"}.
+void read_op_scales(const Json& entry, OpProfile& p, const std::string& at) {
+  if (!entry.is_object() || !entry.contains("value") || !entry["value"].is_object())
+    throw InputError(at, "{\"value\": {\"<ledger op>\": ratio, ...}, \"unit\", \"source\"}", entry.dump());
+  if (!entry.contains("source") && !entry.contains("why"))
+    throw InputError(at, "a \"source\" or \"why\"", "neither");
+  for (const auto& [op, v] : entry["value"].items()) {
+    int i = 0;
+    while (i < kOpCount && op_name(Op(i)) != op) ++i;
+    if (i == kOpCount)
+      throw InputError(at + ".value", "ledger op names (a_proj, sparse_mla, ...)", "'" + op + "'");
+    if (!v.is_number() || !(v.get<double>() > 0) || !std::isfinite(v.get<double>()))
+      throw InputError(at + ".value." + op, "a ratio > 0", v.dump());
+    p.op_scales.emplace_back(op, v.get<double>());
+  }
+}
+
 void read_timing(const Json& j, OpProfile& p, const std::string& where) {
   if (!j.contains("timing")) return;
   if (!j["timing"].is_object()) throw InputError(where + ": timing", "an object", j["timing"].type_name());
   for (const auto& [name, entry] : j["timing"].items()) {
     const std::string at = where + ": timing." + name;
+    if (name == kOpScalesKey) {
+      read_op_scales(entry, p, at);
+      continue;
+    }
     const std::optional<TimingParam> param = find_timing_param(name);
     if (!param) throw InputError(at, "one of " + timing_param_list(), "'" + name + "'");
     if (!entry.is_object() || !entry.contains("value") || !entry["value"].is_number()) {

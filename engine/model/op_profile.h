@@ -8,6 +8,7 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "engine/model/engine_behavior.h"
@@ -77,6 +78,9 @@ struct OpProfile {
   std::string measured_model, measured_parallel;
   std::array<ProfileTable, kProfileTableKinds> tables;
   std::array<double, kTimingParams> timing{};
+  // timing.op_scales (own profiles, calibrate --trace): per ledger op name, its run time over its profiled
+  // time, each > 0; ops not named take op_time_scale.
+  std::vector<std::pair<std::string, double>> op_scales;
   // The "engine" object (engine_behavior_json.h): what the engine does with memory and admission. Absent:
   // has_engine false, and a job keeps the seed's engine unless its flags say otherwise.
   bool has_engine = false;

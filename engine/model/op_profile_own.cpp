@@ -3,6 +3,8 @@
 // `tokens` keys; prefill rows: `batch` sequences of `tokens` new tokens each, no prefix. Between rows the
 // curves of op_profile_curve interpolate; beyond them each op's fitted linear model (least squares over
 // its rows: decode c0 + c1 b + c2 b x, prefill c0 + c1 b x + c2 b x^2) adds its slope.
+#include "engine/model/op_profile_own.h"
+
 #include <algorithm>
 #include <array>
 #include <cmath>
@@ -135,6 +137,16 @@ void check_measured_on(const OpProfile& p, const CostModel& cm) {
 
 }  // namespace
 
+std::array<double, kOpCount> own_op_scales(const OpProfile& p) {
+  std::array<double, kOpCount> scales{};
+  scales.fill(p.param(TimingParam::kOpTimeScale));
+  for (const auto& [name, scale] : p.op_scales) {
+    const int op = find_op(name);
+    if (op >= 0) scales[size_t(op)] = scale;  // the loader checked the name
+  }
+  return scales;
+}
+
 void resolve_own_ops(const OpProfile& p, const CostModel& cm, ProfileCurves& pc) {
   const ProfileTable& t = p.table(ProfileTableKind::kOps);
   if (t.empty()) return;
@@ -153,15 +165,17 @@ void resolve_own_ops(const OpProfile& p, const CostModel& cm, ProfileCurves& pc)
         {t.at(r, kBatchColumn), t.at(r, kTokensColumn), t.at(r, kLatencyColumn) * kMsToS});
   }
   pc.own = true;
-  pc.own_scale = p.param(TimingParam::kOpTimeScale);
+  pc.own_scale = own_op_scales(p);
   for (int i = 0; i < kOpCount; ++i) {
     const auto& d = decode[size_t(i)];
     const auto& f = prefill[size_t(i)];
-    if (!d.empty()) pc.own_decode[size_t(i)] = grid_of(d, roof_of(fit(d, true), true));
+    const OpRoofline droof = d.empty() ? OpRoofline{} : roof_of(fit(d, true), true);
+    if (!d.empty()) pc.own_decode[size_t(i)] = grid_of(d, droof);
     if (!f.empty()) {
       const OpRoofline roof = roof_of(fit(f, false), false);
       pc.own_prefill[size_t(i)] = grid_of(f, roof);
       pc.own_pair_s[size_t(i)] = 2 * roof.cbxx;  // b x^2 = two causal pairs per x^2 / 2
+      pc.own_fixed_s[size_t(i)] = d.empty() ? 0 : std::min(droof.c0, roof.c0);
     }
   }
 }
@@ -169,20 +183,24 @@ void resolve_own_ops(const OpProfile& p, const CostModel& cm, ProfileCurves& pc)
 void price_own_ops(const ProfileCurves& pc, const ProfileWork& w, std::array<Term, kOpCount>& terms) {
   for (int i = 0; i < kOpCount; ++i) {
     Term& t = terms[size_t(i)];
-    double s = 0;
     const OpGrid& d = pc.own_decode[size_t(i)];
     const OpGrid& f = pc.own_prefill[size_t(i)];
-    if (w.decode_seqs > 0 && !d.empty()) s += d.at(w.decode_seqs, w.decode_context);
+    const double decode_s = w.decode_seqs > 0 && !d.empty() ? d.at(w.decode_seqs, w.decode_context) : 0;
+    double prefill_s = 0;
     const double prefill_sampled = w.lm_tokens - (w.tokens - w.prefill_tokens);
     if (w.prefill_seqs > 0 && !f.empty() && on_sampled_rows(Op(i))) {
-      if (prefill_sampled > 0) s += f.at(prefill_sampled, w.prefill_tokens / w.prefill_seqs);
+      if (prefill_sampled > 0) prefill_s = f.at(prefill_sampled, w.prefill_tokens / w.prefill_seqs);
     } else if (w.prefill_seqs > 0 && !f.empty()) {
       const double x = w.prefill_tokens / w.prefill_seqs;
-      s += f.at(w.prefill_seqs, x) +
-           std::max(0.0, w.prefill_keys - w.prefill_seqs * x * (x + 1) / 2) * pc.own_pair_s[size_t(i)];
+      prefill_s = f.at(w.prefill_seqs, x) +
+                  std::max(0.0, w.prefill_keys - w.prefill_seqs * x * (x + 1) / 2) * pc.own_pair_s[size_t(i)];
     }
+    // The engine runs each op once over all the step's rows: a step with both parts pays the op's fixed
+    // time (weight reads, thread dispatch: its fitted intercept) once, not once per part.
+    const double shared_s = std::min({pc.own_fixed_s[size_t(i)], decode_s, prefill_s});
+    const double s = decode_s + prefill_s - std::max(0.0, shared_s);
     // An op with no rows is one the engine did not run at this layout (the table lists every op it ran).
-    t.time_s = pc.own_scale * s;
+    t.time_s = pc.own_scale[size_t(i)] * s;
     t.launch_s = 0;
     t.source = TimeSource::kProfile;
   }

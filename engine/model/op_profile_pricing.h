@@ -42,7 +42,8 @@ struct ProfileCurves {
   bool own = false;
   std::array<OpGrid, kOpCount> own_decode, own_prefill;
   std::array<double, kOpCount> own_pair_s{};
-  double own_scale = 1;  // op_time_scale: a run's op times over the profile's (calibrate --trace)
+  std::array<double, kOpCount> own_fixed_s{};  // the smaller of the decode and prefill fits' intercepts
+  std::array<double, kOpCount> own_scale{};    // per op: a run's op times over the profile's (own_op_scales)
   // timing parameters
   double step_cpu_overhead_s = 0;
   double step_cpu_per_request_s = 0;  // x the most requests one attention rank's scheduler holds in the step

@@ -83,7 +83,7 @@ Json profile_json(const OwnProfileInfo& info) {
   j["sources"] = {{"ops.csv",
                    "tokenline profile: ModelRunner steps of synthetic batches (every attention "
                    "group the same shape), per op the first rank's whole-step time, median of "
-                   "the repeats after the warm-up"}};
+                   "the repeats (one pass over the grid each; the first after each point's warm-up)"}};
   j["tables"] = {{"ops", "ops.csv"}};
   j["timing"] = {
       {"step_cpu_overhead_s",

@@ -172,32 +172,33 @@ int64_t grid_pages(const ProfileGrid& grid, int32_t page_tokens) {
   return most;
 }
 
+// Repeats are interleaved over the grid: pass r measures every point once (the first pass after each
+// point's warm-up), so a burst of load from other processes lands on one repeat of the points it overlaps,
+// which the median drops, rather than on every repeat of a few neighbouring points.
 OpProfileResult profile_ops(ModelRunner& runner, const RunnerConfig& config, const ProfileGrid& grid,
                             const ProfileProgress& progress) {
   const std::vector<GridPoint> points = grid_points(grid);
-  std::vector<std::array<double, kRunOpCount>> medians;
+  std::vector<std::array<std::vector<double>, kRunOpCount>> op_s(points.size());
+  std::vector<std::vector<double>> over_s(points.size());
+  const size_t all = points.size() * size_t(grid.repeats);
+  for (int32_t r = 0; r < grid.repeats; ++r) {
+    for (size_t n = 0; n < points.size(); ++n) {
+      for (int32_t w = 0; r == 0 && w < grid.warmup; ++w) run_once(runner, config, points[n]);
+      const Sample s = run_once(runner, config, points[n]);
+      for (int i = 0; i < kRunOpCount; ++i) op_s[n][size_t(i)].push_back(s.op_s[size_t(i)]);
+      over_s[n].push_back(s.overhead_s);
+      if (progress) progress(size_t(r) * points.size() + n + 1, all, points[n], s.step_s);
+    }
+  }
+  std::vector<std::array<double, kRunOpCount>> medians(points.size());
   std::array<bool, kRunOpCount> ran{};
   std::vector<double> overheads;
   for (size_t n = 0; n < points.size(); ++n) {
-    const GridPoint& p = points[n];
-    for (int32_t w = 0; w < grid.warmup; ++w) run_once(runner, config, p);
-    std::array<std::vector<double>, kRunOpCount> op_s;
-    std::vector<double> step_s, over_s;
-    for (int32_t r = 0; r < grid.repeats; ++r) {
-      const Sample s = run_once(runner, config, p);
-      for (int i = 0; i < kRunOpCount; ++i)
-        op_s[static_cast<size_t>(i)].push_back(s.op_s[static_cast<size_t>(i)]);
-      step_s.push_back(s.step_s);
-      over_s.push_back(s.overhead_s);
-    }
-    std::array<double, kRunOpCount> m{};
     for (int i = 0; i < kRunOpCount; ++i) {
-      m[static_cast<size_t>(i)] = median(op_s[static_cast<size_t>(i)]);
-      ran[static_cast<size_t>(i)] = ran[static_cast<size_t>(i)] || m[static_cast<size_t>(i)] > 0;
+      medians[n][size_t(i)] = median(op_s[n][size_t(i)]);
+      ran[size_t(i)] = ran[size_t(i)] || medians[n][size_t(i)] > 0;
     }
-    medians.push_back(m);
-    overheads.push_back(median(over_s));
-    if (progress) progress(n + 1, points.size(), p, median(step_s));
+    overheads.push_back(median(over_s[n]));
   }
   OpProfileResult result;
   for (int i = 0; i < kRunOpCount; ++i) {

@@ -1,8 +1,10 @@
 // OpProfiler: measures the real engine's ops (ledger names) on its KernelSet over a grid of step shapes,
 // by executing synthetic steps on a ModelRunner - the same runner, forward pass, rank threads and
 // in-process communicators `tokenline run` uses - and keeping, per op, the median over repeats after a
-// warm-up. Every attention group runs the same shape (so a rank's collectives wait for no slower peer).
-// Not thread-safe; the runner's rank threads are its own.
+// warm-up. Repeats are interleaved: each pass over the grid measures every point once, so a burst of load
+// from other processes spoils one repeat of a point, not all of them. Every attention group runs the same
+// shape (so a rank's collectives wait for no slower peer). Not thread-safe; the runner's rank threads are its
+// own.
 #pragma once
 
 #include <cstdint>
@@ -47,7 +49,7 @@ struct OpProfileResult {
   double step_overhead_s = 0;  // median over points of (step time - its ops' times)
 };
 
-// Called after each point with (points done, points in all, the point, its median step seconds).
+// Called after each measured step with (steps done, steps in all, its point, its step seconds).
 using ProfileProgress = std::function<void(size_t, size_t, const GridPoint&, double)>;
 
 // REQUIRES: runner.config's total_pages >= grid_pages(grid, page_tokens); the runner is fresh.

@@ -1,6 +1,7 @@
-// fit_trace: a synthetic run whose steps took 2 x the profile's priced ops + 0.5 ms gives back
-// op_time_scale 2 and step_cpu_overhead_s 0.5 ms - which needs each decode's context rebuilt from the
-// prompt before it - and the fit written into profile.json is what the profile loads next.
+// fit_trace: a synthetic run whose a_proj spans took 2 x the profile's priced a_proj, its sparse_mla spans
+// 3 x, and whose steps took 0.5 ms beyond their ops gives back op scales 2 and 3 and step_cpu_overhead_s
+// 0.5 ms - which needs each decode's context rebuilt from the prompt before it - and the fit written into
+// profile.json is what the profile loads and prices with next.
 #include "calibrate/trace_fit.h"
 
 #include <catch2/catch.hpp>
@@ -10,6 +11,7 @@
 
 #include "common/input_error.h"
 #include "engine/model/op_profile.h"
+#include "engine/model/op_profile_own.h"
 #include "engine/model/op_profile_writer.h"
 
 namespace tokenline {
@@ -17,7 +19,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-constexpr double kScale = 2, kOverheadMs = 0.5;
+constexpr double kAProjScale = 2, kSparseMlaScale = 3, kOverheadMs = 0.5;
 
 // Decode: a_proj costs `batch` ms, sparse_mla `keys` / 64 ms (exact at 64, 128, 256 keys). Prefill:
 // a_proj costs tokens / 16 ms (exact at 64, 127, 128 tokens). Every other op has no rows (costs 0).
@@ -53,27 +55,32 @@ fs::path profile_dir() {
   return dir;
 }
 
-// A trace of steps, each lasting kScale x priced + kOverheadMs, back to back.
+// A trace of steps, back to back: each step's a_proj and sparse_mla spans (rank 0's compute stream, tid
+// 0) last their scale x the priced time, and the step kOverheadMs more than its ops.
 struct Step {
   std::string batch;
   int tokens;
-  double priced_ms;
+  double a_proj_ms, sparse_mla_ms;  // priced
 };
 
-fs::path write_trace(const fs::path& dir, const std::vector<Step>& steps) {
+nlohmann::json span(const std::string& name, double start_ms, double dur_ms) {
+  return {{"ph", "X"}, {"pid", 1}, {"tid", 0}, {"ts", start_ms * 1e3}, {"dur", dur_ms * 1e3}, {"name", name}};
+}
+
+fs::path write_trace(const fs::path& dir, const std::vector<Step>& steps, bool with_ops = true) {
   nlohmann::json events = nlohmann::json::array();
   double t_ms = 0;
   int64_t index = 0;
   for (const Step& st : steps) {
-    const double dur_ms = kScale * st.priced_ms + kOverheadMs;
-    events.push_back(
-        {{"ph", "X"},
-         {"pid", 1},
-         {"tid", 0},
-         {"ts", t_ms * 1e3},
-         {"dur", dur_ms * 1e3},
-         {"name", "step"},
-         {"args", {{"step", index++}, {"tokens", st.tokens}, {"requests", 1}, {"batch", st.batch}}}});
+    const double a_ms = kAProjScale * st.a_proj_ms, s_ms = kSparseMlaScale * st.sparse_mla_ms;
+    const double dur_ms = a_ms + s_ms + kOverheadMs;
+    nlohmann::json step = span("step", t_ms, dur_ms);
+    step["args"] = {{"step", index++}, {"tokens", st.tokens}, {"requests", 1}, {"batch", st.batch}};
+    events.push_back(step);
+    if (with_ops) {
+      events.push_back(span("a_proj", t_ms, a_ms));
+      if (s_ms > 0) events.push_back(span("sparse_mla", t_ms + a_ms, s_ms));
+    }
     t_ms += dur_ms;
   }
   const fs::path trace = dir / "trace.json";
@@ -81,29 +88,80 @@ fs::path write_trace(const fs::path& dir, const std::vector<Step>& steps) {
   return trace;
 }
 
+const std::vector<Step> kSteps = {
+    // A 127-token prompt (127 / 16 ms of a_proj), then its first decode attends to 128 keys (a_proj 1 ms,
+    // sparse_mla 2 ms): priced right only when the decode's context comes from the prefill before it.
+    {"0p127@0", 127, 127.0 / 16, 0},
+    {"0d1", 1, 1, 2},
+    {"1p127@0", 127, 127.0 / 16, 0},
+    {"1d1", 1, 1, 2},
+    {"2p63@0", 63, 4, 0},  // below the first row: its latency
+    {"2d1", 1, 1, 1}};
+
 }  // namespace
 
-TEST_CASE("a run made from known step terms gives them back", "[trace_fit]") {
+TEST_CASE("a run made from known per-op scales and step overhead gives them back", "[trace_fit]") {
   const fs::path dir = profile_dir();
-  // A 127-token prompt (127 / 16 ms), then its first decode attends to 128 keys (1 + 2 ms): priced right
-  // only when the decode's context comes from the prefill before it.
-  const fs::path trace = write_trace(dir, {{"0p127@0", 127, 127.0 / 16},
-                                           {"0d1", 1, 3},
-                                           {"1p127@0", 127, 127.0 / 16},
-                                           {"1d1", 1, 3},
-                                           {"2p63@0", 63, 4},  // below the first row: its latency
-                                           {"2d1", 1, 2}});
+  const fs::path trace = write_trace(dir, kSteps);
   const TraceFit f = fit_trace({.trace = trace.string(), .profile = dir.string(), .hardware = ""});
   CHECK(f.steps == 6);
   CHECK(f.gap_s == 0);
-  CHECK(f.op_time_scale == Approx(kScale).epsilon(1e-3));
+  REQUIRE(f.ops.size() == 2);
+  CHECK(f.ops[0].op == "a_proj");
+  CHECK(f.ops[0].steps == 6);
+  CHECK(f.ops[0].scale == Approx(kAProjScale).epsilon(1e-3));
+  CHECK(f.ops[1].op == "sparse_mla");
+  CHECK(f.ops[1].steps == 3);  // the decodes: no prefill rows price it
+  CHECK(f.ops[1].scale == Approx(kSparseMlaScale).epsilon(1e-3));
+  CHECK(f.scales[size_t(Op::kSparseMla)] == Approx(kSparseMlaScale).epsilon(1e-3));
+  CHECK(f.op_time_scale >= kAProjScale);  // over every op: between the two
+  CHECK(f.op_time_scale <= kSparseMlaScale);
+  CHECK(f.scales[size_t(Op::kRmsnorm)] == f.op_time_scale);  // an op the run did not price
   CHECK(f.step_cpu_overhead_s == Approx(kOverheadMs * 1e-3).epsilon(1e-3));
   CHECK(f.with_fit.mape < 1e-3);
-  CHECK(f.with_profile.mape > 0.4);  // the profile as written: scale 1, overhead 0
+  CHECK(f.with_fit.stretched_time_share == 0);
+  CHECK(f.with_profile.mape > 0.4);  // the profile as written: scales 1, overhead 0
   write_trace_fit(dir.string(), f, trace.string());
   const auto p = load_op_profile(dir.string());
   CHECK(p->param(TimingParam::kOpTimeScale) == Approx(f.op_time_scale));
   CHECK(p->param(TimingParam::kStepCpuOverheadS) == Approx(f.step_cpu_overhead_s));
+  const std::array<double, kOpCount> loaded = own_op_scales(*p);
+  CHECK(loaded[size_t(Op::kAProj)] == Approx(f.ops[0].scale));
+  CHECK(loaded[size_t(Op::kSparseMla)] == Approx(f.ops[1].scale));
+  CHECK(loaded[size_t(Op::kRmsnorm)] == Approx(f.op_time_scale));
+  // Calibrated once, the profile prices the run as it went: refitting finds every scale 1 again.
+  const TraceFit again = fit_trace({.trace = trace.string(), .profile = dir.string(), .hardware = ""});
+  CHECK(again.with_profile.mape < 1e-3);
+  CHECK(again.ops[1].scale == Approx(f.ops[1].scale));  // fitted against the raw ops, not the scaled ones
+}
+
+TEST_CASE("a slow step from a busy neighbour moves the fitted scales little", "[trace_fit]") {
+  const fs::path dir = profile_dir();
+  std::vector<Step> steps = kSteps;
+  for (int i = 0; i < 3; ++i) steps.insert(steps.end(), kSteps.begin(), kSteps.end());
+  const fs::path trace = write_trace(dir, steps);
+  // Stretch one decode step's sparse_mla span tenfold, and its step with it.
+  nlohmann::json doc;
+  std::ifstream(trace) >> doc;
+  nlohmann::json* step = nullptr;
+  for (auto& e : doc["traceEvents"]) {
+    if (e["name"] == "step") step = &e;
+    if (e["name"] == "sparse_mla") {
+      const double extra_us = e["dur"].get<double>() * 9;
+      e["dur"] = e["dur"].get<double>() + extra_us;
+      (*step)["dur"] = (*step)["dur"].get<double>() + extra_us;
+      break;
+    }
+  }
+  std::ofstream(trace) << doc.dump();
+  const TraceFit f = fit_trace({.trace = trace.string(), .profile = dir.string(), .hardware = ""});
+  REQUIRE(f.ops.size() == 2);
+  CHECK(f.ops[1].scale == Approx(kSparseMlaScale).epsilon(1e-3));          // the weighted median ignores it
+  CHECK(f.ops[1].measured_s > 1.5 * kSparseMlaScale * f.ops[1].priced_s);  // the sum does not
+  CHECK(f.step_cpu_overhead_s == Approx(kOverheadMs * 1e-3).epsilon(1e-3));
+  // The stretched step is the one the fit misses, and what it holds of the run is reported.
+  CHECK(f.with_fit.stretched_time_share > 0.1);
+  CHECK(f.with_fit.stretched_time_share < 0.5);
 }
 
 TEST_CASE("trace calibration needs a readable trace and an own profile", "[trace_fit]") {
@@ -113,6 +171,14 @@ TEST_CASE("trace calibration needs a readable trace and an own profile", "[trace
   CHECK_THROWS_AS(
       fit_trace({.trace = (dir / "none.json").string(), .profile = "h200-sglang", .hardware = ""}),
       InputError);
+  // A trace with steps only (--trace-detail step) has no op spans to fit the scales from.
+  const fs::path steps_only = write_trace(dir, kSteps, false);
+  try {
+    fit_trace({.trace = steps_only.string(), .profile = dir.string(), .hardware = ""});
+    FAIL("a trace without op spans was accepted");
+  } catch (const InputError& e) {
+    CHECK(std::string(e.what()).find("--trace-detail op") != std::string::npos);
+  }
 }
 
 }  // namespace tokenline

@@ -1,8 +1,13 @@
 // Own profiles (the ops table): exact at measured points, interpolated between them, ops without rows
-// cost nothing, and a profile refuses a model or layout it was not measured on.
+// cost nothing, a step with decode and prefill rows pays an op's fixed time once, per-op scales
+// (timing.op_scales) apply to their ops and are checked on load, and a profile refuses a model or layout it
+// was not measured on.
+#include "engine/model/op_profile_own.h"
+
 #include <catch2/catch.hpp>
 #include <filesystem>
 #include <fstream>
+#include <nlohmann/json.hpp>
 #include <string>
 
 #include "common/input_error.h"
@@ -70,6 +75,23 @@ std::string error_of(const fs::path& dir, const std::string& parallel,
   return "";
 }
 
+// Rewrites DIR/profile.json's timing.op_scales entry as `entry` (JSON text).
+void set_op_scales(const fs::path& dir, const std::string& entry) {
+  nlohmann::json j;
+  std::ifstream(dir / "profile.json") >> j;
+  j["timing"]["op_scales"] = nlohmann::json::parse(entry);
+  std::ofstream(dir / "profile.json") << j.dump(2);
+}
+
+std::string load_error(const fs::path& dir) {
+  try {
+    load_op_profile(dir.string());
+  } catch (const InputError& e) {
+    return e.what();
+  }
+  return "";
+}
+
 }  // namespace
 
 TEST_CASE("an own profile prices its ops exactly at measured points", "[op_profile_own]") {
@@ -107,6 +129,68 @@ TEST_CASE("op_time_scale scales an own profile's ops", "[op_profile_own]") {
   const CostModel cm = make_cost_model(m, parse_parallel("tp1", "test"), m.default_kv_layout,
                                        load_hardware((dir / "hardware.json").string()), o);
   CHECK(decode_step(cm, 1, 63)[Op::kAProj].time_s == Approx(2 * 0.5 * kMsToS));
+}
+
+TEST_CASE("timing.op_scales scales its ops; the others take op_time_scale", "[op_profile_own]") {
+  const fs::path dir = own_profile("op_scales", rows());
+  set_op_scales(dir, R"({"value": {"a_proj": 3}, "unit": "ratio", "source": "test"})");
+  CostOptions o;
+  auto p = load_op_profile(dir.string());
+  REQUIRE(p->op_scales.size() == 1);
+  apply_profile_sets(*p, "op_time_scale=2");
+  const std::array<double, kOpCount> scales = own_op_scales(*p);
+  CHECK(scales[size_t(Op::kAProj)] == 3);
+  CHECK(scales[size_t(Op::kSparseMla)] == 2);
+  o.profile = std::move(p);
+  const ModelConfig m = model_preset("glm-5.3-tiny");
+  const CostModel cm = make_cost_model(m, parse_parallel("tp1", "test"), m.default_kv_layout,
+                                       load_hardware((dir / "hardware.json").string()), o);
+  const StepCost d = decode_step(cm, 1, 63);
+  CHECK(d[Op::kAProj].time_s == Approx(3 * 0.5 * kMsToS));
+  CHECK(d[Op::kSparseMla].time_s == Approx(2 * 0.125 * kMsToS));
+}
+
+TEST_CASE("a bad timing.op_scales entry names the file and field", "[op_profile_own]") {
+  const fs::path dir = own_profile("bad_op_scales", rows());
+  set_op_scales(dir, R"({"value": {"a_proj": -1}, "source": "test"})");
+  const std::string negative = load_error(dir);
+  CHECK(negative.find("profile.json: timing.op_scales.value.a_proj") != std::string::npos);
+  CHECK(negative.find("a ratio > 0") != std::string::npos);
+  set_op_scales(dir, R"({"value": {"a_proj": "fast"}, "source": "test"})");
+  CHECK(load_error(dir).find("timing.op_scales.value.a_proj") != std::string::npos);
+  set_op_scales(dir, R"({"value": {"warp_drive": 1}, "source": "test"})");
+  const std::string unknown = load_error(dir);
+  CHECK(unknown.find("timing.op_scales.value") != std::string::npos);
+  CHECK(unknown.find("warp_drive") != std::string::npos);
+  set_op_scales(dir, R"({"value": 2, "source": "test"})");
+  CHECK(load_error(dir).find("timing.op_scales") != std::string::npos);
+  set_op_scales(dir, R"({"value": {"a_proj": 2}})");
+  CHECK(load_error(dir).find("\"source\"") != std::string::npos);
+  set_op_scales(dir, R"({"value": {"a_proj": 2}, "source": "test"})");
+  CHECK(load_error(dir).empty());
+}
+
+TEST_CASE("a step with decode and prefill rows pays an op's fixed time once", "[op_profile_own]") {
+  // a_proj: decode 0.4 ms + 0.1 ms per sequence, prefill 0.6 ms + 0.025 ms per token (exact lines): the
+  // fixed part both pay is the smaller intercept, 0.4 ms.
+  const fs::path dir = own_profile("mixed", {{"a_proj", true, 1, 64, 0.5},
+                                             {"a_proj", true, 4, 64, 0.8},
+                                             {"a_proj", true, 1, 512, 0.5},
+                                             {"a_proj", true, 4, 512, 0.8},
+                                             {"a_proj", false, 1, 16, 1.0},
+                                             {"a_proj", false, 1, 32, 1.4},
+                                             {"a_proj", false, 1, 64, 2.2},
+                                             {"a_proj", false, 1, 128, 3.8}});
+  const CostModel cm = own_model(dir, "tp1");
+  const std::vector<SeqWork> mixed = {
+      {.new_tokens = 1, .context_tokens = 63, .prefill = false, .last_chunk = false},
+      {.new_tokens = 16, .context_tokens = 0, .prefill = true, .last_chunk = true}};
+  const double decode_s = decode_step(cm, 1, 63)[Op::kAProj].time_s;
+  const double prefill_s = prefill_step(cm, 16, 0, true)[Op::kAProj].time_s;
+  CHECK(decode_s == Approx(0.5 * kMsToS));
+  CHECK(prefill_s == Approx(1.0 * kMsToS));
+  CHECK(step_cost(cm, std::span<const SeqWork>(mixed))[Op::kAProj].time_s ==
+        Approx((0.5 + 1.0 - 0.4) * kMsToS).epsilon(1e-3));
 }
 
 TEST_CASE("an own profile refuses a layout or model it was not measured on", "[op_profile_own]") {
