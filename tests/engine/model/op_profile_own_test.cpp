@@ -14,6 +14,7 @@
 #include "engine/model/ledger.h"
 #include "engine/model/op_profile.h"
 #include "engine/model/op_profile_writer.h"
+#include "tests/engine/model/profile_load_error.h"
 #include "topologies/hardware_loader.h"
 
 namespace tokenline {
@@ -83,15 +84,6 @@ void set_op_scales(const fs::path& dir, const std::string& entry) {
   std::ofstream(dir / "profile.json") << j.dump(2);
 }
 
-std::string load_error(const fs::path& dir) {
-  try {
-    load_op_profile(dir.string());
-  } catch (const InputError& e) {
-    return e.what();
-  }
-  return "";
-}
-
 }  // namespace
 
 TEST_CASE("an own profile prices its ops exactly at measured points", "[op_profile_own]") {
@@ -153,21 +145,21 @@ TEST_CASE("timing.op_scales scales its ops; the others take op_time_scale", "[op
 TEST_CASE("a bad timing.op_scales entry names the file and field", "[op_profile_own]") {
   const fs::path dir = own_profile("bad_op_scales", rows());
   set_op_scales(dir, R"({"value": {"a_proj": -1}, "source": "test"})");
-  const std::string negative = load_error(dir);
+  const std::string negative = profile_load_error(dir);
   CHECK(negative.find("profile.json: timing.op_scales.value.a_proj") != std::string::npos);
   CHECK(negative.find("a ratio > 0") != std::string::npos);
   set_op_scales(dir, R"({"value": {"a_proj": "fast"}, "source": "test"})");
-  CHECK(load_error(dir).find("timing.op_scales.value.a_proj") != std::string::npos);
+  CHECK(profile_load_error(dir).find("timing.op_scales.value.a_proj") != std::string::npos);
   set_op_scales(dir, R"({"value": {"warp_drive": 1}, "source": "test"})");
-  const std::string unknown = load_error(dir);
+  const std::string unknown = profile_load_error(dir);
   CHECK(unknown.find("timing.op_scales.value") != std::string::npos);
   CHECK(unknown.find("warp_drive") != std::string::npos);
   set_op_scales(dir, R"({"value": 2, "source": "test"})");
-  CHECK(load_error(dir).find("timing.op_scales") != std::string::npos);
+  CHECK(profile_load_error(dir).find("timing.op_scales") != std::string::npos);
   set_op_scales(dir, R"({"value": {"a_proj": 2}})");
-  CHECK(load_error(dir).find("\"source\"") != std::string::npos);
+  CHECK(profile_load_error(dir).find("\"source\"") != std::string::npos);
   set_op_scales(dir, R"({"value": {"a_proj": 2}, "source": "test"})");
-  CHECK(load_error(dir).empty());
+  CHECK(profile_load_error(dir).empty());
 }
 
 TEST_CASE("a step with decode and prefill rows pays an op's fixed time once", "[op_profile_own]") {

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "common/input_error.h"
+#include "tests/engine/model/profile_load_error.h"
 
 namespace tokenline {
 namespace {
@@ -29,36 +30,27 @@ fs::path scratch_profile(const std::string& name, const std::string& gemm_csv, b
   return dir;
 }
 
-std::string load_error(const fs::path& dir) {
-  try {
-    load_op_profile(dir.string());
-  } catch (const InputError& e) {
-    return e.what();
-  }
-  return "";
-}
-
 }  // namespace
 
 TEST_CASE("profile loader names the file and line of bad input", "[op_profile]") {
   SECTION("missing table") {
-    const std::string msg = load_error(scratch_profile("missing", "", false));
+    const std::string msg = profile_load_error(scratch_profile("missing", "", false));
     CHECK(msg.find("gemm.csv") != std::string::npos);
     CHECK(msg.find("no such file") != std::string::npos);
   }
   SECTION("bad header") {
-    const std::string msg = load_error(scratch_profile("header", "dtype,m,n,latency_ms\n"));
+    const std::string msg = profile_load_error(scratch_profile("header", "dtype,m,n,latency_ms\n"));
     CHECK(msg.find("gemm.csv:1") != std::string::npos);
   }
   SECTION("bad number") {
-    const std::string msg = load_error(scratch_profile(
+    const std::string msg = profile_load_error(scratch_profile(
         "number", "dtype,m,n,k,latency_ms\nfp8_block,1,128,128,0.01\nfp8_block,2,x,128,0.01\n"));
     CHECK(msg.find("gemm.csv:3") != std::string::npos);
     CHECK(msg.find("column n") != std::string::npos);
   }
   SECTION("missing column") {
     const std::string msg =
-        load_error(scratch_profile("columns", "dtype,m,n,k,latency_ms\nfp8_block,1,128,0.01\n"));
+        profile_load_error(scratch_profile("columns", "dtype,m,n,k,latency_ms\nfp8_block,1,128,0.01\n"));
     CHECK(msg.find("gemm.csv:2") != std::string::npos);
   }
   SECTION("a good table loads, with the engine block it carries") {
@@ -70,7 +62,7 @@ TEST_CASE("profile loader names the file and line of bad input", "[op_profile]")
     CHECK(p->engine.admission == Admission::kIncremental);  // vLLM's
   }
   SECTION("a bad engine field names the profile and the field") {
-    const std::string msg = load_error(scratch_profile(
+    const std::string msg = profile_load_error(scratch_profile(
         "engine", "dtype,m,n,k,latency_ms\nfp8_block,1,128,128,0.01\n", true, R"({"anything": [1, 2]})"));
     CHECK(msg.find("profile.json") != std::string::npos);
     CHECK(msg.find("anything") != std::string::npos);
