@@ -123,7 +123,7 @@ TEST_CASE("op_time_scale scales an own profile's ops", "[op_profile_own]") {
   CHECK(decode_step(cm, 1, 63)[Op::kAProj].time_s == Approx(2 * 0.5 * kMsToS));
 }
 
-TEST_CASE("timing.op_scales scales its ops; the others take op_time_scale", "[op_profile_own]") {
+TEST_CASE("timing.op_scales scales its ops, the others take op_time_scale", "[op_profile_own]") {
   const fs::path dir = own_profile("op_scales", rows());
   set_op_scales(dir, R"({"value": {"a_proj": 3}, "unit": "ratio", "source": "test"})");
   CostOptions o;
