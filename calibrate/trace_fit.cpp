@@ -7,6 +7,7 @@
 #include <fstream>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <sstream>
 #include <vector>
 
@@ -138,8 +139,7 @@ std::array<double, kOpCount> rank_ops(const RecordedStep& step, int rank) {
   std::array<double, kOpCount> s{};
   for (const RecordedOp& op : step.ops) {
     if (op.rank != rank) continue;
-    for (int i = 0; i < kOpCount; ++i)
-      if (op_name(Op(i)) == op.name) s[size_t(i)] += op.duration_s;
+    if (const std::optional<Op> i = find_op(op.name)) s[size_t(*i)] += op.duration_s;
   }
   return s;
 }
@@ -251,10 +251,10 @@ void write_trace_fit(const std::string& profile_dir, const TraceFit& fit, const 
   const std::string run = std::filesystem::path(trace).filename().string();
   std::ostringstream ops, step;
   ops << "tokenline calibrate --trace " << run
-      << ": per op, its measured time over its priced time summed over "
-      << "the " << fit.steps
-      << " steps that price it (op_time_scale: the same over every op, for ops not listed)";
-  step << "tokenline calibrate --trace " << run << ": mean over " << fit.steps
+      << ": per op, the median of its measured time over its priced time (weighted by the priced time) over "
+      << "the steps of " << fit.steps
+      << " that price it (op_time_scale: the same over every op, for ops not listed)";
+  step << "tokenline calibrate --trace " << run << ": median over " << fit.steps
        << " steps of measured - scaled priced ops, plus the median gap " << fit.gap_s << " s between steps";
   Json scales = Json::object();
   for (const OpFit& op : fit.ops) scales[op.op] = op.scale;

@@ -32,12 +32,12 @@ struct StepError {
   double stretched_time_share = 0;
 };
 
-// One op's fit: its measured time over its priced time, summed over the steps that price it.
+// One op's fit over the steps that price it: their summed measured and priced times, and the scale.
 struct OpFit {
   std::string op;  // ledger op name
   int64_t steps = 0;
   double measured_s = 0, priced_s = 0;
-  double scale = 1;  // measured_s / priced_s
+  double scale = 1;  // the steps' median of measured / priced, each weighted by its priced time
 };
 
 struct TraceFit {

@@ -7,6 +7,7 @@
 #include <array>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string_view>
 #include <vector>
@@ -60,7 +61,8 @@ struct ProfileCurves;  // op_profile_pricing.h (private)
 
 std::string_view op_name(Op op);  // the seed's names: "rmsnorm", "a_proj", ...
 // op_name() views a string literal: .data() is null-terminated with static storage (OpSpan::name uses it).
-CollectiveKind op_collective(Op op);                         // kNone for compute ops
+std::optional<Op> find_op(std::string_view name);  // the op op_name() calls `name`; nullopt for none
+CollectiveKind op_collective(Op op);               // kNone for compute ops
 std::string_view collective_kind_name(CollectiveKind kind);  // "allreduce", "alltoall", ...
 inline bool is_collective(Op op) {
   return op_collective(op) != CollectiveKind::kNone;

@@ -189,9 +189,7 @@ void read_op_scales(const Json& entry, OpProfile& p, const std::string& at) {
   if (!entry.contains("source") && !entry.contains("why"))
     throw InputError(at, "a \"source\" or \"why\"", "neither");
   for (const auto& [op, v] : entry["value"].items()) {
-    int i = 0;
-    while (i < kOpCount && op_name(Op(i)) != op) ++i;
-    if (i == kOpCount)
+    if (!find_op(op))
       throw InputError(at + ".value", "ledger op names (a_proj, sparse_mla, ...)", "'" + op + "'");
     if (!v.is_number() || !(v.get<double>() > 0) || !std::isfinite(v.get<double>()))
       throw InputError(at + ".value." + op, "a ratio > 0", v.dump());

@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <optional>
 #include <string>
 
 #include "common/input_error.h"
@@ -113,12 +114,6 @@ bool on_sampled_rows(Op op) {
   return op == Op::kLmHead || op == Op::kVocabAllgather || op == Op::kSample;
 }
 
-int find_op(std::string_view name) {
-  for (int i = 0; i < kOpCount; ++i)
-    if (op_name(Op(i)) == name) return i;
-  return -1;
-}
-
 void check_measured_on(const OpProfile& p, const CostModel& cm) {
   const std::string label = "--profile " + p.name;
   const std::string how = "; profile it with `tokenline profile --model " + cm.model.name + " --parallel " +
@@ -141,8 +136,7 @@ std::array<double, kOpCount> own_op_scales(const OpProfile& p) {
   std::array<double, kOpCount> scales{};
   scales.fill(p.param(TimingParam::kOpTimeScale));
   for (const auto& [name, scale] : p.op_scales) {
-    const int op = find_op(name);
-    if (op >= 0) scales[size_t(op)] = scale;  // the loader checked the name
+    if (const std::optional<Op> op = find_op(name)) scales[size_t(*op)] = scale;  // the loader checked it
   }
   return scales;
 }
@@ -154,14 +148,14 @@ void resolve_own_ops(const OpProfile& p, const CostModel& cm, ProfileCurves& pc)
   std::array<std::vector<Point>, kOpCount> decode, prefill;
   for (size_t r = 0; r < t.rows(); ++r) {
     const std::string at = t.file + ":" + std::to_string(r + 2);  // the header is line 1
-    const int op = find_op(t.text_at(r, kOpColumn));
-    if (op < 0)
+    const std::optional<Op> op = find_op(t.text_at(r, kOpColumn));
+    if (!op)
       throw InputError(at + ": column op", "a ledger op name",
                        "'" + std::string(t.text_at(r, kOpColumn)) + "'");
     const std::string_view phase = t.text_at(r, kPhaseColumn);
     if (phase != "decode" && phase != "prefill")
       throw InputError(at + ": column phase", "decode or prefill", "'" + std::string(phase) + "'");
-    (phase == "decode" ? decode : prefill)[size_t(op)].push_back(
+    (phase == "decode" ? decode : prefill)[size_t(*op)].push_back(
         {t.at(r, kBatchColumn), t.at(r, kTokensColumn), t.at(r, kLatencyColumn) * kMsToS});
   }
   pc.own = true;

@@ -3,6 +3,12 @@
 
 namespace tokenline {
 
+std::optional<Op> find_op(std::string_view name) {
+  for (int i = 0; i < kOpCount; ++i)
+    if (op_name(Op(i)) == name) return Op(i);
+  return std::nullopt;
+}
+
 std::string_view op_name(Op op) {
   switch (op) {
     case Op::kEmbed:

@@ -156,3 +156,9 @@ TEST_CASE("Collective groups follow the layout", "[step_cost]") {
   CHECK(collective_group(Op::kSparseMla, dp) == 0);
   for (int i = 0; i < kOpCount; ++i) CHECK(op_name(Op(i)) != "?");
 }
+
+TEST_CASE("find_op is op_name's inverse and refuses other names", "[step_cost]") {
+  for (int i = 0; i < kOpCount; ++i) CHECK(find_op(op_name(Op(i))) == Op(i));
+  CHECK(!find_op("attention"));
+  CHECK(!find_op(""));
+}
