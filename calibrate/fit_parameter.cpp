@@ -46,6 +46,13 @@ const std::vector<FitParameter>& fit_parameters() {
        "a queue: the HTTP server, tokenization and hand-off to the scheduler, and the first token's way "
        "back (detokenization, streaming); it adds to TTFT and to each client's cycle; bounds: 0 to 300 ms",
        0.0},
+      {"step_floor_per_layer_s", FitTarget::kProfileSet, "timing", "step_floor_per_layer_s", 0.0, 400e-6,
+       false,
+       "the shortest a step's GPU time runs per decoder layer: a decode step at a few requests is a chain of "
+       "some 20 small kernels per layer (norms, RoPE, activation quantization, top-k, expert alignment, "
+       "residual adds besides the tabled GEMMs, attention, MoE and all-reduce), each with a latency floor "
+       "the tables' rows do not add up to; the step costs max(its ops, layers x floor); bounds: 0 to 400 us",
+       0.0},
       {"eager_launch_gap_s", FitTarget::kProfileSet, "timing", "eager_launch_gap_s", 1e-6, 20e-6, true,
        "CPU time to launch one kernel outside a CUDA graph (prefill and large decode batches); bounds: 1 us "
        "(C++ launch) to 20 us (Python-side launch with argument packing)",

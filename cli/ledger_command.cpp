@@ -140,6 +140,7 @@ void add_into(StepCost& sum, const StepCost& s) {
   sum.comm_s += s.comm_s;
   sum.launch_s += s.launch_s;
   sum.profile_s += s.profile_s;
+  sum.floor_s += s.floor_s;
   sum.overhead_s += s.overhead_s;
   sum.tokens += s.tokens;
 }
@@ -239,12 +240,14 @@ void print_ledgers(const StepCost& c, double rank_tokens, double time_scale, con
   }
   std::printf("  %-44s %12.3f PFLOP (instance)\n", "FLOPs", c.flops() / 1e15);
   std::printf("\nTime on the busiest GPU: %.4f %s\n", c.total_s * time_scale, unit);
-  const std::pair<const char*, double> rows[] = {
-      {"weights", c.weights_s},         {"kv", c.kv_s},           {"indexer", c.indexer_s},
-      {"activations", c.activations_s}, {"compute", c.compute_s}, {"comm", c.comm_s},
-      {"launch", c.launch_s},           {"profile", c.profile_s}, {"cpu overhead", c.overhead_s}};
+  const std::pair<const char*, double> rows[] = {{"weights", c.weights_s},  {"kv", c.kv_s},
+                                                 {"indexer", c.indexer_s},  {"activations", c.activations_s},
+                                                 {"compute", c.compute_s},  {"comm", c.comm_s},
+                                                 {"launch", c.launch_s},    {"profile", c.profile_s},
+                                                 {"step floor", c.floor_s}, {"cpu overhead", c.overhead_s}};
   for (const auto& [name, s] : rows) {
-    if (!profiled && (name == std::string("profile") || name == std::string("cpu overhead"))) continue;
+    const std::string n = name;
+    if (!profiled && (n == "profile" || n == "step floor" || n == "cpu overhead")) continue;
     std::printf("  %-22s %12.4f %s  %5.1f %%\n", name, s * time_scale, unit,
                 c.total_s > 0 ? 100 * s / c.total_s : 0);
   }
@@ -340,6 +343,7 @@ Json time_json(const StepCost& c, bool profiled) {
             {"compute", c.compute_s}, {"activations", c.activations_s}};
   if (profiled) {
     t["profile"] = c.profile_s;    // terms priced from the profile
+    t["floor"] = c.floor_s;        // what lifts a short step to its per-layer floor
     t["overhead"] = c.overhead_s;  // per-step CPU time not hidden
     t["coverage"] = c.coverage();  // profile / total
   }

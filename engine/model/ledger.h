@@ -181,6 +181,7 @@ struct StepCost {
   double comm_s = 0;      // collectives' transfer time
   double launch_s = 0;    // collective launches + kernel launches
   double profile_s = 0;   // terms priced from the profile (not split into the classes above)
+  double floor_s = 0;     // profile timing: what lifts a short step to its per-layer floor
   double overhead_s = 0;  // profile timing: per-step CPU time not hidden behind the GPU
   int busiest_rank = 0;
   int64_t tokens = 0;  // new tokens over all ranks

@@ -294,6 +294,8 @@ std::string_view timing_param_name(TimingParam p) {
       return "request_latency_s";
     case TimingParam::kSharedExpertsFusion:
       return "shared_experts_fusion";
+    case TimingParam::kStepFloorPerLayerS:
+      return "step_floor_per_layer_s";
     case TimingParam::kCount:
       break;
   }
@@ -320,6 +322,8 @@ double timing_param_default(TimingParam p) {
       return 0;  // unmeasured: requests reach the engine when sent until `tokenline calibrate` fits it
     case TimingParam::kSharedExpertsFusion:
       return 0;  // the shared expert as its own GEMMs unless the profile names an engine that fuses it
+    case TimingParam::kStepFloorPerLayerS:
+      return 0;  // unmeasured: a step is the sum of its ops until `tokenline calibrate` fits a floor
     case TimingParam::kCount:
       break;
   }

@@ -64,6 +64,7 @@ enum class TimingParam : uint8_t {
   kRequestLatencyS,      // a request's path outside the steps: send to scheduler + first token back (s)
   kSharedExpertsFusion,  // 1: a DeepSeek-V3-shaped shared expert runs inside the fused MoE kernel as one
                          // more always-chosen expert (SGLang's default) instead of its own GEMMs
+  kStepFloorPerLayerS,   // the shortest a step's GPU time runs per decoder layer (s)
   kCount,
 };
 inline constexpr int kTimingParams = static_cast<int>(TimingParam::kCount);

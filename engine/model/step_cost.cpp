@@ -445,6 +445,8 @@ StepCost step_cost(const CostModel& cm, std::span<const std::span<const SeqWork>
     size_t most_requests = 0;
     for (const std::span<const SeqWork>& rank : per_rank)
       most_requests = std::max(most_requests, rank.size());
+    sc.floor_s = std::max(0.0, cm.profile->step_floor_s - sc.total_s);
+    sc.total_s += sc.floor_s;
     sc.overhead_s = step_overhead_s(*cm.profile, sc.total_s, most_requests);
     sc.total_s += sc.overhead_s;
   }

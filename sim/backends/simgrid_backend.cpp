@@ -5,6 +5,7 @@
 #include <memory>
 #include <string>
 
+#include "engine/model/op_profile_pricing.h"
 #include "sim/simgrid/link_meter.h"
 #include "sim/simgrid/simgrid_adapter.h"
 #include "sim/simgrid/simgrid_network.h"
@@ -341,11 +342,15 @@ StepOutcome SimgridBackend::execute(const StepBatches& step) {
   StepOutcome outcome;
   const double start = sg::now_s();
   if (last_cost_.overhead_s > 0) sg::sleep_for(last_cost_.overhead_s);  // profile: CPU time not hidden
+  const double gpu_start = sg::now_s();
   if (op_detail_) {
     run_ops(last_cost_, gpu, outcome);
   } else {
     run_merged(last_cost_, gpu);
   }
+  // profile: a short step still runs its per-layer floor (the flows may have taken longer than priced)
+  const double floor_s = cost_model_.profile ? cost_model_.profile->step_floor_s : 0;
+  if (sg::now_s() - gpu_start < floor_s) sg::sleep_until(gpu_start + floor_s);
   outcome.duration_s = sg::now_s() - start;
   if (noise_) noise_->accept_drafts(step, outcome.accepted_drafts);
   return outcome;

@@ -1,6 +1,7 @@
 // Pricing a step from the h200-sglang profile: source attribution, CUDA-graph buckets, and a DeepSeek-V3
 // tp8 decode step against the sum of the table rows it should read.
 #include <catch2/catch.hpp>
+#include <cmath>
 #include <initializer_list>
 #include <string>
 #include <string_view>
@@ -256,6 +257,38 @@ TEST_CASE("per-request CPU time shows only where it exceeds the GPU step under o
   // Without overlap the CPU time adds: fixed + per request.
   const StepCost serial = step("overlap_schedule=0,step_cpu_overhead_s=1e-3,step_cpu_per_request_s=1e-5", 64);
   CHECK(serial.overhead_s == Approx(1e-3 + 64 * 1e-5));
+}
+
+TEST_CASE("a step below its per-layer floor runs the floor, one above it its ops, before the overlap rule",
+          "[op_profile]") {
+  auto step = [](const std::string& sets, int64_t batch) {
+    CostOptions o;
+    auto p = load_op_profile("h200-sglang");
+    apply_profile_sets(*p, sets);
+    o.profile = std::move(p);
+    const CostModel cm = make_cost_model(model_preset("deepseek-v3"), parse_parallel("tp8", "test"),
+                                         KvLayout::kFp8E4m3, load_hardware("h200"), o);
+    return std::pair{decode_step(cm, batch, 1023), cm.model.layers};
+  };
+  const std::string kNoCpu = "step_cpu_overhead_s=0,step_cpu_per_request_s=0";
+  const auto [small, layers] = step(kNoCpu + ",step_floor_per_layer_s=0", 1);
+  const auto [large, unused] = step(kNoCpu + ",step_floor_per_layer_s=0", 64);
+  CHECK(small.floor_s == 0);
+  REQUIRE(small.total_s < large.total_s);
+  // A floor between the two steps' per-layer times lifts the small step to it and leaves the large one.
+  // (whole microseconds: the setting's text is written with 6 decimals)
+  const double floor_per_layer_s = std::round((small.total_s + large.total_s) / 2 / layers * 1e6) / 1e6;
+  const std::string floor = kNoCpu + ",step_floor_per_layer_s=" + std::to_string(floor_per_layer_s);
+  const StepCost lifted = step(floor, 1).first;
+  CHECK(lifted.total_s == Approx(floor_per_layer_s * layers));
+  CHECK(lifted.floor_s == Approx(floor_per_layer_s * layers - small.total_s));
+  CHECK(lifted.profile_s == Approx(small.profile_s));  // the ops keep their own times
+  const StepCost kept = step(floor, 64).first;
+  CHECK(kept.floor_s == 0);
+  CHECK(kept.total_s == Approx(large.total_s));
+  // Overlapped CPU time is hidden behind the floored step, not behind its ops alone.
+  const double cpu_s = (small.total_s + floor_per_layer_s * layers) / 2;
+  CHECK(step(floor + ",step_cpu_overhead_s=" + std::to_string(cpu_s), 1).first.overhead_s == 0);
 }
 
 }  // namespace tokenline

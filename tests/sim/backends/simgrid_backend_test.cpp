@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "engine/model/model_config.h"
+#include "engine/model/op_profile.h"
 #include "sim/backends/analytic_backend.h"
 #include "sim/simgrid/link_meter.h"
 #include "sim/simgrid/simgrid_adapter.h"
@@ -104,6 +105,32 @@ TEST_CASE("simgrid steps equal analytic steps without competing traffic") {
 
 TEST_CASE("simgrid op-by-op steps equal analytic steps without competing traffic") {
   check_agreement(run_grid(true), 4 * (3 * 3 + 1));
+}
+
+TEST_CASE("simgrid runs a short profiled step to its per-layer floor, as analytic prices it") {
+  CostOptions o;
+  auto p = load_op_profile("h200-sglang");
+  apply_profile_sets(*p, "step_cpu_overhead_s=0,step_cpu_per_request_s=0,step_floor_per_layer_s=0.0004");
+  o.profile = std::move(p);
+  const ModelConfig model = model_preset("deepseek-v3");
+  const CostModel cm =
+      make_cost_model(model, parse_parallel("tp8", "test"), KvLayout::kFp8E4m3, load_hardware("h200"), o);
+  const sg::PlatformSpec platform = sg::load_platform(kCluster, cm.hbm_bw);
+  std::vector<Sample> samples;
+  double floor_s = 0;
+  sg::SimEngine engine(platform);
+  engine.add_actor("floor", [&] {
+    for (bool op_detail : {false, true}) {
+      SimgridBackend backend(cm, platform, 0, op_detail);
+      const StepOutcome out = backend.execute(decode_batches(cm, 1, 1023));
+      samples.push_back({op_detail ? "op detail" : "merged", out.duration_s, backend.last_cost().total_s});
+      floor_s = backend.last_cost().floor_s;
+    }
+  });
+  REQUIRE(engine.run());
+  CHECK(floor_s > 0);  // 0.4 ms per layer is above a one-request DeepSeek step
+  check_agreement(samples, 2);
+  for (const Sample& s : samples) CHECK(s.simgrid_s >= 0.0004 * model.layers * (1 - 1e-9));
 }
 
 TEST_CASE("a PD transfer sharing an IB NIC with the EP all-to-all slows steps by the shared bytes") {
