@@ -230,9 +230,10 @@ void add_compare(CLI::App& app) {
       "compare",
       "Join a predicted trace.json (tokenline sim) with a measured one (tokenline run) step by step");
   cmd->add_option("predicted", args->predicted,
-                  "trace.json of the prediction (tokenline sim --trace-detail op)")
+                  "trace.json (or .gz) of the prediction (tokenline sim --trace-detail op)")
       ->required();
-  cmd->add_option("measured", args->measured, "trace.json of the measurement (tokenline run)")->required();
+  cmd->add_option("measured", args->measured, "trace.json (or .gz) of the measurement (tokenline run)")
+      ->required();
   cmd->add_flag("--json", args->json, "JSON on stdout instead of the table");
   cmd->add_option("--out", args->out, "also write the JSON to this file");
   cmd->callback([args] { run_compare(*args); });

@@ -1,5 +1,7 @@
 #include "traces/trace_reader.h"
 
+#include <zlib.h>
+
 #include <algorithm>
 #include <cmath>
 #include <fstream>
@@ -7,6 +9,7 @@
 #include <map>
 #include <nlohmann/json.hpp>
 #include <sstream>
+#include <string>
 
 #include "common/input_error.h"
 #include "traces/number_format.h"
@@ -20,12 +23,42 @@ constexpr int kStreamsPerRank = 2;  // trace_tid: compute and comm threads per r
 
 using nlohmann::json;
 
+// A gzip file (--trace-gzip) starts with these two bytes (RFC 1952).
+bool gzipped(const std::string& bytes) {
+  return bytes.size() >= 2 && static_cast<unsigned char>(bytes[0]) == 0x1f &&
+         static_cast<unsigned char>(bytes[1]) == 0x8b;
+}
+
+// The text a gzip file holds; throws InputError naming `path` when the data is not a whole gzip stream.
+std::string gunzip(const std::string& bytes, const std::string& path) {
+  constexpr int kGzipOnlyWindowBits = 15 + 16;  // 32 KiB window, gzip wrapper only
+  z_stream zs{};
+  if (inflateInit2(&zs, kGzipOnlyWindowBits) != Z_OK) throw InputError(path, "zlib to start", "no memory");
+  zs.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(bytes.data()));
+  zs.avail_in = static_cast<uInt>(bytes.size());  // traces past 4 GiB of gzip: read as far as uInt goes
+  std::string text;
+  std::string chunk(size_t{1} << 20, '\0');
+  int rc = Z_OK;
+  while (rc == Z_OK) {
+    zs.next_out = reinterpret_cast<Bytef*>(chunk.data());
+    zs.avail_out = static_cast<uInt>(chunk.size());
+    rc = inflate(&zs, Z_NO_FLUSH);
+    text.append(chunk.data(), chunk.size() - zs.avail_out);
+  }
+  inflateEnd(&zs);
+  if (rc != Z_STREAM_END)
+    throw InputError(path, "a whole gzip stream (trace.json.gz)", "corrupt or cut gzip data");
+  return text;
+}
+
 json parse_file(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   if (!in) throw InputError(path, "a readable trace.json", "no such file");
   std::stringstream buffer;
   buffer << in.rdbuf();
-  json doc = json::parse(buffer.str(), nullptr, false);
+  std::string text = buffer.str();
+  if (gzipped(text)) text = gunzip(text, path);
+  json doc = json::parse(text, nullptr, false);
   if (doc.is_discarded())
     throw InputError(path, "a JSON document (Chrome Trace Event Format)", "malformed JSON");
   if (!doc.is_object() || !doc.contains("traceEvents") || !doc["traceEvents"].is_array())

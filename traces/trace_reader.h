@@ -1,4 +1,5 @@
-// ChromeTraceReader: reads back the step and op spans of a trace.json written by tokenline (sim or run):
+// ChromeTraceReader: reads back the step and op spans of a trace.json (or trace.json.gz, --trace-gzip)
+// written by tokenline (sim or run):
 // per instance (process), the "step" spans in file order with their args, and the op spans written after
 // each step on that instance. Times come back in seconds, rounded to the file's whole nanoseconds.
 // Throws InputError naming the file (and event index) when the file is not such a trace.

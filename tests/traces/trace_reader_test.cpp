@@ -2,6 +2,8 @@
 
 #include <catch2/catch.hpp>
 #include <fstream>
+#include <iterator>
+#include <string>
 
 #include "common/input_error.h"
 #include "tests/traces/test_dir.h"
@@ -93,6 +95,35 @@ TEST_CASE("trace reader: step spans come back per rank with their batch composit
   CHECK_FALSE(step.ranks[1].has_batch);  // a step-detail span: counts only
   CHECK(step.ranks[1].tokens == 1);
   CHECK(step.ops.size() == 1);
+}
+
+TEST_CASE("trace reader: a gzip trace (--trace-gzip) reads back as its plain twin, a cut one is refused") {
+  testing::TestDir dir("trace-reader-gzip");
+  auto write = [](const std::string& path, TraceEncoding encoding) {
+    ChromeTraceWriter w(path, encoding);
+    for (int i = 0; i < 200; ++i) {  // several steps, so the cut below lands inside the deflate stream
+      w.complete(1, trace_tid(0, TraceStream::kCompute), "step", 0.002 * i, 0.002,
+                 {{"step", i}, {"tokens", 17}, {"requests", 2}}, TraceText{"batch", "3p16@32 5d1"});
+      w.complete(1, trace_tid(0, TraceStream::kCompute), "embed", 0.002 * i, 0.001);
+    }
+    REQUIRE(w.finish());
+  };
+  write(dir.file("trace.json"), TraceEncoding::kPlain);
+  write(dir.file("trace.json.gz"), TraceEncoding::kGzip);
+  const RecordedRun plain = read_recorded_run(dir.file("trace.json"));
+  const RecordedRun gz = read_recorded_run(dir.file("trace.json.gz"));
+  REQUIRE(gz.instances.size() == 1);
+  REQUIRE(gz.instances[0].steps.size() == 200);
+  for (size_t i = 0; i < 200; ++i) {
+    const RecordedStep &a = plain.instances[0].steps[i], &b = gz.instances[0].steps[i];
+    CHECK(a.start_s == b.start_s);
+    CHECK(a.ranks[0].batch == b.ranks[0].batch);
+    CHECK(a.ops.size() == b.ops.size());
+  }
+  std::ifstream in(dir.file("trace.json.gz"), std::ios::binary);
+  const std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  std::ofstream(dir.file("cut.json.gz"), std::ios::binary) << bytes.substr(0, bytes.size() / 2);
+  check_rejected(dir.file("cut.json.gz"), {"cut.json.gz", "corrupt or cut gzip data"});
 }
 
 TEST_CASE("trace reader: a batch that breaks the grammar or disagrees with its span is an InputError") {
