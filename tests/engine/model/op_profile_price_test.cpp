@@ -38,6 +38,18 @@ double row_s(const ProfileTable& t, std::string_view text, std::initializer_list
   return 0;
 }
 
+// A DeepSeek-V3 tp8 decode step of `batch` requests at 1,023 cached tokens, priced by h200-sglang with the
+// timing overrides `sets`.
+StepCost deepseek_decode_step(const std::string& sets, int64_t batch) {
+  CostOptions o;
+  auto p = load_op_profile("h200-sglang");
+  apply_profile_sets(*p, sets);
+  o.profile = std::move(p);
+  const CostModel cm = make_cost_model(model_preset("deepseek-v3"), parse_parallel("tp8", "test"),
+                                       KvLayout::kFp8E4m3, load_hardware("h200"), o);
+  return decode_step(cm, batch, 1023);
+}
+
 }  // namespace
 
 TEST_CASE("profile terms name their source and coverage is the profiled share", "[op_profile]") {
@@ -237,58 +249,42 @@ TEST_CASE("GLM-5.3 DSA ops read the GLM-5 rows exactly at a measured point", "[o
 
 TEST_CASE("per-request CPU time shows only where it exceeds the GPU step under overlap scheduling",
           "[op_profile]") {
-  auto step = [](const std::string& sets, int64_t batch) {
-    CostOptions o;
-    auto p = load_op_profile("h200-sglang");
-    apply_profile_sets(*p, sets);
-    o.profile = std::move(p);
-    const CostModel cm = make_cost_model(model_preset("deepseek-v3"), parse_parallel("tp8", "test"),
-                                         KvLayout::kFp8E4m3, load_hardware("h200"), o);
-    return decode_step(cm, batch, 1023);
-  };
-  const StepCost base = step("step_cpu_overhead_s=0,step_cpu_per_request_s=0", 64);
+  const StepCost base = deepseek_decode_step("step_cpu_overhead_s=0,step_cpu_per_request_s=0", 64);
   CHECK(base.overhead_s == 0);
   // 1 us per request is far below a DeepSeek step: hidden.
-  CHECK(step("step_cpu_per_request_s=1e-6", 64).overhead_s == 0);
+  CHECK(deepseek_decode_step("step_cpu_per_request_s=1e-6", 64).overhead_s == 0);
   // 1 ms per request: 64 ms of CPU against the GPU step; the step costs the CPU time.
-  const StepCost cpu = step("step_cpu_per_request_s=1e-3", 64);
+  const StepCost cpu = deepseek_decode_step("step_cpu_per_request_s=1e-3", 64);
   CHECK(cpu.overhead_s == Approx(64e-3 - base.total_s));
   CHECK(cpu.total_s == Approx(64e-3));
   // Without overlap the CPU time adds: fixed + per request.
-  const StepCost serial = step("overlap_schedule=0,step_cpu_overhead_s=1e-3,step_cpu_per_request_s=1e-5", 64);
+  const StepCost serial =
+      deepseek_decode_step("overlap_schedule=0,step_cpu_overhead_s=1e-3,step_cpu_per_request_s=1e-5", 64);
   CHECK(serial.overhead_s == Approx(1e-3 + 64 * 1e-5));
 }
 
 TEST_CASE("a step below its per-layer floor runs the floor, one above it its ops, before the overlap rule",
           "[op_profile]") {
-  auto step = [](const std::string& sets, int64_t batch) {
-    CostOptions o;
-    auto p = load_op_profile("h200-sglang");
-    apply_profile_sets(*p, sets);
-    o.profile = std::move(p);
-    const CostModel cm = make_cost_model(model_preset("deepseek-v3"), parse_parallel("tp8", "test"),
-                                         KvLayout::kFp8E4m3, load_hardware("h200"), o);
-    return std::pair{decode_step(cm, batch, 1023), cm.model.layers};
-  };
   const std::string kNoCpu = "step_cpu_overhead_s=0,step_cpu_per_request_s=0";
-  const auto [small, layers] = step(kNoCpu + ",step_floor_per_layer_s=0", 1);
-  const auto [large, unused] = step(kNoCpu + ",step_floor_per_layer_s=0", 64);
+  const int layers = model_preset("deepseek-v3").layers;
+  const StepCost small = deepseek_decode_step(kNoCpu + ",step_floor_per_layer_s=0", 1);
+  const StepCost large = deepseek_decode_step(kNoCpu + ",step_floor_per_layer_s=0", 64);
   CHECK(small.floor_s == 0);
   REQUIRE(small.total_s < large.total_s);
   // A floor between the two steps' per-layer times lifts the small step to it and leaves the large one.
   // (whole microseconds: the setting's text is written with 6 decimals)
   const double floor_per_layer_s = std::round((small.total_s + large.total_s) / 2 / layers * 1e6) / 1e6;
   const std::string floor = kNoCpu + ",step_floor_per_layer_s=" + std::to_string(floor_per_layer_s);
-  const StepCost lifted = step(floor, 1).first;
+  const StepCost lifted = deepseek_decode_step(floor, 1);
   CHECK(lifted.total_s == Approx(floor_per_layer_s * layers));
   CHECK(lifted.floor_s == Approx(floor_per_layer_s * layers - small.total_s));
   CHECK(lifted.profile_s == Approx(small.profile_s));  // the ops keep their own times
-  const StepCost kept = step(floor, 64).first;
+  const StepCost kept = deepseek_decode_step(floor, 64);
   CHECK(kept.floor_s == 0);
   CHECK(kept.total_s == Approx(large.total_s));
   // Overlapped CPU time is hidden behind the floored step, not behind its ops alone.
   const double cpu_s = (small.total_s + floor_per_layer_s * layers) / 2;
-  CHECK(step(floor + ",step_cpu_overhead_s=" + std::to_string(cpu_s), 1).first.overhead_s == 0);
+  CHECK(deepseek_decode_step(floor + ",step_cpu_overhead_s=" + std::to_string(cpu_s), 1).overhead_s == 0);
 }
 
 }  // namespace tokenline
