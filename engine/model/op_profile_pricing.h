@@ -37,13 +37,18 @@ struct ProfileCurves {
   // collectives by message bytes: CUDA-graph path and eager path, per ledger op (empty: roofline)
   std::array<OpCurve, kOpCount> comm_graph, comm_eager;
   // own profiles (the ops table, op_profile_own.cpp): per ledger op, its whole step on one rank by
-  // (sequences, keys) in decode and (sequences, new tokens each) in prefill; own_pair_s prices a prefill
+  // (sequences, keys) in decode and (sequences, new tokens each) in prefill; pair_s prices a prefill
   // prefix's extra (query, key) pairs. own: the table covers every op (an op without rows costs 0).
+  struct OwnCurves {
+    std::array<OpGrid, kOpCount> decode, prefill;
+    std::array<double, kOpCount> pair_s{};
+    std::array<double, kOpCount> fixed_s{};  // the smaller of the decode and prefill fits' intercepts
+  };
   bool own = false;
-  std::array<OpGrid, kOpCount> own_decode, own_prefill;
-  std::array<double, kOpCount> own_pair_s{};
-  std::array<double, kOpCount> own_fixed_s{};  // the smaller of the decode and prefill fits' intercepts
-  std::array<double, kOpCount> own_scale{};    // per op: a run's op times over the profile's (own_op_scales)
+  OwnCurves own_all;    // every attention group ran the shape
+  OwnCurves own_alone;  // only one ran it, the others idle (DP layouts; empty where not measured)
+  int own_groups = 1;   // attention groups (DP) of the measured layout
+  std::array<double, kOpCount> own_scale{};  // per op: a run's op times over the profile's (own_op_scales)
   // timing parameters
   double step_cpu_overhead_s = 0;
   double step_cpu_per_request_s = 0;  // x the most requests one attention rank's scheduler holds in the step
@@ -69,6 +74,7 @@ struct ProfileWork {
   double prefill_tokens = 0;
   double prefill_keys = 0;  // causal (query, key) pairs of the prefill chunks, prefix included
   bool graph = false;       // replayed from a CUDA graph (pure decode within the largest bucket)
+  int busy_ranks = 0;       // attention ranks with work in the step (0: not known, taken as all)
 };
 
 // The CUDA-graph bucket SGLang pads a decode batch of `batch` to: 1, 2, 4, 8, then multiples of 8.

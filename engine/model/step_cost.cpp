@@ -390,6 +390,7 @@ StepCost step_cost(const CostModel& cm, std::span<const std::span<const SeqWork>
   StepCost sc;
   double best = -1, all_tokens = 0, moe_tokens = 0;
   bool graph = cm.profile != nullptr;
+  const auto busy = int(std::count_if(per_rank.begin(), per_rank.end(), [](auto s) { return !s.empty(); }));
   for (size_t r = 0; r < per_rank.size(); ++r) {
     const RankWork w = summarize(cm, per_rank[r]);
     if (w.tokens <= 0) continue;
@@ -401,7 +402,8 @@ StepCost step_cost(const CostModel& cm, std::span<const std::span<const SeqWork>
     rank_collectives(cm, w, expert_imbalance, t);
     moe_tokens += w.tokens;
     if (cm.profile) {
-      const ProfileWork pw = profile_work(cm, w);
+      ProfileWork pw = profile_work(cm, w);
+      pw.busy_ranks = busy;
       price_rank_from_profile(cm, pw, t);
       graph = graph && pw.graph;
       moe_tokens += pw.tokens - w.tokens;
