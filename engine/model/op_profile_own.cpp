@@ -203,27 +203,39 @@ void resolve_own_ops(const OpProfile& p, const CostModel& cm, ProfileCurves& pc)
   }
   pc.own = true;
   pc.own_scale = own_op_scales(p);
-  pc.own_groups = cm.parallel.dp_attention;
   resolve_curves(all, pc.own_all);
   resolve_curves(alone, pc.own_alone);
 }
 
 void price_own_ops(const ProfileCurves& pc, const ProfileWork& w, std::array<Term, kOpCount>& terms) {
-  // Under DP a step's attention groups share the machine's cores: with fewer of them busy, each runs
-  // faster. Between the alone rows (one busy) and the every-group rows, linear in the busy count.
-  const int busy = w.busy_ranks > 0 ? std::min(w.busy_ranks, pc.own_groups) : pc.own_groups;
-  const double all_weight = pc.own_groups > 1 ? double(busy - 1) / double(pc.own_groups - 1) : 1;
+  // Under DP the attention groups share the machine's cores: while its peers idle a group runs faster.
+  // Its time lies between the alone rows and the every-group rows, by how much of it its peers' work
+  // overlaps (peer_load).
+  const double all_weight = w.peer_load < 0 ? 1 : std::clamp(w.peer_load, 0.0, 1.0);
   for (int i = 0; i < kOpCount; ++i) {
     double s = op_time_s(pc.own_all, w, i);
-    const bool has_alone =
-        !pc.own_alone.decode[size_t(i)].empty() || !pc.own_alone.prefill[size_t(i)].empty();
-    if (all_weight < 1 && has_alone) s = all_weight * s + (1 - all_weight) * op_time_s(pc.own_alone, w, i);
+    const bool alone = !pc.own_alone.decode[size_t(i)].empty() || !pc.own_alone.prefill[size_t(i)].empty();
+    if (all_weight < 1 && alone) s = all_weight * s + (1 - all_weight) * op_time_s(pc.own_alone, w, i);
     // An op with no rows is one the engine did not run at this layout (the table lists every op it ran).
     Term& t = terms[size_t(i)];
     t.time_s = pc.own_scale[size_t(i)] * s;
     t.launch_s = 0;
     t.source = TimeSource::kProfile;
   }
+}
+
+double own_rank_time_s(const ProfileCurves& pc, const ProfileWork& w) {
+  double s = 0;
+  for (int i = 0; i < kOpCount; ++i) s += pc.own_scale[size_t(i)] * op_time_s(pc.own_all, w, i);
+  return s;
+}
+
+double own_peer_load(std::span<const double> rank_s, size_t r, int groups) {
+  if (groups < 2 || r >= rank_s.size() || !(rank_s[r] > 0)) return 1;
+  double load = 0;
+  for (size_t q = 0; q < rank_s.size(); ++q)
+    if (q != r) load += std::min(1.0, rank_s[q] / rank_s[r]);
+  return load / double(groups - 1);  // ranks beyond rank_s idle
 }
 
 }  // namespace tokenline

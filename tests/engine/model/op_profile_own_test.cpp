@@ -1,8 +1,8 @@
 // Own profiles (the ops table): exact at measured points, interpolated between them, ops without rows
 // cost nothing, a step with decode and prefill rows pays an op's fixed time once, per-op scales
 // (timing.op_scales) apply to their ops and are checked on load, and a profile refuses a model or layout it
-// was not measured on; under DP, a step with one busy attention group prices from the alone rows where
-// the profile has them.
+// was not measured on; under DP, a group's time lies between the alone and the every-group rows by its
+// peers' load, where the profile has alone rows.
 #include "engine/model/op_profile_own.h"
 
 #include <catch2/catch.hpp>
@@ -14,6 +14,7 @@
 #include "common/input_error.h"
 #include "engine/model/ledger.h"
 #include "engine/model/op_profile.h"
+#include "engine/model/op_profile_pricing.h"
 #include "engine/model/op_profile_writer.h"
 #include "tests/engine/model/profile_load_error.h"
 #include "topologies/hardware_loader.h"
@@ -208,19 +209,34 @@ double a_proj_s(const CostModel& cm, const std::vector<SeqWork>& group0, const s
   return step_cost(cm, std::span<const std::span<const SeqWork>>(ranks))[Op::kAProj].time_s;
 }
 
-TEST_CASE("under DP a step with one busy group prices from the alone rows", "[op_profile_own]") {
+TEST_CASE("under DP a group's time lies between its alone and every-group rows by its peers' load",
+          "[op_profile_own]") {
   const CostModel cm = own_model(own_profile("alone", dp_rows(true), "dp2-tp2-ep4"), "dp2-tp2-ep4");
   const std::vector<SeqWork> one = {
       {.new_tokens = 1, .context_tokens = 63, .prefill = false, .last_chunk = false}};
   const std::vector<SeqWork> four(4, one[0]);
   const std::vector<SeqWork> chunk = {
       {.new_tokens = 16, .context_tokens = 0, .prefill = true, .last_chunk = true}};
-  CHECK(a_proj_s(cm, one, {}) == Approx(0.5 * kMsToS));   // the other group idle: alone
+  CHECK(a_proj_s(cm, one, {}) == Approx(0.5 * kMsToS));   // the other group idle: the alone rows
   CHECK(a_proj_s(cm, {}, four) == Approx(0.9 * kMsToS));  // whichever group it is
   CHECK(a_proj_s(cm, chunk, {}) == Approx(1.5 * kMsToS));
-  CHECK(a_proj_s(cm, one, one) == Approx(0.8 * kMsToS));  // both busy: the every-group rows
-  CHECK(a_proj_s(cm, four, one) == Approx(1.2 * kMsToS));
-  CHECK(a_proj_s(cm, chunk, one) == Approx(2.0 * kMsToS));
+  CHECK(a_proj_s(cm, one, one) == Approx(0.8 * kMsToS));  // as busy as each other: every-group rows
+  // 4 sequences (1.2 ms every-group) beside 1 (0.8 ms): the peer overlaps 2/3 of the step.
+  CHECK(a_proj_s(cm, four, one) == Approx((1.2 * 2 / 3 + 0.9 / 3) * kMsToS));
+  // A 16-token chunk (2.0 ms) beside one decode (0.8 ms): 0.4 of it.
+  CHECK(a_proj_s(cm, chunk, one) == Approx((2.0 * 0.4 + 1.5 * 0.6) * kMsToS));
+}
+
+TEST_CASE("a rank's peer load is its peers' time over its own, capped at 1, mean over the peers",
+          "[op_profile_own]") {
+  const std::vector<double> two = {2.0, 1.0};
+  CHECK(own_peer_load(two, 0, 2) == Approx(0.5));
+  CHECK(own_peer_load(two, 1, 2) == Approx(1.0));  // its peer is busier: as busy
+  const std::vector<double> first = {2.0};
+  CHECK(own_peer_load(first, 0, 2) == Approx(0.0));  // ranks not listed idle
+  const std::vector<double> four = {2.0, 0.0, 1.0};
+  CHECK(own_peer_load(four, 0, 4) == Approx(0.5 / 3));
+  CHECK(own_peer_load(two, 0, 1) == 1);  // no DP: no peers
 }
 
 TEST_CASE("a DP profile without alone rows prices a one-group step from the every-group rows",
