@@ -62,14 +62,15 @@ int profile_job(ProfileJob& job) {
                "tokenline profile: %s on %s, %s, %zu points x (%d warm-up + %d repeats, one pass over the "
                "grid per repeat)\n",
                setup.shape.name.c_str(), job.engine.backend.c_str(), setup.parallel.name().c_str(),
-               grid_points(grid).size(), grid.warmup, grid.repeats);
+               grid_points(grid, setup.parallel.dp_attention).size(), grid.warmup, grid.repeats);
   SteadyClock clock;
   ModelRunner runner(setup.shape, engine_weights(job.engine, setup.shape), setup.runner, clock);
   const OpProfileResult result =
       profile_ops(runner, setup.runner, grid, [](size_t done, size_t all, const GridPoint& p, double step_s) {
-        std::fprintf(stderr, "tokenline profile: [%zu/%zu] %s batch %lld x %lld %s: step %.3f ms\n", done,
-                     all, p.decode ? "decode" : "prefill", static_cast<long long>(p.batch),
-                     static_cast<long long>(p.tokens), p.decode ? "keys" : "tokens", step_s * 1e3);
+        std::fprintf(stderr, "tokenline profile: [%zu/%zu] %s%s batch %lld x %lld %s: step %.3f ms\n", done,
+                     all, p.decode ? "decode" : "prefill", p.alone ? "-alone" : "",
+                     static_cast<long long>(p.batch), static_cast<long long>(p.tokens),
+                     p.decode ? "keys" : "tokens", step_s * 1e3);
       });
   std::fprintf(stderr, "tokenline profile: measuring the machine's rates for hardware.json\n");
   const OwnHardware hw = measure_machine(setup.runner.kernels);

@@ -114,6 +114,46 @@ bool on_sampled_rows(Op op) {
   return op == Op::kLmHead || op == Op::kVocabAllgather || op == Op::kSample;
 }
 
+// One kind of row (every group or alone): per ledger op, its decode and prefill points.
+struct PhasePoints {
+  std::array<std::vector<Point>, kOpCount> decode, prefill;
+};
+
+void resolve_curves(const PhasePoints& pts, ProfileCurves::OwnCurves& c) {
+  for (int i = 0; i < kOpCount; ++i) {
+    const auto& d = pts.decode[size_t(i)];
+    const auto& f = pts.prefill[size_t(i)];
+    const OpRoofline droof = d.empty() ? OpRoofline{} : roof_of(fit(d, true), true);
+    if (!d.empty()) c.decode[size_t(i)] = grid_of(d, droof);
+    if (!f.empty()) {
+      const OpRoofline roof = roof_of(fit(f, false), false);
+      c.prefill[size_t(i)] = grid_of(f, roof);
+      c.pair_s[size_t(i)] = 2 * roof.cbxx;  // b x^2 = two causal pairs per x^2 / 2
+      c.fixed_s[size_t(i)] = d.empty() ? 0 : std::min(droof.c0, roof.c0);
+    }
+  }
+}
+
+// Op i's time on one rank from one set of curves: its decode part plus its prefill part.
+double op_time_s(const ProfileCurves::OwnCurves& c, const ProfileWork& w, int i) {
+  const OpGrid& d = c.decode[size_t(i)];
+  const OpGrid& f = c.prefill[size_t(i)];
+  const double decode_s = w.decode_seqs > 0 && !d.empty() ? d.at(w.decode_seqs, w.decode_context) : 0;
+  double prefill_s = 0;
+  const double prefill_sampled = w.lm_tokens - (w.tokens - w.prefill_tokens);
+  if (w.prefill_seqs > 0 && !f.empty() && on_sampled_rows(Op(i))) {
+    if (prefill_sampled > 0) prefill_s = f.at(prefill_sampled, w.prefill_tokens / w.prefill_seqs);
+  } else if (w.prefill_seqs > 0 && !f.empty()) {
+    const double x = w.prefill_tokens / w.prefill_seqs;
+    prefill_s = f.at(w.prefill_seqs, x) +
+                std::max(0.0, w.prefill_keys - w.prefill_seqs * x * (x + 1) / 2) * c.pair_s[size_t(i)];
+  }
+  // The engine runs each op once over all the step's rows: a step with both parts pays the op's fixed
+  // time (weight reads, thread dispatch: its fitted intercept) once, not once per part.
+  const double shared_s = std::min({c.fixed_s[size_t(i)], decode_s, prefill_s});
+  return decode_s + prefill_s - std::max(0.0, shared_s);
+}
+
 void check_measured_on(const OpProfile& p, const CostModel& cm) {
   const std::string label = "--profile " + p.name;
   const std::string how = "; profile it with `tokenline profile --model " + cm.model.name + " --parallel " +
@@ -145,7 +185,7 @@ void resolve_own_ops(const OpProfile& p, const CostModel& cm, ProfileCurves& pc)
   const ProfileTable& t = p.table(ProfileTableKind::kOps);
   if (t.empty()) return;
   check_measured_on(p, cm);
-  std::array<std::vector<Point>, kOpCount> decode, prefill;
+  PhasePoints all, alone;
   for (size_t r = 0; r < t.rows(); ++r) {
     const std::string at = t.file + ":" + std::to_string(r + 2);  // the header is line 1
     const std::optional<Op> op = find_op(t.text_at(r, kOpColumn));
@@ -153,51 +193,49 @@ void resolve_own_ops(const OpProfile& p, const CostModel& cm, ProfileCurves& pc)
       throw InputError(at + ": column op", "a ledger op name",
                        "'" + std::string(t.text_at(r, kOpColumn)) + "'");
     const std::string_view phase = t.text_at(r, kPhaseColumn);
-    if (phase != "decode" && phase != "prefill")
-      throw InputError(at + ": column phase", "decode or prefill", "'" + std::string(phase) + "'");
-    (phase == "decode" ? decode : prefill)[size_t(*op)].push_back(
+    const bool lone = phase == "decode-alone" || phase == "prefill-alone";
+    if (phase != "decode" && phase != "prefill" && !lone)
+      throw InputError(at + ": column phase", "decode, prefill, decode-alone or prefill-alone",
+                       "'" + std::string(phase) + "'");
+    PhasePoints& into = lone ? alone : all;
+    (phase.starts_with("decode") ? into.decode : into.prefill)[size_t(*op)].push_back(
         {t.at(r, kBatchColumn), t.at(r, kTokensColumn), t.at(r, kLatencyColumn) * kMsToS});
   }
   pc.own = true;
   pc.own_scale = own_op_scales(p);
-  for (int i = 0; i < kOpCount; ++i) {
-    const auto& d = decode[size_t(i)];
-    const auto& f = prefill[size_t(i)];
-    const OpRoofline droof = d.empty() ? OpRoofline{} : roof_of(fit(d, true), true);
-    if (!d.empty()) pc.own_decode[size_t(i)] = grid_of(d, droof);
-    if (!f.empty()) {
-      const OpRoofline roof = roof_of(fit(f, false), false);
-      pc.own_prefill[size_t(i)] = grid_of(f, roof);
-      pc.own_pair_s[size_t(i)] = 2 * roof.cbxx;  // b x^2 = two causal pairs per x^2 / 2
-      pc.own_fixed_s[size_t(i)] = d.empty() ? 0 : std::min(droof.c0, roof.c0);
-    }
-  }
+  resolve_curves(all, pc.own_all);
+  resolve_curves(alone, pc.own_alone);
 }
 
 void price_own_ops(const ProfileCurves& pc, const ProfileWork& w, std::array<Term, kOpCount>& terms) {
+  // Under DP the attention groups share the machine's cores: while its peers idle a group runs faster.
+  // Its time lies between the alone rows and the every-group rows, by how much of it its peers' work
+  // overlaps (peer_load).
+  const double all_weight = w.peer_load < 0 ? 1 : std::clamp(w.peer_load, 0.0, 1.0);
   for (int i = 0; i < kOpCount; ++i) {
-    Term& t = terms[size_t(i)];
-    const OpGrid& d = pc.own_decode[size_t(i)];
-    const OpGrid& f = pc.own_prefill[size_t(i)];
-    const double decode_s = w.decode_seqs > 0 && !d.empty() ? d.at(w.decode_seqs, w.decode_context) : 0;
-    double prefill_s = 0;
-    const double prefill_sampled = w.lm_tokens - (w.tokens - w.prefill_tokens);
-    if (w.prefill_seqs > 0 && !f.empty() && on_sampled_rows(Op(i))) {
-      if (prefill_sampled > 0) prefill_s = f.at(prefill_sampled, w.prefill_tokens / w.prefill_seqs);
-    } else if (w.prefill_seqs > 0 && !f.empty()) {
-      const double x = w.prefill_tokens / w.prefill_seqs;
-      prefill_s = f.at(w.prefill_seqs, x) +
-                  std::max(0.0, w.prefill_keys - w.prefill_seqs * x * (x + 1) / 2) * pc.own_pair_s[size_t(i)];
-    }
-    // The engine runs each op once over all the step's rows: a step with both parts pays the op's fixed
-    // time (weight reads, thread dispatch: its fitted intercept) once, not once per part.
-    const double shared_s = std::min({pc.own_fixed_s[size_t(i)], decode_s, prefill_s});
-    const double s = decode_s + prefill_s - std::max(0.0, shared_s);
+    double s = op_time_s(pc.own_all, w, i);
+    const bool alone = !pc.own_alone.decode[size_t(i)].empty() || !pc.own_alone.prefill[size_t(i)].empty();
+    if (all_weight < 1 && alone) s = all_weight * s + (1 - all_weight) * op_time_s(pc.own_alone, w, i);
     // An op with no rows is one the engine did not run at this layout (the table lists every op it ran).
+    Term& t = terms[size_t(i)];
     t.time_s = pc.own_scale[size_t(i)] * s;
     t.launch_s = 0;
     t.source = TimeSource::kProfile;
   }
+}
+
+double own_rank_time_s(const ProfileCurves& pc, const ProfileWork& w) {
+  double s = 0;
+  for (int i = 0; i < kOpCount; ++i) s += pc.own_scale[size_t(i)] * op_time_s(pc.own_all, w, i);
+  return s;
+}
+
+double own_peer_load(std::span<const double> rank_s, size_t r, int groups) {
+  if (groups < 2 || r >= rank_s.size() || !(rank_s[r] > 0)) return 1;
+  double load = 0;
+  for (size_t q = 0; q < rank_s.size(); ++q)
+    if (q != r) load += std::min(1.0, rank_s[q] / rank_s[r]);
+  return load / double(groups - 1);  // ranks beyond rank_s idle
 }
 
 }  // namespace tokenline

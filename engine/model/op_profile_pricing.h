@@ -4,6 +4,7 @@
 
 #include <array>
 #include <memory>
+#include <span>
 
 #include "engine/model/ledger.h"
 #include "engine/model/op_profile.h"
@@ -37,13 +38,17 @@ struct ProfileCurves {
   // collectives by message bytes: CUDA-graph path and eager path, per ledger op (empty: roofline)
   std::array<OpCurve, kOpCount> comm_graph, comm_eager;
   // own profiles (the ops table, op_profile_own.cpp): per ledger op, its whole step on one rank by
-  // (sequences, keys) in decode and (sequences, new tokens each) in prefill; own_pair_s prices a prefill
+  // (sequences, keys) in decode and (sequences, new tokens each) in prefill; pair_s prices a prefill
   // prefix's extra (query, key) pairs. own: the table covers every op (an op without rows costs 0).
+  struct OwnCurves {
+    std::array<OpGrid, kOpCount> decode, prefill;
+    std::array<double, kOpCount> pair_s{};
+    std::array<double, kOpCount> fixed_s{};  // the smaller of the decode and prefill fits' intercepts
+  };
   bool own = false;
-  std::array<OpGrid, kOpCount> own_decode, own_prefill;
-  std::array<double, kOpCount> own_pair_s{};
-  std::array<double, kOpCount> own_fixed_s{};  // the smaller of the decode and prefill fits' intercepts
-  std::array<double, kOpCount> own_scale{};    // per op: a run's op times over the profile's (own_op_scales)
+  OwnCurves own_all;    // every attention group ran the shape
+  OwnCurves own_alone;  // only one ran it, the others idle (DP layouts; empty where not measured)
+  std::array<double, kOpCount> own_scale{};  // per op: a run's op times over the profile's (own_op_scales)
   // timing parameters
   double step_cpu_overhead_s = 0;
   double step_cpu_per_request_s = 0;  // x the most requests one attention rank's scheduler holds in the step
@@ -70,6 +75,9 @@ struct ProfileWork {
   double prefill_tokens = 0;
   double prefill_keys = 0;  // causal (query, key) pairs of the prefill chunks, prefix included
   bool graph = false;       // replayed from a CUDA graph (pure decode within the largest bucket)
+  // Own profiles under DP: the other attention groups' work over this one's, each capped at 1, mean over
+  // them (own_peer_load): 0 while they idle, 1 when as busy as this one; < 0: not known, taken as 1.
+  double peer_load = -1;
 };
 
 // The CUDA-graph bucket SGLang pads a decode batch of `batch` to: 1, 2, 4, 8, then multiples of 8.
@@ -79,8 +87,16 @@ int64_t cuda_graph_bucket(int64_t batch);
 // (flops, bytes, compute_s, memory_s) stay. No allocation.
 void price_rank_from_profile(const CostModel& cm, const ProfileWork& w, std::array<Term, kOpCount>& terms);
 
-// Prices every op of one rank's terms from the ops table (pc.own): decode part + prefill part.
+// Prices every op of one rank's terms from the ops table (pc.own): decode part + prefill part, from the
+// every-group rows and, under DP, the alone rows weighted by w.peer_load.
 void price_own_ops(const ProfileCurves& pc, const ProfileWork& w, std::array<Term, kOpCount>& terms);
+
+// One rank's scaled op time from the every-group rows (pc.own): what own_peer_load compares.
+double own_rank_time_s(const ProfileCurves& pc, const ProfileWork& w);
+
+// Rank r's peer_load among `rank_s` (each attention rank's own_rank_time_s; ranks beyond it idle) of
+// `groups` attention ranks.
+double own_peer_load(std::span<const double> rank_s, size_t r, int groups);
 
 // Re-prices the routed experts from the fused-MoE table: all_tokens over every rank, the busiest EP GPU
 // holding expert_imbalance times the mean.

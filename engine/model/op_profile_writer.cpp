@@ -106,13 +106,18 @@ void write_text(const std::filesystem::path& path, const std::string& text) {
 
 }  // namespace
 
+const char* own_row_phase(const OwnOpRow& row) {
+  if (row.alone) return row.decode ? "decode-alone" : "prefill-alone";
+  return row.decode ? "decode" : "prefill";
+}
+
 void sort_own_rows(std::vector<OwnOpRow>& rows, const std::vector<std::string>& op_order) {
   auto rank = [&](const std::string& op) {
     return std::find(op_order.begin(), op_order.end(), op) - op_order.begin();
   };
   std::stable_sort(rows.begin(), rows.end(), [&](const OwnOpRow& a, const OwnOpRow& b) {
-    return std::make_tuple(rank(a.op), !a.decode, a.batch, a.tokens) <
-           std::make_tuple(rank(b.op), !b.decode, b.batch, b.tokens);
+    return std::make_tuple(rank(a.op), a.alone, !a.decode, a.batch, a.tokens) <
+           std::make_tuple(rank(b.op), b.alone, !b.decode, b.batch, b.tokens);
   });
 }
 
@@ -121,8 +126,8 @@ std::string own_ops_csv(const std::vector<OwnOpRow>& rows) {
   char buf[64];
   for (const OwnOpRow& r : rows) {
     std::snprintf(buf, sizeof buf, "%.6f", r.latency_ms);  // ns resolution, as the engine's clock
-    s += r.op + (r.decode ? ",decode," : ",prefill,") + std::to_string(r.batch) + "," +
-         std::to_string(r.tokens) + "," + buf + "\n";
+    s += r.op + "," + own_row_phase(r) + "," + std::to_string(r.batch) + "," + std::to_string(r.tokens) +
+         "," + buf + "\n";
   }
   return s;
 }

@@ -16,6 +16,9 @@ struct OwnOpRow {
   int64_t batch = 0;   // sequences
   int64_t tokens = 0;  // decode: keys each sequence's token attends to; prefill: new tokens per sequence
   double latency_ms = 0;
+  // Only the first attention group ran the shape, the others idle (DP layouts): phase decode-alone or
+  // prefill-alone. Else every group ran it.
+  bool alone = false;
 };
 
 // What the profile says about where and how it was measured (metadata; only `name`, `model`, `parallel`,
@@ -42,8 +45,11 @@ struct OwnHardware {
   double collective_latency_s = 0;  // one all-reduce of a small message
 };
 
-// Rows sorted into the file's order: ledger op order (as `op_order` lists names), decode before
-// prefill, then batch, then tokens.
+// The phase column's text of a row: decode, prefill, decode-alone or prefill-alone.
+const char* own_row_phase(const OwnOpRow& row);
+
+// Rows sorted into the file's order: ledger op order (as `op_order` lists names), every-group rows before
+// alone rows, decode before prefill, then batch, then tokens.
 void sort_own_rows(std::vector<OwnOpRow>& rows, const std::vector<std::string>& op_order);
 
 // Writes DIR/profile.json, DIR/ops.csv and DIR/hardware.json (creating DIR). Throws InputError when DIR

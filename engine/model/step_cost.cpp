@@ -390,6 +390,11 @@ StepCost step_cost(const CostModel& cm, std::span<const std::span<const SeqWork>
   StepCost sc;
   double best = -1, all_tokens = 0, moe_tokens = 0;
   bool graph = cm.profile != nullptr;
+  // Own profiles under DP: each rank's time from the every-group rows, for its peers' load.
+  const bool own_dp = cm.profile && cm.profile->own && cm.parallel.dp_attention > 1;
+  std::vector<double> own_s;
+  for (size_t r = 0; own_dp && r < per_rank.size(); ++r)
+    own_s.push_back(own_rank_time_s(*cm.profile, profile_work(cm, summarize(cm, per_rank[r]))));
   for (size_t r = 0; r < per_rank.size(); ++r) {
     const RankWork w = summarize(cm, per_rank[r]);
     if (w.tokens <= 0) continue;
@@ -401,7 +406,8 @@ StepCost step_cost(const CostModel& cm, std::span<const std::span<const SeqWork>
     rank_collectives(cm, w, expert_imbalance, t);
     moe_tokens += w.tokens;
     if (cm.profile) {
-      const ProfileWork pw = profile_work(cm, w);
+      ProfileWork pw = profile_work(cm, w);
+      if (own_dp) pw.peer_load = own_peer_load(own_s, r, cm.parallel.dp_attention);
       price_rank_from_profile(cm, pw, t);
       graph = graph && pw.graph;
       moe_tokens += pw.tokens - w.tokens;

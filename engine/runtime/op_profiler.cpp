@@ -66,7 +66,7 @@ StepBatches make_step(ModelRunner& runner, const RunnerConfig& c, const GridPoin
     Batch batch{.rank = g, .entries = {}};
     BatchPages pages;
     pages.indptr.push_back(0);
-    for (int64_t i = 0; i < p.batch; ++i) {
+    for (int64_t i = 0; i < (p.alone && g > 0 ? 0 : p.batch); ++i) {
       const RequestId id = int64_t{g} * p.batch + i;
       std::vector<int32_t> prompt(static_cast<size_t>(len));
       for (int64_t t = 0; t < len; ++t)
@@ -156,12 +156,15 @@ ProfileGrid parse_profile_grid(const std::string& text, ProfileGrid g) {
   return g;
 }
 
-std::vector<GridPoint> grid_points(const ProfileGrid& grid) {
+std::vector<GridPoint> grid_points(const ProfileGrid& grid, int32_t groups) {
   std::vector<GridPoint> points;
-  for (int64_t b : grid.decode_batches)
-    for (int64_t k : grid.decode_keys) points.push_back({true, b, k});
-  for (int64_t b : grid.prefill_batches)
-    for (int64_t t : grid.prefill_tokens) points.push_back({false, b, t});
+  for (const bool alone : {false, true}) {
+    if (alone && groups < 2) break;
+    for (int64_t b : grid.decode_batches)
+      for (int64_t k : grid.decode_keys) points.push_back({true, alone, b, k});
+    for (int64_t b : grid.prefill_batches)
+      for (int64_t t : grid.prefill_tokens) points.push_back({false, alone, b, t});
+  }
   return points;
 }
 
@@ -177,7 +180,7 @@ int64_t grid_pages(const ProfileGrid& grid, int32_t page_tokens) {
 // which the median drops, rather than on every repeat of a few neighbouring points.
 OpProfileResult profile_ops(ModelRunner& runner, const RunnerConfig& config, const ProfileGrid& grid,
                             const ProfileProgress& progress) {
-  const std::vector<GridPoint> points = grid_points(grid);
+  const std::vector<GridPoint> points = grid_points(grid, config.dp_ranks);
   std::vector<std::array<std::vector<double>, kRunOpCount>> op_s(points.size());
   std::vector<std::vector<double>> over_s(points.size());
   const size_t all = points.size() * size_t(grid.repeats);
@@ -208,7 +211,8 @@ OpProfileResult profile_ops(ModelRunner& runner, const RunnerConfig& config, con
                                      .decode = points[n].decode,
                                      .batch = points[n].batch,
                                      .tokens = points[n].tokens,
-                                     .latency_ms = medians[n][static_cast<size_t>(i)] * kMsPerS});
+                                     .latency_ms = medians[n][static_cast<size_t>(i)] * kMsPerS,
+                                     .alone = points[n].alone});
     }
   }
   result.step_overhead_s = median(overheads);

@@ -34,12 +34,15 @@ ProfileGrid parse_profile_grid(const std::string& text, ProfileGrid base = {});
 
 struct GridPoint {
   bool decode = true;
+  bool alone = false;  // only the first attention group runs the shape, the others idle (DP layouts)
   int64_t batch = 0;
   int64_t tokens = 0;  // decode: keys; prefill: new tokens per sequence
 };
 
-// The grid's points in the order they are measured and written: decode (batch, keys), then prefill.
-std::vector<GridPoint> grid_points(const ProfileGrid& grid);
+// The grid's points in the order they are measured: decode (batch, keys), then prefill; with more than
+// one attention group (DP), the same points again with only the first group busy (alone): under DP a
+// step's groups share the machine's cores, so one group runs faster while the others idle.
+std::vector<GridPoint> grid_points(const ProfileGrid& grid, int32_t groups = 1);
 
 // KV pages one attention group needs for the largest point of the grid.
 int64_t grid_pages(const ProfileGrid& grid, int32_t page_tokens);

@@ -1,7 +1,8 @@
 // Own profiles (the ops table): exact at measured points, interpolated between them, ops without rows
 // cost nothing, a step with decode and prefill rows pays an op's fixed time once, per-op scales
 // (timing.op_scales) apply to their ops and are checked on load, and a profile refuses a model or layout it
-// was not measured on.
+// was not measured on; under DP, a group's time lies between the alone and the every-group rows by its
+// peers' load, where the profile has alone rows.
 #include "engine/model/op_profile_own.h"
 
 #include <catch2/catch.hpp>
@@ -13,6 +14,7 @@
 #include "common/input_error.h"
 #include "engine/model/ledger.h"
 #include "engine/model/op_profile.h"
+#include "engine/model/op_profile_pricing.h"
 #include "engine/model/op_profile_writer.h"
 #include "tests/engine/model/profile_load_error.h"
 #include "topologies/hardware_loader.h"
@@ -24,7 +26,8 @@ namespace fs = std::filesystem;
 
 constexpr double kMsToS = 1e-3;
 
-fs::path own_profile(const std::string& name, const std::vector<OwnOpRow>& rows) {
+fs::path own_profile(const std::string& name, const std::vector<OwnOpRow>& rows,
+                     const std::string& parallel = "tp1") {
   const fs::path dir = fs::temp_directory_path() / ("tl_own_profile_" + name);
   fs::remove_all(dir);
   write_own_profile(dir.string(),
@@ -32,7 +35,7 @@ fs::path own_profile(const std::string& name, const std::vector<OwnOpRow>& rows)
                                    .hardware = "cpu-host",
                                    .backend = "cpu",
                                    .model = "glm-5.3-tiny",
-                                   .parallel = "tp1",
+                                   .parallel = parallel,
                                    .machine = "test",
                                    .threads = 1,
                                    .date = "2026-12-01T00:00:00Z",
@@ -185,6 +188,66 @@ TEST_CASE("a step with decode and prefill rows pays an op's fixed time once", "[
         Approx((0.5 + 1.0 - 0.4) * kMsToS).epsilon(1e-3));
 }
 
+// dp2-tp2-ep4 rows of a_proj: every group busy 0.8 ms (1 sequence) / 1.2 ms (4), one group alone 0.5 /
+// 0.9 ms; a prefill chunk of 16 tokens 2.0 ms every group, 1.5 ms alone.
+std::vector<OwnOpRow> dp_rows(bool alone) {
+  std::vector<OwnOpRow> r = {{"a_proj", true, 1, 64, 0.8},  {"a_proj", true, 4, 64, 1.2},
+                             {"a_proj", true, 1, 512, 0.8}, {"a_proj", true, 4, 512, 1.2},
+                             {"a_proj", false, 1, 16, 2.0}, {"a_proj", false, 1, 64, 4.0}};
+  if (!alone) return r;
+  for (const OwnOpRow& all : std::vector<OwnOpRow>(r)) {
+    OwnOpRow one = all;
+    one.alone = true;
+    one.latency_ms = all.decode ? all.latency_ms - 0.3 : all.latency_ms - 0.5;
+    r.push_back(one);
+  }
+  return r;
+}
+
+double a_proj_s(const CostModel& cm, const std::vector<SeqWork>& group0, const std::vector<SeqWork>& group1) {
+  const std::span<const SeqWork> ranks[] = {group0, group1};
+  return step_cost(cm, std::span<const std::span<const SeqWork>>(ranks))[Op::kAProj].time_s;
+}
+
+TEST_CASE("under DP a group's time lies between its alone and every-group rows by its peers' load",
+          "[op_profile_own]") {
+  const CostModel cm = own_model(own_profile("alone", dp_rows(true), "dp2-tp2-ep4"), "dp2-tp2-ep4");
+  const std::vector<SeqWork> one = {
+      {.new_tokens = 1, .context_tokens = 63, .prefill = false, .last_chunk = false}};
+  const std::vector<SeqWork> four(4, one[0]);
+  const std::vector<SeqWork> chunk = {
+      {.new_tokens = 16, .context_tokens = 0, .prefill = true, .last_chunk = true}};
+  CHECK(a_proj_s(cm, one, {}) == Approx(0.5 * kMsToS));   // the other group idle: the alone rows
+  CHECK(a_proj_s(cm, {}, four) == Approx(0.9 * kMsToS));  // whichever group it is
+  CHECK(a_proj_s(cm, chunk, {}) == Approx(1.5 * kMsToS));
+  CHECK(a_proj_s(cm, one, one) == Approx(0.8 * kMsToS));  // as busy as each other: every-group rows
+  // 4 sequences (1.2 ms every-group) beside 1 (0.8 ms): the peer overlaps 2/3 of the step.
+  CHECK(a_proj_s(cm, four, one) == Approx((1.2 * 2 / 3 + 0.9 / 3) * kMsToS));
+  // A 16-token chunk (2.0 ms) beside one decode (0.8 ms): 0.4 of it.
+  CHECK(a_proj_s(cm, chunk, one) == Approx((2.0 * 0.4 + 1.5 * 0.6) * kMsToS));
+}
+
+TEST_CASE("a rank's peer load is its peers' time over its own, capped at 1, mean over the peers",
+          "[op_profile_own]") {
+  const std::vector<double> two = {2.0, 1.0};
+  CHECK(own_peer_load(two, 0, 2) == Approx(0.5));
+  CHECK(own_peer_load(two, 1, 2) == Approx(1.0));  // its peer is busier: as busy
+  const std::vector<double> first = {2.0};
+  CHECK(own_peer_load(first, 0, 2) == Approx(0.0));  // ranks not listed idle
+  const std::vector<double> four = {2.0, 0.0, 1.0};
+  CHECK(own_peer_load(four, 0, 4) == Approx(0.5 / 3));
+  CHECK(own_peer_load(two, 0, 1) == 1);  // no DP: no peers
+}
+
+TEST_CASE("a DP profile without alone rows prices a one-group step from the every-group rows",
+          "[op_profile_own]") {
+  const CostModel cm = own_model(own_profile("no_alone", dp_rows(false), "dp2-tp2-ep4"), "dp2-tp2-ep4");
+  const std::vector<SeqWork> one = {
+      {.new_tokens = 1, .context_tokens = 63, .prefill = false, .last_chunk = false}};
+  CHECK(a_proj_s(cm, one, {}) == Approx(0.8 * kMsToS));
+  CHECK(a_proj_s(cm, one, one) == Approx(0.8 * kMsToS));
+}
+
 TEST_CASE("an own profile refuses a layout or model it was not measured on", "[op_profile_own]") {
   const fs::path dir = own_profile("layout", rows());
   const std::string layout = error_of(dir, "dp2-tp2-ep4");
@@ -203,7 +266,9 @@ TEST_CASE("an ops row naming an unknown op or phase is reported at its line", "[
   CHECK(op.find("ops.csv:3") != std::string::npos);
   CHECK(op.find("warp_drive") != std::string::npos);
   std::ofstream(dir / "ops.csv") << "op,phase,batch,tokens,latency_ms\na_proj,verify,1,64,0.5\n";
-  CHECK(error_of(dir, "tp1").find("ops.csv:2: column phase") != std::string::npos);
+  const std::string phase = error_of(dir, "tp1");
+  CHECK(phase.find("ops.csv:2: column phase") != std::string::npos);
+  CHECK(phase.find("decode-alone or prefill-alone") != std::string::npos);
 }
 
 }  // namespace tokenline

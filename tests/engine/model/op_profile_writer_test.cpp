@@ -36,9 +36,10 @@ OwnHardware hardware() {
 }
 
 std::vector<OwnOpRow> rows() {
-  return {{"sparse_mla", true, 4, 64, 0.25},  {"a_proj", false, 1, 16, 1.5},
-          {"a_proj", true, 4, 64, 0.75},      {"a_proj", true, 1, 64, 0.5},
-          {"sparse_mla", true, 1, 64, 0.125}, {"a_proj", true, 1, 512, 0.5}};
+  return {{"sparse_mla", true, 4, 64, 0.25},   {"a_proj", false, 1, 16, 1.5},
+          {"a_proj", true, 4, 64, 0.75},       {"a_proj", true, 1, 64, 0.5},
+          {"sparse_mla", true, 1, 64, 0.125},  {"a_proj", true, 1, 512, 0.5},
+          {"a_proj", true, 1, 64, 0.25, true}, {"a_proj", false, 1, 16, 1.25, true}};
 }
 
 }  // namespace
@@ -61,7 +62,7 @@ TEST_CASE("an own profile round-trips through the loader", "[op_profile_writer]"
   REQUIRE(t.rows() == r.size());
   for (size_t i = 0; i < r.size(); ++i) {
     CHECK(t.text_at(i, 0) == r[i].op);
-    CHECK(t.text_at(i, 1) == (r[i].decode ? "decode" : "prefill"));
+    CHECK(t.text_at(i, 1) == own_row_phase(r[i]));
     CHECK(t.at(i, 0) == double(r[i].batch));
     CHECK(t.at(i, 1) == double(r[i].tokens));
     CHECK(t.at(i, 2) == Approx(r[i].latency_ms));
@@ -72,7 +73,8 @@ TEST_CASE("an own profile round-trips through the loader", "[op_profile_writer]"
   CHECK(hw.hbm_bw == Approx(1e10));
 }
 
-TEST_CASE("own rows sort into op order, decode first, then batch and tokens", "[op_profile_writer]") {
+TEST_CASE("own rows sort into op order, alone rows last, decode first, then batch and tokens",
+          "[op_profile_writer]") {
   std::vector<OwnOpRow> r = rows();
   sort_own_rows(r, {"a_proj", "sparse_mla"});
   CHECK(own_ops_csv(r) ==
@@ -81,6 +83,8 @@ TEST_CASE("own rows sort into op order, decode first, then batch and tokens", "[
         "a_proj,decode,1,512,0.500000\n"
         "a_proj,decode,4,64,0.750000\n"
         "a_proj,prefill,1,16,1.500000\n"
+        "a_proj,decode-alone,1,64,0.250000\n"
+        "a_proj,prefill-alone,1,16,1.250000\n"
         "sparse_mla,decode,1,64,0.125000\n"
         "sparse_mla,decode,4,64,0.250000\n");
   // The same grid with other measurements: the same keys (every column but latency_ms).
@@ -91,6 +95,7 @@ TEST_CASE("own rows sort into op order, decode first, then batch and tokens", "[
     CHECK(other[i].op == r[i].op);
     CHECK(other[i].batch == r[i].batch);
     CHECK(other[i].tokens == r[i].tokens);
+    CHECK(own_row_phase(other[i]) == std::string(own_row_phase(r[i])));
   }
 }
 

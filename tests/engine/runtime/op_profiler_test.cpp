@@ -64,6 +64,15 @@ TEST_CASE("grid points come decode first, batch-major, and pages cover the large
   CHECK((p[3].decode && p[3].batch == 2 && p[3].tokens == 20));
   CHECK((!p[4].decode && p[4].tokens == 4));
   CHECK(grid_pages(g, kPageTokens) == 4);  // 2 sequences x ceil(20 / 16) pages
+  // With two attention groups, the same points again with only the first group busy.
+  const std::vector<GridPoint> dp = grid_points(g, 2);
+  REQUIRE(dp.size() == 12);
+  for (size_t i = 0; i < p.size(); ++i) {
+    CHECK(!dp[i].alone);
+    CHECK(dp[p.size() + i].alone);
+    CHECK((dp[p.size() + i].decode == p[i].decode && dp[p.size() + i].batch == p[i].batch &&
+           dp[p.size() + i].tokens == p[i].tokens));
+  }
 }
 
 TEST_CASE("profile rows are keyed by the grid and identical under the same clock", "[op_profiler]") {
@@ -86,7 +95,16 @@ TEST_CASE("a split layout profiles its collectives on the in-process communicato
   const ProfileGrid g =
       parse_profile_grid("decode-batch=1;decode-keys=8;prefill-batch=1;prefill-tokens=4;repeats=1");
   std::set<std::string> ops;
-  for (const OwnOpRow& r : profile_with_fake_clock(g, 2, 1, 2)) ops.insert(r.op);
+  const std::vector<OwnOpRow> rows = profile_with_fake_clock(g, 2, 1, 2);
+  size_t alone = 0;
+  for (const OwnOpRow& r : rows) {
+    ops.insert(r.op);
+    alone += r.alone ? 1 : 0;
+  }
   CHECK(ops.count("dispatch") == 1);
   CHECK(ops.count("combine") == 1);
+  CHECK(alone == rows.size() / 2);  // every point again with one group busy (DP)
+  for (const OwnOpRow& r : rows) {
+    if (r.op == "a_proj") CHECK(r.latency_ms > 0);  // the busy group ran it, alone or not
+  }
 }
