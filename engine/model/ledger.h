@@ -194,7 +194,8 @@ struct StepCost {
 };
 
 // The cost of one step: per_rank[r] lists attention rank r's sequences (per_rank.size() <= dp_attention;
-// missing ranks are idle). Times are those of the busiest GPU. No allocation.
+// missing ranks are idle). Times are those of the busiest GPU. No allocation (but
+// for an own profile under DP: one time per rank, for each group's peers' load).
 StepCost step_cost(const CostModel& cm, std::span<const std::span<const SeqWork>> per_rank);
 // The same with MoE load imbalance (moe_load.h): the busiest EP GPU holds expert_imbalance (>= 1) times the
 // mean token-expert pairs, which scales its expert GEMM work and the dispatch/combine messages.
