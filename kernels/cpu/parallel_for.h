@@ -1,11 +1,12 @@
-// parallel_for: splits [0, n) into contiguous chunks over std::thread workers. Each index must write only
-// its own outputs, so results do not depend on the thread count (deterministic).
+// parallel_for: splits [0, n) into contiguous chunks over the calling thread's workers (worker_pool.h).
+// Each index must write only its own outputs, so results do not depend on the thread count (deterministic).
 #pragma once
 
 #include <algorithm>
 #include <cstdint>
 #include <thread>
-#include <vector>
+
+#include "kernels/cpu/worker_pool.h"
 
 namespace tokenline::cpu {
 
@@ -39,15 +40,12 @@ void parallel_for(int64_t n, int64_t min_per_worker, Fn fn) {
     for (int64_t i = 0; i < n; ++i) fn(i);
     return;
   }
-  std::vector<std::thread> threads;
-  threads.reserve(static_cast<size_t>(workers - 1));
   auto run_chunk = [&](int64_t w) {
     const int64_t begin = n * w / workers, end = n * (w + 1) / workers;
     for (int64_t i = begin; i < end; ++i) fn(i);
   };
-  for (int64_t w = 1; w < workers; ++w) threads.emplace_back(run_chunk, w);
-  run_chunk(0);
-  for (auto& t : threads) t.join();
+  run_on_workers(
+      workers, [](void* chunk, int64_t w) { (*static_cast<decltype(run_chunk)*>(chunk))(w); }, &run_chunk);
 }
 
 }  // namespace tokenline::cpu
