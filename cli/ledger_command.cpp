@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "cli/command.h"
@@ -246,7 +247,7 @@ void print_ledgers(const StepCost& c, double rank_tokens, double time_scale, con
                                                  {"launch", c.launch_s},    {"profile", c.profile_s},
                                                  {"step floor", c.floor_s}, {"cpu overhead", c.overhead_s}};
   for (const auto& [name, s] : rows) {
-    const std::string n = name;
+    const std::string_view n = name;
     if (!profiled && (n == "profile" || n == "step floor" || n == "cpu overhead")) continue;
     std::printf("  %-22s %12.4f %s  %5.1f %%\n", name, s * time_scale, unit,
                 c.total_s > 0 ? 100 * s / c.total_s : 0);

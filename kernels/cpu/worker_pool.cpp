@@ -1,7 +1,6 @@
 #include "kernels/cpu/worker_pool.h"
 
 #include <condition_variable>
-#include <memory>
 #include <mutex>
 #include <thread>
 #include <vector>
