@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -105,6 +106,7 @@ CostModel own_cost_model(const TraceFitOptions& o, std::array<double, kOpCount>&
 // One measured step next to its pricing: per op, the priced time (every scale 1, no overhead) on the
 // rank the pricing finds busiest, and the time that rank's op spans measured.
 struct PricedStep {
+  StepFit what;  // the step's index and rows (times filled in after the fit)
   double measured_s = 0;
   std::array<double, kOpCount> priced_s{}, measured_op_s{};
 };
@@ -144,6 +146,18 @@ std::array<double, kOpCount> rank_ops(const RecordedStep& step, int rank) {
   return s;
 }
 
+StepFit describe(const RecordedStep& step, const std::vector<std::vector<SeqWork>>& work) {
+  StepFit d{.step = step.step};
+  for (const std::vector<SeqWork>& group : work) {
+    d.busy_groups += group.empty() ? 0 : 1;
+    for (const SeqWork& w : group) {
+      (w.prefill ? d.prefill_rows : d.decode_rows) += 1;
+      d.tokens += w.new_tokens;
+    }
+  }
+  return d;
+}
+
 std::vector<PricedStep> priced_steps(const CostModel& cm, const RecordedRun& run, std::vector<double>& gaps) {
   std::vector<PricedStep> out;
   for (const RecordedInstance& inst : run.instances) {
@@ -158,8 +172,10 @@ std::vector<PricedStep> priced_steps(const CostModel& cm, const RecordedRun& run
       if (s + 1 < inst.steps.size())
         gaps.push_back(std::max(0.0, inst.steps[s + 1].start_s - (step.start_s + step.duration_s)));
       if (!(step.duration_s > 0) || !(sc.total_s > 0)) continue;
-      PricedStep p{
-          .measured_s = step.duration_s, .priced_s = {}, .measured_op_s = rank_ops(step, sc.busiest_rank)};
+      PricedStep p{.what = describe(step, work),
+                   .measured_s = step.duration_s,
+                   .priced_s = {},
+                   .measured_op_s = rank_ops(step, sc.busiest_rank)};
       for (int i = 0; i < kOpCount; ++i) p.priced_s[size_t(i)] = sc.terms[i].time_s;
       out.push_back(p);
     }
@@ -237,7 +253,29 @@ TraceFit fit_trace(const TraceFitOptions& o) {
   f.step_cpu_overhead_s = a + f.gap_s;
   f.with_profile = step_error(steps, loaded, overhead_s);
   f.with_fit = step_error(steps, f.scales, a);
+  for (const PricedStep& st : steps) {
+    StepFit d = st.what;
+    d.measured_s = st.measured_s;
+    d.profile_s = predicted_s(st, loaded, overhead_s);
+    d.fitted_s = predicted_s(st, f.scales, a);
+    f.step_fits.push_back(d);
+  }
   return f;
+}
+
+void write_step_fits(const std::string& path, const TraceFit& fit) {
+  std::ofstream out(path, std::ios::trunc);
+  out << "step,busy_groups,decode_rows,prefill_rows,tokens,measured_ms,profile_ms,fitted_ms,fitted_error\n";
+  char line[256];
+  for (const StepFit& d : fit.step_fits) {
+    std::snprintf(line, sizeof line, "%lld,%d,%lld,%lld,%lld,%.4f,%.4f,%.4f,%.4f\n",
+                  static_cast<long long>(d.step), d.busy_groups, static_cast<long long>(d.decode_rows),
+                  static_cast<long long>(d.prefill_rows), static_cast<long long>(d.tokens),
+                  d.measured_s * 1e3, d.profile_s * 1e3, d.fitted_s * 1e3,
+                  (d.fitted_s - d.measured_s) / d.measured_s);
+    out << line;
+  }
+  if (!out) throw InputError(path, "a writable file", "a file that cannot be written");
 }
 
 void write_trace_fit(const std::string& profile_dir, const TraceFit& fit, const std::string& trace) {

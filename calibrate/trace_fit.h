@@ -40,6 +40,16 @@ struct OpFit {
   double scale = 1;  // the steps' median of measured / priced, each weighted by its priced time
 };
 
+// One measured step next to its predictions: what it ran (over every attention group) and its time.
+struct StepFit {
+  int64_t step = 0;         // the trace's step index
+  int32_t busy_groups = 0;  // attention groups with rows
+  int64_t decode_rows = 0, prefill_rows = 0, tokens = 0;
+  double measured_s = 0;
+  double profile_s = 0;  // priced with the profile's terms as loaded
+  double fitted_s = 0;   // priced with the fitted terms
+};
+
 struct TraceFit {
   int64_t steps = 0;                      // measured steps priced
   double gap_s = 0;                       // median gap between consecutive steps
@@ -49,10 +59,15 @@ struct TraceFit {
   double step_cpu_overhead_s = 0;         // fitted (+ gap_s)
   StepError with_profile;                 // the run's steps priced with the profile's terms as loaded
   StepError with_fit;                     // ... with the fitted terms
+  std::vector<StepFit> step_fits;         // per priced step, in trace order
 };
 
 // Throws InputError for an unreadable trace, a trace without batches, or a profile without an ops table.
 TraceFit fit_trace(const TraceFitOptions& options);
+
+// Writes one CSV row per priced step (step, busy_groups, decode_rows, prefill_rows, tokens, measured_ms,
+// profile_ms, fitted_ms, fitted_error): where in the run the model is off. Throws InputError if unwritable.
+void write_step_fits(const std::string& path, const TraceFit& fit);
 
 // Rewrites <profile>/profile.json's timing.op_time_scale, op_scales and step_cpu_overhead_s with the fit.
 void write_trace_fit(const std::string& profile_dir, const TraceFit& fit, const std::string& trace);

@@ -26,6 +26,7 @@ struct CalibrateArgs {
   std::string sim_args;            // extra `tokenline sim` options for every point, split at spaces
   std::string mixed_steps = "on";  // aggregated points: on, or the profile engine's default (engine)
   std::string trace;  // --trace: fit an own profile's per-step overhead from a run (calibrate/trace_fit.h)
+  std::string steps_csv;  // --steps-csv: with --trace, each step measured vs predicted
   bool hardware_given = false;
 };
 
@@ -38,6 +39,7 @@ void run_trace(const CalibrateArgs& a) {
                           .hardware = a.hardware_given ? a.options.evaluator.hardware : ""};
   const TraceFit f = fit_trace(o);
   write_trace_fit(o.profile, f, o.trace);
+  if (!a.steps_csv.empty()) write_step_fits(a.steps_csv, f);
   std::printf("steps %lld\ngap_s %.9g\nop_time_scale %.6g\n", static_cast<long long>(f.steps), f.gap_s,
               f.op_time_scale);
   for (const OpFit& op : f.ops)
@@ -103,6 +105,8 @@ void add_calibrate(CLI::App& app) {
   cmd->add_option(
       "--trace", a->trace,
       "a tokenline run trace.json: fit the --profile (an own profile)'s per-step overhead instead");
+  cmd->add_option("--steps-csv", a->steps_csv,
+                  "with --trace: write each step's rows, measured and predicted time to this CSV");
   cmd->add_option("--hardware", o.evaluator.hardware, "base hardware preset or JSON path")
       ->capture_default_str();
   cmd->add_option("--profile", o.profile,

@@ -121,6 +121,30 @@ TEST_CASE("a run made from known per-op scales and step overhead gives them back
   CHECK(f.with_fit.mape < 1e-3);
   CHECK(f.with_fit.stretched_time_share == 0);
   CHECK(f.with_profile.mape > 0.4);  // the profile as written: scales 1, overhead 0
+  // Per step: what it ran and its times, in trace order; the CSV holds the same.
+  REQUIRE(f.step_fits.size() == 6);
+  const StepFit& decode = f.step_fits[1];
+  CHECK(decode.step == 1);
+  CHECK(decode.busy_groups == 1);
+  CHECK(decode.decode_rows == 1);
+  CHECK(decode.prefill_rows == 0);
+  CHECK(decode.tokens == 1);
+  CHECK(decode.measured_s == Approx((kAProjScale * 1 + kSparseMlaScale * 2 + kOverheadMs) * 1e-3));
+  CHECK(decode.fitted_s == Approx(decode.measured_s).epsilon(1e-3));
+  CHECK(decode.profile_s == Approx(3e-3));  // a_proj 1 ms + sparse_mla 2 ms, scales 1, no overhead
+  CHECK(f.step_fits[0].prefill_rows == 1);
+  CHECK(f.step_fits[0].tokens == 127);
+  const fs::path csv = dir / "steps.csv";
+  write_step_fits(csv.string(), f);
+  std::ifstream in(csv);
+  std::string header, first, second;
+  std::getline(in, header);
+  std::getline(in, first);
+  std::getline(in, second);
+  CHECK(header ==
+        "step,busy_groups,decode_rows,prefill_rows,tokens,measured_ms,profile_ms,fitted_ms,fitted_error");
+  CHECK(second.rfind("1,1,1,0,1,8.5000,3.0000,8.5", 0) == 0);
+  CHECK_THROWS_AS(write_step_fits((dir / "no" / "such" / "steps.csv").string(), f), InputError);
   write_trace_fit(dir.string(), f, trace.string());
   const auto p = load_op_profile(dir.string());
   CHECK(p->param(TimingParam::kOpTimeScale) == Approx(f.op_time_scale));
