@@ -5,6 +5,7 @@
 #include <thread>
 
 #include "engine/runtime/forward_pass.h"
+#include "engine/runtime/rank_cpus.h"
 #include "engine/runtime/rank_weights.h"
 #include "engine/runtime/speculation.h"
 #include "kernels/cpu/local_communicator.h"
@@ -163,9 +164,9 @@ bool ModelRunner::build_input(const Batch& batch, const BatchPages& pages, int32
   return true;
 }
 
-// Runs the active ranks: on this thread when there is one rank, else one thread per rank, each timed by
-// its own fork of the clock; this clock then sleeps until the last rank's end. start_s[g]: when rank g
-// began, on this clock.
+// Runs the active ranks: on this thread when there is one rank, else one thread per rank, each bound to
+// its own share of the CPUs (engine/runtime/rank_cpus.h) and timed by its own fork of the clock; this
+// clock then sleeps until the last rank's end. start_s[g]: when rank g began, on this clock.
 void ModelRunner::run_ranks(const std::vector<bool>& active, std::vector<double>& start_s) {
   Ranks& r = *ranks_;
   const auto ranks = static_cast<int32_t>(r.passes.size());
@@ -186,7 +187,9 @@ void ModelRunner::run_ranks(const std::vector<bool>& active, std::vector<double>
   std::vector<double> end_s(static_cast<size_t>(ranks), 0.0);
   for (int32_t g = 0; g < ranks; ++g) clocks.push_back(clock_.fork());
   std::vector<std::thread> threads;
-  const int64_t cores = std::max<int64_t>(1, std::thread::hardware_concurrency());
+  const std::vector<int> cpus = allowed_cpus();
+  const int64_t cores =
+      std::max<int64_t>(1, cpus.empty() ? std::thread::hardware_concurrency() : int64_t(cpus.size()));
   const int64_t workers = std::max<int64_t>(1, cores / ranks);  // each rank's share of the cores
   for (int32_t g = 0; g < ranks; ++g) {
     const auto i = static_cast<size_t>(g);
@@ -194,6 +197,7 @@ void ModelRunner::run_ranks(const std::vector<bool>& active, std::vector<double>
     if (!active[i]) continue;
     threads.emplace_back([&, g, i] {
       const cpu::ScopedWorkerCap cap(workers);
+      bind_this_thread(rank_cpus(cpus, g, workers));
       step(g, *clocks[i]);
       end_s[i] = clocks[i]->now_s();
     });
