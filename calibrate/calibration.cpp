@@ -65,9 +65,11 @@ std::vector<std::string> point_layouts(const std::vector<E2ePoint>& points, cons
     if (p.mode == E2eMode::kAggregated) {
       out.push_back(parallel_name(p.agg, where));
     } else {
-      out.push_back(std::to_string(p.prefill.workers) + "P" + parallel_name(p.prefill, where + ": prefill") +
-                    "/" + std::to_string(p.decode.workers) + "D" +
-                    parallel_name(p.decode, where + ": decode"));
+      const auto workers = [](const E2eLayout& l) {
+        return l.workers_recorded ? std::to_string(l.workers) : std::string("?");
+      };
+      out.push_back(workers(p.prefill) + "P" + parallel_name(p.prefill, where + ": prefill") + "/" +
+                    workers(p.decode) + "D" + parallel_name(p.decode, where + ": decode"));
     }
   }
   return out;
@@ -97,6 +99,7 @@ Json groups_json(const std::vector<GroupError>& groups) {
   for (const GroupError& g : groups) {
     a.push_back({{"model", g.model},
                  {"mode", std::string(to_string(g.mode))},
+                 {"deployment_recorded", g.recorded},
                  {"points", g.points},
                  {"failed", g.failed},
                  {"ttft_mape", g.ttft_mape},
@@ -141,7 +144,7 @@ std::vector<LeftOut> leave_one_model_out(PointEvaluator& ev, const PointModels& 
     std::string label;
     for (size_t i = 0; i < points.size(); ++i) {
       const bool left_out = models.architecture_of(points[i]) == shape;
-      (left_out ? held : rest).push_back(i);
+      if (left_out || deployment_recorded(points[i])) (left_out ? held : rest).push_back(i);
       const std::string name = model_label(points[i].model_path);
       if (left_out && label.find(name) == std::string::npos) label += (label.empty() ? "" : " + ") + name;
     }
@@ -156,15 +159,15 @@ std::vector<LeftOut> leave_one_model_out(PointEvaluator& ev, const PointModels& 
 void print_left_out(std::FILE* out, const std::vector<FitParameter>& fit, const std::vector<LeftOut>& rows) {
   std::fprintf(
       out, "\nleave-one-model-out (fit without the model and its same-architecture twins, predict it):\n");
-  std::fprintf(out, "%-26s %-6s %6s | %9s %9s | %9s %9s | %s\n", "model", "mode", "points", "TTFT_MAPE",
+  std::fprintf(out, "%-26s %-7s %6s | %9s %9s | %9s %9s | %s\n", "model", "mode", "points", "TTFT_MAPE",
                "TPOT_MAPE", "lomo_TTFT", "lomo_TPOT", "fitted without it");
   for (const LeftOut& l : rows) {
     for (size_t i = 0; i < l.before.size(); ++i) {
       const GroupError& b = l.before[i];
       const GroupError& p = l.predicted[i];
-      std::fprintf(out, "%-26s %-6s %6d | %8.1f%% %8.1f%% | %8.1f%% %8.1f%% | %s\n", b.model.c_str(),
-                   std::string(to_string(b.mode)).c_str(), b.points, 100 * b.ttft_mape, 100 * b.tpot_mape,
-                   100 * p.ttft_mape, 100 * p.tpot_mape, values_text(fit, l.values).c_str());
+      std::fprintf(out, "%-26s %-7s %6d | %8.1f%% %8.1f%% | %8.1f%% %8.1f%% | %s\n", b.model.c_str(),
+                   group_mode(b).c_str(), b.points, 100 * b.ttft_mape, 100 * b.tpot_mape, 100 * p.ttft_mape,
+                   100 * p.tpot_mape, values_text(fit, l.values).c_str());
     }
   }
 }
@@ -194,7 +197,8 @@ void write_outputs(const CalibrationOptions& o, const PointEvaluator& ev, const 
       {"hardware", o.evaluator.hardware},
       {"profile", o.profile},
       {"objective",
-       "mean over (model, mode) groups of (TTFT MAPE + TPOT MAPE) / 2, each point's APE capped at 100%"},
+       "mean over (model, mode) groups whose deployment is recorded of (TTFT MAPE + TPOT MAPE) / 2, each "
+       "point's APE capped at 100%"},
       {"parameters", params},
       {"before", groups_json(r.before)},
       {"after", groups_json(r.after)},
@@ -252,7 +256,10 @@ int run_calibration(const CalibrationOptions& o) {
   r.before = group_errors(points, all, before);
   std::vector<SimPrediction> after;
   if (!r.fit.empty()) {
-    r.fitted = fit_on(ev, r.fit, r.start, all, o.search);
+    std::vector<size_t> recorded;  // the fit follows only rows whose deployment is known
+    for (size_t i : all)
+      if (deployment_recorded(points[i])) recorded.push_back(i);
+    r.fitted = fit_on(ev, r.fit, r.start, recorded, o.search);
     after = ev.predict(r.fitted, all);
     r.after = group_errors(points, all, after);
   }

@@ -40,9 +40,13 @@ std::vector<GroupError> group_errors(const std::vector<E2ePoint>& points, const 
     const std::string model = model_label(e.model_path);
     GroupError* g = nullptr;
     for (GroupError& candidate : groups) {
-      if (candidate.model == model && candidate.mode == e.mode) g = &candidate;
+      if (candidate.model == model && candidate.mode == e.mode &&
+          candidate.recorded == deployment_recorded(e))
+        g = &candidate;
     }
-    if (g == nullptr) g = &groups.emplace_back(GroupError{.model = model, .mode = e.mode});
+    if (g == nullptr)
+      g = &groups.emplace_back(
+          GroupError{.model = model, .mode = e.mode, .recorded = deployment_recorded(e)});
     const SimPrediction& p = predictions[k];
     g->points += 1;
     g->failed += p.ok ? 0 : 1;
@@ -62,26 +66,35 @@ std::vector<GroupError> group_errors(const std::vector<E2ePoint>& points, const 
   return groups;
 }
 
+std::string group_mode(const GroupError& group) {
+  return std::string(to_string(group.mode)) + (group.recorded ? "" : "?");
+}
+
 double fit_objective(const std::vector<GroupError>& groups) {
   double sum = 0;
-  for (const GroupError& g : groups) sum += (g.ttft_capped + g.tpot_capped) / 2;
-  return groups.empty() ? 0.0 : sum / static_cast<double>(groups.size());
+  int counted = 0;
+  for (const GroupError& g : groups) {
+    if (!g.recorded) continue;
+    sum += (g.ttft_capped + g.tpot_capped) / 2;
+    ++counted;
+  }
+  return counted == 0 ? 0.0 : sum / counted;
 }
 
 void print_point_table(std::FILE* out, const std::vector<E2ePoint>& points, const std::vector<size_t>& which,
                        const std::vector<std::string>& layouts, const std::vector<SimPrediction>& before,
                        const std::vector<SimPrediction>& after) {
-  std::fprintf(out, "%5s %-26s %-6s %-20s %5s %5s %5s | %10s %9s", "line", "model", "mode", "layout", "conc",
+  std::fprintf(out, "%5s %-26s %-7s %-20s %5s %5s %5s | %10s %9s", "line", "model", "mode", "layout", "conc",
                "isl", "osl", "ttft_ms", "tpot_ms");
   std::fprintf(out, " | %10s %6s %9s %6s", "pred_ttft", "ratio", "pred_tpot", "ratio");
   if (!after.empty()) std::fprintf(out, " | %10s %6s %9s %6s", "fit_ttft", "ratio", "fit_tpot", "ratio");
   std::fprintf(out, "\n");
   for (size_t k = 0; k < which.size(); ++k) {
     const E2ePoint& e = points[which[k]];
-    std::fprintf(out, "%5lld %-26s %-6s %-20s %5d %5lld %5lld | %10.1f %9.2f", static_cast<long long>(e.line),
-                 model_label(e.model_path).c_str(), std::string(to_string(e.mode)).c_str(),
-                 layouts[which[k]].c_str(), e.concurrency, static_cast<long long>(e.isl),
-                 static_cast<long long>(e.osl), e.ttft_ms, e.tpot_ms);
+    const std::string mode = std::string(to_string(e.mode)) + (deployment_recorded(e) ? "" : "?");
+    std::fprintf(out, "%5lld %-26s %-7s %-20s %5d %5lld %5lld | %10.1f %9.2f", static_cast<long long>(e.line),
+                 model_label(e.model_path).c_str(), mode.c_str(), layouts[which[k]].c_str(), e.concurrency,
+                 static_cast<long long>(e.isl), static_cast<long long>(e.osl), e.ttft_ms, e.tpot_ms);
     print_prediction(out, before[k], e);
     if (!after.empty()) print_prediction(out, after[k], e);
     std::fprintf(out, "\n");
@@ -90,18 +103,24 @@ void print_point_table(std::FILE* out, const std::vector<E2ePoint>& points, cons
 
 void print_group_table(std::FILE* out, const std::vector<GroupError>& before,
                        const std::vector<GroupError>& after) {
-  std::fprintf(out, "%-26s %-6s %6s %6s | %9s %9s", "model", "mode", "points", "failed", "TTFT_MAPE",
+  std::fprintf(out, "%-26s %-7s %6s %6s | %9s %9s", "model", "mode", "points", "failed", "TTFT_MAPE",
                "TPOT_MAPE");
   if (!after.empty()) std::fprintf(out, " | %9s %9s", "fit_TTFT", "fit_TPOT");
   std::fprintf(out, "\n");
   for (size_t i = 0; i < before.size(); ++i) {
     const GroupError& g = before[i];
-    std::fprintf(out, "%-26s %-6s %6d %6d | %9s %9s", g.model.c_str(), std::string(to_string(g.mode)).c_str(),
-                 g.points, g.failed, pct(g.ttft_mape).c_str(), pct(g.tpot_mape).c_str());
+    std::fprintf(out, "%-26s %-7s %6d %6d | %9s %9s", g.model.c_str(), group_mode(g).c_str(), g.points,
+                 g.failed, pct(g.ttft_mape).c_str(), pct(g.tpot_mape).c_str());
     if (i < after.size())
       std::fprintf(out, " | %9s %9s", pct(after[i].ttft_mape).c_str(), pct(after[i].tpot_mape).c_str());
     std::fprintf(out, "\n");
   }
+  if (std::any_of(before.begin(), before.end(), [](const GroupError& g) { return !g.recorded; }))
+    std::fprintf(
+        out,
+        "disagg?: rows that leave prefill_num_workers / decode_num_workers empty - the deployment is not "
+        "recorded (aiconfigurator's own predictor refuses them); simulated as 1 prefill and 1 decode "
+        "worker, reported apart and left out of fits and of the objective\n");
 }
 
 }  // namespace tokenline

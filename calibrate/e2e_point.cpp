@@ -75,6 +75,7 @@ E2eLayout read_layout(const Row& row, const std::string& prefix, bool has_worker
   l.moe_tp = row.count_or(prefix + "moe_tp_size", 1);
   l.moe_ep = row.count_or(prefix + "moe_ep_size", 1);
   l.workers = has_workers ? row.count_or(prefix + "num_workers", 1) : 1;
+  l.workers_recorded = !has_workers || !row.text_or_empty(prefix + "num_workers").empty();
   return l;
 }
 
@@ -110,6 +111,11 @@ E2ePoint read_point(const Row& row, int64_t line) {
 }
 
 }  // namespace
+
+bool deployment_recorded(const E2ePoint& point) {
+  return point.mode == E2eMode::kAggregated ||
+         (point.prefill.workers_recorded && point.decode.workers_recorded);
+}
 
 std::string_view to_string(E2eMode mode) {
   switch (mode) {

@@ -24,6 +24,9 @@ struct E2eLayout {
   int32_t moe_tp = 1;
   int32_t moe_ep = 1;
   int32_t workers = 1;  // disaggregated: instances of this layout (num_workers; empty in the CSV means 1)
+  // Disaggregated: whether the CSV gives num_workers. Older aiconfigurator dumps leave it (and the batch
+  // sizes) empty; their deployment is then not known, and aiconfigurator's own predictor refuses the row.
+  bool workers_recorded = true;
 };
 
 struct E2ePoint {
@@ -42,6 +45,11 @@ struct E2ePoint {
   double ttft_ms = 0;         // measured mean time to first token
   double tpot_ms = 0;         // measured mean time per output token
 };
+
+// Whether the row says what was deployed: aggregated rows always; disaggregated rows when both their
+// prefill and decode num_workers are given. A row that does not is still predicted (as 1 worker each),
+// but reported apart and left out of calibrate's fits: a fit should not follow a guessed deployment.
+bool deployment_recorded(const E2ePoint& point);
 
 // Reads the CSV (header row naming the columns; any column order; extra columns ignored).
 // Throws InputError("<path>:<line>: <column>", expected, found) on a missing column, a row with another

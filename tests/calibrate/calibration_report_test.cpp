@@ -53,3 +53,18 @@ TEST_CASE("MAPE per model and mode, failed runs count 100%, groups weigh equally
   REQUIRE(subset.size() == 1);
   CHECK(subset[0].ttft_mape == Approx(0.5));
 }
+
+TEST_CASE("Rows whose deployment is not recorded form their own group, outside the objective",
+          "[calibration_report]") {
+  std::vector<E2ePoint> points = {point("org/A", E2eMode::kDisaggregated, 100, 10),
+                                  point("org/A", E2eMode::kDisaggregated, 100, 10)};
+  points[1].decode.workers_recorded = false;
+  const std::vector<GroupError> g = group_errors(points, {0, 1}, {predicted(100, 10), predicted(500, 10)});
+  REQUIRE(g.size() == 2);
+  CHECK(g[0].recorded);
+  CHECK(group_mode(g[0]) == "disagg");
+  CHECK_FALSE(g[1].recorded);
+  CHECK(group_mode(g[1]) == "disagg?");
+  CHECK(g[1].ttft_mape == Approx(4.0));  // reported as it is
+  CHECK(fit_objective(g) == 0.0);        // but only the recorded group counts
+}

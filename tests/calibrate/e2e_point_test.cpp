@@ -81,6 +81,19 @@ TEST_CASE("Empty attention_dp_size and num_workers cells mean 1", "[e2e_point]")
   CHECK(points[0].decode.attention_dp == 1);
 }
 
+TEST_CASE("A disaggregated row without num_workers does not record its deployment", "[e2e_point]") {
+  const int prefill_workers = 18, decode_workers = 25;
+  const auto given = parse_e2e_points(std::string(kHeader) + kAggRow + kDisaggRow, "e2e.csv");
+  CHECK(deployment_recorded(given[0]));
+  CHECK(deployment_recorded(given[1]));
+  for (int column : {prefill_workers, decode_workers}) {
+    const auto points = parse_e2e_points(std::string(kHeader) + with_cell(kDisaggRow, column, ""), "e2e.csv");
+    CHECK_FALSE(deployment_recorded(points[0]));
+    CHECK(points[0].prefill.workers == 1);  // still simulated, as one worker each
+    CHECK(points[0].decode.workers == 1);
+  }
+}
+
 TEST_CASE("Bad e2e rows name file, line and column with what was expected and found", "[e2e_point]") {
   const std::string h = kHeader;
   CHECK_THROWS_WITH(parse_e2e_points(h + kAggRow + with_cell(kAggRow, 0, "four"), "e2e.csv"),
