@@ -6,6 +6,7 @@
 
 #include "engine/runtime/forward_pass.h"
 #include "engine/runtime/rank_cpus.h"
+#include "engine/runtime/rank_threads.h"
 #include "engine/runtime/rank_weights.h"
 #include "engine/runtime/speculation.h"
 #include "kernels/cpu/local_communicator.h"
@@ -25,6 +26,7 @@ struct ModelRunner::Ranks {
   std::vector<std::vector<int32_t>> next_ids;               // per group, per row (-1: not yet known)
   std::vector<std::vector<EntryResult>> results;            // per rank, per entry of its group
   std::vector<DraftInput> drafts;                           // per rank: the MTP layer's rows
+  std::unique_ptr<RankThreads> threads;                     // when there is more than one rank
 };
 
 namespace {
@@ -86,6 +88,12 @@ ModelRunner::ModelRunner(ModelShape shape, const ModelWeights& weights, const Ru
   r.next_ids.resize(static_cast<size_t>(config_.dp_ranks));
   r.results.resize(static_cast<size_t>(ranks));
   r.drafts.resize(static_cast<size_t>(ranks));
+  if (ranks > 1) {
+    const std::vector<int> cpus = allowed_cpus();
+    const int64_t cores =
+        std::max<int64_t>(1, cpus.empty() ? std::thread::hardware_concurrency() : int64_t(cpus.size()));
+    r.threads = std::make_unique<RankThreads>(ranks, std::max<int64_t>(1, cores / ranks));  // each its share
+  }
 }
 
 ModelRunner::~ModelRunner() = default;
@@ -164,9 +172,9 @@ bool ModelRunner::build_input(const Batch& batch, const BatchPages& pages, int32
   return true;
 }
 
-// Runs the active ranks: on this thread when there is one rank, else one thread per rank, each bound to
-// its own share of the CPUs (engine/runtime/rank_cpus.h) and timed by its own fork of the clock; this
-// clock then sleeps until the last rank's end. start_s[g]: when rank g began, on this clock.
+// Runs the active ranks: on this thread when there is one rank, else each on its own rank thread
+// (rank_threads.h: kept between steps, bound to its share of the CPUs), timed by its own fork of the clock;
+// this clock then sleeps until the last rank's end. start_s[g]: when rank g began, on this clock.
 void ModelRunner::run_ranks(const std::vector<bool>& active, std::vector<double>& start_s) {
   Ranks& r = *ranks_;
   const auto ranks = static_cast<int32_t>(r.passes.size());
@@ -185,24 +193,15 @@ void ModelRunner::run_ranks(const std::vector<bool>& active, std::vector<double>
   }
   std::vector<std::unique_ptr<Clock>> clocks;
   std::vector<double> end_s(static_cast<size_t>(ranks), 0.0);
-  for (int32_t g = 0; g < ranks; ++g) clocks.push_back(clock_.fork());
-  std::vector<std::thread> threads;
-  const std::vector<int> cpus = allowed_cpus();
-  const int64_t cores =
-      std::max<int64_t>(1, cpus.empty() ? std::thread::hardware_concurrency() : int64_t(cpus.size()));
-  const int64_t workers = std::max<int64_t>(1, cores / ranks);  // each rank's share of the cores
   for (int32_t g = 0; g < ranks; ++g) {
-    const auto i = static_cast<size_t>(g);
-    start_s[i] = clocks[i]->now_s();
-    if (!active[i]) continue;
-    threads.emplace_back([&, g, i] {
-      const cpu::ScopedWorkerCap cap(workers);
-      bind_this_thread(rank_cpus(cpus, g, workers));
-      step(g, *clocks[i]);
-      end_s[i] = clocks[i]->now_s();
-    });
+    clocks.push_back(clock_.fork());
+    start_s[static_cast<size_t>(g)] = clocks.back()->now_s();
   }
-  for (std::thread& t : threads) t.join();
+  r.threads->run(active, [&](int32_t g) {
+    const auto i = static_cast<size_t>(g);
+    step(g, *clocks[i]);
+    end_s[i] = clocks[i]->now_s();
+  });
   clock_.sleep_until_s(*std::max_element(end_s.begin(), end_s.end()));
 }
 
