@@ -247,6 +247,12 @@ int run_calibration(const CalibrationOptions& o) {
     if (p.target == FitTarget::kProfileSet && o.profile.empty())
       throw InputError("--fit " + p.name, "--profile (a profile timing parameter needs a profile)", "none");
   }
+  const bool any_recorded = std::any_of(points.begin(), points.end(), deployment_recorded);
+  if (!r.fit.empty() && !any_recorded)
+    throw InputError(o.points_path,
+                     "at least one point whose deployment is recorded to fit on (disaggregated rows need "
+                     "prefill_num_workers and decode_num_workers)",
+                     "none: every row is disaggregated without them");
   EvaluatorOptions eo = o.evaluator;
   if (!o.profile.empty()) eo.sim.extra_args.insert(eo.sim.extra_args.end(), {"--profile", o.profile});
   PointEvaluator ev(points, models, r.fit, eo);

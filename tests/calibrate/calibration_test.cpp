@@ -138,3 +138,22 @@ TEST_CASE("calibrate: a bad CSV cell is one message naming file, line and column
   CHECK(no_profile.exit_code == 2);
   CHECK(no_profile.err.find("--fit step_cpu_overhead_s: expected --profile") != std::string::npos);
 }
+
+TEST_CASE("calibrate --fit refuses a file with no recorded deployment, exit 2, before any simulation",
+          "[calibration]") {
+  TestDir dir("calibrate-unrecorded");
+  {
+    std::ofstream out(dir.file("points.csv"));
+    out << "concurrency,model_path,precision,mode,isl,osl,gemm_quant_mode,prefill_num_workers,prefill_tp_"
+           "size,"
+           "decode_num_workers,decode_tp_size,silicon_ttft_ms,silicon_tpot_ms\n"
+           "2,meta-llama/Llama-3.1-8B-Instruct,bf16,disagg,256,16,bfloat16,,1,,1,40,8\n";
+  }
+  const Run r = calibrate("--points '" + dir.file("points.csv") + "' --models-dir '" + models_dir(dir) +
+                              "' --out '" + dir.file("out") + "' --fit kernel_launch_s",
+                          dir);
+  CHECK(r.exit_code == 2);
+  CHECK(r.err.find(dir.file("points.csv") + ": expected at least one point whose deployment is recorded") !=
+        std::string::npos);
+  CHECK(r.out.empty());  // no point was simulated or printed
+}
