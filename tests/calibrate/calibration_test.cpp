@@ -45,6 +45,14 @@ std::string models_dir(const TestDir& dir) {
   return dir.file("models");
 }
 
+// Writes `csv` as the test's points file and runs calibrate on it with the test's models and `args`.
+Run calibrate_csv(const TestDir& dir, const std::string& csv, const std::string& args) {
+  std::ofstream(dir.file("points.csv")) << csv;
+  return calibrate("--points '" + dir.file("points.csv") + "' --models-dir '" + models_dir(dir) +
+                       "' --out '" + dir.file("out") + "' " + args,
+                   dir);
+}
+
 }  // namespace
 
 TEST_CASE("calibrate --no-fit prints every point and the MAPE per model and mode", "[calibration]") {
@@ -114,15 +122,12 @@ TEST_CASE("calibrate --fit moves a named parameter inside its bounds and says so
 
 TEST_CASE("calibrate: a bad CSV cell is one message naming file, line and column, exit 2", "[calibration]") {
   TestDir dir("calibrate-bad");
-  {
-    std::ofstream out(dir.file("points.csv"));
-    out << "concurrency,model_path,precision,mode,isl,osl,gemm_quant_mode,tp_size,attention_dp_size,"
-           "moe_tp_size,moe_ep_size,silicon_ttft_ms,silicon_tpot_ms\n"
-           "2,meta-llama/Llama-3.1-8B-Instruct,bf16,agg,256,16,bfloat16,one,,1,1,40,8\n";
-  }
-  const Run r = calibrate("--points '" + dir.file("points.csv") + "' --models-dir '" + models_dir(dir) +
-                              "' --out '" + dir.file("out") + "' --no-fit",
-                          dir);
+  const Run r =
+      calibrate_csv(dir,
+                    "concurrency,model_path,precision,mode,isl,osl,gemm_quant_mode,tp_size,attention_dp_"
+                    "size,moe_tp_size,moe_ep_size,silicon_ttft_ms,silicon_tpot_ms\n"
+                    "2,meta-llama/Llama-3.1-8B-Instruct,bf16,agg,256,16,bfloat16,one,,1,1,40,8\n",
+                    "--no-fit");
   CHECK(r.exit_code == 2);
   CHECK(r.err ==
         "tokenline: " + dir.file("points.csv") + ":2: tp_size: expected a positive integer, found 'one'\n");
@@ -142,16 +147,12 @@ TEST_CASE("calibrate: a bad CSV cell is one message naming file, line and column
 TEST_CASE("calibrate --fit refuses a file with no recorded deployment, exit 2, before any simulation",
           "[calibration]") {
   TestDir dir("calibrate-unrecorded");
-  {
-    std::ofstream out(dir.file("points.csv"));
-    out << "concurrency,model_path,precision,mode,isl,osl,gemm_quant_mode,prefill_num_workers,prefill_tp_"
-           "size,"
-           "decode_num_workers,decode_tp_size,silicon_ttft_ms,silicon_tpot_ms\n"
-           "2,meta-llama/Llama-3.1-8B-Instruct,bf16,disagg,256,16,bfloat16,,1,,1,40,8\n";
-  }
-  const Run r = calibrate("--points '" + dir.file("points.csv") + "' --models-dir '" + models_dir(dir) +
-                              "' --out '" + dir.file("out") + "' --fit kernel_launch_s",
-                          dir);
+  const Run r =
+      calibrate_csv(dir,
+                    "concurrency,model_path,precision,mode,isl,osl,gemm_quant_mode,prefill_num_workers,"
+                    "prefill_tp_size,decode_num_workers,decode_tp_size,silicon_ttft_ms,silicon_tpot_ms\n"
+                    "2,meta-llama/Llama-3.1-8B-Instruct,bf16,disagg,256,16,bfloat16,,1,,1,40,8\n",
+                    "--fit kernel_launch_s");
   CHECK(r.exit_code == 2);
   CHECK(r.err.find(dir.file("points.csv") + ": expected at least one point whose deployment is recorded") !=
         std::string::npos);
