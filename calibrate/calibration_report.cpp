@@ -21,6 +21,11 @@ std::string pct(double fraction) {
   return buf;
 }
 
+// "agg", "disagg", or "disagg?" where the row does not record its deployment.
+std::string mode_label(E2eMode mode, bool recorded) {
+  return std::string(to_string(mode)) + (recorded ? "" : "?");
+}
+
 void print_prediction(std::FILE* out, const SimPrediction& p, const E2ePoint& e) {
   if (!p.ok) {
     std::fprintf(out, " | %10s %6s %9s %6s", "failed", "", "", "");
@@ -67,7 +72,7 @@ std::vector<GroupError> group_errors(const std::vector<E2ePoint>& points, const 
 }
 
 std::string group_mode(const GroupError& group) {
-  return std::string(to_string(group.mode)) + (group.recorded ? "" : "?");
+  return mode_label(group.mode, group.recorded);
 }
 
 double fit_objective(const std::vector<GroupError>& groups) {
@@ -91,7 +96,7 @@ void print_point_table(std::FILE* out, const std::vector<E2ePoint>& points, cons
   std::fprintf(out, "\n");
   for (size_t k = 0; k < which.size(); ++k) {
     const E2ePoint& e = points[which[k]];
-    const std::string mode = std::string(to_string(e.mode)) + (deployment_recorded(e) ? "" : "?");
+    const std::string mode = mode_label(e.mode, deployment_recorded(e));
     std::fprintf(out, "%5lld %-26s %-7s %-20s %5d %5lld %5lld | %10.1f %9.2f", static_cast<long long>(e.line),
                  model_label(e.model_path).c_str(), mode.c_str(), layouts[which[k]].c_str(), e.concurrency,
                  static_cast<long long>(e.isl), static_cast<long long>(e.osl), e.ttft_ms, e.tpot_ms);
