@@ -17,6 +17,7 @@
 #include "engine/model/op_profile.h"
 #include "engine/model/op_profile_own.h"
 #include "topologies/hardware_loader.h"
+#include "traces/run_speed.h"
 #include "traces/trace_reader.h"
 
 namespace tokenline {
@@ -90,10 +91,14 @@ CostModel own_cost_model(const TraceFitOptions& o, std::array<double, kOpCount>&
   const std::string where = o.profile + "/profile.json";
   if (profile->table(ProfileTableKind::kOps).empty() || profile->measured_model.empty())
     throw InputError(where, "an own profile (tokenline profile: an ops table and measured_on)", "none");
+  if (!o.speed_of.empty()) set_speed_from_run(*profile, run_speed_probe_s(o.speed_of), "--speed-of");
+  const double speed = profile->param(TimingParam::kSpeedScale);
   scales = own_op_scales(*profile);
-  overhead_s = profile->param(TimingParam::kStepCpuOverheadS);
+  for (double& s : scales) s *= speed;
+  overhead_s = profile->param(TimingParam::kStepCpuOverheadS) * speed;
   profile->timing[static_cast<size_t>(TimingParam::kStepCpuOverheadS)] = 0;
   profile->timing[static_cast<size_t>(TimingParam::kOpTimeScale)] = 1;
+  profile->timing[static_cast<size_t>(TimingParam::kSpeedScale)] = 1;
   profile->op_scales.clear();
   const Hardware hw = load_hardware(o.hardware.empty() ? o.profile + "/hardware.json" : o.hardware);
   const ModelConfig model = load_model(profile->measured_model);
@@ -246,6 +251,7 @@ TraceFit fit_trace(const TraceFitOptions& o) {
   TraceFit f;
   f.steps = static_cast<int64_t>(steps.size());
   f.gap_s = median(gaps);
+  f.run_speed_probe_s = trace_run_speed_probe_s(o.trace);
   fit_op_scales(steps, f);
   std::vector<double> residual_s;
   for (const PricedStep& st : steps) residual_s.push_back(st.measured_s - predicted_s(st, f.scales, 0));
@@ -300,6 +306,14 @@ void write_trace_fit(const std::string& profile_dir, const TraceFit& fit, const 
   j["timing"]["op_scales"] = Json{{"value", scales}, {"unit", "ratio"}, {"source", ops.str()}};
   j["timing"]["step_cpu_overhead_s"] =
       Json{{"value", fit.step_cpu_overhead_s}, {"unit", "s"}, {"source", step.str()}};
+  if (fit.run_speed_probe_s) {
+    j["timing"]["speed_probe_s"] =
+        Json{{"value", *fit.run_speed_probe_s},
+             {"unit", "s"},
+             {"source", "tokenline calibrate --trace " + run +
+                            ": the run's machine speed probe (its metrics.json), the speed the fitted terms "
+                            "describe"}};
+  }
   std::ofstream out(path, std::ios::trunc);
   out << j.dump(2) << "\n";
   if (!out) throw InputError(path.string(), "a writable file", "a file that cannot be written");

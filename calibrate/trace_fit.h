@@ -10,6 +10,7 @@
 
 #include <array>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -21,6 +22,9 @@ struct TraceFitOptions {
   std::string trace;     // the run's trace.json (op detail: each step's batch)
   std::string profile;   // an own profile directory (its ops table and measured_on)
   std::string hardware;  // hardware preset or JSON; empty: <profile>/hardware.json
+  // A run (dir or metrics.json) whose machine speed prices with_profile: the profile's loaded terms x that
+  // run's speed probe over the profile's (sim --speed-of). Empty: as loaded. The fit itself is unchanged.
+  std::string speed_of;
 };
 
 // Per-step relative error |predicted - measured| / measured over the run's steps (fractions).
@@ -60,6 +64,9 @@ struct TraceFit {
   StepError with_profile;                 // the run's steps priced with the profile's terms as loaded
   StepError with_fit;                     // ... with the fitted terms
   std::vector<StepFit> step_fits;         // per priced step, in trace order
+  // The fitted run's machine speed probe (its metrics.json, when it recorded one): the speed the fitted
+  // terms describe, written into the profile as timing.speed_probe_s.
+  std::optional<double> run_speed_probe_s;
 };
 
 // Throws InputError for an unreadable trace, a trace without batches, or a profile without an ops table.
@@ -69,7 +76,8 @@ TraceFit fit_trace(const TraceFitOptions& options);
 // profile_ms, fitted_ms, fitted_error): where in the run the model is off. Throws InputError if unwritable.
 void write_step_fits(const std::string& path, const TraceFit& fit);
 
-// Rewrites <profile>/profile.json's timing.op_time_scale, op_scales and step_cpu_overhead_s with the fit.
+// Rewrites <profile>/profile.json's timing.op_time_scale, op_scales and step_cpu_overhead_s with the fit,
+// and speed_probe_s with the run's probe where it recorded one.
 void write_trace_fit(const std::string& profile_dir, const TraceFit& fit, const std::string& trace);
 
 }  // namespace tokenline

@@ -27,6 +27,7 @@ struct CalibrateArgs {
   std::string mixed_steps = "on";  // aggregated points: on, or the profile engine's default (engine)
   std::string trace;  // --trace: fit an own profile's per-step overhead from a run (calibrate/trace_fit.h)
   std::string steps_csv;  // --steps-csv: with --trace, each step measured vs predicted
+  std::string speed_of;   // --speed-of: with --trace, price the profile's own figures at a run's speed
   bool hardware_given = false;
 };
 
@@ -36,7 +37,8 @@ void run_trace(const CalibrateArgs& a) {
     throw InputError("--trace", "a --profile directory written by tokenline profile", "no --profile");
   const TraceFitOptions o{.trace = a.trace,
                           .profile = a.options.profile,
-                          .hardware = a.hardware_given ? a.options.evaluator.hardware : ""};
+                          .hardware = a.hardware_given ? a.options.evaluator.hardware : "",
+                          .speed_of = a.speed_of};
   const TraceFit f = fit_trace(o);
   write_trace_fit(o.profile, f, o.trace);
   if (!a.steps_csv.empty()) write_step_fits(a.steps_csv, f);
@@ -52,9 +54,10 @@ void run_trace(const CalibrateArgs& a) {
       f.step_cpu_overhead_s, f.with_profile.mape, f.with_profile.p90, f.with_profile.stretched_time_share,
       f.with_fit.mape, f.with_fit.p90, f.with_fit.stretched_time_share);
   std::fprintf(stderr,
-               "tokenline calibrate: %zu op scales, op_time_scale = %.4g, step_cpu_overhead_s = %.6g s "
+               "tokenline calibrate: %zu op scales, op_time_scale = %.4g, step_cpu_overhead_s = %.6g s%s "
                "written to %s/profile.json\n",
-               f.ops.size(), f.op_time_scale, f.step_cpu_overhead_s, o.profile.c_str());
+               f.ops.size(), f.op_time_scale, f.step_cpu_overhead_s,
+               f.run_speed_probe_s ? ", the run's speed probe" : "", o.profile.c_str());
 }
 
 // This executable, so each point runs the same build of `tokenline sim`.
@@ -107,6 +110,10 @@ void add_calibrate(CLI::App& app) {
       "a tokenline run trace.json: fit the --profile (an own profile)'s per-step overhead instead");
   cmd->add_option("--steps-csv", a->steps_csv,
                   "with --trace: write each step's rows, measured and predicted time to this CSV");
+  cmd->add_option(
+      "--speed-of", a->speed_of,
+      "with --trace: price the profile's own figures (step_*_profile) at this run's machine speed "
+      "(its metrics.json's speed probe over the profile's), as sim --speed-of does");
   cmd->add_option("--hardware", o.evaluator.hardware, "base hardware preset or JSON path")
       ->capture_default_str();
   cmd->add_option("--profile", o.profile,

@@ -65,6 +65,7 @@ int profile_job(ProfileJob& job) {
                grid_points(grid, setup.parallel.dp_attention).size(), grid.warmup, grid.repeats);
   SteadyClock clock;
   ModelRunner runner(setup.shape, engine_weights(job.engine, setup.shape), setup.runner, clock);
+  const double probe_before_s = speed_probe_s(runner, setup.runner);
   const OpProfileResult result =
       profile_ops(runner, setup.runner, grid, [](size_t done, size_t all, const GridPoint& p, double step_s) {
         std::fprintf(stderr, "tokenline profile: [%zu/%zu] %s%s batch %lld x %lld %s: step %.3f ms\n", done,
@@ -85,7 +86,8 @@ int profile_job(ProfileJob& job) {
                             .date = utc_now(),
                             .warmup = grid.warmup,
                             .repeats = grid.repeats,
-                            .step_overhead_s = result.step_overhead_s};
+                            .step_overhead_s = result.step_overhead_s,
+                            .speed_probe_s = (probe_before_s + speed_probe_s(runner, setup.runner)) / 2};
   write_own_profile(job.engine.out, info, hw, result.rows);
   std::fprintf(stderr,
                "tokenline profile: %zu rows in %s/ops.csv; use: tokenline sim --profile %s --hardware "

@@ -11,6 +11,7 @@
 #include "cli/engine_job.h"
 #include "common/input_error.h"
 #include "engine/runtime/clock.h"
+#include "engine/runtime/op_profiler.h"
 #include "traces/output_file.h"
 #include "workloads/workload_arrivals.h"
 
@@ -57,6 +58,9 @@ int run_job(const RunJob& job) {
 
   SteadyClock clock;
   ModelRunner runner(setup.shape, engine_weights(job.engine, setup.shape), setup.runner, clock);
+  // The engine's speed around the run (before its first arrival, and after), for sim --speed-of.
+  const double probe_before_s = speed_probe_s(runner, setup.runner);
+  clock.restart();
   Instance instance(setup.instance);
   Recorder recorder(setup.output, setup.slo, 1);
   recorder.describe_instance(0, setup.parallel.name(), setup.parallel.dp_attention, job.engine.kv_pages);
@@ -68,6 +72,7 @@ int run_job(const RunJob& job) {
   info.workload = describe_workload(workload);
   info.simulated_s = result.end_s;
   info.wall_s = clock.now_s();
+  info.speed_probe_s = (probe_before_s + speed_probe_s(runner, setup.runner)) / 2;
   std::string why;
   if (!recorder.finish(info, &why)) {
     std::fprintf(stderr, "tokenline run: %s\n", why.c_str());

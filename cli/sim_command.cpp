@@ -34,6 +34,10 @@ void add_deployment_options(CLI::App& cmd, SimJob& job) {
                  "price ops from a measured op profile (h200-sglang, or a directory) where it covers them");
   cmd.add_option("--profile-set", job.profile_set,
                  "override profile timing parameters: name=value[,name=value]");
+  cmd.add_option(
+      "--speed-of", job.speed_of,
+      "a tokenline run's outputs (or metrics.json): price an own profile (tokenline profile) at the "
+      "machine speed that run's probe recorded, its speed_probe_s over the profile's");
   cmd.add_option("--backend", job.backend,
                  "cost backend: analytic (closed form), simgrid (contended network; uses --cluster) or "
                  "replay:<trace.json> (a tokenline run's measured steps)")

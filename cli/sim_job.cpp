@@ -18,6 +18,7 @@
 #include "sim/driver/simulation.h"
 #include "topologies/hardware_loader.h"
 #include "traces/output_file.h"
+#include "traces/run_speed.h"
 #include "workloads/workload_arrivals.h"
 
 namespace tokenline {
@@ -186,9 +187,15 @@ Deployment load_deployment(const SimJob& job, const ModelConfig& model,
   options.mtp = job.mtp_drafts > 0;
   if (!job.profile_set.empty() && job.profile.empty())
     throw InputError("--profile-set", "a --profile to override", "no --profile");
+  if (!job.speed_of.empty() && job.profile.empty())
+    throw InputError("--speed-of", "a --profile measured by tokenline profile", "no --profile");
   if (!job.profile.empty()) {
     auto profile = load_op_profile(job.profile);
+    if (!job.speed_of.empty()) set_speed_from_run(*profile, run_speed_probe_s(job.speed_of), "--speed-of");
     apply_profile_sets(*profile, job.profile_set);
+    if (!job.speed_of.empty())
+      std::fprintf(stderr, "tokenline sim: %s priced at %.4gx its measured times (the speed probe of %s)\n",
+                   job.profile.c_str(), profile->param(TimingParam::kSpeedScale), job.speed_of.c_str());
     options.profile = std::move(profile);
   }
   const KvLayout layout =

@@ -41,6 +41,7 @@ struct SimJob {
   bool ideal = false;       // the seed's ideal rates instead of the hardware's efficiencies
   std::string profile;      // op profile name or directory ("": roofline only)
   std::string profile_set;  // its timing overrides "name=value,..."
+  std::string speed_of;     // a run (dir or metrics.json): price an own profile at that run's machine speed
   std::string backend = "analytic";
   std::string overlap = "none";  // simgrid backend: none | combine | tbo | dp-gather
   uint64_t seed = 0;

@@ -157,6 +157,7 @@ struct MetricsJson {
                 {"skipped_lines", info.skipped_lines}};
     if (!info.cluster.empty()) run["cluster"] = info.cluster;
     if (info.wall_s) run["wall_s"] = rounded(*info.wall_s);
+    if (info.speed_probe_s) run["speed_probe_s"] = *info.speed_probe_s;
     return run;
   }
 };

@@ -38,6 +38,9 @@ struct RunInfo {
   int64_t events = 0;            // arrivals + steps + request completions handled by the driver
   int64_t skipped_lines = 0;     // malformed workload lines skipped under --skip-bad-lines
   std::optional<double> wall_s;  // written only when set (nondeterministic)
+  // The real engine's machine speed probe around the run (engine/runtime/op_profiler.h speed_probe_s,
+  // mean of before and after); written only when set (nondeterministic). sim --speed-of reads it.
+  std::optional<double> speed_probe_s;
 };
 
 class Metrics {

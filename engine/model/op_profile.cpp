@@ -170,16 +170,13 @@ std::string timing_param_list() {
 
 void check_timing_value(TimingParam p, double v, const std::string& where) {
   const bool flag = p == TimingParam::kOverlapSchedule || p == TimingParam::kSharedExpertsFusion;
+  const bool ratio = p == TimingParam::kOpTimeScale || p == TimingParam::kSpeedScale;
   const bool ok = flag                                ? (v == 0 || v == 1)
                   : p == TimingParam::kCudaGraphMaxBs ? (v >= 0 && v == std::floor(v))
-                  : p == TimingParam::kOpTimeScale    ? v > 0
+                  : ratio                             ? v > 0
                                                       : v >= 0;
   if (!ok)
-    throw InputError(where,
-                     flag                             ? "0 or 1"
-                     : p == TimingParam::kOpTimeScale ? "a value > 0"
-                                                      : "a value >= 0",
-                     std::to_string(v));
+    throw InputError(where, flag ? "0 or 1" : ratio ? "a value > 0" : "a value >= 0", std::to_string(v));
 }
 
 // timing.op_scales: {"value": {"<ledger op>": ratio > 0, ...}, "unit", "source"}.
@@ -296,6 +293,10 @@ std::string_view timing_param_name(TimingParam p) {
       return "shared_experts_fusion";
     case TimingParam::kStepFloorPerLayerS:
       return "step_floor_per_layer_s";
+    case TimingParam::kSpeedProbeS:
+      return "speed_probe_s";
+    case TimingParam::kSpeedScale:
+      return "speed_scale";
     case TimingParam::kCount:
       break;
   }
@@ -324,6 +325,10 @@ double timing_param_default(TimingParam p) {
       return 0;  // the shared expert as its own GEMMs unless the profile names an engine that fuses it
     case TimingParam::kStepFloorPerLayerS:
       return 0;  // unmeasured: a step is the sum of its ops until `tokenline calibrate` fits a floor
+    case TimingParam::kSpeedProbeS:
+      return 0;  // not recorded: only `tokenline profile` and `calibrate --trace` record one
+    case TimingParam::kSpeedScale:
+      return 1;  // the times as measured
     case TimingParam::kCount:
       break;
   }
@@ -390,6 +395,16 @@ void apply_profile_sets(OpProfile& profile, const std::string& sets) {
     check_timing_value(*param, v, where);
     profile.timing[static_cast<size_t>(*param)] = v;
   }
+}
+
+void set_speed_from_run(OpProfile& profile, double run_probe_s, const std::string& where) {
+  const double profiled_s = profile.param(TimingParam::kSpeedProbeS);
+  if (!(profiled_s > 0))
+    throw InputError(where, "a profile that recorded the machine's speed probe (timing.speed_probe_s)",
+                     "profile " + profile.name + " without one");
+  if (!(run_probe_s > 0) || !std::isfinite(run_probe_s))
+    throw InputError(where, "a run's speed probe > 0 s", std::to_string(run_probe_s));
+  profile.timing[static_cast<size_t>(TimingParam::kSpeedScale)] = run_probe_s / profiled_s;
 }
 
 }  // namespace tokenline

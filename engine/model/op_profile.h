@@ -65,6 +65,10 @@ enum class TimingParam : uint8_t {
   kSharedExpertsFusion,  // 1: a DeepSeek-V3-shaped shared expert runs inside the fused MoE kernel as one
                          // more always-chosen expert (SGLang's default) instead of its own GEMMs
   kStepFloorPerLayerS,   // the shortest a step's GPU time runs per decoder layer (s)
+  kSpeedProbeS,          // own profiles: the machine's speed probe (speed_probe_s) when its times were
+                         // measured (s); 0: not recorded
+  kSpeedScale,           // own profiles: every measured time x this (a machine running slower or faster than
+                         // when profiled: a run's speed probe over the profile's); 1: as profiled
   kCount,
 };
 inline constexpr int kTimingParams = static_cast<int>(TimingParam::kCount);
@@ -102,6 +106,11 @@ std::shared_ptr<OpProfile> load_op_profile(const std::string& name_or_dir);
 // Applies "name=value[,name=value]" overrides (--profile-set); throws InputError naming an unknown
 // parameter or a bad value.
 void apply_profile_sets(OpProfile& profile, const std::string& sets);
+
+// Prices `profile` at the speed a run's machine had: speed_scale = run_probe_s / the profile's speed_probe_s.
+// Throws InputError naming `where` when the profile recorded no probe (profiles of other engines, or made
+// before probes were recorded) or run_probe_s is not > 0.
+void set_speed_from_run(OpProfile& profile, double run_probe_s, const std::string& where);
 
 // Names of the profiles compiled into the binary, sorted.
 std::vector<std::string> embedded_profile_names();

@@ -10,6 +10,7 @@
 #include <string>
 #include <string_view>
 
+#include "common/input_error.h"
 #include "engine/model/op_profile_pricing.h"
 
 namespace tokenline {
@@ -403,6 +404,24 @@ void resolve_collectives(const OpProfile& p, const CostModel& cm, ProfileCurves&
   }
 }
 
+// timing.speed_scale: every time the profile measured on its machine (the ops table as scaled, the step
+// terms) x the scale. Only own profiles carry a machine's speed probe to scale by.
+void apply_speed_scale(const OpProfile& p, ProfileCurves& pc) {
+  const double speed = p.param(TimingParam::kSpeedScale);
+  if (speed == 1) return;
+  if (!pc.own)
+    throw InputError(
+        p.origin + ": timing.speed_scale",
+        "1 for a profile of another engine's kernels (a speed scale applies to profiles measured "
+        "by `tokenline profile`)",
+        std::to_string(speed));
+  for (double& s : pc.own_scale) s *= speed;
+  pc.step_cpu_overhead_s *= speed;
+  pc.step_cpu_per_request_s *= speed;
+  pc.step_floor_s *= speed;
+  pc.eager_launch_gap_s *= speed;
+}
+
 }  // namespace
 
 std::shared_ptr<const ProfileCurves> resolve_profile(const OpProfile& p, const CostModel& cm) {
@@ -443,6 +462,7 @@ std::shared_ptr<const ProfileCurves> resolve_profile(const OpProfile& p, const C
                                 .cuda_graph_max_bs;
   }
   pc->eager_launch_gap_s = p.param(TimingParam::kEagerLaunchGapS);
+  apply_speed_scale(p, *pc);
   return pc;
 }
 

@@ -94,7 +94,12 @@ Json profile_json(const OwnProfileInfo& info) {
        Json{{"value", 0}, {"unit", "bool"}, {"source", "the engine loop plans, then executes"}}},
       {"cuda_graph_max_bs", Json{{"value", 0}, {"unit", "requests"}, {"source", "no CUDA graphs"}}},
       {"eager_launch_gap_s",
-       Json{{"value", 0}, {"unit", "s"}, {"source", "launches are inside the ops' times"}}}};
+       Json{{"value", 0}, {"unit", "s"}, {"source", "launches are inside the ops' times"}}},
+      {"speed_probe_s",
+       sourced(
+           info.speed_probe_s, "s",
+           "tokenline profile: the machine's speed probe (a fixed GEMM and copy, median of 15) before and "
+           "after the measurement, mean; sim --speed-of RUN prices at a run's own probe over this")}};
   return j;
 }
 

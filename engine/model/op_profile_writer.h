@@ -34,6 +34,7 @@ struct OwnProfileInfo {
   std::string date;      // UTC, ISO 8601
   int64_t warmup = 0, repeats = 0;
   double step_overhead_s = 0;  // measured executor time per step outside the ops (median)
+  double speed_probe_s = 0;    // the machine's speed probe around the measurement (mean of before and after)
 };
 
 // What hardware.json says about the profiled machine; every rate is measured by the profiler.

@@ -16,6 +16,10 @@ int64_t steady_ns() {
 
 SteadyClock::SteadyClock() : origin_ns_(steady_ns()) {}
 
+void SteadyClock::restart() {
+  origin_ns_ = steady_ns();
+}
+
 double SteadyClock::now_s() {
   return ns_to_s(steady_ns() - origin_ns_);
 }

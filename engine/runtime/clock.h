@@ -23,6 +23,8 @@ class Clock {
 class SteadyClock final : public Clock {
  public:
   SteadyClock();
+  // Moves the origin to now: times read afterwards start from 0 (and clocks forked afterwards with them).
+  void restart();
   double now_s() override;
   void sleep_until_s(double t_s) override;
   std::unique_ptr<Clock> fork() override { return std::make_unique<SteadyClock>(*this); }

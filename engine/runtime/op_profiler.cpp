@@ -219,6 +219,24 @@ OpProfileResult profile_ops(ModelRunner& runner, const RunnerConfig& config, con
   return result;
 }
 
+double speed_probe_s(ModelRunner& runner, const RunnerConfig& config) {
+  constexpr int64_t kProbeTokens = 64;  // decode keys and prefill chunk: small shapes of a grid (quick)
+  constexpr int64_t kProbeDecodeBatch = 4;
+  constexpr int kProbeRepeats = 7;  // the median of 7: a burst of load moves a few repeats, not it
+  const int64_t tokens = std::min<int64_t>(kProbeTokens, config.total_pages * config.page_tokens);
+  const int64_t pages_each = (tokens + config.page_tokens - 1) / config.page_tokens;
+  const int64_t batch = std::clamp<int64_t>(config.total_pages / pages_each, 1, kProbeDecodeBatch);
+  const GridPoint points[] = {{true, false, batch, tokens}, {false, false, 1, tokens}};
+  for (const GridPoint& p : points) run_once(runner, config, p);  // warm-up
+  std::vector<double> repeats;
+  for (int r = 0; r < kProbeRepeats; ++r) {
+    double s = 0;
+    for (const GridPoint& p : points) s += run_once(runner, config, p).step_s;
+    repeats.push_back(s);
+  }
+  return median(repeats);
+}
+
 namespace {
 
 constexpr int32_t kRateGemmDim = 256;  // 256^3: large enough to reach the GEMM's rate, ~10 ms on one core

@@ -59,6 +59,15 @@ using ProfileProgress = std::function<void(size_t, size_t, const GridPoint&, dou
 OpProfileResult profile_ops(ModelRunner& runner, const RunnerConfig& config, const ProfileGrid& grid,
                             const ProfileProgress& progress);
 
+// The engine's speed probe: seconds of a fixed pair of synthetic steps on `runner` (every attention group:
+// a decode of 4 sequences x 64 keys, fewer where the KV pages hold less, and a 64-token prefill), median
+// of 7 after a warm-up. The same work every time, so two probes' ratio is how much slower the machine ran
+// this engine - a host can slow a virtual machine with no process in it. `tokenline profile` records it
+// with the rows (timing.speed_probe_s), `tokenline run` before and after a run (metrics.json), and
+// `sim --speed-of` prices a profile at a run's. ~0.2-0.5 s on a CPU. REQUIRES: no request of the runner in
+// flight.
+double speed_probe_s(ModelRunner& runner, const RunnerConfig& config);
+
 }  // namespace tokenline
 
 namespace tokenline {

@@ -103,7 +103,8 @@ const std::vector<Step> kSteps = {
 TEST_CASE("a run made from known per-op scales and step overhead gives them back", "[trace_fit]") {
   const fs::path dir = profile_dir();
   const fs::path trace = write_trace(dir, kSteps);
-  const TraceFit f = fit_trace({.trace = trace.string(), .profile = dir.string(), .hardware = ""});
+  const TraceFit f =
+      fit_trace({.trace = trace.string(), .profile = dir.string(), .hardware = "", .speed_of = ""});
   CHECK(f.steps == 6);
   CHECK(f.gap_s == 0);
   REQUIRE(f.ops.size() == 2);
@@ -154,7 +155,8 @@ TEST_CASE("a run made from known per-op scales and step overhead gives them back
   CHECK(loaded[size_t(Op::kSparseMla)] == Approx(f.ops[1].scale));
   CHECK(loaded[size_t(Op::kRmsnorm)] == Approx(f.op_time_scale));
   // Calibrated once, the profile prices the run as it went: refitting finds every scale 1 again.
-  const TraceFit again = fit_trace({.trace = trace.string(), .profile = dir.string(), .hardware = ""});
+  const TraceFit again =
+      fit_trace({.trace = trace.string(), .profile = dir.string(), .hardware = "", .speed_of = ""});
   CHECK(again.with_profile.mape < 1e-3);
   CHECK(again.ops[1].scale == Approx(f.ops[1].scale));  // fitted against the raw ops, not the scaled ones
 }
@@ -178,7 +180,8 @@ TEST_CASE("a slow step from a busy neighbour moves the fitted scales little", "[
     }
   }
   std::ofstream(trace) << doc.dump();
-  const TraceFit f = fit_trace({.trace = trace.string(), .profile = dir.string(), .hardware = ""});
+  const TraceFit f =
+      fit_trace({.trace = trace.string(), .profile = dir.string(), .hardware = "", .speed_of = ""});
   REQUIRE(f.ops.size() == 2);
   CHECK(f.ops[1].scale == Approx(kSparseMlaScale).epsilon(1e-3));          // the weighted median ignores it
   CHECK(f.ops[1].measured_s > 1.5 * kSparseMlaScale * f.ops[1].priced_s);  // the sum does not
@@ -190,19 +193,51 @@ TEST_CASE("a slow step from a busy neighbour moves the fitted scales little", "[
 
 TEST_CASE("trace calibration needs a readable trace and an own profile", "[trace_fit]") {
   const fs::path dir = profile_dir();
-  CHECK_THROWS_AS(fit_trace({.trace = (dir / "none.json").string(), .profile = dir.string(), .hardware = ""}),
-                  InputError);
   CHECK_THROWS_AS(
-      fit_trace({.trace = (dir / "none.json").string(), .profile = "h200-sglang", .hardware = ""}),
+      fit_trace(
+          {.trace = (dir / "none.json").string(), .profile = dir.string(), .hardware = "", .speed_of = ""}),
+      InputError);
+  CHECK_THROWS_AS(
+      fit_trace(
+          {.trace = (dir / "none.json").string(), .profile = "h200-sglang", .hardware = "", .speed_of = ""}),
       InputError);
   // A trace with steps only (--trace-detail step) has no op spans to fit the scales from.
   const fs::path steps_only = write_trace(dir, kSteps, false);
   try {
-    fit_trace({.trace = steps_only.string(), .profile = dir.string(), .hardware = ""});
+    fit_trace({.trace = steps_only.string(), .profile = dir.string(), .hardware = "", .speed_of = ""});
     FAIL("a trace without op spans was accepted");
   } catch (const InputError& e) {
     CHECK(std::string(e.what()).find("--trace-detail op") != std::string::npos);
   }
+}
+
+TEST_CASE("calibration records the run's speed probe, and --speed-of prices the profile at another run's",
+          "[trace_fit]") {
+  const fs::path dir = profile_dir();
+  const fs::path trace = write_trace(dir, kSteps);
+  std::ofstream(dir / "metrics.json") << R"({"run": {"mode": "real", "speed_probe_s": 0.04}})";
+  const TraceFit f =
+      fit_trace({.trace = trace.string(), .profile = dir.string(), .hardware = "", .speed_of = ""});
+  REQUIRE(f.run_speed_probe_s);
+  CHECK(*f.run_speed_probe_s == Approx(0.04));
+  write_trace_fit(dir.string(), f, trace.string());
+  CHECK(load_op_profile(dir.string())->param(TimingParam::kSpeedProbeS) == Approx(0.04));
+  // A run whose machine ran the probe twice as long: the calibrated profile priced at its speed is twice
+  // the measured steps (the profile's own figures), while the fit against the raw ops is unchanged.
+  const fs::path slow = dir / "slow-run";
+  fs::create_directories(slow);
+  std::ofstream(slow / "metrics.json") << R"({"run": {"mode": "real", "speed_probe_s": 0.08}})";
+  const TraceFit at_speed = fit_trace(
+      {.trace = trace.string(), .profile = dir.string(), .hardware = "", .speed_of = slow.string()});
+  CHECK(at_speed.with_profile.mape == Approx(1.0).epsilon(1e-2));
+  CHECK(at_speed.ops[0].scale == Approx(f.ops[0].scale));
+  CHECK(at_speed.step_fits[1].profile_s == Approx(2 * at_speed.step_fits[1].measured_s).epsilon(1e-2));
+  const fs::path sim = dir / "sim-run";
+  fs::create_directories(sim);
+  std::ofstream(sim / "metrics.json") << R"({"run": {"mode": "sim"}})";
+  CHECK_THROWS_WITH(
+      fit_trace({.trace = trace.string(), .profile = dir.string(), .hardware = "", .speed_of = sim.string()}),
+      Catch::Contains("run.speed_probe_s"));
 }
 
 }  // namespace tokenline

@@ -89,3 +89,28 @@ TEST_CASE("calibrate --trace fits the per-step overhead of a run into the profil
   const auto no_profile = run_tokenline("calibrate --trace '" + d.file("run") + "/trace.json'", d);
   CHECK(no_profile.exit_code == 2);
 }
+
+TEST_CASE("profile and run record the engine's speed probe, and sim --speed-of prices at a run's",
+          "[profile_cli]") {
+  const TestDir d("profile-cli-speed");
+  const std::string dir = profile(d, "tp1");
+  CHECK(testing::read_json(dir + "/profile.json")["timing"]["speed_probe_s"]["value"].get<double>() > 0);
+  const auto run = run_tokenline("run" + kEngine + " " + kWorkload + " --out '" + d.file("run") + "'", d);
+  REQUIRE(run.exit_code == 0);
+  const double run_probe_s = testing::read_json(d.file("run") + "/metrics.json")["run"]["speed_probe_s"];
+  CHECK(run_probe_s > 0);
+  REQUIRE(run_tokenline("calibrate --trace '" + d.file("run") + "/trace.json' --profile '" + dir + "'", d)
+              .exit_code == 0);
+  const nlohmann::json p = testing::read_json(dir + "/profile.json");
+  CHECK(p["timing"]["speed_probe_s"]["value"].get<double>() ==
+        Approx(run_probe_s));  // what the fit describes
+  const auto at_speed =
+      run_tokenline(sim_args(dir, "tp1", d.file("sim")) + " --speed-of '" + d.file("run") + "'", d);
+  INFO(at_speed.stderr_text);
+  CHECK(at_speed.exit_code == 0);
+  CHECK(at_speed.stderr_text.find("priced at 1x its measured times") != std::string::npos);  // the same run
+  const auto of_sim =
+      run_tokenline(sim_args(dir, "tp1", d.file("sim2")) + " --speed-of '" + d.file("sim") + "'", d);
+  CHECK(of_sim.exit_code == 2);
+  CHECK(of_sim.stderr_text.find("run.speed_probe_s") != std::string::npos);
+}

@@ -41,6 +41,10 @@ TEST_CASE("metrics count and summarize requests and apply the SLO", "[metrics]")
   CHECK(j["goodput"]["good_requests"] == 1);
   CHECK(j["prefix_cache"]["hit_rate"].get<double>() == Approx(0.25));
   CHECK_FALSE(j["run"].contains("wall_s"));
+  CHECK_FALSE(j["run"].contains("speed_probe_s"));  // only a real run measures the machine
+  RunInfo real = run_ending_at(2.0);
+  real.speed_probe_s = 0.025;
+  CHECK(nlohmann::json::parse(m.to_json(real))["run"]["speed_probe_s"].get<double>() == Approx(0.025));
 }
 
 TEST_CASE("metrics count retractions apart, within the preemptions", "[metrics]") {

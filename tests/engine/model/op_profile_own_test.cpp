@@ -1,8 +1,9 @@
 // Own profiles (the ops table): exact at measured points, interpolated between them, ops without rows
 // cost nothing, a step with decode and prefill rows pays an op's fixed time once, per-op scales
 // (timing.op_scales) apply to their ops and are checked on load, and a profile refuses a model or layout it
-// was not measured on; under DP, a group's time lies between the alone and the every-group rows by its
-// peers' load, where the profile has alone rows.
+// was not measured on; a speed scale (a run's speed probe over the profile's) scales every measured time
+// of an own profile and is refused by other profiles; under DP, a group's time lies between the alone and the
+// every-group rows by its peers' load, where the profile has alone rows.
 #include "engine/model/op_profile_own.h"
 
 #include <catch2/catch.hpp>
@@ -27,7 +28,7 @@ namespace fs = std::filesystem;
 constexpr double kMsToS = 1e-3;
 
 fs::path own_profile(const std::string& name, const std::vector<OwnOpRow>& rows,
-                     const std::string& parallel = "tp1") {
+                     const std::string& parallel = "tp1", double speed_probe_s = 0) {
   const fs::path dir = fs::temp_directory_path() / ("tl_own_profile_" + name);
   fs::remove_all(dir);
   write_own_profile(dir.string(),
@@ -41,7 +42,8 @@ fs::path own_profile(const std::string& name, const std::vector<OwnOpRow>& rows,
                                    .date = "2026-12-01T00:00:00Z",
                                    .warmup = 1,
                                    .repeats = 1,
-                                   .step_overhead_s = 1e-4},
+                                   .step_overhead_s = 1e-4,
+                                   .speed_probe_s = speed_probe_s},
                     OwnHardware{.gemm_flops = 1e10,
                                 .memory_bw = 1e10,
                                 .memory_bytes = 8e9,
@@ -269,6 +271,51 @@ TEST_CASE("an ops row naming an unknown op or phase is reported at its line", "[
   const std::string phase = error_of(dir, "tp1");
   CHECK(phase.find("ops.csv:2: column phase") != std::string::npos);
   CHECK(phase.find("decode-alone or prefill-alone") != std::string::npos);
+}
+
+TEST_CASE("a speed scale multiplies an own profile's ops and step terms", "[op_profile_own]") {
+  const fs::path dir = own_profile("speed", rows(), "tp1", 0.02);
+  const ModelConfig m = model_preset("glm-5.3-tiny");
+  auto cost_model = [&](const std::string& sets) {
+    CostOptions o;
+    auto p = load_op_profile(dir.string());
+    apply_profile_sets(*p, sets);
+    o.profile = std::move(p);
+    return make_cost_model(m, parse_parallel("tp1", "test"), m.default_kv_layout,
+                           load_hardware((dir / "hardware.json").string()), o);
+  };
+  const StepCost as_measured = decode_step(cost_model(""), 4, 511);
+  const StepCost slower = decode_step(cost_model("speed_scale=1.25"), 4, 511);
+  CHECK(slower[Op::kSparseMla].time_s == Approx(1.25 * as_measured[Op::kSparseMla].time_s));
+  CHECK(slower.overhead_s == Approx(1.25 * 1e-4));
+  CHECK(slower.total_s == Approx(1.25 * as_measured.total_s));
+  const StepCost scaled_ops = decode_step(cost_model("op_time_scale=2,speed_scale=0.5"), 4, 511);
+  CHECK(scaled_ops[Op::kAProj].time_s == Approx(as_measured[Op::kAProj].time_s));  // 2 x 0.5
+}
+
+TEST_CASE("a run's speed probe over the profile's sets the speed scale", "[op_profile_own]") {
+  auto p = load_op_profile(own_profile("probe", rows(), "tp1", 0.02).string());
+  CHECK(p->param(TimingParam::kSpeedProbeS) == Approx(0.02));
+  CHECK(p->param(TimingParam::kSpeedScale) == 1);
+  set_speed_from_run(*p, 0.03, "--speed-of");
+  CHECK(p->param(TimingParam::kSpeedScale) == Approx(1.5));
+  CHECK_THROWS_WITH(set_speed_from_run(*p, 0, "--speed-of"), Catch::Contains("a run's speed probe > 0 s"));
+  // A profile that recorded no probe cannot be put at another speed.
+  auto unprobed = load_op_profile(own_profile("no_probe", rows()).string());
+  CHECK_THROWS_WITH(set_speed_from_run(*unprobed, 0.03, "--speed-of"),
+                    Catch::Contains("--speed-of") && Catch::Contains("speed_probe_s"));
+  // A profile of another engine's kernels has no probe and refuses a speed scale by hand.
+  auto gpu = load_op_profile("h200-sglang");
+  CHECK_THROWS_WITH(set_speed_from_run(*gpu, 0.03, "--speed-of"), Catch::Contains("h200-sglang"));
+  apply_profile_sets(*gpu, "speed_scale=1.1");
+  CostOptions o;
+  o.profile = std::move(gpu);
+  const ModelConfig m = model_preset("deepseek-v3");
+  CHECK_THROWS_WITH(
+      make_cost_model(m, parse_parallel("tp8", "test"), m.default_kv_layout, load_hardware("h200"), o),
+      Catch::Contains("timing.speed_scale") && Catch::Contains("tokenline profile"));
+  CHECK_THROWS_WITH(apply_profile_sets(*load_op_profile("h200-sglang"), "speed_scale=0"),
+                    Catch::Contains("a value > 0"));
 }
 
 }  // namespace tokenline

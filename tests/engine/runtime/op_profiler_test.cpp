@@ -108,3 +108,24 @@ TEST_CASE("a split layout profiles its collectives on the in-process communicato
     if (r.op == "a_proj") CHECK(r.latency_ms > 0);  // the busy group ran it, alone or not
   }
 }
+
+TEST_CASE("the speed probe is fixed work: the same under the same clock, twice under a clock twice as slow",
+          "[op_profiler]") {
+  const ModelShape shape = load_model_shape("glm-5.3-tiny");
+  const ModelWeights weights = ModelWeights::random(shape, 7);
+  auto probe = [&](double tick_s, int64_t pages, int32_t dp, int32_t ep) {
+    const RunnerConfig config{
+        .dp_ranks = dp, .tp = 1, .ep = ep, .total_pages = pages, .page_tokens = kPageTokens};
+    test::FakeClock clock(tick_s);
+    ModelRunner runner(shape, weights, config, clock);
+    return speed_probe_s(runner, config);
+  };
+  const double p = probe(kTickS, 64, 1, 1);
+  CHECK(p > 0);
+  CHECK(probe(kTickS, 64, 1, 1) == Approx(p).epsilon(1e-9));
+  CHECK(probe(2 * kTickS, 64, 1, 1) == Approx(2 * p).epsilon(1e-9));
+  // Fewer KV pages than the probe's decode batch wants: a smaller batch and context within the pages (the
+  // sanitizer build checks no page beyond them is touched), still a probe.
+  CHECK(probe(kTickS, 2, 1, 1) > 0);
+  CHECK(probe(kTickS, 64, 2, 2) > 0);  // every attention group of a DP layout
+}
