@@ -23,6 +23,7 @@ struct RunJob {
   std::string workload;
   int64_t max_requests = 0;
   double time_scale = 1.0;
+  bool speed_probe = true;  // time the engine's speed probe before and after the run (metrics.json)
 };
 
 WorkloadSpec workload_spec(const RunJob& job) {
@@ -59,7 +60,7 @@ int run_job(const RunJob& job) {
   SteadyClock clock;
   ModelRunner runner(setup.shape, engine_weights(job.engine, setup.shape), setup.runner, clock);
   // The engine's speed around the run (before its first arrival, and after), for sim --speed-of.
-  const double probe_before_s = speed_probe_s(runner, setup.runner);
+  const double probe_before_s = job.speed_probe ? speed_probe_s(runner, setup.runner) : 0.0;
   clock.restart();
   Instance instance(setup.instance);
   Recorder recorder(setup.output, setup.slo, 1);
@@ -72,7 +73,7 @@ int run_job(const RunJob& job) {
   info.workload = describe_workload(workload);
   info.simulated_s = result.end_s;
   info.wall_s = clock.now_s();
-  info.speed_probe_s = (probe_before_s + speed_probe_s(runner, setup.runner)) / 2;
+  if (job.speed_probe) info.speed_probe_s = (probe_before_s + speed_probe_s(runner, setup.runner)) / 2;
   std::string why;
   if (!recorder.finish(info, &why)) {
     std::fprintf(stderr, "tokenline run: %s\n", why.c_str());
@@ -90,6 +91,9 @@ void add_run(CLI::App& app) {
   cmd->add_option("--workload", job->workload, "a trace file or synthetic:<spec> (as for tokenline sim)");
   cmd->add_option("--max-requests", job->max_requests, "stop after N requests (0: all)");
   cmd->add_option("--time-scale", job->time_scale, "multiply arrival times")->capture_default_str();
+  cmd->add_flag("!--no-speed-probe", job->speed_probe,
+                "skip the engine's speed probe before and after the run (metrics.json run.speed_probe_s, "
+                "for sim --speed-of; ~0.1-0.5 s on the CPU)");
   cmd->callback([job] {
     const int rc = run_job(*job);
     if (rc != 0) std::exit(rc);

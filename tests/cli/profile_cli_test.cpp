@@ -113,4 +113,8 @@ TEST_CASE("profile and run record the engine's speed probe, and sim --speed-of p
       run_tokenline(sim_args(dir, "tp1", d.file("sim2")) + " --speed-of '" + d.file("sim") + "'", d);
   CHECK(of_sim.exit_code == 2);
   CHECK(of_sim.stderr_text.find("run.speed_probe_s") != std::string::npos);
+  const auto unprobed = run_tokenline(
+      "run" + kEngine + " " + kWorkload + " --no-speed-probe --out '" + d.file("run2") + "'", d);
+  REQUIRE(unprobed.exit_code == 0);
+  CHECK_FALSE(testing::read_json(d.file("run2") + "/metrics.json")["run"].contains("speed_probe_s"));
 }
