@@ -177,9 +177,15 @@ void price_rank_from_profile(const CostModel& cm, const ProfileWork& w, std::arr
   if (Lm > 0) {
     price_parts(terms[size_t(Op::kRouter)], Lm, {{&pc.router, w.tokens}});
     if (pc.fused_shared_rows > 0 && w.tokens > 0) {
-      // one more expert in the fused kernel: the table's MoE at the kernel's rows, beyond the routed ones
-      const double extra_s = pc.moe.at(w.tokens * pc.fused_shared_rows) - pc.moe.at(w.tokens);
-      set_profile(terms[size_t(Op::kSharedExpert)], Lm * std::max(0.0, extra_s));
+      // One more expert in the fused kernel, chosen by every token: the table's MoE at the kernel's rows
+      // beyond the routed ones. Where the expert's own roofline is its weight read (a few hundred tokens
+      // and below), at most that read: there 1/topk more rows reach about topk experts the routed ones
+      // left unread in the table, while the kernel reads one more expert's weights.
+      Term& shared = terms[size_t(Op::kSharedExpert)];
+      const double table_s =
+          Lm * std::max(0.0, pc.moe.at(w.tokens * pc.fused_shared_rows) - pc.moe.at(w.tokens));
+      const bool weight_bound = shared.memory_s >= shared.compute_s;
+      set_profile(shared, weight_bound ? std::min(table_s, shared.memory_s) : table_s);
     } else if (m.shared_experts > 0) {
       price_parts(terms[size_t(Op::kSharedExpert)], Lm,
                   {{&pc.shared_up, w.tokens}, {&pc.shared_down, w.tokens}});

@@ -173,17 +173,18 @@ TEST_CASE("a DeepSeek-V3 tp8 decode step lands within 5% of its summed table row
 
 // shared_experts_fusion: under MoE TP the DeepSeek-V3 shared expert is one more expert of the fused kernel,
 // priced as the moe rows at 9/8 the tokens minus the routed experts' own time - between the measured rows
-// around it, and far below its two GEMMs; under EP (DeepEP in SGLang) it keeps its GEMMs.
+// around it, and far below its two GEMMs - and, where its roofline is its weight read, at most that read;
+// under EP (DeepEP in SGLang) it keeps its GEMMs.
 TEST_CASE("shared_experts_fusion prices the shared expert inside the fused MoE under TP only",
           "[op_profile]") {
-  auto shared_s = [](const std::string& parallel, const std::string& sets) {
+  auto shared_s = [](const std::string& parallel, const std::string& sets, int64_t batch = 16) {
     CostOptions o;
     auto p = load_op_profile("h200-sglang");
     if (!sets.empty()) apply_profile_sets(*p, sets);
     o.profile = std::move(p);
     const CostModel cm = make_cost_model(model_preset("deepseek-v3"), parse_parallel(parallel, "test"),
                                          KvLayout::kFp8E4m3, load_hardware("h200"), o);
-    return decode_step(cm, 16, 1023)[Op::kSharedExpert];
+    return decode_step(cm, batch, 1023)[Op::kSharedExpert];
   };
   const auto p = load_op_profile("h200-sglang");
   const ProfileTable& moe = p->table(ProfileTableKind::kMoe);
@@ -195,6 +196,13 @@ TEST_CASE("shared_experts_fusion prices the shared expert inside the fused MoE u
   // 16 -> 18 tokens: a fraction of the 16 -> 32 rise (log2(18 / 16) = 0.17 in log-space interpolation)
   CHECK(fused.time_s < 58 * (row32 - row16) * 0.2);
   CHECK(fused.time_s < 0.7 * separate.time_s);
+  // 16 tokens: one more expert's weight read (its roofline's memory time), not ~8 more experts' rows.
+  CHECK(fused.memory_s > fused.compute_s);
+  CHECK(fused.time_s == Approx(fused.memory_s));
+  // 2,048 tokens: compute-bound, the table's rows beyond the routed ones, above the weight read.
+  const Term many = shared_s("tp8", "", 2048);
+  CHECK(many.compute_s > many.memory_s);
+  CHECK(many.time_s > 1.5 * many.memory_s);
   // EP: SGLang's DeepEP path leaves fusion off; the same GEMMs as with the flag off.
   CHECK(shared_s("tp8-ep8", "").time_s == Approx(shared_s("tp8-ep8", "shared_experts_fusion=0").time_s));
 }
