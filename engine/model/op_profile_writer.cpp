@@ -98,8 +98,9 @@ Json profile_json(const OwnProfileInfo& info) {
       {"speed_probe_s",
        sourced(
            info.speed_probe_s, "s",
-           "tokenline profile: the machine's speed probe (a fixed GEMM and copy, median of 15) before and "
-           "after the measurement, mean; sim --speed-of RUN prices at a run's own probe over this")}};
+           "tokenline profile: the engine's speed probe (a decode of 4 x 64 keys and a 64-token prefill on "
+           "the profiled runner, median of 7) before and after the measurement, mean; sim --speed-of RUN "
+           "prices at a run's own probe over this")}};
   return j;
 }
 
