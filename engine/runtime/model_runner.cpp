@@ -92,7 +92,7 @@ ModelRunner::ModelRunner(ModelShape shape, const ModelWeights& weights, const Ru
     const std::vector<int> cpus = allowed_cpus();
     const int64_t cores =
         std::max<int64_t>(1, cpus.empty() ? std::thread::hardware_concurrency() : int64_t(cpus.size()));
-    r.threads = std::make_unique<RankThreads>(ranks, std::max<int64_t>(1, cores / ranks));  // each its share
+    r.threads = std::make_unique<RankThreads>(ranks, cpus, std::max<int64_t>(1, cores / ranks));  // its share
   }
 }
 

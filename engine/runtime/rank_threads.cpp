@@ -48,9 +48,9 @@ struct RankThreads::Impl {
   }
 };
 
-RankThreads::RankThreads(int32_t ranks, int64_t workers) : impl_(std::make_unique<Impl>()) {
+RankThreads::RankThreads(int32_t ranks, const std::vector<int>& allowed, int64_t workers)
+    : impl_(std::make_unique<Impl>()) {
   impl_->errors.resize(static_cast<size_t>(ranks));
-  const std::vector<int> allowed = allowed_cpus();
   for (int32_t g = 0; g < ranks; ++g)
     impl_->threads.emplace_back(
         [this, g, workers, cpus = rank_cpus(allowed, g, workers)] { impl_->loop(g, cpus, workers); });

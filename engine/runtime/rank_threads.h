@@ -14,9 +14,9 @@ namespace tokenline {
 
 class RankThreads {
  public:
-  // Starts `ranks` threads; rank g's is bound to rank_cpus(allowed_cpus(), g, workers) and runs its kernel
-  // loops on at most `workers` threads.
-  RankThreads(int32_t ranks, int64_t workers);
+  // Starts `ranks` threads; rank g's is bound to rank_cpus(allowed, g, workers) (allowed: the CPUs the
+  // process may use, allowed_cpus()) and runs its kernel loops on at most `workers` threads.
+  RankThreads(int32_t ranks, const std::vector<int>& allowed, int64_t workers);
   ~RankThreads();  // stops and joins every thread
   RankThreads(const RankThreads&) = delete;
   RankThreads& operator=(const RankThreads&) = delete;
