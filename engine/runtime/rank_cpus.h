@@ -15,7 +15,8 @@ namespace tokenline {
 // empty when `allowed` is empty. Pure: the assignment, testable on any machine.
 std::vector<int> rank_cpus(const std::vector<int>& allowed, int32_t rank, int64_t count);
 
-// The CPUs this process may run on (its affinity mask), ascending; empty if it cannot be read.
+// The CPUs the calling thread may run on (its affinity mask: the process's unless the thread was bound),
+// ascending; empty if it cannot be read.
 std::vector<int> allowed_cpus();
 
 // Binds the calling thread to `cpus` (threads it starts afterwards inherit the mask). False, and the

@@ -2,9 +2,6 @@
 // own CPUs; idle ranks do not run; an exception in a rank reaches the caller after every rank finished.
 #include "engine/runtime/rank_threads.h"
 
-#include <pthread.h>
-#include <sched.h>
-
 #include <atomic>
 #include <catch2/catch.hpp>
 #include <stdexcept>
@@ -37,33 +34,18 @@ TEST_CASE("each active rank runs once per call, always on its own thread", "[ran
   threads.run(std::vector<bool>(kRanks, false), [&](int32_t) { FAIL("an idle rank ran"); });
 }
 
-namespace {
-
-// The CPUs the calling thread may run on, ascending.
-std::vector<int> this_thread_cpus() {
-  cpu_set_t mask;
-  CPU_ZERO(&mask);
-  pthread_getaffinity_np(pthread_self(), sizeof mask, &mask);
-  std::vector<int> cpus;
-  for (int c = 0; c < CPU_SETSIZE; ++c)
-    if (CPU_ISSET(c, &mask)) cpus.push_back(c);
-  return cpus;
-}
-
-}  // namespace
-
 TEST_CASE("a rank thread is bound to its rank's CPUs", "[rank_threads]") {
   const std::vector<int> allowed = allowed_cpus();
   REQUIRE(!allowed.empty());
   RankThreads threads(3, allowed, 1);
-  std::vector<std::vector<int>> masks(3);
-  threads.run({true, true, true}, [&](int32_t g) { masks[size_t(g)] = this_thread_cpus(); });
+  std::vector<std::vector<int>> masks(3);  // read on each rank's thread: allowed_cpus() is the caller's mask
+  threads.run({true, true, true}, [&](int32_t g) { masks[size_t(g)] = allowed_cpus(); });
   for (int32_t g = 0; g < 3; ++g) CHECK(masks[size_t(g)] == rank_cpus(allowed, g, 1));
   CHECK(allowed_cpus() == allowed);  // the caller's own mask is untouched
   // Given one CPU, every rank shares it: the set passed in, not the process's, decides.
   RankThreads one(2, {allowed.front()}, 1);
   std::vector<std::vector<int>> one_masks(2);
-  one.run({true, true}, [&](int32_t g) { one_masks[size_t(g)] = this_thread_cpus(); });
+  one.run({true, true}, [&](int32_t g) { one_masks[size_t(g)] = allowed_cpus(); });
   for (const std::vector<int>& m : one_masks) CHECK(m == std::vector<int>{allowed.front()});
 }
 
