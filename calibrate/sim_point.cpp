@@ -74,6 +74,7 @@ std::vector<std::string> sim_arguments(const E2ePoint& p, const std::string& mod
                                ",input=fixed:" + std::to_string(p.isl) +
                                ",output=fixed:" + std::to_string(p.osl);
   a.insert(a.end(), {"--workload", workload, "--concurrency", std::to_string(p.concurrency), "--seed", "0"});
+  if (warmup_count(p, o) > 0) a.insert(a.end(), {"--warmup", std::to_string(warmup_count(p, o))});
   if (o.prefill_margin >= 0)
     a.insert(a.end(), {"--max-prefill-tokens", std::to_string(p.isl + o.prefill_margin)});
   a.insert(a.end(), o.extra_args.begin(), o.extra_args.end());

@@ -5,8 +5,9 @@
 //   workload synthetic: n fixed-length requests (input = isl, output = osl), closed loop --concurrency C;
 //            n = max((warmup_per_client + requests_per_client) x C, min_requests), the benchmark's protocol
 //            (aiconfigurator's bench_run.sh template: aiperf --warmup-request-count 2 x C, --num-requests
-//            20 x C): the first warmup_per_client x C requests (by id = arrival order) run but are left out
-//            of the means, as the benchmark leaves its warm-up out
+//            20 x C): the first warmup_per_client x C requests (by id = arrival order) run as `sim
+//            --warmup`'s phase - the measured requests are sent once all of them have left, C at once, as
+//            aiperf waits for every warm-up response before profiling - and are left out of the means
 //   engine   the flags aiconfigurator's generator sets on the SGLang deployments it benchmarks
 //            (generator/rule_plugin/benchmark/sglang.rule): aggregated points --mixed-steps on when
 //            mixed_steps (enable_mixed_chunk = true); every instance --max-prefill-tokens isl + margin when

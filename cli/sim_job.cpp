@@ -110,6 +110,10 @@ void check_numbers(const SimJob& job) {
     throw InputError("--kv-pages", "0 (auto) or a positive page count", std::to_string(job.kv_pages));
   if (job.concurrency < 0)
     throw InputError("--concurrency", "0 (open loop) or a positive count", std::to_string(job.concurrency));
+  if (job.warmup_requests < 0 || (job.warmup_requests > 0 && job.concurrency == 0))
+    throw InputError("--warmup", "0, or a positive count with --concurrency (a closed loop)",
+                     std::to_string(job.warmup_requests) +
+                         (job.concurrency == 0 && job.warmup_requests > 0 ? " in open loop" : ""));
   if (job.max_requests < 0)
     throw InputError("--max-requests", "0 (all) or a positive count", std::to_string(job.max_requests));
   if (job.duration_s < 0)
@@ -289,6 +293,7 @@ SimConfig build_config(const SimJob& job, const ModelConfig& model, const Deploy
   check_total_pages(c.instances, job.page_tokens);
   const OpProfile* profile = d.cost_models.front().options.profile.get();
   c.feed = FeedConfig{.concurrency = job.concurrency,
+                      .warmup_requests = job.warmup_requests,
                       .request_latency_s = profile ? profile->param(TimingParam::kRequestLatencyS) : 0.0};
   c.output = OutputConfig{.dir = job.out,
                           .trace_detail = parse_detail(job.trace_detail),

@@ -50,6 +50,7 @@ struct SimJob {
   std::string trace_detail = "step";  // none | step | op
   cli::TraceOptions trace;            // --trace-window, --trace-requests, --trace-gzip
   int32_t concurrency = 0;
+  int64_t warmup_requests = 0;  // closed loop: the first N are a warm-up phase that drains first
   double time_scale = 1.0;
   int64_t max_requests = 0;
   double start_s = 0;

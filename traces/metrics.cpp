@@ -156,6 +156,7 @@ struct MetricsJson {
                 {"events", info.events},
                 {"skipped_lines", info.skipped_lines}};
     if (!info.cluster.empty()) run["cluster"] = info.cluster;
+    if (info.warmup_requests > 0) run["warmup_requests"] = info.warmup_requests;
     if (info.wall_s) run["wall_s"] = rounded(*info.wall_s);
     if (info.speed_probe_s) run["speed_probe_s"] = *info.speed_probe_s;
     return run;

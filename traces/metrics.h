@@ -34,9 +34,13 @@ struct RunInfo {
   std::string workload;
   int32_t instances = 1;
   uint64_t seed = 0;
-  double simulated_s = 0;        // virtual time at the end of the run
-  int64_t events = 0;            // arrivals + steps + request completions handled by the driver
-  int64_t skipped_lines = 0;     // malformed workload lines skipped under --skip-bad-lines
+  double simulated_s = 0;     // virtual time at the end of the run
+  int64_t events = 0;         // arrivals + steps + request completions handled by the driver
+  int64_t skipped_lines = 0;  // malformed workload lines skipped under --skip-bad-lines
+  // Closed loop with a warm-up phase (sim --warmup): its request count, written only when > 0. The
+  // metrics cover every request, the warm-up's included; requests.csv ids tell them apart (the first N
+  // sent), which is how `calibrate` leaves them out.
+  int64_t warmup_requests = 0;
   std::optional<double> wall_s;  // written only when set (nondeterministic)
   // The real engine's machine speed probe around the run (engine/runtime/op_profiler.h speed_probe_s,
   // mean of before and after); written only when set (nondeterministic). sim --speed-of reads it.

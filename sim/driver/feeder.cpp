@@ -30,9 +30,10 @@ void Feeder::feed_open_loop() {
 void Feeder::feed_closed_loop() {
   TimedRequest a;
   while (true) {
-    while (in_flight_ < concurrency_) {
+    while (in_flight_ < concurrency_ && !warmup_draining()) {
       if (!source_.next(a)) return;
       ++in_flight_;  // before dispatch: a request rejected inside it leaves at once
+      ++issued_;
       dispatch_(std::move(a.spec), sg::now_s());
     }
     waiting_ = true;
@@ -73,19 +74,26 @@ void Feeder::feed_open_loop_delayed() {
 }
 
 // Each client sends its next request when its last one leaves (on_finished); the feeder wakes for those
-// sends and for the first arrival due at the engine.
+// sends and for the first arrival due at the engine. Slots freed while the warm-up drains send when the
+// last warm-up request has left.
 void Feeder::feed_closed_loop_delayed() {
   free_since_.assign(size_t(concurrency_), sg::now_s());
   TimedRequest a;
   bool more = true;
   while (true) {
-    for (size_t i = 0; more && i < free_since_.size(); ++i) {
-      more = source_.next(a);
-      if (!more) break;
-      ++in_flight_;
-      send(std::move(a.spec), free_since_[i]);
+    if (!warmup_draining()) {
+      if (issued_ == warmup_ && warmup_ > 0 && !free_since_.empty())
+        std::fill(free_since_.begin(), free_since_.end(), sg::now_s());  // the measured phase starts now
+      size_t used = 0;
+      for (; more && used < free_since_.size() && !warmup_draining(); ++used) {
+        more = source_.next(a);
+        if (!more) break;
+        ++in_flight_;
+        ++issued_;
+        send(std::move(a.spec), free_since_[used]);
+      }
+      free_since_.erase(free_since_.begin(), free_since_.begin() + std::ptrdiff_t(used));
     }
-    free_since_.clear();
     if (deliver_due()) continue;
     if (on_the_way_.empty() && !more) return;
     waiting_ = true;

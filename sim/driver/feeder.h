@@ -8,7 +8,12 @@
 // latency" stream; its spread varies when equal requests of a closed loop reach the engine (it does not by
 // itself undo the grouping that long prefill steps cause: README "Predictions"). dispatch gets the send
 // time, which the outputs record as the arrival.
-// latency_s 0: every request reaches the engine when sent. All calls come from actors of one simulation.
+// latency_s 0: every request reaches the engine when sent.
+// Warm-up phase (closed loop, warmup > 0): the first `warmup` requests run as a phase of their own; the
+// next is sent only when all of them have left, and then as many at once as there are clients - aiperf's
+// protocol (`--warmup-request-count`: "waits for all warmup responses before starting profiling"), so the
+// measured phase opens with a burst of `concurrency` prompts as a benchmark's does.
+// All calls come from actors of one simulation.
 #pragma once
 
 #include <cstdint>
@@ -30,15 +35,21 @@ struct RequestLatency {
   uint64_t seed = 0;
 };
 
+struct ClientLoop {
+  int32_t concurrency = 0;  // 0: open loop
+  int64_t warmup = 0;       // closed loop: requests of the warm-up phase (0: none)
+};
+
 class Feeder {
  public:
   // At the virtual time the request reaches the engine; sent_s <= now. May move spec.
   using Dispatch = std::function<void(RequestSpec&& spec, double sent_s)>;
 
-  // concurrency 0: open loop. Borrows the source, which must outlive the feeder.
-  Feeder(ArrivalSource& source, int32_t concurrency, Dispatch dispatch, RequestLatency latency = {})
+  // loop.concurrency 0: open loop. Borrows the source, which must outlive the feeder.
+  Feeder(ArrivalSource& source, ClientLoop loop, Dispatch dispatch, RequestLatency latency = {})
       : source_(source),
-        concurrency_(concurrency),
+        concurrency_(loop.concurrency),
+        warmup_(loop.concurrency > 0 ? loop.warmup : 0),
         dispatch_(std::move(dispatch)),
         latency_mean_s_(latency.mean_s),
         rng_(latency.seed, "request latency") {}
@@ -73,9 +84,12 @@ class Feeder {
   void feed_closed_loop_delayed();
   void send(RequestSpec&& spec, double sent_s);  // onto the way
   bool deliver_due();                            // dispatches the first on the way if it is due
+  // Closed loop: the warm-up phase is all sent and some of it has not left.
+  bool warmup_draining() const { return issued_ == warmup_ && in_flight_ > 0; }
 
   ArrivalSource& source_;
   int32_t concurrency_;
+  int64_t warmup_;
   Dispatch dispatch_;
   double latency_mean_s_;
   Rng rng_;
@@ -86,6 +100,7 @@ class Feeder {
   bool waiting_ = false;
   bool done_ = false;
   int64_t in_flight_ = 0;
+  int64_t issued_ = 0;  // closed loop: requests sent so far
   std::optional<InputError> input_error_;
 };
 

@@ -169,7 +169,7 @@ PdDriver::PdDriver(const SimConfig& config, const PdConfig& pd, std::span<const 
       decode_router_(config.router, config.instances.front().config.kv.page_tokens),
       pd_state_(pool_shape(config, pd)),
       feeder_(
-          source, config.feed.concurrency,
+          source, ClientLoop{.concurrency = config.feed.concurrency, .warmup = config.feed.warmup_requests},
           [this](RequestSpec&& spec, double sent_s) { dispatch(std::move(spec), sent_s); },
           RequestLatency{.mean_s = config.feed.request_latency_s, .seed = config.seed}),
       wall_start_(std::chrono::steady_clock::now()) {

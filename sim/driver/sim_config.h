@@ -24,6 +24,9 @@ std::string_view to_string(Backend backend);
 // (--time-scale, --start, --duration, --max-requests) is applied by the workload source.
 struct FeedConfig {
   int32_t concurrency = 0;  // 0: open loop at workload times
+  // Closed loop: the first N requests are a warm-up phase that drains before the rest are sent (aiperf's
+  // --warmup-request-count); the outputs record them as any other request (sim/driver/feeder.h)
+  int64_t warmup_requests = 0;
   double request_latency_s =
       0;  // mean, send to engine (the profile's request_latency_s; sim/driver/feeder.h)
 };

@@ -57,7 +57,7 @@ class Driver {
         recorder_(config.output, config.slo, config.instance_count()),
         router_(config.router, config.instances.front().config.kv.page_tokens),
         feeder_(
-            source, config.feed.concurrency,
+            source, ClientLoop{.concurrency = config.feed.concurrency, .warmup = config.feed.warmup_requests},
             [this](RequestSpec&& spec, double sent_s) { dispatch(std::move(spec), sent_s); },
             RequestLatency{.mean_s = config.feed.request_latency_s, .seed = config.seed}),
         wall_start_(std::chrono::steady_clock::now()) {
@@ -204,6 +204,7 @@ SimResult finish_simulation(const SimConfig& config, Recorder& recorder, const R
   info.seed = config.seed;
   info.simulated_s = result.simulated_s;
   info.skipped_lines = result.skipped_lines;
+  info.warmup_requests = config.feed.concurrency > 0 ? config.feed.warmup_requests : 0;
   if (config.output.wall_time_in_metrics) info.wall_s = result.wall_s;
   std::string why;
   if (!recorder.finish(info, &why)) throw std::runtime_error(why);

@@ -54,15 +54,18 @@ TEST_CASE("An aggregated point becomes a closed-loop synthetic sim run", "[sim_p
   // The benchmark's protocol: 2 warm-up and 20 measured requests per client, mixed steps.
   CHECK(request_count(p, o) == 22 * 16);
   CHECK(warmup_count(p, o) == 2 * 16);
-  CHECK(joined(sim_arguments(p, "r1.json", "out/7", o)) ==
-        "sim --model r1.json --hardware h200 --parallel tp8 --mixed-steps on --workload "
-        "synthetic:n=352,input=fixed:1024,output=fixed:8192 --concurrency 16 --seed 0 --out out/7");
+  CHECK(
+      joined(sim_arguments(p, "r1.json", "out/7", o)) ==
+      "sim --model r1.json --hardware h200 --parallel tp8 --mixed-steps on --workload "
+      "synthetic:n=352,input=fixed:1024,output=fixed:8192 --concurrency 16 --seed 0 --warmup 32 --out out/7");
   o.mixed_steps = false;
   o.prefill_margin = 1500;
   CHECK(joined(sim_arguments(p, "r1.json", "out/7", o)) ==
         "sim --model r1.json --hardware h200 --parallel tp8 --workload "
-        "synthetic:n=352,input=fixed:1024,output=fixed:8192 --concurrency 16 --seed 0 --max-prefill-tokens "
-        "2524 --out out/7");
+        "synthetic:n=352,input=fixed:1024,output=fixed:8192 --concurrency 16 --seed 0 --warmup 32 "
+        "--max-prefill-tokens 2524 --out out/7");
+  o.warmup_per_client = 0;  // no warm-up phase: no --warmup
+  CHECK(joined(sim_arguments(p, "r1.json", "out/7", o)).find("--warmup") == std::string::npos);
   p.concurrency = 1;
   o.requests_per_client = 4;
   CHECK(request_count(p, o) == 32);  // min_requests
@@ -83,7 +86,7 @@ TEST_CASE("A disaggregated point lists prefill then decode layouts and --pd xPyD
   o.extra_args = {"--profile", "p"};
   const std::string args = joined(sim_arguments(p, "v3.json", "o", o));
   CHECK(args.find("--hardware hw.json --parallel tp8,tp8,dp8-ep8 --pd 2P1D") != std::string::npos);
-  CHECK(args.find("--concurrency 64 --seed 0 --profile p --out o") != std::string::npos);
+  CHECK(args.find("--concurrency 64 --seed 0 --warmup 128 --profile p --out o") != std::string::npos);
 }
 
 TEST_CASE("A prediction is the mean over the requests after the warm-up", "[sim_point]") {

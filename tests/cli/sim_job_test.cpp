@@ -111,6 +111,33 @@ TEST_CASE("window options bound what is simulated", "[sim_job]") {
   CHECK(last_arrival_s == Approx(expected_s));
 }
 
+TEST_CASE("a warm-up phase drains before the measured requests go, all clients at once", "[sim_job]") {
+  TestDir dir("sim_warmup");
+  const auto r = run_tokenline(
+      "sim --workload synthetic:n=12,input=fixed:256,output=fixed:16 --concurrency 4 --warmup 8 --out '" +
+          dir.file("o") + "'",
+      dir);
+  REQUIRE(r.exit_code == 0);
+  CHECK(read_json(dir.file("o/metrics.json"))["run"]["warmup_requests"] == 8);
+  double warmup_left_s = 0;  // when the last warm-up request finished
+  std::vector<double> measured_sent_s;
+  for (const auto& row : testing::read_csv_rows(dir.file("o/requests.csv"))) {
+    const int id = std::stoi(row[0]);
+    if (id < 8) {
+      warmup_left_s = std::max(warmup_left_s, std::stod(row[3]));
+    } else {
+      measured_sent_s.push_back(std::stod(row[1]));
+    }
+  }
+  REQUIRE(measured_sent_s.size() == 4);
+  REQUIRE(warmup_left_s > 0);
+  for (const double s : measured_sent_s) CHECK(s == Approx(warmup_left_s));
+
+  const auto open = run_tokenline("sim --warmup 3 --out '" + dir.file("p") + "'", dir);
+  CHECK(open.exit_code == 2);
+  CHECK(open.stderr_text.find("--warmup") != std::string::npos);
+}
+
 TEST_CASE("an unknown option value fails in the binary with exit code 2", "[sim_job]") {
   TestDir dir("sim_bad_option");
   const auto r = run_tokenline("sim --trace-detail everything --out '" + dir.file("o") + "'", dir);

@@ -41,7 +41,11 @@ TEST_CASE("metrics count and summarize requests and apply the SLO", "[metrics]")
   CHECK(j["goodput"]["good_requests"] == 1);
   CHECK(j["prefix_cache"]["hit_rate"].get<double>() == Approx(0.25));
   CHECK_FALSE(j["run"].contains("wall_s"));
-  CHECK_FALSE(j["run"].contains("speed_probe_s"));  // only a real run measures the machine
+  CHECK_FALSE(j["run"].contains("speed_probe_s"));    // only a real run measures the machine
+  CHECK_FALSE(j["run"].contains("warmup_requests"));  // no warm-up phase
+  RunInfo warm = run_ending_at(2.0);
+  warm.warmup_requests = 8;
+  CHECK(nlohmann::json::parse(m.to_json(warm))["run"]["warmup_requests"] == 8);
   RunInfo real = run_ending_at(2.0);
   real.speed_probe_s = 0.025;
   CHECK(nlohmann::json::parse(m.to_json(real))["run"]["speed_probe_s"].get<double>() == Approx(0.025));

@@ -60,7 +60,7 @@ TEST_CASE("open loop: each request at its trace time, whatever leaves", "[feeder
   Sim sim;
   ListSource source({sim.t0 + 0.5, sim.t0 + 0.5, sim.t0 + 2.0});
   std::vector<Sent> sent;
-  Feeder feeder(source, 0, [&](RequestSpec&& s, double) {
+  Feeder feeder(source, ClientLoop{.concurrency = 0, .warmup = 0}, [&](RequestSpec&& s, double) {
     sent.push_back({s.id, sim.rel(), feeder.in_flight()});
   });
   double done_s = -1;
@@ -88,7 +88,7 @@ TEST_CASE("closed loop: N in flight, the next sent when the feeder is woken afte
   ListSource source(std::vector<double>(5, sim.t0 + 9.0));  // trace times are ignored in closed loop
   std::vector<Sent> sent;
   std::deque<RequestId> serving;
-  Feeder feeder(source, 2, [&](RequestSpec&& s, double) {
+  Feeder feeder(source, ClientLoop{.concurrency = 2, .warmup = 0}, [&](RequestSpec&& s, double) {
     sent.push_back({s.id, sim.rel(), feeder.in_flight()});
     serving.push_back(s.id);
   });
@@ -130,7 +130,7 @@ TEST_CASE("closed loop: requests rejected inside dispatch free their slot at onc
   Sim sim;
   ListSource source({sim.t0 + 3.0, sim.t0 + 3.0, sim.t0 + 3.0});
   std::vector<Sent> sent;
-  Feeder feeder(source, 1, [&](RequestSpec&& s, double) {
+  Feeder feeder(source, ClientLoop{.concurrency = 1, .warmup = 0}, [&](RequestSpec&& s, double) {
     sent.push_back({s.id, sim.rel(), feeder.in_flight()});
     feeder.on_finished();
   });
@@ -157,7 +157,7 @@ TEST_CASE("request latency: open loop, each request reaches the engine after its
   std::vector<Reached> reached;
   constexpr double kMeanS = 0.2;
   Feeder feeder(
-      source, 0,
+      source, ClientLoop{.concurrency = 0, .warmup = 0},
       [&](RequestSpec&& s, double sent_s) {
         reached.push_back({s.id, sent_s - sim.t0, sim.rel()});
       },
@@ -189,7 +189,7 @@ TEST_CASE("request latency: closed loop, the next request is sent when one leave
     std::deque<RequestId> serving;
     Feeder* f = nullptr;
     Feeder feeder(
-        source, 2,
+        source, ClientLoop{.concurrency = 2, .warmup = 0},
         [&](RequestSpec&& s, double sent_s) {
           sent_reached.emplace_back(sent_s - sim.t0, sim.rel());
           serving.push_back(s.id);
@@ -224,11 +224,57 @@ TEST_CASE("request latency: closed loop, the next request is sent when one leave
   CHECK(differs);  // another seed, other delays
 }
 
+// A closed loop of 2 clients over 6 requests whose first 3 are a warm-up phase, served by a server that
+// ends the oldest request it holds each second; with `latency_s` > 0 requests reach it after a delay.
+// Returns the send times relative to t0.
+std::vector<double> warmup_sends(double latency_s) {
+  Sim sim;
+  ListSource source(std::vector<double>(6, sim.t0));
+  std::vector<double> sent_s;
+  std::deque<RequestId> serving;
+  Feeder* f = nullptr;
+  Feeder feeder(
+      source, ClientLoop{.concurrency = 2, .warmup = 3},
+      [&](RequestSpec&& s, double sent_at) {
+        sent_s.push_back(sent_at - sim.t0);
+        serving.push_back(s.id);
+      },
+      RequestLatency{.mean_s = latency_s, .seed = 5});
+  f = &feeder;
+  sim.engine.add_actor("feeder", [&] { f->run(); });
+  sim.engine.add_actor("server", [&] {
+    for (int k = 1; k <= 6; ++k) {
+      sg::sleep_until(sim.t0 + k);
+      if (serving.empty()) continue;
+      serving.pop_front();
+      f->on_finished();
+      f->wake();
+    }
+  });
+  REQUIRE(sim.engine.run());
+  return sent_s;
+}
+
+TEST_CASE("closed loop with a warm-up phase: the rest wait until all of it has left, then go together",
+          "[feeder]") {
+  // 0 s: send 0, 1 | 1 s: 0 ends, send 2 (the last of the warm-up) | 2 s: 1 ends, 2 is still in flight:
+  // nothing sent | 3 s: 2 ends, the warm-up has left: both clients send (3, 4) | 4 s: 3 ends, send 5.
+  const std::vector<double> expected_s = {0.0, 0.0, 1.0, 3.0, 3.0, 4.0};
+  for (const double latency_s : {0.0, 0.1}) {
+    CAPTURE(latency_s);
+    const std::vector<double> sent_s = warmup_sends(latency_s);
+    REQUIRE(sent_s.size() == expected_s.size());
+    for (size_t i = 0; i < sent_s.size(); ++i) CHECK(sent_s[i] == Approx(expected_s[i]).margin(kTimeEps));
+  }
+}
+
 TEST_CASE("a malformed line ends feeding and is kept, not thrown out of the actor", "[feeder]") {
   Sim sim;
   ListSource source({sim.t0 + 0.1, sim.t0 + 0.2}, 1);
   std::vector<Sent> sent;
-  Feeder feeder(source, 0, [&](RequestSpec&& s, double) { sent.push_back({s.id, sim.rel(), 0}); });
+  Feeder feeder(source, ClientLoop{.concurrency = 0, .warmup = 0}, [&](RequestSpec&& s, double) {
+    sent.push_back({s.id, sim.rel(), 0});
+  });
   sim.engine.add_actor("feeder", [&] { feeder.run(); });
   REQUIRE(sim.engine.run());
 
