@@ -113,15 +113,21 @@ TEST_CASE("window options bound what is simulated", "[sim_job]") {
 
 TEST_CASE("a warm-up phase drains before the measured requests go, all clients at once", "[sim_job]") {
   TestDir dir("sim_warmup");
+  // Co-located (the default deployment) and disaggregated: one feeder serves both drivers.
+  const std::string pd =
+      GENERATE(std::string(), std::string("--model deepseek-v3 --parallel tp8,tp8 --pd 1P1D "));
+  CAPTURE(pd);
+  const std::string out = dir.file(pd.empty() ? "o" : "o_pd");
   const auto r = run_tokenline(
-      "sim --workload synthetic:n=12,input=fixed:256,output=fixed:16 --concurrency 4 --warmup 8 --out '" +
-          dir.file("o") + "'",
+      "sim " + pd +
+          "--workload synthetic:n=12,input=fixed:256,output=fixed:16 --concurrency 4 --warmup 8 --out '" +
+          out + "'",
       dir);
   REQUIRE(r.exit_code == 0);
-  CHECK(read_json(dir.file("o/metrics.json"))["run"]["warmup_requests"] == 8);
+  CHECK(read_json(out + "/metrics.json")["run"]["warmup_requests"] == 8);
   double warmup_left_s = 0;  // when the last warm-up request finished
   std::vector<double> measured_sent_s;
-  for (const auto& row : testing::read_csv_rows(dir.file("o/requests.csv"))) {
+  for (const auto& row : testing::read_csv_rows(out + "/requests.csv")) {
     const int id = std::stoi(row[0]);
     if (id < 8) {
       warmup_left_s = std::max(warmup_left_s, std::stod(row[3]));
