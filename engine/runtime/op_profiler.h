@@ -55,7 +55,9 @@ struct OpProfileResult {
 // Called after each measured step with (steps done, steps in all, its point, its step seconds).
 using ProfileProgress = std::function<void(size_t, size_t, const GridPoint&, double)>;
 
-// REQUIRES: runner.config's total_pages >= grid_pages(grid, page_tokens); the runner is fresh.
+// REQUIRES: runner.config's total_pages >= grid_pages(grid, page_tokens); no request of the runner in
+// flight (each step's synthetic requests take ids from 0 and are forgotten after it, as speed_probe_s'
+// are, so a probe may run first).
 OpProfileResult profile_ops(ModelRunner& runner, const RunnerConfig& config, const ProfileGrid& grid,
                             const ProfileProgress& progress);
 
