@@ -29,35 +29,13 @@ bool gzipped(const std::string& bytes) {
          static_cast<unsigned char>(bytes[1]) == 0x8b;
 }
 
-// The text a gzip file holds; throws InputError naming `path` when the data is not a whole gzip stream.
-std::string gunzip(const std::string& bytes, const std::string& path) {
-  constexpr int kGzipOnlyWindowBits = 15 + 16;  // 32 KiB window, gzip wrapper only
-  z_stream zs{};
-  if (inflateInit2(&zs, kGzipOnlyWindowBits) != Z_OK) throw InputError(path, "zlib to start", "no memory");
-  zs.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(bytes.data()));
-  zs.avail_in = static_cast<uInt>(bytes.size());  // traces past 4 GiB of gzip: read as far as uInt goes
-  std::string text;
-  std::string chunk(size_t{1} << 20, '\0');
-  int rc = Z_OK;
-  while (rc == Z_OK) {
-    zs.next_out = reinterpret_cast<Bytef*>(chunk.data());
-    zs.avail_out = static_cast<uInt>(chunk.size());
-    rc = inflate(&zs, Z_NO_FLUSH);
-    text.append(chunk.data(), chunk.size() - zs.avail_out);
-  }
-  inflateEnd(&zs);
-  if (rc != Z_STREAM_END)
-    throw InputError(path, "a whole gzip stream (trace.json.gz)", "corrupt or cut gzip data");
-  return text;
-}
-
 json parse_file(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   if (!in) throw InputError(path, "a readable trace.json", "no such file");
   std::stringstream buffer;
   buffer << in.rdbuf();
   std::string text = buffer.str();
-  if (gzipped(text)) text = gunzip(text, path);
+  if (gzipped(text)) text = inflate_gzip(text, path);
   json doc = json::parse(text, nullptr, false);
   if (doc.is_discarded())
     throw InputError(path, "a JSON document (Chrome Trace Event Format)", "malformed JSON");
@@ -184,6 +162,34 @@ double trace_us_to_s(double us) {
 
 // A function-try-block: a value of the wrong type (value("ph", "") on a number throws type_error) is bad
 // input, not an escaped exception (fuzz finding).
+std::string inflate_gzip(const std::string& bytes, const std::string& path, size_t max_in_bytes) {
+  constexpr int kGzipOnlyWindowBits = 15 + 16;  // 32 KiB window, gzip wrapper only
+  constexpr size_t kZlibMaxIn = std::numeric_limits<uInt>::max();
+  const size_t part = max_in_bytes == 0 ? kZlibMaxIn : std::min(max_in_bytes, kZlibMaxIn);
+  z_stream zs{};
+  if (inflateInit2(&zs, kGzipOnlyWindowBits) != Z_OK) throw InputError(path, "zlib to start", "no memory");
+  std::string text;
+  std::string chunk(size_t{1} << 20, '\0');
+  size_t fed = 0;
+  int rc = Z_OK;
+  while (rc == Z_OK) {
+    if (zs.avail_in == 0 && fed < bytes.size()) {  // the next part of the input
+      const size_t n = std::min(part, bytes.size() - fed);
+      zs.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(bytes.data() + fed));
+      zs.avail_in = static_cast<uInt>(n);
+      fed += n;
+    }
+    zs.next_out = reinterpret_cast<Bytef*>(chunk.data());
+    zs.avail_out = static_cast<uInt>(chunk.size());
+    rc = inflate(&zs, Z_NO_FLUSH);
+    text.append(chunk.data(), chunk.size() - zs.avail_out);
+  }
+  inflateEnd(&zs);
+  if (rc != Z_STREAM_END)
+    throw InputError(path, "a whole gzip stream (trace.json.gz)", "corrupt or cut gzip data");
+  return text;
+}
+
 RecordedRun read_recorded_run(const std::string& path) try {
   const json doc = parse_file(path);
   std::map<int32_t, RecordedInstance> by_pid;

@@ -10,6 +10,7 @@
 // returns, not a decision it checks), e.g. "12p64@32 40d1 7d2+1".
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -66,6 +67,11 @@ struct RecordedRun {
 };
 
 RecordedRun read_recorded_run(const std::string& path);
+
+// The text of one whole gzip stream (a trace.json.gz), handed to zlib at most `max_in_bytes` at a time:
+// zlib counts input in 32-bit units, so a file past 4 GiB goes in parts (0: the most zlib takes at once).
+// Throws InputError naming `path` when the bytes are not a whole gzip stream.
+std::string inflate_gzip(const std::string& bytes, const std::string& path, size_t max_in_bytes = 0);
 
 // Appends one entry in the "batch" grammar, preceded by a space unless `out` is empty.
 void append_batch_entry(std::string& out, const RecordedEntry& entry);
