@@ -159,6 +159,37 @@ void read_qwen3_moe(const Reader& r, ModelConfig& c) {
   c.dense_layers = qwen3_dense_layers(r, c.layers);
 }
 
+// Full attention only: a config whose attention looks at a sliding window shorter than the context is
+// refused rather than priced as full attention. Qwen2/Qwen3 switch the window on with use_sliding_window
+// (transformers' default false); Mistral/Mixtral with a non-null sliding_window.
+void require_full_attention(const Reader& r, const ModelConfig& c) {
+  const bool qwen = c.hf_model_type == "qwen2" || c.hf_model_type == "qwen3";
+  if (qwen) {
+    if (r.boolean_or("use_sliding_window", false))
+      throw InputError(r.path() + ": use_sliding_window",
+                       "false (tokenline models full attention, not a sliding window)", "true");
+    return;
+  }
+  const int64_t window = r.integer_or("sliding_window", 0);
+  if (window > 0 && window < c.max_context_tokens)
+    throw InputError(r.path() + ": sliding_window",
+                     "null or at least max_position_embeddings (tokenline models full attention, not a "
+                     "sliding window)",
+                     std::to_string(window));
+}
+
+// Mixtral: GQA with routed experts (num_local_experts, top num_experts_per_tok) of intermediate_size, no
+// shared expert, a router without score bias, every layer sparse.
+void read_mixtral(const Reader& r, ModelConfig& c) {
+  read_llama(r, c);
+  c.routed_experts = to_int(r.integer("num_local_experts"), r, "num_local_experts");
+  c.experts_per_token = to_int(r.integer("num_experts_per_tok"), r, "num_experts_per_tok");
+  c.shared_experts = 0;
+  c.router_score_bias = false;
+  c.moe_intermediate = r.integer("intermediate_size");
+  c.dense_layers = 0;
+}
+
 json parse_file(const std::string& path) {
   std::ifstream in(path);
   if (!in) throw InputError(path, "a readable config.json", "a file that cannot be opened");
@@ -202,14 +233,22 @@ ModelConfig load_hf_config(const std::string& path) {
   } else if (t == "deepseek_v32" || t == "glm_moe_dsa") {
     read_mla(r, c);
     read_indexer(r, c);
-  } else if (t == "llama") {
+  } else if (t == "llama" || t == "mistral" || t == "qwen2") {
+    read_llama(r, c);  // Qwen2's q/k/v biases (under 0.01% of the weights) are not counted
+  } else if (t == "qwen3") {
     read_llama(r, c);
+    c.qk_norm = true;
   } else if (t == "qwen3_moe") {
     read_qwen3_moe(r, c);
+  } else if (t == "mixtral") {
+    read_mixtral(r, c);
   } else {
-    throw InputError(path + ": model_type", "deepseek_v3, deepseek_v32, glm_moe_dsa, llama or qwen3_moe",
-                     "'" + t + "'");
+    throw InputError(
+        path + ": model_type",
+        "deepseek_v3, deepseek_v32, glm_moe_dsa, llama, mistral, mixtral, qwen2, qwen3 or qwen3_moe",
+        "'" + t + "'");
   }
+  if (c.attention == AttentionKind::kGqa) require_full_attention(r, c);
   validate_model(c, path);
   return c;
 }

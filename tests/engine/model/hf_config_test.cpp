@@ -105,3 +105,43 @@ TEST_CASE("DeepSeek-V3 configs carry FP8 128x128 weight blocks", "[hf_config]") 
   CHECK(model_preset("deepseek-v3").weight_block == 128);
   CHECK(load_hf_config(data("llama-3.1-8b.json")).weight_block == 0);
 }
+
+TEST_CASE("qwen3, qwen2, mistral and mixtral configs load as GQA models with their model cards' sizes",
+          "[hf_config]") {
+  // Qwen3-32B: its own head_dim (128, not hidden / heads = 80) and q/k norms; 32.8B parameters.
+  const ModelConfig q3 = load_hf_config(data("qwen3-32b.json"));
+  CHECK(q3.attention == AttentionKind::kGqa);
+  CHECK(q3.head_dim == 128);
+  CHECK(q3.kv_heads == 8);
+  CHECK(q3.qk_norm);
+  CHECK(q3.routed_experts == 0);
+  CHECK(count_params(q3).total() == Approx(32.8e9).epsilon(0.005));
+  // Qwen2.5-72B: 72.7B; its sliding_window field is off (use_sliding_window false).
+  const ModelConfig q2 = load_hf_config(data("qwen2.5-72b.json"));
+  CHECK_FALSE(q2.qk_norm);
+  CHECK(q2.head_dim == 128);
+  CHECK(count_params(q2).total() == Approx(72.7e9).epsilon(0.005));
+  // Mistral-7B-v0.3: 7.25B.
+  const ModelConfig m = load_hf_config(data("mistral-7b-v0.3.json"));
+  CHECK(count_params(m).total() == Approx(7.25e9).epsilon(0.005));
+  // Mixtral-8x7B: 8 experts of intermediate_size, top 2, no shared expert; 46.7B total, 12.9B active.
+  const ModelConfig x = load_hf_config(data("mixtral-8x7b.json"));
+  CHECK(x.routed_experts == 8);
+  CHECK(x.experts_per_token == 2);
+  CHECK(x.moe_intermediate == 14336);
+  CHECK(x.shared_experts == 0);
+  CHECK_FALSE(x.router_score_bias);
+  CHECK(x.moe_layers() == 32);
+  CHECK(x.mlp_dense_layers() == 0);
+  const ParamCounts px = count_params(x);
+  CHECK(px.total() == Approx(46.7e9).epsilon(0.005));
+  CHECK(px.active() == Approx(12.9e9).epsilon(0.01));
+}
+
+TEST_CASE("A sliding-window attention config is refused, naming the field", "[hf_config]") {
+  CHECK_THROWS_WITH(load_hf_config(data("sliding_window.json")),
+                    Catch::Contains("sliding_window.json: sliding_window") && Catch::Contains("4096"));
+  CHECK_THROWS_WITH(
+      load_hf_config(data("qwen_sliding_window.json")),
+      Catch::Contains("qwen_sliding_window.json: use_sliding_window") && Catch::Contains("full attention"));
+}
