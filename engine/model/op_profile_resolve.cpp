@@ -95,6 +95,24 @@ OpRoofline moe_roof(const std::array<double, 4>& s, double moe_tp, double ep, co
   return roof;
 }
 
+// A fused-MoE layer's roofline (seconds) at `tokens` tokens reading only the experts they reach: under
+// balanced routing a token misses a given expert with probability 1 - topk/experts, so `tokens` tokens
+// reach experts x (1 - (1 - topk/experts)^tokens) of them (all, past a few hundred tokens at top-8 of
+// 256). A shape the table lacks is scaled from the nearest measured one by this ratio: the measured rows
+// read only the experts their tokens reached too, and scaling by every expert's weights (moe_roof's m0)
+// priced Mixtral's 8 experts at 16 tokens faster than their weights can be read.
+double moe_reach_roof_s(const std::array<double, 4>& s, double moe_tp, double ep, const Rates& r,
+                        double tokens) {
+  const double h = s[0], inter = s[1], topk = s[2], experts = s[3];
+  const double miss = 1 - std::min(1.0, topk / experts);
+  const double reached = experts / ep * (1 - std::pow(miss, tokens));
+  const double compute = tokens * topk * 2 * 3 * h * inter / (moe_tp * ep) / r.gemm;
+  const double memory = (reached * 3 * h * inter / moe_tp * r.bpp +
+                         tokens * topk / ep * (2 * h + 3 * inter / moe_tp) * kActBytes) /
+                        r.hbm;
+  return std::max(compute, memory);
+}
+
 // Where SGLang fuses the shared expert into the MoE kernel (models/deepseek_v2.py,
 // determine_num_fused_shared_experts, 0.5.x): DeepseekV3ForCausalLM's shape - 256 routed experts, one
 // shared - and no DeepEP all-to-all, which turns it off by default (tokenline: MoE EP 1; with EP > 1 the
@@ -132,9 +150,14 @@ OpCurve moe_curve(const ProfileTable& t, const CostModel& cm, double routing_alp
   std::array<double, 4> got{};
   if (!nearest_key<4>(t, want, keep, key, got)) return {};
   std::vector<std::pair<double, double>> pts;
-  for (size_t i = 0; i < t.rows(); ++i)
-    if (keep(i) && key(i) == got) pts.emplace_back(t.at(i, 0), t.at(i, 7) * kMsToS);
-  return make_curve(std::move(pts), 1, moe_roof(want, mtp, ep, r), moe_roof(got, mtp, ep, r));
+  for (size_t i = 0; i < t.rows(); ++i) {
+    if (!keep(i) || key(i) != got) continue;
+    const double tokens = t.at(i, 0), s = t.at(i, 7) * kMsToS;
+    pts.emplace_back(tokens, s * moe_reach_roof_s(want, mtp, ep, r, tokens) /
+                                 moe_reach_roof_s(got, mtp, ep, r, tokens));  // 1 at a measured shape
+  }
+  const OpRoofline roof = moe_roof(want, mtp, ep, r);  // beyond the last row: every expert is reached
+  return make_curve(std::move(pts), 1, roof, roof);
 }
 
 // MLA absorbed batched GEMMs (pre: q_nope x W_UK, post: latent x W_UV) by tokens, heads per GPU.

@@ -230,6 +230,24 @@ TEST_CASE("moe_routing_alpha picks the fused-MoE rows of one routing", "[op_prof
   CHECK(unmeasured.source == TimeSource::kRoofline);
 }
 
+// A fused-MoE shape the table lacks is scaled from the nearest measured one by the experts its tokens reach.
+// Mixtral's 8 experts (top 2) are all read at 16 tokens; the nearest rows (128 experts, top 8) read about
+// half of theirs there, and scaling by every expert's weights priced Mixtral's layer at 60% of the time
+// its weights take to read at the GPU's peak bandwidth. Now within the rows' routing skew of it (the rows'
+// power-law routing reaches fewer experts than the balanced count the scaling assumes).
+TEST_CASE("an unmeasured MoE shape is scaled by the experts its tokens reach", "[op_profile]") {
+  CostOptions o;
+  o.profile = load_op_profile("h200-sglang");
+  const Hardware hw = load_hardware("h200");
+  const ModelConfig mixtral = load_hf_config(std::string(TOKENLINE_MODEL_TEST_DATA) + "/mixtral-8x7b.json");
+  const CostModel cm = make_cost_model(mixtral, parse_parallel("tp1", "test"), KvLayout::kBf16, hw, o);
+  const Term expert = decode_step(cm, 16, 3000)[Op::kExpertGemm];
+  REQUIRE(expert.source == TimeSource::kProfile);
+  const double weights_at_peak_s = 32 * 8 * 3.0 * 4096 * 14336 * 2 / hw.hbm_bw;  // 32 layers, BF16
+  CHECK(expert.time_s > 0.9 * weights_at_peak_s);
+  CHECK(expert.time_s < 1.5 * weights_at_peak_s);
+}
+
 // GLM-5.3 under dp8-ep8 runs 64 heads per GPU, the heads the DSA rows were measured with, so at a measured
 // batch and context the DSA ops are the rows times their layers.
 TEST_CASE("GLM-5.3 DSA ops read the GLM-5 rows exactly at a measured point", "[op_profile]") {
