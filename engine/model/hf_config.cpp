@@ -1,7 +1,9 @@
 // Hugging Face config.json -> ModelConfig. nlohmann stays in this file.
+#include <algorithm>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <sstream>
+#include <utility>
 #include <vector>
 
 #include "common/input_error.h"
@@ -162,8 +164,8 @@ void read_qwen3_moe(const Reader& r, ModelConfig& c) {
 // Full attention only: a config whose attention looks at a sliding window shorter than the context is
 // refused rather than priced as full attention. Qwen2/Qwen3 switch the window on with use_sliding_window
 // (transformers' default false); Mistral/Mixtral with a non-null sliding_window.
-void require_full_attention(const Reader& r, const ModelConfig& c) {
-  const bool qwen = c.hf_model_type == "qwen2" || c.hf_model_type == "qwen3";
+void require_full_attention(const Reader& r, const ModelConfig& c, const std::string& type) {
+  const bool qwen = type == "qwen2" || type == "qwen3";
   if (qwen) {
     if (r.boolean_or("use_sliding_window", false))
       throw InputError(r.path() + ": use_sliding_window",
@@ -188,6 +190,29 @@ void read_mixtral(const Reader& r, ModelConfig& c) {
   c.router_score_bias = false;
   c.moe_intermediate = r.integer("intermediate_size");
   c.dense_layers = 0;
+}
+
+// The network a config describes: its model_type where tokenline reads that type, else the one its
+// architectures class implies (Kimi-K2's model_type kimi_k2 is a DeepseekV3ForCausalLM); "" when neither.
+std::string network_type(const Reader& r, const std::string& model_type) {
+  static const std::vector<std::string> kTypes = {"deepseek_v3", "deepseek_v32", "glm_moe_dsa",
+                                                  "llama",       "mistral",      "mixtral",
+                                                  "qwen2",       "qwen3",        "qwen3_moe"};
+  if (std::find(kTypes.begin(), kTypes.end(), model_type) != kTypes.end()) return model_type;
+  static const std::vector<std::pair<std::string, std::string>> kClasses = {
+      {"DeepseekV3ForCausalLM", "deepseek_v3"},
+      {"LlamaForCausalLM", "llama"},
+      {"MistralForCausalLM", "mistral"},
+      {"MixtralForCausalLM", "mixtral"},
+      {"Qwen2ForCausalLM", "qwen2"},
+      {"Qwen3ForCausalLM", "qwen3"},
+      {"Qwen3MoeForCausalLM", "qwen3_moe"}};
+  auto it = r.raw().find("architectures");
+  if (it == r.raw().end() || !it->is_array() || it->empty() || !(*it)[0].is_string()) return "";
+  const std::string cls = (*it)[0].get<std::string>();
+  for (const auto& [name, type] : kClasses)
+    if (name == cls) return type;
+  return "";
 }
 
 json parse_file(const std::string& path) {
@@ -227,7 +252,7 @@ ModelConfig load_hf_config(const std::string& path) {
   c.tie_embeddings = r.boolean_or("tie_word_embeddings", false);
   c.weight_dtype = weight_dtype(r);
   c.weight_block = c.weight_dtype == Dtype::kFp8 ? weight_block(r) : 0;
-  const std::string& t = c.hf_model_type;
+  const std::string t = network_type(r, c.hf_model_type);
   if (t == "deepseek_v3") {
     read_mla(r, c);
   } else if (t == "deepseek_v32" || t == "glm_moe_dsa") {
@@ -245,10 +270,11 @@ ModelConfig load_hf_config(const std::string& path) {
   } else {
     throw InputError(
         path + ": model_type",
-        "deepseek_v3, deepseek_v32, glm_moe_dsa, llama, mistral, mixtral, qwen2, qwen3 or qwen3_moe",
-        "'" + t + "'");
+        "deepseek_v3, deepseek_v32, glm_moe_dsa, llama, mistral, mixtral, qwen2, qwen3 or qwen3_moe (or "
+        "an architectures class of one of them)",
+        "'" + c.hf_model_type + "'");
   }
-  if (c.attention == AttentionKind::kGqa) require_full_attention(r, c);
+  if (c.attention == AttentionKind::kGqa) require_full_attention(r, c, t);
   validate_model(c, path);
   return c;
 }

@@ -145,3 +145,19 @@ TEST_CASE("A sliding-window attention config is refused, naming the field", "[hf
       load_hf_config(data("qwen_sliding_window.json")),
       Catch::Contains("qwen_sliding_window.json: use_sliding_window") && Catch::Contains("full attention"));
 }
+
+TEST_CASE("A model_type tokenline does not know loads by its architectures class", "[hf_config]") {
+  // Kimi-K2: model_type kimi_k2, a DeepseekV3ForCausalLM with 384 experts and 64 heads; its model card
+  // says 1T parameters, 32B activated.
+  const ModelConfig k = load_hf_config(data("kimi-k2.json"));
+  CHECK(k.hf_model_type == "kimi_k2");
+  CHECK(k.attention == AttentionKind::kMla);
+  CHECK(k.routed_experts == 384);
+  CHECK(k.heads == 64);
+  CHECK(k.dense_layers == 1);
+  CHECK(k.weight_block == 128);
+  const ParamCounts p = count_params(k);
+  CHECK(p.total() > 1.0e12);
+  CHECK(p.total() < 1.05e12);
+  CHECK(p.active() == Approx(32.5e9).epsilon(0.03));
+}
