@@ -1,9 +1,8 @@
 // Hugging Face config.json -> ModelConfig. nlohmann stays in this file.
-#include <algorithm>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <sstream>
-#include <utility>
+#include <string_view>
 #include <vector>
 
 #include "common/input_error.h"
@@ -164,7 +163,7 @@ void read_qwen3_moe(const Reader& r, ModelConfig& c) {
 // Full attention only: a config whose attention looks at a sliding window shorter than the context is
 // refused rather than priced as full attention. Qwen2/Qwen3 switch the window on with use_sliding_window
 // (transformers' default false); Mistral/Mixtral with a non-null sliding_window.
-void require_full_attention(const Reader& r, const ModelConfig& c, const std::string& type) {
+void require_full_attention(const Reader& r, const ModelConfig& c, std::string_view type) {
   const bool qwen = type == "qwen2" || type == "qwen3";
   if (qwen) {
     if (r.boolean_or("use_sliding_window", false))
@@ -192,27 +191,45 @@ void read_mixtral(const Reader& r, ModelConfig& c) {
   c.dense_layers = 0;
 }
 
-// The network a config describes: its model_type where tokenline reads that type, else the one its
-// architectures class implies (Kimi-K2's model_type kimi_k2 is a DeepseekV3ForCausalLM); "" when neither.
-std::string network_type(const Reader& r, const std::string& model_type) {
-  static const std::vector<std::string> kTypes = {"deepseek_v3", "deepseek_v32", "glm_moe_dsa",
-                                                  "llama",       "mistral",      "mixtral",
-                                                  "qwen2",       "qwen3",        "qwen3_moe"};
-  if (std::find(kTypes.begin(), kTypes.end(), model_type) != kTypes.end()) return model_type;
-  static const std::vector<std::pair<std::string, std::string>> kClasses = {
-      {"DeepseekV3ForCausalLM", "deepseek_v3"},
-      {"LlamaForCausalLM", "llama"},
-      {"MistralForCausalLM", "mistral"},
-      {"MixtralForCausalLM", "mixtral"},
-      {"Qwen2ForCausalLM", "qwen2"},
-      {"Qwen3ForCausalLM", "qwen3"},
-      {"Qwen3MoeForCausalLM", "qwen3_moe"}};
+void read_dsa(const Reader& r, ModelConfig& c) {
+  read_mla(r, c);
+  read_indexer(r, c);
+}
+
+void read_qwen3(const Reader& r, ModelConfig& c) {
+  read_llama(r, c);
+  c.qk_norm = true;
+}
+
+// The networks tokenline reads: by model_type, else by the transformers class a config's architectures
+// names (Kimi-K2's model_type kimi_k2 is a DeepseekV3ForCausalLM). Qwen2's q/k/v biases (under 0.01% of
+// its weights) are not counted.
+struct Network {
+  std::string_view model_type;
+  std::string_view architecture;  // empty: known by model_type only
+  void (*read)(const Reader&, ModelConfig&);
+};
+constexpr Network kNetworks[] = {
+    {"deepseek_v3", "DeepseekV3ForCausalLM", read_mla},
+    {"deepseek_v32", "", read_dsa},
+    {"glm_moe_dsa", "", read_dsa},
+    {"llama", "LlamaForCausalLM", read_llama},
+    {"mistral", "MistralForCausalLM", read_llama},
+    {"mixtral", "MixtralForCausalLM", read_mixtral},
+    {"qwen2", "Qwen2ForCausalLM", read_llama},
+    {"qwen3", "Qwen3ForCausalLM", read_qwen3},
+    {"qwen3_moe", "Qwen3MoeForCausalLM", read_qwen3_moe},
+};
+
+const Network* find_network(const Reader& r, const std::string& model_type) {
+  for (const Network& n : kNetworks)
+    if (n.model_type == model_type) return &n;
   auto it = r.raw().find("architectures");
-  if (it == r.raw().end() || !it->is_array() || it->empty() || !(*it)[0].is_string()) return "";
+  if (it == r.raw().end() || !it->is_array() || it->empty() || !(*it)[0].is_string()) return nullptr;
   const std::string cls = (*it)[0].get<std::string>();
-  for (const auto& [name, type] : kClasses)
-    if (name == cls) return type;
-  return "";
+  for (const Network& n : kNetworks)
+    if (!n.architecture.empty() && n.architecture == cls) return &n;
+  return nullptr;
 }
 
 json parse_file(const std::string& path) {
@@ -252,29 +269,15 @@ ModelConfig load_hf_config(const std::string& path) {
   c.tie_embeddings = r.boolean_or("tie_word_embeddings", false);
   c.weight_dtype = weight_dtype(r);
   c.weight_block = c.weight_dtype == Dtype::kFp8 ? weight_block(r) : 0;
-  const std::string t = network_type(r, c.hf_model_type);
-  if (t == "deepseek_v3") {
-    read_mla(r, c);
-  } else if (t == "deepseek_v32" || t == "glm_moe_dsa") {
-    read_mla(r, c);
-    read_indexer(r, c);
-  } else if (t == "llama" || t == "mistral" || t == "qwen2") {
-    read_llama(r, c);  // Qwen2's q/k/v biases (under 0.01% of the weights) are not counted
-  } else if (t == "qwen3") {
-    read_llama(r, c);
-    c.qk_norm = true;
-  } else if (t == "qwen3_moe") {
-    read_qwen3_moe(r, c);
-  } else if (t == "mixtral") {
-    read_mixtral(r, c);
-  } else {
-    throw InputError(
-        path + ": model_type",
-        "deepseek_v3, deepseek_v32, glm_moe_dsa, llama, mistral, mixtral, qwen2, qwen3 or qwen3_moe (or "
-        "an architectures class of one of them)",
-        "'" + c.hf_model_type + "'");
+  const Network* network = find_network(r, c.hf_model_type);
+  if (network == nullptr) {
+    std::string types;
+    for (const Network& n : kNetworks) types += (types.empty() ? "" : ", ") + std::string(n.model_type);
+    throw InputError(path + ": model_type", types + " (or an architectures class of one of them)",
+                     "'" + c.hf_model_type + "'");
   }
-  if (c.attention == AttentionKind::kGqa) require_full_attention(r, c, t);
+  network->read(r, c);
+  if (c.attention == AttentionKind::kGqa) require_full_attention(r, c, network->model_type);
   validate_model(c, path);
   return c;
 }
