@@ -180,35 +180,44 @@ TEST_CASE("request latency: open loop, each request reaches the engine after its
   CHECK(delay_sum / 4 < 10 * kMeanS);
 }
 
+// A closed loop over `requests` requests served by a server that ends the oldest request it holds each
+// second from 1 s to `seconds` s. Returns each request's (sent, reached) times relative to t0, in the order
+// they reached the server.
+std::vector<std::pair<double, double>> closed_loop_run(size_t requests, ClientLoop loop,
+                                                       RequestLatency latency, int seconds) {
+  Sim sim;
+  ListSource source(std::vector<double>(requests, sim.t0));
+  std::vector<std::pair<double, double>> sent_reached;
+  std::deque<RequestId> serving;
+  Feeder* f = nullptr;
+  Feeder feeder(
+      source, loop,
+      [&](RequestSpec&& s, double sent_s) {
+        sent_reached.emplace_back(sent_s - sim.t0, sim.rel());
+        serving.push_back(s.id);
+      },
+      latency);
+  f = &feeder;
+  sim.engine.add_actor("feeder", [&] { f->run(); });
+  sim.engine.add_actor("server", [&] {
+    for (int k = 1; k <= seconds; ++k) {
+      sg::sleep_until(sim.t0 + k);
+      if (serving.empty()) continue;
+      serving.pop_front();
+      f->on_finished();
+      f->wake();
+    }
+  });
+  REQUIRE(sim.engine.run());
+  return sent_reached;
+}
+
 TEST_CASE("request latency: closed loop, the next request is sent when one leaves and arrives later",
           "[feeder]") {
+  // 5 requests, 2 clients: the 4th end finds the source empty.
   auto run = [](uint64_t seed) {
-    Sim sim;
-    ListSource source(std::vector<double>(5, sim.t0));    // the 4th end finds the source empty
-    std::vector<std::pair<double, double>> sent_reached;  // relative to t0
-    std::deque<RequestId> serving;
-    Feeder* f = nullptr;
-    Feeder feeder(
-        source, ClientLoop{.concurrency = 2, .warmup = 0},
-        [&](RequestSpec&& s, double sent_s) {
-          sent_reached.emplace_back(sent_s - sim.t0, sim.rel());
-          serving.push_back(s.id);
-        },
-        RequestLatency{.mean_s = 0.1, .seed = seed});
-    f = &feeder;
-    sim.engine.add_actor("feeder", [&] { f->run(); });
-    // A server ends the oldest request it holds each second from 1 s to 4 s.
-    sim.engine.add_actor("server", [&] {
-      for (int k = 1; k <= 4; ++k) {
-        sg::sleep_until(sim.t0 + k);
-        if (serving.empty()) continue;
-        serving.pop_front();
-        f->on_finished();
-        f->wake();
-      }
-    });
-    REQUIRE(sim.engine.run());
-    return sent_reached;
+    return closed_loop_run(5, ClientLoop{.concurrency = 2, .warmup = 0},
+                           RequestLatency{.mean_s = 0.1, .seed = seed}, 4);
   };
   const auto a = run(3), b = run(3), c = run(4);
   REQUIRE(a.size() == 5);  // 2 at the start, one after each of the first 3 ends
@@ -224,37 +233,6 @@ TEST_CASE("request latency: closed loop, the next request is sent when one leave
   CHECK(differs);  // another seed, other delays
 }
 
-// A closed loop of 2 clients over 6 requests whose first 3 are a warm-up phase, served by a server that
-// ends the oldest request it holds each second; with `latency_s` > 0 requests reach it after a delay.
-// Returns the send times relative to t0.
-std::vector<double> warmup_sends(double latency_s) {
-  Sim sim;
-  ListSource source(std::vector<double>(6, sim.t0));
-  std::vector<double> sent_s;
-  std::deque<RequestId> serving;
-  Feeder* f = nullptr;
-  Feeder feeder(
-      source, ClientLoop{.concurrency = 2, .warmup = 3},
-      [&](RequestSpec&& s, double sent_at) {
-        sent_s.push_back(sent_at - sim.t0);
-        serving.push_back(s.id);
-      },
-      RequestLatency{.mean_s = latency_s, .seed = 5});
-  f = &feeder;
-  sim.engine.add_actor("feeder", [&] { f->run(); });
-  sim.engine.add_actor("server", [&] {
-    for (int k = 1; k <= 6; ++k) {
-      sg::sleep_until(sim.t0 + k);
-      if (serving.empty()) continue;
-      serving.pop_front();
-      f->on_finished();
-      f->wake();
-    }
-  });
-  REQUIRE(sim.engine.run());
-  return sent_s;
-}
-
 TEST_CASE("closed loop with a warm-up phase: the rest wait until all of it has left, then go together",
           "[feeder]") {
   // 0 s: send 0, 1 | 1 s: 0 ends, send 2 (the last of the warm-up) | 2 s: 1 ends, 2 is still in flight:
@@ -262,9 +240,12 @@ TEST_CASE("closed loop with a warm-up phase: the rest wait until all of it has l
   const std::vector<double> expected_s = {0.0, 0.0, 1.0, 3.0, 3.0, 4.0};
   for (const double latency_s : {0.0, 0.1}) {
     CAPTURE(latency_s);
-    const std::vector<double> sent_s = warmup_sends(latency_s);
-    REQUIRE(sent_s.size() == expected_s.size());
-    for (size_t i = 0; i < sent_s.size(); ++i) CHECK(sent_s[i] == Approx(expected_s[i]).margin(kTimeEps));
+    // 2 clients over 6 requests whose first 3 are the warm-up, with and without a delay on the way.
+    const auto sent_reached = closed_loop_run(6, ClientLoop{.concurrency = 2, .warmup = 3},
+                                              RequestLatency{.mean_s = latency_s, .seed = 5}, 6);
+    REQUIRE(sent_reached.size() == expected_s.size());
+    for (size_t i = 0; i < sent_reached.size(); ++i)
+      CHECK(sent_reached[i].first == Approx(expected_s[i]).margin(kTimeEps));
   }
 }
 
