@@ -160,8 +160,6 @@ double trace_us_to_s(double us) {
   return static_cast<double>(std::llround(us * kNsPerUs)) / kNsPerS;
 }
 
-// A function-try-block: a value of the wrong type (value("ph", "") on a number throws type_error) is bad
-// input, not an escaped exception (fuzz finding).
 std::string inflate_gzip(const std::string& bytes, const std::string& path, size_t max_in_bytes) {
   constexpr int kGzipOnlyWindowBits = 15 + 16;  // 32 KiB window, gzip wrapper only
   constexpr size_t kZlibMaxIn = std::numeric_limits<uInt>::max();
@@ -190,6 +188,8 @@ std::string inflate_gzip(const std::string& bytes, const std::string& path, size
   return text;
 }
 
+// A function-try-block: a value of the wrong type (value("ph", "") on a number throws type_error) is bad
+// input, not an escaped exception (fuzz finding).
 RecordedRun read_recorded_run(const std::string& path) try {
   const json doc = parse_file(path);
   std::map<int32_t, RecordedInstance> by_pid;
