@@ -20,8 +20,8 @@ enum class AttentionKind {
 
 struct ModelConfig {
   std::string name;           // preset name or the config.json path it came from
-  std::string hf_model_type;  // "glm_moe_dsa", "deepseek_v32", "deepseek_v3", "llama", "mistral", "mixtral",
-                              // "qwen2", "qwen3", "qwen3_moe"
+  std::string hf_model_type;  // the config's model_type: "glm_moe_dsa", "deepseek_v3", "llama", "qwen3_moe",
+                              // ..., or one read by its architectures class ("kimi_k2")
   AttentionKind attention = AttentionKind::kMla;
   int layers = 0;  // decoder layers, MTP layers excluded
   // Layers with a dense MLP: the first ones (first_k_dense_replace); for Qwen3-MoE the mlp_only_layers and
@@ -97,7 +97,8 @@ const std::vector<std::string>& model_preset_names();
 ModelConfig model_preset(std::string_view name);
 
 // A Hugging Face config.json (model_type deepseek_v3, deepseek_v32, glm_moe_dsa, llama, mistral, mixtral,
-// qwen2, qwen3, qwen3_moe; GQA models with full attention only); throws
+// qwen2, qwen3, qwen3_moe, or another whose architectures class is one of theirs; GQA models with full
+// attention only); throws
 // InputError naming the file and the field on missing, mistyped or out-of-range fields.
 ModelConfig load_hf_config(const std::string& path);
 
