@@ -92,8 +92,9 @@ void add_run_options(CLI::App& cmd, SimJob& job) {
   cmd.add_option("--concurrency", job.concurrency, "closed loop: N requests in flight (0: trace times)")
       ->capture_default_str();
   cmd.add_option("--warmup", job.warmup_requests,
-                 "closed loop: the first N requests are a warm-up phase; the rest are sent once all of it "
-                 "has left, the clients together (aiperf --warmup-request-count)")
+                 "closed loop: the first N requests are a warm-up phase, left out of metrics.json's latency "
+                 "and goodput; the rest are sent once all of it has left, the clients together (aiperf "
+                 "--warmup-request-count)")
       ->capture_default_str();
   cmd.add_option("--time-scale", job.time_scale, "multiply arrival times (0.5 = twice the rate)")
       ->capture_default_str();

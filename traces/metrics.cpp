@@ -42,6 +42,7 @@ void Metrics::on_request(const RequestRow& r) {
   retractions_ += r.retractions;
   retracted_requests_ += r.retractions > 0 ? 1 : 0;
   if (!r.completed) {
+    warmup_requests_ += r.warmup ? 1 : 0;
     ++rejected_total_;
     ++rejected_[std::string(r.status)];
     return;
@@ -50,6 +51,11 @@ void Metrics::on_request(const RequestRow& r) {
   input_tokens_ += r.input_tokens;
   output_tokens_ += r.output_tokens;
   cached_tokens_ += r.cached_tokens;
+  if (r.warmup) {
+    ++warmup_requests_;
+    return;
+  }
+  ++measured_completed_;
   const double ttft = r.first_token_s - r.arrival_s;
   const double tpot = request_tpot_s(r.first_token_s, r.finish_s, r.output_tokens);
   ttft_s_.add(ttft);
@@ -105,6 +111,11 @@ struct MetricsJson {
             {"retractions", m.retractions_}};
   }
 
+  // Only with a warm-up phase, so runs without one keep their metrics.json as it was.
+  static void warmup(const Metrics& m, Json& requests) {
+    if (m.warmup_requests_ > 0) requests["warmup"] = m.warmup_requests_;
+  }
+
   static Json latency(const Metrics& m) {
     return {{"ttft", summary_json(m.ttft_s_, kMs)},
             {"tpot", summary_json(m.tpot_s_, kMs)},
@@ -125,7 +136,7 @@ struct MetricsJson {
             {"slo_tpot_ms", rounded(m.slo_.tpot_s * kMs)},
             {"good_requests", m.good_requests_},
             {"requests_per_s", per_second(static_cast<double>(m.good_requests_), span_s)},
-            {"fraction_of_completed", ratio(m.good_requests_, m.completed_)}};
+            {"fraction_of_completed", ratio(m.good_requests_, m.measured_completed_)}};
   }
 
   static Json kv(const Metrics::KvTrack& k, double end_s) {
@@ -170,6 +181,7 @@ std::string Metrics::to_json(const RunInfo& info) {
   advance(kv_total_, end_s);
   Json j;
   j["requests"] = MetricsJson::requests(*this);
+  MetricsJson::warmup(*this, j["requests"]);
   j["latency_ms"] = MetricsJson::latency(*this);
   j["throughput"] = MetricsJson::throughput(*this, span_s);
   if (slo_.enabled()) j["goodput"] = MetricsJson::goodput(*this, span_s);

@@ -37,9 +37,10 @@ struct RunInfo {
   double simulated_s = 0;     // virtual time at the end of the run
   int64_t events = 0;         // arrivals + steps + request completions handled by the driver
   int64_t skipped_lines = 0;  // malformed workload lines skipped under --skip-bad-lines
-  // Closed loop with a warm-up phase (sim --warmup): its request count, written only when > 0. The
-  // metrics cover every request, the warm-up's included; requests.csv ids tell them apart (the first N
-  // sent), which is how `calibrate` leaves them out.
+  // Closed loop with a warm-up phase (sim --warmup): its request count, written only when > 0. Its
+  // requests count in requests, throughput and tokens, not in latency_ms or goodput (requests.warmup says
+  // how many left in it); requests.csv keeps every row (the warm-up's are the first N ids of a synthetic
+  // workload, which is how `calibrate` leaves them out of its means).
   int64_t warmup_requests = 0;
   std::optional<double> wall_s;  // written only when set (nondeterministic)
   // The real engine's machine speed probe around the run (engine/runtime/op_profiler.h speed_probe_s,
@@ -52,7 +53,9 @@ class Metrics {
   Metrics(int32_t instances, Slo slo);
 
   void on_arrival() { ++arrived_; }
-  void on_request(const RequestRow& r);                   // a request left the system: completed or rejected
+  // A request left the system, completed or rejected. One of a warm-up phase (r.warmup) counts in requests,
+  // throughput and tokens but not in latency_ms or goodput, as a benchmark leaves its warm-up out.
+  void on_request(const RequestRow& r);
   void on_token_gap(double gap_s) { itl_s_.add(gap_s); }  // one inter-token latency sample
   // A request's wait from arrival to the start of the first step that computes it (once per request).
   void on_queue_wait(double wait_s) { queueing_s_.add(wait_s); }
@@ -102,6 +105,8 @@ class Metrics {
   int64_t output_tokens_ = 0;
   int64_t cached_tokens_ = 0;
   int64_t good_requests_ = 0;
+  int64_t warmup_requests_ = 0;     // left the system in the warm-up phase (RequestRow::warmup)
+  int64_t measured_completed_ = 0;  // completed outside it: what latency_ms and goodput describe
   double first_arrival_s_ = -1;
   double last_finish_s_ = 0;
   LatencyHistogram ttft_s_;

@@ -63,6 +63,7 @@ void Recorder::on_arrival(int32_t instance, RequestId id, double now_s) {
   metrics_.on_arrival();
   RequestTrace& rt = live_[id];
   rt = RequestTrace{.arrival_s = now_s};
+  rt.warmup = arrivals_++ < warmup_requests_;
   rt.traced = trace_.enabled() && window_.contains(now_s) &&
               (trace_requests_ < 0 || traced_requests_ < trace_requests_);
   if (!rt.traced) return;
@@ -92,7 +93,7 @@ void Recorder::trace_entries(int pid, const StepPlan& plan, double start_s, doub
       RequestTrace& rt = it->second;
       if (!rt.scheduled) {
         rt.scheduled = true;
-        metrics_.on_queue_wait(start_s - rt.arrival_s);
+        if (!rt.warmup) metrics_.on_queue_wait(start_s - rt.arrival_s);
       }
       if (rt.traced) trace_entry(pid, batch.rank, e, rt, start_s, end_s);
     }
@@ -292,9 +293,10 @@ void Recorder::write_record(const RequestRecord& record, int32_t instance, int32
     }
     trace_.async_end(pid, kRequestCategory, record.id, "request", record.finish_s);
   }
+  const bool warmup = it != live_.end() && it->second.warmup;
   if (it != live_.end()) live_.erase(it);
   const std::vector<double>& times = record.token_times_s;
-  for (size_t i = 1; i < times.size(); ++i) {
+  for (size_t i = 1; !warmup && i < times.size(); ++i) {
     const double gap = times[i] - times[i - 1];
     if (gap > 0) metrics_.on_token_gap(gap);  // MTP tokens of one step share a time: one chunk, one gap
   }
@@ -310,6 +312,7 @@ void Recorder::write_record(const RequestRecord& record, int32_t instance, int32
   row.retractions = record.retractions;
   row.instance = instance;
   row.completed = completed;
+  row.warmup = warmup;
   if (hop != nullptr && hop->decode_instance >= 0) {
     row.decode_instance = hop->decode_instance;
     row.kv_transfer_bytes = hop->transfer_bytes;

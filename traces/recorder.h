@@ -38,6 +38,9 @@ class Recorder {
   void describe_instance(int32_t instance, const std::string& parallel_name, int32_t dp_ranks,
                          int64_t kv_pages_per_rank);
   void on_arrival(int32_t instance, RequestId id, double now_s);
+  // A closed loop's warm-up phase: the first `requests` arrivals (all of which arrive before any other:
+  // sim/driver/feeder.h) are left out of latency_ms and goodput (Metrics::on_request). Before any arrival.
+  void set_warmup_requests(int64_t requests) { warmup_requests_ = requests; }
   // Before commit: preempted requests (plan.ranks[r].preemptions) go back to the queue.
   // A retraction's wait is named "retracted" instead of "queued", so it stands out in the timeline.
   void on_preemption(int32_t instance, RequestId id, double now_s, bool retraction);
@@ -78,6 +81,7 @@ class Recorder {
     double arrival_s = 0;
     bool traced = false;     // its async spans are written (inside the window, among the sampled)
     bool scheduled = false;  // a step has computed it: its queueing delay is counted
+    bool warmup = false;     // of the warm-up phase: no latency sample
     int32_t chunks = 0;
     Phase phase = Phase::kQueued;
     const char* queued_name = "queued";  // the open wait span: "queued", or "retracted" after a retraction
@@ -120,6 +124,8 @@ class Recorder {
   std::string name_scratch_;
   std::string batch_scratch_;
   int64_t events_ = 0;
+  int64_t warmup_requests_ = 0;  // set_warmup_requests
+  int64_t arrivals_ = 0;
 };
 
 }  // namespace tokenline

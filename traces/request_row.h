@@ -20,6 +20,7 @@ struct RequestRow {
   int32_t retractions = 0;    // of those, SGLang-style retractions (decode out of KV)
   int32_t instance = -1;      // instance that served it; -1 when rejected before routing
   bool completed = false;
+  bool warmup = false;  // of a closed loop's warm-up phase (sim --warmup): left out of latency_ms and goodput
   std::string_view status = "completed";  // "completed" or a rejection reason; static storage
   // PD disaggregation (instance is then the prefill instance); -1 / 0 / -1 when not disaggregated.
   int32_t decode_instance = -1;

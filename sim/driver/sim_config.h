@@ -25,7 +25,7 @@ std::string_view to_string(Backend backend);
 struct FeedConfig {
   int32_t concurrency = 0;  // 0: open loop at workload times
   // Closed loop: the first N requests are a warm-up phase that drains before the rest are sent (aiperf's
-  // --warmup-request-count); the outputs record them as any other request (sim/driver/feeder.h)
+  // --warmup-request-count; sim/driver/feeder.h); metrics.json leaves them out of latency_ms and goodput
   int64_t warmup_requests = 0;
   double request_latency_s =
       0;  // mean, send to engine (the profile's request_latency_s; sim/driver/feeder.h)

@@ -51,6 +51,27 @@ TEST_CASE("metrics count and summarize requests and apply the SLO", "[metrics]")
   CHECK(nlohmann::json::parse(m.to_json(real))["run"]["speed_probe_s"].get<double>() == Approx(0.025));
 }
 
+TEST_CASE("a warm-up request counts in requests and throughput, not in latency or goodput", "[metrics]") {
+  Metrics m(1, Slo{.ttft_s = 0.5, .tpot_s = 0.0});
+  for (int i = 0; i < 3; ++i) m.on_arrival();
+  RequestRow warm = done(0, 0.0, 4.0, 9.0, 11, 0);  // ttft 4 s: would miss the SLO and dominate the mean
+  warm.warmup = true;
+  m.on_request(warm);
+  m.on_request(done(1, 9.0, 9.2, 10.2, 11, 0));  // ttft 0.2, tpot 0.1
+  m.on_request(done(2, 9.0, 9.4, 10.4, 11, 0));  // ttft 0.4
+  const auto j = nlohmann::json::parse(m.to_json(run_ending_at(11.0)));
+  CHECK(j["requests"]["completed"] == 3);
+  CHECK(j["requests"]["warmup"] == 1);
+  CHECK(j["latency_ms"]["ttft"]["mean"].get<double>() == Approx(300.0));
+  CHECK(j["latency_ms"]["ttft"]["max"].get<double>() == Approx(400.0));
+  CHECK(j["latency_ms"]["e2e"]["max"].get<double>() == Approx(1400.0));
+  CHECK(j["goodput"]["good_requests"] == 2);
+  CHECK(j["goodput"]["fraction_of_completed"].get<double>() == Approx(1.0));
+  CHECK(j["throughput"]["output_tokens_per_s"].get<double>() == Approx(33.0 / 10.4));  // all three
+  CHECK_FALSE(
+      nlohmann::json::parse(Metrics(1, Slo{}).to_json(run_ending_at(1.0)))["requests"].contains("warmup"));
+}
+
 TEST_CASE("metrics count retractions apart, within the preemptions", "[metrics]") {
   Metrics m(1, Slo{});
   RequestRow a = done(0, 0.0, 0.2, 1.2, 11, 0);
