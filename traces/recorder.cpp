@@ -329,6 +329,7 @@ bool Recorder::finish(const RunInfo& info, std::string* why) {
   progress_.finish(info.simulated_s, metrics_.arrived(), metrics_.completed() + metrics_.rejected());
   RunInfo run = info;
   run.events = events_;
+  run.warmup_requests = warmup_requests_;
   OutputFile metrics_file(out_path(dir_, "metrics.json"));
   metrics_file.buffer() = metrics_.to_json(run);
   const bool csv_ok = csv_.finish();

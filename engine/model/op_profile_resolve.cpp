@@ -103,14 +103,10 @@ OpRoofline moe_roof(const std::array<double, 4>& s, double moe_tp, double ep, co
 // priced Mixtral's 8 experts at 16 tokens faster than their weights can be read.
 double moe_reach_roof_s(const std::array<double, 4>& s, double moe_tp, double ep, const Rates& r,
                         double tokens) {
-  const double h = s[0], inter = s[1], topk = s[2], experts = s[3];
-  const double miss = 1 - std::min(1.0, topk / experts);
-  const double reached = experts / ep * (1 - std::pow(miss, tokens));
-  const double compute = tokens * topk * 2 * 3 * h * inter / (moe_tp * ep) / r.gemm;
-  const double memory = (reached * 3 * h * inter / moe_tp * r.bpp +
-                         tokens * topk / ep * (2 * h + 3 * inter / moe_tp) * kActBytes) /
-                        r.hbm;
-  return std::max(compute, memory);
+  const double topk = s[2], experts = s[3];
+  OpRoofline roof = moe_roof(s, moe_tp, ep, r);
+  roof.m0 *= 1 - std::pow(1 - std::min(1.0, topk / experts), tokens);  // the share of experts reached
+  return roof.at(1, tokens);
 }
 
 // Where SGLang fuses the shared expert into the MoE kernel (models/deepseek_v2.py,

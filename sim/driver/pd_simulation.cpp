@@ -169,11 +169,11 @@ PdDriver::PdDriver(const SimConfig& config, const PdConfig& pd, std::span<const 
       decode_router_(config.router, config.instances.front().config.kv.page_tokens),
       pd_state_(pool_shape(config, pd)),
       feeder_(
-          source, ClientLoop{.concurrency = config.feed.concurrency, .warmup = config.feed.warmup_requests},
+          source, ClientLoop{.concurrency = config.feed.concurrency, .warmup = config.feed.warmup()},
           [this](RequestSpec&& spec, double sent_s) { dispatch(std::move(spec), sent_s); },
           RequestLatency{.mean_s = config.feed.request_latency_s, .seed = config.seed}),
       wall_start_(std::chrono::steady_clock::now()) {
-  recorder_.set_warmup_requests(config.feed.concurrency > 0 ? config.feed.warmup_requests : 0);
+  recorder_.set_warmup_requests(config.feed.warmup());
   if (config.backend == Backend::kSimgrid) {
     platform_ = sg::load_platform(config.cluster_source, cms[0].hbm_bw);
     link_meter_ = std::make_unique<LinkMeter>(*platform_, kLinkWindowS);

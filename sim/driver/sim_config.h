@@ -27,6 +27,8 @@ struct FeedConfig {
   // Closed loop: the first N requests are a warm-up phase that drains before the rest are sent (aiperf's
   // --warmup-request-count; sim/driver/feeder.h); metrics.json leaves them out of latency_ms and goodput
   int64_t warmup_requests = 0;
+  // The warm-up phase's requests in effect: none in open loop.
+  int64_t warmup() const { return concurrency > 0 ? warmup_requests : 0; }
   double request_latency_s =
       0;  // mean, send to engine (the profile's request_latency_s; sim/driver/feeder.h)
 };

@@ -57,11 +57,11 @@ class Driver {
         recorder_(config.output, config.slo, config.instance_count()),
         router_(config.router, config.instances.front().config.kv.page_tokens),
         feeder_(
-            source, ClientLoop{.concurrency = config.feed.concurrency, .warmup = config.feed.warmup_requests},
+            source, ClientLoop{.concurrency = config.feed.concurrency, .warmup = config.feed.warmup()},
             [this](RequestSpec&& spec, double sent_s) { dispatch(std::move(spec), sent_s); },
             RequestLatency{.mean_s = config.feed.request_latency_s, .seed = config.seed}),
         wall_start_(std::chrono::steady_clock::now()) {
-    recorder_.set_warmup_requests(config.feed.concurrency > 0 ? config.feed.warmup_requests : 0);
+    recorder_.set_warmup_requests(config.feed.warmup());
     if (config.backend == Backend::kSimgrid) {
       platform_ = sg::load_platform(config.cluster_source, cost_models[0].hbm_bw);
       link_meter_ = std::make_unique<LinkMeter>(*platform_, kLinkWindowS);
@@ -205,7 +205,6 @@ SimResult finish_simulation(const SimConfig& config, Recorder& recorder, const R
   info.seed = config.seed;
   info.simulated_s = result.simulated_s;
   info.skipped_lines = result.skipped_lines;
-  info.warmup_requests = config.feed.concurrency > 0 ? config.feed.warmup_requests : 0;
   if (config.output.wall_time_in_metrics) info.wall_s = result.wall_s;
   std::string why;
   if (!recorder.finish(info, &why)) throw std::runtime_error(why);
