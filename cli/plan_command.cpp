@@ -15,6 +15,7 @@
 #include "cli/slo_option.h"
 #include "common/input_error.h"
 #include "engine/model/model_config.h"
+#include "engine/model/op_profile.h"
 #include "plan/plan_json.h"
 #include "plan/plan_report.h"
 #include "plan/plan_runner.h"
@@ -41,6 +42,8 @@ struct PlanOptions {
   int32_t jobs = 1;
   std::string shard;
   std::string out;
+  std::string profile;
+  std::string profile_set;
   std::vector<std::string> merge_inputs;
   std::string merge_out;
 };
@@ -88,8 +91,15 @@ PlanSetup build_setup(const PlanOptions& o, Hardware& hardware) {
   PlanSetup s;
   if (o.slo.empty()) throw InputError("--slo", "ttft=<duration>,tpot=<duration>", "nothing");
   s.slo = parse_slo(o.slo);
-  s.target = PlanTarget{o.model, o.cluster,      o.hardware, o.workload == "default" ? "" : o.workload,
-                        o.slo,   o.max_requests, o.seed};
+  s.target = PlanTarget{.model = o.model,
+                        .cluster = o.cluster,
+                        .hardware = o.hardware,
+                        .workload = o.workload == "default" ? "" : o.workload,
+                        .slo = o.slo,
+                        .max_requests = o.max_requests,
+                        .seed = o.seed,
+                        .profile = o.profile,
+                        .profile_set = o.profile_set};
   if (!o.cluster.empty() && (!o.hardware.empty() || o.gpus != 0))
     throw InputError("--cluster", "either --cluster or --hardware with --gpus", "both");
   if (!o.cluster.empty()) {
@@ -112,7 +122,19 @@ PlanSetup build_setup(const PlanOptions& o, Hardware& hardware) {
   return s;
 }
 
-WorkloadProfile read_profile(const PlanOptions& o) {
+// The op profile every probe is priced with, loaded here so that a bad one is exit 2 before any
+// simulation (each probe loads it again: `tokenline sim --profile`).
+std::shared_ptr<const OpProfile> load_plan_profile(const PlanOptions& o) {
+  if (o.profile.empty()) {
+    if (!o.profile_set.empty()) throw InputError("--profile-set", "a --profile to override", "no --profile");
+    return nullptr;
+  }
+  std::shared_ptr<OpProfile> profile = load_op_profile(o.profile);
+  apply_profile_sets(*profile, o.profile_set);
+  return profile;
+}
+
+WorkloadProfile read_workload_profile(const PlanOptions& o) {
   WorkloadSpec w;
   w.spec = o.workload == "default" ? "" : o.workload;
   w.options.seed = o.seed;
@@ -131,11 +153,12 @@ void run_plan(const PlanOptions& o) {
   if (o.jobs < 1) throw InputError("--jobs", "a positive count", std::to_string(o.jobs));
   if (o.out.empty()) throw InputError("--out", "an output directory", "nothing");
   const auto [shard, shards] = o.shard.empty() ? std::pair<int32_t, int32_t>{1, 1} : parse_shard(o.shard);
-  Hardware hardware;
-  PlanSetup setup = build_setup(o, hardware);
-  const ModelConfig model = load_model(o.model);
-  setup.workload = read_profile(o);
-  const std::vector<Candidate> all = enumerate_candidates(model, setup.space);
+  PlanPricing pricing;
+  PlanSetup setup = build_setup(o, pricing.hardware);
+  pricing.model = load_model(o.model);
+  pricing.profile = load_plan_profile(o);
+  setup.workload = read_workload_profile(o);
+  const std::vector<Candidate> all = enumerate_candidates(pricing.model, setup.space);
   setup.candidates = static_cast<int32_t>(all.size());
   std::vector<Candidate> mine;
   for (const Candidate& c : all) {
@@ -143,7 +166,7 @@ void run_plan(const PlanOptions& o) {
   }
   std::filesystem::create_directories(o.out);
   const auto start = std::chrono::steady_clock::now();
-  std::vector<PlanRow> rows = ledger_rows(mine, model, hardware, setup);
+  std::vector<PlanRow> rows = ledger_rows(mine, pricing, setup);
   RunnerOptions runner{std::filesystem::read_symlink("/proc/self/exe").string(), o.out + "/probes", o.jobs,
                        ::isatty(STDERR_FILENO) != 0};
   const RunnerStats stats = simulate_rows(setup, rows, runner);
@@ -228,6 +251,11 @@ void add_plan_options(CLI::App& cmd, PlanOptions& o) {
   cmd.add_option("--jobs", o.jobs, "simulations in parallel (child processes)")->capture_default_str();
   cmd.add_option("--shard", o.shard, "evaluate slice k of N (k/N) and write a partial result for plan merge");
   cmd.add_option("--out", o.out, "output directory (plan.csv, plan.json, pareto.svg; partials with --shard)");
+  cmd.add_option("--profile", o.profile,
+                 "price every candidate from an op profile and its engine, as tokenline sim --profile "
+                 "(h200-sglang, h200-vllm, or a directory; default: the roofline and the seed's engine)");
+  cmd.add_option("--profile-set", o.profile_set,
+                 "override the profile's timing parameters: name=value[,...]");
 }
 
 void add_plan(CLI::App& app) {

@@ -2,19 +2,30 @@
 
 #include <cstdio>
 
+#include "engine/model/engine_behavior.h"
 #include "engine/model/memory.h"
 #include "engine/model/model_config.h"
+#include "engine/model/op_profile.h"
 
 namespace tokenline {
 namespace {
 
 constexpr double kGb = 1e9;
 
-CostModel pool_cost_model(const Candidate& c, const Parallel& p, const ModelConfig& model,
-                          const Hardware& hardware) {
+CostModel pool_cost_model(const Candidate& c, const Parallel& p, const PlanPricing& pricing) {
   CostOptions options;
   options.max_chunk_tokens = c.chunk_tokens;  // as `tokenline sim --chunk` sizes the activation reserve
-  return make_cost_model(model, p, model.default_kv_layout, hardware, options);
+  options.profile = pricing.profile;
+  return make_cost_model(pricing.model, p, pricing.model.default_kv_layout, pricing.hardware, options);
+}
+
+// The engine a probe of candidate c simulates (`tokenline sim --profile P --chunk C --max-running M`).
+EngineBehavior candidate_engine(const Candidate& c, const PlanPricing& pricing) {
+  EngineBehavior b =
+      pricing.profile != nullptr && pricing.profile->has_engine ? pricing.profile->engine : seed_behavior();
+  b.chunked_prefill_size = c.chunk_tokens;
+  b.max_running_requests = c.max_running;
+  return b;
 }
 
 std::string phrase(const char* format, double a, double b) {
@@ -24,8 +35,9 @@ std::string phrase(const char* format, double a, double b) {
 }
 
 // Weights and KV of one pool; `tokens` is the most KV one request holds there.
-PruneReason capacity_reason(const CostModel& cm, int64_t tokens, std::string& detail) {
-  const KvCapacity cap = kv_capacity(cm, cm.model.max_context_tokens);
+PruneReason capacity_reason(const CostModel& cm, const EngineBehavior& engine, int64_t tokens,
+                            std::string& detail) {
+  const KvCapacity cap = kv_capacity(cm, engine, cm.model.max_context_tokens);
   if (!cap.weights_fit) {
     detail = cm.parallel.name() + ": " +
              phrase("%.1f GB of weights per GPU, %.1f GB usable", cap.weight_bytes / kGb,
@@ -70,14 +82,15 @@ std::string prune_reason_name(PruneReason r) {
   return "";
 }
 
-LedgerVerdict ledger_verdict(const Candidate& c, const ModelConfig& model, const Hardware& hardware,
-                             const WorkloadProfile& workload, const Slo& slo) {
+LedgerVerdict ledger_verdict(const Candidate& c, const PlanPricing& pricing, const WorkloadProfile& workload,
+                             const Slo& slo) {
   LedgerVerdict v;
-  const CostModel decode = pool_cost_model(c, c.layout, model, hardware);
-  const CostModel prefill = c.pd ? pool_cost_model(c, c.prefill, model, hardware) : decode;
-  if (c.pd) v.reason = capacity_reason(prefill, workload.max_prompt_tokens, v.detail);
+  const CostModel decode = pool_cost_model(c, c.layout, pricing);
+  const CostModel prefill = c.pd ? pool_cost_model(c, c.prefill, pricing) : decode;
+  const EngineBehavior engine = candidate_engine(c, pricing);
+  if (c.pd) v.reason = capacity_reason(prefill, engine, workload.max_prompt_tokens, v.detail);
   if (v.reason == PruneReason::kNone)
-    v.reason = capacity_reason(decode, workload.max_request_tokens, v.detail);
+    v.reason = capacity_reason(decode, engine, workload.max_request_tokens, v.detail);
   if (v.reason != PruneReason::kNone) return v;
   v.ttft_floor_s = prefill_floor_s(prefill, workload.p90_uncached_tokens, c.chunk_tokens);
   v.tpot_floor_s = decode_floor_s(decode, workload.p90_prompt_tokens);

@@ -4,8 +4,10 @@
 // (p90): at least 10% of the requests need that long.
 #pragma once
 
+#include <memory>
 #include <string>
 
+#include "engine/model/model_config.h"
 #include "plan/candidate_space.h"
 #include "plan/workload_profile.h"
 #include "topologies/hardware.h"
@@ -13,7 +15,16 @@
 
 namespace tokenline {
 
-struct ModelConfig;
+struct OpProfile;
+
+// What every candidate of a plan is priced on: the model on these GPUs, and the op profile whose tables
+// and engine (KV placement, memory rule, admission) `tokenline sim --profile` prices the probes with. A
+// null profile: the roofline and the seed's engine, as `tokenline sim` without --profile.
+struct PlanPricing {
+  ModelConfig model;
+  Hardware hardware;
+  std::shared_ptr<const OpProfile> profile;
+};
 
 enum class PruneReason { kNone, kWeights, kKv, kTtftFloor, kTpotFloor };
 std::string prune_reason_name(PruneReason r);  // "", "weights", "kv", "ttft-floor", "tpot-floor"
@@ -25,7 +36,7 @@ struct LedgerVerdict {
   std::string detail;       // one phrase with the numbers behind the reason
 };
 
-LedgerVerdict ledger_verdict(const Candidate& c, const ModelConfig& model, const Hardware& hardware,
-                             const WorkloadProfile& workload, const Slo& slo);
+LedgerVerdict ledger_verdict(const Candidate& c, const PlanPricing& pricing, const WorkloadProfile& workload,
+                             const Slo& slo);
 
 }  // namespace tokenline

@@ -27,6 +27,8 @@ Json setup_to_json(const PlanSetup& s) {
               {"slo_percentile", "p90"},
               {"max_requests", t.max_requests},
               {"seed", t.seed},
+              {"profile", t.profile},
+              {"profile_set", t.profile_set},
               {"chunk_tokens", s.space.chunk_tokens},
               {"max_running", s.space.max_running},
               {"pd", s.space.pd},
@@ -55,6 +57,8 @@ PlanSetup setup_from_json(const Json& j) {
   s.slo.tpot_s = j.at("slo_tpot_s").get<double>();
   s.target.max_requests = j.at("max_requests").get<int64_t>();
   s.target.seed = j.at("seed").get<uint64_t>();
+  s.target.profile = j.value("profile", "");  // partials written before plan --profile: none
+  s.target.profile_set = j.value("profile_set", "");
   s.space.chunk_tokens = j.at("chunk_tokens").get<std::vector<int64_t>>();
   s.space.max_running = j.at("max_running").get<std::vector<int32_t>>();
   s.space.pd = j.at("pd").get<bool>();

@@ -59,6 +59,12 @@ std::string closest_line(const PlanRow& r) {
          fmt(", TPOT p90 %.1f ms)\n", r.at.tpot_p90_ms);
 }
 
+// How every candidate was priced: a plan without --profile is the roofline's and the seed's engine.
+std::string pricing_phrase(const PlanTarget& t) {
+  if (t.profile.empty()) return "priced by the roofline and the seed's engine (no --profile)";
+  return "priced by profile " + t.profile + (t.profile_set.empty() ? "" : " with " + t.profile_set);
+}
+
 std::map<RowStatus, size_t> count_status(const std::vector<PlanRow>& rows) {
   std::map<RowStatus, size_t> n;
   for (const PlanRow& r : rows) ++n[r.status];
@@ -71,7 +77,7 @@ std::string stdout_report(const PlanSetup& setup, const std::vector<PlanRow>& ra
   std::string s = "tokenline plan: " + std::to_string(ranked.size()) + " candidates, " +
                   std::to_string(n[RowStatus::kMeets] + n[RowStatus::kMisses]) + " simulated, " +
                   std::to_string(n[RowStatus::kPruned]) + " pruned by the ledger; SLO " +
-                  slo_phrase(setup.slo) + "\n";
+                  slo_phrase(setup.slo) + "; " + pricing_phrase(setup.target) + "\n";
   if (n[RowStatus::kMeets] == 0) {
     s += "no configuration meets " + slo_phrase(setup.slo) + "; the closest candidates:\n";
     for (size_t i = 0; i < ranked.size() && i < kClosestRows; ++i) s += closest_line(ranked[i]);

@@ -78,13 +78,13 @@ void print_progress(const std::vector<PlanRow>& rows, const std::vector<RateSear
 
 }  // namespace
 
-std::vector<PlanRow> ledger_rows(const std::vector<Candidate>& candidates, const ModelConfig& model,
-                                 const Hardware& hardware, const PlanSetup& setup) {
+std::vector<PlanRow> ledger_rows(const std::vector<Candidate>& candidates, const PlanPricing& pricing,
+                                 const PlanSetup& setup) {
   std::vector<PlanRow> rows;
   for (const Candidate& c : candidates) {
     PlanRow r;
     r.candidate = c;
-    r.verdict = ledger_verdict(c, model, hardware, setup.workload, setup.slo);
+    r.verdict = ledger_verdict(c, pricing, setup.workload, setup.slo);
     r.status = r.verdict.reason == PruneReason::kNone ? RowStatus::kMisses : RowStatus::kPruned;
     r.slo_ratio = floor_ratio(r.verdict, setup.slo);
     rows.push_back(r);

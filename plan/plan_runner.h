@@ -7,17 +7,15 @@
 #include <string>
 #include <vector>
 
+#include "plan/ledger_prune.h"
 #include "plan/plan_row.h"
 #include "plan/plan_setup.h"
 
 namespace tokenline {
 
-struct ModelConfig;
-struct Hardware;
-
 // One row per candidate with its ledger verdict: pruned rows are final, the others wait for simulation.
-std::vector<PlanRow> ledger_rows(const std::vector<Candidate>& candidates, const ModelConfig& model,
-                                 const Hardware& hardware, const PlanSetup& setup);
+std::vector<PlanRow> ledger_rows(const std::vector<Candidate>& candidates, const PlanPricing& pricing,
+                                 const PlanSetup& setup);
 
 struct RunnerOptions {
   std::string binary;       // the tokenline executable the probes run

@@ -43,6 +43,8 @@ std::vector<std::string> sim_arguments(const PlanTarget& t, const Candidate& c, 
   if (t.max_requests > 0) a.insert(a.end(), {"--max-requests", std::to_string(t.max_requests)});
   if (t.seed != 0) a.insert(a.end(), {"--seed", std::to_string(t.seed)});
   if (!t.slo.empty()) a.insert(a.end(), {"--slo", t.slo});
+  if (!t.profile.empty()) a.insert(a.end(), {"--profile", t.profile});
+  if (!t.profile_set.empty()) a.insert(a.end(), {"--profile-set", t.profile_set});
   a.insert(a.end(), {"--out", out_dir});
   return a;
 }

@@ -97,6 +97,44 @@ TEST_CASE("plan: an impossible SLO says so with the closest candidates and still
   CHECK(read_all(dir.file("o/pareto.svg")).find("no configuration meets the SLO") != std::string::npos);
 }
 
+TEST_CASE("plan --profile prices every probe from the profile and records it", "[plan][cli]") {
+  TestDir dir("plan-profile");
+  const std::string slo = " --slo ttft=2s,tpot=50ms";
+  const Run roof = run(kSmallPlan + slo + " --out " + dir.file("roof"), dir, "roof");
+  const Run prof = run(kSmallPlan + slo + " --profile h200-sglang --out " + dir.file("prof"), dir, "prof");
+  REQUIRE(roof.exit_code == 0);
+  REQUIRE(prof.exit_code == 0);
+  const nlohmann::json a = nlohmann::json::parse(read_all(dir.file("roof/plan.json")));
+  const nlohmann::json b = nlohmann::json::parse(read_all(dir.file("prof/plan.json")));
+  CHECK(a["setup"]["profile"] == "");
+  CHECK(b["setup"]["profile"] == "h200-sglang");
+  // the probes ran with it: the reproduce line, and measured kernels give other latencies than rooflines
+  CHECK(prof.out.find("reproduce: tokenline sim ") != std::string::npos);
+  CHECK(prof.out.find("--profile h200-sglang") != std::string::npos);
+  CHECK(roof.out.find(" --profile ") == std::string::npos);
+  CHECK(prof.out.find("; priced by profile h200-sglang\n") != std::string::npos);
+  CHECK(roof.out.find("; priced by the roofline and the seed's engine (no --profile)\n") !=
+        std::string::npos);
+  REQUIRE(a["rows"].size() == b["rows"].size());
+  const auto floor_of = [](const nlohmann::json& plan, int id) {
+    for (const nlohmann::json& row : plan["rows"])
+      if (row["id"] == id) return row["tpot_floor_s"].get<double>();
+    return 0.0;
+  };
+  for (int id = 0; id < 4; ++id) {
+    CHECK(floor_of(a, id) > 0);
+    CHECK(floor_of(b, id) > floor_of(a, id));  // measured small-batch steps are slower than the roofline
+  }
+  // shards priced differently are not one plan
+  REQUIRE(run(kSmallPlan + slo + " --shard 1/2 --out " + dir.file("s1"), dir, "s1").exit_code == 0);
+  REQUIRE(run(kSmallPlan + slo + " --profile h200-sglang --shard 2/2 --out " + dir.file("s2"), dir, "s2")
+              .exit_code == 0);
+  const Run merged =
+      run("plan merge " + dir.file("s1") + " " + dir.file("s2") + " --out " + dir.file("m"), dir, "m");
+  CHECK(merged.exit_code == 2);
+  CHECK(merged.err.find("equal setups") != std::string::npos);
+}
+
 TEST_CASE("plan: bad input is one message and exit 2", "[plan][cli]") {
   TestDir dir("plan-bad");
   const std::string base = "plan --hardware h200 --gpus 2 --out " + dir.file("o");
@@ -104,12 +142,19 @@ TEST_CASE("plan: bad input is one message and exit 2", "[plan][cli]") {
   const Run slo = run(base + " --model llama-3.1-8b --slo ttft=fast", dir, "slo");
   const Run shard = run(base + " --model llama-3.1-8b --slo ttft=2s --shard 3/2", dir, "shard");
   const Run gpus = run("plan --model llama-3.1-8b --slo ttft=2s --out " + dir.file("o"), dir, "gpus");
-  for (const Run* r : {&model, &slo, &shard, &gpus}) {
+  const Run profile =
+      run(base + " --model llama-3.1-8b --slo ttft=2s --profile no-such-profile", dir, "prof");
+  const Run set =
+      run(base + " --model llama-3.1-8b --slo ttft=2s --profile-set step_cpu_overhead_s=1", dir, "set");
+  for (const Run* r : {&model, &slo, &shard, &gpus, &profile, &set}) {
     CHECK(r->exit_code == 2);
     CHECK(std::count(r->err.begin(), r->err.end(), '\n') == 1);
   }
   CHECK(slo.err.find("--slo") != std::string::npos);
   CHECK(shard.err.find("--shard") != std::string::npos);
+  CHECK(profile.err.find("no-such-profile") != std::string::npos);
+  CHECK(set.err.find("--profile-set") != std::string::npos);
+  CHECK_FALSE(std::filesystem::exists(dir.file("o/probes")));  // refused before any simulation
 }
 
 }  // namespace

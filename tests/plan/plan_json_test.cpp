@@ -37,6 +37,8 @@ TEST_CASE("a partial round-trips: rows read back write the same bytes", "[plan]"
   PlanSetup setup;
   setup.target.model = "glm-5.3";
   setup.target.slo = "ttft=2s,tpot=50ms";
+  setup.target.profile = "h200-sglang";
+  setup.target.profile_set = "step_floor_per_layer_s=0.0002";
   setup.slo = Slo{.ttft_s = 2, .tpot_s = 0.05};
   setup.candidates = 20;
   PlanRow pruned;
@@ -52,7 +54,25 @@ TEST_CASE("a partial round-trips: rows read back write the same bytes", "[plan]"
   REQUIRE(back.rows.size() == 2);
   CHECK(back.rows[1].candidate.deployment() == "1P tp8 + 1D dp8-ep8");
   CHECK(back.rows[0].verdict.reason == PruneReason::kWeights);
+  CHECK(back.setup.target.profile == "h200-sglang");
+  CHECK(back.setup.target.profile_set == "step_floor_per_layer_s=0.0002");
   CHECK(partial_json(back.setup, back.shard, back.shards, back.rows) == text);
+}
+
+TEST_CASE("a partial written before plan --profile reads as priced without a profile", "[plan]") {
+  PlanSetup setup;
+  setup.target.model = "glm-5.3";
+  setup.candidates = 1;
+  std::string text = partial_json(setup, 1, 1, {simulated_row()});
+  for (const char* key : {"\"profile\": \"\",", "\"profile_set\": \"\","}) {
+    const size_t at = text.find(key);
+    REQUIRE(at != std::string::npos);
+    text.erase(at, std::string(key).size());
+  }
+  REQUIRE(text.find("profile_set") == std::string::npos);
+  const PlanPartial back = parse_partial(text, "old.json");
+  CHECK(back.setup.target.profile.empty());
+  CHECK(back.setup.target.profile_set.empty());
 }
 
 TEST_CASE("a file that is not a plan partial is bad input", "[plan]") {
