@@ -74,7 +74,8 @@ struct ProfileSource {
   std::string where(const std::string& file) const { return label + "/" + file; }
 };
 
-ProfileSource resolve_source(const std::string& name_or_dir) {
+// `field` names the option or profile.json key that gave name_or_dir (messages name it).
+ProfileSource resolve_source(const std::string& name_or_dir, const std::string& field) {
   namespace fs = std::filesystem;
   const bool looks_like_path = name_or_dir.find('/') != std::string::npos || name_or_dir.rfind('.', 0) == 0;
   if (!looks_like_path) {
@@ -86,7 +87,7 @@ ProfileSource resolve_source(const std::string& name_or_dir) {
   if (fs::is_directory(name_or_dir, ec)) return {"", fs::path(name_or_dir), name_or_dir};
   std::string names;
   for (const std::string& n : embedded_profile_names()) names += (names.empty() ? "" : ", ") + n;
-  throw InputError("--profile", "one of " + names + " or a directory holding profile.json",
+  throw InputError(field, "one of " + names + " or a directory holding profile.json",
                    "'" + name_or_dir + "'");
 }
 
@@ -239,6 +240,32 @@ void read_tables(const Json& j, const ProfileSource& src, OpProfile& p, const st
   }
 }
 
+// "tables_from": the kernel tables of another profile measured on the same GPU (another engine's kernels
+// of the same families), read before this profile's own "tables", which replace it kind by kind. One step
+// only: the profile named must hold its own tables.
+void read_tables_from(const Json& j, OpProfile& p, const std::string& where) {
+  if (!j.contains("tables_from")) return;
+  const std::string field = where + ": tables_from";
+  const std::string from = string_field(j, "tables_from", where);
+  const ProfileSource src = resolve_source(from, field);
+  const std::string other_where = src.where("profile.json");
+  const std::optional<std::string> text = src.read("profile.json");
+  if (!text) throw InputError(other_where, "a profile.json (named by " + field + ")", "no such file");
+  Json other;
+  try {
+    other = Json::parse(*text);
+  } catch (const Json::parse_error& e) {
+    throw InputError(other_where, "valid JSON", e.what());
+  }
+  const std::string hardware = string_field(other, "hardware", other_where);
+  if (hardware != p.hardware)
+    throw InputError(field, "a profile measured on " + p.hardware + " (this profile's hardware)",
+                     "'" + from + "' measured on " + hardware);
+  if (other.contains("tables_from"))
+    throw InputError(field, "a profile with its own tables", "'" + from + "', itself tables_from another");
+  read_tables(other, src, p, other_where);
+}
+
 }  // namespace
 
 std::string_view profile_table_key(ProfileTableKind kind) {
@@ -350,7 +377,7 @@ std::vector<std::string> embedded_profile_names() {
 }
 
 std::shared_ptr<OpProfile> load_op_profile(const std::string& name_or_dir) {
-  const ProfileSource src = resolve_source(name_or_dir);
+  const ProfileSource src = resolve_source(name_or_dir, "--profile");
   const std::string where = src.where("profile.json");
   const std::optional<std::string> text = src.read("profile.json");
   if (!text) throw InputError(where, "a profile.json", "no such file");
@@ -367,6 +394,7 @@ std::shared_ptr<OpProfile> load_op_profile(const std::string& name_or_dir) {
   p->engine_name = string_field(j, "engine_name", where);
   for (int i = 0; i < kTimingParams; ++i) p->timing[size_t(i)] = timing_param_default(TimingParam(i));
   read_timing(j, *p, where);
+  read_tables_from(j, *p, where);
   read_tables(j, src, *p, where);
   if (j.contains("measured_on")) {
     const std::string at = where + ": measured_on";

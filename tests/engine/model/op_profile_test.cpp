@@ -30,6 +30,16 @@ fs::path scratch_profile(const std::string& name, const std::string& gemm_csv, b
   return dir;
 }
 
+// A scratch profile directory whose profile.json is `json` and whose gemm.csv (when given) is `gemm_csv`.
+fs::path scratch_json_profile(const std::string& name, const std::string& json,
+                              const std::string& gemm_csv = "") {
+  const fs::path dir = fs::temp_directory_path() / ("tl_op_profile_" + name);
+  fs::create_directories(dir);
+  std::ofstream(dir / "profile.json") << json;
+  if (!gemm_csv.empty()) std::ofstream(dir / "gemm.csv") << gemm_csv;
+  return dir;
+}
+
 }  // namespace
 
 TEST_CASE("profile loader names the file and line of bad input", "[op_profile]") {
@@ -84,6 +94,52 @@ TEST_CASE("profile timing overrides (--profile-set) set named parameters and rej
     CHECK(std::string(e.what()).find("no_such_knob") != std::string::npos);
   }
   CHECK_THROWS_AS(apply_profile_sets(*p, "overlap_schedule=2"), InputError);
+}
+
+TEST_CASE("tables_from prices a profile from another profile's tables on the same GPU", "[op_profile]") {
+  const auto sglang = load_op_profile("h200-sglang");
+  SECTION("h200-vllm: SGLang's H200 kernel tables, vLLM's engine and timing") {
+    const auto vllm = load_op_profile("h200-vllm");
+    for (int k = 0; k < kProfileTableKinds; ++k) {
+      const auto kind = ProfileTableKind(k);
+      CHECK(vllm->table(kind).rows() == sglang->table(kind).rows());
+    }
+    CHECK(vllm->engine.admission == Admission::kIncremental);
+    CHECK(vllm->param(TimingParam::kOverlapSchedule) == 0);
+    CHECK(vllm->param(TimingParam::kSharedExpertsFusion) == 0);
+  }
+  SECTION("the profile's own tables replace the named profile's, kind by kind") {
+    const auto p = load_op_profile(
+        scratch_json_profile("from_own", R"({"name": "t", "hardware": "h200", "engine_name": "vllm",
+          "tables_from": "h200-sglang", "tables": {"gemm": "gemm.csv"}})",
+                             "dtype,m,n,k,latency_ms\nfp8_block,1,128,128,0.01\n")
+            .string());
+    CHECK(p->table(ProfileTableKind::kGemm).rows() == 1);
+    CHECK(p->table(ProfileTableKind::kMoe).rows() == sglang->table(ProfileTableKind::kMoe).rows());
+  }
+  SECTION("a name that is no profile") {
+    const std::string msg = profile_load_error(scratch_json_profile(
+        "from_none",
+        R"({"name": "t", "hardware": "h200", "engine_name": "vllm", "tables_from": "no-such"})"));
+    CHECK(msg.find("profile.json: tables_from") != std::string::npos);
+    CHECK(msg.find("no-such") != std::string::npos);
+  }
+  SECTION("another GPU's tables") {
+    const std::string msg = profile_load_error(scratch_json_profile(
+        "from_gpu",
+        R"({"name": "t", "hardware": "b200", "engine_name": "vllm", "tables_from": "h200-sglang"})"));
+    CHECK(msg.find("tables_from") != std::string::npos);
+    CHECK(msg.find("measured on h200") != std::string::npos);
+  }
+  SECTION("a chain: the named profile takes its own tables from another") {
+    const fs::path middle = scratch_json_profile(
+        "from_middle",
+        R"({"name": "m", "hardware": "h200", "engine_name": "vllm", "tables_from": "h200-sglang"})");
+    const std::string msg = profile_load_error(scratch_json_profile(
+        "from_chain", R"({"name": "t", "hardware": "h200", "engine_name": "vllm", "tables_from": ")" +
+                          middle.string() + R"("})"));
+    CHECK(msg.find("itself tables_from another") != std::string::npos);
+  }
 }
 
 TEST_CASE("the h200-sglang profile is embedded with every table", "[op_profile]") {
