@@ -29,6 +29,7 @@ Json setup_to_json(const PlanSetup& s) {
               {"seed", t.seed},
               {"profile", t.profile},
               {"profile_set", t.profile_set},
+              {"launch_engine", s.launch_engine},
               {"chunk_tokens", s.space.chunk_tokens},
               {"max_running", s.space.max_running},
               {"pd", s.space.pd},
@@ -59,6 +60,7 @@ PlanSetup setup_from_json(const Json& j) {
   s.target.seed = j.at("seed").get<uint64_t>();
   s.target.profile = j.value("profile", "");  // partials written before plan --profile: none
   s.target.profile_set = j.value("profile_set", "");
+  s.launch_engine = j.value("launch_engine", "sglang");
   s.space.chunk_tokens = j.at("chunk_tokens").get<std::vector<int64_t>>();
   s.space.max_running = j.at("max_running").get<std::vector<int32_t>>();
   s.space.pd = j.at("pd").get<bool>();
@@ -238,7 +240,7 @@ std::string plan_json(const PlanSetup& setup, const std::vector<PlanRow>& ranked
   j["best"] = found ? Json{{"id", ranked.front().candidate.id},
                            {"deployment", ranked.front().candidate.deployment()},
                            {"sim_command", ranked.front().sim_command},
-                           {"sglang", best_launch}}
+                           {setup.launch_engine, best_launch}}
                     : Json(nullptr);
   j["rows"] = rows_json;
   return j.dump(2) + "\n";

@@ -9,6 +9,7 @@
 #include "plan/pareto_svg.h"
 #include "plan/plan_json.h"
 #include "plan/sglang_launch.h"
+#include "plan/vllm_launch.h"
 
 namespace tokenline {
 namespace {
@@ -87,7 +88,7 @@ std::string stdout_report(const PlanSetup& setup, const std::vector<PlanRow>& ra
   for (size_t i = 0; i < ranked.size() && i < kTableRows && ranked[i].status == RowStatus::kMeets; ++i)
     s += table_line(i + 1, ranked[i]);
   s += "best: " + ranked.front().candidate.deployment() + "\n  reproduce: " + ranked.front().sim_command +
-       "\n  SGLang:\n";
+       "\n  " + std::string(setup.launch_engine == "vllm" ? "vLLM" : "SGLang") + ":\n";
   for (const std::string& line : launch) s += "    " + line + "\n";
   return s;
 }
@@ -128,9 +129,11 @@ std::string plan_csv(const std::vector<PlanRow>& ranked) {
 std::string write_plan_outputs(const PlanSetup& setup, std::vector<PlanRow> rows, const std::string& dir) {
   rank_rows(rows);
   const bool found = !rows.empty() && rows.front().status == RowStatus::kMeets;
-  const std::vector<std::string> launch =
-      found ? sglang_launch_lines(rows.front().candidate, "<" + setup.target.model + " checkpoint>")
-            : std::vector<std::string>{};
+  const std::string model_path = "<" + setup.target.model + " checkpoint>";
+  std::vector<std::string> launch;
+  if (found && setup.launch_engine == "vllm") launch = vllm_launch_lines(rows.front().candidate, model_path);
+  if (found && setup.launch_engine != "vllm")
+    launch = sglang_launch_lines(rows.front().candidate, model_path);
   std::vector<ParetoPoint> points;
   for (const PlanRow& r : rows) {
     if (r.status != RowStatus::kMeets) continue;

@@ -21,6 +21,9 @@ struct PlanSetup {
   RateSearchOptions search;
   WorkloadProfile workload;
   int32_t candidates = 0;  // all candidates, over every shard
+  // The engine whose launch lines realise the best row: "vllm" when the profile's engine is vLLM, else
+  // "sglang" (SGLang's profile, and the seed's engine, which is SGLang's).
+  std::string launch_engine = "sglang";
 };
 
 }  // namespace tokenline

@@ -135,6 +135,20 @@ TEST_CASE("plan --profile prices every probe from the profile and records it", "
   CHECK(merged.err.find("equal setups") != std::string::npos);
 }
 
+TEST_CASE("plan --profile h200-vllm prints vLLM's launch lines", "[plan][cli]") {
+  TestDir dir("plan-vllm");
+  const Run r =
+      run(kSmallPlan + " --slo ttft=2s,tpot=50ms --profile h200-vllm --out " + dir.file("o"), dir, "o");
+  REQUIRE(r.exit_code == 0);
+  CHECK(r.out.find("  vLLM:\n") != std::string::npos);
+  CHECK(r.out.find("vllm serve <llama-3.1-8b checkpoint> --tensor-parallel-size") != std::string::npos);
+  CHECK(r.out.find("sglang") == std::string::npos);
+  const nlohmann::json plan = nlohmann::json::parse(read_all(dir.file("o/plan.json")));
+  CHECK(plan["setup"]["launch_engine"] == "vllm");
+  CHECK(plan["best"]["vllm"].size() >= 2);
+  CHECK_FALSE(plan["best"].contains("sglang"));
+}
+
 TEST_CASE("plan: bad input is one message and exit 2", "[plan][cli]") {
   TestDir dir("plan-bad");
   const std::string base = "plan --hardware h200 --gpus 2 --out " + dir.file("o");
