@@ -2,23 +2,15 @@
 
 #include <catch2/catch.hpp>
 
+#include "tests/plan/launch_candidate.h"
+
 namespace tokenline {
 namespace {
 
-Candidate candidate(bool pd, const std::string& prefill, const std::string& layout, int32_t instances) {
-  Candidate c;
-  c.pd = pd;
-  if (pd) c.prefill = parse_parallel(prefill, "test");
-  c.prefill_instances = pd ? 1 : 0;
-  c.layout = parse_parallel(layout, "test");
-  c.instances = instances;
-  c.chunk_tokens = 8192;
-  c.max_running = 32;
-  return c;
-}
+using testing::launch_candidate;
 
 TEST_CASE("SGLang lines: DP attention scales the per-rank chunk and max running by the dp size", "[plan]") {
-  const std::vector<std::string> lines = sglang_launch_lines(candidate(false, "", "dp8-ep8", 2), "M");
+  const std::vector<std::string> lines = sglang_launch_lines(launch_candidate(false, "", "dp8-ep8", 2), "M");
   REQUIRE(lines.size() == 3);
   CHECK(lines[0] == "# 2 servers of:");
   CHECK(lines[1] ==
@@ -28,7 +20,8 @@ TEST_CASE("SGLang lines: DP attention scales the per-rank chunk and max running 
 }
 
 TEST_CASE("SGLang lines: PD has a prefill and a decode server and a PD router", "[plan]") {
-  const std::vector<std::string> lines = sglang_launch_lines(candidate(true, "tp8", "dp8-ep8", 1), "M");
+  const std::vector<std::string> lines =
+      sglang_launch_lines(launch_candidate(true, "tp8", "dp8-ep8", 1), "M");
   REQUIRE(lines.size() == 5);
   CHECK(lines[1].find("--tp-size 8 --chunked-prefill-size 8192") != std::string::npos);
   CHECK(lines[1].find("--disaggregation-mode prefill") != std::string::npos);
@@ -37,7 +30,7 @@ TEST_CASE("SGLang lines: PD has a prefill and a decode server and a PD router", 
 }
 
 TEST_CASE("SGLang lines: a 16-GPU server spans two nodes", "[plan]") {
-  const std::vector<std::string> lines = sglang_launch_lines(candidate(false, "", "tp16", 1), "M");
+  const std::vector<std::string> lines = sglang_launch_lines(launch_candidate(false, "", "tp16", 1), "M");
   CHECK(lines[1].find("--tp-size 16") != std::string::npos);
   CHECK(lines[1].find("--nnodes 2") != std::string::npos);
 }

@@ -117,28 +117,25 @@ TEST_CASE("tables_from prices a profile from another profile's tables on the sam
     CHECK(p->table(ProfileTableKind::kGemm).rows() == 1);
     CHECK(p->table(ProfileTableKind::kMoe).rows() == sglang->table(ProfileTableKind::kMoe).rows());
   }
-  SECTION("a name that is no profile") {
-    const std::string msg = profile_load_error(scratch_json_profile(
-        "from_none",
-        R"({"name": "t", "hardware": "h200", "engine_name": "vllm", "tables_from": "no-such"})"));
-    CHECK(msg.find("profile.json: tables_from") != std::string::npos);
-    CHECK(msg.find("no-such") != std::string::npos);
-  }
-  SECTION("another GPU's tables") {
-    const std::string msg = profile_load_error(scratch_json_profile(
-        "from_gpu",
-        R"({"name": "t", "hardware": "b200", "engine_name": "vllm", "tables_from": "h200-sglang"})"));
-    CHECK(msg.find("tables_from") != std::string::npos);
-    CHECK(msg.find("measured on h200") != std::string::npos);
-  }
-  SECTION("a chain: the named profile takes its own tables from another") {
-    const fs::path middle = scratch_json_profile(
-        "from_middle",
-        R"({"name": "m", "hardware": "h200", "engine_name": "vllm", "tables_from": "h200-sglang"})");
-    const std::string msg = profile_load_error(scratch_json_profile(
-        "from_chain", R"({"name": "t", "hardware": "h200", "engine_name": "vllm", "tables_from": ")" +
-                          middle.string() + R"("})"));
-    CHECK(msg.find("itself tables_from another") != std::string::npos);
+  SECTION("no such profile, another GPU's tables, a chain: exit 2 naming tables_from") {
+    // profile.json of a profile on `hardware` whose tables come from `from`
+    const auto taking = [](const std::string& hardware, const std::string& from) {
+      return R"({"name": "t", "hardware": ")" + hardware + R"(", "engine_name": "vllm", "tables_from": ")" +
+             from + R"("})";
+    };
+    const fs::path middle = scratch_json_profile("from_middle", taking("h200", "h200-sglang"));
+    const struct {
+      const char* dir;
+      std::string json;
+      const char* found;  // what the message says was found
+    } cases[] = {{"from_none", taking("h200", "no-such"), "'no-such'"},
+                 {"from_gpu", taking("b200", "h200-sglang"), "measured on h200"},
+                 {"from_chain", taking("h200", middle.string()), "itself tables_from another"}};
+    for (const auto& c : cases) {
+      const std::string msg = profile_load_error(scratch_json_profile(c.dir, c.json));
+      CHECK(msg.find("profile.json: tables_from") != std::string::npos);
+      CHECK(msg.find(c.found) != std::string::npos);
+    }
   }
 }
 
