@@ -157,7 +157,8 @@ void run_plan(const PlanOptions& o) {
   PlanSetup setup = build_setup(o, pricing.hardware);
   pricing.model = load_model(o.model);
   pricing.profile = load_plan_profile(o);
-  if (pricing.profile != nullptr && pricing.profile->engine_name == "vllm") setup.launch_engine = "vllm";
+  if (pricing.profile != nullptr && pricing.profile->engine_name == "vllm")
+    setup.launch_engine = LaunchEngine::kVllm;
   setup.workload = read_workload_profile(o);
   const std::vector<Candidate> all = enumerate_candidates(pricing.model, setup.space);
   setup.candidates = static_cast<int32_t>(all.size());

@@ -29,7 +29,7 @@ Json setup_to_json(const PlanSetup& s) {
               {"seed", t.seed},
               {"profile", t.profile},
               {"profile_set", t.profile_set},
-              {"launch_engine", s.launch_engine},
+              {"launch_engine", launch_engine_name(s.launch_engine)},
               {"chunk_tokens", s.space.chunk_tokens},
               {"max_running", s.space.max_running},
               {"pd", s.space.pd},
@@ -42,6 +42,12 @@ Json setup_to_json(const PlanSetup& s) {
               {"workload_p90_uncached_tokens", s.workload.p90_uncached_tokens},
               {"workload_max_request_tokens", s.workload.max_request_tokens},
               {"candidates", s.candidates}};
+}
+
+LaunchEngine launch_engine_from_name(const std::string& name) {
+  if (name == launch_engine_name(LaunchEngine::kSglang)) return LaunchEngine::kSglang;
+  if (name == launch_engine_name(LaunchEngine::kVllm)) return LaunchEngine::kVllm;
+  throw InputError("launch_engine", "sglang or vllm", "'" + name + "'");
 }
 
 PlanSetup setup_from_json(const Json& j) {
@@ -60,7 +66,7 @@ PlanSetup setup_from_json(const Json& j) {
   s.target.seed = j.at("seed").get<uint64_t>();
   s.target.profile = j.value("profile", "");  // partials written before plan --profile: none
   s.target.profile_set = j.value("profile_set", "");
-  s.launch_engine = j.value("launch_engine", "sglang");
+  s.launch_engine = launch_engine_from_name(j.value("launch_engine", "sglang"));  // older partials: SGLang
   s.space.chunk_tokens = j.at("chunk_tokens").get<std::vector<int64_t>>();
   s.space.max_running = j.at("max_running").get<std::vector<int32_t>>();
   s.space.pd = j.at("pd").get<bool>();
@@ -189,6 +195,16 @@ PlanRow row_from_json(const Json& j) {
 
 }  // namespace
 
+std::string launch_engine_name(LaunchEngine e) {
+  switch (e) {
+    case LaunchEngine::kSglang:
+      return "sglang";
+    case LaunchEngine::kVllm:
+      return "vllm";
+  }
+  return "";
+}
+
 std::string partial_json(const PlanSetup& setup, int32_t shard, int32_t shards,
                          const std::vector<PlanRow>& rows) {
   Json rows_json = Json::array();
@@ -240,7 +256,7 @@ std::string plan_json(const PlanSetup& setup, const std::vector<PlanRow>& ranked
   j["best"] = found ? Json{{"id", ranked.front().candidate.id},
                            {"deployment", ranked.front().candidate.deployment()},
                            {"sim_command", ranked.front().sim_command},
-                           {setup.launch_engine, best_launch}}
+                           {launch_engine_name(setup.launch_engine), best_launch}}
                     : Json(nullptr);
   j["rows"] = rows_json;
   return j.dump(2) + "\n";

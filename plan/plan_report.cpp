@@ -60,6 +60,26 @@ std::string closest_line(const PlanRow& r) {
          fmt(", TPOT p90 %.1f ms)\n", r.at.tpot_p90_ms);
 }
 
+std::vector<std::string> launch_lines(LaunchEngine e, const Candidate& c, const std::string& model_path) {
+  switch (e) {
+    case LaunchEngine::kSglang:
+      return sglang_launch_lines(c, model_path);
+    case LaunchEngine::kVllm:
+      return vllm_launch_lines(c, model_path);
+  }
+  return {};
+}
+
+std::string engine_title(LaunchEngine e) {
+  switch (e) {
+    case LaunchEngine::kSglang:
+      return "SGLang";
+    case LaunchEngine::kVllm:
+      return "vLLM";
+  }
+  return "";
+}
+
 // How every candidate was priced: a plan without --profile is the roofline's and the seed's engine.
 std::string pricing_phrase(const PlanTarget& t) {
   if (t.profile.empty()) return "priced by the roofline and the seed's engine (no --profile)";
@@ -88,7 +108,7 @@ std::string stdout_report(const PlanSetup& setup, const std::vector<PlanRow>& ra
   for (size_t i = 0; i < ranked.size() && i < kTableRows && ranked[i].status == RowStatus::kMeets; ++i)
     s += table_line(i + 1, ranked[i]);
   s += "best: " + ranked.front().candidate.deployment() + "\n  reproduce: " + ranked.front().sim_command +
-       "\n  " + std::string(setup.launch_engine == "vllm" ? "vLLM" : "SGLang") + ":\n";
+       "\n  " + engine_title(setup.launch_engine) + ":\n";
   for (const std::string& line : launch) s += "    " + line + "\n";
   return s;
 }
@@ -130,10 +150,9 @@ std::string write_plan_outputs(const PlanSetup& setup, std::vector<PlanRow> rows
   rank_rows(rows);
   const bool found = !rows.empty() && rows.front().status == RowStatus::kMeets;
   const std::string model_path = "<" + setup.target.model + " checkpoint>";
-  std::vector<std::string> launch;
-  if (found && setup.launch_engine == "vllm") launch = vllm_launch_lines(rows.front().candidate, model_path);
-  if (found && setup.launch_engine != "vllm")
-    launch = sglang_launch_lines(rows.front().candidate, model_path);
+  const std::vector<std::string> launch =
+      found ? launch_lines(setup.launch_engine, rows.front().candidate, model_path)
+            : std::vector<std::string>{};
   std::vector<ParetoPoint> points;
   for (const PlanRow& r : rows) {
     if (r.status != RowStatus::kMeets) continue;

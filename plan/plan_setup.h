@@ -13,6 +13,11 @@
 
 namespace tokenline {
 
+// The engine whose launch lines realise the best row: vLLM's when the profile's engine is vLLM, else
+// SGLang's (SGLang's profile, and the seed's engine, which is SGLang's).
+enum class LaunchEngine { kSglang, kVllm };
+std::string launch_engine_name(LaunchEngine e);  // "sglang", "vllm": plan.json's spelling
+
 struct PlanSetup {
   PlanTarget target;
   Slo slo;
@@ -21,9 +26,7 @@ struct PlanSetup {
   RateSearchOptions search;
   WorkloadProfile workload;
   int32_t candidates = 0;  // all candidates, over every shard
-  // The engine whose launch lines realise the best row: "vllm" when the profile's engine is vLLM, else
-  // "sglang" (SGLang's profile, and the seed's engine, which is SGLang's).
-  std::string launch_engine = "sglang";
+  LaunchEngine launch_engine = LaunchEngine::kSglang;
 };
 
 }  // namespace tokenline

@@ -73,6 +73,21 @@ TEST_CASE("a partial written before plan --profile reads as priced without a pro
   const PlanPartial back = parse_partial(text, "old.json");
   CHECK(back.setup.target.profile.empty());
   CHECK(back.setup.target.profile_set.empty());
+  CHECK(back.setup.launch_engine == LaunchEngine::kSglang);
+}
+
+TEST_CASE("a partial's launch engine reads back, and an unknown one is bad input", "[plan]") {
+  PlanSetup setup;
+  setup.target.model = "glm-5.3";
+  setup.launch_engine = LaunchEngine::kVllm;
+  setup.candidates = 1;
+  std::string text = partial_json(setup, 1, 1, {simulated_row()});
+  CHECK(parse_partial(text, "p.json").setup.launch_engine == LaunchEngine::kVllm);
+  const std::string key = "\"launch_engine\": \"vllm\"";
+  const size_t at = text.find(key);
+  REQUIRE(at != std::string::npos);
+  text.replace(at, key.size(), "\"launch_engine\": \"trtllm\"");
+  CHECK_THROWS_AS(parse_partial(text, "p.json"), InputError);
 }
 
 TEST_CASE("a file that is not a plan partial is bad input", "[plan]") {
