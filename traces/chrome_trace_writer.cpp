@@ -105,14 +105,7 @@ void ChromeTraceWriter::complete(int pid, int tid, std::string_view name, double
 void ChromeTraceWriter::async_begin(int pid, std::string_view category, int64_t id, std::string_view name,
                                     double time_s, std::initializer_list<TraceArg> args) {
   if (!sink_) return;
-  open_event('b', pid, time_s);
-  std::string& out = sink_->buffer();
-  out.append(",\"tid\":0,\"cat\":");  // async tracks hang off the process; tid only for strict importers
-  append_json_string(out, category);
-  out.append(",\"id\":");
-  append_int(out, id);
-  out.append(",\"name\":");
-  append_json_string(out, name);
+  open_async('b', pid, category, id, name, time_s);
   append_args(args);
   close_event();
 }
@@ -120,35 +113,41 @@ void ChromeTraceWriter::async_begin(int pid, std::string_view category, int64_t 
 void ChromeTraceWriter::async_end(int pid, std::string_view category, int64_t id, std::string_view name,
                                   double time_s) {
   if (!sink_) return;
-  open_event('e', pid, time_s);
-  std::string& out = sink_->buffer();
-  out.append(",\"tid\":0,\"cat\":");  // async tracks hang off the process; tid only for strict importers
-  append_json_string(out, category);
-  out.append(",\"id\":");
-  append_int(out, id);
-  out.append(",\"name\":");
-  append_json_string(out, name);
+  open_async('e', pid, category, id, name, time_s);
   close_event();
 }
 
 void ChromeTraceWriter::flow_begin(int pid, int tid, int64_t id, double time_s) {
   if (!sink_) return;
-  open_event('s', pid, time_s);
-  std::string& out = sink_->buffer();
-  out.append(",\"tid\":");
-  append_int(out, tid);
-  out.append(",\"cat\":\"flow\",\"name\":\"kv_handoff\",\"id\":");
-  append_int(out, id);
-  close_event();
+  append_flow('s', pid, tid, id, time_s);
 }
 
 void ChromeTraceWriter::flow_end(int pid, int tid, int64_t id, double time_s) {
   if (!sink_) return;
-  open_event('f', pid, time_s);
+  append_flow('f', pid, tid, id, time_s);
+}
+
+// An async event's head: phase 'b' or 'e' on the process's track (tid 0, only for strict importers).
+void ChromeTraceWriter::open_async(char phase, int pid, std::string_view category, int64_t id,
+                                   std::string_view name, double time_s) {
+  open_event(phase, pid, time_s);
+  std::string& out = sink_->buffer();
+  out.append(",\"tid\":0,\"cat\":");
+  append_json_string(out, category);
+  out.append(",\"id\":");
+  append_int(out, id);
+  out.append(",\"name\":");
+  append_json_string(out, name);
+}
+
+// A KV hand-off flow event, whole: 's' starts it, 'f' ends it bound to the enclosing slice ("bp":"e").
+void ChromeTraceWriter::append_flow(char phase, int pid, int tid, int64_t id, double time_s) {
+  open_event(phase, pid, time_s);
   std::string& out = sink_->buffer();
   out.append(",\"tid\":");
   append_int(out, tid);
-  out.append(",\"cat\":\"flow\",\"name\":\"kv_handoff\",\"bp\":\"e\",\"id\":");
+  out.append(phase == 'f' ? ",\"cat\":\"flow\",\"name\":\"kv_handoff\",\"bp\":\"e\",\"id\":"
+                          : ",\"cat\":\"flow\",\"name\":\"kv_handoff\",\"id\":");
   append_int(out, id);
   close_event();
 }

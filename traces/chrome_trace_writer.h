@@ -61,6 +61,9 @@ class ChromeTraceWriter {
 
  private:
   void open_event(char phase, int pid, double time_s);
+  void open_async(char phase, int pid, std::string_view category, int64_t id, std::string_view name,
+                  double time_s);
+  void append_flow(char phase, int pid, int tid, int64_t id, double time_s);
   void append_args(std::initializer_list<TraceArg> args, const TraceText* text = nullptr);
   void append_complete(int pid, int tid, std::string_view name, double start_s, double duration_s);
   void close_event();

@@ -39,6 +39,17 @@ TEST_CASE("the trace parses as JSON with every event kind", "[chrome_trace_write
   CHECK(phases == "MMMbbeXXXCsfe");
   CHECK(events[6].at("dur").get<double>() == Approx(27000.0));
   CHECK(events[9].at("args").at("used") == 12);
+  // the KV hand-off flow: one id from the prefill slice to the decode slice, its end bound to the enclosing
+  // slice; async events on the process track
+  for (size_t i : {size_t{10}, size_t{11}}) {
+    CHECK(events[i].at("cat") == "flow");
+    CHECK(events[i].at("name") == "kv_handoff");
+    CHECK(events[i].at("id") == 7);
+  }
+  CHECK_FALSE(events[10].contains("bp"));
+  CHECK(events[11].at("bp") == "e");
+  CHECK(events[12].at("tid") == 0);
+  CHECK(events[12].at("cat") == "request");
 }
 
 TEST_CASE("op spans nest inside their step span", "[chrome_trace_writer]") {
