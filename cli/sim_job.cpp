@@ -273,6 +273,8 @@ void check_total_pages(const std::vector<SimConfig::InstanceSpec>& instances, in
 SimConfig build_config(const SimJob& job, const ModelConfig& model, const Deployment& d) {
   SimConfig c;
   c.model_name = model.name;
+  c.replay = !replay_trace_path(job.backend).empty();
+  c.profile_name = job.profile;
   c.hardware_name = d.hardware_name;
   c.cluster_name = d.cluster_name;
   c.backend = parse_backend(job.backend);
@@ -321,6 +323,16 @@ void print_summary(const SimConfig& c, const SimResult& r) {
       static_cast<long long>(r.rejected), static_cast<long long>(r.in_flight),
       static_cast<long long>(r.preemptions), 100.0 * r.prefix_hit_rate, r.simulated_s, r.wall_s, ratio,
       c.output.dir.c_str());
+  if (c.replay) {
+    std::fputs("tokenline sim: step times from the recorded run (replay)\n", stderr);
+  } else if (c.profile_name.empty()) {
+    std::fputs("tokenline sim: step times from the roofline (no --profile)\n", stderr);
+  } else {
+    std::fprintf(
+        stderr,
+        "tokenline sim: step times from profile %s: %.1f%% of step time measured, the rest roofline\n",
+        c.profile_name.c_str(), 100.0 * r.profile_coverage);
+  }
   if (r.in_flight > 0) {
     std::fprintf(
         stderr,

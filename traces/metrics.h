@@ -76,6 +76,8 @@ class Metrics {
   int64_t retractions() const { return retractions_; }
   int64_t prefix_hit_tokens() const { return cached_tokens_; }
   int64_t input_tokens() const { return input_tokens_; }  // over completed requests
+  // The share of predicted step time priced from a measured op profile (0 without one, or no step).
+  double profile_coverage() const { return priced_s_ > 0 ? profiled_s_ / priced_s_ : 0.0; }
 
   // Serializes everything; `info.simulated_s` closes the KV time integrals. REQUIRES: called once.
   std::string to_json(const RunInfo& info);

@@ -191,6 +191,7 @@ SimResult finish_simulation(const SimConfig& config, Recorder& recorder, const R
   result.prefix_hit_rate = m.input_tokens() > 0 ? static_cast<double>(m.prefix_hit_tokens()) /
                                                       static_cast<double>(m.input_tokens())
                                                 : 0.0;
+  result.profile_coverage = m.profile_coverage();
   result.skipped_lines = end.skipped_lines;
   result.events = recorder.events();
   RunInfo info;

@@ -27,6 +27,7 @@ struct SimResult {
   double simulated_s = 0;
   double wall_s = 0;  // wall-clock seconds of the whole run (stderr only unless asked for)
   double prefix_hit_rate = 0;
+  double profile_coverage = 0;  // share of predicted step time priced from a measured op profile
 };
 
 // Runs the simulation and writes metrics.json, requests.csv and trace.json into config.output.dir.

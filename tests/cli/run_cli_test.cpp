@@ -166,6 +166,7 @@ void check_equivalence(const std::string& name, const std::string& flags, const 
                                    s);
   INFO(sim.err);
   REQUIRE(sim.exit_code == 0);
+  CHECK(sim.err.find("tokenline sim: step times from the recorded run (replay)\n") != std::string::npos);
 
   const auto real_rows = csv_rows(s.file("real/requests.csv")),
              sim_rows = csv_rows(s.file("sim/requests.csv"));

@@ -1,7 +1,9 @@
 // `tokenline sim` engine-behaviour flags (cli/sim_job.cpp engine_behavior): --reservation estimate,
 // --mixed-steps, --kv-replicated, --mem-fraction. The KV-capacity limit shows as retractions in
 // metrics.json the way SGLang shows it, and only when the latent KV is replicated as real engines keep it.
+// The summary line names the step times' source.
 #include <catch2/catch.hpp>
+#include <cstdio>
 #include <string>
 
 #include "tests/cli/tokenline_process.h"
@@ -41,6 +43,27 @@ TEST_CASE("SGLang-like sim: replicated MLA KV runs out and retracts, sharded KV 
   CHECK(ratio == Approx(8).epsilon(0.01));
   // The queue behind the KV limit: the slowest first tokens wait far longer than when KV suffices.
   CHECK(rep["latency_ms"]["ttft"]["p90"].get<double>() > 4 * sh["latency_ms"]["ttft"]["p90"].get<double>());
+}
+
+TEST_CASE("the summary says where step times came from: the roofline, or the profile and its coverage",
+          "[sim_job][engine]") {
+  TestDir dir("sim_time_source");
+  const std::string base = "sim --model deepseek-v3 --parallel tp8 --workload 'synthetic:n=8,seed=1' --out ";
+  const auto roof = run_tokenline(base + "'" + dir.file("roof") + "'", dir);
+  const auto prof = run_tokenline(base + "'" + dir.file("prof") + "' --profile h200-sglang", dir);
+  REQUIRE(roof.exit_code == 0);
+  REQUIRE(prof.exit_code == 0);
+  CHECK(roof.stderr_text.find("tokenline sim: step times from the roofline (no --profile)\n") !=
+        std::string::npos);
+  // the share printed is metrics.json's time_sources.profile_coverage
+  const double coverage = read_json(dir.file("prof/metrics.json"))["time_sources"]["profile_coverage"];
+  REQUIRE(coverage > 0.5);
+  char expected[160];
+  std::snprintf(expected, sizeof expected,
+                "tokenline sim: step times from profile h200-sglang: %.1f%% of step time measured, the rest "
+                "roofline\n",
+                100 * coverage);
+  CHECK(prof.stderr_text.find(expected) != std::string::npos);
 }
 
 TEST_CASE("Bad engine-behaviour flags exit 2 naming the option", "[sim_job][engine]") {
