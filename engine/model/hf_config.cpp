@@ -92,6 +92,17 @@ int indexer_full_layers(const Reader& r, int layers) {
   throw InputError(r.path() + ": index_full_layers", "a count or a list of layer indices", it->dump());
 }
 
+// DeepSeek-V3's MoE (also GLM's): n_routed_experts of moe_intermediate_size, top num_experts_per_tok, plus
+// n_shared_experts; the first first_k_dense_replace layers dense; MTP layers.
+void read_deepseek_moe(const Reader& r, ModelConfig& c) {
+  c.routed_experts = to_int(r.integer("n_routed_experts"), r, "n_routed_experts");
+  c.experts_per_token = to_int(r.integer("num_experts_per_tok"), r, "num_experts_per_tok");
+  c.shared_experts = to_int(r.integer_or("n_shared_experts", 0), r, "n_shared_experts");
+  c.moe_intermediate = r.integer("moe_intermediate_size");
+  c.dense_layers = to_int(r.integer_or("first_k_dense_replace", 0), r, "first_k_dense_replace");
+  c.mtp_layers = to_int(r.integer_or("num_nextn_predict_layers", 0), r, "num_nextn_predict_layers");
+}
+
 void read_mla(const Reader& r, ModelConfig& c) {
   c.attention = AttentionKind::kMla;
   c.q_lora_rank = r.integer_or("q_lora_rank", 0);
@@ -99,12 +110,7 @@ void read_mla(const Reader& r, ModelConfig& c) {
   c.qk_nope_head_dim = r.integer("qk_nope_head_dim");
   c.qk_rope_head_dim = r.integer("qk_rope_head_dim");
   c.v_head_dim = r.integer("v_head_dim");
-  c.routed_experts = to_int(r.integer("n_routed_experts"), r, "n_routed_experts");
-  c.experts_per_token = to_int(r.integer("num_experts_per_tok"), r, "num_experts_per_tok");
-  c.shared_experts = to_int(r.integer_or("n_shared_experts", 0), r, "n_shared_experts");
-  c.moe_intermediate = r.integer("moe_intermediate_size");
-  c.dense_layers = to_int(r.integer_or("first_k_dense_replace", 0), r, "first_k_dense_replace");
-  c.mtp_layers = to_int(r.integer_or("num_nextn_predict_layers", 0), r, "num_nextn_predict_layers");
+  read_deepseek_moe(r, c);
   c.default_kv_layout = KvLayout::kBf16;
 }
 
@@ -160,6 +166,14 @@ void read_qwen3_moe(const Reader& r, ModelConfig& c) {
   c.dense_layers = qwen3_dense_layers(r, c.layers);
 }
 
+// GLM-4.5 / 4.6 (glm4_moe): GQA (its own head_dim, q/k norms when use_qk_norm) with DeepSeek-V3's MoE and
+// router (a score-correction bias, noaux_tc).
+void read_glm4_moe(const Reader& r, ModelConfig& c) {
+  read_llama(r, c);
+  c.qk_norm = r.boolean_or("use_qk_norm", false);
+  read_deepseek_moe(r, c);
+}
+
 // Full attention only: a config whose attention looks at a sliding window shorter than the context is
 // refused rather than priced as full attention. Qwen2/Qwen3 switch the window on with use_sliding_window
 // (transformers' default false); Mistral/Mixtral with a non-null sliding_window.
@@ -213,6 +227,7 @@ constexpr Network kNetworks[] = {
     {"deepseek_v3", "DeepseekV3ForCausalLM", read_mla},
     {"deepseek_v32", "", read_dsa},
     {"glm_moe_dsa", "", read_dsa},
+    {"glm4_moe", "Glm4MoeForCausalLM", read_glm4_moe},
     {"llama", "LlamaForCausalLM", read_llama},
     {"mistral", "MistralForCausalLM", read_llama},
     {"mixtral", "MixtralForCausalLM", read_mixtral},

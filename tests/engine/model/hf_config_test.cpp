@@ -138,6 +138,30 @@ TEST_CASE("qwen3, qwen2, mistral and mixtral configs load as GQA models with the
   CHECK(px.active() == Approx(12.9e9).epsilon(0.01));
 }
 
+TEST_CASE("glm4_moe (GLM-4.5 / 4.6) loads as GQA with DeepSeek-V3's MoE", "[hf_config]") {
+  // GLM-4.5-Air's config.json (transformers' Glm4MoeConfig as published): 46 layers, the first dense, 128
+  // routed experts + 1 shared of 1,408, top 8, 96 heads of 128 over 8 KV heads, one MTP layer. Its model
+  // card: 106B total, 12B active (its active count leaves out the embedding and output matrices).
+  const ModelConfig g = load_hf_config(data("glm-4.5-air.json"));
+  CHECK(g.attention == AttentionKind::kGqa);
+  CHECK(g.kv_heads == 8);
+  CHECK(g.head_dim == 128);
+  CHECK_FALSE(g.qk_norm);
+  CHECK(g.routed_experts == 128);
+  CHECK(g.shared_experts == 1);
+  CHECK(g.experts_per_token == 8);
+  CHECK(g.moe_intermediate == 1408);
+  CHECK(g.router_score_bias);
+  CHECK(g.mlp_dense_layers() == 1);
+  CHECK(g.moe_layers() == 45);
+  CHECK(g.mtp_layers == 1);
+  const ParamCounts p = count_params(g);
+  INFO("total " << p.total() << ", active " << p.active());
+  CHECK(p.total() == Approx(106e9).epsilon(0.02));
+  const double embedding_and_output = 2.0 * double(g.vocab) * double(g.hidden);
+  CHECK(p.active() - embedding_and_output == Approx(12e9).epsilon(0.02));
+}
+
 TEST_CASE("A sliding-window attention config is refused, naming the field", "[hf_config]") {
   CHECK_THROWS_WITH(load_hf_config(data("sliding_window.json")),
                     Catch::Contains("sliding_window.json: sliding_window") && Catch::Contains("4096"));
