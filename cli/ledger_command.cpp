@@ -81,13 +81,7 @@ Setup build_setup(const LedgerArgs& a) {
   o.indexer_read_scales = !a.indexer_keys_only;
   o.mtp = a.mtp;
   o.max_chunk_tokens = a.chunk;
-  if (!a.profile_set.empty() && a.profile.empty())
-    throw InputError("--profile-set", "a --profile to override", "no --profile");
-  if (!a.profile.empty()) {
-    auto profile = load_op_profile(a.profile);
-    apply_profile_sets(*profile, a.profile_set);
-    o.profile = std::move(profile);
-  }
+  o.profile = load_op_profile(a.profile, a.profile_set);
   check_range("--chunk", a.chunk, 1, model.max_context_tokens,
               "a chunk of tokens within the model's context");
   Setup s{make_cost_model(model, parallel, layout, hw, o), a.context.value_or(0)};

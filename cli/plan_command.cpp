@@ -122,18 +122,6 @@ PlanSetup build_setup(const PlanOptions& o, Hardware& hardware) {
   return s;
 }
 
-// The op profile every probe is priced with, loaded here so that a bad one is exit 2 before any
-// simulation (each probe loads it again: `tokenline sim --profile`).
-std::shared_ptr<const OpProfile> load_plan_profile(const PlanOptions& o) {
-  if (o.profile.empty()) {
-    if (!o.profile_set.empty()) throw InputError("--profile-set", "a --profile to override", "no --profile");
-    return nullptr;
-  }
-  std::shared_ptr<OpProfile> profile = load_op_profile(o.profile);
-  apply_profile_sets(*profile, o.profile_set);
-  return profile;
-}
-
 WorkloadProfile read_workload_profile(const PlanOptions& o) {
   WorkloadSpec w;
   w.spec = o.workload == "default" ? "" : o.workload;
@@ -156,7 +144,8 @@ void run_plan(const PlanOptions& o) {
   PlanPricing pricing;
   PlanSetup setup = build_setup(o, pricing.hardware);
   pricing.model = load_model(o.model);
-  pricing.profile = load_plan_profile(o);
+  // Loaded here so that a bad profile is exit 2 before any simulation (each probe loads it again).
+  pricing.profile = load_op_profile(o.profile, o.profile_set);
   if (pricing.profile != nullptr && pricing.profile->engine_name == "vllm")
     setup.launch_engine = LaunchEngine::kVllm;
   setup.workload = read_workload_profile(o);

@@ -273,8 +273,6 @@ void check_total_pages(const std::vector<SimConfig::InstanceSpec>& instances, in
 SimConfig build_config(const SimJob& job, const ModelConfig& model, const Deployment& d) {
   SimConfig c;
   c.model_name = model.name;
-  c.replay = !replay_trace_path(job.backend).empty();
-  c.profile_name = job.profile;
   c.hardware_name = d.hardware_name;
   c.cluster_name = d.cluster_name;
   c.backend = parse_backend(job.backend);
@@ -313,7 +311,8 @@ SimConfig build_config(const SimJob& job, const ModelConfig& model, const Deploy
   return c;
 }
 
-void print_summary(const SimConfig& c, const SimResult& r) {
+// The run's one-line summary, and where its step times came from (the job's replay trace or --profile).
+void print_summary(const SimJob& job, const SimConfig& c, const SimResult& r) {
   const double ratio = r.wall_s > 0 ? r.simulated_s / r.wall_s : 0.0;
   std::fprintf(
       stderr,
@@ -323,15 +322,15 @@ void print_summary(const SimConfig& c, const SimResult& r) {
       static_cast<long long>(r.rejected), static_cast<long long>(r.in_flight),
       static_cast<long long>(r.preemptions), 100.0 * r.prefix_hit_rate, r.simulated_s, r.wall_s, ratio,
       c.output.dir.c_str());
-  if (c.replay) {
+  if (!replay_trace_path(job.backend).empty()) {
     std::fputs("tokenline sim: step times from the recorded run (replay)\n", stderr);
-  } else if (c.profile_name.empty()) {
+  } else if (job.profile.empty()) {
     std::fputs("tokenline sim: step times from the roofline (no --profile)\n", stderr);
   } else {
     std::fprintf(
         stderr,
         "tokenline sim: step times from profile %s: %.1f%% of step time measured, the rest roofline\n",
-        c.profile_name.c_str(), 100.0 * r.profile_coverage);
+        job.profile.c_str(), 100.0 * r.profile_coverage);
   }
   if (r.in_flight > 0) {
     std::fprintf(
@@ -348,9 +347,9 @@ void print_summary(const SimConfig& c, const SimResult& r) {
 
 // Runs a simulation and prints its summary (exit code 0); bad input propagates (exit 2), any other failure
 // is one message (exit 1).
-int run_reported(const SimConfig& config, const std::function<SimResult()>& simulate) {
+int run_reported(const SimJob& job, const SimConfig& config, const std::function<SimResult()>& simulate) {
   try {
-    print_summary(config, simulate());
+    print_summary(job, config, simulate());
     remove_previous_outputs(config.output.dir);
     return 0;
   } catch (const InputError&) {
@@ -390,7 +389,7 @@ int run_sim_job(const SimJob& given) {
     check_pd_capacity(config, pd, *open_arrivals(workload));
   }
   std::unique_ptr<ArrivalSource> source = open_arrivals(workload);
-  return run_reported(config, [&] {
+  return run_reported(job, config, [&] {
     return pd.enabled() ? run_pd_simulation(config, pd, deployment.cost_models, *source)
                         : run_simulation(config, deployment.cost_models, *source);
   });
@@ -421,7 +420,7 @@ int run_replay_job(const SimJob& job) {
   if (!job.skip_bad_lines) prevalidate_workload(workload);
   std::unique_ptr<ArrivalSource> source = open_arrivals(workload);
   return run_reported(
-      config, [&] { return run_replay_simulation(config, deployment.cost_models, *source, recorded); });
+      job, config, [&] { return run_replay_simulation(config, deployment.cost_models, *source, recorded); });
 }
 
 }  // namespace tokenline

@@ -192,7 +192,7 @@ std::string Metrics::to_json(const RunInfo& info) {
   j["instances"] = MetricsJson::instances(*this, end_s);
   // Only with a profile, so that roofline outputs keep their bytes.
   if (profiled_s_ > 0) {
-    j["time_sources"] = {{"profile_coverage", rounded(profiled_s_ / priced_s_)},
+    j["time_sources"] = {{"profile_coverage", rounded(profile_coverage())},
                          {"profile_s", rounded(profiled_s_)},
                          {"other_s", rounded(priced_s_ - profiled_s_)}};
   }

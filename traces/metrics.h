@@ -38,10 +38,10 @@ struct RunInfo {
   int64_t events = 0;         // arrivals + steps + request completions handled by the driver
   int64_t skipped_lines = 0;  // malformed workload lines skipped under --skip-bad-lines
   // Closed loop with a warm-up phase (sim --warmup): its request count (Recorder::finish fills it from
-  // set_warmup_requests), written only when > 0. Its
-  // requests count in requests, throughput and tokens, not in latency_ms or goodput (requests.warmup says
-  // how many left in it); requests.csv keeps every row (the warm-up's are the first N ids of a synthetic
-  // workload, which is how `calibrate` leaves them out of its means).
+  // set_warmup_requests), written only when > 0. Those requests count in requests, throughput and tokens,
+  // not in latency_ms or goodput (requests.warmup says how many left in it); requests.csv keeps every row
+  // (the warm-up's are the first N ids of a synthetic workload, which is how `calibrate` leaves them out
+  // of its means).
   int64_t warmup_requests = 0;
   std::optional<double> wall_s;  // written only when set (nondeterministic)
   // The real engine's machine speed probe around the run (engine/runtime/op_profiler.h speed_probe_s,

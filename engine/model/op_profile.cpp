@@ -425,6 +425,16 @@ void apply_profile_sets(OpProfile& profile, const std::string& sets) {
   }
 }
 
+std::shared_ptr<OpProfile> load_op_profile(const std::string& name_or_dir, const std::string& sets) {
+  if (name_or_dir.empty()) {
+    if (!sets.empty()) throw InputError("--profile-set", "a --profile to override", "no --profile");
+    return nullptr;
+  }
+  std::shared_ptr<OpProfile> profile = load_op_profile(name_or_dir);
+  apply_profile_sets(*profile, sets);
+  return profile;
+}
+
 void set_speed_from_run(OpProfile& profile, double run_probe_s, const std::string& where) {
   const double profiled_s = profile.param(TimingParam::kSpeedProbeS);
   if (!(profiled_s > 0))

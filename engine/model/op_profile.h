@@ -107,6 +107,10 @@ std::shared_ptr<OpProfile> load_op_profile(const std::string& name_or_dir);
 // parameter or a bad value.
 void apply_profile_sets(OpProfile& profile, const std::string& sets);
 
+// --profile and --profile-set as a command takes them: null without a profile, else the profile with the
+// overrides applied. --profile-set without --profile is InputError naming --profile-set.
+std::shared_ptr<OpProfile> load_op_profile(const std::string& name_or_dir, const std::string& sets);
+
 // Prices `profile` at the speed a run's machine had: speed_scale = run_probe_s / the profile's speed_probe_s.
 // Throws InputError naming `where` when the profile recorded no probe (profiles of other engines, or made
 // before probes were recorded) or run_probe_s is not > 0.

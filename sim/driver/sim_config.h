@@ -35,10 +35,6 @@ struct FeedConfig {
 
 struct SimConfig {
   std::string model_name;  // for the run block
-  // Where step times come from, for the summary line: a replayed run's trace, else --profile as given
-  // ("": every op on the roofline).
-  bool replay = false;
-  std::string profile_name;
   std::string hardware_name;
   std::string cluster_name;  // empty without --cluster
   std::string
