@@ -94,3 +94,22 @@ TEST_CASE("The shared calibration models load (skipped without ../shared/calibra
   }
   CHECK(loaded >= 4);
 }
+
+TEST_CASE("the held-out GLM-5 points parse and their config loads as the seed's architecture",
+          "[point_models]") {
+  TestDir dir("point-models-heldout");
+  const std::string heldout = std::string(TOKENLINE_SOURCE_DIR) + "/calibrate/heldout";
+  const std::string points_path = heldout + "/e2e-glm-5.csv";
+  const std::vector<E2ePoint> points = read_e2e_points(points_path);
+  REQUIRE(points.size() == 15);
+  for (const E2ePoint& p : points) {
+    CHECK(p.model_path == "zhipuai/GLM-5");
+    CHECK(p.mode == E2eMode::kAggregated);
+    CHECK(p.agg.tp == 8);
+  }
+  const PointModels models(points, points_path, heldout + "/models", dir.path().string());
+  const ModelConfig m = load_hf_config(models.config_for(points.front()));
+  CHECK(m.layers == 78);
+  CHECK(m.has_indexer());
+  CHECK(m.routed_experts == 256);
+}
