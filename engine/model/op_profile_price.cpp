@@ -92,6 +92,8 @@ bool dsa_part_s(const OpGrid& decode, const OpGrid& prefill, double pair_s, cons
 }
 
 // DSA: sparse attention on every layer; indexer logits (+ its q/k projections) and top-k on the full layers.
+// With the decode indexer module's rows, decode sequences take their whole indexer from them (on the
+// indexer_score row; top_k then prices the prefill part only) and the parts price the prefill.
 void price_dsa(const CostModel& cm, const ProfileWork& w, std::array<Term, kOpCount>& terms) {
   const ProfileCurves& pc = *cm.profile;
   const ModelConfig& m = cm.model;
@@ -99,12 +101,19 @@ void price_dsa(const CostModel& cm, const ProfileWork& w, std::array<Term, kOpCo
   if (dsa_part_s(pc.dsa_attn_decode, pc.dsa_attn_prefill, 0, w, s))
     set_profile(terms[size_t(Op::kSparseMla)], m.layers * s);
   const int Lf = m.indexer_full_layers;
-  if (dsa_part_s(pc.dsa_topk_decode, pc.dsa_topk_prefill, pc.dsa_topk_pair_s, w, s))
+  const bool module = w.decode_seqs > 0 && !pc.dsa_indexer_decode.empty();
+  ProfileWork parts = w;
+  if (module) {  // the parts price what prefill adds
+    parts.decode_seqs = parts.decode_context = 0;
+    parts.tokens = w.prefill_tokens;
+  }
+  if (dsa_part_s(pc.dsa_topk_decode, pc.dsa_topk_prefill, pc.dsa_topk_pair_s, parts, s))
     set_profile(terms[size_t(Op::kTopkSelect)], Lf * s);
-  if (!dsa_part_s(pc.dsa_logits_decode, pc.dsa_logits_prefill, pc.dsa_logits_pair_s, w, s)) return;
-  if (price_parts(terms[size_t(Op::kIndexerScore)], Lf,
-                  {{&pc.index_q_proj, w.tokens}, {&pc.index_k_proj, w.tokens}}))
-    terms[size_t(Op::kIndexerScore)].time_s += Lf * s;
+  if (!dsa_part_s(pc.dsa_logits_decode, pc.dsa_logits_prefill, pc.dsa_logits_pair_s, parts, s)) return;
+  Term& score = terms[size_t(Op::kIndexerScore)];
+  if (!price_parts(score, Lf, {{&pc.index_q_proj, parts.tokens}, {&pc.index_k_proj, parts.tokens}})) return;
+  score.time_s += Lf * s;
+  if (module) score.time_s += Lf * pc.dsa_indexer_decode.at(w.decode_seqs, w.decode_context);
 }
 
 void price_attention_block(const CostModel& cm, const ProfileWork& w, std::array<Term, kOpCount>& terms) {

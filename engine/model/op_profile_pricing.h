@@ -33,6 +33,7 @@ struct ProfileCurves {
   // DSA (models with an indexer, when the rows match the model): sparse attention, indexer logits, top-k
   OpGrid dsa_attn_decode, dsa_attn_prefill, dsa_logits_decode, dsa_logits_prefill, dsa_topk_decode,
       dsa_topk_prefill;
+  OpGrid dsa_indexer_decode;  // the whole decode indexer (projections, paged logits, top-k) as one module
   TokenCurve index_q_proj, index_k_proj;  // indexer wq_b; wk + weights_proj (one GEMM of both outputs)
   double dsa_logits_pair_s = 0, dsa_topk_pair_s = 0;  // roofline per extra (query, key) pair in prefill
   // collectives by message bytes: CUDA-graph path and eager path, per ledger op (empty: roofline)

@@ -5,6 +5,7 @@
 #include <initializer_list>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "common/input_error.h"
 #include "engine/model/ledger.h"
@@ -249,16 +250,19 @@ TEST_CASE("an unmeasured MoE shape is scaled by the experts its tokens reach", "
 }
 
 // GLM-5.3 under dp8-ep8 runs 64 heads per GPU, the heads the DSA rows were measured with, so at a measured
-// batch and context the DSA ops are the rows times their layers.
-TEST_CASE("GLM-5.3 DSA ops read the GLM-5 rows exactly at a measured point", "[op_profile]") {
+// batch and context the DSA ops are the rows times their layers: sparse attention from GLM-5's rows, and a
+// decode step's whole indexer (projections, paged logits, top-k) from the indexer module's rows
+// (DeepSeek-V3.2's DSA module with and without its indexer), not from the kernel-level logits rows, which
+// time the ragged kernel prefill runs.
+TEST_CASE("GLM-5.3 DSA ops read the measured rows exactly at a measured point", "[op_profile]") {
   CostOptions o;
   o.profile = load_op_profile("h200-sglang");
   const CostModel cm = make_cost_model(model_preset("glm-5.3"), parse_parallel("dp8-ep8", "test"),
                                        KvLayout::kFp8DsMla, load_hardware("h200"), o);
   const ProfileTable& dsa = o.profile->table(ProfileTableKind::kDsa);
-  auto row = [&](std::string_view module) {
+  auto row = [&](std::string_view module, double hidden) {
     for (size_t r = 0; r < dsa.rows(); ++r) {
-      if (dsa.text_at(r, 0) == module && dsa.text_at(r, 1) == "decode" && dsa.at(r, 0) == 6144 &&
+      if (dsa.text_at(r, 0) == module && dsa.text_at(r, 1) == "decode" && dsa.at(r, 0) == hidden &&
           dsa.at(r, 1) == 64 && dsa.at(r, 2) == 16 && dsa.at(r, 3) == 8193)
         return dsa.at(r, 4) * 1e-3;
     }
@@ -267,10 +271,18 @@ TEST_CASE("GLM-5.3 DSA ops read the GLM-5 rows exactly at a measured point", "[o
   };
   const StepCost sc = decode_step(cm, 16, 8192);  // 8192 cached + the new token = 8193 keys
   CHECK(sc[Op::kSparseMla].source == TimeSource::kProfile);
-  CHECK(sc[Op::kSparseMla].time_s == Approx(78 * row("attn")));
-  CHECK(sc[Op::kTopkSelect].time_s == Approx(21 * row("topk")));
-  // the indexer term adds its q/k projection GEMMs to the logits rows
-  CHECK(sc[Op::kIndexerScore].time_s > 21 * row("logits"));
+  CHECK(sc[Op::kSparseMla].time_s == Approx(78 * row("attn", 6144)));
+  CHECK(sc[Op::kIndexerScore].source == TimeSource::kProfile);
+  CHECK(sc[Op::kIndexerScore].time_s == Approx(21 * row("indexer", 7168)));
+  CHECK(sc[Op::kTopkSelect].time_s == 0);  // inside the indexer module
+  // the ragged kernel's rows alone cost more than the whole module at 8,193 keys
+  CHECK(row("indexer", 7168) < row("logits", 6144));
+  // a prefill chunk in the step adds its indexer parts (projections, ragged logits, top-k) to the module
+  std::vector<SeqWork> seqs(16, SeqWork{.new_tokens = 1, .context_tokens = 8192});
+  seqs.push_back(SeqWork{.new_tokens = 2048, .context_tokens = 0, .prefill = true, .last_chunk = true});
+  const StepCost mixed = step_cost(cm, seqs);
+  CHECK(mixed[Op::kIndexerScore].time_s > sc[Op::kIndexerScore].time_s);
+  CHECK(mixed[Op::kTopkSelect].time_s > 0);
 }
 
 TEST_CASE("per-request CPU time shows only where it exceeds the GPU step under overlap scheduling",
