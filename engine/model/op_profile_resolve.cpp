@@ -382,10 +382,15 @@ DsaRoofs dsa_roofs(const CostModel& cm, double heads) {
   return r;
 }
 
+// The rows of one DSA part at the nearest measured heads per GPU. Rows must match the model's hidden size,
+// except the decode indexer module's (any_hidden): it reads every cached index key per sequence, a cost its
+// shape shares across DSA models (index head dim 128, FP8 keys), and its roofline does not depend on the
+// heads, so those rows price it unscaled.
 OpGrid dsa_grid(const ProfileTable& t, const CostModel& cm, std::string_view module, std::string_view phase,
-                OpRoofline DsaRoofs::*roof) {
+                OpRoofline DsaRoofs::*roof, bool any_hidden = false) {
   auto keep_part = [&](size_t i) {
-    return t.text_at(i, 0) == module && t.text_at(i, 1) == phase && t.at(i, 0) == double(cm.model.hidden);
+    return t.text_at(i, 0) == module && t.text_at(i, 1) == phase &&
+           (any_hidden || t.at(i, 0) == double(cm.model.hidden));
   };
   const double heads = double(cm.model.heads) / cm.parallel.tp;
   std::array<double, 1> got{};
@@ -394,21 +399,6 @@ OpGrid dsa_grid(const ProfileTable& t, const CostModel& cm, std::string_view mod
     return {};
   auto keep = [&](size_t i) { return keep_part(i) && t.at(i, 1) == got[0]; };
   return make_grid(t, keep, 2, 3, 4, dsa_roofs(cm, heads).*roof, dsa_roofs(cm, got[0]).*roof);
-}
-
-// The decode indexer module (projections, paged logits, top-k) at the nearest measured heads per GPU; rows of
-// any hidden size: the decode indexer reads every cached index key per sequence, a cost its shape shares
-// across DSA models (index head dim 128, FP8 keys), so the rows price it unscaled.
-OpGrid dsa_indexer_grid(const ProfileTable& t, const CostModel& cm) {
-  auto keep_part = [&](size_t i) { return t.text_at(i, 0) == "indexer" && t.text_at(i, 1) == "decode"; };
-  const double heads = double(cm.model.heads) / cm.parallel.tp;
-  std::array<double, 1> got{};
-  if (!nearest_key<1>(
-          t, {heads}, keep_part, [&](size_t i) { return std::array<double, 1>{t.at(i, 1)}; }, got))
-    return {};
-  auto keep = [&](size_t i) { return keep_part(i) && t.at(i, 1) == got[0]; };
-  const OpRoofline roof = dsa_roofs(cm, heads).logits_decode;
-  return make_grid(t, keep, 2, 3, 4, roof, roof);
 }
 
 void resolve_dsa(const OpProfile& p, const CostModel& cm, ProfileCurves& pc) {
@@ -420,7 +410,7 @@ void resolve_dsa(const OpProfile& p, const CostModel& cm, ProfileCurves& pc) {
   pc.dsa_logits_prefill = dsa_grid(t, cm, "logits", "prefill", &DsaRoofs::logits_prefill);
   pc.dsa_topk_decode = dsa_grid(t, cm, "topk", "decode", &DsaRoofs::topk_decode);
   pc.dsa_topk_prefill = dsa_grid(t, cm, "topk", "prefill", &DsaRoofs::topk_prefill);
-  pc.dsa_indexer_decode = dsa_indexer_grid(t, cm);
+  pc.dsa_indexer_decode = dsa_grid(t, cm, "indexer", "decode", &DsaRoofs::logits_decode, true);
   const DsaRoofs r = dsa_roofs(cm, double(m.heads) / cm.parallel.tp);
   pc.dsa_logits_pair_s = 2 * r.logits_prefill.cbxx;
   pc.dsa_topk_pair_s = 2 * r.topk_prefill.mbxx;
