@@ -3,6 +3,7 @@
 #include <catch2/catch.hpp>
 #include <filesystem>
 
+#include "calibrate/sim_point.h"
 #include "common/input_error.h"
 #include "engine/model/model_config.h"
 #include "tests/traces/test_dir.h"
@@ -95,21 +96,28 @@ TEST_CASE("The shared calibration models load (skipped without ../shared/calibra
   CHECK(loaded >= 4);
 }
 
-TEST_CASE("the held-out GLM-5 points parse and their config loads as the seed's architecture",
-          "[point_models]") {
+TEST_CASE("the held-out points parse and every model they name loads", "[point_models]") {
   TestDir dir("point-models-heldout");
   const std::string heldout = std::string(TOKENLINE_SOURCE_DIR) + "/calibrate/heldout";
-  const std::string points_path = heldout + "/e2e-glm-5.csv";
-  const std::vector<E2ePoint> points = read_e2e_points(points_path);
-  REQUIRE(points.size() == 15);
-  for (const E2ePoint& p : points) {
+  const std::string glm_path = heldout + "/e2e-glm-5.csv";
+  const std::vector<E2ePoint> glm = read_e2e_points(glm_path);
+  REQUIRE(glm.size() == 15);
+  for (const E2ePoint& p : glm) {
     CHECK(p.model_path == "zhipuai/GLM-5");
     CHECK(p.mode == E2eMode::kAggregated);
     CHECK(p.agg.tp == 8);
   }
-  const PointModels models(points, points_path, heldout + "/models", dir.path().string());
-  const ModelConfig m = load_hf_config(models.config_for(points.front()));
-  CHECK(m.layers == 78);
+  const PointModels glm_models(glm, glm_path, heldout + "/models", dir.path().string());
+  const ModelConfig m = load_hf_config(glm_models.config_for(glm.front()));
+  CHECK(m.layers == 78);  // the seed's architecture
   CHECK(m.has_indexer());
   CHECK(m.routed_experts == 256);
+  const std::string vllm_path = heldout + "/e2e-h200-vllm.csv";
+  const std::vector<E2ePoint> vllm = read_e2e_points(vllm_path);
+  CHECK(vllm.size() == 113);
+  const PointModels vllm_models(vllm, vllm_path, heldout + "/models", dir.path().string());
+  for (const E2ePoint& p : vllm) {
+    CHECK(p.backend == "vllm");
+    CHECK_NOTHROW(parallel_name(p.agg, "test"));  // every layout is one sim runs
+  }
 }
