@@ -63,11 +63,24 @@ Rates rates_of(const CostModel& cm) {
           cm.link_bw,         cm.weight_bytes_per_param};
 }
 
+// The rows that price the model's weights in a GEMM or MoE table (dtype in column 0): "bfloat16", or for
+// FP8 weights "fp8_block" (128 x 128 block scales) - and "fp8" (per-tensor scales, a checkpoint without
+// weight_block_size such as Llama-3.1 FP8) where the table has such rows: vLLM's per-tensor kernel is
+// not its block kernel. A table without per-tensor rows prices per-tensor weights from its block rows.
+std::string_view weight_rows(const ProfileTable& t, const ModelConfig& m) {
+  if (m.weight_dtype != Dtype::kFp8) return "bfloat16";
+  if (m.weight_block == 0) {
+    for (size_t i = 0; i < t.rows(); ++i)
+      if (t.text_at(i, 0) == "fp8") return "fp8";
+  }
+  return "fp8_block";
+}
+
 // A GEMM of n x k weights by tokens; bf16: the BF16 rows and rates instead of the weight dtype's.
 OpCurve gemm_curve(const ProfileTable& t, const CostModel& cm, double n, double k, bool bf16) {
   if (t.empty() || n < 1 || k < 1) return {};
   const Rates r = rates_of(cm);
-  const std::string_view dtype = bf16 || cm.model.weight_dtype != Dtype::kFp8 ? "bfloat16" : "fp8_block";
+  const std::string_view dtype = bf16 ? "bfloat16" : weight_rows(t, cm.model);
   const double flops = bf16 ? r.bf16_gemm : r.gemm, bpp = bf16 ? 2 : r.bpp;
   auto keep = [&](size_t i) { return t.text_at(i, 0) == dtype; };
   std::array<double, 2> nk{};
@@ -134,7 +147,7 @@ OpCurve moe_curve(const ProfileTable& t, const CostModel& cm, double routing_alp
   const ModelConfig& m = cm.model;
   if (t.empty() || !m.is_moe()) return {};
   const Rates r = rates_of(cm);
-  const std::string_view dtype = m.weight_dtype == Dtype::kFp8 ? "fp8_block" : "bfloat16";
+  const std::string_view dtype = weight_rows(t, m);
   const std::string routing = routing_name(routing_alpha);
   const double mtp = cm.parallel.moe_tp(), ep = cm.parallel.ep;
   auto keep = [&](size_t i) {

@@ -2,6 +2,8 @@
 // tp8 decode step against the sum of the table rows it should read.
 #include <catch2/catch.hpp>
 #include <cmath>
+#include <filesystem>
+#include <fstream>
 #include <initializer_list>
 #include <string>
 #include <string_view>
@@ -51,7 +53,42 @@ StepCost deepseek_decode_step(const std::string& sets, int64_t batch) {
   return decode_step(cm, batch, 1023);
 }
 
+// Llama-3.1-8B tp1 with FP8 weights (per-tensor scales when `block` is 0, else block-scaled), priced by a
+// scratch profile whose only table is `gemm_csv`.
+CostModel llama_fp8(const std::string& dir_name, const std::string& gemm_csv, int64_t block) {
+  namespace fs = std::filesystem;
+  const fs::path dir = fs::temp_directory_path() / ("tl_op_profile_price_" + dir_name);
+  fs::create_directories(dir);
+  std::ofstream(dir / "profile.json")
+      << R"({"name": "t", "hardware": "h200", "engine_name": "vllm", "tables": {"gemm": "gemm.csv"}})";
+  std::ofstream(dir / "gemm.csv") << gemm_csv;
+  ModelConfig m = model_preset("llama-3.1-8b");
+  m.weight_dtype = Dtype::kFp8;
+  m.weight_block = block;
+  CostOptions o;
+  o.profile = load_op_profile(dir.string());
+  return make_cost_model(m, parse_parallel("tp1", "test"), KvLayout::kBf16, load_hardware("h200"), o);
+}
+
 }  // namespace
+
+// Llama-3.1 FP8 checkpoints scale per tensor; vLLM runs them with another kernel than block-FP8 weights.
+// The fused QKV projection of Llama-3.1-8B at tp1 is 6,144 x 4,096.
+TEST_CASE("per-tensor FP8 weights take a table's fp8 rows where it has them, else its fp8_block rows",
+          "[op_profile]") {
+  const std::string both =
+      "dtype,m,n,k,latency_ms\nfp8,1,6144,4096,0.02\nfp8,16,6144,4096,0.02\n"
+      "fp8_block,1,6144,4096,0.03\nfp8_block,16,6144,4096,0.03\n";
+  const std::string block_only =
+      "dtype,m,n,k,latency_ms\nfp8_block,1,6144,4096,0.03\nfp8_block,16,6144,4096,0.03\n";
+  const double per_tensor = decode_step(llama_fp8("both_pt", both, 0), 1, 1023)[Op::kAProj].time_s;
+  const double block = decode_step(llama_fp8("both_block", both, 128), 1, 1023)[Op::kAProj].time_s;
+  const double fallback = decode_step(llama_fp8("block_only", block_only, 0), 1, 1023)[Op::kAProj].time_s;
+  CHECK(decode_step(llama_fp8("both_pt", both, 0), 1, 1023)[Op::kAProj].source == TimeSource::kProfile);
+  CHECK(per_tensor / block == Approx(0.02 / 0.03));
+  CHECK(block == Approx(32 * 0.03e-3));  // one measured row per layer
+  CHECK(fallback == Approx(block));
+}
 
 TEST_CASE("profile terms name their source and coverage is the profiled share", "[op_profile]") {
   const CostModel cm = deepseek_tp8(true);
