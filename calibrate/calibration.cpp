@@ -8,7 +8,9 @@
 #include <nlohmann/json.hpp>
 
 #include "calibrate/calibration_report.h"
+#include "calibrate/prefill_load.h"
 #include "common/input_error.h"
+#include "engine/model/op_profile.h"
 #include "topologies/preset_source.h"
 
 namespace tokenline {
@@ -23,23 +25,12 @@ std::vector<size_t> all_indices(size_t n) {
   return v;
 }
 
-// The timing values of a profile directory's profile.json; empty for an embedded profile name.
-Json profile_timing(const std::string& profile) {
-  std::error_code ec;
-  const fs::path file =
-      fs::is_directory(profile, ec) ? fs::path(profile) / "profile.json" : fs::path(profile);
-  if (profile.empty() || !fs::is_regular_file(file, ec)) return Json::object();
-  std::ifstream in(file);
-  const Json j = Json::parse(in, nullptr, false);
-  return j.is_object() && j.contains("timing") ? j["timing"] : Json::object();
-}
-
-// The fitted parameters' values in the base hardware or the profile (else the profile format's default),
-// clamped into their bounds: the search's start.
+// The fitted parameters' values in the base hardware or the profile (embedded or a directory; else the
+// profile format's default), clamped into their bounds: the search's start.
 std::vector<double> start_values(const std::vector<FitParameter>& fit, const std::string& hardware,
                                  const std::string& profile) {
   const Json hw = Json::parse(resolve_preset(hardware, "hardware").text);
-  const Json timing = profile_timing(profile);
+  const std::shared_ptr<const OpProfile> timing = profile.empty() ? nullptr : load_op_profile(profile);
   std::vector<double> v;
   for (const FitParameter& p : fit) {
     double x = p.profile_default;
@@ -48,8 +39,8 @@ std::vector<double> start_values(const std::vector<FitParameter>& fit, const std
         x = hw.at(p.group).at(p.field).at("value").get<double>();
         break;
       case FitTarget::kProfileSet:
-        if (timing.contains(p.field) && timing[p.field].contains("value"))
-          x = timing[p.field]["value"].get<double>();
+        if (const std::optional<TimingParam> param = find_timing_param(p.field); timing && param)
+          x = timing->param(*param);
         break;
     }
     v.push_back(std::clamp(x, p.lower, p.upper));
@@ -99,7 +90,8 @@ Json groups_json(const std::vector<GroupError>& groups) {
   for (const GroupError& g : groups) {
     a.push_back({{"model", g.model},
                  {"mode", std::string(to_string(g.mode))},
-                 {"deployment_recorded", g.recorded},
+                 {"deployment_recorded", g.apart != SetApart::kDeploymentUnrecorded},
+                 {"prefill_overloaded", g.apart == SetApart::kPrefillOverloaded},
                  {"points", g.points},
                  {"failed", g.failed},
                  {"ttft_mape", g.ttft_mape},
@@ -144,7 +136,7 @@ std::vector<LeftOut> leave_one_model_out(PointEvaluator& ev, const PointModels& 
     std::string label;
     for (size_t i = 0; i < points.size(); ++i) {
       const bool left_out = models.architecture_of(points[i]) == shape;
-      if (left_out || deployment_recorded(points[i])) (left_out ? held : rest).push_back(i);
+      if (left_out || set_apart(points[i]) == SetApart::kNo) (left_out ? held : rest).push_back(i);
       const std::string name = model_label(points[i].model_path);
       if (left_out && label.find(name) == std::string::npos) label += (label.empty() ? "" : " + ") + name;
     }
@@ -192,18 +184,18 @@ void write_outputs(const CalibrationOptions& o, const PointEvaluator& ev, const 
                     {"before", groups_json(l.before)},
                     {"predicted", groups_json(l.predicted)}});
   }
-  const Json j = {
-      {"points", o.points_path},
-      {"hardware", o.evaluator.hardware},
-      {"profile", o.profile},
-      {"objective",
-       "mean over (model, mode) groups whose deployment is recorded of (TTFT MAPE + TPOT MAPE) / 2, each "
-       "point's APE capped at 100%"},
-      {"parameters", params},
-      {"before", groups_json(r.before)},
-      {"after", groups_json(r.after)},
-      {"leave_one_model_out", lomo},
-      {"simulations", ev.simulations()}};
+  const Json j = {{"points", o.points_path},
+                  {"hardware", o.evaluator.hardware},
+                  {"profile", o.profile},
+                  {"objective",
+                   "mean over (model, mode) groups not set apart (deployment recorded, prefill load <= 1) of "
+                   "(TTFT MAPE + "
+                   "TPOT MAPE) / 2, each point's APE capped at 100%"},
+                  {"parameters", params},
+                  {"before", groups_json(r.before)},
+                  {"after", groups_json(r.after)},
+                  {"leave_one_model_out", lomo},
+                  {"simulations", ev.simulations()}};
   const std::string dir = o.evaluator.out_dir;
   std::ofstream(dir + "/calibration.json") << j.dump(2) << "\n";
   if (!r.fit.empty()) std::ofstream(dir + "/hardware.json") << ev.hardware_json(r.fitted);
@@ -226,6 +218,25 @@ void write_outputs(const CalibrationOptions& o, const PointEvaluator& ev, const 
   }
 }
 
+// Marks the points whose measured rate needs more prefill than their instance has (PrefillLoad) and
+// prints each: they are reported apart and not fitted, unless `keep` (--keep-overloaded).
+void mark_prefill_overloaded(std::vector<E2ePoint>& points, const PointModels& models,
+                             const CalibrationOptions& o) {
+  PrefillPricing pricing(o.evaluator.hardware, o.profile);
+  for (E2ePoint& p : points) {
+    if (!deployment_recorded(p)) continue;
+    const PrefillLoad l = pricing.load(p, models.config_for(p));
+    if (l.load() <= kMaxPrefillLoad) continue;
+    p.prefill_overloaded = !o.keep_overloaded;
+    std::printf(
+        "line %lld: prefill load %.2f - %.1f requests/s measured x %.1f ms priced per %lld-token prompt over "
+        "%d lane(s): more than %.1fx what the instance can prefill%s\n",
+        static_cast<long long>(p.line), l.load(), l.requests_per_s, 1e3 * l.prefill_s,
+        static_cast<long long>(p.isl), l.lanes, kMaxPrefillLoad,
+        o.keep_overloaded ? " (kept: --keep-overloaded)" : "; set apart");
+  }
+}
+
 bool all_failed(const std::vector<GroupError>& groups) {
   for (const GroupError& g : groups) {
     if (g.failed < g.points) return false;
@@ -237,9 +248,10 @@ bool all_failed(const std::vector<GroupError>& groups) {
 
 int run_calibration(const CalibrationOptions& o) {
   const auto t0 = std::chrono::steady_clock::now();
-  const std::vector<E2ePoint> points = read_e2e_points(o.points_path);
+  std::vector<E2ePoint> points = read_e2e_points(o.points_path);
   fs::create_directories(o.evaluator.out_dir);
   const PointModels models(points, o.points_path, o.models_dir, o.evaluator.out_dir);
+  mark_prefill_overloaded(points, models, o);
   const std::vector<std::string> layouts = point_layouts(points, o.points_path);
   Outcome r;
   if (!o.fit_names.empty()) r.fit = parse_fit_list(o.fit_names);
@@ -247,12 +259,14 @@ int run_calibration(const CalibrationOptions& o) {
     if (p.target == FitTarget::kProfileSet && o.profile.empty())
       throw InputError("--fit " + p.name, "--profile (a profile timing parameter needs a profile)", "none");
   }
-  const bool any_recorded = std::any_of(points.begin(), points.end(), deployment_recorded);
-  if (!r.fit.empty() && !any_recorded)
+  const bool any_counted = std::any_of(points.begin(), points.end(),
+                                       [](const E2ePoint& p) { return set_apart(p) == SetApart::kNo; });
+  if (!r.fit.empty() && !any_counted)
     throw InputError(o.points_path,
-                     "at least one point whose deployment is recorded to fit on (disaggregated rows need "
-                     "prefill_num_workers and decode_num_workers)",
-                     "none: every row is disaggregated without them");
+                     "at least one point to fit on whose deployment is recorded (disaggregated rows need "
+                     "prefill_num_workers and decode_num_workers) and whose rate its instance can prefill "
+                     "(or --keep-overloaded)",
+                     "none");
   EvaluatorOptions eo = o.evaluator;
   if (!o.profile.empty()) eo.sim.extra_args.insert(eo.sim.extra_args.end(), {"--profile", o.profile});
   PointEvaluator ev(points, models, r.fit, eo);
@@ -262,10 +276,10 @@ int run_calibration(const CalibrationOptions& o) {
   r.before = group_errors(points, all, before);
   std::vector<SimPrediction> after;
   if (!r.fit.empty()) {
-    std::vector<size_t> recorded;  // the fit follows only rows whose deployment is known
+    std::vector<size_t> counted;  // the fit follows only rows not set apart
     for (size_t i : all)
-      if (deployment_recorded(points[i])) recorded.push_back(i);
-    r.fitted = fit_on(ev, r.fit, r.start, recorded, o.search);
+      if (set_apart(points[i]) == SetApart::kNo) counted.push_back(i);
+    r.fitted = fit_on(ev, r.fit, r.start, counted, o.search);
     after = ev.predict(r.fitted, all);
     r.after = group_errors(points, all, after);
   }

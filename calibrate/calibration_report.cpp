@@ -21,9 +21,13 @@ std::string pct(double fraction) {
   return buf;
 }
 
-// "agg", "disagg", or "disagg?" where the row does not record its deployment.
-std::string mode_label(E2eMode mode, bool recorded) {
-  return std::string(to_string(mode)) + (recorded ? "" : "?");
+// "agg", "disagg"; "disagg?" where the row does not record its deployment, "agg!" where its measured rate
+// needs more prefill than the instance has.
+std::string mode_label(E2eMode mode, SetApart apart) {
+  const char* mark = apart == SetApart::kDeploymentUnrecorded ? "?"
+                     : apart == SetApart::kPrefillOverloaded  ? "!"
+                                                              : "";
+  return std::string(to_string(mode)) + mark;
 }
 
 void print_prediction(std::FILE* out, const SimPrediction& p, const E2ePoint& e) {
@@ -45,13 +49,11 @@ std::vector<GroupError> group_errors(const std::vector<E2ePoint>& points, const 
     const std::string model = model_label(e.model_path);
     GroupError* g = nullptr;
     for (GroupError& candidate : groups) {
-      if (candidate.model == model && candidate.mode == e.mode &&
-          candidate.recorded == deployment_recorded(e))
+      if (candidate.model == model && candidate.mode == e.mode && candidate.apart == set_apart(e))
         g = &candidate;
     }
     if (g == nullptr)
-      g = &groups.emplace_back(
-          GroupError{.model = model, .mode = e.mode, .recorded = deployment_recorded(e)});
+      g = &groups.emplace_back(GroupError{.model = model, .mode = e.mode, .apart = set_apart(e)});
     const SimPrediction& p = predictions[k];
     g->points += 1;
     g->failed += p.ok ? 0 : 1;
@@ -72,14 +74,14 @@ std::vector<GroupError> group_errors(const std::vector<E2ePoint>& points, const 
 }
 
 std::string group_mode(const GroupError& group) {
-  return mode_label(group.mode, group.recorded);
+  return mode_label(group.mode, group.apart);
 }
 
 double fit_objective(const std::vector<GroupError>& groups) {
   double sum = 0;
   int counted = 0;
   for (const GroupError& g : groups) {
-    if (!g.recorded) continue;
+    if (g.apart != SetApart::kNo) continue;
     sum += (g.ttft_capped + g.tpot_capped) / 2;
     ++counted;
   }
@@ -96,7 +98,7 @@ void print_point_table(std::FILE* out, const std::vector<E2ePoint>& points, cons
   std::fprintf(out, "\n");
   for (size_t k = 0; k < which.size(); ++k) {
     const E2ePoint& e = points[which[k]];
-    const std::string mode = mode_label(e.mode, deployment_recorded(e));
+    const std::string mode = mode_label(e.mode, set_apart(e));
     std::fprintf(out, "%5lld %-26s %-7s %-20s %5d %5lld %5lld | %10.1f %9.2f", static_cast<long long>(e.line),
                  model_label(e.model_path).c_str(), mode.c_str(), layouts[which[k]].c_str(), e.concurrency,
                  static_cast<long long>(e.isl), static_cast<long long>(e.osl), e.ttft_ms, e.tpot_ms);
@@ -120,12 +122,21 @@ void print_group_table(std::FILE* out, const std::vector<GroupError>& before,
       std::fprintf(out, " | %9s %9s", pct(after[i].ttft_mape).c_str(), pct(after[i].tpot_mape).c_str());
     std::fprintf(out, "\n");
   }
-  if (std::any_of(before.begin(), before.end(), [](const GroupError& g) { return !g.recorded; }))
+  const auto any = [&](SetApart why) {
+    return std::any_of(before.begin(), before.end(), [&](const GroupError& g) { return g.apart == why; });
+  };
+  if (any(SetApart::kDeploymentUnrecorded))
     std::fprintf(
         out,
         "disagg?: rows that leave prefill_num_workers / decode_num_workers empty - the deployment is not "
         "recorded (aiconfigurator's own predictor refuses them); simulated as 1 prefill and 1 decode "
         "worker, reported apart and left out of fits and of the objective\n");
+  if (any(SetApart::kPrefillOverloaded))
+    std::fprintf(out,
+                 "agg!: rows whose measured request rate needs more than 1.5x the prefill the instance has "
+                 "at the pricing's kernel speeds (the prefill load above; prompts most likely repeated and "
+                 "served from a prefix cache); reported apart and left out of fits and of the objective "
+                 "(--keep-overloaded counts them)\n");
 }
 
 }  // namespace tokenline

@@ -18,7 +18,7 @@ namespace tokenline {
 struct GroupError {
   std::string model;  // model_label(model_path)
   E2eMode mode = E2eMode::kAggregated;
-  bool recorded = true;  // deployment_recorded of its points (a model's rows that are not form a group apart)
+  SetApart apart = SetApart::kNo;  // set_apart of its points (a model's rows set apart form a group apart)
   int points = 0;
   int failed = 0;
   double ttft_mape = 0;  // fractions, 0.1 = 10%
@@ -31,10 +31,11 @@ struct GroupError {
 std::vector<GroupError> group_errors(const std::vector<E2ePoint>& points, const std::vector<size_t>& which,
                                      const std::vector<SimPrediction>& predictions);
 
-// The group's mode as tables print it: "agg", "disagg", "disagg?" (deployment not recorded).
+// The group's mode as tables print it: "agg", "disagg", "disagg?" (deployment not recorded), "agg!"
+// (more prefill than the instance has).
 std::string group_mode(const GroupError& group);
 
-// Mean over the groups whose deployment is recorded of (capped TTFT MAPE + capped TPOT MAPE) / 2.
+// Mean over the groups not set apart of (capped TTFT MAPE + capped TPOT MAPE) / 2.
 double fit_objective(const std::vector<GroupError>& groups);
 
 // One row per point: measured, predicted and ratio for TTFT and TPOT; `after` may be empty (no fit).

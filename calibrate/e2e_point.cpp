@@ -117,6 +117,11 @@ bool deployment_recorded(const E2ePoint& point) {
          (point.prefill.workers_recorded && point.decode.workers_recorded);
 }
 
+SetApart set_apart(const E2ePoint& point) {
+  if (!deployment_recorded(point)) return SetApart::kDeploymentUnrecorded;
+  return point.prefill_overloaded ? SetApart::kPrefillOverloaded : SetApart::kNo;
+}
+
 std::string_view to_string(E2eMode mode) {
   switch (mode) {
     case E2eMode::kAggregated:

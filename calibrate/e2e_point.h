@@ -44,12 +44,19 @@ struct E2ePoint {
   E2eLayout prefill, decode;  // kDisaggregated
   double ttft_ms = 0;         // measured mean time to first token
   double tpot_ms = 0;         // measured mean time per output token
+  // Set by calibrate (calibrate/prefill_load.h): the measured rate needs more prefill than the instance has.
+  bool prefill_overloaded = false;
 };
 
 // Whether the row says what was deployed: aggregated rows always; disaggregated rows when both their
 // prefill and decode num_workers are given. A row that does not is still predicted (as 1 worker each),
 // but reported apart and left out of calibrate's fits: a fit should not follow a guessed deployment.
 bool deployment_recorded(const E2ePoint& point);
+
+// Why calibrate reports a point apart and leaves it out of fits and of the objective: its deployment is
+// not recorded (mode "disagg?"), or its measured rate needs more prefill than the instance has ("agg!").
+enum class SetApart { kNo, kDeploymentUnrecorded, kPrefillOverloaded };
+SetApart set_apart(const E2ePoint& point);
 
 // Reads the CSV (header row naming the columns; any column order; extra columns ignored).
 // Throws InputError("<path>:<line>: <column>", expected, found) on a missing column, a row with another

@@ -155,13 +155,6 @@ ProfileTable parse_table(const std::string& text, const std::string& where, Tabl
   return t;
 }
 
-std::optional<TimingParam> find_timing_param(std::string_view name) {
-  for (int i = 0; i < kTimingParams; ++i) {
-    if (timing_param_name(TimingParam(i)) == name) return TimingParam(i);
-  }
-  return std::nullopt;
-}
-
 std::string timing_param_list() {
   std::string s;
   for (int i = 0; i < kTimingParams; ++i)
@@ -267,6 +260,13 @@ void read_tables_from(const Json& j, OpProfile& p, const std::string& where) {
 }
 
 }  // namespace
+
+std::optional<TimingParam> find_timing_param(std::string_view name) {
+  for (int i = 0; i < kTimingParams; ++i) {
+    if (timing_param_name(TimingParam(i)) == name) return TimingParam(i);
+  }
+  return std::nullopt;
+}
 
 std::string_view profile_table_key(ProfileTableKind kind) {
   switch (kind) {

@@ -6,6 +6,7 @@
 #include <array>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -96,6 +97,9 @@ struct OpProfile {
 
 // The built-in value of a timing parameter (what a profile that omits it gets).
 double timing_param_default(TimingParam p);
+
+// The timing parameter of that profile.json / --profile-set name, if there is one.
+std::optional<TimingParam> find_timing_param(std::string_view name);
 
 // Loads a profile by embedded name ("h200-sglang") or from a directory holding profile.json. Throws
 // InputError naming the file (and line for CSVs) on a missing table, a bad header, a bad number, an

@@ -61,10 +61,33 @@ TEST_CASE("Rows whose deployment is not recorded form their own group, outside t
   points[1].decode.workers_recorded = false;
   const std::vector<GroupError> g = group_errors(points, {0, 1}, {predicted(100, 10), predicted(500, 10)});
   REQUIRE(g.size() == 2);
-  CHECK(g[0].recorded);
+  CHECK(g[0].apart == SetApart::kNo);
   CHECK(group_mode(g[0]) == "disagg");
-  CHECK_FALSE(g[1].recorded);
+  CHECK(g[1].apart == SetApart::kDeploymentUnrecorded);
   CHECK(group_mode(g[1]) == "disagg?");
   CHECK(g[1].ttft_mape == Approx(4.0));  // reported as it is
   CHECK(fit_objective(g) == 0.0);        // but only the recorded group counts
+}
+
+TEST_CASE(
+    "Rows whose measured rate needs more prefill than the instance has form their own group, outside "
+    "the objective",
+    "[calibration_report]") {
+  std::vector<E2ePoint> points = {point("org/A", E2eMode::kAggregated, 100, 10),
+                                  point("org/A", E2eMode::kAggregated, 100, 10),
+                                  point("org/A", E2eMode::kDisaggregated, 100, 10)};
+  points[1].prefill_overloaded = true;
+  points[2].prefill_overloaded = true;
+  points[2].prefill.workers_recorded = false;  // an unrecorded deployment says so first
+  CHECK(set_apart(points[0]) == SetApart::kNo);
+  CHECK(set_apart(points[1]) == SetApart::kPrefillOverloaded);
+  CHECK(set_apart(points[2]) == SetApart::kDeploymentUnrecorded);
+  const std::vector<GroupError> g =
+      group_errors(points, {0, 1, 2}, {predicted(100, 10), predicted(300, 30), predicted(100, 10)});
+  REQUIRE(g.size() == 3);
+  CHECK(group_mode(g[0]) == "agg");
+  CHECK(group_mode(g[1]) == "agg!");
+  CHECK(group_mode(g[2]) == "disagg?");
+  CHECK(g[1].tpot_mape == Approx(2.0));
+  CHECK(fit_objective(g) == 0.0);
 }

@@ -120,6 +120,21 @@ TEST_CASE("calibrate --fit moves a named parameter inside its bounds and says so
   CHECK(read_all(dir.file("out2/calibration.json")) == read_all(dir.file("out/calibration.json")));
 }
 
+// The search starts where the profile stands, an embedded profile as a directory (h200-sglang's floor).
+TEST_CASE("calibrate --fit starts from the profile's own value of a timing parameter", "[calibration]") {
+  TestDir dir("calibrate-start");
+  write_points(dir.file("points.csv"));
+  const Run r =
+      calibrate("--points '" + dir.file("points.csv") + "' --models-dir '" + models_dir(dir) +
+                    "' --min-requests 4 --jobs 2 --profile h200-sglang --fit step_floor_per_layer_s "
+                    "--sweeps 0 --no-lomo --out '" +
+                    dir.file("out") + "'",
+                dir);
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  CHECK(r.out.find("start step_floor_per_layer_s=0.0001718") != std::string::npos);
+}
+
 TEST_CASE("calibrate: a bad CSV cell is one message naming file, line and column, exit 2", "[calibration]") {
   TestDir dir("calibrate-bad");
   const Run r =
@@ -154,7 +169,37 @@ TEST_CASE("calibrate --fit refuses a file with no recorded deployment, exit 2, b
                     "2,meta-llama/Llama-3.1-8B-Instruct,bf16,disagg,256,16,bfloat16,,1,,1,40,8\n",
                     "--fit kernel_launch_s");
   CHECK(r.exit_code == 2);
-  CHECK(r.err.find(dir.file("points.csv") + ": expected at least one point whose deployment is recorded") !=
-        std::string::npos);
+  CHECK(r.err.find(dir.file("points.csv") + ": expected at least one point to fit on whose deployment is "
+                                            "recorded") != std::string::npos);
   CHECK(r.out.empty());  // no point was simulated or printed
+}
+
+// The second row's 64 clients would complete 64 / (0.02 + 15 x 0.002) = 1,280 requests/s of 4,096-token
+// prompts on one GPU: far more than an H200 prefills.
+TEST_CASE("calibrate sets apart a row whose measured rate needs more prefill than its instance has",
+          "[calibration]") {
+  const std::string csv =
+      "concurrency,model_path,precision,mode,isl,osl,gemm_quant_mode,tp_size,attention_dp_size,moe_tp_size,"
+      "moe_ep_size,silicon_ttft_ms,silicon_tpot_ms\n"
+      "2,meta-llama/Llama-3.1-8B-Instruct,bf16,agg,256,16,bfloat16,1,,1,1,40,8\n"
+      "64,meta-llama/Llama-3.1-8B-Instruct,bf16,agg,4096,16,bfloat16,1,,1,1,20,2\n";
+  {
+    TestDir dir("calibrate-overloaded");
+    const Run r = calibrate_csv(dir, csv, "--no-fit");
+    CHECK(r.exit_code == 0);
+    CHECK(r.out.find("line 3: prefill load ") != std::string::npos);
+    CHECK(r.out.find("line 2: prefill load") == std::string::npos);
+    CHECK(r.out.find("1280.0 requests/s measured") != std::string::npos);
+    CHECK(r.out.find("set apart") != std::string::npos);
+    CHECK(r.out.find(" agg!  ") != std::string::npos);
+    const nlohmann::json j = nlohmann::json::parse(read_all(dir.file("out/calibration.json")));
+    REQUIRE(j["before"].size() == 2);
+    CHECK(j["before"][1]["prefill_overloaded"] == true);
+  }
+  {
+    TestDir dir("calibrate-overloaded-kept");
+    const Run r = calibrate_csv(dir, csv, "--no-fit --keep-overloaded");
+    CHECK(r.out.find("(kept: --keep-overloaded)") != std::string::npos);
+    CHECK(r.out.find(" agg!  ") == std::string::npos);
+  }
 }

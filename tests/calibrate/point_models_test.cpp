@@ -96,7 +96,7 @@ TEST_CASE("The shared calibration models load (skipped without ../shared/calibra
   CHECK(loaded >= 4);
 }
 
-TEST_CASE("the held-out points parse and every model they name loads", "[point_models]") {
+TEST_CASE("the points in the repository parse and every model they name loads", "[point_models]") {
   TestDir dir("point-models-heldout");
   const std::string heldout = std::string(TOKENLINE_SOURCE_DIR) + "/calibrate/heldout";
   const std::string glm_path = heldout + "/e2e-glm-5.csv";
@@ -112,10 +112,11 @@ TEST_CASE("the held-out points parse and every model they name loads", "[point_m
   CHECK(m.layers == 78);  // the seed's architecture
   CHECK(m.has_indexer());
   CHECK(m.routed_experts == 256);
-  const std::string vllm_path = heldout + "/e2e-h200-vllm.csv";
+  const std::string points = std::string(TOKENLINE_SOURCE_DIR) + "/calibrate/points";
+  const std::string vllm_path = points + "/e2e-h200-vllm.csv";
   const std::vector<E2ePoint> vllm = read_e2e_points(vllm_path);
   CHECK(vllm.size() == 113);
-  const PointModels vllm_models(vllm, vllm_path, heldout + "/models", dir.path().string());
+  const PointModels vllm_models(vllm, vllm_path, points + "/models", dir.path().string());
   for (const E2ePoint& p : vllm) {
     CHECK(p.backend == "vllm");
     CHECK_NOTHROW(parallel_name(p.agg, "test"));  // every layout is one sim runs

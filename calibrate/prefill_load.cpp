@@ -1,0 +1,51 @@
+#include "calibrate/prefill_load.h"
+
+#include <map>
+
+#include "calibrate/sim_point.h"
+#include "engine/model/ledger.h"
+#include "engine/model/model_config.h"
+#include "engine/model/op_profile.h"
+#include "engine/model/parallel.h"
+#include "topologies/hardware_loader.h"
+
+namespace tokenline {
+
+struct PrefillPricing::Loaded {
+  Hardware hardware;
+  std::shared_ptr<const OpProfile> profile;  // null: the roofline
+  std::map<std::string, CostModel> models;   // by model config and layout: points share them
+};
+
+PrefillPricing::PrefillPricing(const std::string& hardware, const std::string& profile)
+    : loaded_(std::make_unique<Loaded>(
+          Loaded{load_hardware(hardware), profile.empty() ? nullptr : load_op_profile(profile), {}})) {}
+
+PrefillPricing::~PrefillPricing() = default;
+
+PrefillLoad PrefillPricing::load(const E2ePoint& p, const std::string& model_config) {
+  const std::string where = "line " + std::to_string(p.line);
+  const bool agg = p.mode == E2eMode::kAggregated;
+  const E2eLayout& layout = agg ? p.agg : p.prefill;
+  const std::string parallel = parallel_name(layout, where);
+  auto it = loaded_->models.find(model_config + "|" + parallel);
+  if (it == loaded_->models.end()) {
+    CostOptions options;
+    options.profile = loaded_->profile;
+    const ModelConfig model = load_model(model_config);
+    it = loaded_->models
+             .emplace(model_config + "|" + parallel,
+                      make_cost_model(model, parse_parallel(parallel, where), model.default_kv_layout,
+                                      loaded_->hardware, options))
+             .first;
+  }
+  const CostModel& cm = it->second;
+  PrefillLoad load;
+  const double cycle_s = (p.ttft_ms + double(p.osl - 1) * p.tpot_ms) * 1e-3;
+  load.requests_per_s = p.concurrency / cycle_s;
+  load.prefill_s = prefill_step(cm, p.isl, 0, true).total_s;
+  load.lanes = layout.attention_dp * (agg ? 1 : layout.workers);
+  return load;
+}
+
+}  // namespace tokenline
