@@ -188,9 +188,8 @@ void write_outputs(const CalibrationOptions& o, const PointEvaluator& ev, const 
                   {"hardware", o.evaluator.hardware},
                   {"profile", o.profile},
                   {"objective",
-                   "mean over (model, mode) groups not set apart (deployment recorded, prefill load <= 1) of "
-                   "(TTFT MAPE + "
-                   "TPOT MAPE) / 2, each point's APE capped at 100%"},
+                   "mean over (model, mode) groups not set apart (deployment recorded, prefill load <= 1.5) "
+                   "of (TTFT MAPE + TPOT MAPE) / 2, each point's APE capped at 100%"},
                   {"parameters", params},
                   {"before", groups_json(r.before)},
                   {"after", groups_json(r.after)},
@@ -218,8 +217,8 @@ void write_outputs(const CalibrationOptions& o, const PointEvaluator& ev, const 
   }
 }
 
-// Marks the points whose measured rate needs more prefill than their instance has (PrefillLoad) and
-// prints each: they are reported apart and not fitted, unless `keep` (--keep-overloaded).
+// Marks the points whose measured rate needs more than kMaxPrefillLoad times the prefill their instance
+// has (prefill_load.h) and prints each: they are reported apart and not fitted, unless --keep-overloaded.
 void mark_prefill_overloaded(std::vector<E2ePoint>& points, const PointModels& models,
                              const CalibrationOptions& o) {
   PrefillPricing pricing(o.evaluator.hardware, o.profile);
