@@ -184,16 +184,15 @@ void write_outputs(const CalibrationOptions& o, const PointEvaluator& ev, const 
                     {"before", groups_json(l.before)},
                     {"predicted", groups_json(l.predicted)}});
   }
-  const Json j = {{"points", o.points_path},
-                  {"hardware", o.evaluator.hardware},
-                  {"profile", o.profile},
-                  {"objective",
-                   "mean over (model, mode) groups not set apart (deployment recorded, prefill load <= 1.5) "
-                   "of (TTFT MAPE + TPOT MAPE) / 2, each point's APE capped at 100%"},
-                  {"parameters", params},
-                  {"before", groups_json(r.before)},
-                  {"after", groups_json(r.after)},
-                  {"leave_one_model_out", lomo},
+  char objective[192];
+  std::snprintf(objective, sizeof objective,
+                "mean over (model, mode) groups not set apart (deployment recorded, prefill load <= %.1f) of "
+                "(TTFT MAPE + TPOT MAPE) / 2, each point's APE capped at 100%%",
+                kMaxPrefillLoad);
+  const Json j = {{"points", o.points_path},        {"hardware", o.evaluator.hardware},
+                  {"profile", o.profile},           {"objective", objective},
+                  {"parameters", params},           {"before", groups_json(r.before)},
+                  {"after", groups_json(r.after)},  {"leave_one_model_out", lomo},
                   {"simulations", ev.simulations()}};
   const std::string dir = o.evaluator.out_dir;
   std::ofstream(dir + "/calibration.json") << j.dump(2) << "\n";

@@ -19,7 +19,8 @@ struct CalibrationOptions {
   std::string fit_names;  // "kernel_launch_s,collective_launch_s"; empty: no fit (validation only)
   bool leave_one_model_out = true;
   std::string profile;  // passed to every sim run as --profile; its profile.json is copied with the fit
-  bool keep_overloaded = false;  // fit on points whose prefill load exceeds 1 too (calibrate/prefill_load.h)
+  bool keep_overloaded =
+      false;  // fit on points whose prefill load exceeds kMaxPrefillLoad too (prefill_load.h)
   SearchOptions search;
   EvaluatorOptions evaluator;  // out_dir, hardware, jobs, sim (binary, requests per client)
 };

@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "calibrate/point_models.h"
+#include "calibrate/prefill_load.h"
 
 namespace tokenline {
 namespace {
@@ -133,10 +134,11 @@ void print_group_table(std::FILE* out, const std::vector<GroupError>& before,
         "worker, reported apart and left out of fits and of the objective\n");
   if (any(SetApart::kPrefillOverloaded))
     std::fprintf(out,
-                 "agg!: rows whose measured request rate needs more than 1.5x the prefill the instance has "
+                 "agg!: rows whose measured request rate needs more than %.1fx the prefill the instance has "
                  "at the pricing's kernel speeds (the prefill load above; prompts most likely repeated and "
                  "served from a prefix cache); reported apart and left out of fits and of the objective "
-                 "(--keep-overloaded counts them)\n");
+                 "(--keep-overloaded counts them)\n",
+                 kMaxPrefillLoad);
 }
 
 }  // namespace tokenline

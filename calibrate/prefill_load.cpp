@@ -28,15 +28,15 @@ PrefillLoad PrefillPricing::load(const E2ePoint& p, const std::string& model_con
   const bool agg = p.mode == E2eMode::kAggregated;
   const E2eLayout& layout = agg ? p.agg : p.prefill;
   const std::string parallel = parallel_name(layout, where);
-  auto it = loaded_->models.find(model_config + "|" + parallel);
+  const std::string key = model_config + "|" + parallel;
+  auto it = loaded_->models.find(key);
   if (it == loaded_->models.end()) {
     CostOptions options;
     options.profile = loaded_->profile;
     const ModelConfig model = load_model(model_config);
     it = loaded_->models
-             .emplace(model_config + "|" + parallel,
-                      make_cost_model(model, parse_parallel(parallel, where), model.default_kv_layout,
-                                      loaded_->hardware, options))
+             .emplace(key, make_cost_model(model, parse_parallel(parallel, where), model.default_kv_layout,
+                                           loaded_->hardware, options))
              .first;
   }
   const CostModel& cm = it->second;

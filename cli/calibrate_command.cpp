@@ -10,6 +10,7 @@
 #include <string>
 
 #include "calibrate/calibration.h"
+#include "calibrate/prefill_load.h"
 #include "calibrate/process_pool.h"
 #include "calibrate/trace_fit.h"
 #include "cli/command.h"
@@ -126,9 +127,12 @@ void add_calibrate(CLI::App& app) {
       "none: predict only");
   cmd->add_flag("--no-fit", a->no_fit, "predict only, even with --fit (the validation benchmark)");
   cmd->add_flag("--no-lomo", a->no_lomo, "skip the leave-one-model-out fits");
+  char load[16];
+  std::snprintf(load, sizeof load, "%.1f", kMaxPrefillLoad);
   cmd->add_flag("--keep-overloaded", o.keep_overloaded,
                 "count the points whose measured rate needs more prefill than their instance has at the "
-                "pricing's kernel speeds (prefill load > 1.5; set apart as mode agg! by default)");
+                "pricing's kernel speeds (prefill load > " +
+                    std::string(load) + "; set apart as mode agg! by default)");
   cmd->add_option("--fit-tolerance", o.search.tolerance, "golden-section stop: fraction of each interval")
       ->capture_default_str();
   cmd->add_option("--sweeps", o.search.sweeps, "coordinate descent passes")->capture_default_str();
