@@ -131,6 +131,7 @@ ResolvedEngine resolve_engine(const EngineBehavior& b, double hbm_bytes, double 
   assert(hbm_bytes > 0 && tp >= 1 && dp_attention >= 1);
   ResolvedEngine r;
   r.device_memory_bytes = b.device_memory_bytes > 0 ? b.device_memory_bytes : hbm_bytes;
+  r.startup_memory_bytes = std::min(b.startup_memory_bytes, r.device_memory_bytes);
   const double mib = r.device_memory_bytes / kMib;
   const MemoryBand& band =
       *std::find_if(kBands.begin(), kBands.end(), [mib](const MemoryBand& x) { return mib < x.below_mib; });
@@ -156,7 +157,7 @@ ResolvedEngine resolve_engine(const EngineBehavior& b, double hbm_bytes, double 
     // SGLang rounds the fraction to 3 decimals.
     r.mem_fraction = std::round((mib - reserved_mib) / mib * 1000.0) / 1000.0;
   }
-  r.reserved_bytes = r.device_memory_bytes * (1 - r.mem_fraction);
+  r.reserved_bytes = (r.device_memory_bytes - r.startup_memory_bytes) * (1 - r.mem_fraction);
   return r;
 }
 

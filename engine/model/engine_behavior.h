@@ -82,6 +82,10 @@ struct EngineBehavior {
   // from `reserve`; kFractionMinusActivations: the hardware JSON's usable_fraction).
   MemoryRule memory_rule = MemoryRule::kStaticFraction;
   double device_memory_bytes = 0;
+  // What the engine's process holds before it sizes its pools (CUDA context, communicator buffers). SGLang
+  // sizes from the memory free after start-up ((device - startup) x fraction); vLLM's utilization is of the
+  // device total and start-up memory comes out of it.
+  double startup_memory_bytes = 0;
   double mem_fraction_static = 0;
   ReservedMemoryRule reserve;
   // Scheduling. 0 = derived as SGLang does (resolve_engine / derived_max_running_requests).
@@ -108,8 +112,10 @@ EngineBehavior seed_behavior();
 // An EngineBehavior's derived numbers for one device and layout.
 struct ResolvedEngine {
   double device_memory_bytes = 0;
+  double startup_memory_bytes = 0;
   double mem_fraction = 0;
-  double reserved_bytes = 0;  // kStaticFraction: device x (1 - fraction), what activations + graphs get
+  // kStaticFraction: (device - startup) x (1 - fraction), what activations + graphs get
+  double reserved_bytes = 0;
   int64_t chunk_tokens = 0;
   int32_t cuda_graph_max_bs = 0;
 };

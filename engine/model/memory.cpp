@@ -62,7 +62,9 @@ KvCapacity kv_capacity(const CostModel& cm, const EngineBehavior& behavior, int6
                                           cm.parallel.dp_attention);
   KvCapacity k;
   k.mem_fraction = e.mem_fraction;
-  k.usable_hbm_bytes = e.device_memory_bytes * e.mem_fraction;
+  k.usable_hbm_bytes = behavior.memory_rule == MemoryRule::kStaticFraction
+                           ? (e.device_memory_bytes - e.startup_memory_bytes) * e.mem_fraction
+                           : e.device_memory_bytes * e.mem_fraction - e.startup_memory_bytes;
   k.reserved_bytes = behavior.memory_rule == MemoryRule::kStaticFraction ? e.reserved_bytes : 0;
   k.weight_bytes = weight_bytes_per_gpu(cm).total();
   k.activation_reserve_bytes = behavior.memory_rule == MemoryRule::kFractionMinusActivations

@@ -46,7 +46,7 @@ struct KvPageBytes {
 KvPageBytes kv_page_bytes(const CostModel& cm, KvPlacement placement, int64_t page_tokens);
 
 struct KvCapacity {
-  double usable_hbm_bytes = 0;  // per GPU: device memory x the engine's memory fraction
+  double usable_hbm_bytes = 0;  // per GPU: device memory (less start-up memory) x the engine's fraction
   double mem_fraction = 0;      // the fraction used (engine's, or the hardware JSON's usable share)
   double reserved_bytes = 0;    // per GPU, kept back outside the fraction (SGLang: activations + graphs)
   double weight_bytes = 0;      // per GPU

@@ -62,6 +62,8 @@ TEST_CASE("Bad engine objects: one message naming the file, the field, expected 
   };
   fails(R"({"engine": {"mem_fraction_static": 1.5}})", "engine: mem_fraction_static", "1.5");
   fails(R"({"engine": {"mem_fraction_static": "lots"}})", "engine: mem_fraction_static", "\"lots\"");
+  fails(R"({"engine": {"startup_memory_mib": -1}})", "engine: startup_memory_mib", "-1");
+  fails(R"({"engine": {"startup_memory_mib": "auto"}})", "engine: startup_memory_mib", "\"auto\"");
   fails(R"({"engine": {"admission": "eager"}})", "engine: admission", "'eager'");
   fails(R"({"engine": {"mixed_steps": 1}})", "engine: mixed_steps", "1");
   fails(R"({"engine": {"chunked_prefill_size": 8192.5}})", "engine: chunked_prefill_size", "8192.5");
@@ -95,10 +97,15 @@ TEST_CASE("The h200-sglang and h200-vllm profiles' engine blocks parse to the bu
   CHECK(s.ratio.min_factor == d.ratio.min_factor);
   CHECK(s.ratio.decay_steps == d.ratio.decay_steps);
   CHECK(s.reserve.per_chunk_token_mib == d.reserve.per_chunk_token_mib);
+  // The device as the engine reads it (143,771 MiB), not the datasheet's 141 GB, less what start-up holds.
+  CHECK(s.device_memory_bytes == 143771.0 * 1024 * 1024);
+  CHECK(s.startup_memory_bytes == 3186.0 * 1024 * 1024);
   const std::shared_ptr<OpProfile> vp = load_op_profile("h200-vllm");
   REQUIRE(vp->has_engine);
   const EngineBehavior& v = vp->engine;
   CHECK(v.admission == Admission::kIncremental);
   CHECK(v.mem_fraction_static == 0.9);
   CHECK(v.max_running_requests == 1024);
+  CHECK(v.device_memory_bytes == s.device_memory_bytes);
+  CHECK(v.startup_memory_bytes == s.startup_memory_bytes);
 }

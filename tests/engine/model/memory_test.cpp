@@ -88,6 +88,31 @@ TEST_CASE("KV replication (issue 11): DeepSeek-V3 tp8 on H200 holds 8x fewer KV 
   CHECK(derived_max_running_requests(k.tokens_per_rank, 163840) == 2048);
 }
 
+TEST_CASE("Start-up memory: SGLang sizes from what is free after it, vLLM takes it out of its share",
+          "[memory][engine]") {
+  constexpr double kMib = 1024.0 * 1024.0;
+  const CostModel cm = cm_of(model_preset("deepseek-v3"), "tp8");
+  EngineBehavior sglang = sglang_behavior();
+  sglang.device_memory_bytes = 143771 * kMib;  // what an H200 reports
+  const KvCapacity device_only = kv_capacity(cm, sglang, 163840);
+  sglang.startup_memory_bytes = 3186 * kMib;
+  const KvCapacity k = kv_capacity(cm, sglang, 163840);
+  // mem_fraction_static comes from the device total: 1 - 14,848 / 143,771 = 0.8967 -> 0.897.
+  CHECK(k.mem_fraction == Approx(0.897));
+  CHECK(k.usable_hbm_bytes == Approx((143771 - 3186) * kMib * 0.897));
+  CHECK(k.reserved_bytes == Approx((143771 - 3186) * kMib * 0.103));
+  CHECK(device_only.free_bytes - k.free_bytes == Approx(3186 * kMib * 0.897));
+  // (0.897 x 140,585 MiB - 83.88e9 weights) / 70,272 B; 592,151 on the datasheet's 1.41e11 B.
+  CHECK(k.tokens_per_rank == 688070);
+  EngineBehavior vllm = vllm_behavior();
+  vllm.device_memory_bytes = 143771 * kMib;
+  const KvCapacity v0 = kv_capacity(cm, vllm, 163840);
+  vllm.startup_memory_bytes = 3186 * kMib;
+  const KvCapacity v = kv_capacity(cm, vllm, 163840);
+  CHECK(v.usable_hbm_bytes == Approx(143771 * kMib * 0.9 - 3186 * kMib));
+  CHECK(v0.free_bytes - v.free_bytes == Approx(3186 * kMib));
+}
+
 TEST_CASE("GQA under TP: each GPU keeps its KV heads, at least one (Qwen3-235B, 4 KV heads)",
           "[memory][engine]") {
   // 2 x 4 heads x 128 dims x 2 B x 94 layers = 192,512 B per token over all heads.
