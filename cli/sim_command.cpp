@@ -58,6 +58,10 @@ void add_scheduler_options(CLI::App& cmd, SimJob& job) {
                  "retraction); default: the profile engine's, else whole");
   cmd.add_option("--mixed-steps", job.mixed_steps,
                  "prefill and decode in one step: on | off (SGLang); default: the profile engine's, else on");
+  cmd.add_option(
+      "--plan-ahead", job.plan_ahead,
+      "plan each step when the previous one starts, so a request arriving during a step waits for "
+      "the one after next (SGLang's overlap loop): on | off; default: the profile engine's, else off");
   cmd.add_option("--kv-replicated", job.kv_replicated,
                  "MLA latent KV on every TP rank (real engines): on | off (the seed shards it over TP); "
                  "default: the profile engine's, else off");

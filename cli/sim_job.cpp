@@ -55,6 +55,7 @@ EngineBehavior engine_behavior(const SimJob& job, const OpProfile* profile) {
   if (job.max_running > 0) b.max_running_requests = job.max_running;
   if (!job.reservation.empty()) b.admission = parse_admission(job.reservation, "--reservation");
   if (!job.mixed_steps.empty()) b.mixed_steps = parse_on_off(job.mixed_steps, "--mixed-steps");
+  if (!job.plan_ahead.empty()) b.plan_ahead = parse_on_off(job.plan_ahead, "--plan-ahead");
   if (!job.kv_replicated.empty()) {
     b.kv_placement = parse_on_off(job.kv_replicated, "--kv-replicated") ? KvPlacement::kPerTpRank
                                                                         : KvPlacement::kShardedOverTp;
@@ -248,6 +249,7 @@ InstanceConfig instance_config(const SimJob& job, const ModelConfig& model, cons
   c.scheduler.mtp_draft_tokens = job.mtp_drafts;
   c.scheduler.max_context_tokens = model.max_context_tokens;
   c.scheduler.mixed_batches = engine.mixed_steps;
+  c.plan_ahead = engine.plan_ahead;
   c.scheduler.estimate = estimate_config(engine.ratio);
   c.kv = size_kv(job, cm, engine);
   c.scheduler.max_running_requests =

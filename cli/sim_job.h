@@ -31,6 +31,7 @@ struct SimJob {
   // Engine behaviour overrides (engine/model/engine_behavior.h); unset ("" / 0) keeps the profile's engine,
   // or the seed's without one.
   std::string mixed_steps;    // on | off: a step with prefill work carries no decodes (SGLang)
+  std::string plan_ahead;     // on | off: step n+1 planned when step n starts (SGLang's overlap loop)
   std::string kv_replicated;  // on: MLA latent KV on every TP rank, GQA split by KV heads; off: the seed
   double mem_fraction = 0;    // share of HBM for weights + KV; 0: the hardware JSON's
   std::string policy = "fcfs";

@@ -69,12 +69,12 @@ AddResult Instance::add_request_with_kv(RequestSpec spec, double now_s, int32_t 
   return add(std::move(spec), now_s, true, rank);
 }
 
-void Instance::plan(StepPlan& out) const {
+void Instance::plan(StepPlan& out, double arrived_before_s) const {
   const size_t n = ranks_.size();
   out.batches.step_index = step_index_;
   out.batches.ranks.resize(n);
   out.ranks.resize(n);
-  for (size_t r = 0; r < n; ++r) ranks_[r].plan(out.batches.ranks[r], out.ranks[r]);
+  for (size_t r = 0; r < n; ++r) ranks_[r].plan(out.batches.ranks[r], out.ranks[r], arrived_before_s);
 }
 
 StepPlan Instance::plan() const {

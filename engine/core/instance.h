@@ -8,6 +8,7 @@
 #pragma once
 
 #include <cstdint>
+#include <limits>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -25,6 +26,9 @@ struct InstanceConfig {
   PlacementPolicy assignment = PlacementPolicy::kRoundRobin;  // of arriving requests to ranks
   SchedulerConfig scheduler;
   KvConfig kv;  // per rank
+  // SGLang's event_loop_overlap: step n+1 is planned when step n is launched, so a request that arrives
+  // while step n runs is first seen by step n+2's plan (run_instance_loop applies it).
+  bool plan_ahead = false;
 };
 
 struct AddResult {
@@ -71,7 +75,8 @@ class Instance {
   // REQUIRES: 0 <= rank < dp_ranks().
   AddResult add_request_with_kv(RequestSpec spec, double now_s, int32_t rank);
 
-  void plan(StepPlan& out) const;
+  // arrived_before_s: requests added at or after it are not planned yet (Scheduler::plan).
+  void plan(StepPlan& out, double arrived_before_s = std::numeric_limits<double>::infinity()) const;
   StepPlan plan() const;
   // Optional first half of commit: preemptions, admissions and this step's pages, so that page tables
   // (rank(r).kv().page_table(slot)) cover what the step writes before it executes (the real engine).
@@ -84,6 +89,7 @@ class Instance {
   bool has_work() const;
   InstanceCounters counters() const;
   int32_t dp_ranks() const { return static_cast<int32_t>(ranks_.size()); }
+  bool plans_ahead() const { return config_.plan_ahead; }
   const Scheduler& rank(int32_t r) const { return ranks_[static_cast<size_t>(r)]; }
   // Test and driver hooks (memory pressure from outside): evict cached pages, preempt one request.
   int64_t evict_cached_pages(int32_t rank, int64_t pages);

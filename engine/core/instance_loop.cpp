@@ -23,6 +23,8 @@ class Loop {
   LoopClock& clock_;
   StepObserver& observer_;
   StepPlan plan_;  // reused across steps
+  // The last executed step: with an overlap scheduler the next plan was made when it started.
+  double last_start_s_ = -1, last_end_s_ = -1;
   std::vector<RequestRecord> drained_;
 };
 
@@ -47,7 +49,16 @@ void Loop::report_preemptions(double now_s) {
 // One planned step; false when the plan was empty (committed at once: it may carry preemptions).
 bool Loop::step() {
   const double start_s = clock_.now_s();
-  instance_.plan(plan_);
+  // SGLang's overlap loop plans step n+1 right after launching step n: back to back, this step was planned
+  // when the last one started and sees only the requests that had arrived by then. With nothing in flight
+  // (an empty plan) the engine schedules a request as soon as it is received.
+  const bool planned_ahead = instance_.plans_ahead() && last_end_s_ >= start_s;
+  if (planned_ahead) {
+    instance_.plan(plan_, last_start_s_);
+    if (plan_.empty()) instance_.plan(plan_);
+  } else {
+    instance_.plan(plan_);
+  }
   report_preemptions(start_s);
   if (plan_.empty()) {
     instance_.commit(plan_, StepOutcome{}, start_s);
@@ -60,6 +71,8 @@ bool Loop::step() {
   observer_.before_execute(plan_, start_s);
   const StepOutcome outcome = executor_.execute(plan_.batches);
   const double end_s = clock_.sleep_until(start_s + outcome.duration_s);
+  last_start_s_ = start_s;
+  last_end_s_ = end_s;
   instance_.commit(plan_, outcome, end_s);
   observer_.on_step(plan_, outcome, start_s, instance_.counters());
   return true;

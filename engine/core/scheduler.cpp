@@ -280,6 +280,7 @@ void Scheduler::plan_waiting(Batch& batch, RankDecision& decision, Budget& budge
     const int32_t slot = lpm ? order_scratch_[i] : waiting_[i];
     if (pass.only_slot >= 0 && slot != pass.only_slot) continue;
     const Request& r = slots_[static_cast<size_t>(slot)];
+    if (r.record.arrival_s >= pass.arrived_before_s) continue;
     if (r.kv_ready ? !pass.decode : !pass.prefill) continue;
     if (budget.running <= 0) {
       decision.stop = StopReason::kMaxRunning;
@@ -362,8 +363,9 @@ int32_t Scheduler::solo_candidate(const Batch& batch, const RankDecision& decisi
   return -1;
 }
 
-void Scheduler::plan(Batch& batch, RankDecision& decision) const {
+void Scheduler::plan(Batch& batch, RankDecision& decision, double arrived_before_s) const {
   PassFilter pass;
+  pass.arrived_before_s = arrived_before_s;
   if (config_.mixed_batches) {
     plan_pass(batch, decision, pass);
   } else {

@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <deque>
+#include <limits>
 #include <span>
 #include <string>
 #include <string_view>
@@ -113,7 +114,10 @@ class Scheduler {
   RejectReason add(RequestSpec spec, double now_s, bool kv_ready);
   // The reason add() would give, without adding.
   RejectReason validate(const RequestSpec& spec, bool kv_ready) const;
-  void plan(Batch& batch, RankDecision& decision) const;
+  // arrived_before_s: waiting requests that reached the rank at or after it are not seen yet (an overlap
+  // scheduler planned this step while the previous one ran; InstanceConfig::overlap_schedule).
+  void plan(Batch& batch, RankDecision& decision,
+            double arrived_before_s = std::numeric_limits<double>::infinity()) const;
   // The first half of commit, for a world that needs page addresses before executing (the real engine):
   // applies the plan's preemptions and admissions and allocates the step's pages, so that
   // kv().page_table(slot) covers every token the step writes. REQUIRES as for commit; once per step.
@@ -155,6 +159,7 @@ class Scheduler {
     bool prefill = true;     // schedule prefill work (running chunks, fresh admissions)
     bool decode = true;      // schedule decode work (running decodes, KV-ready admissions)
     int32_t only_slot = -1;  // the solo rule: plan this request alone
+    double arrived_before_s = std::numeric_limits<double>::infinity();  // waiting requests seen
   };
   void plan_pass(Batch& batch, RankDecision& decision, const PassFilter& pass) const;
   void plan_running(Batch& batch, RankDecision& decision, Budget& budget, const PassFilter& pass) const;

@@ -94,6 +94,9 @@ struct EngineBehavior {
   int32_t max_running_requests =
       0;                     // model_runner.py: clamp(KV tokens / context x 512, 2048, 4096), <= tokens / 2
   bool mixed_steps = false;  // --enable-mixed-chunk is off: a prefill batch runs alone, decodes wait
+  // Plan step n+1 when step n starts (scheduler.py event_loop_overlap): a request that arrives while step n
+  // runs is first scheduled in step n+2. Off by default: the profile's engine block says why.
+  bool plan_ahead = false;
   Admission admission = Admission::kEstimate;
   TokenRatio ratio;
 };

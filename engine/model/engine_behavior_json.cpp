@@ -139,6 +139,7 @@ void read_scheduling(Reader& r, EngineBehavior& b, const std::string& where) {
   b.max_running_requests =
       int32_t(r.integer("max_running_requests", b.max_running_requests, 1, 1 << 24, true));
   b.mixed_steps = r.boolean("mixed_steps", b.mixed_steps);
+  b.plan_ahead = r.boolean("plan_ahead", b.plan_ahead);
   if (const std::string* a = r.text("admission")) b.admission = parse_admission(*a, r.at("admission"));
   if (const json* o = r.object("new_token_ratio")) {
     Reader x(*o, where + ": new_token_ratio");

@@ -68,8 +68,8 @@ TEST_CASE("the summary says where step times came from: the roofline, or the pro
 
 TEST_CASE("Bad engine-behaviour flags exit 2 naming the option", "[sim_job][engine]") {
   TestDir dir("sim_engine_flags_bad");
-  for (const char* bad :
-       {"--reservation eager", "--mixed-steps maybe", "--kv-replicated yes", "--mem-fraction 1.5"}) {
+  for (const char* bad : {"--reservation eager", "--mixed-steps maybe", "--kv-replicated yes",
+                          "--mem-fraction 1.5", "--plan-ahead maybe"}) {
     INFO(bad);
     const auto r = run_tokenline(
         std::string("sim --parallel tp8 --model deepseek-v3 ") + bad + " --out '" + dir.file("o") + "'", dir);
@@ -82,6 +82,23 @@ TEST_CASE("Bad engine-behaviour flags exit 2 naming the option", "[sim_job][engi
 }  // namespace tokenline
 
 namespace tokenline {
+
+// --plan-ahead on: a request arriving while a step runs waits for the step after next, so with arrivals
+// spread over busy steps every first token comes later, none earlier (the core's test has the exact steps).
+TEST_CASE("sim with plan-ahead on delays first tokens of requests that arrive while a step runs",
+          "[sim_job][engine]") {
+  TestDir dir("sim_plan_ahead");
+  const std::string base =
+      "sim --model llama-3.1-8b --parallel tp1 --profile h200-sglang "
+      "--workload 'synthetic:n=40,rate=40,input=fixed:512,output=fixed:64,seed=3' ";
+  REQUIRE(run_tokenline(base + "--out '" + dir.file("off") + "'", dir).exit_code == 0);
+  REQUIRE(run_tokenline(base + "--plan-ahead on --out '" + dir.file("on") + "'", dir).exit_code == 0);
+  const auto off = read_json(dir.file("off/metrics.json"));
+  const auto on = read_json(dir.file("on/metrics.json"));
+  CHECK(on["requests"]["completed"] == 40);
+  CHECK(on["latency_ms"]["ttft"]["mean"].get<double>() > off["latency_ms"]["ttft"]["mean"].get<double>());
+  CHECK(on["latency_ms"]["ttft"]["p50"].get<double>() >= off["latency_ms"]["ttft"]["p50"].get<double>());
+}
 
 // Issue 11: --profile h200-sglang brings SGLang's engine (replicated latent KV, estimate admission with
 // retraction, no mixed steps, its chunk size) without a flag; flags still override it field by field.

@@ -30,7 +30,7 @@ TEST_CASE("Fields take bare values, {value, source} or auto", "[engine_behavior]
     "mem_fraction_static": {"value": 0.8, "source": "--mem-fraction-static"},
     "device_memory_bytes": "auto",
     "chunked_prefill_size": 4096, "cuda_graph_max_bs": {"value": "auto", "source": "s"},
-    "max_running_requests": 256, "mixed_steps": true, "admission": "incremental",
+    "max_running_requests": 256, "mixed_steps": true, "plan_ahead": true, "admission": "incremental",
     "reserved_memory_mib": {"base": 256, "floor": {"value": 0, "source": "s"}},
     "new_token_ratio": {"init": 0.5, "min_factor": 0.2, "decay_steps": 100, "retract_decode_steps": 10,
                         "clip_max_new_tokens": 2048}
@@ -44,6 +44,7 @@ TEST_CASE("Fields take bare values, {value, source} or auto", "[engine_behavior]
   CHECK(b.cuda_graph_max_bs == 0);
   CHECK(b.max_running_requests == 256);
   CHECK(b.mixed_steps);
+  CHECK(b.plan_ahead);
   CHECK(b.admission == Admission::kIncremental);
   CHECK(b.reserve.base_mib == 256);
   CHECK(b.reserve.floor_mib == 0);
@@ -100,6 +101,7 @@ TEST_CASE("The h200-sglang and h200-vllm profiles' engine blocks parse to the bu
   // The device as the engine reads it (143,771 MiB), not the datasheet's 141 GB, less what start-up holds.
   CHECK(s.device_memory_bytes == 143771.0 * 1024 * 1024);
   CHECK(s.startup_memory_bytes == 3186.0 * 1024 * 1024);
+  CHECK_FALSE(s.plan_ahead);  // SGLang plans ahead; the profile keeps it off, and says why
   const std::shared_ptr<OpProfile> vp = load_op_profile("h200-vllm");
   REQUIRE(vp->has_engine);
   const EngineBehavior& v = vp->engine;
