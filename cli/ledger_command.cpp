@@ -140,6 +140,18 @@ void add_into(StepCost& sum, const StepCost& s) {
   sum.tokens += s.tokens;
 }
 
+// Memory under the engine the pricing names: a profile's engine block (SGLang: latent KV on every TP rank,
+// its static fraction of the device as the engine reads it), else the seed's.
+const EngineBehavior* profile_engine(const CostModel& cm) {
+  const OpProfile* p = cm.options.profile.get();
+  return p != nullptr && p->has_engine ? &p->engine : nullptr;
+}
+
+KvCapacity capacity(const CostModel& cm, int64_t context) {
+  const EngineBehavior* engine = profile_engine(cm);
+  return engine != nullptr ? kv_capacity(cm, *engine, context) : kv_capacity(cm, context);
+}
+
 // Contexts of the batch-limit table: 4K, 32K, 128K, 1M within the model's context, and `context`.
 std::vector<int64_t> batch_limit_contexts(const CostModel& cm, int64_t context) {
   std::vector<int64_t> out;
@@ -250,12 +262,22 @@ void print_ledgers(const StepCost& c, double rank_tokens, double time_scale, con
 
 void print_memory(const CostModel& cm, int64_t context) {
   const WeightBytes w = weight_bytes_per_gpu(cm);
-  const KvCapacity k = kv_capacity(cm, context);
+  const KvCapacity k = capacity(cm, context);
+  const EngineBehavior* engine = profile_engine(cm);
+  const std::string rules =
+      engine != nullptr ? " (" + engine->engine + " " + engine->version + "'s memory rules)" : "";
+  // SGLang keeps activations and CUDA graphs outside its fraction; the seed reserves activations inside it.
+  char kept[96];
+  if (k.reserved_bytes > 0) {
+    std::snprintf(kept, sizeof kept, "kept back outside it %.2f GB", k.reserved_bytes / 1e9);
+  } else {
+    std::snprintf(kept, sizeof kept, "activation reserve %.2f GB", k.activation_reserve_bytes / 1e9);
+  }
   std::printf(
-      "\nMemory per GPU: weights %.2f GB (routed experts %.2f + replicated %.2f%s), usable HBM %.2f GB, "
-      "activation reserve %.2f GB, free for KV %.2f GB\n",
-      w.total() / 1e9, w.routed_experts / 1e9, w.replicated / 1e9, w.mtp > 0 ? " + MTP" : "",
-      k.usable_hbm_bytes / 1e9, k.activation_reserve_bytes / 1e9, k.free_bytes / 1e9);
+      "\nMemory per GPU%s: weights %.2f GB (routed experts %.2f + replicated %.2f%s), usable HBM %.2f GB, "
+      "%s, free for KV %.2f GB\n",
+      rules.c_str(), w.total() / 1e9, w.routed_experts / 1e9, w.replicated / 1e9, w.mtp > 0 ? " + MTP" : "",
+      k.usable_hbm_bytes / 1e9, kept, k.free_bytes / 1e9);
   std::printf(
       "KV capacity: %lld tokens (%lld pages of %lld) per attention rank; %lld concurrent requests of %lld "
       "tokens in the instance%s\n",
@@ -263,7 +285,7 @@ void print_memory(const CostModel& cm, int64_t context) {
       (long long)k.max_concurrent_requests, (long long)context, k.weights_fit ? "" : " (weights do not fit)");
   std::printf("Batch limit (context tokens: requests holding KV in the instance):");
   for (int64_t ctx : batch_limit_contexts(cm, context)) {
-    std::printf("  %lld: %lld", (long long)ctx, (long long)kv_capacity(cm, ctx).max_concurrent_requests);
+    std::printf("  %lld: %lld", (long long)ctx, (long long)capacity(cm, ctx).max_concurrent_requests);
   }
   std::printf("\n");
 }
@@ -347,7 +369,8 @@ Json time_json(const StepCost& c, bool profiled) {
 
 Json memory_json(const CostModel& cm, int64_t context, Json& out) {
   const WeightBytes w = weight_bytes_per_gpu(cm);
-  const KvCapacity k = kv_capacity(cm, context);
+  const KvCapacity k = capacity(cm, context);
+  const EngineBehavior* engine = profile_engine(cm);
   out["weights_per_gpu"] = {{"routed_experts_bytes", w.routed_experts},
                             {"replicated_bytes", w.replicated},
                             {"mtp_bytes", w.mtp},
@@ -362,14 +385,15 @@ Json memory_json(const CostModel& cm, int64_t context, Json& out) {
           {"pages_per_rank", k.pages_per_rank},
           {"page_tokens", kDefaultPageTokens},
           {"max_concurrent_requests", k.max_concurrent_requests},
-          {"weights_fit", k.weights_fit}};
+          {"weights_fit", k.weights_fit},
+          {"engine", engine != nullptr ? engine->engine + " " + engine->version : "seed"}};
 }
 
 Json batch_limit_json(const CostModel& cm, int64_t context) {
   Json rows = Json::array();
   for (int64_t ctx : batch_limit_contexts(cm, context)) {
     rows.push_back(
-        {{"context", ctx}, {"max_concurrent_requests", kv_capacity(cm, ctx).max_concurrent_requests}});
+        {{"context", ctx}, {"max_concurrent_requests", capacity(cm, ctx).max_concurrent_requests}});
   }
   return rows;
 }

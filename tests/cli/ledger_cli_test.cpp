@@ -169,3 +169,26 @@ TEST_CASE("ledger --profile names each op's time source in tables and JSON", "[l
   CHECK(j["time_s"]["coverage"].get<double>() == Approx(j["time_s"]["profile"].get<double>() / total));
   CHECK(total > 0.05);
 }
+
+// With --profile the memory section is the profile engine's, as sim and plan size it: SGLang keeps the
+// whole MLA latent on every TP rank of the 143,771 MiB it reads (688,070 tokens per GPU, as
+// tests/engine/model/memory_test.cpp derives); without, the seed's sharded KV on 141 GB (8x the tokens, less
+// a fraction's worth).
+TEST_CASE("ledger --profile sizes KV under the profile's engine, without under the seed's", "[ledger_cli]") {
+  const std::string args = "decode --model deepseek-v3 --parallel tp8 --batch 16 --context 1535 --json";
+  const Run sg = run(args + " --profile h200-sglang");
+  const Run seed = run(args);
+  REQUIRE(sg.rc == 0);
+  REQUIRE(seed.rc == 0);
+  const auto a = nlohmann::json::parse(sg.out)["kv_capacity"];
+  const auto b = nlohmann::json::parse(seed.out)["kv_capacity"];
+  CHECK(a["engine"] == "sglang 0.5.9");
+  CHECK(b["engine"] == "seed");
+  CHECK(a["tokens_per_rank"] == 688070);
+  CHECK(a["bytes_per_token"].get<double>() == 8 * b["bytes_per_token"].get<double>());
+  CHECK(b["usable_hbm_bytes"].get<double>() == Approx(0.9 * 1.41e11));
+  const Run table =
+      run("decode --model deepseek-v3 --parallel tp8 --batch 16 --context 1535 --profile h200-sglang");
+  CHECK(table.out.find("Memory per GPU (sglang 0.5.9's memory rules)") != std::string::npos);
+  CHECK(table.out.find("KV capacity: 688070 tokens (10751 pages of 64)") != std::string::npos);
+}
