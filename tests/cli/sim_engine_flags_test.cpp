@@ -1,10 +1,11 @@
 // `tokenline sim` engine-behaviour flags (cli/sim_job.cpp engine_behavior): --reservation estimate,
-// --mixed-steps, --kv-replicated, --mem-fraction. The KV-capacity limit shows as retractions in
+// --mixed-steps, --plan-ahead, --kv-replicated, --mem-fraction. The KV-capacity limit shows as retractions in
 // metrics.json the way SGLang shows it, and only when the latent KV is replicated as real engines keep it.
 // The summary line names the step times' source.
 #include <catch2/catch.hpp>
 #include <cstdio>
 #include <string>
+#include <utility>
 
 #include "tests/cli/tokenline_process.h"
 
@@ -23,6 +24,16 @@ std::string sglang_like(const TestDir& dir, const char* out, const char* replica
          "--workload 'synthetic:n=288,rate=1000,input=fixed:1024,output=fixed:8192,seed=1' " +
          "--reservation estimate --mixed-steps off --mem-fraction 0.89 --chunk 8192 --max-running 2048 " +
          "--kv-replicated " + replicated + " --out '" + dir.file(out) + "'";
+}
+
+// Runs `base` into dir/plain and `base flag` into dir/flagged, each to exit 0; their metrics.json.
+std::pair<nlohmann::json, nlohmann::json> metrics_without_and_with(const TestDir& dir,
+                                                                   const std::string& base, const char* plain,
+                                                                   const std::string& flag,
+                                                                   const char* flagged) {
+  REQUIRE(run_tokenline(base + "--out '" + dir.file(plain) + "'", dir).exit_code == 0);
+  REQUIRE(run_tokenline(base + flag + " --out '" + dir.file(flagged) + "'", dir).exit_code == 0);
+  return {read_json(dir.file(plain) + "/metrics.json"), read_json(dir.file(flagged) + "/metrics.json")};
 }
 
 }  // namespace
@@ -91,10 +102,7 @@ TEST_CASE("sim with plan-ahead on delays first tokens of requests that arrive wh
   const std::string base =
       "sim --model llama-3.1-8b --parallel tp1 --profile h200-sglang "
       "--workload 'synthetic:n=40,rate=40,input=fixed:512,output=fixed:64,seed=3' ";
-  REQUIRE(run_tokenline(base + "--out '" + dir.file("off") + "'", dir).exit_code == 0);
-  REQUIRE(run_tokenline(base + "--plan-ahead on --out '" + dir.file("on") + "'", dir).exit_code == 0);
-  const auto off = read_json(dir.file("off/metrics.json"));
-  const auto on = read_json(dir.file("on/metrics.json"));
+  const auto [off, on] = metrics_without_and_with(dir, base, "off", "--plan-ahead on", "on");
   CHECK(on["requests"]["completed"] == 40);
   CHECK(on["latency_ms"]["ttft"]["mean"].get<double>() > off["latency_ms"]["ttft"]["mean"].get<double>());
   CHECK(on["latency_ms"]["ttft"]["p50"].get<double>() >= off["latency_ms"]["ttft"]["p50"].get<double>());
@@ -109,11 +117,7 @@ TEST_CASE("the h200-sglang profile brings SGLang's engine: retractions in metric
   const std::string base =
       "sim --model deepseek-v3 --parallel tp8 --concurrency 96 --profile h200-sglang "
       "--workload 'synthetic:n=288,rate=1000,input=fixed:1024,output=fixed:8192,seed=1' ";
-  REQUIRE(run_tokenline(base + "--out '" + dir.file("sglang") + "'", dir).exit_code == 0);
-  REQUIRE(run_tokenline(base + "--kv-replicated off --out '" + dir.file("sharded") + "'", dir).exit_code ==
-          0);
-  const auto m = read_json(dir.file("sglang/metrics.json"));
-  const auto sh = read_json(dir.file("sharded/metrics.json"));
+  const auto [m, sh] = metrics_without_and_with(dir, base, "sglang", "--kv-replicated off", "sharded");
   CHECK(m["requests"]["completed"] == 288);
   CHECK(m["requests"]["retractions"].get<int64_t>() > 0);
   CHECK(sh["requests"]["retractions"] == 0);
