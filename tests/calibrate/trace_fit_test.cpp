@@ -4,6 +4,8 @@
 // profile.json is what the profile loads and prices with next.
 #include "calibrate/trace_fit.h"
 
+#include <unistd.h>
+
 #include <catch2/catch.hpp>
 #include <filesystem>
 #include <fstream>
@@ -23,9 +25,15 @@ constexpr double kAProjScale = 2, kSparseMlaScale = 3, kOverheadMs = 0.5;
 
 // Decode: a_proj costs `batch` ms, sparse_mla `keys` / 64 ms (exact at 64, 128, 256 keys). Prefill:
 // a_proj costs tokens / 16 ms (exact at 64, 127, 128 tokens). Every other op has no rows (costs 0).
+// One folder per process: ctest runs this file's test cases as processes at once.
 fs::path profile_dir() {
-  const fs::path dir = fs::temp_directory_path() / "tl_trace_fit_profile";
+  const fs::path dir = fs::temp_directory_path() / ("tl_trace_fit_profile-" + std::to_string(::getpid()));
   fs::remove_all(dir);
+  struct RemovedAtExit {
+    fs::path path;
+    ~RemovedAtExit() { fs::remove_all(path); }
+  };
+  static const RemovedAtExit removed{dir};
   std::vector<OwnOpRow> rows;
   for (int64_t b : {1, 2, 4}) {
     for (int64_t k : {64, 128, 256}) {
