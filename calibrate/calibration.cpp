@@ -120,10 +120,14 @@ struct LeftOut {
 };
 
 // Fits once per architecture with its points left out (all models of that shape: DeepSeek-R1 and -V3 go
-// together, else one would predict its twin), then predicts them.
+// together, else one would predict its twin), then predicts them. `start` (the profile's values) gives the
+// left-out model's "before"; each fit starts from `blind` (the values no fit chose: the profile format's
+// defaults), because the search keeps its start where the objective is flat, and the profile's values may
+// have been fitted on the very model left out (a term only that model identifies would come back unchanged).
 std::vector<LeftOut> leave_one_model_out(PointEvaluator& ev, const PointModels& models,
                                          const std::vector<FitParameter>& fit,
-                                         const std::vector<double>& start, const SearchOptions& search) {
+                                         const std::vector<double>& start, const std::vector<double>& blind,
+                                         const SearchOptions& search) {
   const std::vector<E2ePoint>& points = ev.points();
   std::vector<std::string> shapes;  // first-appearance order
   for (const E2ePoint& p : points) {
@@ -141,7 +145,7 @@ std::vector<LeftOut> leave_one_model_out(PointEvaluator& ev, const PointModels& 
       if (left_out && label.find(name) == std::string::npos) label += (label.empty() ? "" : " + ") + name;
     }
     if (rest.empty()) continue;
-    const std::vector<double> values = fit_on(ev, fit, start, rest, search);
+    const std::vector<double> values = fit_on(ev, fit, blind, rest, search);
     out.push_back({label, values, group_errors(points, held, ev.predict(start, held)),
                    group_errors(points, held, ev.predict(values, held))});
   }
@@ -288,7 +292,10 @@ int run_calibration(const CalibrationOptions& o) {
     std::printf("\nobjective %.4f -> %.4f; start %s; fitted %s\n", fit_objective(r.before),
                 fit_objective(r.after), values_text(r.fit, r.start).c_str(),
                 values_text(r.fit, r.fitted).c_str());
-    if (o.leave_one_model_out) r.left_out = leave_one_model_out(ev, models, r.fit, r.start, o.search);
+    if (o.leave_one_model_out) {
+      const std::vector<double> blind = start_values(r.fit, eo.hardware, "");
+      r.left_out = leave_one_model_out(ev, models, r.fit, r.start, blind, o.search);
+    }
     print_left_out(stdout, r.fit, r.left_out);
   }
   const double wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();

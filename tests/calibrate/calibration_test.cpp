@@ -135,6 +135,35 @@ TEST_CASE("calibrate --fit starts from the profile's own value of a timing param
   CHECK(r.out.find("start step_floor_per_layer_s=0.0001718") != std::string::npos);
 }
 
+// Leave-one-model-out fits start from the format's default, not from the profile's value: the search keeps
+// its start where the objective is flat, and h200-sglang's per-request term was fitted with Llama's points -
+// left out, a model no other point identifies it on would get it back unchanged. With --sweeps 0 each fit
+// is its start, so the table shows where the fits began.
+TEST_CASE("calibrate: leave-one-model-out fits start blind, from the format's default", "[calibration]") {
+  TestDir dir("calibrate-lomo-start");
+  const std::string models = models_dir(dir);
+  fs::copy_file(std::string(TOKENLINE_MODEL_TEST_DATA) + "/mistral-7b-v0.3.json",
+                dir.file("models/mistralai--Mistral-7B-v0.3_config.json"));
+  std::ofstream(dir.file("points.csv"))
+      << "concurrency,model_path,precision,mode,isl,osl,gemm_quant_mode,tp_size,attention_dp_size,moe_tp_"
+         "size,"
+         "moe_ep_size,silicon_ttft_ms,silicon_tpot_ms\n"
+         "2,meta-llama/Llama-3.1-8B-Instruct,bf16,agg,256,16,bfloat16,1,,1,1,40,8\n"
+         "2,mistralai/Mistral-7B-v0.3,bf16,agg,256,16,bfloat16,1,,1,1,40,8\n";
+  const Run r =
+      calibrate("--points '" + dir.file("points.csv") + "' --models-dir '" + models +
+                    "' --min-requests 4 --jobs 2 --profile h200-sglang --fit step_cpu_per_request_s "
+                    "--sweeps 0 --out '" +
+                    dir.file("out") + "'",
+                dir);
+  INFO(r.out + r.err);
+  REQUIRE(r.exit_code == 0);
+  CHECK(r.out.find("start step_cpu_per_request_s=4.377e-05") != std::string::npos);
+  const nlohmann::json j = nlohmann::json::parse(read_all(dir.file("out/calibration.json")));
+  REQUIRE(j["leave_one_model_out"].size() == 2);
+  for (const nlohmann::json& l : j["leave_one_model_out"]) CHECK(l["values"]["step_cpu_per_request_s"] == 0);
+}
+
 TEST_CASE("calibrate: a bad CSV cell is one message naming file, line and column, exit 2", "[calibration]") {
   TestDir dir("calibrate-bad");
   const Run r =
