@@ -152,6 +152,12 @@ KvCapacity capacity(const CostModel& cm, int64_t context) {
   return engine != nullptr ? kv_capacity(cm, *engine, context) : kv_capacity(cm, context);
 }
 
+// Whose memory rules `capacity` applied: "sglang 0.5.9", or "seed".
+std::string memory_rules(const CostModel& cm) {
+  const EngineBehavior* engine = profile_engine(cm);
+  return engine != nullptr ? engine->engine + " " + engine->version : "seed";
+}
+
 // Contexts of the batch-limit table: 4K, 32K, 128K, 1M within the model's context, and `context`.
 std::vector<int64_t> batch_limit_contexts(const CostModel& cm, int64_t context) {
   std::vector<int64_t> out;
@@ -263,9 +269,7 @@ void print_ledgers(const StepCost& c, double rank_tokens, double time_scale, con
 void print_memory(const CostModel& cm, int64_t context) {
   const WeightBytes w = weight_bytes_per_gpu(cm);
   const KvCapacity k = capacity(cm, context);
-  const EngineBehavior* engine = profile_engine(cm);
-  const std::string rules =
-      engine != nullptr ? " (" + engine->engine + " " + engine->version + "'s memory rules)" : "";
+  const std::string rules = profile_engine(cm) != nullptr ? " (" + memory_rules(cm) + "'s memory rules)" : "";
   // SGLang keeps activations and CUDA graphs outside its fraction; the seed reserves activations inside it.
   char kept[96];
   if (k.reserved_bytes > 0) {
@@ -370,7 +374,6 @@ Json time_json(const StepCost& c, bool profiled) {
 Json memory_json(const CostModel& cm, int64_t context, Json& out) {
   const WeightBytes w = weight_bytes_per_gpu(cm);
   const KvCapacity k = capacity(cm, context);
-  const EngineBehavior* engine = profile_engine(cm);
   out["weights_per_gpu"] = {{"routed_experts_bytes", w.routed_experts},
                             {"replicated_bytes", w.replicated},
                             {"mtp_bytes", w.mtp},
@@ -386,7 +389,7 @@ Json memory_json(const CostModel& cm, int64_t context, Json& out) {
           {"page_tokens", kDefaultPageTokens},
           {"max_concurrent_requests", k.max_concurrent_requests},
           {"weights_fit", k.weights_fit},
-          {"engine", engine != nullptr ? engine->engine + " " + engine->version : "seed"}};
+          {"engine", memory_rules(cm)}};
 }
 
 Json batch_limit_json(const CostModel& cm, int64_t context) {

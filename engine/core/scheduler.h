@@ -115,7 +115,7 @@ class Scheduler {
   // The reason add() would give, without adding.
   RejectReason validate(const RequestSpec& spec, bool kv_ready) const;
   // arrived_before_s: waiting requests that reached the rank at or after it are not seen yet (an overlap
-  // scheduler planned this step while the previous one ran; InstanceConfig::overlap_schedule).
+  // scheduler planned this step while the previous one ran; InstanceConfig::plan_ahead).
   void plan(Batch& batch, RankDecision& decision,
             double arrived_before_s = std::numeric_limits<double>::infinity()) const;
   // The first half of commit, for a world that needs page addresses before executing (the real engine):

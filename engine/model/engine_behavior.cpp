@@ -11,8 +11,6 @@
 namespace tokenline {
 namespace {
 
-constexpr double kMib = 1024.0 * 1024.0;
-
 // SGLang's GPU-memory bands (server_args.py ServerArgs._handle_gpu_memory_settings, SGLang 0.5.x): the
 // chunk and the largest CUDA-graph batch grow with the device, on the argument that bigger GPUs are faster.
 struct MemoryBand {
@@ -132,7 +130,7 @@ ResolvedEngine resolve_engine(const EngineBehavior& b, double hbm_bytes, double 
   ResolvedEngine r;
   r.device_memory_bytes = b.device_memory_bytes > 0 ? b.device_memory_bytes : hbm_bytes;
   r.startup_memory_bytes = std::min(b.startup_memory_bytes, r.device_memory_bytes);
-  const double mib = r.device_memory_bytes / kMib;
+  const double mib = r.device_memory_bytes / kBytesPerMib;
   const MemoryBand& band =
       *std::find_if(kBands.begin(), kBands.end(), [mib](const MemoryBand& x) { return mib < x.below_mib; });
   r.chunk_tokens = b.chunked_prefill_size > 0 ? b.chunked_prefill_size : band.chunk_tokens;

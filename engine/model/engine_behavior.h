@@ -13,6 +13,9 @@
 
 namespace tokenline {
 
+// The engine blocks give memory in MiB, as SGLang's server_args reasons about it.
+inline constexpr double kBytesPerMib = 1024.0 * 1024.0;
+
 // Where one request's KV lives under attention TP.
 enum class KvPlacement {
   kShardedOverTp,  // the seed's assumption: every token's KV split over the tp GPUs ("KV 也被切分到 8

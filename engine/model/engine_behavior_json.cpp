@@ -10,7 +10,6 @@ namespace tokenline {
 namespace {
 
 using nlohmann::json;
-constexpr double kMib = 1024.0 * 1024.0;
 
 // One "engine" object being read: the field names it accepted (to reject the rest) and its location.
 class Reader {
@@ -111,7 +110,7 @@ void read_memory(Reader& r, EngineBehavior& b, const std::string& where) {
     b.memory_rule = parse_memory_rule(*m, r.at("memory_rule"));
   b.device_memory_bytes = r.number("device_memory_bytes", b.device_memory_bytes, 1, 1e15, true);
   b.startup_memory_bytes =
-      r.number("startup_memory_mib", b.startup_memory_bytes / kMib, 0, 1e9, false) * kMib;
+      r.number("startup_memory_mib", b.startup_memory_bytes / kBytesPerMib, 0, 1e9, false) * kBytesPerMib;
   b.mem_fraction_static = r.number("mem_fraction_static", b.mem_fraction_static, 0.01, 1, true);
   if (const json* o = r.object("reserved_memory_mib")) {
     Reader x(*o, where + ": reserved_memory_mib");
