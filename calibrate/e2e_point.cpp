@@ -86,6 +86,31 @@ E2eMode read_mode(const Row& row) {
   throw InputError(row.where() + ": mode", "agg or disagg", "'" + m + "'");
 }
 
+// Options a row's sim_args may not name: its other columns (and calibrate's own options) set them.
+constexpr std::string_view kSetByTheRow[] = {
+    "--model",       "--hardware", "--cluster", "--parallel", "--instances", "--pd",          "--workload",
+    "--concurrency", "--warmup",   "--seed",    "--out",      "--profile",   "--max-requests"};
+
+std::vector<std::string> read_sim_args(const Row& row) {
+  std::vector<std::string> words;
+  std::istringstream in(row.text_or_empty("sim_args"));
+  for (std::string w; in >> w;) words.push_back(w);
+  const std::string where = row.where() + ": sim_args";
+  if (!words.empty() && words.front().rfind("--", 0) != 0)
+    throw InputError(where, "`tokenline sim` options starting with --", "'" + words.front() + "'");
+  for (const std::string& w : words) {
+    if (w.find_first_of("\"'") != std::string::npos)
+      throw InputError(where, "words split at spaces, unquoted", "'" + w + "'");
+    const std::string_view name = std::string_view(w).substr(0, w.find('='));
+    for (std::string_view reserved : kSetByTheRow) {
+      if (name == reserved)
+        throw InputError(where, "engine flags (the row's other columns set " + std::string(reserved) + ")",
+                         "'" + w + "'");
+    }
+  }
+  return words;
+}
+
 E2ePoint read_point(const Row& row, int64_t line) {
   E2ePoint p;
   p.line = line;
@@ -107,6 +132,7 @@ E2ePoint read_point(const Row& row, int64_t line) {
   }
   p.ttft_ms = row.latency_ms("silicon_ttft_ms");
   p.tpot_ms = row.latency_ms("silicon_tpot_ms");
+  p.sim_args = read_sim_args(row);
   return p;
 }
 

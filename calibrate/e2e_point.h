@@ -44,6 +44,10 @@ struct E2ePoint {
   E2eLayout prefill, decode;  // kDisaggregated
   double ttft_ms = 0;         // measured mean time to first token
   double tpot_ms = 0;         // measured mean time per output token
+  // The deployment's engine flags as `tokenline sim` options, from the optional column `sim_args`
+  // (tokenline's, not aiconfigurator's; split at spaces: "--mem-fraction 0.82 --max-running 256"), for
+  // rows whose deployment ran other flags than the profile engine's defaults. Empty: the defaults.
+  std::vector<std::string> sim_args;
   // Set by calibrate (calibrate/prefill_load.h): the measured rate needs more prefill than the instance has.
   bool prefill_overloaded = false;
 };
@@ -60,7 +64,9 @@ SetApart set_apart(const E2ePoint& point);
 
 // Reads the CSV (header row naming the columns; any column order; extra columns ignored).
 // Throws InputError("<path>:<line>: <column>", expected, found) on a missing column, a row with another
-// number of fields than the header, a non-numeric or non-positive count or latency, or an unknown mode.
+// number of fields than the header, a non-numeric or non-positive count or latency, an unknown mode, or a
+// sim_args cell that does not start with an option, quotes a word, or names an option the row's other
+// columns or calibrate set (--model, --parallel, --pd, --workload, --concurrency, ...).
 std::vector<E2ePoint> read_e2e_points(const std::string& path);
 
 // The same from text already in memory; `path` only names the source in messages.

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <fstream>
+#include <initializer_list>
 #include <sstream>
 
 #include "common/input_error.h"
@@ -32,6 +33,48 @@ std::string pd_layouts(const E2ePoint& p, const std::string& where) {
     list += (list.empty() ? "" : ",") + parallel_name(p.prefill, where + " prefill");
   for (int i = 0; i < p.decode.workers; ++i) list += "," + parallel_name(p.decode, where + " decode");
   return list;
+}
+
+// An option ("--name" or "--name=value") and the words after it up to the next option.
+struct OptionGroup {
+  std::string name;
+  std::vector<std::string> words;
+};
+
+std::vector<OptionGroup> option_groups(const std::vector<std::string>& args) {
+  std::vector<OptionGroup> groups;
+  for (const std::string& a : args) {
+    if (a.rfind("--", 0) == 0 || groups.empty()) groups.push_back({a.substr(0, a.find('=')), {}});
+    groups.back().words.push_back(a);
+  }
+  return groups;
+}
+
+// The engine's flags in layers, later ones replacing an earlier layer's option of the same name (sim
+// refuses an option given twice); every --profile-set merges into one, in layer order (the later name wins
+// inside the profile).
+std::vector<std::string> layered_options(std::initializer_list<const std::vector<std::string>*> layers) {
+  std::vector<OptionGroup> kept;
+  std::string profile_sets;
+  const auto add_sets = [&](const std::string& sets) {
+    if (!sets.empty()) profile_sets += (profile_sets.empty() ? "" : ",") + sets;
+  };
+  for (const std::vector<std::string>* layer : layers) {
+    for (OptionGroup& g : option_groups(*layer)) {
+      if (g.name == "--profile-set") {
+        const size_t eq = g.words[0].find('=');
+        if (eq != std::string::npos) add_sets(g.words[0].substr(eq + 1));
+        for (size_t i = 1; i < g.words.size(); ++i) add_sets(g.words[i]);
+        continue;
+      }
+      std::erase_if(kept, [&](const OptionGroup& k) { return k.name == g.name; });
+      kept.push_back(std::move(g));
+    }
+  }
+  std::vector<std::string> out;
+  for (OptionGroup& g : kept) out.insert(out.end(), g.words.begin(), g.words.end());
+  if (!profile_sets.empty()) out.insert(out.end(), {"--profile-set", profile_sets});
+  return out;
 }
 
 }  // namespace
@@ -65,7 +108,6 @@ std::vector<std::string> sim_arguments(const E2ePoint& p, const std::string& mod
   std::vector<std::string> a = {"sim", "--model", model_config, "--hardware", o.hardware};
   if (p.mode == E2eMode::kAggregated) {
     a.insert(a.end(), {"--parallel", parallel_name(p.agg, where)});
-    if (o.mixed_steps) a.insert(a.end(), {"--mixed-steps", "on"});
   } else {
     a.insert(a.end(), {"--parallel", pd_layouts(p, where), "--pd",
                        std::to_string(p.prefill.workers) + "P" + std::to_string(p.decode.workers) + "D"});
@@ -75,9 +117,13 @@ std::vector<std::string> sim_arguments(const E2ePoint& p, const std::string& mod
                                ",output=fixed:" + std::to_string(p.osl);
   a.insert(a.end(), {"--workload", workload, "--concurrency", std::to_string(p.concurrency), "--seed", "0"});
   if (warmup_count(p, o) > 0) a.insert(a.end(), {"--warmup", std::to_string(warmup_count(p, o))});
+  std::vector<std::string> benchmark_flags;  // aiconfigurator's generator's, unless the row says otherwise
+  if (p.mode == E2eMode::kAggregated && o.mixed_steps) benchmark_flags = {"--mixed-steps", "on"};
   if (o.prefill_margin >= 0)
-    a.insert(a.end(), {"--max-prefill-tokens", std::to_string(p.isl + o.prefill_margin)});
-  a.insert(a.end(), o.extra_args.begin(), o.extra_args.end());
+    benchmark_flags.insert(benchmark_flags.end(),
+                           {"--max-prefill-tokens", std::to_string(p.isl + o.prefill_margin)});
+  for (std::string& w : layered_options({&benchmark_flags, &p.sim_args, &o.extra_args}))
+    a.push_back(std::move(w));
   a.insert(a.end(), {"--out", out_dir});
   return a;
 }

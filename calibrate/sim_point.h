@@ -11,7 +11,9 @@
 //   engine   the flags aiconfigurator's generator sets on the SGLang deployments it benchmarks
 //            (generator/rule_plugin/benchmark/sglang.rule): aggregated points --mixed-steps on when
 //            mixed_steps (enable_mixed_chunk = true); every instance --max-prefill-tokens isl + margin when
-//            prefill_margin >= 0 (max_prefill_tokens = isl + 1500)
+//            prefill_margin >= 0 (max_prefill_tokens = isl + 1500); then the row's own sim_args (the flags
+//            its deployment ran), then options.extra_args (--profile, a fit's --profile-set, --sim-args): a
+//            later one replaces an earlier option of the same name, and every --profile-set merges into one
 #pragma once
 
 #include <cstdint>

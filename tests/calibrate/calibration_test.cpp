@@ -94,6 +94,41 @@ TEST_CASE("calibrate --sim-args reaches every point's sim run", "[calibration]")
   CHECK(j["before"][0]["failed"] == 2);  // the bad option reached sim, which refused it
 }
 
+TEST_CASE("calibrate: a row's sim_args reach its sim run, and --sim-args replaces an option they name",
+          "[calibration]") {
+  const auto points = [](const std::string& sim_args) {
+    return "concurrency,model_path,precision,mode,isl,osl,gemm_quant_mode,tp_size,moe_tp_size,moe_ep_size,"
+           "silicon_ttft_ms,silicon_tpot_ms,sim_args\n"
+           "2,meta-llama/Llama-3.1-8B-Instruct,bf16,agg,256,16,bfloat16,1,1,1,40,8," +
+           sim_args +
+           "\n"
+           "4,meta-llama/Llama-3.1-8B-Instruct,bf16,agg,512,16,bfloat16,2,1,1,50,9," +
+           sim_args + "\n";
+  };
+  const auto before = [](const TestDir& dir) {
+    return nlohmann::json::parse(read_all(dir.file("out/calibration.json")))["before"][0];
+  };
+  const std::string opts = "--no-fit --min-requests 4 --jobs 2";
+  TestDir plain("calibrate-rowargs-plain"), rows("calibrate-rowargs-rows"), flag("calibrate-rowargs-flag");
+  REQUIRE(calibrate_csv(plain, points(""), opts).exit_code == 0);
+  REQUIRE(calibrate_csv(rows, points("--chunk 64"), opts).exit_code == 0);
+  write_points(flag.file("points.csv"));
+  REQUIRE(calibrate("--points '" + flag.file("points.csv") + "' --models-dir '" + models_dir(flag) +
+                        "' --out '" + flag.file("out") + "' " + opts + " --sim-args '--chunk 64'",
+                    flag)
+              .exit_code == 0);
+  CHECK(before(rows)["ttft_mape"] == before(flag)["ttft_mape"]);  // the same sim runs
+  CHECK(before(rows)["ttft_mape"] != before(plain)["ttft_mape"]);
+  // A bad flag in the rows reaches sim, which refuses it; --sim-args naming the option replaces it.
+  TestDir bad("calibrate-rowargs-bad"), fixed("calibrate-rowargs-fixed");
+  CHECK(calibrate_csv(bad, points("--mixed-steps maybe"), opts).exit_code == 1);  // no point predicted
+  CHECK(before(bad)["failed"] == 2);
+  REQUIRE(calibrate_csv(fixed, points("--mixed-steps maybe"), opts + " --sim-args '--mixed-steps on'")
+              .exit_code == 0);
+  CHECK(before(fixed)["failed"] == 0);
+  CHECK(before(fixed)["ttft_mape"] == before(plain)["ttft_mape"]);  // calibrate's own default was on
+}
+
 TEST_CASE("calibrate --fit moves a named parameter inside its bounds and says so", "[calibration]") {
   TestDir dir("calibrate-fit");
   write_points(dir.file("points.csv"));

@@ -94,6 +94,25 @@ TEST_CASE("A disaggregated row without num_workers does not record its deploymen
   }
 }
 
+TEST_CASE("A sim_args column gives a row its deployment's engine flags", "[e2e_point]") {
+  const std::string header = std::string(kHeader).insert(std::string(kHeader).size() - 1, ",sim_args");
+  const std::string row =
+      std::string(kDisaggRow)
+          .insert(std::string(kDisaggRow).size() - 1, ",--mem-fraction 0.82  --max-running 256");
+  const auto points = parse_e2e_points(header + row + with_cell(row, 33, ""), "e2e.csv");
+  REQUIRE(points.size() == 2);
+  CHECK(points[0].sim_args == std::vector<std::string>{"--mem-fraction", "0.82", "--max-running", "256"});
+  CHECK(points[1].sim_args.empty());
+  CHECK(parse_e2e_points(std::string(kHeader) + kAggRow, "e2e.csv")[0].sim_args.empty());  // no column
+  CHECK_THROWS_WITH(parse_e2e_points(header + with_cell(row, 33, "0.82 --mem-fraction"), "e2e.csv"),
+                    "e2e.csv:2: sim_args: expected `tokenline sim` options starting with --, found '0.82'");
+  CHECK_THROWS_WITH(parse_e2e_points(header + with_cell(row, 33, "--chunk '8192'"), "e2e.csv"),
+                    "e2e.csv:2: sim_args: expected words split at spaces, unquoted, found ''8192''");
+  CHECK_THROWS_WITH(parse_e2e_points(header + with_cell(row, 33, "--chunk 8192 --concurrency=8"), "e2e.csv"),
+                    "e2e.csv:2: sim_args: expected engine flags (the row's other columns set --concurrency), "
+                    "found '--concurrency=8'");
+}
+
 TEST_CASE("Bad e2e rows name file, line and column with what was expected and found", "[e2e_point]") {
   const std::string h = kHeader;
   CHECK_THROWS_WITH(parse_e2e_points(h + kAggRow + with_cell(kAggRow, 0, "four"), "e2e.csv"),

@@ -112,6 +112,18 @@ TEST_CASE("the points in the repository parse and every model they name loads", 
   CHECK(m.layers == 78);  // the seed's architecture
   CHECK(m.has_indexer());
   CHECK(m.routed_experts == 256);
+  // DeepSeek-R1 disaggregated as its public recipes deployed it: workers recorded, engine flags per row.
+  const std::string r1_path = heldout + "/e2e-deepseek-r1-disagg.csv";
+  const std::vector<E2ePoint> r1 = read_e2e_points(r1_path);
+  REQUIRE(r1.size() == 24);
+  for (const E2ePoint& p : r1) {
+    CHECK(p.mode == E2eMode::kDisaggregated);
+    CHECK(deployment_recorded(p));
+    CHECK_FALSE(p.sim_args.empty());
+    CHECK_NOTHROW(sim_arguments(p, "r1.json", "out", SimPointOptions{}));  // valid layouts
+  }
+  const PointModels r1_models(r1, r1_path, heldout + "/models", dir.path().string());
+  CHECK(load_hf_config(r1_models.config_for(r1.front())).layers == 61);
   const std::string points = std::string(TOKENLINE_SOURCE_DIR) + "/calibrate/points";
   const std::string vllm_path = points + "/e2e-h200-vllm.csv";
   const std::vector<E2ePoint> vllm = read_e2e_points(vllm_path);

@@ -54,10 +54,11 @@ TEST_CASE("An aggregated point becomes a closed-loop synthetic sim run", "[sim_p
   // The benchmark's protocol: 2 warm-up and 20 measured requests per client, mixed steps.
   CHECK(request_count(p, o) == 22 * 16);
   CHECK(warmup_count(p, o) == 2 * 16);
-  CHECK(
-      joined(sim_arguments(p, "r1.json", "out/7", o)) ==
-      "sim --model r1.json --hardware h200 --parallel tp8 --mixed-steps on --workload "
-      "synthetic:n=352,input=fixed:1024,output=fixed:8192 --concurrency 16 --seed 0 --warmup 32 --out out/7");
+  CHECK(joined(sim_arguments(p, "r1.json", "out/7", o)) ==
+        "sim --model r1.json --hardware h200 --parallel tp8 --workload "
+        "synthetic:n=352,input=fixed:1024,output=fixed:8192 --concurrency 16 --seed 0 --warmup 32 "
+        "--mixed-steps on "
+        "--out out/7");
   o.mixed_steps = false;
   o.prefill_margin = 1500;
   CHECK(joined(sim_arguments(p, "r1.json", "out/7", o)) ==
@@ -87,6 +88,36 @@ TEST_CASE("A disaggregated point lists prefill then decode layouts and --pd xPyD
   const std::string args = joined(sim_arguments(p, "v3.json", "o", o));
   CHECK(args.find("--hardware hw.json --parallel tp8,tp8,dp8-ep8 --pd 2P1D") != std::string::npos);
   CHECK(args.find("--concurrency 64 --seed 0 --warmup 128 --profile p --out o") != std::string::npos);
+}
+
+TEST_CASE("A row's engine flags replace the benchmark's, and --sim-args and a fit's replace the row's",
+          "[sim_point]") {
+  E2ePoint p;
+  p.line = 3;
+  p.concurrency = 4;
+  p.isl = 1024;
+  p.osl = 1024;
+  p.agg = layout(8, 1, 8, 1);
+  p.sim_args = {"--mixed-steps",    "off", "--mem-fraction", "0.82", "--profile-set", "cuda_graph_max_bs=256",
+                "--no-prefix-cache"};
+  SimPointOptions o;
+  o.binary = "tokenline";
+  o.warmup_per_client = 0;
+  const std::string head =
+      "sim --model m.json --hardware h200 --parallel tp8 --workload "
+      "synthetic:n=80,input=fixed:1024,output=fixed:1024 --concurrency 4 --seed 0 ";
+  // The row's --mixed-steps off replaces calibrate's --mixed-steps on (sim refuses an option given twice).
+  CHECK(joined(sim_arguments(p, "m.json", "o", o)) ==
+        head +
+            "--mixed-steps off --mem-fraction 0.82 --no-prefix-cache --profile-set cuda_graph_max_bs=256 "
+            "--out o");
+  // What-if options and a fit's values come last and win; every --profile-set merges into one, in order.
+  o.extra_args = {"--profile", "h200-sglang", "--mem-fraction=0.9", "--profile-set",
+                  "step_floor_per_layer_s=0.0001,cuda_graph_max_bs=512"};
+  CHECK(joined(sim_arguments(p, "m.json", "o", o)) ==
+        head +
+            "--mixed-steps off --no-prefix-cache --profile h200-sglang --mem-fraction=0.9 --profile-set "
+            "cuda_graph_max_bs=256,step_floor_per_layer_s=0.0001,cuda_graph_max_bs=512 --out o");
 }
 
 TEST_CASE("A prediction is the mean over the requests after the warm-up", "[sim_point]") {
