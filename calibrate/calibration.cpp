@@ -88,14 +88,15 @@ std::string values_text(const std::vector<FitParameter>& fit, const std::vector<
 Json groups_json(const std::vector<GroupError>& groups) {
   Json a = Json::array();
   for (const GroupError& g : groups) {
-    a.push_back({{"model", g.model},
-                 {"mode", std::string(to_string(g.mode))},
-                 {"deployment_recorded", g.apart != SetApart::kDeploymentUnrecorded},
-                 {"prefill_overloaded", g.apart == SetApart::kPrefillOverloaded},
-                 {"points", g.points},
-                 {"failed", g.failed},
-                 {"ttft_mape", g.ttft_mape},
-                 {"tpot_mape", g.tpot_mape}});
+    Json o = {{"model", g.model}, {"mode", std::string(to_string(g.mode))}};
+    if (!g.layout.empty()) o["layout"] = g.layout;  // the by-deployment groups
+    o.update({{"deployment_recorded", g.apart != SetApart::kDeploymentUnrecorded},
+              {"prefill_overloaded", g.apart == SetApart::kPrefillOverloaded},
+              {"points", g.points},
+              {"failed", g.failed},
+              {"ttft_mape", g.ttft_mape},
+              {"tpot_mape", g.tpot_mape}});
+    a.push_back(std::move(o));
   }
   return a;
 }
@@ -172,6 +173,7 @@ struct Outcome {
   std::vector<FitParameter> fit;
   std::vector<double> start, fitted;
   std::vector<GroupError> before, after;
+  std::vector<GroupError> before_by_deployment, after_by_deployment;  // the same split by layout
   std::vector<LeftOut> left_out;
 };
 
@@ -193,10 +195,16 @@ void write_outputs(const CalibrationOptions& o, const PointEvaluator& ev, const 
                 "mean over (model, mode) groups not set apart (deployment recorded, prefill load <= %.1f) of "
                 "(TTFT MAPE + TPOT MAPE) / 2, each point's APE capped at 100%%",
                 kMaxPrefillLoad);
-  const Json j = {{"points", o.points_path},        {"hardware", o.evaluator.hardware},
-                  {"profile", o.profile},           {"objective", objective},
-                  {"parameters", params},           {"before", groups_json(r.before)},
-                  {"after", groups_json(r.after)},  {"leave_one_model_out", lomo},
+  const Json j = {{"points", o.points_path},
+                  {"hardware", o.evaluator.hardware},
+                  {"profile", o.profile},
+                  {"objective", objective},
+                  {"parameters", params},
+                  {"before", groups_json(r.before)},
+                  {"after", groups_json(r.after)},
+                  {"before_by_deployment", groups_json(r.before_by_deployment)},
+                  {"after_by_deployment", groups_json(r.after_by_deployment)},
+                  {"leave_one_model_out", lomo},
                   {"simulations", ev.simulations()}};
   const std::string dir = o.evaluator.out_dir;
   std::ofstream(dir + "/calibration.json") << j.dump(2) << "\n";
@@ -276,6 +284,7 @@ int run_calibration(const CalibrationOptions& o) {
   r.start = start_values(r.fit, eo.hardware, o.profile);
   const std::vector<SimPrediction> before = ev.predict(r.start, all);
   r.before = group_errors(points, all, before);
+  r.before_by_deployment = deployment_errors(points, all, layouts, before);
   std::vector<SimPrediction> after;
   if (!r.fit.empty()) {
     std::vector<size_t> counted;  // the fit follows only rows not set apart
@@ -284,10 +293,15 @@ int run_calibration(const CalibrationOptions& o) {
     r.fitted = fit_on(ev, r.fit, r.start, counted, o.search);
     after = ev.predict(r.fitted, all);
     r.after = group_errors(points, all, after);
+    r.after_by_deployment = deployment_errors(points, all, layouts, after);
   }
   print_point_table(stdout, points, all, layouts, before, after);
   std::printf("\n");
   print_group_table(stdout, r.before, r.after);
+  if (r.before_by_deployment.size() > r.before.size()) {  // some model ran more than one deployment
+    std::printf("\n");
+    print_deployment_table(stdout, r.before_by_deployment, r.after_by_deployment);
+  }
   if (!r.fit.empty()) {
     std::printf("\nobjective %.4f -> %.4f; start %s; fitted %s\n", fit_objective(r.before),
                 fit_objective(r.after), values_text(r.fit, r.start).c_str(),

@@ -40,21 +40,24 @@ void print_prediction(std::FILE* out, const SimPrediction& p, const E2ePoint& e)
                p.tpot_ms / e.tpot_ms);
 }
 
-}  // namespace
-
-std::vector<GroupError> group_errors(const std::vector<E2ePoint>& points, const std::vector<size_t>& which,
-                                     const std::vector<SimPrediction>& predictions) {
+// Groups by (model, mode, set apart) and, with `layouts`, by layout too; first-appearance order.
+std::vector<GroupError> grouped(const std::vector<E2ePoint>& points, const std::vector<size_t>& which,
+                                const std::vector<std::string>* layouts,
+                                const std::vector<SimPrediction>& predictions) {
   std::vector<GroupError> groups;
   for (size_t k = 0; k < which.size(); ++k) {
     const E2ePoint& e = points[which[k]];
     const std::string model = model_label(e.model_path);
+    const std::string layout = layouts ? (*layouts)[which[k]] : std::string();
     GroupError* g = nullptr;
     for (GroupError& candidate : groups) {
-      if (candidate.model == model && candidate.mode == e.mode && candidate.apart == set_apart(e))
+      if (candidate.model == model && candidate.mode == e.mode && candidate.apart == set_apart(e) &&
+          candidate.layout == layout)
         g = &candidate;
     }
     if (g == nullptr)
-      g = &groups.emplace_back(GroupError{.model = model, .mode = e.mode, .apart = set_apart(e)});
+      g = &groups.emplace_back(
+          GroupError{.model = model, .mode = e.mode, .apart = set_apart(e), .layout = layout});
     const SimPrediction& p = predictions[k];
     g->points += 1;
     g->failed += p.ok ? 0 : 1;
@@ -72,6 +75,20 @@ std::vector<GroupError> group_errors(const std::vector<E2ePoint>& points, const 
     g.tpot_capped /= g.points;
   }
   return groups;
+}
+
+}  // namespace
+
+std::vector<GroupError> group_errors(const std::vector<E2ePoint>& points, const std::vector<size_t>& which,
+                                     const std::vector<SimPrediction>& predictions) {
+  return grouped(points, which, nullptr, predictions);
+}
+
+std::vector<GroupError> deployment_errors(const std::vector<E2ePoint>& points,
+                                          const std::vector<size_t>& which,
+                                          const std::vector<std::string>& layouts,
+                                          const std::vector<SimPrediction>& predictions) {
+  return grouped(points, which, &layouts, predictions);
 }
 
 std::string group_mode(const GroupError& group) {
@@ -105,6 +122,22 @@ void print_point_table(std::FILE* out, const std::vector<E2ePoint>& points, cons
                  static_cast<long long>(e.isl), static_cast<long long>(e.osl), e.ttft_ms, e.tpot_ms);
     print_prediction(out, before[k], e);
     if (!after.empty()) print_prediction(out, after[k], e);
+    std::fprintf(out, "\n");
+  }
+}
+
+void print_deployment_table(std::FILE* out, const std::vector<GroupError>& before,
+                            const std::vector<GroupError>& after) {
+  std::fprintf(out, "%-26s %-7s %-20s %6s %6s | %9s %9s", "model", "mode", "layout", "points", "failed",
+               "TTFT_MAPE", "TPOT_MAPE");
+  if (!after.empty()) std::fprintf(out, " | %9s %9s", "fit_TTFT", "fit_TPOT");
+  std::fprintf(out, "\n");
+  for (size_t i = 0; i < before.size(); ++i) {
+    const GroupError& g = before[i];
+    std::fprintf(out, "%-26s %-7s %-20s %6d %6d | %9s %9s", g.model.c_str(), group_mode(g).c_str(),
+                 g.layout.c_str(), g.points, g.failed, pct(g.ttft_mape).c_str(), pct(g.tpot_mape).c_str());
+    if (i < after.size())
+      std::fprintf(out, " | %9s %9s", pct(after[i].ttft_mape).c_str(), pct(after[i].tpot_mape).c_str());
     std::fprintf(out, "\n");
   }
 }

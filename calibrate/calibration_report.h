@@ -19,6 +19,7 @@ struct GroupError {
   std::string model;  // model_label(model_path)
   E2eMode mode = E2eMode::kAggregated;
   SetApart apart = SetApart::kNo;  // set_apart of its points (a model's rows set apart form a group apart)
+  std::string layout;  // deployment_errors only: the points' layout as the point table prints it ("tp8")
   int points = 0;
   int failed = 0;
   double ttft_mape = 0;  // fractions, 0.1 = 10%
@@ -30,6 +31,13 @@ struct GroupError {
 // Groups in first-appearance order of the points `which`; predictions index for index with `which`.
 std::vector<GroupError> group_errors(const std::vector<E2ePoint>& points, const std::vector<size_t>& which,
                                      const std::vector<SimPrediction>& predictions);
+
+// The same split further by deployment: `layouts` index for index with `points` (the point table's layout
+// column: "tp8", "1Ptp8/9Dtp8"), so one model's tp2 and tp8 rows, or one PD recipe's, are reported apart.
+std::vector<GroupError> deployment_errors(const std::vector<E2ePoint>& points,
+                                          const std::vector<size_t>& which,
+                                          const std::vector<std::string>& layouts,
+                                          const std::vector<SimPrediction>& predictions);
 
 // The group's mode as tables print it: "agg", "disagg", "disagg?" (deployment not recorded), "agg!"
 // (more prefill than the instance has).
@@ -46,5 +54,9 @@ void print_point_table(std::FILE* out, const std::vector<E2ePoint>& points, cons
 // MAPE per group, before and (when not empty) after.
 void print_group_table(std::FILE* out, const std::vector<GroupError>& before,
                        const std::vector<GroupError>& after);
+
+// MAPE per deployment (deployment_errors), before and (when not empty) after.
+void print_deployment_table(std::FILE* out, const std::vector<GroupError>& before,
+                            const std::vector<GroupError>& after);
 
 }  // namespace tokenline

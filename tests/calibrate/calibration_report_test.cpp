@@ -54,6 +54,33 @@ TEST_CASE("MAPE per model and mode, failed runs count 100%, groups weigh equally
   CHECK(subset[0].ttft_mape == Approx(0.5));
 }
 
+TEST_CASE("MAPE per deployment splits a model's group by layout", "[calibration_report]") {
+  const std::vector<E2ePoint> points = {
+      point("org/A", E2eMode::kAggregated, 100, 10), point("org/A", E2eMode::kAggregated, 100, 10),
+      point("org/A", E2eMode::kAggregated, 100, 10), point("org/B", E2eMode::kAggregated, 100, 10)};
+  const std::vector<std::string> layouts = {"tp2", "tp8", "tp2", "tp8"};
+  const std::vector<SimPrediction> pred = {predicted(110, 10), predicted(150, 10), predicted(130, 10),
+                                           predicted(100, 12)};
+  const std::vector<GroupError> by_model = group_errors(points, {0, 1, 2, 3}, pred);
+  const std::vector<GroupError> by_deployment = deployment_errors(points, {0, 1, 2, 3}, layouts, pred);
+  REQUIRE(by_model.size() == 2);
+  CHECK(by_model[0].layout.empty());
+  CHECK(by_model[0].ttft_mape == Approx(0.3));  // (10% + 50% + 30%) / 3
+  REQUIRE(by_deployment.size() == 3);
+  CHECK(by_deployment[0].model == "A");
+  CHECK(by_deployment[0].layout == "tp2");
+  CHECK(by_deployment[0].points == 2);
+  CHECK(by_deployment[0].ttft_mape == Approx(0.2));  // (10% + 30%) / 2
+  CHECK(by_deployment[1].layout == "tp8");
+  CHECK(by_deployment[1].ttft_mape == Approx(0.5));
+  CHECK(by_deployment[2].model == "B");
+  CHECK(by_deployment[2].tpot_mape == Approx(0.2));
+  // `which` selects points; the layouts index with the points, not with `which`.
+  const std::vector<GroupError> one = deployment_errors(points, {1}, layouts, {predicted(150, 10)});
+  REQUIRE(one.size() == 1);
+  CHECK(one[0].layout == "tp8");
+}
+
 TEST_CASE("Rows whose deployment is not recorded form their own group, outside the objective",
           "[calibration_report]") {
   std::vector<E2ePoint> points = {point("org/A", E2eMode::kDisaggregated, 100, 10),

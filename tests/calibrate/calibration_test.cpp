@@ -71,6 +71,14 @@ TEST_CASE("calibrate --no-fit prints every point and the MAPE per model and mode
   CHECK(j["before"][0]["points"] == 2);
   CHECK(j["before"][0]["failed"] == 0);
   CHECK(j["before"][0]["tpot_mape"].get<double>() > 0);
+  CHECK_FALSE(j["before"][0].contains("layout"));
+  // The model ran two deployments (tp1, tp2): a table and a JSON list per deployment as well.
+  REQUIRE(j["before_by_deployment"].size() == 2);
+  CHECK(j["before_by_deployment"][0]["layout"] == "tp1");
+  CHECK(j["before_by_deployment"][1]["layout"] == "tp2");
+  CHECK(j["before_by_deployment"][1]["points"] == 1);
+  const size_t first_table = r.out.find("TTFT_MAPE");
+  CHECK(r.out.find("TTFT_MAPE", first_table + 1) != std::string::npos);  // the per-deployment table
   CHECK_FALSE(fs::exists(dir.file("out/runs/0")));  // runs are removed unless --keep-runs
 }
 
