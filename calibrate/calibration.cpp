@@ -300,7 +300,7 @@ int run_calibration(const CalibrationOptions& o) {
   print_group_table(stdout, r.before, r.after);
   if (r.before_by_deployment.size() > r.before.size()) {  // some model ran more than one deployment
     std::printf("\n");
-    print_deployment_table(stdout, r.before_by_deployment, r.after_by_deployment);
+    print_group_table(stdout, r.before_by_deployment, r.after_by_deployment);
   }
   if (!r.fit.empty()) {
     std::printf("\nobjective %.4f -> %.4f; start %s; fitted %s\n", fit_objective(r.before),

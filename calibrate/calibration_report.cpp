@@ -126,36 +126,26 @@ void print_point_table(std::FILE* out, const std::vector<E2ePoint>& points, cons
   }
 }
 
-void print_deployment_table(std::FILE* out, const std::vector<GroupError>& before,
-                            const std::vector<GroupError>& after) {
-  std::fprintf(out, "%-26s %-7s %-20s %6s %6s | %9s %9s", "model", "mode", "layout", "points", "failed",
-               "TTFT_MAPE", "TPOT_MAPE");
-  if (!after.empty()) std::fprintf(out, " | %9s %9s", "fit_TTFT", "fit_TPOT");
-  std::fprintf(out, "\n");
-  for (size_t i = 0; i < before.size(); ++i) {
-    const GroupError& g = before[i];
-    std::fprintf(out, "%-26s %-7s %-20s %6d %6d | %9s %9s", g.model.c_str(), group_mode(g).c_str(),
-                 g.layout.c_str(), g.points, g.failed, pct(g.ttft_mape).c_str(), pct(g.tpot_mape).c_str());
-    if (i < after.size())
-      std::fprintf(out, " | %9s %9s", pct(after[i].ttft_mape).c_str(), pct(after[i].tpot_mape).c_str());
-    std::fprintf(out, "\n");
-  }
-}
-
 void print_group_table(std::FILE* out, const std::vector<GroupError>& before,
                        const std::vector<GroupError>& after) {
-  std::fprintf(out, "%-26s %-7s %6s %6s | %9s %9s", "model", "mode", "points", "failed", "TTFT_MAPE",
-               "TPOT_MAPE");
+  const bool by_layout =
+      std::any_of(before.begin(), before.end(), [](const GroupError& g) { return !g.layout.empty(); });
+  std::fprintf(out, "%-26s %-7s ", "model", "mode");
+  if (by_layout) std::fprintf(out, "%-20s ", "layout");
+  std::fprintf(out, "%6s %6s | %9s %9s", "points", "failed", "TTFT_MAPE", "TPOT_MAPE");
   if (!after.empty()) std::fprintf(out, " | %9s %9s", "fit_TTFT", "fit_TPOT");
   std::fprintf(out, "\n");
   for (size_t i = 0; i < before.size(); ++i) {
     const GroupError& g = before[i];
-    std::fprintf(out, "%-26s %-7s %6d %6d | %9s %9s", g.model.c_str(), group_mode(g).c_str(), g.points,
-                 g.failed, pct(g.ttft_mape).c_str(), pct(g.tpot_mape).c_str());
+    std::fprintf(out, "%-26s %-7s ", g.model.c_str(), group_mode(g).c_str());
+    if (by_layout) std::fprintf(out, "%-20s ", g.layout.c_str());
+    std::fprintf(out, "%6d %6d | %9s %9s", g.points, g.failed, pct(g.ttft_mape).c_str(),
+                 pct(g.tpot_mape).c_str());
     if (i < after.size())
       std::fprintf(out, " | %9s %9s", pct(after[i].ttft_mape).c_str(), pct(after[i].tpot_mape).c_str());
     std::fprintf(out, "\n");
   }
+  if (by_layout) return;  // the per-model table above it carried the notes
   const auto any = [&](SetApart why) {
     return std::any_of(before.begin(), before.end(), [&](const GroupError& g) { return g.apart == why; });
   };

@@ -51,12 +51,9 @@ void print_point_table(std::FILE* out, const std::vector<E2ePoint>& points, cons
                        const std::vector<std::string>& layouts, const std::vector<SimPrediction>& before,
                        const std::vector<SimPrediction>& after);
 
-// MAPE per group, before and (when not empty) after.
+// MAPE per group, before and (when not empty) after; groups from deployment_errors get a layout column
+// (and leave the notes on set-apart rows to the per-model table).
 void print_group_table(std::FILE* out, const std::vector<GroupError>& before,
                        const std::vector<GroupError>& after);
-
-// MAPE per deployment (deployment_errors), before and (when not empty) after.
-void print_deployment_table(std::FILE* out, const std::vector<GroupError>& before,
-                            const std::vector<GroupError>& after);
 
 }  // namespace tokenline
