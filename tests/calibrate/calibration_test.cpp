@@ -120,11 +120,7 @@ TEST_CASE("calibrate: a row's sim_args reach its sim run, and --sim-args replace
   TestDir plain("calibrate-rowargs-plain"), rows("calibrate-rowargs-rows"), flag("calibrate-rowargs-flag");
   REQUIRE(calibrate_csv(plain, points(""), opts).exit_code == 0);
   REQUIRE(calibrate_csv(rows, points("--chunk 64"), opts).exit_code == 0);
-  write_points(flag.file("points.csv"));
-  REQUIRE(calibrate("--points '" + flag.file("points.csv") + "' --models-dir '" + models_dir(flag) +
-                        "' --out '" + flag.file("out") + "' " + opts + " --sim-args '--chunk 64'",
-                    flag)
-              .exit_code == 0);
+  REQUIRE(calibrate_csv(flag, points(""), opts + " --sim-args '--chunk 64'").exit_code == 0);
   CHECK(before(rows)["ttft_mape"] == before(flag)["ttft_mape"]);  // the same sim runs
   CHECK(before(rows)["ttft_mape"] != before(plain)["ttft_mape"]);
   // A bad flag in the rows reaches sim, which refuses it; --sim-args naming the option replaces it.
