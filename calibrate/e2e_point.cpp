@@ -35,12 +35,13 @@ class Row {
   std::string text_or_empty(const std::string& column) const {
     return columns_.count(column) > 0 ? text(column) : std::string();
   }
-  int64_t count(const std::string& column) const {
+  int64_t count(const std::string& column, int64_t least = 1) const {
     const std::string& t = text(column);
     int64_t v = 0;
     const auto [end, ec] = std::from_chars(t.data(), t.data() + t.size(), v);
-    if (ec != std::errc() || end != t.data() + t.size() || v < 1) {
-      throw InputError(where_ + ": " + column, "a positive integer", quoted(t));
+    if (ec != std::errc() || end != t.data() + t.size() || v < least) {
+      throw InputError(where_ + ": " + column, least == 1 ? "a positive integer" : "an integer >= 0",
+                       quoted(t));
     }
     return v;
   }
@@ -48,6 +49,11 @@ class Row {
   int32_t count_or(const std::string& column, int32_t fallback) const {
     if (text_or_empty(column).empty()) return fallback;
     return static_cast<int32_t>(count(column));
+  }
+  // An empty cell or no column: nullopt.
+  std::optional<int32_t> optional_count(const std::string& column, int64_t least) const {
+    if (text_or_empty(column).empty()) return std::nullopt;
+    return static_cast<int32_t>(count(column, least));
   }
   double latency_ms(const std::string& column) const {
     const std::string& t = text(column);
@@ -111,6 +117,16 @@ std::vector<std::string> read_sim_args(const Row& row) {
   return words;
 }
 
+double read_length_range_ratio(const Row& row) {
+  const std::string t = row.text_or_empty("length_range_ratio");
+  if (t.empty()) return 1;
+  double v = 0;
+  const auto [end, ec] = std::from_chars(t.data(), t.data() + t.size(), v);
+  if (ec != std::errc() || end != t.data() + t.size() || !(v > 0 && v <= 1))
+    throw InputError(row.where() + ": length_range_ratio", "a number in (0, 1]", "'" + t + "'");
+  return v;
+}
+
 E2ePoint read_point(const Row& row, int64_t line) {
   E2ePoint p;
   p.line = line;
@@ -133,6 +149,9 @@ E2ePoint read_point(const Row& row, int64_t line) {
   p.ttft_ms = row.latency_ms("silicon_ttft_ms");
   p.tpot_ms = row.latency_ms("silicon_tpot_ms");
   p.sim_args = read_sim_args(row);
+  p.warmup_per_client = row.optional_count("warmup_per_client", 0);
+  p.requests_per_client = row.optional_count("requests_per_client", 1);
+  p.length_range_ratio = read_length_range_ratio(row);
   return p;
 }
 

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -48,6 +49,14 @@ struct E2ePoint {
   // (tokenline's, not aiconfigurator's; split at spaces: "--mem-fraction 0.82 --max-running 256"), for
   // rows whose deployment ran other flags than the profile engine's defaults. Empty: the defaults.
   std::vector<std::string> sim_args;
+  // How the row's client measured it, where that differs from calibrate's benchmark protocol (optional
+  // columns `warmup_per_client`, `requests_per_client`, `length_range_ratio`; an empty cell or no column:
+  // calibrate's --warmup-per-client and --requests-per-client, fixed lengths). A ratio r < 1 draws each
+  // request's input and output lengths uniformly in [floor(r x isl), isl] and [floor(r x osl), osl], as
+  // vLLM's benchmark_serving --random-range-ratio (SemiAnalysis' sa-bench) did.
+  std::optional<int32_t> warmup_per_client;    // >= 0
+  std::optional<int32_t> requests_per_client;  // >= 1
+  double length_range_ratio = 1;               // in (0, 1]
   // Set by calibrate (calibrate/prefill_load.h): the measured rate needs more prefill than the instance has.
   bool prefill_overloaded = false;
 };
@@ -66,7 +75,8 @@ SetApart set_apart(const E2ePoint& point);
 // Throws InputError("<path>:<line>: <column>", expected, found) on a missing column, a row with another
 // number of fields than the header, a non-numeric or non-positive count or latency, an unknown mode, or a
 // sim_args cell that does not start with an option, quotes a word, or names an option the row's other
-// columns or calibrate set (--model, --parallel, --pd, --workload, --concurrency, ...).
+// columns or calibrate set (--model, --parallel, --pd, --workload, --concurrency, ...), a negative
+// warmup_per_client, a requests_per_client below 1, or a length_range_ratio outside (0, 1].
 std::vector<E2ePoint> read_e2e_points(const std::string& path);
 
 // The same from text already in memory; `path` only names the source in messages.

@@ -77,6 +77,14 @@ std::vector<std::string> layered_options(std::initializer_list<const std::vector
   return out;
 }
 
+// A synthetic length spec: fixed, or numpy's randint(int(ratio x L), L + 1) - the lower end truncated,
+// both ends drawn - as the sa-bench client drew them.
+std::string length_distribution(int64_t tokens, double range_ratio) {
+  const auto low = std::max<int64_t>(1, static_cast<int64_t>(static_cast<double>(tokens) * range_ratio));
+  if (low >= tokens) return "fixed:" + std::to_string(tokens);
+  return "uniform:" + std::to_string(low) + ":" + std::to_string(tokens);
+}
+
 }  // namespace
 
 std::string parallel_name(const E2eLayout& l, const std::string& where) {
@@ -94,12 +102,13 @@ std::string parallel_name(const E2eLayout& l, const std::string& where) {
 }
 
 int64_t request_count(const E2ePoint& p, const SimPointOptions& o) {
-  return std::max<int64_t>(int64_t{o.warmup_per_client + o.requests_per_client} * p.concurrency,
-                           o.min_requests);
+  const int64_t per_client = p.warmup_per_client.value_or(o.warmup_per_client) +
+                             p.requests_per_client.value_or(o.requests_per_client);
+  return std::max<int64_t>(per_client * p.concurrency, o.min_requests);
 }
 
 int64_t warmup_count(const E2ePoint& p, const SimPointOptions& o) {
-  return int64_t{o.warmup_per_client} * p.concurrency;
+  return int64_t{p.warmup_per_client.value_or(o.warmup_per_client)} * p.concurrency;
 }
 
 std::vector<std::string> sim_arguments(const E2ePoint& p, const std::string& model_config,
@@ -113,8 +122,8 @@ std::vector<std::string> sim_arguments(const E2ePoint& p, const std::string& mod
                        std::to_string(p.prefill.workers) + "P" + std::to_string(p.decode.workers) + "D"});
   }
   const std::string workload = "synthetic:n=" + std::to_string(request_count(p, o)) +
-                               ",input=fixed:" + std::to_string(p.isl) +
-                               ",output=fixed:" + std::to_string(p.osl);
+                               ",input=" + length_distribution(p.isl, p.length_range_ratio) +
+                               ",output=" + length_distribution(p.osl, p.length_range_ratio);
   a.insert(a.end(), {"--workload", workload, "--concurrency", std::to_string(p.concurrency), "--seed", "0"});
   if (warmup_count(p, o) > 0) a.insert(a.end(), {"--warmup", std::to_string(warmup_count(p, o))});
   std::vector<std::string> benchmark_flags;  // aiconfigurator's generator's, unless the row says otherwise

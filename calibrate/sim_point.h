@@ -7,7 +7,10 @@
 //            (aiconfigurator's bench_run.sh template: aiperf --warmup-request-count 2 x C, --num-requests
 //            20 x C): the first warmup_per_client x C requests (by id = arrival order) run as `sim
 //            --warmup`'s phase - the measured requests are sent once all of them have left, C at once, as
-//            aiperf waits for every warm-up response before profiling - and are left out of the means
+//            aiperf waits for every warm-up response before profiling - and are left out of the means.
+//            A row that says how its client measured it (E2ePoint::warmup_per_client, requests_per_client,
+//            length_range_ratio) overrides the options' counts, and its ratio r < 1 draws lengths
+//            uniform:floor(r x isl):isl and uniform:floor(r x osl):osl
 //   engine   the flags aiconfigurator's generator sets on the SGLang deployments it benchmarks
 //            (generator/rule_plugin/benchmark/sglang.rule): aggregated points --mixed-steps on when
 //            mixed_steps (enable_mixed_chunk = true); every instance --max-prefill-tokens isl + margin when
@@ -39,7 +42,7 @@ struct SimPointOptions {
 // Throws InputError at `where` when moe_ep > 1 and moe_tp x moe_ep is not the GPU count.
 std::string parallel_name(const E2eLayout& layout, const std::string& where);
 
-// Requests in the synthetic workload of `p`.
+// Requests in the synthetic workload of `p` (the row's own counts per client where it gives them).
 int64_t request_count(const E2ePoint& p, const SimPointOptions& options);
 
 // The arguments after the executable: sim --model ... --out out_dir.

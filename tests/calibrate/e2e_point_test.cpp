@@ -113,6 +113,32 @@ TEST_CASE("A sim_args column gives a row its deployment's engine flags", "[e2e_p
                     "found '--concurrency=8'");
 }
 
+TEST_CASE("Protocol columns say how a row's client measured it", "[e2e_point]") {
+  const std::string header = std::string(kHeader).insert(
+      std::string(kHeader).size() - 1, ",warmup_per_client,requests_per_client,length_range_ratio");
+  const std::string row = std::string(kDisaggRow).insert(std::string(kDisaggRow).size() - 1, ",0,10,0.8");
+  const auto points = parse_e2e_points(
+      header + row + with_cell(with_cell(with_cell(row, 33, ""), 34, ""), 35, ""), "e2e.csv");
+  REQUIRE(points.size() == 2);
+  CHECK(points[0].warmup_per_client == 0);  // 0 is a count: no warm-up, not "calibrate's"
+  CHECK(points[0].requests_per_client == 10);
+  CHECK(points[0].length_range_ratio == 0.8);
+  CHECK_FALSE(points[1].warmup_per_client.has_value());  // empty cells: calibrate's protocol
+  CHECK_FALSE(points[1].requests_per_client.has_value());
+  CHECK(points[1].length_range_ratio == 1);
+  const E2ePoint plain = parse_e2e_points(std::string(kHeader) + kAggRow, "e2e.csv")[0];  // no columns
+  CHECK_FALSE(plain.warmup_per_client.has_value());
+  CHECK(plain.length_range_ratio == 1);
+  CHECK_THROWS_WITH(parse_e2e_points(header + with_cell(row, 33, "-1"), "e2e.csv"),
+                    "e2e.csv:2: warmup_per_client: expected an integer >= 0, found '-1'");
+  CHECK_THROWS_WITH(parse_e2e_points(header + with_cell(row, 34, "0"), "e2e.csv"),
+                    "e2e.csv:2: requests_per_client: expected a positive integer, found '0'");
+  CHECK_THROWS_WITH(parse_e2e_points(header + with_cell(row, 35, "1.2"), "e2e.csv"),
+                    "e2e.csv:2: length_range_ratio: expected a number in (0, 1], found '1.2'");
+  CHECK_THROWS_WITH(parse_e2e_points(header + with_cell(row, 35, "0"), "e2e.csv"),
+                    "e2e.csv:2: length_range_ratio: expected a number in (0, 1], found '0'");
+}
+
 TEST_CASE("Bad e2e rows name file, line and column with what was expected and found", "[e2e_point]") {
   const std::string h = kHeader;
   CHECK_THROWS_WITH(parse_e2e_points(h + kAggRow + with_cell(kAggRow, 0, "four"), "e2e.csv"),

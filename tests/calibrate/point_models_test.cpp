@@ -120,6 +120,10 @@ TEST_CASE("the points in the repository parse and every model they name loads", 
     CHECK(p.mode == E2eMode::kDisaggregated);
     CHECK(deployment_recorded(p));
     CHECK_FALSE(p.sim_args.empty());
+    // measured by sa-bench: 2 x C warm-up, 10 x C measured requests, lengths in [0.8 L, L]
+    CHECK(p.warmup_per_client == 2);
+    CHECK(p.requests_per_client == 10);
+    CHECK(p.length_range_ratio == 0.8);
     CHECK_NOTHROW(sim_arguments(p, "r1.json", "out", SimPointOptions{}));  // valid layouts
   }
   const PointModels r1_models(r1, r1_path, heldout + "/models", dir.path().string());

@@ -120,6 +120,38 @@ TEST_CASE("A row's engine flags replace the benchmark's, and --sim-args and a fi
             "cuda_graph_max_bs=256,step_floor_per_layer_s=0.0001,cuda_graph_max_bs=512 --out o");
 }
 
+TEST_CASE("A row's own client protocol replaces the benchmark's counts and draws its lengths",
+          "[sim_point]") {
+  E2ePoint p;
+  p.line = 5;
+  p.mode = E2eMode::kDisaggregated;
+  p.concurrency = 8;
+  p.isl = 1024;
+  p.osl = 8192;
+  p.prefill = layout(8, 1, 8, 1);
+  p.decode = layout(8, 1, 8, 1, 9);
+  SimPointOptions o;
+  o.binary = "tokenline";
+  p.warmup_per_client = 2;
+  p.requests_per_client = 10;
+  p.length_range_ratio = 0.8;  // sa-bench: randint(int(0.8 x L), L + 1)
+  CHECK(request_count(p, o) == 12 * 8);
+  CHECK(warmup_count(p, o) == 16);
+  const std::string args = joined(sim_arguments(p, "r1.json", "o", o));
+  CHECK(args.find("--workload synthetic:n=96,input=uniform:819:1024,output=uniform:6553:8192 --concurrency 8 "
+                  "--seed 0 --warmup 16") != std::string::npos);
+  p.warmup_per_client = 0;  // the row's 0 wins over calibrate's 2: no warm-up phase
+  CHECK(warmup_count(p, o) == 0);
+  CHECK(joined(sim_arguments(p, "r1.json", "o", o)).find("--warmup") == std::string::npos);
+  p.length_range_ratio = 1;
+  p.isl = 1;  // a ratio that leaves nothing to draw stays fixed
+  CHECK(joined(sim_arguments(p, "r1.json", "o", o)).find("input=fixed:1,output=fixed:8192") !=
+        std::string::npos);
+  p.length_range_ratio = 0.5;
+  CHECK(joined(sim_arguments(p, "r1.json", "o", o)).find("input=fixed:1,output=uniform:4096:8192") !=
+        std::string::npos);
+}
+
 TEST_CASE("A prediction is the mean over the requests after the warm-up", "[sim_point]") {
   const std::string dir = "sim_point_test_run";
   std::filesystem::create_directories(dir);
