@@ -1,5 +1,6 @@
 #include "calibrate/e2e_point.h"
 
+#include <algorithm>
 #include <charconv>
 #include <fstream>
 #include <map>
@@ -156,6 +157,15 @@ E2ePoint read_point(const Row& row, int64_t line) {
 }
 
 }  // namespace
+
+int64_t shortest_length(int64_t tokens, double range_ratio) {
+  const auto low = static_cast<int64_t>(static_cast<double>(tokens) * range_ratio);
+  return std::clamp<int64_t>(low, 1, tokens);
+}
+
+double mean_length(int64_t tokens, double range_ratio) {
+  return 0.5 * static_cast<double>(shortest_length(tokens, range_ratio) + tokens);
+}
 
 bool deployment_recorded(const E2ePoint& point) {
   return point.mode == E2eMode::kAggregated ||

@@ -61,6 +61,12 @@ struct E2ePoint {
   bool prefill_overloaded = false;
 };
 
+// The lengths a row's client drew for a nominal `tokens` (isl or osl) under its length_range_ratio r: the
+// shortest, max(1, floor(r x tokens)) (numpy's randint(int(r x L), L + 1)), and the mean, halfway from the
+// shortest to `tokens`. With r = 1 both are `tokens`.
+int64_t shortest_length(int64_t tokens, double range_ratio);
+double mean_length(int64_t tokens, double range_ratio);
+
 // Whether the row says what was deployed: aggregated rows always; disaggregated rows when both their
 // prefill and decode num_workers are given. A row that does not is still predicted (as 1 worker each),
 // but reported apart and left out of calibrate's fits: a fit should not follow a guessed deployment.

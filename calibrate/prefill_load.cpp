@@ -1,5 +1,6 @@
 #include "calibrate/prefill_load.h"
 
+#include <cmath>
 #include <map>
 
 #include "calibrate/sim_point.h"
@@ -41,9 +42,12 @@ PrefillLoad PrefillPricing::load(const E2ePoint& p, const std::string& model_con
   }
   const CostModel& cm = it->second;
   PrefillLoad load;
-  const double cycle_s = (p.ttft_ms + double(p.osl - 1) * p.tpot_ms) * 1e-3;
+  // A row whose client drew its lengths: the mean request (prefill is near linear in its tokens).
+  const double osl = mean_length(p.osl, p.length_range_ratio);
+  const auto isl = static_cast<int64_t>(std::lround(mean_length(p.isl, p.length_range_ratio)));
+  const double cycle_s = (p.ttft_ms + (osl - 1) * p.tpot_ms) * 1e-3;
   load.requests_per_s = p.concurrency / cycle_s;
-  load.prefill_s = prefill_step(cm, p.isl, 0, true).total_s;
+  load.prefill_s = prefill_step(cm, isl, 0, true).total_s;
   load.lanes = layout.attention_dp * (agg ? 1 : layout.workers);
   return load;
 }

@@ -1,5 +1,6 @@
 // PrefillLoad: whether a measurement can come from an engine that prefills every prompt. A closed loop of
-// C clients completes C / (TTFT + (osl - 1) x TPOT) requests per second (means, as measured); each needs
+// C clients completes C / (TTFT + (osl - 1) x TPOT) requests per second (means, as measured; osl and isl the
+// mean lengths where the row's client drew them, E2ePoint::length_range_ratio); each needs
 // its prompt prefilled. Priced from the same tables as the simulation, one prompt's prefill alone takes P
 // seconds of the instance, and the instance has R prefill lanes (attention DP ranks; a disaggregated
 // deployment's prefill workers times theirs). The load rate x P / R is the share of the instance's time

@@ -77,10 +77,9 @@ std::vector<std::string> layered_options(std::initializer_list<const std::vector
   return out;
 }
 
-// A synthetic length spec: fixed, or numpy's randint(int(ratio x L), L + 1) - the lower end truncated,
-// both ends drawn - as the sa-bench client drew them.
+// A synthetic length spec: fixed, or uniform from the shortest length the row's client drew to `tokens`.
 std::string length_distribution(int64_t tokens, double range_ratio) {
-  const auto low = std::max<int64_t>(1, static_cast<int64_t>(static_cast<double>(tokens) * range_ratio));
+  const int64_t low = shortest_length(tokens, range_ratio);
   if (low >= tokens) return "fixed:" + std::to_string(tokens);
   return "uniform:" + std::to_string(low) + ":" + std::to_string(tokens);
 }

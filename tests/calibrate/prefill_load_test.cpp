@@ -29,14 +29,14 @@ E2ePoint llama_point(int32_t tp, int32_t dp) {
   return p;
 }
 
-double priced_prefill_s(const char* parallel, const std::string& profile = "") {
+double priced_prefill_s(const char* parallel, const std::string& profile = "", int64_t tokens = 2000) {
   CostOptions o;
   o.max_chunk_tokens = 2000;
   if (!profile.empty()) o.profile = load_op_profile(profile);
   const ModelConfig m = model_preset("llama-3.1-8b");
   return prefill_step(make_cost_model(m, parse_parallel(parallel, "test"), m.default_kv_layout,
                                       load_hardware("h200"), o),
-                      2000, 0, true)
+                      tokens, 0, true)
       .total_s;
 }
 
@@ -67,4 +67,20 @@ TEST_CASE("prefill load is the measured request rate times the priced prefill ov
       PrefillPricing("h200", "h200-sglang").load(llama_point(1, 1), "llama-3.1-8b").prefill_s;
   CHECK(profiled == Approx(priced_prefill_s("tp1", "h200-sglang")));
   CHECK(profiled != Approx(one.prefill_s));
+  // A client that drew lengths in [0.8 L, L]: the mean request, 1,800 / 90 tokens.
+  E2ePoint drawn = llama_point(1, 1);
+  drawn.length_range_ratio = 0.8;
+  const PrefillLoad mean = PrefillPricing("h200", "").load(drawn, "llama-3.1-8b");
+  CHECK(mean.requests_per_s == Approx(64 / (0.1 + 89 * 0.0099)));
+  CHECK(mean.prefill_s == Approx(priced_prefill_s("tp1", "", 1800)));
+}
+
+TEST_CASE("a drawn length's shortest is numpy's int(r x L), at least 1; its mean halfway to L",
+          "[prefill_load]") {
+  CHECK(shortest_length(1024, 0.8) == 819);
+  CHECK(shortest_length(8192, 0.8) == 6553);
+  CHECK(shortest_length(1024, 1) == 1024);
+  CHECK(shortest_length(1, 0.5) == 1);
+  CHECK(mean_length(1024, 0.8) == 921.5);
+  CHECK(mean_length(100, 1) == 100);
 }
