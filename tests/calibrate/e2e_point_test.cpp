@@ -139,6 +139,16 @@ TEST_CASE("Protocol columns say how a row's client measured it", "[e2e_point]") 
                     "e2e.csv:2: length_range_ratio: expected a number in (0, 1], found '0'");
 }
 
+TEST_CASE("a drawn length's shortest is numpy's int(r x L) but at least 1 and its mean lies halfway to L",
+          "[e2e_point]") {
+  CHECK(shortest_length(1024, 0.8) == 819);
+  CHECK(shortest_length(8192, 0.8) == 6553);
+  CHECK(shortest_length(1024, 1) == 1024);
+  CHECK(shortest_length(1, 0.5) == 1);
+  CHECK(mean_length(1024, 0.8) == 921.5);
+  CHECK(mean_length(100, 1) == 100);
+}
+
 TEST_CASE("Bad e2e rows name file, line and column with what was expected and found", "[e2e_point]") {
   const std::string h = kHeader;
   CHECK_THROWS_WITH(parse_e2e_points(h + kAggRow + with_cell(kAggRow, 0, "four"), "e2e.csv"),

@@ -74,13 +74,3 @@ TEST_CASE("prefill load is the measured request rate times the priced prefill ov
   CHECK(mean.requests_per_s == Approx(64 / (0.1 + 89 * 0.0099)));
   CHECK(mean.prefill_s == Approx(priced_prefill_s("tp1", "", 1800)));
 }
-
-TEST_CASE("a drawn length's shortest is numpy's int(r x L), at least 1; its mean halfway to L",
-          "[prefill_load]") {
-  CHECK(shortest_length(1024, 0.8) == 819);
-  CHECK(shortest_length(8192, 0.8) == 6553);
-  CHECK(shortest_length(1024, 1) == 1024);
-  CHECK(shortest_length(1, 0.5) == 1);
-  CHECK(mean_length(1024, 0.8) == 921.5);
-  CHECK(mean_length(100, 1) == 100);
-}
