@@ -130,7 +130,17 @@ std::vector<std::string> sim_arguments(const E2ePoint& p, const std::string& mod
   if (o.prefill_margin >= 0)
     benchmark_flags.insert(benchmark_flags.end(),
                            {"--max-prefill-tokens", std::to_string(p.isl + o.prefill_margin)});
-  for (std::string& w : layered_options({&benchmark_flags, &p.sim_args, &o.extra_args}))
+  // A row's --profile-set values are terms of the profile the run prices with; a run without one (the
+  // roofline) has no such terms, so they stay out (sim refuses --profile-set without --profile).
+  std::vector<std::string> row_flags;
+  const bool priced_by_profile =
+      std::any_of(o.extra_args.begin(), o.extra_args.end(),
+                  [](const std::string& w) { return w == "--profile" || w.rfind("--profile=", 0) == 0; });
+  for (OptionGroup& g : option_groups(p.sim_args)) {
+    if (g.name == "--profile-set" && !priced_by_profile) continue;
+    row_flags.insert(row_flags.end(), g.words.begin(), g.words.end());
+  }
+  for (std::string& w : layered_options({&benchmark_flags, &row_flags, &o.extra_args}))
     a.push_back(std::move(w));
   a.insert(a.end(), {"--out", out_dir});
   return a;

@@ -15,7 +15,8 @@
 //            (generator/rule_plugin/benchmark/sglang.rule): aggregated points --mixed-steps on when
 //            mixed_steps (enable_mixed_chunk = true); every instance --max-prefill-tokens isl + margin when
 //            prefill_margin >= 0 (max_prefill_tokens = isl + 1500); then the row's own sim_args (the flags
-//            its deployment ran), then options.extra_args (--profile, a fit's --profile-set, --sim-args): a
+//            its deployment ran; its --profile-set only when the run has a --profile: the roofline has no
+//            profile terms), then options.extra_args (--profile, a fit's --profile-set, --sim-args): a
 //            later one replaces an earlier option of the same name, and every --profile-set merges into one
 #pragma once
 

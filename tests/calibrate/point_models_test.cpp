@@ -1,5 +1,6 @@
 #include "calibrate/point_models.h"
 
+#include <algorithm>
 #include <catch2/catch.hpp>
 #include <filesystem>
 
@@ -76,12 +77,8 @@ TEST_CASE("Models of one shape share an architecture, whatever their names", "[p
   CHECK(models.architecture_of(points[0]) != models.architecture_of(points[2]));
 }
 
-TEST_CASE("The shared calibration models load (skipped without ../shared/calibration)", "[point_models]") {
-  const fs::path dir = fs::path(TOKENLINE_SHARED_CALIBRATION_DIR) / "models";
-  if (!fs::is_directory(dir)) {
-    WARN("no " << dir.string() << ": skipped");
-    return;
-  }
+TEST_CASE("The calibration sets' model configs in the repository load", "[point_models]") {
+  const fs::path dir = fs::path(TOKENLINE_SOURCE_DIR) / "calibrate" / "points" / "models";
   int loaded = 0;
   for (const auto& e : fs::directory_iterator(dir)) {
     CAPTURE(e.path().string());
@@ -93,7 +90,7 @@ TEST_CASE("The shared calibration models load (skipped without ../shared/calibra
     }
     ++loaded;
   }
-  CHECK(loaded >= 4);
+  CHECK(loaded == 6);
 }
 
 TEST_CASE("the points in the repository parse and every model they name loads", "[point_models]") {
@@ -106,6 +103,10 @@ TEST_CASE("the points in the repository parse and every model they name loads", 
     CHECK(p.model_path == "zhipuai/GLM-5");
     CHECK(p.mode == E2eMode::kAggregated);
     CHECK(p.agg.tp == 8);
+    // InferenceX's glm5-fp8-h200-sglang: its memory fraction, no mixed chunk, its client's protocol
+    CHECK(p.sim_args == std::vector<std::string>{"--mem-fraction", "0.85", "--mixed-steps", "off"});
+    CHECK(p.length_range_ratio == 0.8);
+    CHECK(p.requests_per_client == 10);
   }
   const PointModels glm_models(glm, glm_path, heldout + "/models", dir.path().string());
   const ModelConfig m = load_hf_config(glm_models.config_for(glm.front()));
@@ -129,6 +130,33 @@ TEST_CASE("the points in the repository parse and every model they name loads", 
   const PointModels r1_models(r1, r1_path, heldout + "/models", dir.path().string());
   CHECK(load_hf_config(r1_models.config_for(r1.front())).layers == 61);
   const std::string points = std::string(TOKENLINE_SOURCE_DIR) + "/calibrate/points";
+  // The SGLang calibration set: the shared rows, with the deployments and clients their source names.
+  const std::string sglang_path = points + "/e2e-h200-sglang.csv";
+  const std::vector<E2ePoint> sglang = read_e2e_points(sglang_path);
+  REQUIRE(sglang.size() == 127);
+  int inferencex_agg = 0, inferencex_disagg = 0, aiperf = 0;
+  for (const E2ePoint& p : sglang) {
+    CHECK_NOTHROW(sim_arguments(p, "m.json", "out", SimPointOptions{}));
+    if (p.backend_version == "0.5.9" && p.mode == E2eMode::kAggregated) {
+      ++inferencex_agg;
+      CHECK(std::find(p.sim_args.begin(), p.sim_args.end(), "--mem-fraction") != p.sim_args.end());
+    }
+    if (p.backend_version == "0.5.8.post1") ++inferencex_disagg;
+    if (p.length_range_ratio == 1) {
+      ++aiperf;
+      CHECK_FALSE(p.requests_per_client.has_value());
+      CHECK(p.sim_args.empty());
+    } else {
+      CHECK(p.length_range_ratio == 0.8);
+      CHECK(p.warmup_per_client == 2);
+      CHECK(p.requests_per_client == 10);
+    }
+  }
+  CHECK(inferencex_agg == 30);
+  CHECK(inferencex_disagg == 27);
+  CHECK(aiperf == 70);
+  const PointModels sglang_models(sglang, sglang_path, points + "/models", dir.path().string());
+  for (const E2ePoint& p : sglang) CHECK_NOTHROW(sglang_models.config_for(p));
   const std::string vllm_path = points + "/e2e-h200-vllm.csv";
   const std::vector<E2ePoint> vllm = read_e2e_points(vllm_path);
   CHECK(vllm.size() == 113);

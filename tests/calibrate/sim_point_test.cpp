@@ -106,11 +106,15 @@ TEST_CASE("A row's engine flags replace the benchmark's, and --sim-args and a fi
   const std::string head =
       "sim --model m.json --hardware h200 --parallel tp8 --workload "
       "synthetic:n=80,input=fixed:1024,output=fixed:1024 --concurrency 4 --seed 0 ";
-  // The row's --mixed-steps off replaces calibrate's --mixed-steps on (sim refuses an option given twice).
+  // The row's --mixed-steps off replaces calibrate's --mixed-steps on (sim refuses an option given twice);
+  // without a --profile (the roofline) the row's profile terms stay out.
+  CHECK(joined(sim_arguments(p, "m.json", "o", o)) ==
+        head + "--mixed-steps off --mem-fraction 0.82 --no-prefix-cache --out o");
+  o.extra_args = {"--profile=h200-sglang"};
   CHECK(joined(sim_arguments(p, "m.json", "o", o)) ==
         head +
-            "--mixed-steps off --mem-fraction 0.82 --no-prefix-cache --profile-set cuda_graph_max_bs=256 "
-            "--out o");
+            "--mixed-steps off --mem-fraction 0.82 --no-prefix-cache --profile=h200-sglang --profile-set "
+            "cuda_graph_max_bs=256 --out o");
   // What-if options and a fit's values come last and win; every --profile-set merges into one, in order.
   o.extra_args = {"--profile", "h200-sglang", "--mem-fraction=0.9", "--profile-set",
                   "step_floor_per_layer_s=0.0001,cuda_graph_max_bs=512"};
