@@ -46,6 +46,12 @@ const std::vector<FitParameter>& fit_parameters() {
        "a queue: the HTTP server, tokenization and hand-off to the scheduler, and the first token's way "
        "back (detokenization, streaming); it adds to TTFT and to each client's cycle; bounds: 0 to 300 ms",
        0.0},
+      {"first_token_latency_s", FitTarget::kProfileSet, "timing", "first_token_latency_s", 0.0, 0.5, false,
+       "the time between the step that produces a request's first token and the client receiving it, "
+       "while the request decodes on: the serving path's first response (HTTP server, tokenization, "
+       "detokenization, the stream's first chunk) that no step contains; it adds to TTFT only, so "
+       "it does not take requests out of the engine's batch as request_latency_s does; bounds: 0 to 500 ms",
+       0.0},
       {"step_floor_per_layer_s", FitTarget::kProfileSet, "timing", "step_floor_per_layer_s", 0.0, 400e-6,
        false,
        "the shortest a step's GPU time runs per decoder layer: a decode step at a few requests is a chain of "

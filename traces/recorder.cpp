@@ -1,5 +1,6 @@
 #include "traces/recorder.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <string_view>
@@ -305,6 +306,10 @@ void Recorder::write_record(const RequestRecord& record, int32_t instance, int32
   row.arrival_s = record.arrival_s;
   row.first_token_s = record.first_token_s;
   row.finish_s = record.finish_s;
+  if (row.first_token_s >= 0 && first_token_latency_s_ > 0) {
+    row.first_token_s += first_token_latency_s_;
+    row.finish_s = std::max(row.finish_s, row.first_token_s);  // one token: first is last
+  }
   row.input_tokens = record.prompt_tokens;
   row.output_tokens = record.generated_tokens;
   row.cached_tokens = record.cached_tokens;

@@ -41,6 +41,11 @@ class Recorder {
   // A closed loop's warm-up phase: the first `requests` arrivals (all of which arrive before any other:
   // sim/driver/feeder.h) are left out of latency_ms and goodput (Metrics::on_request). Before any arrival.
   void set_warmup_requests(int64_t requests) { warmup_requests_ = requests; }
+  // The client's view of a first token: it arrives latency_s after the step that produced it, while the
+  // request decodes on (a serving path's first response that no step contains; the profile's
+  // first_token_latency_s). requests.csv and the latency metrics take first_token_s + latency_s, at most
+  // the finish (a request's last token cannot arrive before its first); steps and spans keep engine time.
+  void set_first_token_latency(double latency_s) { first_token_latency_s_ = latency_s; }
   // Before commit: preempted requests (plan.ranks[r].preemptions) go back to the queue.
   // A retraction's wait is named "retracted" instead of "queued", so it stands out in the timeline.
   void on_preemption(int32_t instance, RequestId id, double now_s, bool retraction);
@@ -125,6 +130,7 @@ class Recorder {
   std::string batch_scratch_;
   int64_t events_ = 0;
   int64_t warmup_requests_ = 0;  // set_warmup_requests
+  double first_token_latency_s_ = 0;  // set_first_token_latency
   int64_t arrivals_ = 0;
 };
 

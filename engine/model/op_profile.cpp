@@ -324,6 +324,8 @@ std::string_view timing_param_name(TimingParam p) {
       return "speed_probe_s";
     case TimingParam::kSpeedScale:
       return "speed_scale";
+    case TimingParam::kFirstTokenLatencyS:
+      return "first_token_latency_s";
     case TimingParam::kCount:
       break;
   }
@@ -356,6 +358,8 @@ double timing_param_default(TimingParam p) {
       return 0;  // not recorded: only `tokenline profile` and `calibrate --trace` record one
     case TimingParam::kSpeedScale:
       return 1;  // the times as measured
+    case TimingParam::kFirstTokenLatencyS:
+      return 0;  // unmeasured: the client sees the first token at its step until `tokenline calibrate` fits it
     case TimingParam::kCount:
       break;
   }

@@ -70,6 +70,8 @@ enum class TimingParam : uint8_t {
                          // measured (s); 0: not recorded
   kSpeedScale,           // own profiles: every measured time x this (a machine running slower or faster than
                          // when profiled: a run's speed probe over the profile's); 1: as profiled
+  kFirstTokenLatencyS,   // the client gets a request's first token this long after its step, the request
+                         // decoding meanwhile (the serving path's first response) (s)
   kCount,
 };
 inline constexpr int kTimingParams = static_cast<int>(TimingParam::kCount);

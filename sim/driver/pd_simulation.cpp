@@ -174,6 +174,7 @@ PdDriver::PdDriver(const SimConfig& config, const PdConfig& pd, std::span<const 
           RequestLatency{.mean_s = config.feed.request_latency_s, .seed = config.seed}),
       wall_start_(std::chrono::steady_clock::now()) {
   recorder_.set_warmup_requests(config.feed.warmup());
+  recorder_.set_first_token_latency(config.feed.first_token_latency_s);
   if (config.backend == Backend::kSimgrid) {
     platform_ = sg::load_platform(config.cluster_source, cms[0].hbm_bw);
     link_meter_ = std::make_unique<LinkMeter>(*platform_, kLinkWindowS);

@@ -31,6 +31,9 @@ struct FeedConfig {
   int64_t warmup() const { return concurrency > 0 ? warmup_requests : 0; }
   double request_latency_s =
       0;  // mean, send to engine (the profile's request_latency_s; sim/driver/feeder.h)
+  // The client gets each first token this long after its step (the profile's first_token_latency_s;
+  // Recorder::set_first_token_latency).
+  double first_token_latency_s = 0;
 };
 
 struct SimConfig {

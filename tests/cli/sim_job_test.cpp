@@ -151,6 +151,41 @@ TEST_CASE("a warm-up phase drains before the measured requests go, all clients a
   CHECK(open.stderr_text.find("--warmup") != std::string::npos);
 }
 
+TEST_CASE("a first-token latency moves what the client sees and not the engine's steps", "[sim_job]") {
+  TestDir dir("sim_first_token_latency");
+  const std::string pd =
+      GENERATE(std::string(), std::string("--model deepseek-v3 --parallel tp8,tp8 --pd 1P1D "));
+  CAPTURE(pd);
+  const auto run = [&](const std::string& name, const std::string& output, double latency_s) {
+    const std::string out = dir.file(name + (pd.empty() ? "" : "_pd"));
+    const auto r = run_tokenline("sim " + pd + "--workload synthetic:n=12,input=fixed:256,output=" + output +
+                                     " --concurrency 4 --profile h200-sglang --profile-set first_token_latency_s=" +
+                                     std::to_string(latency_s) + " --out '" + out + "'",
+                                 dir);
+    REQUIRE(r.exit_code == 0);
+    return out;
+  };
+  // 64 tokens decode for longer than the latency, so no request's last token comes before its first.
+  const std::string engine = run("engine", "fixed:64", 0), client = run("client", "fixed:64", 0.05);
+  const auto engine_rows = testing::read_csv_rows(engine + "/requests.csv");
+  const auto client_rows = testing::read_csv_rows(client + "/requests.csv");
+  REQUIRE(engine_rows.size() == 12);
+  REQUIRE(client_rows.size() == 12);
+  double shift_sum_s = 0;
+  for (size_t i = 0; i < engine_rows.size(); ++i) {
+    CHECK(client_rows[i][1] == engine_rows[i][1]);  // the same arrivals: clients send at the same times
+    CHECK(client_rows[i][3] == engine_rows[i][3]);  // and the same finishes: no step moved
+    CHECK(std::stod(client_rows[i][2]) == Approx(std::stod(engine_rows[i][2]) + 0.05).margin(1e-6));
+    shift_sum_s += std::stod(client_rows[i][2]) - std::stod(engine_rows[i][2]);
+  }
+  const double engine_ttft_ms = read_json(engine + "/metrics.json")["latency_ms"]["ttft"]["mean"].get<double>();
+  const double client_ttft_ms = read_json(client + "/metrics.json")["latency_ms"]["ttft"]["mean"].get<double>();
+  CHECK(client_ttft_ms == Approx(engine_ttft_ms + shift_sum_s / 12 * 1e3).epsilon(1e-3));
+  // A one-token request's first token is its last: the client gets both at the later time.
+  for (const auto& row : testing::read_csv_rows(run("one", "fixed:1", 0.25) + "/requests.csv"))
+    CHECK(row[2] == row[3]);
+}
+
 TEST_CASE("an unknown option value fails in the binary with exit code 2", "[sim_job]") {
   TestDir dir("sim_bad_option");
   const auto r = run_tokenline("sim --trace-detail everything --out '" + dir.file("o") + "'", dir);
