@@ -294,11 +294,11 @@ SimConfig build_config(const SimJob& job, const ModelConfig& model, const Deploy
   }
   check_total_pages(c.instances, job.page_tokens);
   const OpProfile* profile = d.cost_models.front().options.profile.get();
-  c.feed = FeedConfig{.concurrency = job.concurrency,
-                      .warmup_requests = job.warmup_requests,
-                      .request_latency_s = profile ? profile->param(TimingParam::kRequestLatencyS) : 0.0,
-                      .first_token_latency_s =
-                          profile ? profile->param(TimingParam::kFirstTokenLatencyS) : 0.0};
+  c.feed =
+      FeedConfig{.concurrency = job.concurrency,
+                 .warmup_requests = job.warmup_requests,
+                 .request_latency_s = profile ? profile->param(TimingParam::kRequestLatencyS) : 0.0,
+                 .first_token_latency_s = profile ? profile->param(TimingParam::kFirstTokenLatencyS) : 0.0};
   c.output = OutputConfig{.dir = job.out,
                           .trace_detail = parse_detail(job.trace_detail),
                           .progress = job.progress,

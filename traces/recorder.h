@@ -129,7 +129,7 @@ class Recorder {
   std::string name_scratch_;
   std::string batch_scratch_;
   int64_t events_ = 0;
-  int64_t warmup_requests_ = 0;  // set_warmup_requests
+  int64_t warmup_requests_ = 0;       // set_warmup_requests
   double first_token_latency_s_ = 0;  // set_first_token_latency
   int64_t arrivals_ = 0;
 };

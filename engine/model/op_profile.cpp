@@ -359,7 +359,7 @@ double timing_param_default(TimingParam p) {
     case TimingParam::kSpeedScale:
       return 1;  // the times as measured
     case TimingParam::kFirstTokenLatencyS:
-      return 0;  // unmeasured: the client sees the first token at its step until `tokenline calibrate` fits it
+      return 0;  // unmeasured: the first token reaches the client at its step until calibrate fits it
     case TimingParam::kCount:
       break;
   }

@@ -158,10 +158,11 @@ TEST_CASE("a first-token latency moves what the client sees and not the engine's
   CAPTURE(pd);
   const auto run = [&](const std::string& name, const std::string& output, double latency_s) {
     const std::string out = dir.file(name + (pd.empty() ? "" : "_pd"));
-    const auto r = run_tokenline("sim " + pd + "--workload synthetic:n=12,input=fixed:256,output=" + output +
-                                     " --concurrency 4 --profile h200-sglang --profile-set first_token_latency_s=" +
-                                     std::to_string(latency_s) + " --out '" + out + "'",
-                                 dir);
+    const auto r =
+        run_tokenline("sim " + pd + "--workload synthetic:n=12,input=fixed:256,output=" + output +
+                          " --concurrency 4 --profile h200-sglang --profile-set first_token_latency_s=" +
+                          std::to_string(latency_s) + " --out '" + out + "'",
+                      dir);
     REQUIRE(r.exit_code == 0);
     return out;
   };
@@ -178,8 +179,10 @@ TEST_CASE("a first-token latency moves what the client sees and not the engine's
     CHECK(std::stod(client_rows[i][2]) == Approx(std::stod(engine_rows[i][2]) + 0.05).margin(1e-6));
     shift_sum_s += std::stod(client_rows[i][2]) - std::stod(engine_rows[i][2]);
   }
-  const double engine_ttft_ms = read_json(engine + "/metrics.json")["latency_ms"]["ttft"]["mean"].get<double>();
-  const double client_ttft_ms = read_json(client + "/metrics.json")["latency_ms"]["ttft"]["mean"].get<double>();
+  const double engine_ttft_ms =
+      read_json(engine + "/metrics.json")["latency_ms"]["ttft"]["mean"].get<double>();
+  const double client_ttft_ms =
+      read_json(client + "/metrics.json")["latency_ms"]["ttft"]["mean"].get<double>();
   CHECK(client_ttft_ms == Approx(engine_ttft_ms + shift_sum_s / 12 * 1e3).epsilon(1e-3));
   // A one-token request's first token is its last: the client gets both at the later time.
   for (const auto& row : testing::read_csv_rows(run("one", "fixed:1", 0.25) + "/requests.csv"))
