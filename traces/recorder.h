@@ -43,8 +43,9 @@ class Recorder {
   void set_warmup_requests(int64_t requests) { warmup_requests_ = requests; }
   // The client's view of a first token: it arrives latency_s after the step that produced it, while the
   // request decodes on (a serving path's first response that no step contains; the profile's
-  // first_token_latency_s). requests.csv and the latency metrics take first_token_s + latency_s, at most
-  // the finish (a request's last token cannot arrive before its first); steps and spans keep engine time.
+  // first_token_latency_s). requests.csv and the latency metrics take first_token_s + latency_s, and a
+  // request that finished sooner (a short output) is seen to finish then too: its last token cannot come
+  // before its first. Steps, spans and the closed loop keep engine time.
   void set_first_token_latency(double latency_s) { first_token_latency_s_ = latency_s; }
   // Before commit: preempted requests (plan.ranks[r].preemptions) go back to the queue.
   // A retraction's wait is named "retracted" instead of "queued", so it stands out in the timeline.
