@@ -57,18 +57,26 @@ class Row {
     return static_cast<int32_t>(count(column, least));
   }
   double latency_ms(const std::string& column) const {
-    const std::string& t = text(column);
-    double v = 0;
-    const auto [end, ec] = std::from_chars(t.data(), t.data() + t.size(), v);
-    if (ec != std::errc() || end != t.data() + t.size() || !(v > 0)) {
-      throw InputError(where_ + ": " + column, "a positive number of milliseconds", quoted(t));
-    }
-    return v;
+    return number(column, "a positive number of milliseconds", [](double v) { return v > 0; });
+  }
+  // An empty cell or no column: fallback; else a number in (0, 1].
+  double fraction_or(const std::string& column, double fallback) const {
+    if (text_or_empty(column).empty()) return fallback;
+    return number(column, "a number in (0, 1]", [](double v) { return v > 0 && v <= 1; });
   }
   const std::string& where() const { return where_; }
 
  private:
   static std::string quoted(const std::string& t) { return t.empty() ? "an empty cell" : "'" + t + "'"; }
+  template <typename Valid>
+  double number(const std::string& column, const char* expected, Valid valid) const {
+    const std::string& t = text(column);
+    double v = 0;
+    const auto [end, ec] = std::from_chars(t.data(), t.data() + t.size(), v);
+    if (ec != std::errc() || end != t.data() + t.size() || !valid(v))
+      throw InputError(where_ + ": " + column, expected, quoted(t));
+    return v;
+  }
 
   const std::map<std::string, size_t>& columns_;
   std::vector<std::string> fields_;
@@ -118,16 +126,6 @@ std::vector<std::string> read_sim_args(const Row& row) {
   return words;
 }
 
-double read_length_range_ratio(const Row& row) {
-  const std::string t = row.text_or_empty("length_range_ratio");
-  if (t.empty()) return 1;
-  double v = 0;
-  const auto [end, ec] = std::from_chars(t.data(), t.data() + t.size(), v);
-  if (ec != std::errc() || end != t.data() + t.size() || !(v > 0 && v <= 1))
-    throw InputError(row.where() + ": length_range_ratio", "a number in (0, 1]", "'" + t + "'");
-  return v;
-}
-
 E2ePoint read_point(const Row& row, int64_t line) {
   E2ePoint p;
   p.line = line;
@@ -152,7 +150,7 @@ E2ePoint read_point(const Row& row, int64_t line) {
   p.sim_args = read_sim_args(row);
   p.warmup_per_client = row.optional_count("warmup_per_client", 0);
   p.requests_per_client = row.optional_count("requests_per_client", 1);
-  p.length_range_ratio = read_length_range_ratio(row);
+  p.length_range_ratio = row.fraction_or("length_range_ratio", 1);
   return p;
 }
 

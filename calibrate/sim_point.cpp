@@ -132,10 +132,10 @@ std::vector<std::string> sim_arguments(const E2ePoint& p, const std::string& mod
                            {"--max-prefill-tokens", std::to_string(p.isl + o.prefill_margin)});
   // A row's --profile-set values are terms of the profile the run prices with; a run without one (the
   // roofline) has no such terms, so they stay out (sim refuses --profile-set without --profile).
-  std::vector<std::string> row_flags;
+  const std::vector<OptionGroup> extra = option_groups(o.extra_args);
   const bool priced_by_profile =
-      std::any_of(o.extra_args.begin(), o.extra_args.end(),
-                  [](const std::string& w) { return w == "--profile" || w.rfind("--profile=", 0) == 0; });
+      std::any_of(extra.begin(), extra.end(), [](const OptionGroup& g) { return g.name == "--profile"; });
+  std::vector<std::string> row_flags;
   for (OptionGroup& g : option_groups(p.sim_args)) {
     if (g.name == "--profile-set" && !priced_by_profile) continue;
     row_flags.insert(row_flags.end(), g.words.begin(), g.words.end());

@@ -308,7 +308,7 @@ void Recorder::write_record(const RequestRecord& record, int32_t instance, int32
   row.finish_s = record.finish_s;
   if (row.first_token_s >= 0 && first_token_latency_s_ > 0) {
     row.first_token_s += first_token_latency_s_;
-    row.finish_s = std::max(row.finish_s, row.first_token_s);  // one token: first is last
+    row.finish_s = std::max(row.finish_s, row.first_token_s);  // the last token comes no sooner
   }
   row.input_tokens = record.prompt_tokens;
   row.output_tokens = record.generated_tokens;
