@@ -6,6 +6,17 @@
 
 namespace tokenline {
 
+namespace {
+
+// Beyond the last measured point the op keeps the efficiency it was measured at there: its latency grows
+// as its roofline does (roof / roof_last), never below the last latency.
+double beyond(double t_last, double roof, double roof_last) {
+  if (roof_last <= 0) return t_last + std::max(0.0, roof);
+  return t_last * std::max(1.0, roof / roof_last);
+}
+
+}  // namespace
+
 double OpRoofline::at(double b, double x) const {
   const double compute = c0 + cb * b + cx * x + cbx * b * x + cbxx * b * x * x;
   const double memory = m0 + mb * b + mx * x + mbx * b * x + mbxx * b * x * x;
@@ -15,7 +26,7 @@ double OpRoofline::at(double b, double x) const {
 double OpCurve::at(double x) const {
   if (xs.empty()) return 0;
   if (x <= xs.front()) return ts.front();
-  if (x >= xs.back()) return ts.back() + std::max(0.0, roof.at(b, x) - roof.at(b, xs.back()));
+  if (x >= xs.back()) return beyond(ts.back(), roof.at(b, x), roof.at(b, xs.back()));
   const size_t hi = size_t(std::upper_bound(xs.begin(), xs.end(), x) - xs.begin());
   const size_t lo = hi - 1;
   const double u = std::log(x / xs[lo]) / std::log(xs[hi] / xs[lo]);
@@ -27,7 +38,7 @@ double OpGrid::at(double b, double x) const {
   if (b <= bs.front()) return rows.front().at(x);
   if (b >= bs.back()) {
     const OpCurve& last = rows.back();
-    return last.at(x) + std::max(0.0, last.roof.at(b, x) - last.roof.at(bs.back(), x));
+    return beyond(last.at(x), last.roof.at(b, x), last.roof.at(bs.back(), x));
   }
   const size_t hi = size_t(std::upper_bound(bs.begin(), bs.end(), b) - bs.begin());
   const size_t lo = hi - 1;

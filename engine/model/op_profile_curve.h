@@ -1,6 +1,6 @@
 // Interpolation of measured op latencies: 1-D curves (tokens, message bytes) and 2-D grids (batch x context),
-// log-space between measured points, the op's own roofline slope beyond them. Built once per CostModel;
-// evaluation allocates nothing.
+// log-space between measured points; beyond them the last one's efficiency, the latency growing as the op's
+// own roofline does. Built once per CostModel; evaluation allocates nothing.
 #pragma once
 
 #include <vector>
@@ -21,10 +21,10 @@ struct OpCurve {
   double b = 1;
   std::vector<double> xs;  // measured sizes, strictly ascending, > 0
   std::vector<double> ts;  // latency at xs (seconds)
-  OpRoofline roof;         // slope beyond the last point
+  OpRoofline roof;         // growth beyond the last point
   bool empty() const { return xs.empty(); }
   // Exact at xs; linear in log x between two points (so monotone between them); below xs[0] the first
-  // latency (kernels have a floor); above the last point, last + roof(x) - roof(last).
+  // latency (kernels have a floor); above the last point, last x max(1, roof(x) / roof(last)).
   double at(double x) const;
 };
 
@@ -34,7 +34,7 @@ struct OpGrid {
   std::vector<OpCurve> rows;  // rows[i].b == bs[i]
   bool empty() const { return bs.empty(); }
   // Linear in log b between the two rows around b (each evaluated at x); below bs[0] the first row; above
-  // the last row, last(x) + roof(b, x) - roof(last b, x).
+  // the last row, last(x) x max(1, roof(b, x) / roof(last b, x)).
   double at(double b, double x) const;
 };
 

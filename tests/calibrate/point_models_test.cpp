@@ -161,8 +161,23 @@ TEST_CASE("the points in the repository parse and every model they name loads", 
   const std::vector<E2ePoint> vllm = read_e2e_points(vllm_path);
   CHECK(vllm.size() == 113);
   const PointModels vllm_models(vllm, vllm_path, points + "/models", dir.path().string());
+  int inferencemax = 0;  // the Llama-3.1-70B rows: InferenceMAX's vLLM 0.10.2 deployment and client
   for (const E2ePoint& p : vllm) {
     CHECK(p.backend == "vllm");
     CHECK_NOTHROW(parallel_name(p.agg, "test"));  // every layout is one sim runs
+    CHECK_NOTHROW(sim_arguments(p, "m.json", "out", SimPointOptions{}));
+    if (p.model_path != "meta-llama/Llama-3.1-70B") {
+      CHECK(p.sim_args.empty());
+      CHECK(p.length_range_ratio == 1);
+      continue;
+    }
+    ++inferencemax;
+    const std::vector<std::string> want = {"--kv-layout", "fp8_e4m3", "--max-running",
+                                           std::to_string(p.concurrency)};
+    CHECK(std::search(p.sim_args.begin(), p.sim_args.end(), want.begin(), want.end()) != p.sim_args.end());
+    CHECK(p.warmup_per_client == 0);
+    CHECK(p.requests_per_client == 10);
+    CHECK(p.length_range_ratio == 0.8);
   }
+  CHECK(inferencemax == 60);
 }
