@@ -9,7 +9,8 @@ namespace tokenline {
 namespace {
 
 // Beyond the last measured point the op keeps the efficiency it was measured at there: its latency grows
-// as its roofline does (roof / roof_last), never below the last latency.
+// as its roofline does (roof / roof_last), never below the last latency. A roofline that is zero at the last
+// point has no efficiency to keep: its value is added.
 double beyond(double t_last, double roof, double roof_last) {
   if (roof_last <= 0) return t_last + std::max(0.0, roof);
   return t_last * std::max(1.0, roof / roof_last);
