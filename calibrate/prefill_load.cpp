@@ -36,7 +36,9 @@ PrefillLoad PrefillPricing::load(const E2ePoint& p, const std::string& model_con
     options.profile = loaded_->profile;
     const ModelConfig model = load_model(model_config);
     it = loaded_->models
-             .emplace(key, make_cost_model(model, parse_parallel(parallel, where), model.default_kv_layout,
+             .emplace(key, make_cost_model(model, parse_parallel(parallel, where),
+                                           run_kv_layout(profile_engine(loaded_->profile.get()),
+                                                         model.default_kv_layout, ""),
                                            loaded_->hardware, options))
              .first;
   }

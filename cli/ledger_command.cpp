@@ -70,8 +70,6 @@ Setup build_setup(const LedgerArgs& a) {
     throw InputError("--gpus", "the " + std::to_string(parallel.gpus()) + " GPUs of --parallel " + pname,
                      std::to_string(a.gpus));
   }
-  const KvLayout layout =
-      a.kv_layout.empty() ? model.default_kv_layout : parse_kv_layout(a.kv_layout, "--kv-layout");
   if (a.dp_gather != "once" && a.dp_gather != "per-layer") {
     throw InputError("--dp-gather", "once or per-layer", "'" + a.dp_gather + "'");
   }
@@ -82,6 +80,10 @@ Setup build_setup(const LedgerArgs& a) {
   o.mtp = a.mtp;
   o.max_chunk_tokens = a.chunk;
   o.profile = load_op_profile(a.profile, a.profile_set);
+  // The KV a profile's engine stores (SGLang on H200: BF16), else (--ideal, no profile) the model's own
+  // layout.
+  const KvLayout layout = run_kv_layout(a.ideal ? nullptr : profile_engine(o.profile.get()),
+                                        model.default_kv_layout, a.kv_layout);
   check_range("--chunk", a.chunk, 1, model.max_context_tokens,
               "a chunk of tokens within the model's context");
   Setup s{make_cost_model(model, parallel, layout, hw, o), a.context.value_or(0)};

@@ -203,9 +203,8 @@ Deployment load_deployment(const SimJob& job, const ModelConfig& model,
                    job.profile.c_str(), profile->param(TimingParam::kSpeedScale), job.speed_of.c_str());
     options.profile = std::move(profile);
   }
-  const KvLayout layout =
-      job.kv_layout.empty() ? model.default_kv_layout : parse_kv_layout(job.kv_layout, "--kv-layout");
   const EngineBehavior engine = engine_behavior(job, options.profile.get());
+  const KvLayout layout = run_kv_layout(&engine, model.default_kv_layout, job.kv_layout);
   for (const Parallel& p : layouts) {
     options.max_chunk_tokens = chunk_tokens(engine, d.hardware, p);
     d.cost_models.push_back(make_cost_model(model, p, layout, d.hardware, options));

@@ -16,7 +16,9 @@ CostModel pool_cost_model(const Candidate& c, const Parallel& p, const PlanPrici
   CostOptions options;
   options.max_chunk_tokens = c.chunk_tokens;  // as `tokenline sim --chunk` sizes the activation reserve
   options.profile = pricing.profile;
-  return make_cost_model(pricing.model, p, pricing.model.default_kv_layout, pricing.hardware, options);
+  const KvLayout layout =
+      run_kv_layout(profile_engine(pricing.profile.get()), pricing.model.default_kv_layout, "");
+  return make_cost_model(pricing.model, p, layout, pricing.hardware, options);
 }
 
 // The engine a probe of candidate c simulates (`tokenline sim --profile P --chunk C --max-running M`).

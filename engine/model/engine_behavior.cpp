@@ -124,6 +124,12 @@ EngineBehavior seed_behavior() {
                         .ratio = {}};
 }
 
+KvLayout run_kv_layout(const EngineBehavior* engine, KvLayout model_default, const std::string& flag) {
+  if (!flag.empty()) return parse_kv_layout(flag, "--kv-layout");
+  if (engine != nullptr && !engine->kv_layout_auto) return engine->kv_layout;
+  return model_default;
+}
+
 ResolvedEngine resolve_engine(const EngineBehavior& b, double hbm_bytes, double hardware_fraction, int tp,
                               int dp_attention) {
   assert(hbm_bytes > 0 && tp >= 1 && dp_attention >= 1);

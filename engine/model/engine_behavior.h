@@ -76,7 +76,8 @@ struct ReservedMemoryRule {
 struct EngineBehavior {
   std::string engine = "sglang";
   std::string version = "0.5.9";  // the SGLang release the e2e calibration points were measured with
-  // KV cache. SGLang --kv-cache-dtype "auto" = the model's dtype (BF16 latent for DeepSeek-V3 on H200).
+  // KV cache. SGLang --kv-cache-dtype "auto" = the model's dtype (BF16 latent for DeepSeek-V3 on H200);
+  // h200-sglang's profile says what auto is on its device (run_kv_layout applies it).
   bool kv_layout_auto = true;  // true: the model's default layout; false: kv_layout
   KvLayout kv_layout = KvLayout::kBf16;
   KvPlacement kv_placement =
@@ -114,6 +115,10 @@ EngineBehavior vllm_behavior();
 // The seed article's engine: KV sharded over TP, whole-request reservation, mixed steps, the hardware
 // JSON's usable fraction minus the activation estimate. `ledger` and --ideal keep this.
 EngineBehavior seed_behavior();
+
+// The KV layout a run stores: `flag` (--kv-layout) when given, else the engine's kv_cache_dtype, else (the
+// engine says auto, or there is no engine: nullptr) the model's default layout.
+KvLayout run_kv_layout(const EngineBehavior* engine, KvLayout model_default, const std::string& flag);
 
 // An EngineBehavior's derived numbers for one device and layout.
 struct ResolvedEngine {

@@ -97,6 +97,11 @@ struct OpProfile {
   double param(TimingParam p) const { return timing[static_cast<size_t>(p)]; }
 };
 
+// A profile's engine block, or nullptr (no profile, or one without an engine).
+inline const EngineBehavior* profile_engine(const OpProfile* p) {
+  return p != nullptr && p->has_engine ? &p->engine : nullptr;
+}
+
 // The built-in value of a timing parameter (what a profile that omits it gets).
 double timing_param_default(TimingParam p);
 

@@ -128,4 +128,19 @@ TEST_CASE("the h200-sglang profile brings SGLang's engine: retractions in metric
   CHECK(sharded_trace.find("\"name\":\"retracted\"") == std::string::npos);
 }
 
+// The profile's engine stores its own KV dtype: SGLang on an H200 keeps a DeepSeek-sparse-attention model's
+// latent in BF16 (_set_default_nsa_kv_cache_dtype: fp8_e4m3 only from SM100), not the FP8 layout that is
+// the model's default; --kv-layout still overrides it. GLM-5.3: 78 layers of latent, 21 with indexer keys.
+TEST_CASE("the h200-sglang profile stores a DSA model's KV in BF16 and --kv-layout overrides it",
+          "[sim_job][engine][profile]") {
+  TestDir dir("sim_engine_kv_dtype");
+  const std::string base =
+      "sim --model glm-5.3 --parallel tp8 --profile h200-sglang "
+      "--workload 'synthetic:n=4,seed=1,input=fixed:512,output=fixed:8' ";
+  const auto [bf16, fp8] = metrics_without_and_with(dir, base, "engine", "--kv-layout fp8_ds_mla", "flag");
+  const double bf16_token = 1152.0 * 78 + 132 * 21, fp8_token = 656.0 * 78 + 132 * 21;
+  const double ratio = fp8["kv_pages"]["capacity"].get<double>() / bf16["kv_pages"]["capacity"].get<double>();
+  CHECK(ratio == Approx(bf16_token / fp8_token).epsilon(0.01));
+}
+
 }  // namespace tokenline

@@ -91,7 +91,9 @@ TEST_CASE("The h200-sglang and h200-vllm profiles' engine blocks parse to the bu
   CHECK(s.admission == d.admission);
   CHECK(s.mixed_steps == d.mixed_steps);
   CHECK(s.kv_placement == d.kv_placement);
-  CHECK(s.kv_layout_auto);
+  // SGLang's "auto" on an H200 is BF16 for every model tokenline reads (DSA models included: SM90)
+  CHECK_FALSE(s.kv_layout_auto);
+  CHECK(s.kv_layout == KvLayout::kBf16);
   CHECK(s.mem_fraction_static == 0);
   CHECK(s.chunked_prefill_size == 0);
   CHECK(s.ratio.init == d.ratio.init);
@@ -110,4 +112,18 @@ TEST_CASE("The h200-sglang and h200-vllm profiles' engine blocks parse to the bu
   CHECK(v.max_running_requests == 1024);
   CHECK(v.device_memory_bytes == s.device_memory_bytes);
   CHECK(v.startup_memory_bytes == s.startup_memory_bytes);
+}
+
+TEST_CASE("A run stores the --kv-layout flag's KV, else the engine's dtype, else the model's",
+          "[engine_behavior]") {
+  const EngineBehavior fp8 = parse(R"({"kv_cache_dtype": "fp8_e4m3"})");
+  const EngineBehavior automatic = parse(R"({"kv_cache_dtype": "auto"})");
+  CHECK(run_kv_layout(&fp8, KvLayout::kBf16, "") == KvLayout::kFp8E4m3);
+  CHECK(run_kv_layout(&automatic, KvLayout::kFp8DsMla, "") == KvLayout::kFp8DsMla);
+  CHECK(run_kv_layout(nullptr, KvLayout::kFp8DsMla, "") == KvLayout::kFp8DsMla);
+  CHECK(run_kv_layout(&fp8, KvLayout::kFp8DsMla, "bf16") == KvLayout::kBf16);
+  CHECK_THROWS_AS(run_kv_layout(&fp8, KvLayout::kBf16, "int4"), InputError);
+  // The built-in h200-sglang profile: BF16 on the H200 whatever the model's own layout.
+  const auto sglang = load_op_profile("h200-sglang");
+  CHECK(run_kv_layout(profile_engine(sglang.get()), KvLayout::kFp8DsMla, "") == KvLayout::kBf16);
 }
