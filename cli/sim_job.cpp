@@ -221,9 +221,18 @@ KvConfig size_kv(const SimJob& job, const CostModel& cm, const EngineBehavior& e
                      std::to_string(job.page_tokens) + " tokens");
   }
   if (!cap.weights_fit || cap.pages_per_rank <= 0) {
+    auto gb = [](double bytes) {
+      char text[32];
+      std::snprintf(text, sizeof text, "%.1f GB", bytes / 1e9);
+      return std::string(text);
+    };
+    std::string found = gb(cap.weight_bytes) + " of weights per GPU";
+    if (cap.activation_reserve_bytes > 0) {  // the seed's reserve grows with the chunk: say so
+      found += " and " + gb(cap.activation_reserve_bytes) + " of activations for " +
+               std::to_string(cm.options.max_chunk_tokens) + "-token chunks";
+    }
     throw InputError("--parallel " + cm.parallel.name(), "a layout whose GPUs hold the weights and some KV",
-                     std::to_string(cap.weight_bytes / 1e9) + " GB of weights per GPU with " +
-                         std::to_string(cap.usable_hbm_bytes / 1e9) + " GB usable");
+                     found + " with " + gb(cap.usable_hbm_bytes) + " usable");
   }
   KvConfig kv;
   kv.page_tokens = job.page_tokens;

@@ -85,6 +85,26 @@ TEST_CASE("bad option values are input errors naming the option", "[sim_job]") {
   CHECK_THROWS_WITH(run_sim_job(job), Catch::Contains("h200x8"));
 }
 
+// The seed's memory rule keeps an activation reserve that grows with the chunk: a layout whose weights fit
+// is still refused when that reserve leaves no KV, and the message says how much the chunk took.
+TEST_CASE("a layout the chunk's activations leave no KV is refused naming weights and activations",
+          "[sim_job]") {
+  SimJob job;
+  job.out = "unused";
+  job.model = "deepseek-v3";
+  job.parallel = "dp8-ep8";
+  job.mem_fraction = 0.82;
+  job.chunk_tokens = 262144;
+  CHECK_THROWS_WITH(run_sim_job(job), Catch::Contains("--parallel dp8-ep8") &&
+                                          Catch::Contains("GB of weights per GPU and 30.1 GB of activations "
+                                                          "for 262144-token chunks with 115.6 GB usable"));
+  job.chunk_tokens = 8192;  // the same layout with a small chunk holds KV
+  job.workload = "synthetic:n=2,input=fixed:64,output=fixed:2";
+  TestDir dir("sim_activation_reserve");
+  job.out = dir.file("o");
+  CHECK(run_sim_job(job) == 0);
+}
+
 TEST_CASE("window options bound what is simulated", "[sim_job]") {
   TestDir dir("sim_window");
   constexpr int kRequests = 40;
