@@ -80,10 +80,10 @@ Setup build_setup(const LedgerArgs& a) {
   o.mtp = a.mtp;
   o.max_chunk_tokens = a.chunk;
   o.profile = load_op_profile(a.profile, a.profile_set);
-  // The KV a profile's engine stores (SGLang on H200: BF16), else (--ideal, no profile) the model's own
-  // layout.
-  const KvLayout layout = run_kv_layout(a.ideal ? nullptr : profile_engine(o.profile.get()),
-                                        model.default_kv_layout, a.kv_layout);
+  // The KV a profile's engine stores (SGLang on H200: BF16), else the model's own layout (no profile; --ideal
+  // takes none).
+  const KvLayout layout =
+      run_kv_layout(profile_engine(o.profile.get()), model.default_kv_layout, a.kv_layout);
   check_range("--chunk", a.chunk, 1, model.max_context_tokens,
               "a chunk of tokens within the model's context");
   Setup s{make_cost_model(model, parallel, layout, hw, o), a.context.value_or(0)};
@@ -144,19 +144,14 @@ void add_into(StepCost& sum, const StepCost& s) {
 
 // Memory under the engine the pricing names: a profile's engine block (SGLang: latent KV on every TP rank,
 // its static fraction of the device as the engine reads it), else the seed's.
-const EngineBehavior* profile_engine(const CostModel& cm) {
-  const OpProfile* p = cm.options.profile.get();
-  return p != nullptr && p->has_engine ? &p->engine : nullptr;
-}
-
 KvCapacity capacity(const CostModel& cm, int64_t context) {
-  const EngineBehavior* engine = profile_engine(cm);
+  const EngineBehavior* engine = profile_engine(cm.options.profile.get());
   return engine != nullptr ? kv_capacity(cm, *engine, context) : kv_capacity(cm, context);
 }
 
 // Whose memory rules `capacity` applied: "sglang 0.5.9", or "seed".
 std::string memory_rules(const CostModel& cm) {
-  const EngineBehavior* engine = profile_engine(cm);
+  const EngineBehavior* engine = profile_engine(cm.options.profile.get());
   return engine != nullptr ? engine->engine + " " + engine->version : "seed";
 }
 
@@ -271,7 +266,8 @@ void print_ledgers(const StepCost& c, double rank_tokens, double time_scale, con
 void print_memory(const CostModel& cm, int64_t context) {
   const WeightBytes w = weight_bytes_per_gpu(cm);
   const KvCapacity k = capacity(cm, context);
-  const std::string rules = profile_engine(cm) != nullptr ? " (" + memory_rules(cm) + "'s memory rules)" : "";
+  const std::string rules =
+      profile_engine(cm.options.profile.get()) != nullptr ? " (" + memory_rules(cm) + "'s memory rules)" : "";
   // SGLang keeps activations and CUDA graphs outside its fraction; the seed reserves activations inside it.
   char kept[96];
   if (k.reserved_bytes > 0) {

@@ -45,8 +45,9 @@ constexpr int64_t kSeedChunkTokens = 32768;  // the seed's 1M prefill: 32 chunks
 // reservation, mixed steps, KV sharded over TP, the hardware's usable fraction), with each flag that was
 // given overriding its field.
 EngineBehavior engine_behavior(const SimJob& job, const OpProfile* profile) {
-  const bool from_profile = profile != nullptr && profile->has_engine;
-  EngineBehavior b = from_profile ? profile->engine : seed_behavior();
+  const EngineBehavior* profiled = profile_engine(profile);
+  const bool from_profile = profiled != nullptr;
+  EngineBehavior b = from_profile ? *profiled : seed_behavior();
   if (job.chunk_tokens > 0) {
     b.chunked_prefill_size = job.chunk_tokens;
   } else if (!from_profile) {

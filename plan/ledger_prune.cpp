@@ -23,8 +23,8 @@ CostModel pool_cost_model(const Candidate& c, const Parallel& p, const PlanPrici
 
 // The engine a probe of candidate c simulates (`tokenline sim --profile P --chunk C --max-running M`).
 EngineBehavior candidate_engine(const Candidate& c, const PlanPricing& pricing) {
-  EngineBehavior b =
-      pricing.profile != nullptr && pricing.profile->has_engine ? pricing.profile->engine : seed_behavior();
+  const EngineBehavior* profiled = profile_engine(pricing.profile.get());
+  EngineBehavior b = profiled != nullptr ? *profiled : seed_behavior();
   b.chunked_prefill_size = c.chunk_tokens;
   b.max_running_requests = c.max_running;
   return b;
