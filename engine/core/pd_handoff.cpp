@@ -7,8 +7,10 @@ namespace tokenline {
 PdHandoff::PdHandoff(const PdPoolShape& shape)
     : shape_(shape),
       reserved_(static_cast<size_t>(shape.decode_instances) * static_cast<size_t>(shape.decode_ranks), 0),
+      requests_(reserved_.size(), 0),
       waiting_pages_(static_cast<size_t>(shape.prefill_instances), 0) {
-  assert(shape.page_tokens > 0 && shape.decode_instances > 0 && shape.decode_ranks > 0);
+  assert(shape.page_tokens > 0 && shape.decode_instances > 0 && shape.decode_ranks > 0 &&
+         shape.decode_requests_per_rank >= 0);
 }
 
 int64_t PdHandoff::decode_pages(int64_t prompt_tokens, int64_t output_tokens) const {
@@ -33,21 +35,30 @@ void PdHandoff::enqueue(const PdWaiting& w) {
   waiting_pages_[static_cast<size_t>(w.prefill_instance)] += prompt_pages(w.prompt_tokens);
 }
 
-int64_t& PdHandoff::reserved(int32_t instance, int32_t rank) {
-  return reserved_[static_cast<size_t>(instance) * static_cast<size_t>(shape_.decode_ranks) +
-                   static_cast<size_t>(rank)];
+size_t PdHandoff::slot(int32_t instance, int32_t rank) const {
+  return static_cast<size_t>(instance) * static_cast<size_t>(shape_.decode_ranks) + static_cast<size_t>(rank);
 }
 
 int64_t PdHandoff::reserved_pages(int32_t instance, int32_t rank) const {
-  return reserved_[static_cast<size_t>(instance) * static_cast<size_t>(shape_.decode_ranks) +
-                   static_cast<size_t>(rank)];
+  return reserved_[slot(instance, rank)];
+}
+
+int32_t PdHandoff::reserved_requests(int32_t instance, int32_t rank) const {
+  return requests_[slot(instance, rank)];
+}
+
+bool PdHandoff::has_request_slot(int32_t instance, int32_t rank) const {
+  return shape_.decode_requests_per_rank == 0 ||
+         requests_[slot(instance, rank)] < shape_.decode_requests_per_rank;
 }
 
 bool PdHandoff::place(const PdWaiting& w, int64_t pages, PdGrant& out) const {
+  // The rank with the most free pages among those with a free request slot (free -1: none).
   auto emptiest = [&](int32_t instance, int32_t& rank, int64_t& free) {
     rank = -1;
     free = -1;
     for (int32_t r = 0; r < shape_.decode_ranks; ++r) {
+      if (!has_request_slot(instance, r)) continue;
       const int64_t f = shape_.decode_pages_per_rank - reserved_pages(instance, r);
       if (f > free) {
         free = f;
@@ -84,7 +95,8 @@ void PdHandoff::grant(std::vector<PdGrant>& out) {
     const PdWaiting& w = queue_.front();
     PdGrant g;
     if (!place(w, decode_pages(w.prompt_tokens, w.output_tokens), g)) return;
-    reserved(g.decode_instance, g.decode_rank) += g.pages;
+    reserved_[slot(g.decode_instance, g.decode_rank)] += g.pages;
+    ++requests_[slot(g.decode_instance, g.decode_rank)];
     waiting_pages_[static_cast<size_t>(w.prefill_instance)] -= prompt_pages(w.prompt_tokens);
     out.push_back(g);
     queue_.pop_front();
@@ -92,9 +104,11 @@ void PdHandoff::grant(std::vector<PdGrant>& out) {
 }
 
 void PdHandoff::release(const PdGrant& g) {
-  int64_t& r = reserved(g.decode_instance, g.decode_rank);
-  assert(r >= g.pages && "released more pages than reserved");
+  int64_t& r = reserved_[slot(g.decode_instance, g.decode_rank)];
+  int32_t& n = requests_[slot(g.decode_instance, g.decode_rank)];
+  assert(r >= g.pages && n > 0 && "released more than reserved");
   r -= g.pages;
+  --n;
 }
 
 bool PdHandoff::prefill_blocked(int32_t prefill_instance) const {
@@ -104,6 +118,9 @@ bool PdHandoff::prefill_blocked(int32_t prefill_instance) const {
 bool PdHandoff::check() const {
   for (int64_t r : reserved_) {
     if (r < 0 || r > shape_.decode_pages_per_rank) return false;
+  }
+  for (int32_t n : requests_) {
+    if (n < 0 || (shape_.decode_requests_per_rank > 0 && n > shape_.decode_requests_per_rank)) return false;
   }
   std::vector<int64_t> pages(waiting_pages_.size(), 0);
   for (const PdWaiting& w : queue_)

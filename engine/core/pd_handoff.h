@@ -1,10 +1,14 @@
 // PdHandoff: the decisions of prefill/decode disaggregation between a prefill pool and a decode pool.
 // A request that left a prefill instance (kHandedOff) waits here, first in first out, until some decode
-// rank can promise the pages it will hold (prompt + output - 1 tokens); the pages are reserved before
-// its KV transfer starts and released when it leaves the decode instance, so a transfer never lands on
-// a full rank and no request is lost. A prefill instance whose waiting hand-offs would fill its own KV
-// pool (their KV stays there until sent) is back-pressured: it pauses until they start.
-// No clock: the driver passes requests in and asks what starts. Never throws; not thread-safe.
+// rank can promise the pages it will hold (prompt + output - 1 tokens) and one of its request slots; both
+// are reserved before its KV transfer starts and released when it leaves the decode instance, so a
+// transfer never lands on a full rank, a delivered request joins the decode batch at once (its first
+// token reaches the client then, as SGLang streams it from the decode side's first batch) and no request
+// is lost. The slots are the rank's max running requests: SGLang's decode pre-allocation stops when its
+// request pool (max_running_requests slots) is taken, and the request waits before it is sent. A prefill
+// instance whose waiting hand-offs would fill its own KV pool (their KV stays there until sent) is
+// back-pressured: it pauses until they start. No clock: the driver passes requests in and asks what starts.
+// Never throws; not thread-safe.
 #pragma once
 
 #include <cstdint>
@@ -21,6 +25,7 @@ struct PdPoolShape {
   int32_t decode_instances = 1;
   int32_t decode_ranks = 1;  // attention-DP ranks per decode instance
   int64_t decode_pages_per_rank = 0;
+  int32_t decode_requests_per_rank = 0;  // request slots (max running requests) per rank; 0: no limit
   int64_t page_tokens = 64;
 };
 
@@ -62,16 +67,19 @@ class PdHandoff {
 
   int64_t waiting() const { return static_cast<int64_t>(queue_.size()); }
   int64_t reserved_pages(int32_t decode_instance, int32_t rank) const;
-  // Reservations never exceed any rank's pool; waiting prompt pages agree with the queue.
+  int32_t reserved_requests(int32_t decode_instance, int32_t rank) const;
+  // Reservations never exceed any rank's pool or slots; waiting prompt pages agree with the queue.
   bool check() const;
 
  private:
-  int64_t& reserved(int32_t instance, int32_t rank);
+  size_t slot(int32_t instance, int32_t rank) const;
+  bool has_request_slot(int32_t instance, int32_t rank) const;
   bool place(const PdWaiting& w, int64_t pages, PdGrant& out) const;
 
   PdPoolShape shape_;
   std::deque<PdWaiting> queue_;
-  std::vector<int64_t> reserved_;       // [instance * ranks + rank]
+  std::vector<int64_t> reserved_;       // pages, [instance * ranks + rank]
+  std::vector<int32_t> requests_;       // requests holding a reservation, [instance * ranks + rank]
   std::vector<int64_t> waiting_pages_;  // per prefill instance: prompt pages of its queued hand-offs
 };
 

@@ -99,6 +99,7 @@ PdPoolShape pool_shape(const SimConfig& config, const PdConfig& pd) {
                      .decode_instances = pd.decode_instances,
                      .decode_ranks = d.dp_ranks,
                      .decode_pages_per_rank = d.kv.total_pages,
+                     .decode_requests_per_rank = d.scheduler.max_running_requests,
                      .page_tokens = d.kv.page_tokens};
 }
 

@@ -107,3 +107,25 @@ TEST_CASE("Waiting hand-offs back-pressure their prefill instance", "[pd_handoff
   CHECK(!h.prefill_blocked(0));
   CHECK(h.check());
 }
+
+TEST_CASE("A decode rank's request slots bound its reservations as its pages do", "[pd_handoff]") {
+  PdPoolShape shape = small_pools();
+  shape.decode_instances = 1;
+  shape.decode_requests_per_rank = 2;  // max running requests per rank
+  PdHandoff h(shape);
+  for (RequestId id = 1; id <= 5; ++id) h.enqueue(req(id, 1));
+  std::vector<PdGrant> g;
+  h.grant(g);
+  // Pages would take all five (1 page each, 20 free); two slots on each of the two ranks take four.
+  REQUIRE(g.size() == 4);
+  CHECK(h.waiting() == 1);
+  CHECK(h.reserved_requests(0, 0) == 2);
+  CHECK(h.reserved_requests(0, 1) == 2);
+  CHECK(h.check());
+  h.release(g[1]);
+  g.clear();
+  h.grant(g);
+  REQUIRE(g.size() == 1);
+  CHECK(g[0].id == 5);
+  CHECK(h.check());
+}

@@ -168,6 +168,27 @@ TEST_CASE("A full decode pool back-pressures prefill and loses nothing", "[pd_si
   CHECK(m["instances"][1]["kv_pages"]["peak"].get<int64_t>() > 20);
 }
 
+TEST_CASE("Decode request slots hold hand-offs back: the wait is time to first token, not per token",
+          "[pd_simulation]") {
+  // 24 requests at once; each decode rank runs at most 2 (SGLang's decode pre-allocation stops at
+  // max_running_requests). The others wait before their transfer, so their first token comes late and
+  // every request then decodes in a batch of at most 2: TPOT stays that batch's step time.
+  TestDir dir("pd_slots");
+  const std::string workload = dir.file("w.jsonl");
+  testing::write_uniform_workload(workload, 24, 0.0, 1000, 64);
+  const auto r = run_tokenline(sim(workload, dir.file("o"), "--parallel tp8 --pd 1P1D --max-running 2"), dir);
+  REQUIRE(r.exit_code == 0);
+  const auto m = read_json(dir.file("o/metrics.json"));
+  check_conserved(m);
+  CHECK(m["requests"]["completed"].get<int64_t>() == 24);
+  CHECK(ms(m, "tpot", "max") < 1.5 * ms(m, "tpot", "p50"));
+  double first_ttft_ms = 1e300;
+  for (const auto& row : read_csv_rows(dir.file("o/requests.csv")))
+    first_ttft_ms = std::min(first_ttft_ms, 1e3 * (std::stod(row[kColFirstToken]) - std::stod(row[1])));
+  CHECK(ms(m, "ttft", "max") > 5 * first_ttft_ms);
+  CHECK(ms(m, "ttft", "max") > 8 * 63 * ms(m, "tpot", "p50"));  // behind 11 pairs of 63-step decodes
+}
+
 TEST_CASE("A request that fits prefill but never decode is rejected with its reason", "[pd_simulation]") {
   TestDir dir("pd_bad");
   const std::string workload = dir.file("w.jsonl");
