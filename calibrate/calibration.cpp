@@ -48,19 +48,30 @@ std::vector<double> start_values(const std::vector<FitParameter>& fit, const std
   return v;
 }
 
-// Each point's layout as the tables show it; maps every point once, so a bad layout stops the run early.
+// "+mtpK" when the row's own sim_args run K MTP draft tokens (the last --mtp wins, as in sim), else "".
+std::string mtp_suffix(const std::vector<std::string>& sim_args) {
+  std::string drafts;
+  for (size_t i = 0; i + 1 < sim_args.size(); ++i) {
+    if (sim_args[i] == "--mtp") drafts = sim_args[i + 1];
+  }
+  return drafts.empty() || drafts == "0" ? std::string() : "+mtp" + drafts;
+}
+
+// Each point's layout as the tables show it (MTP runs apart); maps every point once, so a bad layout
+// stops the run early.
 std::vector<std::string> point_layouts(const std::vector<E2ePoint>& points, const std::string& path) {
   std::vector<std::string> out;
   for (const E2ePoint& p : points) {
     const std::string where = path + ":" + std::to_string(p.line);
     if (p.mode == E2eMode::kAggregated) {
-      out.push_back(parallel_name(p.agg, where));
+      out.push_back(parallel_name(p.agg, where) + mtp_suffix(p.sim_args));
     } else {
       const auto workers = [](const E2eLayout& l) {
         return l.workers_recorded ? std::to_string(l.workers) : std::string("?");
       };
       out.push_back(workers(p.prefill) + "P" + parallel_name(p.prefill, where + ": prefill") + "/" +
-                    workers(p.decode) + "D" + parallel_name(p.decode, where + ": decode"));
+                    workers(p.decode) + "D" + parallel_name(p.decode, where + ": decode") +
+                    mtp_suffix(p.sim_args));
     }
   }
   return out;

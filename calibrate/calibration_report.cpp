@@ -109,7 +109,7 @@ double fit_objective(const std::vector<GroupError>& groups) {
 void print_point_table(std::FILE* out, const std::vector<E2ePoint>& points, const std::vector<size_t>& which,
                        const std::vector<std::string>& layouts, const std::vector<SimPrediction>& before,
                        const std::vector<SimPrediction>& after) {
-  std::fprintf(out, "%5s %-26s %-7s %-20s %5s %5s %5s | %10s %9s", "line", "model", "mode", "layout", "conc",
+  std::fprintf(out, "%5s %-26s %-7s %-24s %5s %5s %5s | %10s %9s", "line", "model", "mode", "layout", "conc",
                "isl", "osl", "ttft_ms", "tpot_ms");
   std::fprintf(out, " | %10s %6s %9s %6s", "pred_ttft", "ratio", "pred_tpot", "ratio");
   if (!after.empty()) std::fprintf(out, " | %10s %6s %9s %6s", "fit_ttft", "ratio", "fit_tpot", "ratio");
@@ -117,7 +117,7 @@ void print_point_table(std::FILE* out, const std::vector<E2ePoint>& points, cons
   for (size_t k = 0; k < which.size(); ++k) {
     const E2ePoint& e = points[which[k]];
     const std::string mode = mode_label(e.mode, set_apart(e));
-    std::fprintf(out, "%5lld %-26s %-7s %-20s %5d %5lld %5lld | %10.1f %9.2f", static_cast<long long>(e.line),
+    std::fprintf(out, "%5lld %-26s %-7s %-24s %5d %5lld %5lld | %10.1f %9.2f", static_cast<long long>(e.line),
                  model_label(e.model_path).c_str(), mode.c_str(), layouts[which[k]].c_str(), e.concurrency,
                  static_cast<long long>(e.isl), static_cast<long long>(e.osl), e.ttft_ms, e.tpot_ms);
     print_prediction(out, before[k], e);
@@ -131,14 +131,14 @@ void print_group_table(std::FILE* out, const std::vector<GroupError>& before,
   const bool by_layout =
       std::any_of(before.begin(), before.end(), [](const GroupError& g) { return !g.layout.empty(); });
   std::fprintf(out, "%-26s %-7s ", "model", "mode");
-  if (by_layout) std::fprintf(out, "%-20s ", "layout");
+  if (by_layout) std::fprintf(out, "%-24s ", "layout");
   std::fprintf(out, "%6s %6s | %9s %9s", "points", "failed", "TTFT_MAPE", "TPOT_MAPE");
   if (!after.empty()) std::fprintf(out, " | %9s %9s", "fit_TTFT", "fit_TPOT");
   std::fprintf(out, "\n");
   for (size_t i = 0; i < before.size(); ++i) {
     const GroupError& g = before[i];
     std::fprintf(out, "%-26s %-7s ", g.model.c_str(), group_mode(g).c_str());
-    if (by_layout) std::fprintf(out, "%-20s ", g.layout.c_str());
+    if (by_layout) std::fprintf(out, "%-24s ", g.layout.c_str());
     std::fprintf(out, "%6d %6d | %9s %9s", g.points, g.failed, pct(g.ttft_mape).c_str(),
                  pct(g.tpot_mape).c_str());
     if (i < after.size())

@@ -82,6 +82,27 @@ TEST_CASE("calibrate --no-fit prints every point and the MAPE per model and mode
   CHECK_FALSE(fs::exists(dir.file("out/runs/0")));  // runs are removed unless --keep-runs
 }
 
+TEST_CASE("calibrate reports a row run with MTP drafts apart from its layout's plain runs", "[calibration]") {
+  TestDir dir("calibrate-mtp-layout");
+  const Run r =
+      calibrate_csv(dir,
+                    "concurrency,model_path,precision,mode,isl,osl,gemm_quant_mode,tp_size,"
+                    "attention_dp_size,moe_tp_size,moe_ep_size,silicon_ttft_ms,silicon_tpot_ms,sim_args\n"
+                    "2,meta-llama/Llama-3.1-8B-Instruct,bf16,agg,256,16,bfloat16,1,,1,1,40,8,\n"
+                    "2,meta-llama/Llama-3.1-8B-Instruct,bf16,agg,256,16,bfloat16,1,,1,1,40,6,--mtp 1\n"
+                    "2,meta-llama/Llama-3.1-8B-Instruct,bf16,agg,256,16,bfloat16,1,,1,1,40,8,"
+                    "--mtp 2 --mtp 0\n",
+                    "--no-fit --min-requests 4 --jobs 2");
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  CHECK(r.out.find("tp1+mtp1") != std::string::npos);
+  const nlohmann::json j = nlohmann::json::parse(read_all(dir.file("out/calibration.json")));
+  REQUIRE(j["before_by_deployment"].size() == 2);
+  CHECK(j["before_by_deployment"][0]["layout"] == "tp1");  // the last --mtp wins: 0 is a plain run
+  CHECK(j["before_by_deployment"][0]["points"] == 2);
+  CHECK(j["before_by_deployment"][1]["layout"] == "tp1+mtp1");
+}
+
 TEST_CASE("calibrate --sim-args reaches every point's sim run", "[calibration]") {
   TestDir dir("calibrate-simargs");
   write_points(dir.file("points.csv"));

@@ -116,8 +116,15 @@ TEST_CASE("the points in the repository parse and every model they name loads", 
   // DeepSeek-R1 disaggregated as its public recipes deployed it: workers recorded, engine flags per row.
   const std::string r1_path = heldout + "/e2e-deepseek-r1-disagg.csv";
   const std::vector<E2ePoint> r1 = read_e2e_points(r1_path);
-  REQUIRE(r1.size() == 24);
+  REQUIRE(r1.size() == 27);
+  int mtp_runs = 0;  // the sweep's EAGLE recipes (calibrate/heldout/SOURCE.md): --mtp 2, one acceptance
   for (const E2ePoint& p : r1) {
+    const auto mtp = std::find(p.sim_args.begin(), p.sim_args.end(), "--mtp");
+    if (mtp != p.sim_args.end()) {
+      ++mtp_runs;
+      REQUIRE(mtp + 1 != p.sim_args.end());
+      CHECK(*(mtp + 1) == "2");  // speculative-num-steps 2, topk 1
+    }
     CHECK(p.mode == E2eMode::kDisaggregated);
     CHECK(deployment_recorded(p));
     CHECK_FALSE(p.sim_args.empty());
@@ -127,6 +134,7 @@ TEST_CASE("the points in the repository parse and every model they name loads", 
     CHECK(p.length_range_ratio == 0.8);
     CHECK_NOTHROW(sim_arguments(p, "r1.json", "out", SimPointOptions{}));  // valid layouts
   }
+  CHECK(mtp_runs == 14);
   const PointModels r1_models(r1, r1_path, heldout + "/models", dir.path().string());
   CHECK(load_hf_config(r1_models.config_for(r1.front())).layers == 61);
   const std::string points = std::string(TOKENLINE_SOURCE_DIR) + "/calibrate/points";
