@@ -57,6 +57,28 @@ void check_conserved(const nlohmann::json& m) {
   CHECK(r["in_flight_at_end"].get<int64_t>() == 0);
 }
 
+// n requests of `prompt` / `output` tokens arriving at once through `sim ... flags`: the metrics, every
+// request completed; o/requests.csv in dir.
+nlohmann::json all_at_once(const TestDir& dir, int n, int64_t prompt, int64_t output,
+                           const std::string& flags) {
+  const std::string workload = dir.file("w.jsonl");
+  testing::write_uniform_workload(workload, n, 0.0, prompt, output);
+  const auto r = run_tokenline(sim(workload, dir.file("o"), flags), dir);
+  REQUIRE(r.exit_code == 0);
+  const auto m = read_json(dir.file("o/metrics.json"));
+  check_conserved(m);
+  CHECK(m["requests"]["completed"].get<int64_t>() == n);
+  return m;
+}
+
+// The shortest time to first token in dir's o/requests.csv, in ms.
+double first_ttft_ms(const TestDir& dir) {
+  double first = 1e300;
+  for (const auto& row : read_csv_rows(dir.file("o/requests.csv")))
+    first = std::min(first, 1e3 * (std::stod(row[kColFirstToken]) - std::stod(row[1])));
+  return first;
+}
+
 }  // namespace
 
 TEST_CASE("A 1M-token hand-off moves 56.6 GB in the time its link gives", "[pd_simulation]") {
@@ -151,18 +173,9 @@ TEST_CASE("DP attention, skew and MTP configurations conserve requests and repla
 TEST_CASE("A full decode pool back-pressures prefill and loses nothing", "[pd_simulation]") {
   // Decode ranks of 40 pages hold two 1000-token requests; 60 arrive at once.
   TestDir dir("pd_backpressure");
-  const std::string workload = dir.file("w.jsonl");
-  testing::write_uniform_workload(workload, 60, 0.0, 1000, 200);
-  const auto r = run_tokenline(sim(workload, dir.file("o"), "--parallel tp8 --pd 1P1D --kv-pages 40"), dir);
-  REQUIRE(r.exit_code == 0);
-  const auto m = read_json(dir.file("o/metrics.json"));
-  check_conserved(m);
-  CHECK(m["requests"]["completed"].get<int64_t>() == 60);
+  const auto m = all_at_once(dir, 60, 1000, 200, "--parallel tp8 --pd 1P1D --kv-pages 40");
   // Decode admits two at a time, so time to first token grows across the queue ...
-  double first_ttft_ms = 1e300;
-  for (const auto& row : read_csv_rows(dir.file("o/requests.csv")))
-    first_ttft_ms = std::min(first_ttft_ms, 1e3 * (std::stod(row[kColFirstToken]) - std::stod(row[1])));
-  CHECK(ms(m, "ttft", "max") > 10 * first_ttft_ms);
+  CHECK(ms(m, "ttft", "max") > 10 * first_ttft_ms(dir));
   // ... and the reservations keep the decode pool within its 40 pages.
   CHECK(m["instances"][1]["kv_pages"]["peak"].get<int64_t>() <= 40);
   CHECK(m["instances"][1]["kv_pages"]["peak"].get<int64_t>() > 20);
@@ -174,18 +187,9 @@ TEST_CASE("Decode request slots hold hand-offs back: the wait is time to first t
   // max_running_requests). The others wait before their transfer, so their first token comes late and
   // every request then decodes in a batch of at most 2: TPOT stays that batch's step time.
   TestDir dir("pd_slots");
-  const std::string workload = dir.file("w.jsonl");
-  testing::write_uniform_workload(workload, 24, 0.0, 1000, 64);
-  const auto r = run_tokenline(sim(workload, dir.file("o"), "--parallel tp8 --pd 1P1D --max-running 2"), dir);
-  REQUIRE(r.exit_code == 0);
-  const auto m = read_json(dir.file("o/metrics.json"));
-  check_conserved(m);
-  CHECK(m["requests"]["completed"].get<int64_t>() == 24);
+  const auto m = all_at_once(dir, 24, 1000, 64, "--parallel tp8 --pd 1P1D --max-running 2");
   CHECK(ms(m, "tpot", "max") < 1.5 * ms(m, "tpot", "p50"));
-  double first_ttft_ms = 1e300;
-  for (const auto& row : read_csv_rows(dir.file("o/requests.csv")))
-    first_ttft_ms = std::min(first_ttft_ms, 1e3 * (std::stod(row[kColFirstToken]) - std::stod(row[1])));
-  CHECK(ms(m, "ttft", "max") > 5 * first_ttft_ms);
+  CHECK(ms(m, "ttft", "max") > 5 * first_ttft_ms(dir));
   CHECK(ms(m, "ttft", "max") > 8 * 63 * ms(m, "tpot", "p50"));  // behind 11 pairs of 63-step decodes
 }
 
