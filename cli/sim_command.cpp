@@ -70,6 +70,11 @@ void add_scheduler_options(CLI::App& cmd, SimJob& job) {
   cmd.add_option("--policy", job.policy, "scheduling policy: fcfs | lpm | priority")->capture_default_str();
   cmd.add_option("--max-running", job.max_running,
                  "running requests per rank (default: the profile engine's, else 1024)");
+  cmd.add_option("--prefill-mem-fraction", job.prefill_mem_fraction,
+                 "with --pd: the prefill instances' own --mem-fraction (default: the same as decode's)");
+  cmd.add_option(
+      "--prefill-max-running", job.prefill_max_running,
+      "with --pd: the prefill instances' own --max-running per rank (default: the same as decode's)");
   cmd.add_option("--kv-pages", job.kv_pages, "KV pages per rank (default: HBM left after weights)");
   cmd.add_flag("!--no-prefix-cache", job.prefix_cache, "disable the radix prefix cache");
   cmd.add_option("--mtp", job.mtp_drafts, "MTP draft tokens per decode step (0: off)")->capture_default_str();

@@ -108,6 +108,12 @@ void check_numbers(const SimJob& job) {
   if (job.max_running < 0)
     throw InputError("--max-running", "a positive count (0: the engine's default)",
                      std::to_string(job.max_running));
+  if (job.prefill_max_running < 0)
+    throw InputError("--prefill-max-running", "a positive count (0: the same as --max-running)",
+                     std::to_string(job.prefill_max_running));
+  if (job.prefill_mem_fraction != 0 && !(job.prefill_mem_fraction > 0 && job.prefill_mem_fraction <= 1))
+    throw InputError("--prefill-mem-fraction", "a fraction in (0, 1] (0: the same as --mem-fraction)",
+                     std::to_string(job.prefill_mem_fraction));
   if (job.kv_pages < 0)
     throw InputError("--kv-pages", "0 (auto) or a positive page count", std::to_string(job.kv_pages));
   if (job.concurrency < 0)
@@ -281,7 +287,18 @@ void check_total_pages(const std::vector<SimConfig::InstanceSpec>& instances, in
   }
 }
 
-SimConfig build_config(const SimJob& job, const ModelConfig& model, const Deployment& d) {
+// The job as a prefill instance of a PD run sees it: --prefill-mem-fraction and --prefill-max-running in
+// place of --mem-fraction and --max-running where given.
+SimJob prefill_job(const SimJob& job) {
+  SimJob p = job;
+  if (job.prefill_mem_fraction != 0) p.mem_fraction = job.prefill_mem_fraction;
+  if (job.prefill_max_running != 0) p.max_running = job.prefill_max_running;
+  return p;
+}
+
+// prefill_instances: with --pd, the first instances that prefill only (0 without --pd).
+SimConfig build_config(const SimJob& job, const ModelConfig& model, const Deployment& d,
+                       int32_t prefill_instances = 0) {
   SimConfig c;
   c.model_name = model.name;
   c.hardware_name = d.hardware_name;
@@ -297,8 +314,10 @@ SimConfig build_config(const SimJob& job, const ModelConfig& model, const Deploy
                      job.overlap);
   }
   c.router = parse_placement_option(job.router, "--router");
+  const SimJob as_prefill = prefill_job(job);
   for (const CostModel& cm : d.cost_models) {
-    c.instances.push_back({cm.parallel.name(), instance_config(job, model, cm)});
+    const bool prefill = static_cast<int32_t>(c.instances.size()) < prefill_instances;
+    c.instances.push_back({cm.parallel.name(), instance_config(prefill ? as_prefill : job, model, cm)});
     c.parallel_name += (c.parallel_name.empty() ? "" : ",") + cm.parallel.name();
   }
   check_total_pages(c.instances, job.page_tokens);
@@ -380,6 +399,12 @@ int run_sim_job(const SimJob& given) {
   check_numbers(given);
   const PdConfig pd = parse_pd(given.pd, given.pd_link, given.pd_transfer);
   SimJob job = given;
+  if (!pd.enabled() && given.prefill_mem_fraction != 0)
+    throw InputError("--prefill-mem-fraction", "only with --pd (the prefill instances')",
+                     std::to_string(given.prefill_mem_fraction));
+  if (!pd.enabled() && given.prefill_max_running != 0)
+    throw InputError("--prefill-max-running", "only with --pd (the prefill instances')",
+                     std::to_string(given.prefill_max_running));
   if (pd.enabled()) {
     const int32_t pd_instances = pd.prefill_instances + pd.decode_instances;
     if (given.instances != 1 && given.instances != pd_instances)
@@ -393,7 +418,7 @@ int run_sim_job(const SimJob& given) {
   const ModelConfig model = load_model(job.model);
   const Deployment deployment = load_deployment(job, model, parse_layouts(job, model));
   const WorkloadSpec workload = workload_spec(job);
-  SimConfig config = build_config(job, model, deployment);
+  SimConfig config = build_config(job, model, deployment, pd.prefill_instances);
   config.workload_name = describe_workload(workload);
   require_writable_directory(job.out);
   if (!job.skip_bad_lines) prevalidate_workload(workload);  // malformed input stops the run before it starts
@@ -420,6 +445,9 @@ int run_replay_job(const SimJob& job) {
   const ModelConfig model = load_model(job.model);
   const Deployment deployment = load_deployment(job, model, parse_layouts(job, model));
   const WorkloadSpec workload = workload_spec(job);
+  if (job.prefill_mem_fraction != 0 || job.prefill_max_running != 0)
+    throw InputError("--prefill-mem-fraction / --prefill-max-running",
+                     "only with --pd, not with --backend replay", "given");
   SimConfig config = build_config(job, model, deployment);
   config.workload_name = describe_workload(workload);
   const RecordedRun recorded = read_recorded_run(path);

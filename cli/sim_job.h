@@ -36,7 +36,11 @@ struct SimJob {
   double mem_fraction = 0;    // share of HBM for weights + KV; 0: the hardware JSON's
   std::string policy = "fcfs";
   int32_t max_running = 0;  // per rank; 0: the engine's (seed: 1024, SGLang: derived from its KV pool)
-  int64_t kv_pages = 0;     // 0: sized from HBM left after weights; else pages per rank
+  // With --pd, the prefill instances' own mem_fraction / max_running (SGLang PD workers set them per
+  // worker); 0: the same as the decode instances'.
+  double prefill_mem_fraction = 0;
+  int32_t prefill_max_running = 0;
+  int64_t kv_pages = 0;  // 0: sized from HBM left after weights; else pages per rank
   bool prefix_cache = true;
   std::string kv_layout;    // "" = the model's default
   bool ideal = false;       // the seed's ideal rates instead of the hardware's efficiencies

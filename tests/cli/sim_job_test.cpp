@@ -83,6 +83,16 @@ TEST_CASE("bad option values are input errors naming the option", "[sim_job]") {
   job.instances = 2;
   job.cluster = "h200x8";  // 2 x dp8-ep8 needs 16 GPUs
   CHECK_THROWS_WITH(run_sim_job(job), Catch::Contains("h200x8"));
+  job.instances = 1;
+  job.cluster = "";
+  job.prefill_max_running = 4;  // a prefill pool's own flag without --pd
+  CHECK_THROWS_WITH(run_sim_job(job), Catch::Contains("--prefill-max-running") && Catch::Contains("--pd"));
+  job.pd = "1P1D";
+  job.prefill_max_running = -1;
+  CHECK_THROWS_WITH(run_sim_job(job), Catch::Contains("--prefill-max-running"));
+  job.prefill_max_running = 0;
+  job.prefill_mem_fraction = 1.5;
+  CHECK_THROWS_WITH(run_sim_job(job), Catch::Contains("--prefill-mem-fraction"));
 }
 
 // The seed's memory rule keeps an activation reserve that grows with the chunk: a layout whose weights fit

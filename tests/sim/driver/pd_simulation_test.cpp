@@ -193,6 +193,27 @@ TEST_CASE("Decode request slots hold hand-offs back: the wait is time to first t
   CHECK(ms(m, "ttft", "max") > 8 * 63 * ms(m, "tpot", "p50"));  // behind 11 pairs of 63-step decodes
 }
 
+TEST_CASE("The prefill instances take their own memory fraction and max running, the decode ones not",
+          "[pd_simulation]") {
+  // 40 requests at once; SGLang PD recipes give prefill workers their own mem-fraction-static and
+  // max-running-requests. Prefill with 2 running at most takes 20 steps; its pool shrinks with its fraction.
+  const std::string both = "--model deepseek-v3 --parallel tp8 --pd 1P1D --mem-fraction 0.9";
+  TestDir same_dir("pd_prefill_same");
+  const auto same = all_at_once(same_dir, 40, 1000, 50, both);
+  TestDir own_dir("pd_prefill_own");
+  const auto own =
+      all_at_once(own_dir, 40, 1000, 50, both + " --prefill-mem-fraction 0.75 --prefill-max-running 2");
+  const auto capacity = [](const nlohmann::json& m, int i) {
+    return m["instances"][i]["kv_pages"]["capacity"].get<int64_t>();
+  };
+  const auto steps = [](const nlohmann::json& m, int i) { return m["instances"][i]["steps"].get<int64_t>(); };
+  CHECK(capacity(same, 0) == capacity(same, 1));
+  CHECK(capacity(own, 0) < capacity(same, 0));
+  CHECK(capacity(own, 1) == capacity(same, 1));
+  CHECK(steps(same, 0) < 20);
+  CHECK(steps(own, 0) >= 20);
+}
+
 TEST_CASE("A request that fits prefill but never decode is rejected with its reason", "[pd_simulation]") {
   TestDir dir("pd_bad");
   const std::string workload = dir.file("w.jsonl");
