@@ -389,6 +389,7 @@ StepCost step_cost(const CostModel& cm, std::span<const std::span<const SeqWork>
   assert(per_rank.size() <= size_t(cm.parallel.dp_attention) && "more ranks than dp_attention");
   StepCost sc;
   double best = -1, all_tokens = 0, moe_tokens = 0;
+  int64_t draft_layers = 0;  // MTP draft layer passes the step runs after its decode (the busiest rank's)
   bool graph = cm.profile != nullptr;
   // Own profiles under DP: each rank's time from the every-group rows, for its peers' load.
   const bool own_dp = cm.profile && cm.profile->own && cm.parallel.dp_attention > 1;
@@ -399,6 +400,9 @@ StepCost step_cost(const CostModel& cm, std::span<const std::span<const SeqWork>
     const RankWork w = summarize(cm, per_rank[r]);
     if (w.tokens <= 0) continue;
     all_tokens += w.tokens;
+    if (cm.options.mtp && w.decode_tokens > 0)
+      draft_layers =
+          std::max(draft_layers, int64_t{cm.model.mtp_layers} * std::max<int64_t>(1, w.max_drafts));
     Terms t{};
     attention_block_ops(cm, w, t);
     mlp_ops(cm, w, t);
@@ -451,7 +455,10 @@ StepCost step_cost(const CostModel& cm, std::span<const std::span<const SeqWork>
     size_t most_requests = 0;
     for (const std::span<const SeqWork>& rank : per_rank)
       most_requests = std::max(most_requests, rank.size());
-    sc.floor_s = std::max(0.0, cm.profile->step_floor_s - sc.total_s);
+    // The floor is per decoder layer run: the model's layers, and with MTP each draft pass's layer too.
+    const double floor_s =
+        cm.profile->step_floor_s * (1.0 + double(draft_layers) / double(std::max(1, cm.model.layers)));
+    sc.floor_s = std::max(0.0, floor_s - sc.total_s);
     sc.total_s += sc.floor_s;
     sc.overhead_s = step_overhead_s(*cm.profile, sc.total_s, most_requests);
     sc.total_s += sc.overhead_s;

@@ -362,4 +362,27 @@ TEST_CASE("a step below its per-layer floor runs the floor, one above it its ops
   CHECK(deepseek_decode_step(floor + ",step_cpu_overhead_s=" + std::to_string(cpu_s), 1).overhead_s == 0);
 }
 
+TEST_CASE("with MTP the per-layer floor counts each draft pass's layer as well as the model's",
+          "[op_profile]") {
+  // One DeepSeek-V3 request verifying 2 drafts (3 new tokens) runs the model's 61 layers and 2 passes of its
+  // one MTP layer; a floor far above the ops lifts the step to 63 layers' worth, the same step without MTP
+  // (or with MTP and no draft to verify, 1 pass) to 61 / 62.
+  CostOptions o;
+  auto p = load_op_profile("h200-sglang");
+  apply_profile_sets(*p, "step_cpu_overhead_s=0,step_cpu_per_request_s=0,step_floor_per_layer_s=0.001");
+  o.profile = std::move(p);
+  const ModelConfig m = model_preset("deepseek-v3");
+  REQUIRE(m.mtp_layers == 1);
+  const CostModel plain =
+      make_cost_model(m, parse_parallel("tp8", "test"), KvLayout::kFp8E4m3, load_hardware("h200"), o);
+  o.mtp = true;
+  const CostModel mtp =
+      make_cost_model(m, parse_parallel("tp8", "test"), KvLayout::kFp8E4m3, load_hardware("h200"), o);
+  const std::vector<SeqWork> verify{SeqWork{.new_tokens = 3, .context_tokens = 1023}};
+  const std::vector<SeqWork> single{SeqWork{.new_tokens = 1, .context_tokens = 1023}};
+  CHECK(step_cost(plain, verify).total_s == Approx(0.001 * m.layers));
+  CHECK(step_cost(mtp, verify).total_s == Approx(0.001 * (m.layers + 2)));
+  CHECK(step_cost(mtp, single).total_s == Approx(0.001 * (m.layers + 1)));
+}
+
 }  // namespace tokenline
