@@ -137,6 +137,7 @@ void add_into(StepCost& sum, const StepCost& s) {
   sum.comm_s += s.comm_s;
   sum.launch_s += s.launch_s;
   sum.profile_s += s.profile_s;
+  sum.gpu_floor_s += s.gpu_floor_s;
   sum.floor_s += s.floor_s;
   sum.overhead_s += s.overhead_s;
   sum.tokens += s.tokens;

@@ -178,11 +178,12 @@ struct StepCost {
   double kv_s = 0;
   double indexer_s = 0;
   double activations_s = 0;
-  double comm_s = 0;      // collectives' transfer time
-  double launch_s = 0;    // collective launches + kernel launches
-  double profile_s = 0;   // terms priced from the profile (not split into the classes above)
-  double floor_s = 0;     // profile timing: what lifts a short step to its per-layer floor
-  double overhead_s = 0;  // profile timing: per-step CPU time not hidden behind the GPU
+  double comm_s = 0;       // collectives' transfer time
+  double launch_s = 0;     // collective launches + kernel launches
+  double profile_s = 0;    // terms priced from the profile (not split into the classes above)
+  double gpu_floor_s = 0;  // profile timing: the GPU part lasts at least this (per layer run x layers run)
+  double floor_s = 0;      // what lifts a short step to gpu_floor_s
+  double overhead_s = 0;   // profile timing: per-step CPU time not hidden behind the GPU
   int busiest_rank = 0;
   int64_t tokens = 0;  // new tokens over all ranks
   const Term& operator[](Op op) const { return terms[static_cast<size_t>(op)]; }

@@ -53,7 +53,7 @@ struct ProfileCurves {
   // timing parameters
   double step_cpu_overhead_s = 0;
   double step_cpu_per_request_s = 0;  // x the most requests one attention rank's scheduler holds in the step
-  double step_floor_s = 0;            // step_floor_per_layer_s x the model's decoder layers
+  double step_floor_per_layer_s = 0;  // x the decoder layers a step runs (the model's, MTP draft passes')
   bool overlap_schedule = false;
   int64_t cuda_graph_max_bs = 0;
   double eager_launch_gap_s = 0;

@@ -456,7 +456,7 @@ void apply_speed_scale(const OpProfile& p, ProfileCurves& pc) {
   for (double& s : pc.own_scale) s *= speed;
   pc.step_cpu_overhead_s *= speed;
   pc.step_cpu_per_request_s *= speed;
-  pc.step_floor_s *= speed;
+  pc.step_floor_per_layer_s *= speed;
   pc.eager_launch_gap_s *= speed;
 }
 
@@ -487,7 +487,7 @@ std::shared_ptr<const ProfileCurves> resolve_profile(const OpProfile& p, const C
   resolve_own_ops(p, cm, *pc);
   pc->step_cpu_overhead_s = p.param(TimingParam::kStepCpuOverheadS);
   pc->step_cpu_per_request_s = p.param(TimingParam::kStepCpuPerRequestS);
-  pc->step_floor_s = p.param(TimingParam::kStepFloorPerLayerS) * cm.model.layers;
+  pc->step_floor_per_layer_s = p.param(TimingParam::kStepFloorPerLayerS);
   pc->overlap_schedule = p.param(TimingParam::kOverlapSchedule) != 0;
   if (p.param(TimingParam::kSharedExpertsFusion) != 0 && fuses_shared_expert(cm) && !pc->moe.empty())
     pc->fused_shared_rows = double(cm.model.experts_per_token + 1) / cm.model.experts_per_token;

@@ -456,9 +456,8 @@ StepCost step_cost(const CostModel& cm, std::span<const std::span<const SeqWork>
     for (const std::span<const SeqWork>& rank : per_rank)
       most_requests = std::max(most_requests, rank.size());
     // The floor is per decoder layer run: the model's layers, and with MTP each draft pass's layer too.
-    const double floor_s =
-        cm.profile->step_floor_s * (1.0 + double(draft_layers) / double(std::max(1, cm.model.layers)));
-    sc.floor_s = std::max(0.0, floor_s - sc.total_s);
+    sc.gpu_floor_s = cm.profile->step_floor_per_layer_s * double(cm.model.layers + draft_layers);
+    sc.floor_s = std::max(0.0, sc.gpu_floor_s - sc.total_s);
     sc.total_s += sc.floor_s;
     sc.overhead_s = step_overhead_s(*cm.profile, sc.total_s, most_requests);
     sc.total_s += sc.overhead_s;

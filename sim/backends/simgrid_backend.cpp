@@ -349,8 +349,7 @@ StepOutcome SimgridBackend::execute(const StepBatches& step) {
     run_merged(last_cost_, gpu);
   }
   // profile: a short step still runs its per-layer floor (the flows may have taken longer than priced)
-  const double floor_s = cost_model_.profile ? cost_model_.profile->step_floor_s : 0;
-  if (sg::now_s() - gpu_start < floor_s) sg::sleep_until(gpu_start + floor_s);
+  if (sg::now_s() - gpu_start < last_cost_.gpu_floor_s) sg::sleep_until(gpu_start + last_cost_.gpu_floor_s);
   outcome.duration_s = sg::now_s() - start;
   if (noise_) noise_->accept_drafts(step, outcome.accepted_drafts);
   return outcome;

@@ -133,6 +133,33 @@ TEST_CASE("simgrid runs a short profiled step to its per-layer floor, as analyti
   for (const Sample& s : samples) CHECK(s.simgrid_s >= 0.0004 * model.layers * (1 - 1e-9));
 }
 
+TEST_CASE("simgrid runs an MTP step to the floor of its draft passes' layers too, as analytic prices it") {
+  CostOptions o;
+  auto p = load_op_profile("h200-sglang");
+  apply_profile_sets(*p, "step_cpu_overhead_s=0,step_cpu_per_request_s=0,step_floor_per_layer_s=0.0004");
+  o.profile = std::move(p);
+  o.mtp = true;
+  const ModelConfig model = model_preset("deepseek-v3");
+  const CostModel cm =
+      make_cost_model(model, parse_parallel("tp8", "test"), KvLayout::kFp8E4m3, load_hardware("h200"), o);
+  const sg::PlatformSpec platform = sg::load_platform(kCluster, cm.hbm_bw);
+  StepBatches verify = decode_batches(cm, 1, 1023);
+  verify.ranks[0].entries[0].new_tokens = 3;  // 1 + 2 drafts verified: 2 draft passes of the MTP layer
+  verify.ranks[0].entries[0].draft_tokens = 2;
+  std::vector<Sample> samples;
+  sg::SimEngine engine(platform);
+  engine.add_actor("mtp floor", [&] {
+    for (bool op_detail : {false, true}) {
+      SimgridBackend backend(cm, platform, 0, op_detail);
+      const StepOutcome out = backend.execute(verify);
+      samples.push_back({op_detail ? "op detail" : "merged", out.duration_s, backend.last_cost().total_s});
+    }
+  });
+  REQUIRE(engine.run());
+  check_agreement(samples, 2);
+  for (const Sample& s : samples) CHECK(s.simgrid_s >= 0.0004 * (model.layers + 2) * (1 - 1e-9));
+}
+
 TEST_CASE("a PD transfer sharing an IB NIC with the EP all-to-all slows steps by the shared bytes") {
   const CostModel cm = glm_on_h200("dp16-ep16");
   const sg::PlatformSpec platform = sg::load_platform(kCluster, cm.hbm_bw);
