@@ -287,6 +287,14 @@ void check_total_pages(const std::vector<SimConfig::InstanceSpec>& instances, in
   }
 }
 
+// --prefill-mem-fraction / --prefill-max-running, refused where a run has no prefill instances (`why`).
+void refuse_prefill_options(const SimJob& job, const std::string& why) {
+  if (job.prefill_mem_fraction != 0)
+    throw InputError("--prefill-mem-fraction", why, std::to_string(job.prefill_mem_fraction));
+  if (job.prefill_max_running != 0)
+    throw InputError("--prefill-max-running", why, std::to_string(job.prefill_max_running));
+}
+
 // The job as a prefill instance of a PD run sees it: --prefill-mem-fraction and --prefill-max-running in
 // place of --mem-fraction and --max-running where given.
 SimJob prefill_job(const SimJob& job) {
@@ -399,12 +407,7 @@ int run_sim_job(const SimJob& given) {
   check_numbers(given);
   const PdConfig pd = parse_pd(given.pd, given.pd_link, given.pd_transfer);
   SimJob job = given;
-  if (!pd.enabled() && given.prefill_mem_fraction != 0)
-    throw InputError("--prefill-mem-fraction", "only with --pd (the prefill instances')",
-                     std::to_string(given.prefill_mem_fraction));
-  if (!pd.enabled() && given.prefill_max_running != 0)
-    throw InputError("--prefill-max-running", "only with --pd (the prefill instances')",
-                     std::to_string(given.prefill_max_running));
+  if (!pd.enabled()) refuse_prefill_options(given, "only with --pd (the prefill instances')");
   if (pd.enabled()) {
     const int32_t pd_instances = pd.prefill_instances + pd.decode_instances;
     if (given.instances != 1 && given.instances != pd_instances)
@@ -437,6 +440,7 @@ int run_replay_job(const SimJob& job) {
   retire_previous_outputs(job.out);
   if (!job.pd.empty())
     throw InputError("--pd", "no --pd with --backend replay (PD runs the analytic backend)", job.pd);
+  refuse_prefill_options(job, "only with --pd, so not with --backend replay");
   const std::string path = replay_trace_path(job.backend);
   check_numbers(job);
   // tokenline run serves requests open loop; MTP drafts (--mtp as the run's) take the run's acceptances.
@@ -445,9 +449,6 @@ int run_replay_job(const SimJob& job) {
   const ModelConfig model = load_model(job.model);
   const Deployment deployment = load_deployment(job, model, parse_layouts(job, model));
   const WorkloadSpec workload = workload_spec(job);
-  if (job.prefill_mem_fraction != 0 || job.prefill_max_running != 0)
-    throw InputError("--prefill-mem-fraction / --prefill-max-running",
-                     "only with --pd, not with --backend replay", "given");
   SimConfig config = build_config(job, model, deployment);
   config.workload_name = describe_workload(workload);
   const RecordedRun recorded = read_recorded_run(path);

@@ -93,6 +93,11 @@ TEST_CASE("bad option values are input errors naming the option", "[sim_job]") {
   job.prefill_max_running = 0;
   job.prefill_mem_fraction = 1.5;
   CHECK_THROWS_WITH(run_sim_job(job), Catch::Contains("--prefill-mem-fraction"));
+  job.pd = "";  // a replay has no prefill instances either: refused before the trace is read
+  job.prefill_mem_fraction = 0.7;
+  job.backend = "replay:missing-trace.json";
+  CHECK_THROWS_WITH(run_replay_job(job),
+                    Catch::Contains("--prefill-mem-fraction") && Catch::Contains("replay"));
 }
 
 // The seed's memory rule keeps an activation reserve that grows with the chunk: a layout whose weights fit
