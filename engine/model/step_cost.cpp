@@ -238,6 +238,13 @@ void mlp_ops(const CostModel& cm, const RankWork& w, Terms& out) {
   }
 }
 
+// The MTP draft passes a rank's step runs after its decode tokens, each through the model's MTP layers:
+// k drafts are k sequential passes (each draft feeds the next); 0 without MTP, decodes or an MTP layer.
+int draft_passes(const CostModel& cm, const RankWork& w) {
+  if (!cm.options.mtp || w.decode_tokens <= 0 || cm.model.mtp_layers <= 0) return 0;
+  return int(std::max<int64_t>(1, w.max_drafts));
+}
+
 // LM head and sampling for the tokens that need logits; the MTP draft after decode tokens.
 void output_ops(const CostModel& cm, const RankWork& w, Terms& out) {
   const ModelConfig& m = cm.model;
@@ -251,12 +258,11 @@ void output_ops(const CostModel& cm, const RankWork& w, Terms& out) {
     finish_op(cm, at(out, Op::kSample),
               {1, lmT * V * kSampleFlopsPerLogit, 0, 0, 0, lmT * V * kLogitBytes, Rate::kVector});
   }
-  if (cm.options.mtp && w.decode_tokens > 0 && m.mtp_layers > 0) {
+  if (const int passes = draft_passes(cm, w); passes > 0) {
     // One MTP layer per decode token: an MoE decoder layer plus eh_proj (2h -> h), its weights spread over
-    // every GPU. k drafts are k sequential passes (each draft feeds the next), each reading the weights.
+    // every GPU; each pass (draft_passes) reads the weights.
     // A first-order figure: the draft is not broken into ops.
     const double active = cm.mtp_active_params;
-    const int passes = int(std::max<int64_t>(1, w.max_drafts));
     finish_op(cm, at(out, Op::kMtpDraft),
               {m.mtp_layers * passes, m.mtp_layers * 2 * w.decode_tokens * active / tp,
                passes * cm.mtp_params * bpp / cm.parallel.gpus(), 0, 0, w.decode_tokens * 4 * h * kActBytes,
@@ -400,9 +406,7 @@ StepCost step_cost(const CostModel& cm, std::span<const std::span<const SeqWork>
     const RankWork w = summarize(cm, per_rank[r]);
     if (w.tokens <= 0) continue;
     all_tokens += w.tokens;
-    if (cm.options.mtp && w.decode_tokens > 0)
-      draft_layers =
-          std::max(draft_layers, int64_t{cm.model.mtp_layers} * std::max<int64_t>(1, w.max_drafts));
+    draft_layers = std::max(draft_layers, int64_t{cm.model.mtp_layers} * draft_passes(cm, w));
     Terms t{};
     attention_block_ops(cm, w, t);
     mlp_ops(cm, w, t);
