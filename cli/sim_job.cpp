@@ -61,11 +61,7 @@ EngineBehavior engine_behavior(const SimJob& job, const OpProfile* profile) {
     b.kv_placement = parse_on_off(job.kv_replicated, "--kv-replicated") ? KvPlacement::kPerTpRank
                                                                         : KvPlacement::kShardedOverTp;
   }
-  if (job.mem_fraction != 0) {
-    if (!(job.mem_fraction > 0 && job.mem_fraction <= 1))
-      throw InputError("--mem-fraction", "a fraction in (0, 1]", std::to_string(job.mem_fraction));
-    b.mem_fraction_static = job.mem_fraction;
-  }
+  if (job.mem_fraction != 0) b.mem_fraction_static = job.mem_fraction;  // in (0, 1]: check_numbers
   return b;
 }
 
@@ -111,9 +107,12 @@ void check_numbers(const SimJob& job) {
   if (job.prefill_max_running < 0)
     throw InputError("--prefill-max-running", "a positive count (0: the same as --max-running)",
                      std::to_string(job.prefill_max_running));
-  if (job.prefill_mem_fraction != 0 && !(job.prefill_mem_fraction > 0 && job.prefill_mem_fraction <= 1))
-    throw InputError("--prefill-mem-fraction", "a fraction in (0, 1] (0: the same as --mem-fraction)",
-                     std::to_string(job.prefill_mem_fraction));
+  const auto require_fraction = [](double v, const char* option, const std::string& expected) {
+    if (v != 0 && !(v > 0 && v <= 1)) throw InputError(option, expected, std::to_string(v));
+  };
+  require_fraction(job.mem_fraction, "--mem-fraction", "a fraction in (0, 1]");
+  require_fraction(job.prefill_mem_fraction, "--prefill-mem-fraction",
+                   "a fraction in (0, 1] (0: the same as --mem-fraction)");
   if (job.kv_pages < 0)
     throw InputError("--kv-pages", "0 (auto) or a positive page count", std::to_string(job.kv_pages));
   if (job.concurrency < 0)
