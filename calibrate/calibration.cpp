@@ -9,6 +9,7 @@
 
 #include "calibrate/calibration_report.h"
 #include "calibrate/prefill_load.h"
+#include "calibrate/sim_point.h"
 #include "common/input_error.h"
 #include "engine/model/op_profile.h"
 #include "topologies/preset_source.h"
@@ -48,12 +49,9 @@ std::vector<double> start_values(const std::vector<FitParameter>& fit, const std
   return v;
 }
 
-// "+mtpK" when the row's own sim_args run K MTP draft tokens (the last --mtp wins, as in sim), else "".
+// "+mtpK" when the row's own sim_args run K MTP draft tokens, else "".
 std::string mtp_suffix(const std::vector<std::string>& sim_args) {
-  std::string drafts;
-  for (size_t i = 0; i + 1 < sim_args.size(); ++i) {
-    if (sim_args[i] == "--mtp") drafts = sim_args[i + 1];
-  }
+  const std::string drafts = option_value(sim_args, "--mtp");
   return drafts.empty() || drafts == "0" ? std::string() : "+mtp" + drafts;
 }
 

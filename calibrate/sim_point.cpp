@@ -86,6 +86,16 @@ std::string length_distribution(int64_t tokens, double range_ratio) {
 
 }  // namespace
 
+std::string option_value(const std::vector<std::string>& args, const std::string& option) {
+  std::string value;
+  for (const OptionGroup& g : option_groups(args)) {
+    if (g.name != option) continue;
+    const size_t eq = g.words[0].find('=');
+    value = eq != std::string::npos ? g.words[0].substr(eq + 1) : g.words.size() > 1 ? g.words[1] : "";
+  }
+  return value;
+}
+
 std::string parallel_name(const E2eLayout& l, const std::string& where) {
   const int gpus = l.tp * l.attention_dp;
   if (l.moe_ep > 1 && l.moe_tp * l.moe_ep != gpus) {

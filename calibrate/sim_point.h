@@ -43,6 +43,10 @@ struct SimPointOptions {
 // Throws InputError at `where` when moe_ep > 1 and moe_tp x moe_ep is not the GPU count.
 std::string parallel_name(const E2eLayout& layout, const std::string& where);
 
+// The value the last `option` in `args` gives it ("--name value" or "--name=value"), as sim reads a repeated
+// option; "" when args do not give it.
+std::string option_value(const std::vector<std::string>& args, const std::string& option);
+
 // Requests in the synthetic workload of `p` (the row's own counts per client where it gives them).
 int64_t request_count(const E2ePoint& p, const SimPointOptions& options);
 

@@ -89,7 +89,7 @@ TEST_CASE("calibrate reports a row run with MTP drafts apart from its layout's p
                     "concurrency,model_path,precision,mode,isl,osl,gemm_quant_mode,tp_size,"
                     "attention_dp_size,moe_tp_size,moe_ep_size,silicon_ttft_ms,silicon_tpot_ms,sim_args\n"
                     "2,meta-llama/Llama-3.1-8B-Instruct,bf16,agg,256,16,bfloat16,1,,1,1,40,8,\n"
-                    "2,meta-llama/Llama-3.1-8B-Instruct,bf16,agg,256,16,bfloat16,1,,1,1,40,6,--mtp 1\n"
+                    "2,meta-llama/Llama-3.1-8B-Instruct,bf16,agg,256,16,bfloat16,1,,1,1,40,6,--mtp=1\n"
                     "2,meta-llama/Llama-3.1-8B-Instruct,bf16,agg,256,16,bfloat16,1,,1,1,40,8,"
                     "--mtp 2 --mtp 0\n",
                     "--no-fit --min-requests 4 --jobs 2");

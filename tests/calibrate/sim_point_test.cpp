@@ -181,3 +181,13 @@ TEST_CASE("A failed run's prediction says why", "[sim_point]") {
   CHECK_FALSE(r.ok);
   CHECK(r.error.starts_with("exit 2"));
 }
+
+TEST_CASE("option_value reads an option's last value in either spelling", "[sim_point]") {
+  const std::vector<std::string> args = {"--mem-fraction",    "0.8",   "--mtp=2",
+                                         "--no-prefix-cache", "--mtp", "3"};
+  CHECK(option_value(args, "--mtp") == "3");  // the last wins, as in sim
+  CHECK(option_value({"--mtp=2", "--chunk", "64"}, "--mtp") == "2");
+  CHECK(option_value(args, "--mem-fraction") == "0.8");
+  CHECK(option_value(args, "--no-prefix-cache").empty());  // a flag: no value
+  CHECK(option_value(args, "--chunk").empty());            // not given
+}
