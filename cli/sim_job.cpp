@@ -406,7 +406,6 @@ int run_sim_job(const SimJob& given) {
   check_numbers(given);
   const PdConfig pd = parse_pd(given.pd, given.pd_link, given.pd_transfer);
   SimJob job = given;
-  if (!pd.enabled()) refuse_prefill_options(given, "only with --pd (the prefill instances')");
   if (pd.enabled()) {
     const int32_t pd_instances = pd.prefill_instances + pd.decode_instances;
     if (given.instances != 1 && given.instances != pd_instances)
@@ -416,6 +415,8 @@ int run_sim_job(const SimJob& given) {
           std::to_string(given.instances));
     job.instances = pd_instances;
     require_at_most(job.instances, limits::kMaxInstances, "--pd (instances)");
+  } else {
+    refuse_prefill_options(given, "only with --pd (the prefill instances')");
   }
   const ModelConfig model = load_model(job.model);
   const Deployment deployment = load_deployment(job, model, parse_layouts(job, model));
