@@ -84,7 +84,10 @@ struct Request {
   int64_t arrival_seq = 0;      // tie-break order (FCFS)
   int32_t priority = 0;
   bool kv_ready = false;  // PD decode side: arrives with its prompt KV (after transfer)
-  bool live = false;      // the slot holds a request that has not been drained
+  // PD decode side: the prefill instance's token, generated but not yet streamed to the client (it goes
+  // out with the request's first decode step; Scheduler::add).
+  bool first_token_held = false;
+  bool live = false;  // the slot holds a request that has not been drained
 
   bool prefilling() const { return computed_tokens < prefill_target_tokens; }
   // KV tokens the request can ever hold: the last sampled token is never fed back.

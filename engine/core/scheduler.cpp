@@ -129,7 +129,18 @@ RejectReason Scheduler::add(RequestSpec spec, double now_s, bool kv_ready) {
   r.kv_ready = kv_ready;
   r.live = true;
   load_tokens_ += spec.prompt_tokens + spec.output_tokens;
-  if (kv_ready) emit_tokens(r, 1, now_s);  // the first token came from the prefill instance with the KV
+  if (kv_ready) {
+    // The first token came from the prefill instance with the KV. SGLang's decode worker streams it from
+    // the request's prebuilt batch, which its overlapped loop builds when it next polls its transfers and
+    // processes as the decode step after that ends (disaggregation/decode.py): here, with the first decode
+    // step that runs the request. A one-token request never decodes: it is streamed and done on arrival.
+    if (r.remaining_output() > 1) {
+      r.record.generated_tokens = 1;
+      r.first_token_held = true;
+    } else {
+      emit_tokens(r, 1, now_s);
+    }
+  }
   if (r.remaining_output() == 0) {
     complete(slot, RequestStatus::kFinished, now_s);  // a one-token request is done on arrival
     return RejectReason::kNone;
@@ -453,11 +464,13 @@ void Scheduler::admit(const PlannedAdmission& admission) {
 
 void Scheduler::emit_tokens(Request& r, int64_t n, double now_s) {
   n = std::min(n, r.remaining_output());
-  if (n > 0 && r.record.first_token_s < 0) {
+  const int64_t streamed = n + (r.first_token_held ? 1 : 0);
+  r.first_token_held = false;
+  if (streamed > 0 && r.record.first_token_s < 0) {
     r.record.first_token_s = now_s;
     r.record.token_times_s.reserve(static_cast<size_t>(std::min(r.record.output_tokens, kTokenTimesReserve)));
   }
-  for (int64_t i = 0; i < n; ++i) r.record.token_times_s.push_back(now_s);
+  for (int64_t i = 0; i < streamed; ++i) r.record.token_times_s.push_back(now_s);
   r.record.generated_tokens += n;
 }
 
@@ -584,6 +597,8 @@ bool Scheduler::check(std::string* why) const {
       return fail("running request holds fewer pages than its KV");
     if (!r.prefilling() && r.computed_tokens != r.record.prompt_tokens + r.record.generated_tokens - 1)
       return fail("decoding request's KV != prompt + generated - 1");
+    if (r.first_token_held && (r.record.first_token_s >= 0 || r.record.generated_tokens != 1))
+      return fail("held first token after the first was streamed");
     load += r.record.prompt_tokens + r.record.output_tokens;
   }
   if (!std::is_sorted(running_.begin(), running_.end(),

@@ -115,6 +115,7 @@ TEST_CASE(
   CHECK(out[0].first_token_s == Approx(2.0));
   CHECK(prefill.counters().kv.owned_pages == 0);
 
+  const double kv_arrival_s = t;
   REQUIRE(decode.add_request_with_kv(make_spec(1, 40000, 5), t).accepted());
   const StepPlan p = decode.plan();
   REQUIRE(p.batches.ranks[0].entries.size() == 1);
@@ -126,6 +127,21 @@ TEST_CASE(
   REQUIRE(out.size() == 1);
   CHECK(out[0].status == RequestStatus::kFinished);
   CHECK(out[0].generated_tokens == 5);
+  // The prefill's token reaches the client with the first decode step (t=2..3), together with that
+  // step's token, not on the KV's arrival at t=2.
+  CHECK(out[0].first_token_s == Approx(kv_arrival_s + 1.0));
+  REQUIRE(out[0].token_times_s.size() == 5);
+  CHECK(out[0].token_times_s[1] == Approx(kv_arrival_s + 1.0));
+  CHECK(out[0].token_times_s[4] == Approx(kv_arrival_s + 4.0));
+  CHECK(out[0].finish_s == Approx(kv_arrival_s + 4.0));
+  // A one-token request never decodes: its token is streamed, and it is done, on arrival.
+  REQUIRE(decode.add_request_with_kv(make_spec(3, 100, 1), t).accepted());
+  out.clear();
+  decode.drain(out);
+  REQUIRE(out.size() == 1);
+  CHECK(out[0].status == RequestStatus::kFinished);
+  CHECK(out[0].first_token_s == Approx(t));
+  CHECK(out[0].token_times_s.size() == 1);
   CHECK(decode.add_request(make_spec(2, 100, 5), t).reason == RejectReason::kWrongRole);
   require_check(decode);
 }
