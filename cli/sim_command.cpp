@@ -47,8 +47,10 @@ void add_deployment_options(CLI::App& cmd, SimJob& job) {
 }
 
 void add_scheduler_options(CLI::App& cmd, SimJob& job) {
-  cmd.add_option("--chunk", job.chunk_tokens,
-                 "token budget per step = prefill chunk (default: the profile engine's, else 32768)");
+  cmd.add_option(
+      "--chunk", job.chunk_tokens,
+      "token budget per step of one attention rank = prefill chunk (default: the profile engine's, SGLang's "
+      "split over DP-attention ranks; else 32768)");
   cmd.add_option("--max-prefill-tokens", job.max_prefill_tokens,
                  "a step's tokens at most this, below the chunk (SGLang --max-prefill-tokens; 0: the chunk)")
       ->capture_default_str();

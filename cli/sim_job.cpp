@@ -50,6 +50,7 @@ EngineBehavior engine_behavior(const SimJob& job, const OpProfile* profile) {
   EngineBehavior b = from_profile ? *profiled : seed_behavior();
   if (job.chunk_tokens > 0) {
     b.chunked_prefill_size = job.chunk_tokens;
+    b.chunk_split_over_dp = false;  // --chunk is one attention rank's budget, as --max-running is
   } else if (!from_profile) {
     b.chunked_prefill_size = kSeedChunkTokens;
   }
@@ -65,10 +66,10 @@ EngineBehavior engine_behavior(const SimJob& job, const OpProfile* profile) {
   return b;
 }
 
-// The step token budget (= prefill chunk) of the engine on this device and layout.
+// One attention rank's step token budget (= prefill chunk): --chunk as given, else the engine's on this
+// device and layout (SGLang's is the instance's, split over the DP-attention ranks).
 int64_t chunk_tokens(const EngineBehavior& b, const Hardware& hw, const Parallel& p) {
-  if (b.chunked_prefill_size > 0) return b.chunked_prefill_size;
-  return resolve_engine(b, hw.hbm_bytes, hw.usable_hbm_fraction, p.tp, p.dp_attention).chunk_tokens;
+  return resolve_engine(b, hw.hbm_bytes, hw.usable_hbm_fraction, p.tp, p.dp_attention).rank_chunk_tokens;
 }
 
 EstimateConfig estimate_config(const TokenRatio& t) {

@@ -105,6 +105,7 @@ EngineBehavior vllm_behavior() {
                         .mem_fraction_static = 0.9,  // --gpu-memory-utilization default
                         .reserve = {},
                         .chunked_prefill_size = 8192,
+                        .chunk_split_over_dp = false,  // each data-parallel engine has its own budget
                         .cuda_graph_max_bs = 512,      // largest default cudagraph capture size
                         .max_running_requests = 1024,  // max_num_seqs
                         .mixed_steps = true,
@@ -118,6 +119,7 @@ EngineBehavior seed_behavior() {
                         .kv_placement = KvPlacement::kShardedOverTp,
                         .memory_rule = MemoryRule::kFractionMinusActivations,
                         .reserve = {},
+                        .chunk_split_over_dp = false,
                         .max_running_requests = 1024,
                         .mixed_steps = true,
                         .admission = Admission::kWholeRequest,
@@ -140,6 +142,8 @@ ResolvedEngine resolve_engine(const EngineBehavior& b, double hbm_bytes, double 
   const MemoryBand& band =
       *std::find_if(kBands.begin(), kBands.end(), [mib](const MemoryBand& x) { return mib < x.below_mib; });
   r.chunk_tokens = b.chunked_prefill_size > 0 ? b.chunked_prefill_size : band.chunk_tokens;
+  r.rank_chunk_tokens =
+      b.chunk_split_over_dp ? std::max<int64_t>(1, r.chunk_tokens / dp_attention) : r.chunk_tokens;
   r.cuda_graph_max_bs = b.cuda_graph_max_bs > 0 ? b.cuda_graph_max_bs
                         : tp < kLargeTp         ? band.graph_bs_small_tp
                                                 : band.graph_bs_large_tp;

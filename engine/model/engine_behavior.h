@@ -94,7 +94,10 @@ struct EngineBehavior {
   ReservedMemoryRule reserve;
   // Scheduling. 0 = derived as SGLang does (resolve_engine / derived_max_running_requests).
   int64_t chunked_prefill_size = 0;  // H200 (60-160 GiB band): 8192
-  int32_t cuda_graph_max_bs = 0;     // H200: 256 below tp4, else 512
+  // With DP attention the chunk is the instance's and each rank's scheduler takes chunk / dp (server_args.py
+  // _handle_data_parallelism, "to avoid MoE kernel issues"). false: every rank takes the whole chunk.
+  bool chunk_split_over_dp = true;
+  int32_t cuda_graph_max_bs = 0;  // H200: 256 below tp4, else 512
   int32_t max_running_requests =
       0;                     // model_runner.py: clamp(KV tokens / context x 512, 2048, 4096), <= tokens / 2
   bool mixed_steps = false;  // --enable-mixed-chunk is off: a prefill batch runs alone, decodes wait
@@ -127,7 +130,8 @@ struct ResolvedEngine {
   double mem_fraction = 0;
   // kStaticFraction: (device - startup) x (1 - fraction), what activations + graphs get
   double reserved_bytes = 0;
-  int64_t chunk_tokens = 0;
+  int64_t chunk_tokens = 0;       // the engine's chunked_prefill_size (what its memory rule reads)
+  int64_t rank_chunk_tokens = 0;  // one attention rank's step budget: chunk_tokens, split over DP ranks
   int32_t cuda_graph_max_bs = 0;
 };
 

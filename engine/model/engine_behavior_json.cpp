@@ -134,6 +134,7 @@ void read_memory(Reader& r, EngineBehavior& b, const std::string& where) {
 
 void read_scheduling(Reader& r, EngineBehavior& b, const std::string& where) {
   b.chunked_prefill_size = r.integer("chunked_prefill_size", b.chunked_prefill_size, 1, 1 << 24, true);
+  b.chunk_split_over_dp = r.boolean("chunk_split_over_dp", b.chunk_split_over_dp);
   b.cuda_graph_max_bs = int32_t(r.integer("cuda_graph_max_bs", b.cuda_graph_max_bs, 1, 1 << 16, true));
   b.max_running_requests =
       int32_t(r.integer("max_running_requests", b.max_running_requests, 1, 1 << 24, true));

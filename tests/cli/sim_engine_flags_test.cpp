@@ -128,6 +128,25 @@ TEST_CASE("the h200-sglang profile brings SGLang's engine: retractions in metric
   CHECK(sharded_trace.find("\"name\":\"retracted\"") == std::string::npos);
 }
 
+// SGLang divides its chunked_prefill_size among the DP-attention ranks (server_args.py
+// _handle_data_parallelism): on dp8 an H200's default 8192 gives each rank 1024, so one 4,096-token prompt
+// takes four chunks. `--chunk` is one rank's budget and is taken as given.
+TEST_CASE("the h200-sglang profile splits its default chunk over DP-attention ranks, --chunk is a rank's",
+          "[sim_job][engine][profile]") {
+  TestDir dir("sim_engine_dp_chunk");
+  const std::string base =
+      "sim --model deepseek-v3 --parallel dp8-ep8 --profile h200-sglang "
+      "--workload 'synthetic:n=1,seed=1,input=fixed:4096,output=fixed:2' ";
+  REQUIRE(run_tokenline(base + "--out '" + dir.file("engine") + "'", dir).exit_code == 0);
+  REQUIRE(run_tokenline(base + "--chunk 8192 --out '" + dir.file("flag") + "'", dir).exit_code == 0);
+  const std::string engine = testing::read_all(dir.file("engine/trace.json"));
+  CHECK(engine.find("\"name\":\"prefill chunk 4\",\"args\":{\"tokens\":1024") != std::string::npos);
+  CHECK(engine.find("\"name\":\"prefill chunk 5\"") == std::string::npos);
+  const std::string flag = testing::read_all(dir.file("flag/trace.json"));
+  CHECK(flag.find("\"name\":\"prefill chunk 1\",\"args\":{\"tokens\":4096") != std::string::npos);
+  CHECK(flag.find("\"name\":\"prefill chunk 2\"") == std::string::npos);
+}
+
 // The profile's engine stores its own KV dtype: SGLang on an H200 keeps a DeepSeek-sparse-attention model's
 // latent in BF16 (_set_default_nsa_kv_cache_dtype: fp8_e4m3 only from SM100), not the FP8 layout that is
 // the model's default; --kv-layout still overrides it. GLM-5.3: 78 layers of latent, 21 with indexer keys.

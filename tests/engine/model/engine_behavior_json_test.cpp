@@ -29,7 +29,8 @@ TEST_CASE("Fields take bare values, {value, source} or auto", "[engine_behavior]
     "kv_placement": "sharded",
     "mem_fraction_static": {"value": 0.8, "source": "--mem-fraction-static"},
     "device_memory_bytes": "auto",
-    "chunked_prefill_size": 4096, "cuda_graph_max_bs": {"value": "auto", "source": "s"},
+    "chunked_prefill_size": 4096, "chunk_split_over_dp": {"value": false, "source": "s"},
+    "cuda_graph_max_bs": {"value": "auto", "source": "s"},
     "max_running_requests": 256, "mixed_steps": true, "plan_ahead": true, "admission": "incremental",
     "reserved_memory_mib": {"base": 256, "floor": {"value": 0, "source": "s"}},
     "new_token_ratio": {"init": 0.5, "min_factor": 0.2, "decay_steps": 100, "retract_decode_steps": 10,
@@ -41,6 +42,7 @@ TEST_CASE("Fields take bare values, {value, source} or auto", "[engine_behavior]
   CHECK(b.mem_fraction_static == 0.8);
   CHECK(b.device_memory_bytes == 0);
   CHECK(b.chunked_prefill_size == 4096);
+  CHECK_FALSE(b.chunk_split_over_dp);
   CHECK(b.cuda_graph_max_bs == 0);
   CHECK(b.max_running_requests == 256);
   CHECK(b.mixed_steps);

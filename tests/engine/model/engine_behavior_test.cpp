@@ -52,6 +52,25 @@ TEST_CASE("Explicit values override what resolve_engine derives", "[engine_behav
   CHECK(r.reserved_bytes == Approx(0.2 * 143771 * kMib));
 }
 
+TEST_CASE("SGLang splits its chunk over DP-attention ranks, vLLM, the seed and a rank's --chunk do not",
+          "[engine_behavior]") {
+  EngineBehavior b = sglang_behavior();
+  // H200's 8192 over 8 DP-attention ranks: 1024 a rank; the memory rule still reads the whole 8192.
+  const ResolvedEngine dp8 = resolve_engine(b, kH200Bytes, 0.9, 8, 8);
+  CHECK(dp8.chunk_tokens == 8192);
+  CHECK(dp8.rank_chunk_tokens == 1024);
+  CHECK(dp8.mem_fraction == Approx(0.753));
+  CHECK(resolve_engine(b, kH200Bytes, 0.9, 8, 1).rank_chunk_tokens == 8192);  // no DP attention: whole
+  b.chunked_prefill_size = 262144;  // a recipe's --chunked-prefill-size on DP8
+  CHECK(resolve_engine(b, kH200Bytes, 0.9, 8, 8).rank_chunk_tokens == 32768);
+  b.chunk_split_over_dp = false;  // `sim --chunk`: already one rank's
+  CHECK(resolve_engine(b, kH200Bytes, 0.9, 8, 8).rank_chunk_tokens == 262144);
+  CHECK(resolve_engine(vllm_behavior(), kH200Bytes, 0.9, 8, 8).rank_chunk_tokens == 8192);
+  EngineBehavior seed = seed_behavior();
+  seed.chunked_prefill_size = 32768;
+  CHECK(resolve_engine(seed, kH200Bytes, 0.9, 8, 8).rank_chunk_tokens == 32768);
+}
+
 TEST_CASE("vLLM and the seed take the hardware's or their own utilization and keep KV as they do",
           "[engine_behavior]") {
   const EngineBehavior v = vllm_behavior();
