@@ -265,7 +265,7 @@ InstanceConfig instance_config(const SimJob& job, const ModelConfig& model, cons
   c.scheduler.max_context_tokens = model.max_context_tokens;
   c.scheduler.mixed_batches = engine.mixed_steps;
   c.plan_ahead = engine.plan_ahead;
-  c.scheduler.estimate = estimate_config(engine.ratio);
+  c.scheduler.estimate = estimate_config(engine.ratio.for_dp_attention(cm.parallel.dp_attention));
   c.kv = size_kv(job, cm, engine);
   c.scheduler.max_running_requests =
       engine.max_running_requests > 0

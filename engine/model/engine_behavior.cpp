@@ -132,6 +132,12 @@ KvLayout run_kv_layout(const EngineBehavior* engine, KvLayout model_default, con
   return model_default;
 }
 
+TokenRatio TokenRatio::for_dp_attention(int dp_attention) const {
+  TokenRatio t = *this;
+  if (dp_attention > 1) t.init = std::min(1.0, init * dp_attention_conservativeness);
+  return t;
+}
+
 ResolvedEngine resolve_engine(const EngineBehavior& b, double hbm_bytes, double hardware_fraction, int tp,
                               int dp_attention) {
   assert(hbm_bytes > 0 && tp >= 1 && dp_attention >= 1);

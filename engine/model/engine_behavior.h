@@ -53,8 +53,13 @@ struct TokenRatio {
   int32_t retract_decode_steps = 20;   // SGLANG_RETRACT_DECODE_STEPS: a retraction leaves 20 tokens of
                                        // room per remaining request, and the ratio restarts from there
   int64_t clip_max_new_tokens = 4096;  // SGLANG_CLIP_MAX_NEW_TOKENS_ESTIMATION: output counted at most
+  // server_args.py: --enable-dp-attention multiplies schedule_conservativeness by 0.3, so init (and the floor
+  // and decay derived from it) by 0.3.
+  double dp_attention_conservativeness = 0.3;
   double min_ratio() const { return init * min_factor; }
   double decay_per_step() const { return decay_steps > 0 ? (init - min_ratio()) / decay_steps : 0; }
+  // The scheme a rank of a layout with dp_attention ranks runs (dp_attention > 1: DP attention is on).
+  TokenRatio for_dp_attention(int dp_attention) const;
 };
 
 // SGLang's estimate of what mem_fraction_static must keep back (server_args.py,

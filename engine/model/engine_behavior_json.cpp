@@ -151,6 +151,8 @@ void read_scheduling(Reader& r, EngineBehavior& b, const std::string& where) {
         int32_t(x.integer("retract_decode_steps", t.retract_decode_steps, 0, 1 << 20, false));
     t.clip_max_new_tokens =
         x.integer("clip_max_new_tokens", t.clip_max_new_tokens, 1, int64_t{1} << 40, false);
+    t.dp_attention_conservativeness =
+        x.number("dp_attention_conservativeness", t.dp_attention_conservativeness, 0.01, 1, false);
     x.reject_unknown();
   }
 }

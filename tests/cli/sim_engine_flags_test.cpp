@@ -4,6 +4,8 @@
 // The summary line names the step times' source.
 #include <catch2/catch.hpp>
 #include <cstdio>
+#include <filesystem>
+#include <fstream>
 #include <string>
 #include <utility>
 
@@ -145,6 +147,39 @@ TEST_CASE("the h200-sglang profile splits its default chunk over DP-attention ra
   const std::string flag = testing::read_all(dir.file("flag/trace.json"));
   CHECK(flag.find("\"name\":\"prefill chunk 1\",\"args\":{\"tokens\":4096") != std::string::npos);
   CHECK(flag.find("\"name\":\"prefill chunk 2\"") == std::string::npos);
+}
+
+// SGLang runs a DP-attention rank's admission estimate at schedule_conservativeness x 0.3 (new_token_ratio
+// 0.21, not 0.7). A copy of h200-sglang with that factor at 1.0 changes what a dp8 rank admits under KV
+// pressure, and nothing on tp8, where DP attention is off.
+TEST_CASE("the h200-sglang profile's DP-attention conservativeness reaches DP ranks' admission only",
+          "[sim_job][engine][profile]") {
+  TestDir dir("sim_engine_dp_ratio");
+  const std::string copy = dir.file("loose");
+  std::filesystem::copy(testing::source_file("topologies/profiles/h200-sglang"), copy);
+  std::string json = testing::read_all(copy + "/profile.json");
+  const std::string factor = "\"dp_attention_conservativeness\": {\"value\": 0.3";
+  const size_t at = json.find(factor);
+  REQUIRE(at != std::string::npos);
+  json.replace(at, factor.size(), "\"dp_attention_conservativeness\": {\"value\": 1.0");
+  {
+    std::ofstream out(copy + "/profile.json");
+    out << json;
+  }
+  auto retractions = [&](const std::string& parallel, const std::string& profile, const char* out) {
+    const std::string args =
+        "sim --model deepseek-v3 --parallel " + parallel + " --profile '" + profile +
+        "' --kv-pages 200 --concurrency 64 "
+        "--workload 'synthetic:n=128,seed=1,input=fixed:1024,output=fixed:2048' --out '" +
+        dir.file(out) + "'";
+    REQUIRE(run_tokenline(args, dir).exit_code == 0);
+    return read_json(dir.file(out) + "/metrics.json")["requests"]["retractions"].get<int64_t>();
+  };
+  const int64_t dp_sglang = retractions("dp8-ep8", "h200-sglang", "dp_sglang");
+  const int64_t dp_loose = retractions("dp8-ep8", copy, "dp_loose");
+  CHECK(dp_sglang > 0);
+  CHECK(dp_sglang != dp_loose);
+  CHECK(retractions("tp8", "h200-sglang", "tp_sglang") == retractions("tp8", copy, "tp_loose"));
 }
 
 // The profile's engine stores its own KV dtype: SGLang on an H200 keeps a DeepSeek-sparse-attention model's

@@ -34,7 +34,7 @@ TEST_CASE("Fields take bare values, {value, source} or auto", "[engine_behavior]
     "max_running_requests": 256, "mixed_steps": true, "plan_ahead": true, "admission": "incremental",
     "reserved_memory_mib": {"base": 256, "floor": {"value": 0, "source": "s"}},
     "new_token_ratio": {"init": 0.5, "min_factor": 0.2, "decay_steps": 100, "retract_decode_steps": 10,
-                        "clip_max_new_tokens": 2048}
+                        "clip_max_new_tokens": 2048, "dp_attention_conservativeness": 0.5}
   })");
   CHECK_FALSE(b.kv_layout_auto);
   CHECK(b.kv_layout == KvLayout::kFp8E4m3);
@@ -54,6 +54,7 @@ TEST_CASE("Fields take bare values, {value, source} or auto", "[engine_behavior]
   CHECK(b.ratio.init == 0.5);
   CHECK(b.ratio.decay_steps == 100);
   CHECK(b.ratio.clip_max_new_tokens == 2048);
+  CHECK(b.ratio.dp_attention_conservativeness == 0.5);
 }
 
 TEST_CASE("Bad engine objects: one message naming the file, the field, expected and found",

@@ -71,6 +71,19 @@ TEST_CASE("SGLang splits its chunk over DP-attention ranks, vLLM, the seed and a
   CHECK(resolve_engine(seed, kH200Bytes, 0.9, 8, 8).rank_chunk_tokens == 32768);
 }
 
+TEST_CASE("A DP-attention rank estimates with SGLang's conservativeness x 0.3", "[engine_behavior]") {
+  const TokenRatio t = sglang_behavior().ratio;
+  const TokenRatio dp = t.for_dp_attention(8);
+  CHECK(dp.init == Approx(0.21));
+  CHECK(dp.min_ratio() == Approx(0.21 * 0.14));
+  CHECK(dp.decay_per_step() == Approx((0.21 - 0.21 * 0.14) / 600));
+  CHECK(t.for_dp_attention(1).init == Approx(0.7));
+  TokenRatio loose = t;
+  loose.init = 1.0;
+  loose.dp_attention_conservativeness = 1.0;
+  CHECK(loose.for_dp_attention(8).init == 1.0);
+}
+
 TEST_CASE("vLLM and the seed take the hardware's or their own utilization and keep KV as they do",
           "[engine_behavior]") {
   const EngineBehavior v = vllm_behavior();
