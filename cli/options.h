@@ -21,7 +21,7 @@ ReservationPolicy reservation_of(Admission admission);
 // --reservation whole | incremental | estimate: Admission's names (parse_admission), one table for both.
 ReservationPolicy parse_reservation(const std::string& v);
 TraceDetail parse_detail(const std::string& v);  // --trace-detail none | step | op
-// --router, --dp-assign: round-robin | least-load | prefix-aware (engine/core/placement.h's names).
+// --router, --dp-assign: round-robin | least-load | prefix-aware | room (engine/core/placement.h's names).
 PlacementPolicy parse_placement_option(const std::string& v, const char* option);
 void require_positive(int64_t value, const char* option);
 // Throws InputError "<option>: expected at most <most> (a documented input limit), found <value>".

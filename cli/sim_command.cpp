@@ -22,10 +22,11 @@ void add_deployment_options(CLI::App& cmd, SimJob& job) {
                  "instance layout (tp8, dp8-ep8, tp8-ep8, ...) or a comma list, one per instance")
       ->capture_default_str();
   cmd.add_option("--instances", job.instances, "instances of that layout")->capture_default_str();
-  cmd.add_option("--router", job.router, "across instances: round-robin | least-load | prefix-aware")
+  cmd.add_option("--router", job.router, "across instances: round-robin | least-load | prefix-aware | room")
       ->capture_default_str();
-  cmd.add_option("--dp-assign", job.dp_assign,
-                 "across attention-DP ranks: round-robin | least-load | prefix-aware")
+  cmd.add_option(
+         "--dp-assign", job.dp_assign,
+         "across attention-DP ranks: round-robin | least-load | prefix-aware | room (SGLang's PD prefill)")
       ->capture_default_str();
   cmd.add_option("--kv-layout", job.kv_layout,
                  "fp8_ds_mla | fp8_e4m3 | nvfp4_ds_mla | bf16 (default: the model's)");

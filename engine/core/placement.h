@@ -3,7 +3,10 @@
 // round-robin: arrival order; least-load: the fewest queued + running tokens; prefix-aware: among the
 // targets whose caches hold the longest prefix of the prompt, the least loaded (a prefix every target
 // holds, such as a shared system prompt, ties them all, so load decides); with no cached prefix anywhere,
-// least-load. Ties go to the lowest index. Deterministic; no clock. Not thread-safe.
+// least-load; room: a pseudo-random target per request, as SGLang's PD prefill picks its attention-DP rank
+// (bootstrap_room % ranks, server_args.py _handle_load_balance_method, with the random room ids routers
+// draw), here a hash of the pick's sequence number. Ties go to the lowest index. Deterministic; no clock.
+// Not thread-safe.
 #pragma once
 
 #include <cstdint>
@@ -14,7 +17,7 @@
 
 namespace tokenline {
 
-enum class PlacementPolicy { kRoundRobin, kLeastLoad, kPrefixAware };
+enum class PlacementPolicy { kRoundRobin, kLeastLoad, kPrefixAware, kRoom };
 
 // The one name table: to_string, parsing and the CLI's "expected" text all read it.
 struct PlacementName {
@@ -23,10 +26,11 @@ struct PlacementName {
 };
 inline constexpr PlacementName kPlacementNames[] = {{PlacementPolicy::kRoundRobin, "round-robin"},
                                                     {PlacementPolicy::kLeastLoad, "least-load"},
-                                                    {PlacementPolicy::kPrefixAware, "prefix-aware"}};
+                                                    {PlacementPolicy::kPrefixAware, "prefix-aware"},
+                                                    {PlacementPolicy::kRoom, "room"}};
 std::string_view to_string(PlacementPolicy policy);
 std::optional<PlacementPolicy> parse_placement(std::string_view name);
-std::string placement_choices();  // "round-robin, least-load or prefix-aware"
+std::string placement_choices();  // "round-robin, least-load, prefix-aware or room"
 
 class Placement {
  public:
@@ -41,7 +45,7 @@ class Placement {
 
  private:
   PlacementPolicy policy_;
-  int64_t picks_ = 0;  // round-robin cursor
+  int64_t picks_ = 0;  // round-robin cursor, room's hash input
 };
 
 }  // namespace tokenline

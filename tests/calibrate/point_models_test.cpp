@@ -118,6 +118,7 @@ TEST_CASE("the points in the repository parse and every model they name loads", 
   const std::vector<E2ePoint> r1 = read_e2e_points(r1_path);
   REQUIRE(r1.size() == 27);
   int mtp_runs = 0;  // the sweep's EAGLE recipes (calibrate/heldout/SOURCE.md): --mtp 2, one acceptance
+  int dp_prefills = 0;
   for (const E2ePoint& p : r1) {
     if (const std::string drafts = option_value(p.sim_args, "--mtp"); !drafts.empty()) {
       ++mtp_runs;
@@ -131,8 +132,17 @@ TEST_CASE("the points in the repository parse and every model they name loads", 
     CHECK(p.requests_per_client == 10);
     CHECK(p.length_range_ratio == 0.8);
     CHECK_NOTHROW(sim_arguments(p, "r1.json", "out", SimPointOptions{}));  // valid layouts
+    // A DP-attention prefill worker places by bootstrap room (SGLang's PD prefill round_robin); the chunk
+    // is one rank's share of the recipe's.
+    if (p.prefill.attention_dp > 1) {
+      ++dp_prefills;
+      CHECK(option_value(p.sim_args, "--dp-assign") == "room");
+      CHECK(
+          (option_value(p.sim_args, "--chunk") == "32768" || option_value(p.sim_args, "--chunk") == "8192"));
+    }
   }
   CHECK(mtp_runs == 14);
+  CHECK(dp_prefills == 7);
   const PointModels r1_models(r1, r1_path, heldout + "/models", dir.path().string());
   CHECK(load_hf_config(r1_models.config_for(r1.front())).layers == 61);
   const std::string points = std::string(TOKENLINE_SOURCE_DIR) + "/calibrate/points";
