@@ -2,6 +2,8 @@
 
 #include <cassert>
 
+#include "common/mix64.h"
+
 namespace tokenline {
 namespace {
 
@@ -47,13 +49,8 @@ int32_t Placement::pick(std::span<const int64_t> loads, std::span<const int64_t>
   switch (policy_) {
     case PlacementPolicy::kRoundRobin:
       return static_cast<int32_t>(pick_index % n);
-    case PlacementPolicy::kRoom: {  // splitmix64 of the sequence number: a uniform, reproducible room id
-      uint64_t z = static_cast<uint64_t>(pick_index) + 0x9e3779b97f4a7c15ULL;
-      z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-      z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-      z ^= z >> 31;
-      return static_cast<int32_t>(z % static_cast<uint64_t>(n));
-    }
+    case PlacementPolicy::kRoom:  // the sequence number mixed: a uniform, reproducible room id
+      return static_cast<int32_t>(mix64(static_cast<uint64_t>(pick_index)) % static_cast<uint64_t>(n));
     case PlacementPolicy::kLeastLoad:
       return least_loaded(loads, {}, 0);
     case PlacementPolicy::kPrefixAware: {

@@ -2,17 +2,11 @@
 
 #include <algorithm>
 
+#include "common/mix64.h"
+
 namespace tokenline {
 
 namespace {
-
-// splitmix64's finalizer: a cheap bijective mixer with full avalanche.
-uint64_t mix64(uint64_t x) {
-  x += 0x9e3779b97f4a7c15ULL;
-  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
-  return x ^ (x >> 31);
-}
 
 uint64_t combine(uint64_t a, uint64_t b) {
   return mix64(a ^ mix64(b));
