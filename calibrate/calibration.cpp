@@ -104,7 +104,8 @@ Json groups_json(const std::vector<GroupError>& groups) {
               {"points", g.points},
               {"failed", g.failed},
               {"ttft_mape", g.ttft_mape},
-              {"tpot_mape", g.tpot_mape}});
+              {"tpot_mape", g.tpot_mape},
+              {"e2e_mape", g.e2e_mape}});
     a.push_back(std::move(o));
   }
   return a;
@@ -165,15 +166,17 @@ std::vector<LeftOut> leave_one_model_out(PointEvaluator& ev, const PointModels& 
 void print_left_out(std::FILE* out, const std::vector<FitParameter>& fit, const std::vector<LeftOut>& rows) {
   std::fprintf(
       out, "\nleave-one-model-out (fit without the model and its same-architecture twins, predict it):\n");
-  std::fprintf(out, "%-26s %-7s %6s | %9s %9s | %9s %9s | %s\n", "model", "mode", "points", "TTFT_MAPE",
-               "TPOT_MAPE", "lomo_TTFT", "lomo_TPOT", "fitted without it");
+  std::fprintf(out, "%-26s %-7s %6s | %9s %9s %8s | %9s %9s %8s | %s\n", "model", "mode", "points",
+               "TTFT_MAPE", "TPOT_MAPE", "E2E_MAPE", "lomo_TTFT", "lomo_TPOT", "lomo_E2E",
+               "fitted without it");
   for (const LeftOut& l : rows) {
     for (size_t i = 0; i < l.before.size(); ++i) {
       const GroupError& b = l.before[i];
       const GroupError& p = l.predicted[i];
-      std::fprintf(out, "%-26s %-7s %6d | %8.1f%% %8.1f%% | %8.1f%% %8.1f%% | %s\n", b.model.c_str(),
-                   group_mode(b).c_str(), b.points, 100 * b.ttft_mape, 100 * b.tpot_mape, 100 * p.ttft_mape,
-                   100 * p.tpot_mape, values_text(fit, l.values).c_str());
+      std::fprintf(out, "%-26s %-7s %6d | %8.1f%% %8.1f%% %7.1f%% | %8.1f%% %8.1f%% %7.1f%% | %s\n",
+                   b.model.c_str(), group_mode(b).c_str(), b.points, 100 * b.ttft_mape, 100 * b.tpot_mape,
+                   100 * b.e2e_mape, 100 * p.ttft_mape, 100 * p.tpot_mape, 100 * p.e2e_mape,
+                   values_text(fit, l.values).c_str());
     }
   }
 }

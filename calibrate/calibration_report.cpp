@@ -33,11 +33,12 @@ std::string mode_label(E2eMode mode, SetApart apart) {
 
 void print_prediction(std::FILE* out, const SimPrediction& p, const E2ePoint& e) {
   if (!p.ok) {
-    std::fprintf(out, " | %10s %6s %9s %6s", "failed", "", "", "");
+    std::fprintf(out, " | %10s %6s %9s %6s %6s", "failed", "", "", "", "");
     return;
   }
-  std::fprintf(out, " | %10.1f %6.2f %9.2f %6.2f", p.ttft_ms, p.ttft_ms / e.ttft_ms, p.tpot_ms,
-               p.tpot_ms / e.tpot_ms);
+  std::fprintf(out, " | %10.1f %6.2f %9.2f %6.2f %6.2f", p.ttft_ms, p.ttft_ms / e.ttft_ms, p.tpot_ms,
+               p.tpot_ms / e.tpot_ms,
+               request_latency_ms(e, p.ttft_ms, p.tpot_ms) / request_latency_ms(e, e.ttft_ms, e.tpot_ms));
 }
 
 // Groups by (model, mode, set apart) and, with `layouts`, by layout too; first-appearance order.
@@ -65,12 +66,16 @@ std::vector<GroupError> grouped(const std::vector<E2ePoint>& points, const std::
     const double tpot = p.ok ? ape(p.tpot_ms, e.tpot_ms) : kFailedApe;
     g->ttft_mape += ttft;
     g->tpot_mape += tpot;
+    g->e2e_mape +=
+        p.ok ? ape(request_latency_ms(e, p.ttft_ms, p.tpot_ms), request_latency_ms(e, e.ttft_ms, e.tpot_ms))
+             : kFailedApe;
     g->ttft_capped += std::min(ttft, kObjectiveApeCap);
     g->tpot_capped += std::min(tpot, kObjectiveApeCap);
   }
   for (GroupError& g : groups) {
     g.ttft_mape /= g.points;
     g.tpot_mape /= g.points;
+    g.e2e_mape /= g.points;
     g.ttft_capped /= g.points;
     g.tpot_capped /= g.points;
   }
@@ -78,6 +83,10 @@ std::vector<GroupError> grouped(const std::vector<E2ePoint>& points, const std::
 }
 
 }  // namespace
+
+double request_latency_ms(const E2ePoint& point, double ttft_ms, double tpot_ms) {
+  return ttft_ms + (mean_length(point.osl, point.length_range_ratio) - 1) * tpot_ms;
+}
 
 std::vector<GroupError> group_errors(const std::vector<E2ePoint>& points, const std::vector<size_t>& which,
                                      const std::vector<SimPrediction>& predictions) {
@@ -111,8 +120,9 @@ void print_point_table(std::FILE* out, const std::vector<E2ePoint>& points, cons
                        const std::vector<SimPrediction>& after) {
   std::fprintf(out, "%5s %-26s %-7s %-24s %5s %5s %5s | %10s %9s", "line", "model", "mode", "layout", "conc",
                "isl", "osl", "ttft_ms", "tpot_ms");
-  std::fprintf(out, " | %10s %6s %9s %6s", "pred_ttft", "ratio", "pred_tpot", "ratio");
-  if (!after.empty()) std::fprintf(out, " | %10s %6s %9s %6s", "fit_ttft", "ratio", "fit_tpot", "ratio");
+  std::fprintf(out, " | %10s %6s %9s %6s %6s", "pred_ttft", "ratio", "pred_tpot", "ratio", "e2e");
+  if (!after.empty())
+    std::fprintf(out, " | %10s %6s %9s %6s %6s", "fit_ttft", "ratio", "fit_tpot", "ratio", "e2e");
   std::fprintf(out, "\n");
   for (size_t k = 0; k < which.size(); ++k) {
     const E2ePoint& e = points[which[k]];
@@ -132,17 +142,18 @@ void print_group_table(std::FILE* out, const std::vector<GroupError>& before,
       std::any_of(before.begin(), before.end(), [](const GroupError& g) { return !g.layout.empty(); });
   std::fprintf(out, "%-26s %-7s ", "model", "mode");
   if (by_layout) std::fprintf(out, "%-24s ", "layout");
-  std::fprintf(out, "%6s %6s | %9s %9s", "points", "failed", "TTFT_MAPE", "TPOT_MAPE");
-  if (!after.empty()) std::fprintf(out, " | %9s %9s", "fit_TTFT", "fit_TPOT");
+  std::fprintf(out, "%6s %6s | %9s %9s %8s", "points", "failed", "TTFT_MAPE", "TPOT_MAPE", "E2E_MAPE");
+  if (!after.empty()) std::fprintf(out, " | %9s %9s %8s", "fit_TTFT", "fit_TPOT", "fit_E2E");
   std::fprintf(out, "\n");
   for (size_t i = 0; i < before.size(); ++i) {
     const GroupError& g = before[i];
     std::fprintf(out, "%-26s %-7s ", g.model.c_str(), group_mode(g).c_str());
     if (by_layout) std::fprintf(out, "%-24s ", g.layout.c_str());
-    std::fprintf(out, "%6d %6d | %9s %9s", g.points, g.failed, pct(g.ttft_mape).c_str(),
-                 pct(g.tpot_mape).c_str());
+    std::fprintf(out, "%6d %6d | %9s %9s %8s", g.points, g.failed, pct(g.ttft_mape).c_str(),
+                 pct(g.tpot_mape).c_str(), pct(g.e2e_mape).c_str());
     if (i < after.size())
-      std::fprintf(out, " | %9s %9s", pct(after[i].ttft_mape).c_str(), pct(after[i].tpot_mape).c_str());
+      std::fprintf(out, " | %9s %9s %8s", pct(after[i].ttft_mape).c_str(), pct(after[i].tpot_mape).c_str(),
+                   pct(after[i].e2e_mape).c_str());
     std::fprintf(out, "\n");
   }
   if (by_layout) return;  // the per-model table above it carried the notes

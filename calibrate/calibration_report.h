@@ -24,9 +24,16 @@ struct GroupError {
   int failed = 0;
   double ttft_mape = 0;  // fractions, 0.1 = 10%
   double tpot_mape = 0;
+  double e2e_mape = 0;     // of request_latency_ms: the closed loop's request rate (reported, not fitted)
   double ttft_capped = 0;  // the same with each APE capped at 100% (what the fit objective uses)
   double tpot_capped = 0;
 };
+
+// A point's mean request latency, E2E = TTFT + (mean output - 1) x TPOT, one rule for the measured and the
+// predicted means (the output's mean under the row's length_range_ratio). C clients in a closed loop complete
+// C / E2E requests a second, so E2E's error is the error of the request rate the deployment sustains - what
+// plan ranks deployments by - where TTFT's error at load is mostly the queue in front of the engine.
+double request_latency_ms(const E2ePoint& point, double ttft_ms, double tpot_ms);
 
 // Groups in first-appearance order of the points `which`; predictions index for index with `which`.
 std::vector<GroupError> group_errors(const std::vector<E2ePoint>& points, const std::vector<size_t>& which,
@@ -46,7 +53,8 @@ std::string group_mode(const GroupError& group);
 // Mean over the groups not set apart of (capped TTFT MAPE + capped TPOT MAPE) / 2.
 double fit_objective(const std::vector<GroupError>& groups);
 
-// One row per point: measured, predicted and ratio for TTFT and TPOT; `after` may be empty (no fit).
+// One row per point: measured, predicted and ratio for TTFT and TPOT, and the E2E ratio; `after` may be empty
+// (no fit).
 void print_point_table(std::FILE* out, const std::vector<E2ePoint>& points, const std::vector<size_t>& which,
                        const std::vector<std::string>& layouts, const std::vector<SimPrediction>& before,
                        const std::vector<SimPrediction>& after);

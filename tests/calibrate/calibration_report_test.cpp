@@ -118,3 +118,24 @@ TEST_CASE(
   CHECK(g[1].tpot_mape == Approx(2.0));
   CHECK(fit_objective(g) == 0.0);
 }
+
+TEST_CASE("E2E is TTFT plus the mean output's later tokens at TPOT, one rule both sides",
+          "[calibration_report]") {
+  E2ePoint fixed = point("org/A", E2eMode::kAggregated, 200, 10);
+  fixed.osl = 101;
+  CHECK(request_latency_ms(fixed, 200, 10) == Approx(200 + 100 * 10));
+  E2ePoint ranged = fixed;
+  ranged.osl = 1024;
+  ranged.length_range_ratio = 0.8;  // outputs uniform in [819, 1024]: mean 921.5
+  CHECK(request_latency_ms(ranged, 0, 1) == Approx(920.5));
+
+  // TTFT 3x late where E2E hardly moves: the queue in front of the engine, not the rate it sustains.
+  const std::vector<GroupError> g =
+      group_errors({fixed, fixed}, {0, 1}, {predicted(600, 10), predicted(200, 12)});
+  REQUIRE(g.size() == 1);
+  CHECK(g[0].ttft_mape == Approx(1.0));                               // (200% + 0%) / 2
+  CHECK(g[0].e2e_mape == Approx((400.0 / 1200 + 200.0 / 1200) / 2));  // (33.3% + 16.7%) / 2
+  CHECK(fit_objective(g) == Approx((0.5 + 0.1) / 2));  // TTFT capped per point; E2E reported, not fitted
+  const std::vector<GroupError> failed = group_errors({fixed}, {0}, {SimPrediction{}});
+  CHECK(failed[0].e2e_mape == 1.0);
+}
