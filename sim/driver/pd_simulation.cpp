@@ -1,7 +1,6 @@
 #include "sim/driver/pd_simulation.h"
 
 #include <algorithm>
-#include <chrono>
 #include <deque>
 #include <functional>
 #include <memory>
@@ -15,7 +14,7 @@
 #include "engine/core/router.h"
 #include "sim/backends/simgrid_backend.h"
 #include "sim/driver/executor_factory.h"
-#include "sim/driver/feeder.h"
+#include "sim/driver/run_frame.h"
 #include "sim/driver/simulation.h"
 #include "sim/simgrid/link_meter.h"
 #include "sim/simgrid/sim_clock.h"
@@ -114,7 +113,7 @@ class PdDriver {
   void before_prefill_step(int32_t index, const StepPlan& plan, double start_s);
   void drain_prefill(int32_t index, std::span<const RequestRecord> records);
   void drain_decode(int32_t index, std::span<const RequestRecord> records);
-  Recorder& recorder() { return recorder_; }
+  Recorder& recorder() { return frame_.recorder(); }
 
  private:
   void dispatch(RequestSpec&& spec, double sent_s);
@@ -141,8 +140,7 @@ class PdDriver {
   const SimConfig& config_;
   PdConfig pd_;
   std::span<const CostModel> cms_;
-  ArrivalSource& source_;
-  Recorder recorder_;
+  RunFrame frame_;
   Router prefill_router_;
   Router decode_router_;
   PdCoordinator pd_state_;  // hand-off state, decode reservations, record merging
@@ -150,13 +148,9 @@ class PdDriver {
   std::vector<const Instance*> prefill_views_;
   std::vector<const Instance*> decode_views_;
   std::vector<Sender> senders_;
-  std::vector<size_t> sender_base_;           // by prefill instance
-  std::optional<sg::PlatformSpec> platform_;  // --backend simgrid
-  std::unique_ptr<LinkMeter> link_meter_;     // --backend simgrid: links.json
+  std::vector<size_t> sender_base_;  // by prefill instance
   std::vector<PdGrant> grants_;
-  Feeder feeder_;
   int32_t prefill_done_ = 0;
-  std::chrono::steady_clock::time_point wall_start_;
 };
 
 PdDriver::PdDriver(const SimConfig& config, const PdConfig& pd, std::span<const CostModel> cms,
@@ -164,22 +158,11 @@ PdDriver::PdDriver(const SimConfig& config, const PdConfig& pd, std::span<const 
     : config_(config),
       pd_(pd),
       cms_(cms),
-      source_(source),
-      recorder_(config.output, config.slo, config.instance_count()),
+      frame_(config, source, cms[0].hbm_bw,
+             [this](RequestSpec&& spec, double sent_s) { dispatch(std::move(spec), sent_s); }),
       prefill_router_(config.router, config.instances.front().config.kv.page_tokens),
       decode_router_(config.router, config.instances.front().config.kv.page_tokens),
-      pd_state_(pool_shape(config, pd)),
-      feeder_(
-          source, ClientLoop{.concurrency = config.feed.concurrency, .warmup = config.feed.warmup()},
-          [this](RequestSpec&& spec, double sent_s) { dispatch(std::move(spec), sent_s); },
-          RequestLatency{.mean_s = config.feed.request_latency_s, .seed = config.seed}),
-      wall_start_(std::chrono::steady_clock::now()) {
-  recorder_.set_warmup_requests(config.feed.warmup());
-  recorder_.set_first_token_latency(config.feed.first_token_latency_s);
-  if (config.backend == Backend::kSimgrid) {
-    platform_ = sg::load_platform(config.cluster_source, cms[0].hbm_bw);
-    link_meter_ = std::make_unique<LinkMeter>(*platform_, kLinkWindowS);
-  }
+      pd_state_(pool_shape(config, pd)) {
   int first_gpu = 0;
   for (int32_t i = 0; i < config.instance_count(); ++i) {
     const SimConfig::InstanceSpec& spec = config.instances[static_cast<size_t>(i)];
@@ -188,7 +171,7 @@ PdDriver::PdDriver(const SimConfig& config, const PdConfig& pd, std::span<const 
     if (prefill) {
       finished = [this, i] {
         return !pd_state_.prefill_blocked(i) && !slots_[static_cast<size_t>(i)]->instance.has_work() &&
-               feeder_.done();
+               frame_.feeder().done();
       };
     } else {
       finished = [this, i] {
@@ -199,8 +182,9 @@ PdDriver::PdDriver(const SimConfig& config, const PdConfig& pd, std::span<const 
     slots_.back()->rank_gpus = cms[static_cast<size_t>(i)].parallel.gpus() / spec.config.dp_ranks;
     attach_executor(i, cms[static_cast<size_t>(i)], first_gpu);
     (prefill ? prefill_views_ : decode_views_).push_back(&slots_.back()->instance);
-    recorder_.describe_instance(i, spec.parallel_name, spec.config.dp_ranks, spec.config.kv.total_pages);
-    recorder_.set_role(i, spec.config.scheduler.role);
+    frame_.recorder().describe_instance(i, spec.parallel_name, spec.config.dp_ranks,
+                                        spec.config.kv.total_pages);
+    frame_.recorder().set_role(i, spec.config.scheduler.role);
     if (prefill) add_senders(i, cms[static_cast<size_t>(i)], spec.config.dp_ranks);
   }
 }
@@ -216,7 +200,7 @@ void PdDriver::add_senders(int32_t index, const CostModel& cm, int32_t ranks) {
     s.rate = pd_link_rate(pd_.link, cm, cm.parallel.tp);
     s.bytes_per_token = per_token.total_bytes();
     s.layers = cm.model.layers;
-    for (int g = 0; g < slot.rank_gpus && platform_; ++g)
+    for (int g = 0; g < slot.rank_gpus && frame_.platform(); ++g)
       s.src_gpus.push_back(slot.first_gpu + r * slot.rank_gpus + g);
     senders_.push_back(std::move(s));
   }
@@ -227,9 +211,8 @@ void PdDriver::add_senders(int32_t index, const CostModel& cm, int32_t ranks) {
 void PdDriver::attach_executor(int32_t index, const CostModel& cm, int& first_gpu) {
   PdSlot& slot = *slots_[static_cast<size_t>(index)];
   slot.first_gpu = first_gpu;
-  slot.executor =
-      make_executor(config_, cm, index, platform_ ? &*platform_ : nullptr, link_meter_.get(), first_gpu);
-  if (platform_) slot.simgrid = static_cast<SimgridBackend*>(slot.executor.get());
+  slot.executor = make_executor(config_, cm, index, frame_.platform(), frame_.link_meter(), first_gpu);
+  if (frame_.platform()) slot.simgrid = static_cast<SimgridBackend*>(slot.executor.get());
 }
 
 // The KV as network flows: each tp GPU of the prefill rank sends its shard to a GPU of the decode rank,
@@ -288,8 +271,9 @@ void PdDriver::start_shards(sg::Activities& flows, const Sender& s, const PdLive
 // Each shard's bytes on every link of its route, spread over [its start, end_s].
 void PdDriver::meter_shards(const std::vector<KvShard>& shards, double end_s) {
   for (const KvShard& p : shards) {
-    for (const sg::PlatformHop& h : platform_->routes[static_cast<size_t>(p.src)][static_cast<size_t>(p.dst)])
-      link_meter_->add(h.link * 2 + (h.up ? 0 : 1), p.start_s, end_s, p.bytes);
+    for (const sg::PlatformHop& h :
+         frame_.platform()->routes[static_cast<size_t>(p.src)][static_cast<size_t>(p.dst)])
+      frame_.link_meter()->add(h.link * 2 + (h.up ? 0 : 1), p.start_s, end_s, p.bytes);
   }
 }
 
@@ -340,13 +324,13 @@ void PdDriver::stream_on_network(Sender& s, RequestId first) {
 void PdDriver::wake_all() {
   for (auto& slot : slots_) slot->clock.wake();
   for (Sender& s : senders_) wake(s);
-  feeder_.wake();
+  frame_.feeder().wake();
 }
 
 // The request reaches the prefill instances now; its record's arrival is the client's send time.
 void PdDriver::dispatch(RequestSpec&& spec, double sent_s) {
   const int32_t index = prefill_router_.pick(prefill_views_, spec);
-  recorder_.on_arrival(index, spec.id, sent_s);
+  frame_.recorder().on_arrival(index, spec.id, sent_s);
   const bool prefill_fits =
       slots_[static_cast<size_t>(index)]->instance.rank(0).validate(spec, false) == RejectReason::kNone;
   if (const std::optional<RequestRecord> rejected = pd_state_.arrive(spec, index, prefill_fits, sent_s)) {
@@ -359,12 +343,12 @@ void PdDriver::dispatch(RequestSpec&& spec, double sent_s) {
 
 void PdDriver::finish_request(const RequestRecord& record, int32_t instance, const Recorder::PdHop* hop) {
   if (hop != nullptr) {
-    recorder_.on_record(record, instance, *hop);
+    frame_.recorder().on_record(record, instance, *hop);
   } else {
-    recorder_.on_record(record, instance);
+    frame_.recorder().on_record(record, instance);
   }
   pd_state_.forget(record.id);
-  feeder_.on_finished();  // the feeder sees the free slot at the next wake_all()
+  frame_.feeder().on_finished();  // the feeder sees the free slot at the next wake_all()
 }
 
 // Grants decode pages to waiting hand-offs (the core decides which and where) and queues their KV on the
@@ -382,10 +366,10 @@ void PdDriver::drain_prefill(int32_t index, std::span<const RequestRecord> recor
   for (const RequestRecord& r : records) {
     if (r.status != RequestStatus::kHandedOff) {  // rejected by the prefill instance
       finish_request(r, index, nullptr);
-      feeder_.wake();  // closed loop: its slot is free, and no hand-off may follow to wake the feeder
+      frame_.feeder().wake();  // closed loop: its slot is free, and no hand-off may follow to wake the feeder
       continue;
     }
-    recorder_.on_handoff(r, index);
+    frame_.recorder().on_handoff(r, index);
     PdLive& l = pd_state_.handed_off(r);
     if (l.streamed) {  // queued when its last step started (queue_streams): its sender waits for this
       l.handed_off = true;
@@ -416,7 +400,8 @@ void PdDriver::drain_decode(int32_t index, std::span<const RequestRecord> record
 void PdDriver::deliver(RequestId id, double start_s, double end_s) {
   pd_state_.delivered(id, end_s - start_s);
   const PdLive& l = pd_state_.live(id);
-  recorder_.on_kv_transfer(id, l.prefill_instance, l.grant.decode_instance, start_s, end_s, l.transfer_bytes);
+  frame_.recorder().on_kv_transfer(id, l.prefill_instance, l.grant.decode_instance, start_s, end_s,
+                                   l.transfer_bytes);
   const int32_t index = pd_.prefill_instances + l.grant.decode_instance;
   slots_[static_cast<size_t>(index)]->instance.add_request_with_kv(
       kv_spec(id, l.prompt_tokens, l.output_tokens), end_s, l.grant.decode_rank);
@@ -435,13 +420,13 @@ void PdDriver::run_sender(size_t index) {
     const RequestId id = s.queue.front();
     s.queue.pop_front();
     PdLive& l = pd_state_.live(id);
-    if (platform_ && l.streamed) {
+    if (frame_.platform() && l.streamed) {
       stream_on_network(s, id);
       continue;
     }
     l.transfer_bytes = s.bytes_per_token * double(l.prompt_tokens);
     const double start = sg::now_s();
-    if (platform_) {
+    if (frame_.platform()) {
       const double end = transfer_on_network(s, l);
       s.free_since_s = end;
       deliver(id, start, end);
@@ -511,34 +496,21 @@ void PdSlot::on_records(std::span<const RequestRecord> records) {
 }
 
 SimResult PdDriver::run() {
-  std::unique_ptr<sg::SimEngine> engine_owner =
-      platform_ ? std::make_unique<sg::SimEngine>(*platform_) : std::make_unique<sg::SimEngine>();
-  sg::SimEngine& engine = *engine_owner;
+  std::unique_ptr<sg::SimEngine> engine = frame_.engine([this] { wake_all(); });
   for (Sender& s : senders_) s.signal = std::make_unique<sg::Signal>();
-  engine.add_actor("feeder", [this] {
-    feeder_.run();
-    wake_all();  // instances with nothing left to do may now end
-  });
   for (int32_t i = 0; i < config_.instance_count(); ++i) {
     if (i < pd_.prefill_instances) {
-      engine.add_actor("prefill-" + std::to_string(i), [this, i] { run_prefill(i); });
+      engine->add_actor("prefill-" + std::to_string(i), [this, i] { run_prefill(i); });
     } else {
       PdSlot* slot = slots_[static_cast<size_t>(i)].get();
-      engine.add_actor("decode-" + std::to_string(i),
-                       [slot] { run_instance_loop(slot->instance, *slot->executor, slot->clock, *slot); });
+      engine->add_actor("decode-" + std::to_string(i),
+                        [slot] { run_instance_loop(slot->instance, *slot->executor, slot->clock, *slot); });
     }
   }
   for (size_t s = 0; s < senders_.size(); ++s)
-    engine.add_actor("kv-sender-" + std::to_string(s), [this, s] { run_sender(s); });
-  const bool ok = engine.run();
-  if (feeder_.input_error()) throw *feeder_.input_error();
-  if (!ok) throw std::runtime_error("simulation failed: " + engine.error());
-
-  return finish_simulation(config_, recorder_,
-                           {.backend_name = std::string(to_string(config_.backend)),
-                            .skipped_lines = source_.skipped_lines(),
-                            .wall_start = wall_start_,
-                            .links = link_meter_.get()});
+    engine->add_actor("kv-sender-" + std::to_string(s), [this, s] { run_sender(s); });
+  const bool ok = engine->run();
+  return frame_.finish(*engine, ok, std::string(to_string(config_.backend)));
 }
 
 }  // namespace

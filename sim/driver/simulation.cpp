@@ -4,7 +4,6 @@
 #include <cstdio>
 #include <functional>
 #include <memory>
-#include <optional>
 #include <stdexcept>
 #include <vector>
 
@@ -14,7 +13,7 @@
 #include "sim/backends/replay_backend.h"
 #include "sim/backends/simgrid_backend.h"
 #include "sim/driver/executor_factory.h"
-#include "sim/driver/feeder.h"
+#include "sim/driver/run_frame.h"
 #include "sim/simgrid/link_meter.h"
 #include "sim/simgrid/sim_clock.h"
 #include "sim/simgrid/simgrid_adapter.h"
@@ -53,30 +52,20 @@ class Driver {
  public:
   Driver(const SimConfig& config, std::span<const CostModel> cost_models, ArrivalSource& source)
       : config_(config),
-        source_(source),
-        recorder_(config.output, config.slo, config.instance_count()),
-        router_(config.router, config.instances.front().config.kv.page_tokens),
-        feeder_(
-            source, ClientLoop{.concurrency = config.feed.concurrency, .warmup = config.feed.warmup()},
-            [this](RequestSpec&& spec, double sent_s) { dispatch(std::move(spec), sent_s); },
-            RequestLatency{.mean_s = config.feed.request_latency_s, .seed = config.seed}),
-        wall_start_(std::chrono::steady_clock::now()) {
-    recorder_.set_warmup_requests(config.feed.warmup());
-    recorder_.set_first_token_latency(config.feed.first_token_latency_s);
-    if (config.backend == Backend::kSimgrid) {
-      platform_ = sg::load_platform(config.cluster_source, cost_models[0].hbm_bw);
-      link_meter_ = std::make_unique<LinkMeter>(*platform_, kLinkWindowS);
-    }
+        frame_(config, source, cost_models[0].hbm_bw,
+               [this](RequestSpec&& spec, double sent_s) { dispatch(std::move(spec), sent_s); }),
+        router_(config.router, config.instances.front().config.kv.page_tokens) {
     int first_gpu = 0;
     for (int32_t i = 0; i < config.instance_count(); ++i) {
       const SimConfig::InstanceSpec& spec = config.instances[static_cast<size_t>(i)];
-      slots_.push_back(std::make_unique<InstanceSlot>(
-          *this, i, spec.config,
-          make_executor(config, cost_models[static_cast<size_t>(i)], i, platform_ ? &*platform_ : nullptr,
-                        link_meter_.get(), first_gpu),
-          [this] { return feeder_.done(); }));
+      slots_.push_back(
+          std::make_unique<InstanceSlot>(*this, i, spec.config,
+                                         make_executor(config, cost_models[static_cast<size_t>(i)], i,
+                                                       frame_.platform(), frame_.link_meter(), first_gpu),
+                                         [this] { return frame_.feeder().done(); }));
       instance_views_.push_back(&slots_.back()->instance);
-      recorder_.describe_instance(i, spec.parallel_name, spec.config.dp_ranks, spec.config.kv.total_pages);
+      frame_.recorder().describe_instance(i, spec.parallel_name, spec.config.dp_ranks,
+                                          spec.config.kv.total_pages);
     }
   }
 
@@ -94,22 +83,17 @@ class Driver {
   void on_step(const InstanceSlot& slot, const StepPlan& plan, const StepOutcome& outcome, double start_s,
                const InstanceCounters& counters);
   void on_records(int32_t index, std::span<const RequestRecord> records);
-  Recorder& recorder() { return recorder_; }
+  Recorder& recorder() { return frame_.recorder(); }
 
  private:
   void dispatch(RequestSpec&& spec, double sent_s);
   void wake_instances();
 
   const SimConfig& config_;
-  ArrivalSource& source_;
-  Recorder recorder_;
+  RunFrame frame_;
   Router router_;
   std::vector<std::unique_ptr<InstanceSlot>> slots_;
   std::vector<const Instance*> instance_views_;
-  std::optional<sg::PlatformSpec> platform_;  // --backend simgrid
-  std::unique_ptr<LinkMeter> link_meter_;     // --backend simgrid: links.json
-  Feeder feeder_;
-  std::chrono::steady_clock::time_point wall_start_;
 };
 
 void InstanceSlot::on_preemption(RequestId id, double now_s, bool retraction) {
@@ -129,7 +113,7 @@ void InstanceSlot::on_records(std::span<const RequestRecord> records) {
 void Driver::dispatch(RequestSpec&& spec, double sent_s) {
   const int32_t index = router_.pick(instance_views_, spec);
   InstanceSlot& slot = *slots_[static_cast<size_t>(index)];
-  recorder_.on_arrival(index, spec.id, sent_s);
+  frame_.recorder().on_arrival(index, spec.id, sent_s);
   slot.instance.add_request(std::move(spec), sent_s);
   slot.clock.wake();
 }
@@ -139,39 +123,26 @@ void Driver::wake_instances() {
 }
 
 void Driver::on_records(int32_t index, std::span<const RequestRecord> records) {
-  for (const RequestRecord& r : records) recorder_.on_record(r, index);
-  feeder_.on_finished(static_cast<int64_t>(records.size()));
-  feeder_.wake();
+  for (const RequestRecord& r : records) frame_.recorder().on_record(r, index);
+  frame_.feeder().on_finished(static_cast<int64_t>(records.size()));
+  frame_.feeder().wake();
 }
 
 void Driver::on_step(const InstanceSlot& slot, const StepPlan& plan, const StepOutcome& outcome,
                      double start_s, const InstanceCounters& counters) {
-  recorder_.on_step(slot.index, plan, outcome, slot.executor->last_breakdown(), start_s, counters);
+  frame_.recorder().on_step(slot.index, plan, outcome, slot.executor->last_breakdown(), start_s, counters);
 }
 
 SimResult Driver::run() {
-  std::unique_ptr<sg::SimEngine> engine_owner =
-      platform_ ? std::make_unique<sg::SimEngine>(*platform_) : std::make_unique<sg::SimEngine>();
-  sg::SimEngine& engine = *engine_owner;
-  engine.add_actor("feeder", [this] {
-    feeder_.run();
-    wake_instances();  // instances with nothing left to do may now end
-  });
+  std::unique_ptr<sg::SimEngine> engine = frame_.engine([this] { wake_instances(); });
   for (auto& slot : slots_) {
     InstanceSlot* s = slot.get();
-    engine.add_actor("instance-" + std::to_string(s->index),
-                     [s] { run_instance_loop(s->instance, *s->executor, s->clock, *s); });
+    engine->add_actor("instance-" + std::to_string(s->index),
+                      [s] { run_instance_loop(s->instance, *s->executor, s->clock, *s); });
   }
-  const bool ok = engine.run();
-  if (feeder_.input_error()) throw *feeder_.input_error();
-  if (!ok) throw std::runtime_error("simulation failed: " + engine.error());
-
-  const std::string backend = slots_.front()->replay ? "replay" : std::string(to_string(config_.backend));
-  return finish_simulation(config_, recorder_,
-                           {.backend_name = backend,
-                            .skipped_lines = source_.skipped_lines(),
-                            .wall_start = wall_start_,
-                            .links = link_meter_.get()});
+  const bool ok = engine->run();
+  return frame_.finish(*engine, ok,
+                       slots_.front()->replay ? "replay" : std::string(to_string(config_.backend)));
 }
 
 }  // namespace
