@@ -509,8 +509,7 @@ SimResult PdDriver::run() {
   }
   for (size_t s = 0; s < senders_.size(); ++s)
     engine->add_actor("kv-sender-" + std::to_string(s), [this, s] { run_sender(s); });
-  const bool ok = engine->run();
-  return frame_.finish(*engine, ok, std::string(to_string(config_.backend)));
+  return frame_.run(*engine, std::string(to_string(config_.backend)));
 }
 
 }  // namespace

@@ -30,7 +30,8 @@ std::unique_ptr<sg::SimEngine> RunFrame::engine(std::function<void()> fed) {
   return engine;
 }
 
-SimResult RunFrame::finish(const sg::SimEngine& engine, bool ok, const std::string& backend_name) {
+SimResult RunFrame::run(sg::SimEngine& engine, const std::string& backend_name) {
+  const bool ok = engine.run();
   if (feeder_.input_error()) throw *feeder_.input_error();
   if (!ok) throw std::runtime_error("simulation failed: " + engine.error());
   return finish_simulation(config_, recorder_,

@@ -1,8 +1,8 @@
 // RunFrame: what every simulation driver (sim/driver/simulation.cpp, pd_simulation.cpp) holds beside its
 // instances, and the two ends of its run. It owns the Recorder of the outputs, the client Feeder that hands
 // each request to the driver's dispatch, with --backend simgrid the platform and its LinkMeter, and the
-// wall-clock start; engine() makes the SimGrid engine with the feeder's actor, finish() reports the run
-// once every actor is done.
+// wall-clock start; engine() makes the SimGrid engine with the feeder's actor, run() runs it and reports the
+// run once every actor is done.
 #pragma once
 
 #include <chrono>
@@ -35,9 +35,9 @@ class RunFrame {
   // The engine (on the platform where there is one) with the feeder's actor, which calls `fed` once the
   // source has ended (instances with nothing left to do may then end). The driver adds its own actors.
   std::unique_ptr<sg::SimEngine> engine(std::function<void()> fed);
-  // After the engine ran (`ok`: its run() result): the source's input error or the engine's failure as an
-  // exception, else finish_simulation()'s result.
-  SimResult finish(const sg::SimEngine& engine, bool ok, const std::string& backend_name);
+  // Runs `engine` (from engine(), with the driver's actors added) until every actor has returned; then the
+  // source's input error or the engine's failure as an exception, else finish_simulation()'s result.
+  SimResult run(sg::SimEngine& engine, const std::string& backend_name);
 
  private:
   const SimConfig& config_;

@@ -140,9 +140,7 @@ SimResult Driver::run() {
     engine->add_actor("instance-" + std::to_string(s->index),
                       [s] { run_instance_loop(s->instance, *s->executor, s->clock, *s); });
   }
-  const bool ok = engine->run();
-  return frame_.finish(*engine, ok,
-                       slots_.front()->replay ? "replay" : std::string(to_string(config_.backend)));
+  return frame_.run(*engine, slots_.front()->replay ? "replay" : std::string(to_string(config_.backend)));
 }
 
 }  // namespace
