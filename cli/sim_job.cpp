@@ -40,6 +40,9 @@ bool parse_on_off(const std::string& v, const char* option) {
 
 // What a job takes when neither a flag nor its profile's engine block says: the seed's engine.
 constexpr int64_t kSeedChunkTokens = 32768;  // the seed's 1M prefill: 32 chunks of 32768 tokens
+// A simulation prices thousands of steps: the profile's curves remember each whole token count up to this
+// (a rank's decode batch, and its prefill chunk under DP attention), 32 KiB per curve.
+constexpr int64_t kRememberedTokens = 4096;
 
 // The engine the job simulates: its profile's engine block (--profile), else the seed's (whole-request
 // reservation, mixed steps, KV sharded over TP, the hardware's usable fraction), with each flag that was
@@ -209,6 +212,7 @@ Deployment load_deployment(const SimJob& job, const ModelConfig& model,
       std::fprintf(stderr, "tokenline sim: %s priced at %.4gx its measured times (the speed probe of %s)\n",
                    job.profile.c_str(), profile->param(TimingParam::kSpeedScale), job.speed_of.c_str());
     options.profile = std::move(profile);
+    options.remembered_tokens = kRememberedTokens;
   }
   const EngineBehavior engine = engine_behavior(job, options.profile.get());
   const KvLayout layout = run_kv_layout(&engine, model.default_kv_layout, job.kv_layout);

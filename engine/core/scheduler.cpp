@@ -309,6 +309,10 @@ void Scheduler::plan_waiting(Batch& batch, RankDecision& decision, Budget& budge
     const int64_t want = r.kv_ready ? std::min<int64_t>(decode_tokens(r), budget.tokens)
                                     : prefill_cap(r.prefill_target_tokens - cached, budget);
     const bool estimated = estimating() && !r.kv_ready;
+    if (estimated && !budget.estimate_known) {
+      budget.estimate_tokens = budget.estimate_pages * kv_.config().page_tokens - estimated_running_tokens();
+      budget.estimate_known = true;
+    }
     if (estimated && estimate_refuses(r, cached, budget, decision)) {
       decision.stop = StopReason::kKvEstimate;
       return;
@@ -348,7 +352,7 @@ void Scheduler::plan_pass(Batch& batch, RankDecision& decision, const PassFilter
   budget.victim_cursor = static_cast<int64_t>(running_.size()) - 1;
   if (estimating()) {
     if (pass.decode && pass.only_slot < 0) plan_retractions(decision, budget);
-    budget.estimate_tokens = budget.pages * kv_.config().page_tokens - estimated_running_tokens();
+    budget.estimate_pages = budget.pages;
   }
   plan_running(batch, decision, budget, pass);
   if (decision.stop != StopReason::kTokenBudget || budget.preempted)

@@ -17,7 +17,12 @@ struct Scheduler::Budget {
   int64_t victim_cursor = 0;  // running_ index of the next preemption candidate, from the back
   // kEstimate only
   int64_t decode_reserve_pages = 0;  // pages the decodes still to be planned need (prefill may not take them)
-  int64_t estimate_tokens = 0;       // estimated free tokens left for admissions
+  // Estimated free tokens left for admissions: pages at the pass's start x page tokens - what the running
+  // requests are estimated to still write. Made when an admission first needs it (estimate_known): a decode
+  // pass never does, and a pass that preempted admits nothing, so the running set it sees is the pass's.
+  int64_t estimate_pages = 0;
+  bool estimate_known = false;
+  int64_t estimate_tokens = 0;
 };
 
 }  // namespace tokenline

@@ -100,6 +100,10 @@ struct CostOptions {
   // Measured op latencies and timing parameters (--profile); null: every op from the roofline. Not with
   // ideal (the seed's figures are rooflines).
   std::shared_ptr<const OpProfile> profile;
+  // A run of many steps (`tokenline sim`): the profile's token and message curves remember their value at
+  // each whole token count up to this (OpCurve::tabulate), one load per lookup after the first. 0: none (a
+  // cost model priced a few times, as plan's pruning makes by the thousand, skips the table's fill).
+  int64_t remembered_tokens = 0;
 };
 
 // GPUs one NVLink/NVSwitch domain holds when the hardware does not say (HGX H100/H200/B200: 8); larger

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
 namespace tokenline {
 
@@ -25,13 +26,32 @@ double OpRoofline::at(double b, double x) const {
 }
 
 double OpCurve::at(double x) const {
+  if (!whole.empty()) {
+    const double n = std::floor(x / unit);
+    if (n >= 1 && n <= double(whole.size()) && n * unit == x) {
+      double& t = whole[size_t(n) - 1];
+      if (std::isnan(t)) t = interpolate(x);
+      return t;
+    }
+  }
+  return interpolate(x);
+}
+
+double OpCurve::interpolate(double x) const {
   if (xs.empty()) return 0;
   if (x <= xs.front()) return ts.front();
   if (x >= xs.back()) return beyond(ts.back(), roof.at(b, x), roof.at(b, xs.back()));
   const size_t hi = size_t(std::upper_bound(xs.begin(), xs.end(), x) - xs.begin());
   const size_t lo = hi - 1;
-  const double u = std::log(x / xs[lo]) / std::log(xs[hi] / xs[lo]);
+  const double u = std::log(x / xs[lo]) / log_spans[lo];
   return ts[lo] + u * (ts[hi] - ts[lo]);
+}
+
+void OpCurve::tabulate(int64_t up_to, double unit_size) {
+  whole.clear();
+  unit = unit_size;
+  if (xs.empty() || unit <= 0) return;
+  whole.assign(size_t(std::max<int64_t>(0, up_to)), std::numeric_limits<double>::quiet_NaN());
 }
 
 double OpGrid::at(double b, double x) const {
@@ -64,6 +84,7 @@ OpCurve make_curve(std::vector<std::pair<double, double>> points, double b, cons
     c.ts.push_back(ref > 0 ? t * roof.at(b, x) / ref : t);
     i = j;
   }
+  for (size_t k = 0; k + 1 < c.xs.size(); ++k) c.log_spans.push_back(std::log(c.xs[k + 1] / c.xs[k]));
   return c;
 }
 

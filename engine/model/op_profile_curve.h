@@ -1,8 +1,12 @@
 // Interpolation of measured op latencies: 1-D curves (tokens, message bytes) and 2-D grids (batch x context),
 // log-space between measured points; beyond them the last one's efficiency, the latency growing as the op's
-// own roofline does. Built once per CostModel; evaluation allocates nothing.
+// own roofline does. Built once per CostModel; evaluation allocates nothing. A step prices a few hundred
+// points: each curve keeps the log of each span between two measured points, and a curve of tokens may
+// remember its value at every whole token count up to a bound (tabulate), so most lookups are one load.
+// Remembering writes inside a const curve: a CostModel is used by one thread at a time.
 #pragma once
 
+#include <cstdint>
 #include <vector>
 
 namespace tokenline {
@@ -19,13 +23,24 @@ struct OpRoofline {
 // Latency by one size x at a fixed batch b (seconds). Empty: the op is not covered.
 struct OpCurve {
   double b = 1;
-  std::vector<double> xs;  // measured sizes, strictly ascending, > 0
-  std::vector<double> ts;  // latency at xs (seconds)
-  OpRoofline roof;         // growth beyond the last point
+  std::vector<double> xs;             // measured sizes, strictly ascending, > 0
+  std::vector<double> ts;             // latency at xs (seconds)
+  OpRoofline roof;                    // growth beyond the last point
+  std::vector<double> log_spans;      // log(xs[i + 1] / xs[i]) (make_curve)
+  mutable std::vector<double> whole;  // at(n x unit) for n = 1 .. whole.size(), NaN until first asked
+  double unit = 1;
   bool empty() const { return xs.empty(); }
   // Exact at xs; linear in log x between two points (so monotone between them); below xs[0] the first
   // latency (kernels have a floor); above the last point, last x max(1, roof(x) / roof(last)).
   double at(double x) const;
+  // Remembers at(n x unit) for every whole n in 1 .. up_to (a size in whole tokens of `unit` each: 1 for
+  // token counts, the bytes per token of a message) once at() has computed it: later calls at exactly such
+  // a multiple return it without a search or a log, the same value. Costs one fill of up_to doubles, so a
+  // cost model made for a few steps (plan's pruning, a short probe) pays nothing per entry it never asks.
+  void tabulate(int64_t up_to, double unit = 1);
+
+ private:
+  double interpolate(double x) const;
 };
 
 // Latency by batch and size: one curve per measured batch (each with its own sizes: grids may be ragged).

@@ -59,6 +59,11 @@ struct ProfileCurves {
   double eager_launch_gap_s = 0;
 };
 
+// The bytes of one token in a collective's message where the message is the rank's tokens times that
+// (hidden states, the vocab all-gather's logits); 0 where it is not (dispatch and combine carry the expert
+// skew). rank_collectives' messages are exactly tokens x this.
+double collective_bytes_per_token(const CostModel& cm, Op op);
+
 // Builds the curves for cm's model and layout (cm's rates set, cm.profile not yet).
 std::shared_ptr<const ProfileCurves> resolve_profile(const OpProfile& profile, const CostModel& cm);
 

@@ -460,6 +460,23 @@ void apply_speed_scale(const OpProfile& p, ProfileCurves& pc) {
   pc.eager_launch_gap_s *= speed;
 }
 
+// Every decode step and most chunks price the token curves at a whole token count of a few thousand or
+// less, and the hidden-state and logit collectives at that many tokens' messages.
+void remember_curves(const CostModel& cm, ProfileCurves& pc) {
+  const int64_t up_to = cm.options.remembered_tokens;
+  if (up_to <= 0) return;
+  for (TokenCurve* c : {&pc.a_proj, &pc.q_b_proj, &pc.kv_b_proj, &pc.bmm_pre, &pc.bmm_post, &pc.o_proj,
+                        &pc.dense_up, &pc.dense_down, &pc.shared_up, &pc.shared_down, &pc.router, &pc.lm_head,
+                        &pc.moe, &pc.index_q_proj, &pc.index_k_proj})
+    c->tabulate(up_to);
+  for (int i = 0; i < kOpCount; ++i) {
+    const double unit = collective_bytes_per_token(cm, Op(i));
+    if (unit <= 0) continue;
+    pc.comm_graph[size_t(i)].tabulate(up_to, unit);
+    pc.comm_eager[size_t(i)].tabulate(up_to, unit);
+  }
+}
+
 }  // namespace
 
 std::shared_ptr<const ProfileCurves> resolve_profile(const OpProfile& p, const CostModel& cm) {
@@ -501,6 +518,7 @@ std::shared_ptr<const ProfileCurves> resolve_profile(const OpProfile& p, const C
   }
   pc->eager_launch_gap_s = p.param(TimingParam::kEagerLaunchGapS);
   apply_speed_scale(p, *pc);
+  remember_curves(cm, *pc);
   return pc;
 }
 

@@ -4,6 +4,8 @@
 #include <algorithm>
 #include <cassert>
 #include <cmath>
+#include <cstring>
+#include <type_traits>
 #include <vector>
 
 #include "engine/model/ledger.h"
@@ -270,6 +272,26 @@ void output_ops(const CostModel& cm, const RankWork& w, Terms& out) {
   }
 }
 
+}  // namespace
+
+double collective_bytes_per_token(const CostModel& cm, Op op) {
+  switch (op) {
+    case Op::kEmbedAllreduce:
+    case Op::kDpAllgather:
+    case Op::kReduceScatter:
+    case Op::kDenseAllreduce:
+    case Op::kAttnAllreduce:
+    case Op::kMlpAllreduce:
+      return double(cm.model.hidden) * kActBytes;
+    case Op::kVocabAllgather:
+      return double(cm.model.vocab) * kLogitBytes;
+    default:
+      return 0;
+  }
+}
+
+namespace {
+
 // Collectives one rank takes part in, with that rank's messages (the seed's formulas).
 // expert_imbalance: the busiest EP rank receives that many times the mean dispatch traffic (and returns it).
 void rank_collectives(const CostModel& cm, const RankWork& w, double expert_imbalance, Terms& out) {
@@ -402,12 +424,20 @@ StepCost step_cost(const CostModel& cm, std::span<const std::span<const SeqWork>
   std::vector<double> own_s;
   for (size_t r = 0; own_dp && r < per_rank.size(); ++r)
     own_s.push_back(own_rank_time_s(*cm.profile, profile_work(cm, summarize(cm, per_rank[r]))));
+  // Each busy rank is priced into the buffer the busiest so far does not hold; instance-wide sums apart.
+  static const Terms kNoTerms{};
+  static_assert(std::is_trivially_copyable_v<Terms>, "Terms are cleared by copying bytes");
+  Terms buffers[2];
+  int busiest = -1;  // buffers[busiest]: the busiest rank's terms
+  std::array<double, kOpCount> flops{}, hbm_bytes{};
   for (size_t r = 0; r < per_rank.size(); ++r) {
     const RankWork w = summarize(cm, per_rank[r]);
     if (w.tokens <= 0) continue;
     all_tokens += w.tokens;
     draft_layers = std::max(draft_layers, int64_t{cm.model.mtp_layers} * draft_passes(cm, w));
-    Terms t{};
+    const int here = busiest == 0 ? 1 : 0;
+    Terms& t = buffers[here];
+    std::memcpy(&t, &kNoTerms, sizeof(Terms));  // ~3 KB: a bulk copy, not member by member
     attention_block_ops(cm, w, t);
     mlp_ops(cm, w, t);
     output_ops(cm, w, t);
@@ -421,20 +451,20 @@ StepCost step_cost(const CostModel& cm, std::span<const std::span<const SeqWork>
       moe_tokens += pw.tokens - w.tokens;
     }
     for (int i = 0; i < kOpCount; ++i) {
-      sc.terms[i].flops += t[i].rank_flops;
-      sc.terms[i].hbm_bytes += t[i].rank_hbm_bytes;
+      flops[size_t(i)] += t[i].rank_flops;
+      hbm_bytes[size_t(i)] += t[i].rank_hbm_bytes;
     }
     const double time = rank_time(t);
     if (time > best) {
       best = time;
       sc.busiest_rank = int(r);
-      for (int i = 0; i < kOpCount; ++i) {
-        const double f = sc.terms[i].flops, b = sc.terms[i].hbm_bytes;
-        sc.terms[i] = t[i];
-        sc.terms[i].flops = f;
-        sc.terms[i].hbm_bytes = b;
-      }
+      busiest = here;
     }
+  }
+  if (busiest >= 0) sc.terms = buffers[busiest];
+  for (int i = 0; i < kOpCount; ++i) {
+    sc.terms[i].flops = flops[size_t(i)];
+    sc.terms[i].hbm_bytes = hbm_bytes[size_t(i)];
   }
   sc.tokens = int64_t(all_tokens);
   Term& ex = sc[Op::kExpertGemm];

@@ -53,6 +53,31 @@ TEST_CASE("op curve scales an unmeasured shape by the two rooflines", "[op_profi
   CHECK(c.at(8) == Approx(16e-6));
 }
 
+TEST_CASE("a tabulated curve gives the same value as the search, at every whole unit and between them",
+          "[op_profile]") {
+  const OpRoofline roof = linear_roof(1e-9);
+  const OpCurve plain = make_curve({{8, 2e-6}, {64, 3e-6}, {512, 7e-6}, {3000, 2e-5}}, 1, roof, roof);
+  for (const double unit : {1.0, 12288.0, 619520.0}) {  // tokens; bytes of a BF16 6144 hidden; FP32 logits
+    OpCurve c = make_curve({{8 * unit, 2e-6}, {64 * unit, 3e-6}, {512 * unit, 7e-6}, {3000 * unit, 2e-5}}, 1,
+                           linear_roof(1e-9 / unit), linear_roof(1e-9 / unit));
+    const OpCurve searched = c;
+    c.tabulate(1024, unit);
+    REQUIRE(c.whole.size() == 1024);
+    for (int pass = 0; pass < 2; ++pass) {   // the first computes and remembers, the second reads back
+      for (int64_t n = 1; n <= 4096; ++n) {  // inside the table, then beyond it (the search again)
+        const double x = double(n) * unit;
+        CHECK(c.at(x) == searched.at(x));  // bit for bit: outputs must not move
+        CHECK(c.at(x + 0.5) == searched.at(x + 0.5));
+      }
+    }
+    CHECK(c.at(100 * unit) == Approx(plain.at(100)));
+  }
+  OpCurve empty;
+  empty.tabulate(16);
+  CHECK(empty.whole.empty());
+  CHECK(empty.at(4) == 0);
+}
+
 TEST_CASE("op grid interpolates between batch rows and extrapolates by the roofline", "[op_profile]") {
   OpRoofline roof;
   roof.cbx = 1e-9;
