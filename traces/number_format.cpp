@@ -1,6 +1,8 @@
 #include "traces/number_format.h"
 
+#include <array>
 #include <cmath>
+#include <cstdint>
 
 namespace tokenline {
 namespace {
@@ -34,9 +36,14 @@ void append_unsigned(std::string& out, uint64_t value) {
   out.append(digits + begin, static_cast<size_t>(20 - begin));
 }
 
-bool needs_escape(unsigned char c) {
-  return c == '"' || c == '\\' || c < 0x20;
-}
+// 1 for each byte a JSON string must escape: '"', '\\' and the control characters. A table, so the scan
+// of a name (most have none) is a load and an OR per byte.
+constexpr std::array<uint8_t, 256> kMustEscape = [] {
+  std::array<uint8_t, 256> t{};
+  for (int c = 0; c < 0x20; ++c) t[size_t(c)] = 1;
+  t[size_t('"')] = t[size_t('\\')] = 1;
+  return t;
+}();
 
 }  // namespace
 
@@ -72,9 +79,9 @@ void append_fixed(std::string& out, double value, int decimals) {
 void append_json_string(std::string& out, std::string_view text) {
   static constexpr char kHex[] = "0123456789abcdef";
   out.push_back('"');
-  bool plain = true;
-  for (const char ch : text) plain = plain && !needs_escape(static_cast<unsigned char>(ch));
-  if (plain) {  // the common case: op and span names
+  uint8_t escapes = 0;
+  for (const char ch : text) escapes |= kMustEscape[static_cast<unsigned char>(ch)];
+  if (escapes == 0) {  // the common case: op and span names
     out.append(text);
     out.push_back('"');
     return;

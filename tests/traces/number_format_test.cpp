@@ -46,5 +46,18 @@ TEST_CASE("append_json_string escapes quotes and controls", "[number_format]") {
   CHECK(s == "\"a\\\"b\\\\c\\u000a\"");
 }
 
+TEST_CASE("append_json_string escapes exactly the quote, the backslash and the control bytes",
+          "[number_format]") {
+  for (int c = 0; c < 256; ++c) {
+    const char byte = static_cast<char>(c);
+    std::string s;
+    append_json_string(s, std::string_view(&byte, 1));
+    const bool escaped = c < 0x20 || c == '"' || c == '\\';
+    INFO("byte " << c);
+    CHECK(s.size() == (c < 0x20 ? 8u : escaped ? 4u : 3u));  // "\u00XX", "\X" or the byte, quoted
+    if (!escaped) CHECK(s[1] == byte);
+  }
+}
+
 }  // namespace
 }  // namespace tokenline
