@@ -17,23 +17,29 @@ constexpr char kDigitPairs[] =
     "40414243444546474849505152535455565758596061626364656667686970717273747576777879"
     "8081828384858687888990919293949596979899";
 
-void append_unsigned(std::string& out, uint64_t value) {
-  char digits[20];
-  int begin = 20;
+// Writes value's decimal digits so that they end at `end`; returns where they begin (at most 20 bytes back).
+char* write_unsigned(char* end, uint64_t value) {
+  char* p = end;
   while (value >= 100) {
     const auto pair = static_cast<size_t>(value % 100) * 2;
     value /= 100;
-    digits[--begin] = kDigitPairs[pair + 1];
-    digits[--begin] = kDigitPairs[pair];
+    *--p = kDigitPairs[pair + 1];
+    *--p = kDigitPairs[pair];
   }
   if (value >= 10) {
     const auto pair = static_cast<size_t>(value) * 2;
-    digits[--begin] = kDigitPairs[pair + 1];
-    digits[--begin] = kDigitPairs[pair];
+    *--p = kDigitPairs[pair + 1];
+    *--p = kDigitPairs[pair];
   } else {
-    digits[--begin] = static_cast<char>('0' + value);
+    *--p = static_cast<char>('0' + value);
   }
-  out.append(digits + begin, static_cast<size_t>(20 - begin));
+  return p;
+}
+
+void append_unsigned(std::string& out, uint64_t value) {
+  char digits[20];
+  const char* begin = write_unsigned(digits + sizeof digits, value);
+  out.append(begin, static_cast<size_t>(digits + sizeof digits - begin));
 }
 
 // 1 for each byte a JSON string must escape: '"', '\\' and the control characters. A table, so the scan
@@ -62,18 +68,23 @@ void append_fixed(std::string& out, double value, int decimals) {
   if (!std::isfinite(value)) value = 0;
   const int64_t scale = kPowersOfTen[decimals];
   const long long scaled = std::llround(value * static_cast<double>(scale));
-  uint64_t magnitude = scaled < 0 ? static_cast<uint64_t>(-(scaled + 1)) + 1 : static_cast<uint64_t>(scaled);
-  if (scaled < 0) out.push_back('-');
-  append_unsigned(out, magnitude / static_cast<uint64_t>(scale));
-  if (decimals == 0) return;
-  out.push_back('.');
-  uint64_t fraction = magnitude % static_cast<uint64_t>(scale);
-  char digits[kMaxDecimals];
-  for (int i = decimals - 1; i >= 0; --i) {
-    digits[i] = static_cast<char>('0' + fraction % 10);
-    fraction /= 10;
+  const uint64_t magnitude =
+      scaled < 0 ? static_cast<uint64_t>(-(scaled + 1)) + 1 : static_cast<uint64_t>(scaled);
+  // Built backwards in one buffer and appended once: a trace writes two of these per event.
+  char text[1 + 20 + 1 + kMaxDecimals];
+  char* const end = text + sizeof text;
+  char* p = end;
+  if (decimals > 0) {
+    uint64_t fraction = magnitude % static_cast<uint64_t>(scale);
+    for (int i = 0; i < decimals; ++i) {
+      *--p = static_cast<char>('0' + fraction % 10);
+      fraction /= 10;
+    }
+    *--p = '.';
   }
-  out.append(digits, static_cast<size_t>(decimals));
+  p = write_unsigned(p, magnitude / static_cast<uint64_t>(scale));
+  if (scaled < 0) *--p = '-';
+  out.append(p, static_cast<size_t>(end - p));
 }
 
 void append_json_string(std::string& out, std::string_view text) {
