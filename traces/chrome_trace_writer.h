@@ -60,13 +60,15 @@ class ChromeTraceWriter {
   bool finish();
 
  private:
-  void open_event(char phase, int pid, double time_s);
-  void open_async(char phase, int pid, std::string_view category, int64_t id, std::string_view name,
-                  double time_s);
+  class EventText;  // one event's text, appended to the sink in one piece (chrome_trace_writer.cpp)
+  void open_event(EventText& e, char phase, int pid, double time_s);
+  void open_async(EventText& e, char phase, int pid, std::string_view category, int64_t id,
+                  std::string_view name, double time_s);
   void append_flow(char phase, int pid, int tid, int64_t id, double time_s);
-  void append_args(std::initializer_list<TraceArg> args, const TraceText* text = nullptr);
-  void append_complete(int pid, int tid, std::string_view name, double start_s, double duration_s);
-  void close_event();
+  void append_args(EventText& e, std::initializer_list<TraceArg> args, const TraceText* text = nullptr);
+  void append_complete(EventText& e, int pid, int tid, std::string_view name, double start_s,
+                       double duration_s);
+  void close_event(EventText& e);
 
   std::unique_ptr<TraceSink> sink_;  // null: disabled
   int64_t events_ = 0;

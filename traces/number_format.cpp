@@ -36,10 +36,11 @@ char* write_unsigned(char* end, uint64_t value) {
   return p;
 }
 
-void append_unsigned(std::string& out, uint64_t value) {
-  char digits[20];
-  const char* begin = write_unsigned(digits + sizeof digits, value);
-  out.append(begin, static_cast<size_t>(digits + sizeof digits - begin));
+// How many decimal digits value has (1 for 0).
+int digit_count(uint64_t value) {
+  int n = 1;
+  for (; value >= 10000; value /= 10000) n += 4;
+  return value >= 1000 ? n + 3 : value >= 100 ? n + 2 : value >= 10 ? n + 1 : n;
 }
 
 // 1 for each byte a JSON string must escape: '"', '\\' and the control characters. A table, so the scan
@@ -53,16 +54,16 @@ constexpr std::array<uint8_t, 256> kMustEscape = [] {
 
 }  // namespace
 
-void append_int(std::string& out, int64_t value) {
-  if (value < 0) {
-    out.push_back('-');
-    append_unsigned(out, static_cast<uint64_t>(-(value + 1)) + 1);
-    return;
-  }
-  append_unsigned(out, static_cast<uint64_t>(value));
+char* put_int(char* out, int64_t value) {
+  const uint64_t magnitude =
+      value < 0 ? static_cast<uint64_t>(-(value + 1)) + 1 : static_cast<uint64_t>(value);
+  if (value < 0) *out++ = '-';
+  char* end = out + digit_count(magnitude);
+  write_unsigned(end, magnitude);
+  return end;
 }
 
-void append_fixed(std::string& out, double value, int decimals) {
+char* put_fixed(char* out, double value, int decimals) {
   if (decimals < 0) decimals = 0;
   if (decimals > kMaxDecimals) decimals = kMaxDecimals;
   if (!std::isfinite(value)) value = 0;
@@ -70,29 +71,40 @@ void append_fixed(std::string& out, double value, int decimals) {
   const long long scaled = std::llround(value * static_cast<double>(scale));
   const uint64_t magnitude =
       scaled < 0 ? static_cast<uint64_t>(-(scaled + 1)) + 1 : static_cast<uint64_t>(scaled);
-  // Built backwards in one buffer and appended once: a trace writes two of these per event.
-  char text[1 + 20 + 1 + kMaxDecimals];
-  char* const end = text + sizeof text;
-  char* p = end;
-  if (decimals > 0) {
-    uint64_t fraction = magnitude % static_cast<uint64_t>(scale);
-    for (int i = 0; i < decimals; ++i) {
-      *--p = static_cast<char>('0' + fraction % 10);
-      fraction /= 10;
-    }
-    *--p = '.';
+  if (scaled < 0) *out++ = '-';
+  const uint64_t whole = magnitude / static_cast<uint64_t>(scale);
+  char* end = out + digit_count(whole);
+  write_unsigned(end, whole);
+  if (decimals == 0) return end;
+  *end++ = '.';
+  uint64_t fraction = magnitude % static_cast<uint64_t>(scale);
+  for (int i = decimals - 1; i >= 0; --i) {
+    end[i] = static_cast<char>('0' + fraction % 10);
+    fraction /= 10;
   }
-  p = write_unsigned(p, magnitude / static_cast<uint64_t>(scale));
-  if (scaled < 0) *--p = '-';
-  out.append(p, static_cast<size_t>(end - p));
+  return end + decimals;
+}
+
+void append_int(std::string& out, int64_t value) {
+  char text[kMaxNumberChars];
+  out.append(text, static_cast<size_t>(put_int(text, value) - text));
+}
+
+void append_fixed(std::string& out, double value, int decimals) {
+  char text[kMaxNumberChars];  // a sign, 20 digits, a point and 9 decimals at most
+  out.append(text, static_cast<size_t>(put_fixed(text, value, decimals) - text));
+}
+
+bool json_plain(std::string_view text) {
+  uint8_t escapes = 0;
+  for (const char ch : text) escapes |= kMustEscape[static_cast<unsigned char>(ch)];
+  return escapes == 0;
 }
 
 void append_json_string(std::string& out, std::string_view text) {
   static constexpr char kHex[] = "0123456789abcdef";
   out.push_back('"');
-  uint8_t escapes = 0;
-  for (const char ch : text) escapes |= kMustEscape[static_cast<unsigned char>(ch)];
-  if (escapes == 0) {  // the common case: op and span names
+  if (json_plain(text)) {  // the common case: op and span names
     out.append(text);
     out.push_back('"');
     return;

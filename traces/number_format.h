@@ -16,6 +16,15 @@ void append_fixed(std::string& out, double value, int decimals);
 // Appends a signed integer in decimal.
 void append_int(std::string& out, int64_t value);
 
+// The text append_fixed / append_int append, written at `out`; returns its end. REQUIRES kMaxNumberChars
+// bytes at out. For writers that build a whole record in one buffer.
+inline constexpr int kMaxNumberChars = 32;
+char* put_fixed(char* out, double value, int decimals);
+char* put_int(char* out, int64_t value);
+
+// True when append_json_string would write `text` between quotes unchanged (no byte needs escaping).
+bool json_plain(std::string_view text);
+
 // Appends `text` as a JSON string literal (quotes and escapes included).
 void append_json_string(std::string& out, std::string_view text);
 

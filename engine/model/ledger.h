@@ -62,11 +62,60 @@ struct ProfileCurves;  // op_profile_pricing.h (private)
 std::string_view op_name(Op op);  // the seed's names: "rmsnorm", "a_proj", ...
 // op_name() views a string literal: .data() is null-terminated with static storage (OpSpan::name uses it).
 std::optional<Op> find_op(std::string_view name);  // the op op_name() calls `name`; nullopt for none
-CollectiveKind op_collective(Op op);               // kNone for compute ops
+// kNone for compute ops. Inline: step_cost asks it of every op of every rank of every step.
+constexpr CollectiveKind op_collective(Op op) {
+  switch (op) {
+    case Op::kEmbedAllreduce:
+    case Op::kAttnAllreduce:
+    case Op::kDenseAllreduce:
+    case Op::kMlpAllreduce:
+      return CollectiveKind::kAllReduce;
+    case Op::kDpAllgather:
+    case Op::kVocabAllgather:
+      return CollectiveKind::kAllGather;
+    case Op::kReduceScatter:
+      return CollectiveKind::kReduceScatter;
+    case Op::kDispatch:
+    case Op::kCombine:
+      return CollectiveKind::kAllToAll;
+    case Op::kEmbed:
+    case Op::kRmsnorm:
+    case Op::kAProj:
+    case Op::kNormRopeKvWrite:
+    case Op::kQBProj:
+    case Op::kIndexerScore:
+    case Op::kTopkSelect:
+    case Op::kSparseMla:
+    case Op::kOProj:
+    case Op::kDenseMlp:
+    case Op::kRouter:
+    case Op::kExpertGemm:
+    case Op::kSharedExpert:
+    case Op::kLmHead:
+    case Op::kSample:
+    case Op::kMtpDraft:
+    case Op::kCount:
+      return CollectiveKind::kNone;
+  }
+  return CollectiveKind::kNone;
+}
 std::string_view collective_kind_name(CollectiveKind kind);  // "allreduce", "alltoall", ...
-inline bool is_collective(Op op) {
+constexpr bool is_collective(Op op) {
   return op_collective(op) != CollectiveKind::kNone;
 }
+// The collectives among the ops, in execution order.
+inline constexpr int kCollectiveCount = [] {
+  int n = 0;
+  for (int i = 0; i < kOpCount; ++i) n += is_collective(Op(i)) ? 1 : 0;
+  return n;
+}();
+inline constexpr std::array<Op, kCollectiveCount> kCollectiveOps = [] {
+  std::array<Op, kCollectiveCount> ops{};
+  size_t n = 0;
+  for (int i = 0; i < kOpCount; ++i)
+    if (is_collective(Op(i))) ops[n++] = Op(i);
+  return ops;
+}();
 // GPUs taking part in one call of a collective: tp for attention/MLP AllReduce under pure TP, ep for
 // dispatch/combine, all GPUs of the instance otherwise; 0 for compute ops.
 int collective_group(Op op, const Parallel& parallel);

@@ -25,13 +25,12 @@ double OpRoofline::at(double b, double x) const {
   return std::max(compute, memory);
 }
 
-double OpCurve::at(double x) const {
+double OpCurve::search(double x) const {
   if (!whole.empty()) {
-    const double n = std::floor(x / unit);
-    if (n >= 1 && n <= double(whole.size()) && n * unit == x) {
-      double& t = whole[size_t(n) - 1];
-      if (std::isnan(t)) t = interpolate(x);
-      return t;
+    const double q = x / unit;
+    if (q >= 1 && q < double(whole.size()) + 1) {
+      const auto n = static_cast<size_t>(q);
+      if (double(n) * unit == x) return whole[n - 1] = interpolate(x);
     }
   }
   return interpolate(x);
@@ -42,9 +41,7 @@ double OpCurve::interpolate(double x) const {
   if (x <= xs.front()) return ts.front();
   if (x >= xs.back()) return beyond(ts.back(), roof.at(b, x), roof.at(b, xs.back()));
   const size_t hi = size_t(std::upper_bound(xs.begin(), xs.end(), x) - xs.begin());
-  const size_t lo = hi - 1;
-  const double u = std::log(x / xs[lo]) / log_spans[lo];
-  return ts[lo] + u * (ts[hi] - ts[lo]);
+  return between(hi, std::log(x / xs[hi - 1]) / log_spans[hi - 1]);
 }
 
 void OpCurve::tabulate(int64_t up_to, double unit_size) {
@@ -52,6 +49,23 @@ void OpCurve::tabulate(int64_t up_to, double unit_size) {
   unit = unit_size;
   if (xs.empty() || unit <= 0) return;
   whole.assign(size_t(std::max<int64_t>(0, up_to)), std::numeric_limits<double>::quiet_NaN());
+}
+
+void OpGrid::add_row(OpCurve row) {
+  if (!rows.empty()) {
+    const std::vector<double>& a = rows.back().xs;
+    const std::vector<double>& c = row.xs;
+    size_t n = 0;
+    while (n < a.size() && n < c.size() && a[n] == c[n]) ++n;
+    shared_.push_back(n);
+    log_spans_.push_back(std::log(row.b / bs.back()));
+  }
+  bs.push_back(row.b);
+  rows.push_back(std::move(row));
+}
+
+void OpGrid::tabulate(int64_t up_to) {
+  for (OpCurve& row : rows) row.tabulate(up_to);
 }
 
 double OpGrid::at(double b, double x) const {
@@ -63,8 +77,21 @@ double OpGrid::at(double b, double x) const {
   }
   const size_t hi = size_t(std::upper_bound(bs.begin(), bs.end(), b) - bs.begin());
   const size_t lo = hi - 1;
-  const double u = std::log(b / bs[lo]) / std::log(bs[hi] / bs[lo]);
-  const double t_lo = rows[lo].at(x), t_hi = rows[hi].at(x);
+  const double u = std::log(b / bs[lo]) / log_spans_[lo];
+  const OpCurve& r_lo = rows[lo];
+  const OpCurve& r_hi = rows[hi];
+  double t_lo, t_hi;
+  const size_t n = shared_[lo];
+  if (n >= 2 && x > r_lo.xs.front() && x < r_lo.xs[n - 1]) {
+    const auto first = r_lo.xs.begin();
+    const size_t k = size_t(std::upper_bound(first, first + std::ptrdiff_t(n), x) - first);
+    const double v = std::log(x / r_lo.xs[k - 1]) / r_lo.log_spans[k - 1];
+    t_lo = r_lo.between(k, v);
+    t_hi = r_hi.between(k, v);
+  } else {
+    t_lo = r_lo.at(x);
+    t_hi = r_hi.at(x);
+  }
   return t_lo + u * (t_hi - t_lo);
 }
 

@@ -6,6 +6,7 @@
 // Remembering writes inside a const curve: a CostModel is used by one thread at a time.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <vector>
 
@@ -32,7 +33,17 @@ struct OpCurve {
   bool empty() const { return xs.empty(); }
   // Exact at xs; linear in log x between two points (so monotone between them); below xs[0] the first
   // latency (kernels have a floor); above the last point, last x max(1, roof(x) / roof(last)).
-  double at(double x) const;
+  double at(double x) const {
+    if (!whole.empty()) {  // inline: a remembered value is a division, a compare and a load
+      const double q = x / unit;
+      if (q >= 1 && q < double(whole.size()) + 1) {
+        const auto n = static_cast<std::size_t>(q);  // floor(q): q is at least 1
+        const double t = whole[n - 1];
+        if (double(n) * unit == x && t == t) return t;  // t != t: NaN, not computed yet
+      }
+    }
+    return search(x);
+  }
   // Remembers at(n x unit) for every whole n in 1 .. up_to (a size in whole tokens of `unit` each: 1 for
   // token counts, the bytes per token of a message) once at() has computed it: later calls at exactly such
   // a multiple return it without a search or a log, the same value. Costs one fill of up_to doubles, so a
@@ -40,17 +51,32 @@ struct OpCurve {
   void tabulate(int64_t up_to, double unit = 1);
 
  private:
+  friend struct OpGrid;
+  double search(double x) const;  // at() without a remembered value: computes it (and remembers it)
   double interpolate(double x) const;
+  // The value between xs[hi - 1] and xs[hi] at weight u (interpolate's last step).
+  double between(std::size_t hi, double u) const { return ts[hi - 1] + u * (ts[hi] - ts[hi - 1]); }
 };
 
 // Latency by batch and size: one curve per measured batch (each with its own sizes: grids may be ragged).
+// Built row by row (add_row), which also keeps what at() would otherwise recompute on every call.
 struct OpGrid {
   std::vector<double> bs;     // measured batches, strictly ascending
   std::vector<OpCurve> rows;  // rows[i].b == bs[i]
   bool empty() const { return bs.empty(); }
+  // Appends the row of batch row.b. REQUIRES row.b above every batch already added.
+  void add_row(OpCurve row);
   // Linear in log b between the two rows around b (each evaluated at x); below bs[0] the first row; above
   // the last row, last(x) x max(1, roof(b, x) / roof(last b, x)).
   double at(double b, double x) const;
+  // Every row remembers whole sizes up to up_to (OpCurve::tabulate): for grids asked at whole sizes.
+  void tabulate(int64_t up_to);
+
+ private:
+  std::vector<double> log_spans_;  // log(bs[i + 1] / bs[i])
+  // shared_[i]: how many leading sizes rows i and i + 1 have in common. Where x falls inside them, both
+  // rows interpolate in the same span with the same weight: one search and one log serve the two.
+  std::vector<std::size_t> shared_;
 };
 
 // Builds a curve from (x, seconds) points in any order; duplicate x are averaged. `roof` describes the

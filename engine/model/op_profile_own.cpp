@@ -103,8 +103,7 @@ OpGrid grid_of(const std::vector<Point>& pts, const OpRoofline& roof) {
     std::vector<std::pair<double, double>> row;
     for (const Point& p : pts)
       if (p.b == b) row.emplace_back(p.x, p.s);
-    g.bs.push_back(b);
-    g.rows.push_back(make_curve(std::move(row), b, roof, roof));
+    g.add_row(make_curve(std::move(row), b, roof, roof));
   }
   return g;
 }

@@ -143,10 +143,10 @@ void price_attention_block(const CostModel& cm, const ProfileWork& w, std::array
 }
 
 void price_collectives(const ProfileCurves& pc, bool graph, std::array<Term, kOpCount>& terms) {
-  for (int i = 0; i < kOpCount; ++i) {
-    Term& t = terms[size_t(i)];
-    if (!is_collective(Op(i)) || t.count <= 0) continue;
-    const OpCurve& c = graph ? pc.comm_graph[size_t(i)] : pc.comm_eager[size_t(i)];
+  for (const Op op : kCollectiveOps) {
+    Term& t = terms[size_t(op)];
+    if (t.count <= 0) continue;
+    const OpCurve& c = graph ? pc.comm_graph[size_t(op)] : pc.comm_eager[size_t(op)];
     if (!c.empty()) set_profile(t, double(t.count) * c.at(t.bytes_each));
   }
 }
@@ -191,8 +191,9 @@ void price_rank_from_profile(const CostModel& cm, const ProfileWork& w, std::arr
       // and below), at most that read: there 1/topk more rows reach about topk experts the routed ones
       // left unread in the table, while the kernel reads one more expert's weights.
       Term& shared = terms[size_t(Op::kSharedExpert)];
+      const TokenCurve& fused = pc.moe_fused_shared.empty() ? pc.moe : pc.moe_fused_shared;
       const double table_s =
-          Lm * std::max(0.0, pc.moe.at(w.tokens * pc.fused_shared_rows) - pc.moe.at(w.tokens));
+          Lm * std::max(0.0, fused.at(w.tokens * pc.fused_shared_rows) - pc.moe.at(w.tokens));
       const bool weight_bound = shared.memory_s >= shared.compute_s;
       set_profile(shared, weight_bound ? std::min(table_s, shared.memory_s) : table_s);
     } else if (m.shared_experts > 0) {

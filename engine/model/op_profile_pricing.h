@@ -25,6 +25,7 @@ struct ProfileCurves {
   // fuses it): 0 when it runs as its own GEMMs, else (topk + 1) / topk, the kernel's rows per token over
   // the table's.
   double fused_shared_rows = 0;
+  TokenCurve moe_fused_shared;  // moe again, remembering whole multiples of fused_shared_rows (a run's)
   // attention by (sequences, tokens): decode x = context length, prefill x = new tokens per sequence
   OpGrid attn_decode, attn_prefill;
   OpGrid mla_module_decode;          // whole MLA block in decode (a_proj .. o_proj), when the model matches
@@ -59,9 +60,9 @@ struct ProfileCurves {
   double eager_launch_gap_s = 0;
 };
 
-// The bytes of one token in a collective's message where the message is the rank's tokens times that
-// (hidden states, the vocab all-gather's logits); 0 where it is not (dispatch and combine carry the expert
-// skew). rank_collectives' messages are exactly tokens x this.
+// The bytes of one token in a collective's message: rank_collectives' hidden-state and logit messages are
+// exactly tokens x this; dispatch's and combine's are about tokens x this x the expert skew (at an even
+// load and a power-of-two tp, exactly tokens x this). 0 for compute ops.
 double collective_bytes_per_token(const CostModel& cm, Op op);
 
 // Builds the curves for cm's model and layout (cm's rates set, cm.profile not yet).

@@ -211,10 +211,7 @@ OpGrid make_grid(const ProfileTable& t, Keep keep, int b_col, int x_col, int lat
   }
   std::sort(by_b.begin(), by_b.end(), [](const auto& x, const auto& y) { return x.first < y.first; });
   OpGrid g;
-  for (auto& [b, pts] : by_b) {
-    g.bs.push_back(b);
-    g.rows.push_back(make_curve(std::move(pts), b, roof, measured));
-  }
+  for (auto& [b, pts] : by_b) g.add_row(make_curve(std::move(pts), b, roof, measured));
   return g;
 }
 
@@ -461,7 +458,8 @@ void apply_speed_scale(const OpProfile& p, ProfileCurves& pc) {
 }
 
 // Every decode step and most chunks price the token curves at a whole token count of a few thousand or
-// less, and the hidden-state and logit collectives at that many tokens' messages.
+// less, the prefill attention grids at a chunk's whole tokens per sequence, the fused shared expert at
+// (topk + 1) / topk of that many tokens, and the collectives at that many tokens' messages.
 void remember_curves(const CostModel& cm, ProfileCurves& pc) {
   const int64_t up_to = cm.options.remembered_tokens;
   if (up_to <= 0) return;
@@ -469,6 +467,12 @@ void remember_curves(const CostModel& cm, ProfileCurves& pc) {
                         &pc.dense_up, &pc.dense_down, &pc.shared_up, &pc.shared_down, &pc.router, &pc.lm_head,
                         &pc.moe, &pc.index_q_proj, &pc.index_k_proj})
     c->tabulate(up_to);
+  for (OpGrid* g : {&pc.attn_prefill, &pc.dsa_attn_prefill, &pc.dsa_logits_prefill, &pc.dsa_topk_prefill})
+    g->tabulate(up_to);
+  if (pc.fused_shared_rows > 0) {
+    pc.moe_fused_shared = pc.moe;
+    pc.moe_fused_shared.tabulate(up_to, pc.fused_shared_rows);
+  }
   for (int i = 0; i < kOpCount; ++i) {
     const double unit = collective_bytes_per_token(cm, Op(i));
     if (unit <= 0) continue;

@@ -67,43 +67,6 @@ std::string_view op_name(Op op) {
   return "?";
 }
 
-CollectiveKind op_collective(Op op) {
-  switch (op) {
-    case Op::kEmbedAllreduce:
-    case Op::kAttnAllreduce:
-    case Op::kDenseAllreduce:
-    case Op::kMlpAllreduce:
-      return CollectiveKind::kAllReduce;
-    case Op::kDpAllgather:
-    case Op::kVocabAllgather:
-      return CollectiveKind::kAllGather;
-    case Op::kReduceScatter:
-      return CollectiveKind::kReduceScatter;
-    case Op::kDispatch:
-    case Op::kCombine:
-      return CollectiveKind::kAllToAll;
-    case Op::kEmbed:
-    case Op::kRmsnorm:
-    case Op::kAProj:
-    case Op::kNormRopeKvWrite:
-    case Op::kQBProj:
-    case Op::kIndexerScore:
-    case Op::kTopkSelect:
-    case Op::kSparseMla:
-    case Op::kOProj:
-    case Op::kDenseMlp:
-    case Op::kRouter:
-    case Op::kExpertGemm:
-    case Op::kSharedExpert:
-    case Op::kLmHead:
-    case Op::kSample:
-    case Op::kMtpDraft:
-    case Op::kCount:
-      return CollectiveKind::kNone;
-  }
-  return CollectiveKind::kNone;
-}
-
 std::string_view collective_kind_name(CollectiveKind kind) {
   switch (kind) {
     case CollectiveKind::kNone:

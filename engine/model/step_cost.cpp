@@ -68,6 +68,22 @@ RankWork summarize(const CostModel& cm, std::span<const SeqWork> seqs) {
   for (const SeqWork& s : seqs) {
     if (s.new_tokens <= 0) continue;
     const int64_t n = s.new_tokens, c = s.context_tokens;
+    if (n == 1 && !s.prefill) {           // a plain decode, most of a run's work: the sums below at n = 1
+      const double keys = double(c + 1);  // causal_keys(c, 1) and tiled_keys(c, 1, q)
+      const double attended = double(std::min(c + 1, topk));  // capped_keys(c, 1, topk)
+      w.tokens += 1;
+      w.lm_tokens += 1;
+      w.decode_tokens += 1;
+      w.decode_seqs += 1;
+      w.decode_keys += keys;
+      w.attn_keys += attended;
+      w.kv_read_keys += m.has_indexer() ? attended : keys;
+      if (m.has_indexer()) {
+        w.idx_pairs += keys;
+        w.idx_read_keys += keys;
+      }
+      continue;
+    }
     w.tokens += double(n);
     w.lm_tokens += s.prefill ? (s.last_chunk ? 1 : 0) : double(n);
     w.decode_tokens += s.prefill ? 0 : double(n);
@@ -285,6 +301,10 @@ double collective_bytes_per_token(const CostModel& cm, Op op) {
       return double(cm.model.hidden) * kActBytes;
     case Op::kVocabAllgather:
       return double(cm.model.vocab) * kLogitBytes;
+    case Op::kDispatch:
+      return 1.0 / cm.parallel.tp * cm.model.experts_per_token * double(cm.model.hidden) * kDispatchBytes;
+    case Op::kCombine:
+      return 1.0 / cm.parallel.tp * cm.model.experts_per_token * double(cm.model.hidden) * kCombineBytes;
     default:
       return 0;
   }
@@ -298,7 +318,7 @@ void rank_collectives(const CostModel& cm, const RankWork& w, double expert_imba
   const ModelConfig& m = cm.model;
   const Parallel& p = cm.parallel;
   const double T = w.tokens, h = double(m.hidden);
-  const double hidden_msg = T * h * kActBytes;
+  const double hidden_msg = T * collective_bytes_per_token(cm, Op::kDpAllgather);
   const int L = m.layers, Lm = m.moe_layers();
   const bool per_layer = cm.options.dp_gather == DpGather::kPerLayer;
   if (p.gpus() > 1 && !(p.dp() && per_layer))
@@ -318,7 +338,8 @@ void rank_collectives(const CostModel& cm, const RankWork& w, double expert_imba
     finish_collective(cm, at(out, Op::kCombine), Lm, fan_out * expert_imbalance * kCombineBytes);
   }
   if (p.gpus() > 1)
-    finish_collective(cm, at(out, Op::kVocabAllgather), 1, w.lm_tokens * double(m.vocab) * kLogitBytes);
+    finish_collective(cm, at(out, Op::kVocabAllgather), 1,
+                      w.lm_tokens * collective_bytes_per_token(cm, Op::kVocabAllgather));
 }
 
 // Routed experts over the tokens of every rank, spread over the GPUs with the busiest GPU holding
@@ -427,7 +448,10 @@ StepCost step_cost(const CostModel& cm, std::span<const std::span<const SeqWork>
   // Each busy rank is priced into the buffer the busiest so far does not hold; instance-wide sums apart.
   static const Terms kNoTerms{};
   static_assert(std::is_trivially_copyable_v<Terms>, "Terms are cleared by copying bytes");
-  Terms buffers[2];
+  union TermsBuffer {  // left uninitialized: every use starts by clearing it
+    TermsBuffer() {}
+    Terms terms;
+  } buffers[2];
   int busiest = -1;  // buffers[busiest]: the busiest rank's terms
   std::array<double, kOpCount> flops{}, hbm_bytes{};
   for (size_t r = 0; r < per_rank.size(); ++r) {
@@ -436,7 +460,7 @@ StepCost step_cost(const CostModel& cm, std::span<const std::span<const SeqWork>
     all_tokens += w.tokens;
     draft_layers = std::max(draft_layers, int64_t{cm.model.mtp_layers} * draft_passes(cm, w));
     const int here = busiest == 0 ? 1 : 0;
-    Terms& t = buffers[here];
+    Terms& t = buffers[here].terms;
     std::memcpy(&t, &kNoTerms, sizeof(Terms));  // ~3 KB: a bulk copy, not member by member
     attention_block_ops(cm, w, t);
     mlp_ops(cm, w, t);
@@ -461,7 +485,7 @@ StepCost step_cost(const CostModel& cm, std::span<const std::span<const SeqWork>
       busiest = here;
     }
   }
-  if (busiest >= 0) sc.terms = buffers[busiest];
+  if (busiest >= 0) sc.terms = buffers[busiest].terms;
   for (int i = 0; i < kOpCount; ++i) {
     sc.terms[i].flops = flops[size_t(i)];
     sc.terms[i].hbm_bytes = hbm_bytes[size_t(i)];

@@ -3,6 +3,9 @@
 #include "engine/model/op_profile_curve.h"
 
 #include <catch2/catch.hpp>
+#include <cmath>
+#include <utility>
+#include <vector>
 
 namespace tokenline {
 namespace {
@@ -82,13 +85,49 @@ TEST_CASE("op grid interpolates between batch rows and extrapolates by the roofl
   OpRoofline roof;
   roof.cbx = 1e-9;
   OpGrid g;
-  g.bs = {1, 4};
-  g.rows = {make_curve({{16, 1e-5}, {256, 2e-5}}, 1, roof, roof),
-            make_curve({{16, 3e-5}, {256, 5e-5}}, 4, roof, roof)};
+  g.add_row(make_curve({{16, 1e-5}, {256, 2e-5}}, 1, roof, roof));
+  g.add_row(make_curve({{16, 3e-5}, {256, 5e-5}}, 4, roof, roof));
   CHECK(g.at(1, 16) == Approx(1e-5));
   CHECK(g.at(4, 256) == Approx(5e-5));
   CHECK(g.at(2, 16) == Approx(2e-5));           // log-halfway between batch 1 and 4
   CHECK(g.at(8, 256) == Approx(5e-5 * 8 / 4));  // the last row's efficiency at twice its batch
+}
+
+TEST_CASE("op grid rows sharing their leading sizes give the value of each row's own search",
+          "[op_profile]") {
+  OpRoofline roof;
+  roof.cbx = 1e-9;
+  // Ragged rows as the tables have them: a bigger batch measured over fewer contexts (a prefix of the
+  // smaller batch's), and one row measured at other contexts.
+  const std::vector<std::pair<double, double>> pts1 = {{2, 1e-5},  {5, 1.1e-5}, {9, 1.3e-5}, {17, 1.6e-5},
+                                                       {33, 2e-5}, {65, 3e-5},  {129, 5e-5}};
+  const std::vector<std::pair<double, double>> pts4 = {
+      {2, 2e-5}, {5, 2.1e-5}, {9, 2.4e-5}, {17, 3e-5}, {33, 4e-5}};
+  const std::vector<std::pair<double, double>> pts16 = {{3, 5e-5}, {40, 9e-5}, {100, 2e-4}};
+  OpGrid g;
+  g.add_row(make_curve(pts1, 1, roof, roof));
+  g.add_row(make_curve(pts4, 4, roof, roof));
+  g.add_row(make_curve(pts16, 16, roof, roof));
+  REQUIRE(g.bs == std::vector<double>{1, 4, 16});
+  OpGrid tabulated = g;
+  tabulated.tabulate(256);
+  for (const double b : {1.0, 2.0, 3.0, 4.0, 7.0, 12.0, 15.5}) {
+    for (double x = 0.5; x < 200; x += 0.75) {
+      // What at() computed before it shared the search: each row on its own, then the log weight in b.
+      double expected = 0;
+      if (b <= 1) {
+        expected = g.rows[0].at(x);
+      } else {
+        const size_t lo = b < 4 ? 0 : 1;
+        const double u = std::log(b / g.bs[lo]) / std::log(g.bs[lo + 1] / g.bs[lo]);
+        const double t_lo = g.rows[lo].at(x), t_hi = g.rows[lo + 1].at(x);
+        expected = t_lo + u * (t_hi - t_lo);
+      }
+      CHECK(g.at(b, x) == expected);  // bit for bit
+      CHECK(tabulated.at(b, x) == expected);
+      CHECK(tabulated.at(b, std::floor(x)) == g.at(b, std::floor(x)));
+    }
+  }
 }
 
 }  // namespace tokenline
