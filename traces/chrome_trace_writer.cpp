@@ -1,5 +1,6 @@
 #include "traces/chrome_trace_writer.h"
 
+#include <cassert>
 #include <cstring>
 
 #include "traces/number_format.h"
@@ -49,6 +50,12 @@ class ChromeTraceWriter::EventText {
   void fixed(double v, int decimals) {
     if (room() < kMaxNumberChars) flush();
     p_ = put_fixed(p_, v, decimals);
+  }
+  void key(std::string_view s) {  // TraceArg's: JSON as it is
+    assert(json_plain(s) && "a trace arg key that JSON must escape");
+    ch('"');
+    text(s);
+    ch('"');
   }
   void json_string(std::string_view s) {
     if (!json_plain(s)) {
@@ -100,13 +107,13 @@ void ChromeTraceWriter::append_args(EventText& e, std::initializer_list<TraceArg
   for (const TraceArg& arg : args) {
     if (!first) e.ch(',');
     first = false;
-    e.json_string(arg.key);
+    e.key(arg.key);
     e.ch(':');
     e.integer(arg.value);
   }
   if (text != nullptr) {
     if (!first) e.ch(',');
-    e.json_string(text->key);
+    e.key(text->key);
     e.ch(':');
     e.json_string(text->value);
   }

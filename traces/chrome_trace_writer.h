@@ -16,14 +16,16 @@
 
 namespace tokenline {
 
+// An arg's key is a literal that JSON takes as it is (no quote, backslash or control byte): it is written
+// without the escape check values get.
 struct TraceArg {
-  const char* key;  // static storage
+  std::string_view key;
   int64_t value;
 };
 
 // A text arg, written after the integer args (a step span's batch composition).
 struct TraceText {
-  const char* key;  // static storage
+  std::string_view key;  // as TraceArg's
   std::string_view value;
 };
 

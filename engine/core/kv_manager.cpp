@@ -20,23 +20,15 @@ std::string_view to_string(ReservationPolicy policy) {
 KvManager::KvManager(const KvConfig& config)
     : config_(config), pool_(config.total_pages), cache_(config.total_pages) {
   assert(config.page_tokens > 0 && "page_tokens must be positive");
+  if ((config.page_tokens & (config.page_tokens - 1)) == 0) {
+    page_shift_ = 0;
+    while ((int64_t{1} << page_shift_) < config.page_tokens) ++page_shift_;
+  }
 }
 
 KvManager::PageTable& KvManager::table(HolderId holder) {
   if (static_cast<size_t>(holder) >= tables_.size()) tables_.resize(static_cast<size_t>(holder) + 1);
   return tables_[static_cast<size_t>(holder)];
-}
-
-bool KvManager::holds(HolderId holder) const {
-  return static_cast<size_t>(holder) < tables_.size() && tables_[static_cast<size_t>(holder)].active;
-}
-
-int64_t KvManager::held_pages(HolderId holder) const {
-  return holds(holder) ? static_cast<int64_t>(tables_[static_cast<size_t>(holder)].pages.size()) : 0;
-}
-
-int64_t KvManager::pages_needed(HolderId holder, int64_t tokens) const {
-  return std::max<int64_t>(0, pages_for_tokens(tokens) - held_pages(holder));
 }
 
 int64_t KvManager::releasable_pages(HolderId holder) const {

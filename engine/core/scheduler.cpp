@@ -169,6 +169,7 @@ void Scheduler::insert_running(int32_t slot) {
   auto pos = std::upper_bound(running_.begin(), running_.end(), slot,
                               [this](int32_t a, int32_t b) { return waiting_before(a, b); });
   running_.insert(pos, slot);
+  if (slots_[static_cast<size_t>(slot)].prefilling()) ++running_prefills_;
 }
 
 int64_t Scheduler::kv_target_tokens(const Request& r, int64_t context_tokens, int64_t new_tokens) const {
@@ -216,6 +217,7 @@ int32_t Scheduler::pick_victim(Budget& budget, size_t self_index) const {
 
 void Scheduler::plan_running(Batch& batch, RankDecision& decision, Budget& budget,
                              const PassFilter& pass) const {
+  if (!pass.decode && running_prefills_ == 0) return;  // a prefill pass over decodes only: nothing to take
   for (size_t i = 0; i < running_.size(); ++i) {
     const int32_t slot = running_[i];
     if (marked_[static_cast<size_t>(slot)] != 0) continue;
@@ -389,9 +391,7 @@ void Scheduler::plan(Batch& batch, RankDecision& decision, double arrived_before
     // preempting each other under pressure would never end.
     pass.decode = config_.role == InstanceRole::kDecodeOnly;
     plan_pass(batch, decision, pass);
-    const bool decoders = std::any_of(running_.begin(), running_.end(), [this](int32_t slot) {
-      return !slots_[static_cast<size_t>(slot)].prefilling();
-    });
+    const bool decoders = static_cast<int64_t>(running_.size()) > running_prefills_;
     if (batch.empty() || (!decision.preemptions.empty() && decoders)) {
       pass.decode = true;
       pass.prefill = false;
@@ -482,6 +482,7 @@ bool Scheduler::advance(int32_t slot, const BatchEntry& entry, int32_t accepted,
   Request& r = slots_[static_cast<size_t>(slot)];
   if (entry.phase == Phase::kPrefill) {
     r.computed_tokens += entry.new_tokens;
+    if (!r.prefilling()) --running_prefills_;
     if (!entry.last_chunk) return false;
     kv_.cache_pages(slot, r.page_keys);
     emit_tokens(r, 1, now_s);
@@ -519,6 +520,7 @@ bool Scheduler::abort(RequestId id, RequestStatus status, double now_s) {
     waiting_.erase(w);
   } else if (auto r = std::find_if(running_.begin(), running_.end(), is_id); r != running_.end()) {
     slot = *r;
+    if (slots_[static_cast<size_t>(slot)].prefilling()) --running_prefills_;
     running_.erase(r);
   } else {
     return false;
@@ -530,6 +532,7 @@ bool Scheduler::abort(RequestId id, RequestStatus status, double now_s) {
 
 void Scheduler::preempt(int32_t slot) {
   Request& r = slots_[static_cast<size_t>(slot)];
+  if (r.prefilling()) --running_prefills_;
   kv_.release(slot);
   // Recompute: the prompt and every token produced so far are prefilled again; the last chunk samples
   // the next token. A KV-ready (PD decode) request recomputes locally too.
@@ -605,6 +608,10 @@ bool Scheduler::check(std::string* why) const {
       return fail("held first token after the first was streamed");
     load += r.record.prompt_tokens + r.record.output_tokens;
   }
+  if (std::count_if(running_.begin(), running_.end(), [this](int32_t slot) {
+        return slots_[static_cast<size_t>(slot)].prefilling();
+      }) != running_prefills_)
+    return fail("running prefill count disagrees");
   if (!std::is_sorted(running_.begin(), running_.end(),
                       [this](int32_t a, int32_t b) { return waiting_before(a, b); }))
     return fail("running order broken");

@@ -201,6 +201,7 @@ class Scheduler {
   std::vector<int32_t> free_slots_;
   std::deque<int32_t> waiting_;   // policy order
   std::vector<int32_t> running_;  // policy order; preemption victims come from the back
+  int64_t running_prefills_ = 0;  // of running_, the requests still prefilling (a prefill pass's work)
   std::vector<int32_t> done_;     // finished / handed off, not yet drained
   // Planning scratch (plan() is const but reuses these buffers: not thread-safe).
   mutable std::vector<int32_t> order_scratch_;    // LPM order of the waiting queue

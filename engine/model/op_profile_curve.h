@@ -35,7 +35,7 @@ struct OpCurve {
   // latency (kernels have a floor); above the last point, last x max(1, roof(x) / roof(last)).
   double at(double x) const {
     if (!whole.empty()) {  // inline: a remembered value is a division, a compare and a load
-      const double q = x / unit;
+      const double q = unit == 1 ? x : x / unit;  // token curves: no division
       if (q >= 1 && q < double(whole.size()) + 1) {
         const auto n = static_cast<std::size_t>(q);  // floor(q): q is at least 1
         const double t = whole[n - 1];

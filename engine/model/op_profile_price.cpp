@@ -1,6 +1,9 @@
 // price_rank_from_profile: the measured-time overlay on one rank's roofline terms. An op is re-priced only
 // when every component it needs has a curve; otherwise it keeps its roofline time (source stays roofline).
 #include <algorithm>
+#include <cmath>
+#include <limits>
+#include <tuple>
 
 #include "engine/model/op_profile_pricing.h"
 
@@ -8,6 +11,7 @@ namespace tokenline {
 namespace {
 
 constexpr int64_t kGraphBucketStep = 8;  // SGLang captures 1, 2, 4, 8, then every 8 up to cuda_graph_max_bs
+constexpr double kNotPriced = std::numeric_limits<double>::quiet_NaN();
 
 void set_profile(Term& t, double s) {
   t.time_s = s;
@@ -116,17 +120,13 @@ void price_dsa(const CostModel& cm, const ProfileWork& w, std::array<Term, kOpCo
   if (module) score.time_s += Lf * pc.dsa_indexer_decode.at(w.decode_seqs, w.decode_context);
 }
 
-void price_attention_block(const CostModel& cm, const ProfileWork& w, std::array<Term, kOpCount>& terms) {
+// The projections around attention (a_proj, q_b_proj with its batched GEMM, o_proj with its), by tokens.
+void price_projections(const CostModel& cm, const ProfileWork& w, std::array<Term, kOpCount>& terms) {
   const ProfileCurves& pc = *cm.profile;
-  const ModelConfig& m = cm.model;
-  const int L = m.layers;
+  const int L = cm.model.layers;
   const double decode_tokens = w.prefill_seqs > 0 ? w.tokens - w.prefill_tokens : w.tokens;
-  if (m.attention == AttentionKind::kMla && w.prefill_seqs == 0 && !pc.mla_module_decode.empty()) {
-    price_mla_module(pc, w, L, terms);
-    return;
-  }
   price_parts(terms[size_t(Op::kAProj)], L, {{&pc.a_proj, w.tokens}});
-  if (m.attention == AttentionKind::kMla) {
+  if (cm.model.attention == AttentionKind::kMla) {
     // decode absorbs W_UK / W_UV into batched GEMMs; prefill (MHA) expands the latent through kv_b_proj
     price_parts(terms[size_t(Op::kQBProj)], L,
                 {{&pc.q_b_proj, w.tokens}, {&pc.bmm_pre, decode_tokens}, {&pc.kv_b_proj, w.prefill_tokens}});
@@ -134,12 +134,95 @@ void price_attention_block(const CostModel& cm, const ProfileWork& w, std::array
   } else {
     price_parts(terms[size_t(Op::kOProj)], L, {{&pc.o_proj, w.tokens}});
   }
+}
+
+// The whole MLA block from the module's rows (decode, where measured), else the attention of the block
+// (DSA's parts or the attention grid; the projections are priced apart, by tokens).
+bool mla_module_prices(const CostModel& cm, const ProfileWork& w) {
+  return cm.model.attention == AttentionKind::kMla && w.prefill_seqs == 0 &&
+         !cm.profile->mla_module_decode.empty();
+}
+
+void price_attention(const CostModel& cm, const ProfileWork& w, std::array<Term, kOpCount>& terms) {
+  const ProfileCurves& pc = *cm.profile;
+  const ModelConfig& m = cm.model;
+  if (mla_module_prices(cm, w)) {
+    price_mla_module(pc, w, m.layers, terms);
+    return;
+  }
   if (m.has_indexer()) {
     price_dsa(cm, w, terms);
     return;
   }
   double attn_s = 0;
-  if (attention_s(pc, w, attn_s)) set_profile(terms[size_t(Op::kSparseMla)], L * attn_s);
+  if (attention_s(pc, w, attn_s)) set_profile(terms[size_t(Op::kSparseMla)], m.layers * attn_s);
+}
+
+// The ops the token curves alone price, besides the projections: the dense MLP, the MoE router, the
+// shared expert (fused into the MoE kernel: its table time in fused_table_s, the roofline bound applied
+// by the caller) and the LM head.
+void price_token_ops(const CostModel& cm, const ProfileWork& w, std::array<Term, kOpCount>& terms,
+                     double& fused_table_s) {
+  const ProfileCurves& pc = *cm.profile;
+  const ModelConfig& m = cm.model;
+  const int Lm = m.moe_layers(), Ld = m.mlp_dense_layers();
+  fused_table_s = kNotPriced;
+  if (Ld > 0)
+    price_parts(terms[size_t(Op::kDenseMlp)], Ld, {{&pc.dense_up, w.tokens}, {&pc.dense_down, w.tokens}});
+  if (Lm > 0) {
+    price_parts(terms[size_t(Op::kRouter)], Lm, {{&pc.router, w.tokens}});
+    if (pc.fused_shared_rows > 0 && w.tokens > 0) {
+      // One more expert in the fused kernel, chosen by every token: the table's MoE at the kernel's rows
+      // beyond the routed ones.
+      const TokenCurve& fused = pc.moe_fused_shared.empty() ? pc.moe : pc.moe_fused_shared;
+      fused_table_s = Lm * std::max(0.0, fused.at(w.tokens * pc.fused_shared_rows) - pc.moe.at(w.tokens));
+    } else if (m.shared_experts > 0) {
+      price_parts(terms[size_t(Op::kSharedExpert)], Lm,
+                  {{&pc.shared_up, w.tokens}, {&pc.shared_down, w.tokens}});
+    }
+  }
+  if (w.lm_tokens > 0) price_parts(terms[size_t(Op::kLmHead)], 1, {{&pc.lm_head, w.lm_tokens}});
+}
+
+// Where the expert's own roofline is its weight read (a few hundred tokens and below), the fused shared
+// expert costs at most that read: there 1/topk more rows reach about topk experts the routed ones left
+// unread in the table, while the kernel reads one more expert's weights.
+void price_fused_shared(double table_s, Term& shared) {
+  if (std::isnan(table_s)) return;
+  const bool weight_bound = shared.memory_s >= shared.compute_s;
+  set_profile(shared, weight_bound ? std::min(table_s, shared.memory_s) : table_s);
+}
+
+// The ops that price_projections and price_token_ops price from tokens alone (DecodeTokenOps' order).
+constexpr Op kTokenOps[] = {Op::kAProj,  Op::kQBProj,       Op::kOProj, Op::kDenseMlp,
+                            Op::kRouter, Op::kSharedExpert, Op::kLmHead};
+static_assert(std::size(kTokenOps) == std::tuple_size_v<decltype(DecodeTokenOps::time_s)>);
+
+// A pure decode rank's token ops remembered by whole tokens under a run (ProfileCurves::decode_ops), or
+// null where not remembered (a prefill, a mixed batch, the MLA module's decode, tokens out of the table).
+const DecodeTokenOps* remembered_decode_ops(const CostModel& cm, const ProfileWork& w) {
+  const ProfileCurves& pc = *cm.profile;
+  if (pc.decode_ops.empty() || w.prefill_seqs > 0 || w.lm_tokens != w.tokens || mla_module_prices(cm, w))
+    return nullptr;
+  if (!(w.tokens >= 1 && w.tokens < double(pc.decode_ops.size()) + 1)) return nullptr;
+  const auto n = static_cast<size_t>(w.tokens);
+  if (double(n) != w.tokens) return nullptr;
+  DecodeTokenOps& slot = pc.decode_ops[n - 1];
+  if (!slot.filled) {
+    // Priced once by the functions a rank without the table runs, on blank terms: the same doubles.
+    std::array<Term, kOpCount> blank{};
+    ProfileWork decode;
+    decode.tokens = decode.lm_tokens = w.tokens;
+    decode.decode_seqs = 1;
+    price_projections(cm, decode, blank);
+    price_token_ops(cm, decode, blank, slot.fused_table_s);
+    for (size_t i = 0; i < std::size(kTokenOps); ++i) {
+      const Term& t = blank[size_t(kTokenOps[i])];
+      slot.time_s[i] = t.source == TimeSource::kProfile ? t.time_s : kNotPriced;
+    }
+    slot.filled = true;
+  }
+  return &slot;
 }
 
 void price_collectives(const ProfileCurves& pc, bool graph, std::array<Term, kOpCount>& terms) {
@@ -178,30 +261,17 @@ void price_rank_from_profile(const CostModel& cm, const ProfileWork& w, std::arr
     price_own_ops(pc, w, terms);
     return;
   }
-  const ModelConfig& m = cm.model;
-  const int Lm = m.moe_layers(), Ld = m.mlp_dense_layers();
-  price_attention_block(cm, w, terms);
-  if (Ld > 0)
-    price_parts(terms[size_t(Op::kDenseMlp)], Ld, {{&pc.dense_up, w.tokens}, {&pc.dense_down, w.tokens}});
-  if (Lm > 0) {
-    price_parts(terms[size_t(Op::kRouter)], Lm, {{&pc.router, w.tokens}});
-    if (pc.fused_shared_rows > 0 && w.tokens > 0) {
-      // One more expert in the fused kernel, chosen by every token: the table's MoE at the kernel's rows
-      // beyond the routed ones. Where the expert's own roofline is its weight read (a few hundred tokens
-      // and below), at most that read: there 1/topk more rows reach about topk experts the routed ones
-      // left unread in the table, while the kernel reads one more expert's weights.
-      Term& shared = terms[size_t(Op::kSharedExpert)];
-      const TokenCurve& fused = pc.moe_fused_shared.empty() ? pc.moe : pc.moe_fused_shared;
-      const double table_s =
-          Lm * std::max(0.0, fused.at(w.tokens * pc.fused_shared_rows) - pc.moe.at(w.tokens));
-      const bool weight_bound = shared.memory_s >= shared.compute_s;
-      set_profile(shared, weight_bound ? std::min(table_s, shared.memory_s) : table_s);
-    } else if (m.shared_experts > 0) {
-      price_parts(terms[size_t(Op::kSharedExpert)], Lm,
-                  {{&pc.shared_up, w.tokens}, {&pc.shared_down, w.tokens}});
-    }
+  double fused_table_s = kNotPriced;
+  if (const DecodeTokenOps* d = remembered_decode_ops(cm, w)) {
+    for (size_t i = 0; i < std::size(kTokenOps); ++i)
+      if (!std::isnan(d->time_s[i])) set_profile(terms[size_t(kTokenOps[i])], d->time_s[i]);
+    fused_table_s = d->fused_table_s;
+  } else {
+    if (!mla_module_prices(cm, w)) price_projections(cm, w, terms);
+    price_token_ops(cm, w, terms, fused_table_s);
   }
-  if (w.lm_tokens > 0) price_parts(terms[size_t(Op::kLmHead)], 1, {{&pc.lm_head, w.lm_tokens}});
+  price_fused_shared(fused_table_s, terms[size_t(Op::kSharedExpert)]);
+  price_attention(cm, w, terms);
   price_collectives(pc, w.graph, terms);
   if (!w.graph) eager_floor(pc, terms);
 }

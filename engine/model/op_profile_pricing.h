@@ -5,6 +5,7 @@
 #include <array>
 #include <memory>
 #include <span>
+#include <vector>
 
 #include "engine/model/ledger.h"
 #include "engine/model/op_profile.h"
@@ -14,6 +15,15 @@ namespace tokenline {
 
 // One GEMM-like component of an op: its latency by tokens (empty: no table covers it).
 using TokenCurve = OpCurve;
+
+// A pure decode rank's ops that token curves alone price (a_proj, q_b_proj, o_proj, dense MLP, router,
+// shared expert, LM head), remembered by its whole tokens: each op's time (NaN: no curve prices it) and the
+// fused shared expert's table time (NaN: not fused).
+struct DecodeTokenOps {
+  std::array<double, 7> time_s{};
+  double fused_table_s = 0;
+  bool filled = false;
+};
 
 // The curves of one (model, parallel, KV layout, hardware) under one profile. Times per layer, seconds.
 struct ProfileCurves {
@@ -26,6 +36,8 @@ struct ProfileCurves {
   // the table's.
   double fused_shared_rows = 0;
   TokenCurve moe_fused_shared;  // moe again, remembering whole multiples of fused_shared_rows (a run's)
+  // Under a run (CostOptions::remembered_tokens), by whole tokens - 1: filled on first use.
+  mutable std::vector<DecodeTokenOps> decode_ops;
   // attention by (sequences, tokens): decode x = context length, prefill x = new tokens per sequence
   OpGrid attn_decode, attn_prefill;
   OpGrid mla_module_decode;          // whole MLA block in decode (a_proj .. o_proj), when the model matches
