@@ -136,13 +136,15 @@ void price_projections(const CostModel& cm, const ProfileWork& w, std::array<Ter
   }
 }
 
-// The whole MLA block from the module's rows (decode, where measured), else the attention of the block
-// (DSA's parts or the attention grid; the projections are priced apart, by tokens).
+// Whether the MLA decode module's rows price the whole block, a_proj .. o_proj: a pure decode batch of an
+// MLA model whose module was measured.
 bool mla_module_prices(const CostModel& cm, const ProfileWork& w) {
   return cm.model.attention == AttentionKind::kMla && w.prefill_seqs == 0 &&
          !cm.profile->mla_module_decode.empty();
 }
 
+// The attention of the block: the MLA module's whole block where it prices it, else DSA's parts or the
+// attention grid (the projections priced apart, by tokens).
 void price_attention(const CostModel& cm, const ProfileWork& w, std::array<Term, kOpCount>& terms) {
   const ProfileCurves& pc = *cm.profile;
   const ModelConfig& m = cm.model;

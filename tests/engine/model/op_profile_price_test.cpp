@@ -1,10 +1,12 @@
 // Pricing a step from the h200-sglang profile: source attribution, CUDA-graph buckets, and a DeepSeek-V3
 // tp8 decode step against the sum of the table rows it should read.
+#include <algorithm>
 #include <catch2/catch.hpp>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <initializer_list>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -383,6 +385,78 @@ TEST_CASE("with MTP the per-layer floor counts each draft pass's layer as well a
   CHECK(step_cost(plain, verify).total_s == Approx(0.001 * m.layers));
   CHECK(step_cost(mtp, verify).total_s == Approx(0.001 * (m.layers + 2)));
   CHECK(step_cost(mtp, single).total_s == Approx(0.001 * (m.layers + 1)));
+}
+
+namespace {
+
+// Every field a step's outputs read, bit for bit: each term and the step's sums.
+void check_same_cost(const StepCost& a, const StepCost& b) {
+  for (int i = 0; i < kOpCount; ++i) {
+    INFO("op " << op_name(Op(i)));
+    const Term& x = a.terms[size_t(i)];
+    const Term& y = b.terms[size_t(i)];
+    for (double Term::*field :
+         {&Term::time_s, &Term::launch_s, &Term::bytes_each, &Term::flops, &Term::hbm_bytes})
+      CHECK(x.*field == y.*field);
+    CHECK(x.source == y.source);
+  }
+  for (double StepCost::*field : {&StepCost::total_s, &StepCost::profile_s, &StepCost::overhead_s})
+    CHECK(a.*field == b.*field);
+  CHECK(a.busiest_rank == b.busiest_rank);
+}
+
+}  // namespace
+
+// A run's cost model remembers curve values, grid rows and a decode rank's token ops by whole tokens
+// (CostOptions::remembered_tokens); a step priced from them must be the step priced by the search, bit for
+// bit, whatever the model, layout and batch: decodes of every CUDA-graph bucket and beyond it, prefill
+// chunks alone and with decodes, several ranks of unequal load, each step priced twice (the second time
+// from what the first remembered).
+TEST_CASE("remembered curve values price every step as the search does, bit for bit", "[op_profile]") {
+  struct Deployment {
+    std::string model;
+    std::string parallel;
+    KvLayout kv;
+  };
+  const std::vector<Deployment> deployments = {
+      {"glm-5.3", "dp8-ep8", KvLayout::kBf16},         // DSA, fused shared expert, DP attention
+      {"deepseek-v3", "tp8", KvLayout::kFp8E4m3},      // MLA decode module
+      {"deepseek-v3", "dp8-ep8", KvLayout::kFp8E4m3},  // MLA, dispatch / combine
+      {"llama-3.1-8b", "tp2", KvLayout::kBf16},        // GQA, all-reduces
+  };
+  for (const Deployment& d : deployments) {
+    INFO(d.model << " " << d.parallel);
+    CostOptions searched;
+    searched.profile = load_op_profile("h200-sglang");
+    CostOptions remembered = searched;
+    remembered.remembered_tokens = 4096;
+    const ModelConfig m = model_preset(d.model);
+    const Parallel p = parse_parallel(d.parallel, "test");
+    const CostModel a = make_cost_model(m, p, d.kv, load_hardware("h200"), searched);
+    const CostModel b = make_cost_model(m, p, d.kv, load_hardware("h200"), remembered);
+    const int ranks = p.dp_attention;
+    for (int pass = 0; pass < 2; ++pass) {
+      for (const int64_t batch : {1, 2, 3, 5, 8, 13, 64, 100, 257, 600, 1500}) {
+        for (const int64_t context : {1, 700, 4096, 33000}) {
+          std::vector<std::vector<SeqWork>> work(static_cast<size_t>(ranks));
+          for (int r = 0; r < ranks; ++r) {
+            const int64_t n = std::max<int64_t>(1, batch - 3 * r);  // unequal ranks
+            for (int64_t i = 0; i < n; ++i)
+              work[size_t(r)].push_back({1, context + 37 * i + r, false, false});
+          }
+          if (batch % 2 == 1)
+            work[0].push_back({std::min<int64_t>(batch * 7, 1024), context, true, batch > 50});
+          std::vector<std::span<const SeqWork>> spans(work.begin(), work.end());
+          check_same_cost(step_cost(a, spans), step_cost(b, spans));
+        }
+      }
+      for (const int64_t chunk : {1, 16, 1000, 1024, 4096, 8192}) {
+        const SeqWork one{chunk, 512, true, true};
+        check_same_cost(step_cost(a, std::span<const SeqWork>(&one, 1)),
+                        step_cost(b, std::span<const SeqWork>(&one, 1)));
+      }
+    }
+  }
 }
 
 }  // namespace tokenline
