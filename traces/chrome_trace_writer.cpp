@@ -53,19 +53,15 @@ class ChromeTraceWriter::EventText {
   }
   void key(std::string_view s) {  // TraceArg's: JSON as it is
     assert(json_plain(s) && "a trace arg key that JSON must escape");
-    ch('"');
-    text(s);
-    ch('"');
+    quoted(s);
   }
   void json_string(std::string_view s) {
-    if (!json_plain(s)) {
-      flush();
-      append_json_string(out_, s);
+    if (json_plain(s)) {
+      quoted(s);
       return;
     }
-    ch('"');
-    text(s);
-    ch('"');
+    flush();
+    append_json_string(out_, s);
   }
   void flush() {
     out_.append(buffer_, static_cast<size_t>(p_ - buffer_));
@@ -74,6 +70,11 @@ class ChromeTraceWriter::EventText {
 
  private:
   size_t room() const { return static_cast<size_t>(buffer_ + sizeof buffer_ - p_); }
+  void quoted(std::string_view s) {  // s needs no escaping
+    ch('"');
+    text(s);
+    ch('"');
+  }
 
   static constexpr size_t kBufferBytes = 512;
   std::string& out_;

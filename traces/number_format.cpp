@@ -43,6 +43,11 @@ int digit_count(uint64_t value) {
   return value >= 1000 ? n + 3 : value >= 100 ? n + 2 : value >= 10 ? n + 1 : n;
 }
 
+// |value| as unsigned, INT64_MIN included.
+uint64_t magnitude_of(int64_t value) {
+  return value < 0 ? static_cast<uint64_t>(-(value + 1)) + 1 : static_cast<uint64_t>(value);
+}
+
 // 1 for each byte a JSON string must escape: '"', '\\' and the control characters. A table, so the scan
 // of a name (most have none) is a load and an OR per byte.
 constexpr std::array<uint8_t, 256> kMustEscape = [] {
@@ -55,8 +60,7 @@ constexpr std::array<uint8_t, 256> kMustEscape = [] {
 }  // namespace
 
 char* put_int(char* out, int64_t value) {
-  const uint64_t magnitude =
-      value < 0 ? static_cast<uint64_t>(-(value + 1)) + 1 : static_cast<uint64_t>(value);
+  const uint64_t magnitude = magnitude_of(value);
   if (value < 0) *out++ = '-';
   char* end = out + digit_count(magnitude);
   write_unsigned(end, magnitude);
@@ -69,8 +73,7 @@ char* put_fixed(char* out, double value, int decimals) {
   if (!std::isfinite(value)) value = 0;
   const int64_t scale = kPowersOfTen[decimals];
   const long long scaled = std::llround(value * static_cast<double>(scale));
-  const uint64_t magnitude =
-      scaled < 0 ? static_cast<uint64_t>(-(scaled + 1)) + 1 : static_cast<uint64_t>(scaled);
+  const uint64_t magnitude = magnitude_of(scaled);
   if (scaled < 0) *out++ = '-';
   const uint64_t whole = magnitude / static_cast<uint64_t>(scale);
   char* end = out + digit_count(whole);

@@ -26,13 +26,7 @@ double OpRoofline::at(double b, double x) const {
 }
 
 double OpCurve::search(double x) const {
-  if (!whole.empty()) {
-    const double q = x / unit;
-    if (q >= 1 && q < double(whole.size()) + 1) {
-      const auto n = static_cast<size_t>(q);
-      if (double(n) * unit == x) return whole[n - 1] = interpolate(x);
-    }
-  }
+  if (const size_t n = whole_slot(x); n > 0) return whole[n - 1] = interpolate(x);
   return interpolate(x);
 }
 

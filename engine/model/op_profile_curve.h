@@ -33,15 +33,9 @@ struct OpCurve {
   bool empty() const { return xs.empty(); }
   // Exact at xs; linear in log x between two points (so monotone between them); below xs[0] the first
   // latency (kernels have a floor); above the last point, last x max(1, roof(x) / roof(last)).
-  double at(double x) const {
-    if (!whole.empty()) {  // inline: a remembered value is a division, a compare and a load
-      const double q = unit == 1 ? x : x / unit;  // token curves: no division
-      if (q >= 1 && q < double(whole.size()) + 1) {
-        const auto n = static_cast<std::size_t>(q);  // floor(q): q is at least 1
-        const double t = whole[n - 1];
-        if (double(n) * unit == x && t == t) return t;  // t != t: NaN, not computed yet
-      }
-    }
+  double at(double x) const {  // inline: a remembered value is a compare and a load
+    if (const std::size_t n = whole_slot(x); n > 0 && whole[n - 1] == whole[n - 1])  // NaN: not yet
+      return whole[n - 1];
     return search(x);
   }
   // Remembers at(n x unit) for every whole n in 1 .. up_to (a size in whole tokens of `unit` each: 1 for
@@ -52,6 +46,14 @@ struct OpCurve {
 
  private:
   friend struct OpGrid;
+  // n when x is n x unit for a whole n in 1 .. whole.size(), else 0.
+  std::size_t whole_slot(double x) const {
+    if (whole.empty()) return 0;
+    const double q = unit == 1 ? x : x / unit;  // token curves: no division
+    if (!(q >= 1 && q < double(whole.size()) + 1)) return 0;
+    const auto n = static_cast<std::size_t>(q);  // floor(q): q is at least 1
+    return double(n) * unit == x ? n : 0;
+  }
   double search(double x) const;  // at() without a remembered value: computes it (and remembers it)
   double interpolate(double x) const;
   // The value between xs[hi - 1] and xs[hi] at weight u (interpolate's last step).

@@ -473,7 +473,7 @@ void remember_curves(const CostModel& cm, ProfileCurves& pc) {
     pc.moe_fused_shared = pc.moe;
     pc.moe_fused_shared.tabulate(up_to, pc.fused_shared_rows);
   }
-  pc.decode_ops.assign(size_t(up_to), DecodeTokenOps{});
+  if (!pc.own) pc.decode_ops.assign(size_t(up_to), DecodeTokenOps{});  // own profiles price every op apart
   for (int i = 0; i < kOpCount; ++i) {
     const double unit = collective_bytes_per_token(cm, Op(i));
     if (unit <= 0) continue;
