@@ -11,7 +11,7 @@
 #include "calibrate/prefill_load.h"
 #include "calibrate/sim_point.h"
 #include "common/input_error.h"
-#include "engine/model/op_profile.h"
+#include "cost/op_profile.h"
 #include "topologies/preset_source.h"
 
 namespace tokenline {

@@ -4,9 +4,9 @@
 #include <map>
 
 #include "calibrate/sim_point.h"
-#include "engine/model/ledger.h"
+#include "cost/op_profile.h"
+#include "cost/step_cost.h"
 #include "engine/model/model_config.h"
-#include "engine/model/op_profile.h"
 #include "engine/model/parallel.h"
 #include "topologies/hardware_loader.h"
 

@@ -13,9 +13,9 @@
 #include <vector>
 
 #include "common/input_error.h"
-#include "engine/model/ledger.h"
-#include "engine/model/op_profile.h"
-#include "engine/model/op_profile_own.h"
+#include "cost/op_profile.h"
+#include "cost/op_profile_own.h"
+#include "cost/step_cost.h"
 #include "topologies/hardware_loader.h"
 #include "traces/run_speed.h"
 #include "traces/trace_reader.h"

@@ -14,7 +14,7 @@
 #include <string>
 #include <vector>
 
-#include "engine/model/ledger.h"
+#include "cost/step_cost.h"
 
 namespace tokenline {
 

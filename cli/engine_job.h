@@ -12,7 +12,7 @@
 #include "engine/model/parallel.h"
 #include "engine/runtime/engine_loop.h"
 #include "engine/runtime/model_runner.h"
-#include "traces/recorder.h"
+#include "run/recorder.h"
 
 namespace CLI {
 class App;

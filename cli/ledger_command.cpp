@@ -14,9 +14,9 @@
 
 #include "cli/command.h"
 #include "common/input_error.h"
-#include "engine/model/ledger.h"
-#include "engine/model/memory.h"
-#include "engine/model/op_profile.h"
+#include "cost/memory.h"
+#include "cost/op_profile.h"
+#include "cost/step_cost.h"
 #include "topologies/hardware_loader.h"
 
 namespace tokenline::cli {
@@ -121,7 +121,7 @@ void add_into(StepCost& sum, const StepCost& s) {
     a.memory_s += b.memory_s;
     a.launch_s += b.launch_s;
     a.time_s += b.time_s;
-    if (b.source == TimeSource::kProfile) a.source = TimeSource::kProfile;
+    if (b.source == TermSource::kProfile) a.source = TermSource::kProfile;
   }
   sum.bytes.weight_read += s.bytes.weight_read;
   sum.bytes.kv_read += s.bytes.kv_read;
@@ -219,7 +219,7 @@ void print_ops(const StepCost& c, bool profiled) {
 
 void print_collectives(const StepCost& c, const CostModel& cm) {
   std::printf("\nCollectives over %s (one rank's messages)\n", std::string(link_name(cm.link)).c_str());
-  const bool profiled = cm.profile != nullptr;
+  const bool profiled = cm.time_source->measured();
   std::printf("%-18s %-15s %5s %6s %12s %12s %10s %10s%s\n", "collective", "kind", "group", "count",
               "MB each", "MB total", "xfer ms", "launch ms", profiled ? "    time ms source  " : "");
   for (int i = 0; i < kOpCount; ++i) {
@@ -344,7 +344,7 @@ Json collectives_json(const StepCost& c, const CostModel& cm) {
                    {"transfer_s", t.memory_s},
                    {"launch_s", t.launch_s},
                    {"time_s", t.time_s}});
-    if (cm.profile) out.back()["source"] = time_source_name(t.source);
+    if (cm.time_source->measured()) out.back()["source"] = time_source_name(t.source);
   }
   return out;
 }
@@ -434,7 +434,7 @@ Json header_json(const LedgerArgs& a, const Setup& s) {
 void emit_step(const LedgerArgs& a, const Setup& s, const StepCost& c, Json* extra_chunks) {
   // Tokens of the busiest rank: one per decoding request, or the whole prompt over its chunks.
   const double rank_tokens = a.phase == "decode" ? double(a.batch) : double(s.context);
-  const bool profiled = s.cm.profile != nullptr;
+  const bool profiled = s.cm.time_source->measured();
   if (!a.json) {
     print_ops(c, profiled);
     print_collectives(c, s.cm);

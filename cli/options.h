@@ -7,16 +7,16 @@
 #include <cstdint>
 #include <string>
 
+#include "cost/engine_behavior.h"
 #include "engine/core/kv_manager.h"
 #include "engine/core/placement.h"
 #include "engine/core/scheduler.h"
-#include "engine/model/engine_behavior.h"
 #include "traces/output_config.h"
 
 namespace tokenline::cli {
 
 SchedulePolicy parse_policy(const std::string& v);  // --policy fcfs | lpm | priority
-// The core's KV policy that realises an engine's admission (engine/model/engine_behavior.h).
+// The core's KV policy that realises an engine's admission (cost/engine_behavior.h).
 ReservationPolicy reservation_of(Admission admission);
 // --reservation whole | incremental | estimate: Admission's names (parse_admission), one table for both.
 ReservationPolicy parse_reservation(const std::string& v);

@@ -6,10 +6,10 @@
 #include <cstdint>
 #include <string>
 
-#include "sim/backends/step_noise.h"
+#include "cost/step_noise.h"
+#include "engine/core/arrival_source.h"
 #include "sim/driver/pd_config.h"
 #include "sim/driver/sim_config.h"
-#include "workloads/arrival_source.h"
 
 namespace tokenline {
 

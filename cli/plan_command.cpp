@@ -14,14 +14,14 @@
 #include "cli/command.h"
 #include "cli/slo_option.h"
 #include "common/input_error.h"
+#include "cost/op_profile.h"
 #include "engine/model/model_config.h"
-#include "engine/model/op_profile.h"
 #include "plan/plan_json.h"
 #include "plan/plan_report.h"
 #include "plan/plan_runner.h"
+#include "run/workload_arrivals.h"
 #include "sim/backends/cluster_hardware.h"
 #include "topologies/hardware_loader.h"
-#include "workloads/workload_arrivals.h"
 
 namespace tokenline::cli {
 namespace {

@@ -1,6 +1,6 @@
 // `tokenline profile --backend cpu|cuda --model M [--parallel P] [--grid ...] --out DIR`: measures the
 // real engine's ops (ledger names) on its kernels over a grid of step shapes (engine/runtime/op_profiler)
-// and writes an own profile (profile.json, ops.csv, hardware.json; engine/model/op_profile_writer) that
+// and writes an own profile (profile.json, ops.csv, hardware.json; cost/op_profile_writer) that
 // `tokenline sim --profile DIR --hardware DIR/hardware.json` prices the same model and layout from.
 // Progress on stderr, one line per grid point.
 #include <unistd.h>

@@ -12,8 +12,8 @@
 #include "common/input_error.h"
 #include "engine/runtime/clock.h"
 #include "engine/runtime/op_profiler.h"
+#include "run/workload_arrivals.h"
 #include "traces/output_file.h"
-#include "workloads/workload_arrivals.h"
 
 namespace tokenline::cli {
 namespace {

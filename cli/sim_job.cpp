@@ -10,8 +10,9 @@
 #include "cli/slo_option.h"
 #include "common/input_error.h"
 #include "common/input_limits.h"
-#include "engine/model/memory.h"
-#include "engine/model/op_profile.h"
+#include "cost/memory.h"
+#include "cost/op_profile.h"
+#include "run/workload_arrivals.h"
 #include "sim/backends/cluster_hardware.h"
 #include "sim/backends/replay_backend.h"
 #include "sim/driver/pd_simulation.h"
@@ -19,7 +20,6 @@
 #include "topologies/hardware_loader.h"
 #include "traces/output_file.h"
 #include "traces/run_speed.h"
-#include "workloads/workload_arrivals.h"
 
 namespace tokenline {
 namespace {

@@ -28,7 +28,7 @@ struct SimJob {
   // under pressure; on the Mooncake trace with dp8-ep8 it recomputes so often that the run is ~8x longer.
   std::string
       reservation;  // whole | incremental | estimate (SGLang: admit on an estimate, retract); "": engine's
-  // Engine behaviour overrides (engine/model/engine_behavior.h); unset ("" / 0) keeps the profile's engine,
+  // Engine behaviour overrides (cost/engine_behavior.h); unset ("" / 0) keeps the profile's engine,
   // or the seed's without one.
   std::string mixed_steps;    // on | off: a step with prefill work carries no decodes (SGLang)
   std::string plan_ahead;     // on | off: step n+1 planned when step n starts (SGLang's overlap loop)

@@ -2,10 +2,10 @@
 
 #include <cstdio>
 
-#include "engine/model/engine_behavior.h"
-#include "engine/model/memory.h"
+#include "cost/engine_behavior.h"
+#include "cost/memory.h"
+#include "cost/op_profile.h"
 #include "engine/model/model_config.h"
-#include "engine/model/op_profile.h"
 
 namespace tokenline {
 namespace {

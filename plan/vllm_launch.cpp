@@ -1,6 +1,6 @@
 #include "plan/vllm_launch.h"
 
-#include "engine/model/ledger.h"
+#include "cost/step_cost.h"
 
 namespace tokenline {
 namespace {

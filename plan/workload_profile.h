@@ -6,7 +6,7 @@
 
 #include <cstdint>
 
-#include "workloads/arrival_source.h"
+#include "engine/core/arrival_source.h"
 
 namespace tokenline {
 

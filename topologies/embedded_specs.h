@@ -6,7 +6,7 @@
 namespace tokenline {
 
 // Paths "hardware/<name>.json", "clusters/<name>.json" and "profiles/<name>/<file>" (op profiles, read by
-// engine/model/op_profile.cpp), sorted.
+// cost/op_profile.cpp), sorted.
 const std::vector<EmbeddedText>& topologies_embedded_specs();
 
 }  // namespace tokenline

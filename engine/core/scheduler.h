@@ -47,7 +47,7 @@ inline constexpr int kStopReasonCount = 8;
 std::string_view to_string(StopReason reason);
 
 // ReservationPolicy::kEstimate: SGLang's admission on an estimated future need (sources in
-// engine/model/engine_behavior.h TokenRatio). A waiting request is admitted while its uncached prompt +
+// cost/engine_behavior.h TokenRatio). A waiting request is admitted while its uncached prompt +
 // min(remaining output, clip) stays below the free + evictable tokens less what the running requests are
 // expected to need (remaining prompt + new_token_ratio x min(remaining output, clip)). The ratio decays by
 // ratio_decay per decode step down to min_ratio; when a decode step lacks pages, running decodes are

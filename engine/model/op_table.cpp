@@ -98,20 +98,6 @@ int collective_group(Op op, const Parallel& parallel) {
   return 0;
 }
 
-const char* span_source(const CostModel& cm, const Term& term) {
-  return cm.profile ? time_source_name(term.source).data() : nullptr;
-}
-
-std::string_view time_source_name(TimeSource source) {
-  switch (source) {
-    case TimeSource::kRoofline:
-      return "roofline";
-    case TimeSource::kProfile:
-      return "profile";
-  }
-  return "?";
-}
-
 std::string_view link_name(Link link) {
   switch (link) {
     case Link::kNvlink:
@@ -120,24 +106,6 @@ std::string_view link_name(Link link) {
       return "ib";
   }
   return "?";
-}
-
-double StepCost::collective_bytes() const {
-  double sum = 0;
-  for (int i = 0; i < kOpCount; ++i) sum += is_collective(Op(i)) ? terms[i].bytes_total : 0;
-  return sum;
-}
-
-int64_t StepCost::collective_count() const {
-  int64_t sum = 0;
-  for (int i = 0; i < kOpCount; ++i) sum += is_collective(Op(i)) ? terms[i].count : 0;
-  return sum;
-}
-
-double StepCost::flops() const {
-  double sum = 0;
-  for (const Term& t : terms) sum += t.flops;
-  return sum;
 }
 
 }  // namespace tokenline

@@ -1,8 +1,8 @@
 #include "engine/runtime/model_shape.h"
 
 #include "common/input_error.h"
+#include "cost/step_cost.h"
 #include "engine/model/kv_layout.h"
-#include "engine/model/ledger.h"
 #include "engine/model/model_config.h"
 
 namespace tokenline {

@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-#include "engine/model/op_profile_writer.h"
+#include "cost/op_profile_writer.h"
 #include "engine/runtime/model_runner.h"
 
 namespace tokenline {

@@ -9,9 +9,9 @@
 #include <span>
 #include <vector>
 
+#include "engine/core/arrival_source.h"
 #include "engine/core/request.h"
 #include "engine/runtime/clock.h"
-#include "workloads/arrival_source.h"
 
 namespace tokenline {
 

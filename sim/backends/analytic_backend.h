@@ -8,10 +8,10 @@
 #include <span>
 #include <vector>
 
-#include "engine/model/ledger.h"
+#include "cost/step_cost.h"
+#include "cost/step_noise.h"
+#include "cost/step_pricer.h"
 #include "sim/backends/sim_executor.h"
-#include "sim/backends/step_noise.h"
-#include "sim/backends/step_pricer.h"
 
 namespace tokenline {
 

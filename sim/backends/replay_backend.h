@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-#include "engine/model/ledger.h"
+#include "cost/step_cost.h"
 #include "sim/backends/sim_executor.h"
 #include "traces/trace_reader.h"
 

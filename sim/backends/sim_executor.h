@@ -3,8 +3,8 @@
 // duration without sleeping it; the instance loop's clock (sim/simgrid/sim_clock.h) passes it.
 #pragma once
 
+#include "cost/step_cost.h"
 #include "engine/core/executor.h"
-#include "engine/model/ledger.h"
 
 namespace tokenline {
 

@@ -14,11 +14,11 @@
 #include <span>
 #include <vector>
 
-#include "engine/model/ledger.h"
-#include "sim/backends/overlap.h"
+#include "cost/overlap.h"
+#include "cost/step_cost.h"
+#include "cost/step_noise.h"
+#include "cost/step_pricer.h"
 #include "sim/backends/sim_executor.h"
-#include "sim/backends/step_noise.h"
-#include "sim/backends/step_pricer.h"
 #include "sim/simgrid/simgrid_platform.h"
 
 namespace tokenline {

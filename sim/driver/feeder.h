@@ -25,8 +25,8 @@
 
 #include "common/input_error.h"
 #include "common/rng.h"
+#include "engine/core/arrival_source.h"
 #include "sim/simgrid/simgrid_adapter.h"
-#include "workloads/arrival_source.h"
 
 namespace tokenline {
 

@@ -6,7 +6,7 @@
 #include <cstdint>
 #include <string_view>
 
-#include "engine/model/pd_link.h"
+#include "cost/pd_link.h"
 
 namespace tokenline {
 

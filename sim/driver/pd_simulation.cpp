@@ -12,6 +12,7 @@
 #include "engine/core/instance_loop.h"
 #include "engine/core/pd_coordinator.h"
 #include "engine/core/router.h"
+#include "run/recorder.h"
 #include "sim/backends/simgrid_backend.h"
 #include "sim/driver/executor_factory.h"
 #include "sim/driver/run_frame.h"
@@ -21,7 +22,6 @@
 #include "sim/simgrid/simgrid_adapter.h"
 #include "sim/simgrid/simgrid_network.h"
 #include "sim/simgrid/simgrid_platform.h"
-#include "traces/recorder.h"
 
 namespace tokenline {
 

@@ -16,11 +16,11 @@
 
 #include <span>
 
-#include "engine/model/ledger.h"
+#include "cost/step_cost.h"
+#include "engine/core/arrival_source.h"
 #include "sim/driver/pd_config.h"
 #include "sim/driver/sim_config.h"
 #include "sim/driver/simulation.h"
-#include "workloads/arrival_source.h"
 
 namespace tokenline {
 

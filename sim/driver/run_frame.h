@@ -11,12 +11,12 @@
 #include <optional>
 #include <string>
 
+#include "run/recorder.h"
 #include "sim/driver/feeder.h"
 #include "sim/driver/simulation.h"
 #include "sim/simgrid/link_meter.h"
 #include "sim/simgrid/simgrid_adapter.h"
 #include "sim/simgrid/simgrid_platform.h"
-#include "traces/recorder.h"
 
 namespace tokenline {
 

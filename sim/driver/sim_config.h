@@ -7,10 +7,10 @@
 #include <string_view>
 #include <vector>
 
+#include "cost/overlap.h"
+#include "cost/step_noise.h"
 #include "engine/core/instance.h"
 #include "engine/core/router.h"
-#include "sim/backends/overlap.h"
-#include "sim/backends/step_noise.h"
 #include "traces/metrics.h"
 #include "traces/output_config.h"
 

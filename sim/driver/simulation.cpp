@@ -10,6 +10,7 @@
 #include "common/input_error.h"
 #include "engine/core/instance_loop.h"
 #include "engine/core/router.h"
+#include "run/recorder.h"
 #include "sim/backends/replay_backend.h"
 #include "sim/backends/simgrid_backend.h"
 #include "sim/driver/executor_factory.h"
@@ -18,7 +19,6 @@
 #include "sim/simgrid/sim_clock.h"
 #include "sim/simgrid/simgrid_adapter.h"
 #include "sim/simgrid/simgrid_platform.h"
-#include "traces/recorder.h"
 
 namespace tokenline {
 namespace {

@@ -10,9 +10,9 @@
 #include <span>
 #include <string>
 
-#include "engine/model/ledger.h"
+#include "cost/step_cost.h"
+#include "engine/core/arrival_source.h"
 #include "sim/driver/sim_config.h"
-#include "workloads/arrival_source.h"
 
 namespace tokenline {
 

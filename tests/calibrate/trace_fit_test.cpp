@@ -12,9 +12,9 @@
 #include <nlohmann/json.hpp>
 
 #include "common/input_error.h"
-#include "engine/model/op_profile.h"
-#include "engine/model/op_profile_own.h"
-#include "engine/model/op_profile_writer.h"
+#include "cost/op_profile.h"
+#include "cost/op_profile_own.h"
+#include "cost/op_profile_writer.h"
 
 namespace tokenline {
 namespace {

@@ -172,7 +172,7 @@ TEST_CASE("ledger --profile names each op's time source in tables and JSON", "[l
 
 // With --profile the memory section is the profile engine's, as sim and plan size it: SGLang keeps the
 // whole MLA latent on every TP rank of the 143,771 MiB it reads (688,070 tokens per GPU, as
-// tests/engine/model/memory_test.cpp derives); without, the seed's sharded KV on 141 GB (8x the tokens, less
+// tests/cost/memory_test.cpp derives); without, the seed's sharded KV on 141 GB (8x the tokens, less
 // a fraction's worth).
 TEST_CASE("ledger --profile sizes KV under the profile's engine, without under the seed's", "[ledger_cli]") {
   const std::string args = "decode --model deepseek-v3 --parallel tp8 --batch 16 --context 1535 --json";

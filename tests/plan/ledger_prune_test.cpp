@@ -2,8 +2,8 @@
 
 #include <catch2/catch.hpp>
 
+#include "cost/op_profile.h"
 #include "engine/model/model_config.h"
-#include "engine/model/op_profile.h"
 #include "topologies/hardware_loader.h"
 
 namespace tokenline {

@@ -6,8 +6,8 @@
 #include <catch2/catch.hpp>
 #include <cmath>
 
-#include "engine/model/ledger.h"
-#include "engine/model/memory.h"
+#include "cost/memory.h"
+#include "cost/step_cost.h"
 #include "topologies/hardware_loader.h"
 
 using namespace tokenline;

@@ -10,8 +10,8 @@
 #include <string>
 #include <vector>
 
+#include "cost/op_profile.h"
 #include "engine/model/model_config.h"
-#include "engine/model/op_profile.h"
 #include "sim/backends/analytic_backend.h"
 #include "sim/simgrid/link_meter.h"
 #include "sim/simgrid/simgrid_adapter.h"

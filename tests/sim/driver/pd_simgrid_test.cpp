@@ -10,10 +10,10 @@
 #include <utility>
 #include <vector>
 
-#include "engine/model/ledger.h"
+#include "cost/pd_link.h"
+#include "cost/step_cost.h"
 #include "engine/model/model_config.h"
 #include "engine/model/parallel.h"
-#include "engine/model/pd_link.h"
 #include "sim/simgrid/simgrid_platform.h"
 #include "tests/cli/tokenline_process.h"
 #include "topologies/hardware_loader.h"

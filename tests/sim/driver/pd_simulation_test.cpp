@@ -7,7 +7,7 @@
 #include <fstream>
 #include <map>
 
-#include "engine/model/pd_link.h"
+#include "cost/pd_link.h"
 #include "tests/cli/tokenline_process.h"
 #include "topologies/hardware_loader.h"
 

@@ -6,7 +6,7 @@
 #include <catch2/catch.hpp>
 #include <map>
 
-#include "engine/model/memory.h"
+#include "cost/memory.h"
 #include "tests/cli/tokenline_process.h"
 #include "topologies/hardware_loader.h"
 

@@ -1,0 +1,125 @@
+// make_cost_model: the rates a step's roofline and collectives use, ideal (the seed's) or achieved.
+#include "cost/cost_model.h"
+
+#include "common/input_error.h"
+#include "cost/op_profile_pricing.h"
+#include "cost/step_cost.h"
+
+namespace tokenline {
+namespace {
+
+// The seed's own assumptions (--ideal), each quoted from the seed article.
+constexpr double kSeedHbmBw = 4.8e12;        // "带宽按每卡 4.8TB/s HBM"
+constexpr double kSeedNvlinkRingBw = 787e9;  // "NVLink(ring 有效带宽约 787GB/s)"
+constexpr double kSeedIbBw = 25e9;           // "IB(200Gb/s ≈ 25GB/s)"
+constexpr double kSeedCollectiveLaunchS =
+    5e-6;  // "每次约 3–5µs": the upper end gives its 156 x 5 us ≈ 0.8 ms
+
+double bytes_per_param(Dtype d) {
+  switch (d) {
+    case Dtype::kFp8:
+      return 1;
+    case Dtype::kBf16:
+    case Dtype::kFp16:
+      return 2;
+    case Dtype::kFp32:
+      return 4;
+    case Dtype::kNvfp4:
+      return 0.5;
+  }
+  return 1;
+}
+
+void require_positive(double v, const std::string& hw, const char* field) {
+  if (!(v > 0)) throw InputError("hardware " + hw + ": " + field, "a positive value", std::to_string(v));
+}
+
+}  // namespace
+
+CostModel make_cost_model(const ModelConfig& model, const Parallel& parallel, KvLayout kv_layout,
+                          const Hardware& hardware, const CostOptions& options) {
+  validate_parallel(parallel, model, "--parallel");
+  if (!layout_fits(kv_layout, model)) {
+    throw InputError("--kv-layout", "a KV layout for " + model.name + "'s attention",
+                     std::string(kv_layout_name(kv_layout)));
+  }
+  if (options.indexer_q_tile_tokens < 1 || options.max_chunk_tokens < 1) {
+    throw InputError("cost options", "indexer_q_tile_tokens and max_chunk_tokens >= 1", "a value < 1");
+  }
+  require_positive(hardware.peak_flops_fp8, hardware.name, "peak_flops.fp8");
+  require_positive(hardware.peak_flops_bf16, hardware.name, "peak_flops.bf16");
+  require_positive(hardware.peak_flops_fp32, hardware.name, "peak_flops.fp32");
+  CostModel cm;
+  cm.model = model;
+  cm.parallel = parallel;
+  cm.kv_layout = kv_layout;
+  cm.hardware = hardware;
+  cm.options = options;
+  const int domain = hardware.gpus_per_node > 0 ? hardware.gpus_per_node : kNvlinkDomainGpus;
+  cm.link = options.force_ib || parallel.gpus() > domain ? Link::kIb : Link::kNvlink;
+  const Efficiency e = options.ideal ? Efficiency{} : hardware.efficiency;
+  if (options.ideal) {
+    cm.hbm_bw = kSeedHbmBw;
+    cm.link_bw = cm.link == Link::kIb ? kSeedIbBw : kSeedNvlinkRingBw;
+    cm.collective_launch_s = kSeedCollectiveLaunchS;
+    cm.kernel_launch_s = 0;  // the seed assumes one CUDA Graph replay per step
+  } else {
+    require_positive(hardware.hbm_bw, hardware.name, "hbm.bw");
+    cm.hbm_bw = hardware.hbm_bw * e.hbm;
+    const double bw = cm.link == Link::kIb ? hardware.ib_bw * e.ib : hardware.nvlink_ring_bw * e.nvlink;
+    require_positive(bw, hardware.name, cm.link == Link::kIb ? "ib.bw_per_direction" : "nvlink.ring_bw");
+    cm.link_bw = bw;
+    cm.collective_launch_s = hardware.collective_launch_s;
+    cm.kernel_launch_s = hardware.kernel_launch_s;
+  }
+  cm.gemm_flops = hardware.peak_flops(model.weight_dtype) * e.gemm;
+  cm.attention_flops = hardware.peak_flops(Dtype::kBf16) * e.attention;  // FP8 KV dequantized to BF16
+  cm.indexer_flops = hardware.peak_flops(Dtype::kFp8) * e.attention;     // FP8 indexer logits
+  cm.vector_flops = hardware.peak_flops(Dtype::kFp32);
+  cm.kv_bytes_token_layer = kv_bytes_per_token_layer(kv_layout, model);
+  cm.indexer_bytes_token_layer = indexer_bytes_per_token_layer(model);
+  cm.indexer_read_bytes_token_layer = options.indexer_read_scales ? indexer_bytes_per_token_layer(model)
+                                                                  : indexer_key_bytes_per_token_layer(model);
+  cm.weight_bytes_per_param = bytes_per_param(model.weight_dtype);
+  const ParamCounts p = count_params(model);
+  const double h = double(model.hidden);
+  // One MoE decoder layer's attention, eh_proj (2h -> h), and the experts one token touches.
+  cm.mtp_active_params =
+      p.attention / model.layers + 2 * h * h +
+      3 * h * double(model.moe_intermediate) * (model.experts_per_token + model.shared_experts);
+  cm.mtp_params = p.mtp;
+  cm.time_source = roofline_time_source();
+  if (options.profile) {
+    if (options.ideal) throw InputError("--profile", "no --ideal (the seed's figures are rooflines)", "both");
+    if (options.profile->hardware != hardware.name) {
+      throw InputError("--profile " + options.profile->name,
+                       "hardware " + options.profile->hardware + " (what its tables were measured on)",
+                       "hardware " + hardware.name);
+    }
+    cm.time_source = resolve_profile(*options.profile, cm);
+  }
+  return cm;
+}
+
+double PdTransfer::time_s(Link link, const CostModel& cm) const {
+  const Hardware& hw = cm.hardware;
+  const bool ideal = cm.options.ideal;
+  switch (link) {
+    case Link::kNvlink:
+      return (ideal ? 0 : hw.nvlink_latency_s) +
+             total_bytes() / (ideal ? kSeedNvlinkRingBw : hw.nvlink_ring_bw * hw.efficiency.nvlink);
+    case Link::kIb:
+      return (ideal ? 0 : hw.ib_latency_s) +
+             total_bytes() / (ideal ? kSeedIbBw : hw.ib_bw * hw.efficiency.ib);
+  }
+  return 0;
+}
+
+PdTransfer pd_transfer(const CostModel& cm, int64_t context) {
+  PdTransfer t;
+  t.kv_bytes = double(cm.kv_bytes_token_layer) * cm.model.layers * double(context);
+  t.indexer_bytes = double(cm.indexer_bytes_token_layer) * cm.model.indexer_full_layers * double(context);
+  return t;
+}
+
+}  // namespace tokenline

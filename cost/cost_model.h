@@ -1,0 +1,71 @@
+// CostModel: the rates and derived constants one (model, parallel layout, KV layout, hardware, options)
+// prices its steps with, built once by make_cost_model, and the time source that prices each op
+// (time_source.h: the roofline, or a measured op profile overlaid on it).
+#pragma once
+
+#include <cstdint>
+#include <memory>
+
+#include "cost/time_source.h"
+#include "engine/model/kv_layout.h"
+#include "engine/model/ledger.h"
+#include "engine/model/model_config.h"
+#include "engine/model/parallel.h"
+#include "topologies/hardware.h"
+
+namespace tokenline {
+
+struct OpProfile;  // op_profile.h
+
+struct CostOptions {
+  bool ideal = false;  // seed's assumptions: 4.8 TB/s HBM, 787 GB/s NVLink, 25 GB/s IB,
+                       // 5 us per collective, peak FLOPs, no kernel launch cost
+  DpGather dp_gather = DpGather::kOncePerStep;
+  bool indexer_read_scales = true;     // count the 4 B scale in indexer reads (132 B) or keys only (128 B)
+  int64_t indexer_q_tile_tokens = 32;  // prefill: query tokens that share one pass over the indexer keys
+  int64_t max_chunk_tokens = 32768;    // largest prefill chunk; sizes the activation reserve
+  bool mtp = false;                    // run the MTP draft layer after each decode step
+  bool force_ib = false;               // put collectives on IB even inside one NVLink domain
+  // Measured op latencies and timing parameters (--profile); null: every op from the roofline. Not with
+  // ideal (the seed's figures are rooflines).
+  std::shared_ptr<const OpProfile> profile;
+  // A run of many steps (`tokenline sim`): the profile's token and message curves remember their value at
+  // each whole token count up to this (OpCurve::tabulate), one load per lookup after the first. 0: none (a
+  // cost model priced a few times, as plan's pruning makes by the thousand, skips the table's fill).
+  int64_t remembered_tokens = 0;
+};
+
+// Rates and derived constants prebuilt once per (model, parallel, layout, hardware, options).
+struct CostModel {
+  ModelConfig model;
+  Parallel parallel;
+  KvLayout kv_layout = KvLayout::kFp8DsMla;
+  Hardware hardware;  // as given; the rates below already apply efficiencies or the ideal figures
+  CostOptions options;
+  // effective rates, bytes/s and FLOP/s per GPU
+  double hbm_bw = 0;
+  double gemm_flops = 0;       // weight-dtype GEMMs
+  double attention_flops = 0;  // sparse MLA / attention (BF16 math)
+  double indexer_flops = 0;    // indexer scoring (FP8 math)
+  double vector_flops = 0;     // norms, router softmax, sampling
+  double link_bw = 0;          // collectives' bus bandwidth
+  Link link = Link::kNvlink;
+  double collective_launch_s = 0;
+  double kernel_launch_s = 0;
+  // per-token-per-layer bytes
+  int64_t kv_bytes_token_layer = 0;
+  int64_t indexer_bytes_token_layer = 0;       // written (132)
+  int64_t indexer_read_bytes_token_layer = 0;  // read: 132, or 128 without scales
+  double weight_bytes_per_param = 1;
+  // MTP draft layer (CostOptions::mtp): parameters touched per token, and all its parameters
+  double mtp_active_params = 0;
+  double mtp_params = 0;
+  // What prices each op: the roofline, or options.profile resolved for this model and layout. Never null.
+  std::shared_ptr<const TimeSource> time_source;
+};
+
+// Builds the rates; validates the parallel layout and the KV layout against the model (InputError).
+CostModel make_cost_model(const ModelConfig& model, const Parallel& parallel, KvLayout kv_layout,
+                          const Hardware& hardware, const CostOptions& options = {});
+
+}  // namespace tokenline

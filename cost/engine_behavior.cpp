@@ -1,0 +1,185 @@
+#include "cost/engine_behavior.h"
+
+#include <algorithm>
+#include <array>
+#include <cassert>
+#include <cmath>
+#include <limits>
+
+#include "common/input_error.h"
+
+namespace tokenline {
+namespace {
+
+// SGLang's GPU-memory bands (server_args.py ServerArgs._handle_gpu_memory_settings, SGLang 0.5.x): the
+// chunk and the largest CUDA-graph batch grow with the device, on the argument that bigger GPUs are faster.
+struct MemoryBand {
+  double below_mib;           // the band holds devices with less memory than this
+  int64_t chunk_tokens;       // chunked_prefill_size
+  int32_t graph_bs_small_tp;  // cuda_graph_max_bs when tp < kLargeTp
+  int32_t graph_bs_large_tp;
+};
+constexpr int kLargeTp = 4;
+constexpr std::array<MemoryBand, 6> kBands = {{
+    {20 * 1024, 2048, 8, 8},                                     // T4, 4080
+    {35 * 1024, 2048, 24, 80},                                   // A10, 4090, 5090
+    {60 * 1024, 4096, 32, 160},                                  // A100 40 GB, L40
+    {90 * 1024, 8192, 256, 512},                                 // H100, A100 80 GB
+    {160 * 1024, 8192, 256, 512},                                // H20, H200
+    {std::numeric_limits<double>::infinity(), 16384, 512, 512},  // B200, MI300
+}};
+
+// SGLang's request-pool rule (model_runner.py ModelRunner init_memory_pool / _resolve_max_num_reqs).
+constexpr double kReqsPerContextOfTokens = 512;
+constexpr int32_t kMinDerivedRequests = 2048;
+constexpr int32_t kMaxDerivedRequests = 4096;
+
+template <typename E, size_t N>
+E parse_named(std::string_view name, const std::string& where, const std::array<E, N>& values,
+              std::string_view (*namer)(E), const char* expected) {
+  for (E v : values)
+    if (namer(v) == name) return v;
+  throw InputError(where, expected, "'" + std::string(name) + "'");
+}
+
+}  // namespace
+
+std::string_view to_string(KvPlacement placement) {
+  switch (placement) {
+    case KvPlacement::kShardedOverTp:
+      return "sharded";
+    case KvPlacement::kPerTpRank:
+      return "per_rank";
+  }
+  return "?";
+}
+
+KvPlacement parse_kv_placement(std::string_view name, const std::string& where) {
+  return parse_named(name, where, std::array{KvPlacement::kShardedOverTp, KvPlacement::kPerTpRank}, to_string,
+                     "sharded | per_rank");
+}
+
+std::string_view to_string(Admission admission) {
+  switch (admission) {
+    case Admission::kWholeRequest:
+      return "whole";
+    case Admission::kIncremental:
+      return "incremental";
+    case Admission::kEstimate:
+      return "estimate";
+  }
+  return "?";
+}
+
+Admission parse_admission(std::string_view name, const std::string& where) {
+  return parse_named(name, where,
+                     std::array{Admission::kWholeRequest, Admission::kIncremental, Admission::kEstimate},
+                     to_string, "whole | incremental | estimate");
+}
+
+std::string_view to_string(MemoryRule rule) {
+  switch (rule) {
+    case MemoryRule::kStaticFraction:
+      return "static_fraction";
+    case MemoryRule::kFractionMinusActivations:
+      return "fraction_minus_activations";
+  }
+  return "?";
+}
+
+MemoryRule parse_memory_rule(std::string_view name, const std::string& where) {
+  return parse_named(name, where,
+                     std::array{MemoryRule::kStaticFraction, MemoryRule::kFractionMinusActivations},
+                     to_string, "static_fraction | fraction_minus_activations");
+}
+
+EngineBehavior sglang_behavior() {
+  return EngineBehavior{};
+}
+
+EngineBehavior vllm_behavior() {
+  return EngineBehavior{.engine = "vllm",
+                        .version = "0.10",
+                        .kv_placement = KvPlacement::kPerTpRank,
+                        .memory_rule = MemoryRule::kFractionMinusActivations,
+                        .mem_fraction_static = 0.9,  // --gpu-memory-utilization default
+                        .reserve = {},
+                        .chunked_prefill_size = 8192,
+                        .chunk_split_over_dp = false,  // each data-parallel engine has its own budget
+                        .cuda_graph_max_bs = 512,      // largest default cudagraph capture size
+                        .max_running_requests = 1024,  // max_num_seqs
+                        .mixed_steps = true,
+                        .admission = Admission::kIncremental,
+                        .ratio = {}};
+}
+
+EngineBehavior seed_behavior() {
+  return EngineBehavior{.engine = "seed",
+                        .version = "seed article",
+                        .kv_placement = KvPlacement::kShardedOverTp,
+                        .memory_rule = MemoryRule::kFractionMinusActivations,
+                        .reserve = {},
+                        .chunk_split_over_dp = false,
+                        .max_running_requests = 1024,
+                        .mixed_steps = true,
+                        .admission = Admission::kWholeRequest,
+                        .ratio = {}};
+}
+
+KvLayout run_kv_layout(const EngineBehavior* engine, KvLayout model_default, const std::string& flag) {
+  if (!flag.empty()) return parse_kv_layout(flag, "--kv-layout");
+  if (engine != nullptr && !engine->kv_layout_auto) return engine->kv_layout;
+  return model_default;
+}
+
+TokenRatio TokenRatio::for_dp_attention(int dp_attention) const {
+  TokenRatio t = *this;
+  if (dp_attention > 1) t.init = std::min(1.0, init * dp_attention_conservativeness);
+  return t;
+}
+
+ResolvedEngine resolve_engine(const EngineBehavior& b, double hbm_bytes, double hardware_fraction, int tp,
+                              int dp_attention) {
+  assert(hbm_bytes > 0 && tp >= 1 && dp_attention >= 1);
+  ResolvedEngine r;
+  r.device_memory_bytes = b.device_memory_bytes > 0 ? b.device_memory_bytes : hbm_bytes;
+  r.startup_memory_bytes = std::min(b.startup_memory_bytes, r.device_memory_bytes);
+  const double mib = r.device_memory_bytes / kBytesPerMib;
+  const MemoryBand& band =
+      *std::find_if(kBands.begin(), kBands.end(), [mib](const MemoryBand& x) { return mib < x.below_mib; });
+  r.chunk_tokens = b.chunked_prefill_size > 0 ? b.chunked_prefill_size : band.chunk_tokens;
+  r.rank_chunk_tokens =
+      b.chunk_split_over_dp ? std::max<int64_t>(1, r.chunk_tokens / dp_attention) : r.chunk_tokens;
+  r.cuda_graph_max_bs = b.cuda_graph_max_bs > 0 ? b.cuda_graph_max_bs
+                        : tp < kLargeTp         ? band.graph_bs_small_tp
+                                                : band.graph_bs_large_tp;
+  if (b.mem_fraction_static > 0) {
+    r.mem_fraction = b.mem_fraction_static;
+  } else if (b.memory_rule == MemoryRule::kFractionMinusActivations) {
+    r.mem_fraction = hardware_fraction;
+  } else {
+    const ReservedMemoryRule& x = b.reserve;
+    double reserved_mib = x.base_mib +
+                          double(std::max(r.chunk_tokens, x.min_chunk_tokens)) * x.per_chunk_token_mib +
+                          r.cuda_graph_max_bs * x.per_graph_bs_mib + tp / 8.0 * x.per_tp_eighth_mib;
+    if (dp_attention > 1) {
+      reserved_mib += double(r.cuda_graph_max_bs) * dp_attention * x.dp_attention_per_graph_bs_mib;
+      if (r.cuda_graph_max_bs > x.dp_attention_large_graph_bs)
+        reserved_mib += double(r.cuda_graph_max_bs) * dp_attention * x.dp_attention_large_graph_bs_mib;
+    }
+    if (mib > x.floor_above_mib) reserved_mib = std::max(reserved_mib, x.floor_mib);
+    // SGLang rounds the fraction to 3 decimals.
+    r.mem_fraction = std::round((mib - reserved_mib) / mib * 1000.0) / 1000.0;
+  }
+  r.reserved_bytes = (r.device_memory_bytes - r.startup_memory_bytes) * (1 - r.mem_fraction);
+  return r;
+}
+
+int32_t derived_max_running_requests(int64_t kv_tokens, int64_t context_tokens) {
+  if (kv_tokens <= 0 || context_tokens <= 0) return 1;
+  const double estimated = double(kv_tokens) / double(context_tokens) * kReqsPerContextOfTokens;
+  const int64_t clamped = std::clamp<int64_t>(int64_t(estimated), kMinDerivedRequests, kMaxDerivedRequests);
+  return int32_t(std::max<int64_t>(1, std::min(clamped, kv_tokens / 2)));
+}
+
+}  // namespace tokenline

@@ -1,0 +1,92 @@
+#include "cost/memory.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace tokenline {
+
+WeightBytes weight_bytes_per_gpu(const CostModel& cm) {
+  const ParamCounts p = count_params(cm.model);
+  const Parallel& par = cm.parallel;
+  const double bpp = cm.weight_bytes_per_param;
+  WeightBytes w;
+  w.routed_experts = p.routed_experts * bpp / par.ep / par.moe_tp();
+  w.replicated = (p.total() - p.routed_experts) * bpp / par.tp;
+  w.mtp = cm.options.mtp ? p.mtp * bpp / par.gpus() : 0;
+  return w;
+}
+
+KvShare kv_share_per_gpu(const CostModel& cm, KvPlacement placement) {
+  const int64_t tp = cm.parallel.tp;
+  switch (placement) {
+    case KvPlacement::kShardedOverTp:
+      // The seed shards a request's KV over the rank's GPUs ("KV 也被切分到 8 张卡上").
+      return {1, tp};
+    case KvPlacement::kPerTpRank:
+      if (cm.model.attention == AttentionKind::kMla) return {1, 1};
+      {
+        const int64_t heads = std::max(1, cm.model.kv_heads);
+        return {std::max<int64_t>(1, (heads + tp - 1) / tp), heads};
+      }
+  }
+  return {1, 1};
+}
+
+KvTokenBytes kv_bytes_per_token_per_gpu(const CostModel& cm, KvPlacement placement) {
+  const ModelConfig& m = cm.model;
+  const KvShare s = kv_share_per_gpu(cm, placement);
+  const double main = double(cm.kv_bytes_token_layer) * m.layers;
+  const double indexer = double(cm.indexer_bytes_token_layer) * (m.has_indexer() ? m.indexer_full_layers : 0);
+  return {main * double(s.num) / double(s.den), indexer * double(s.num) / double(s.den)};
+}
+
+KvPageBytes kv_page_bytes(const CostModel& cm, KvPlacement placement, int64_t page_tokens) {
+  const ModelConfig& m = cm.model;
+  const KvShare s = kv_share_per_gpu(cm, placement);
+  const int64_t indexer_layers = m.has_indexer() ? m.indexer_full_layers : 0;
+  return {cm.kv_bytes_token_layer * m.layers * page_tokens * s.num / s.den,
+          cm.indexer_bytes_token_layer * indexer_layers * page_tokens * s.num / s.den};
+}
+
+KvCapacity kv_capacity(const CostModel& cm, int64_t context, int64_t page_tokens) {
+  EngineBehavior seed = seed_behavior();
+  seed.chunked_prefill_size = cm.options.max_chunk_tokens;
+  return kv_capacity(cm, seed, context, page_tokens);
+}
+
+KvCapacity kv_capacity(const CostModel& cm, const EngineBehavior& behavior, int64_t context,
+                       int64_t page_tokens) {
+  const ModelConfig& m = cm.model;
+  const Hardware& hw = cm.hardware;
+  const ResolvedEngine e = resolve_engine(behavior, hw.hbm_bytes, hw.usable_hbm_fraction, cm.parallel.tp,
+                                          cm.parallel.dp_attention);
+  KvCapacity k;
+  k.mem_fraction = e.mem_fraction;
+  k.usable_hbm_bytes = behavior.memory_rule == MemoryRule::kStaticFraction
+                           ? (e.device_memory_bytes - e.startup_memory_bytes) * e.mem_fraction
+                           : e.device_memory_bytes * e.mem_fraction - e.startup_memory_bytes;
+  k.reserved_bytes = behavior.memory_rule == MemoryRule::kStaticFraction ? e.reserved_bytes : 0;
+  k.weight_bytes = weight_bytes_per_gpu(cm).total();
+  k.activation_reserve_bytes = behavior.memory_rule == MemoryRule::kFractionMinusActivations
+                                   ? double(e.chunk_tokens) * double(m.hidden) * 2 * kActivationBuffers
+                                   : 0;
+  k.free_bytes = std::max(0.0, k.usable_hbm_bytes - k.weight_bytes - k.activation_reserve_bytes);
+  k.weights_fit = k.usable_hbm_bytes > k.weight_bytes + k.activation_reserve_bytes;
+  // Summed before the share is taken, so the seed's figure stays bit-identical: (KV + indexer) / tp.
+  const KvShare share = kv_share_per_gpu(cm, behavior.kv_placement);
+  const double token_bytes =
+      double(cm.kv_bytes_token_layer) * m.layers +
+      double(cm.indexer_bytes_token_layer) * (m.has_indexer() ? m.indexer_full_layers : 0);
+  k.bytes_per_token = token_bytes * double(share.num) / double(share.den);
+  // Every GPU of a rank holds its share of each of the rank's tokens, so one GPU's free bytes bound them.
+  k.tokens_per_rank = int64_t(std::floor(k.free_bytes / k.bytes_per_token));
+  k.pages_per_rank = page_tokens > 0 ? k.tokens_per_rank / page_tokens : 0;
+  if (context > 0) {
+    const int64_t pages_per_request = (context + page_tokens - 1) / page_tokens;
+    const int64_t per_rank = page_tokens > 0 ? k.pages_per_rank / pages_per_request : 0;
+    k.max_concurrent_requests = per_rank * cm.parallel.dp_attention;
+  }
+  return k;
+}
+
+}  // namespace tokenline

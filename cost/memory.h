@@ -1,0 +1,78 @@
+// Weight bytes per GPU and the KV capacity left after them, for sizing KV pools and batch limits. The one
+// place KV bytes per token / per page are derived (every KvConfig and capacity figure calls these).
+#pragma once
+
+#include <cstdint>
+
+#include "cost/engine_behavior.h"
+#include "cost/step_cost.h"
+
+namespace tokenline {
+
+// Bytes of weights one GPU holds. Under EP the routed experts split ep ways; everything else
+// ("replicated": attention, indexer, dense MLP, shared experts, router, norms, embedding, LM head)
+// splits by the attention TP size (so it is replicated across DP attention ranks).
+struct WeightBytes {
+  double routed_experts = 0;
+  double replicated = 0;
+  double mtp = 0;  // only with CostOptions::mtp
+  double total() const { return routed_experts + replicated + mtp; }
+};
+WeightBytes weight_bytes_per_gpu(const CostModel& cm);
+
+// Share of one token's KV (main and indexer) that one GPU holds: num / den. kShardedOverTp: 1 / tp.
+// kPerTpRank: MLA 1 / 1 (the latent is replicated on every TP rank); GQA ceil(kv_heads / tp) / kv_heads
+// (each GPU keeps its heads' K and V; at least one head, so replicated when kv_heads < tp).
+struct KvShare {
+  int64_t num = 1;
+  int64_t den = 1;
+};
+KvShare kv_share_per_gpu(const CostModel& cm, KvPlacement placement);
+
+// Bytes of one token's KV on one GPU, all layers: main KV and the DSA indexer cache.
+struct KvTokenBytes {
+  double main = 0;
+  double indexer = 0;
+  double total() const { return main + indexer; }
+};
+KvTokenBytes kv_bytes_per_token_per_gpu(const CostModel& cm, KvPlacement placement);
+
+// Bytes of one KV page of page_tokens tokens on one GPU (integer: KvConfig's unit). The one formula every
+// KvConfig is sized with.
+struct KvPageBytes {
+  int64_t main = 0;
+  int64_t indexer = 0;
+};
+KvPageBytes kv_page_bytes(const CostModel& cm, KvPlacement placement, int64_t page_tokens);
+
+struct KvCapacity {
+  double usable_hbm_bytes = 0;  // per GPU: device memory (less start-up memory) x the engine's fraction
+  double mem_fraction = 0;      // the fraction used (engine's, or the hardware JSON's usable share)
+  double reserved_bytes = 0;    // per GPU, kept back outside the fraction (SGLang: activations + graphs)
+  double weight_bytes = 0;      // per GPU
+  double activation_reserve_bytes =
+      0;                        // per GPU, inside the fraction: chunk x hidden x 2 B x kActivationBuffers
+                                // (0 under MemoryRule::kStaticFraction, whose reserve is outside)
+  double free_bytes = 0;        // per GPU, for main KV + indexer cache (0 when weights do not fit)
+  double bytes_per_token = 0;   // one token of context on one GPU (kv_bytes_per_token_per_gpu)
+  int64_t tokens_per_rank = 0;  // tokens of context one attention rank can hold
+  int64_t pages_per_rank = 0;   // pages of page_tokens
+  int64_t max_concurrent_requests = 0;  // instance-wide, each holding `context` tokens
+  bool weights_fit = false;
+};
+
+// Live activation buffers the reserve holds per chunk token (hidden, residual, q, kv latent, attention
+// output, MoE input, MoE output, logits staging): 8 hidden-sized BF16 tensors.
+inline constexpr int kActivationBuffers = 8;
+inline constexpr int64_t kDefaultPageTokens = 64;  // SGLang's KV page (the seed: "按 64 token 一页分配")
+
+// KV capacity of one instance for requests of `context` tokens under the seed's assumptions: KV sharded
+// over TP, the hardware JSON's usable fraction minus an activation reserve for cm.options.max_chunk_tokens.
+// `ledger` and the golden figures use this.
+KvCapacity kv_capacity(const CostModel& cm, int64_t context, int64_t page_tokens = kDefaultPageTokens);
+
+// The same under an engine's behaviour (placement, memory rule and fraction, chunk; resolve_engine).
+KvCapacity kv_capacity(const CostModel& cm, const EngineBehavior& behavior, int64_t context,
+                       int64_t page_tokens = kDefaultPageTokens);
+
+}  // namespace tokenline

@@ -1,0 +1,133 @@
+// OpProfile: one engine's measured per-op latencies on one GPU type (topologies/profiles/<name>/, format in
+// topologies/profiles/README.md) plus the few timing parameters no kernel table measures. Loaded once at
+// the edge (CLI, sim job) and shared read-only by every CostModel built from it.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "cost/engine_behavior.h"
+
+namespace tokenline {
+
+// The table kinds a profile may hold; each is optional (an absent table leaves its ops on the roofline).
+enum class ProfileTableKind : uint8_t {
+  kGemm,             // dtype,m,n,k,latency_ms
+  kMoe,              // dtype,routing,tokens,hidden,inter,topk,experts,moe_tp,moe_ep,latency_ms
+  kMlaBmm,           // op,dtype,tokens,heads,latency_ms (op: pre = W_UK absorption, post = W_UV)
+  kMlaDecode,        // kv_dtype,heads,batch,tokens,latency_ms (tokens: context length in the cache)
+  kMlaPrefill,       // kv_dtype,heads,batch,tokens,latency_ms (tokens: new tokens of each sequence)
+  kGqaDecode,        // kv_dtype,heads,kv_heads,head_dim,batch,tokens,latency_ms
+  kGqaPrefill,       // kv_dtype,heads,kv_heads,head_dim,batch,tokens,latency_ms
+  kComm,             // op,gpus,bytes,latency_ms
+  kMlaModuleDecode,  // kv_dtype,hidden,q_lora,heads,batch,tokens,latency_ms: the whole MLA block, decode
+  kDsa,              // module,phase,hidden,heads,batch,tokens,latency_ms: DSA parts (attn, logits, topk) by
+                     // decode/prefill
+  kOps,              // op,phase,batch,tokens,latency_ms: one ledger op's whole step on one rank, measured by
+                     // `tokenline profile` on the engine's own kernels (op_profile_own.cpp)
+  kCount,
+};
+inline constexpr int kProfileTableKinds = static_cast<int>(ProfileTableKind::kCount);
+
+std::string_view profile_table_key(ProfileTableKind kind);  // the "tables" key in profile.json: "gemm", ...
+
+// One loaded table: `text_columns` leading text columns then numeric ones, the last one latency_ms.
+struct ProfileTable {
+  std::string file;               // what messages name: "<profile>/gemm.csv"
+  int text_columns = 0;           // leading text columns per row
+  int numeric_columns = 0;        // the rest, latency_ms last
+  std::vector<std::string> text;  // rows x text_columns
+  std::vector<double> numbers;    // rows x numeric_columns
+  size_t rows() const { return numeric_columns > 0 ? numbers.size() / size_t(numeric_columns) : 0; }
+  std::string_view text_at(size_t row, int col) const {
+    return text[row * size_t(text_columns) + size_t(col)];
+  }
+  double at(size_t row, int col) const { return numbers[row * size_t(numeric_columns) + size_t(col)]; }
+  bool empty() const { return rows() == 0; }
+};
+
+// The timing parameters of a profile. Names, units, defaults and sources: topologies/profiles/README.md.
+enum class TimingParam : uint8_t {
+  kStepCpuOverheadS,     // scheduler + batch preparation CPU time per step (s)
+  kOverlapSchedule,      // 1: CPU work of step n+1 overlaps GPU work of step n (SGLang's overlap scheduler)
+  kCudaGraphMaxBs,       // largest decode batch replayed from a CUDA graph; larger batches run eagerly
+  kEagerLaunchGapS,      // CPU time to launch one kernel when not graph-captured (s)
+  kMoeRoutingAlpha,      // which moe rows price the fused MoE: 0 balanced routing, a > 0 power-law routing of
+                         // alpha a
+  kOpTimeScale,          // own profiles (ops table): a measured run's op times over the profile's (fitted)
+  kStepCpuPerRequestS,   // scheduler CPU time per request in a step (output processing, streaming) (s)
+  kRequestLatencyS,      // a request's path outside the steps: send to scheduler + first token back (s)
+  kSharedExpertsFusion,  // 1: a DeepSeek-V3-shaped shared expert runs inside the fused MoE kernel as one
+                         // more always-chosen expert (SGLang's default) instead of its own GEMMs
+  kStepFloorPerLayerS,   // the shortest a step's GPU time runs per decoder layer (s)
+  kSpeedProbeS,          // own profiles: the machine's speed probe (speed_probe_s) when its times were
+                         // measured (s); 0: not recorded
+  kSpeedScale,           // own profiles: every measured time x this (a machine running slower or faster than
+                         // when profiled: a run's speed probe over the profile's); 1: as profiled
+  kFirstTokenLatencyS,   // the client gets a request's first token this long after its step, the request
+                         // decoding meanwhile (the serving path's first response) (s)
+  kCount,
+};
+inline constexpr int kTimingParams = static_cast<int>(TimingParam::kCount);
+std::string_view timing_param_name(TimingParam p);  // "step_cpu_overhead_s", ...
+
+struct OpProfile {
+  std::string name;         // "h200-sglang"
+  std::string hardware;     // the hardware preset it was measured on ("h200")
+  std::string engine_name;  // "sglang"
+  std::string origin;       // "topologies/profiles/h200-sglang (embedded)" or the directory
+  // "measured_on" (own profiles): the model and layout the ops table was measured with; empty: any.
+  std::string measured_model, measured_parallel;
+  std::array<ProfileTable, kProfileTableKinds> tables;
+  std::array<double, kTimingParams> timing{};
+  // timing.op_scales (own profiles, calibrate --trace): per ledger op name, its run time over its profiled
+  // time, each > 0; ops not named take op_time_scale.
+  std::vector<std::pair<std::string, double>> op_scales;
+  // The "engine" object (engine_behavior_json.h): what the engine does with memory and admission. Absent:
+  // has_engine false, and a job keeps the seed's engine unless its flags say otherwise.
+  bool has_engine = false;
+  EngineBehavior engine;
+  const ProfileTable& table(ProfileTableKind k) const { return tables[static_cast<size_t>(k)]; }
+  double param(TimingParam p) const { return timing[static_cast<size_t>(p)]; }
+};
+
+// A profile's engine block, or nullptr (no profile, or one without an engine).
+inline const EngineBehavior* profile_engine(const OpProfile* p) {
+  return p != nullptr && p->has_engine ? &p->engine : nullptr;
+}
+
+// The built-in value of a timing parameter (what a profile that omits it gets).
+double timing_param_default(TimingParam p);
+
+// The timing parameter of that profile.json / --profile-set name, if there is one.
+std::optional<TimingParam> find_timing_param(std::string_view name);
+
+// Loads a profile by embedded name ("h200-sglang") or from a directory holding profile.json. Throws
+// InputError naming the file (and line for CSVs) on a missing table, a bad header, a bad number, an
+// unknown timing parameter or an unknown profile name; the "engine" object by engine_behavior_from_json (its
+// own messages).
+std::shared_ptr<OpProfile> load_op_profile(const std::string& name_or_dir);
+
+// Applies "name=value[,name=value]" overrides (--profile-set); throws InputError naming an unknown
+// parameter or a bad value.
+void apply_profile_sets(OpProfile& profile, const std::string& sets);
+
+// --profile and --profile-set as a command takes them: null without a profile, else the profile with the
+// overrides applied. --profile-set without --profile is InputError naming --profile-set.
+std::shared_ptr<OpProfile> load_op_profile(const std::string& name_or_dir, const std::string& sets);
+
+// Prices `profile` at the speed a run's machine had: speed_scale = run_probe_s / the profile's speed_probe_s.
+// Throws InputError naming `where` when the profile recorded no probe (profiles of other engines, or made
+// before probes were recorded) or run_probe_s is not > 0.
+void set_speed_from_run(OpProfile& profile, double run_probe_s, const std::string& where);
+
+// Names of the profiles compiled into the binary, sorted.
+std::vector<std::string> embedded_profile_names();
+
+}  // namespace tokenline

@@ -1,0 +1,365 @@
+// price_rank_from_profile: the measured-time overlay on one rank's roofline terms. An op is re-priced only
+// when every component it needs has a curve; otherwise it keeps its roofline time (source stays roofline).
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <tuple>
+
+#include "cost/op_profile_pricing.h"
+
+namespace tokenline {
+namespace {
+
+constexpr int64_t kGraphBucketStep = 8;  // SGLang captures 1, 2, 4, 8, then every 8 up to cuda_graph_max_bs
+constexpr double kNotPriced = std::numeric_limits<double>::quiet_NaN();
+
+void set_profile(Term& t, double s) {
+  t.time_s = s;
+  t.launch_s = 0;
+  t.source = TermSource::kProfile;
+}
+
+// Sum of per-layer component curves at the given token counts, times `layers`; false if one is missing.
+struct Part {
+  const OpCurve* curve;
+  double tokens;
+};
+bool price_parts(Term& t, int layers, std::initializer_list<Part> parts) {
+  double s = 0;
+  for (const Part& p : parts) {
+    if (p.tokens <= 0) continue;
+    if (p.curve->empty()) return false;
+    s += p.curve->at(p.tokens);
+  }
+  set_profile(t, layers * s);
+  return true;
+}
+
+// Attention over the rank's sequences: decode at the mean context, prefill per sequence's new tokens
+// plus the prefix's extra (query, key) pairs at the roofline rate. False if a needed grid is missing.
+bool attention_s(const ProfileCurves& pc, const ProfileWork& w, double& s) {
+  s = 0;
+  if (w.decode_seqs > 0) {
+    if (pc.attn_decode.empty()) return false;
+    s += pc.attn_decode.at(w.decode_seqs, w.decode_context);
+  }
+  if (w.prefill_seqs > 0) {
+    if (pc.attn_prefill.empty()) return false;
+    const double x = w.prefill_tokens / w.prefill_seqs;
+    const double table_keys = w.prefill_seqs * x * (x + 1) / 2;
+    s +=
+        pc.attn_prefill.at(w.prefill_seqs, x) + std::max(0.0, w.prefill_keys - table_keys) * pc.prefill_key_s;
+  }
+  return true;
+}
+
+// One layer's MLA block. Rows of another KV dtype: the block at the shortest measured context plus the
+// attention table's rise from there to the batch's context in the model's dtype.
+double mla_module_s(const ProfileCurves& pc, const ProfileWork& w) {
+  const OpGrid& g = pc.mla_module_decode;
+  if (!pc.mla_module_other_kv) return g.at(w.tokens, w.decode_context);
+  const double x0 = g.rows.front().xs.front();
+  return g.at(w.tokens, x0) + std::max(0.0, pc.attn_decode.at(w.decode_seqs, w.decode_context) -
+                                                pc.attn_decode.at(w.decode_seqs, x0));
+}
+
+// The fused MLA decode module covers a_proj .. o_proj. Its time is shared among those ops in proportion
+// to their roofline times, so each row still shows where the block's time would go.
+constexpr Op kMlaModuleOps[] = {Op::kAProj, Op::kNormRopeKvWrite, Op::kQBProj, Op::kSparseMla, Op::kOProj};
+
+void price_mla_module(const ProfileCurves& pc, const ProfileWork& w, int layers,
+                      std::array<Term, kOpCount>& terms) {
+  const double group_s = layers * mla_module_s(pc, w);
+  double roof_s = 0;
+  for (Op op : kMlaModuleOps) roof_s += terms[size_t(op)].time_s;
+  for (Op op : kMlaModuleOps) {
+    Term& t = terms[size_t(op)];
+    set_profile(t, roof_s > 0 ? group_s * t.time_s / roof_s : group_s / std::size(kMlaModuleOps));
+  }
+}
+
+// A DSA part over the rank's decode and prefill sequences (prefill: plus the prefix's extra pairs at
+// pair_s each); false if a needed grid is missing.
+bool dsa_part_s(const OpGrid& decode, const OpGrid& prefill, double pair_s, const ProfileWork& w, double& s) {
+  s = 0;
+  if (w.decode_seqs > 0) {
+    if (decode.empty()) return false;
+    s += decode.at(w.decode_seqs, w.decode_context);
+  }
+  if (w.prefill_seqs > 0) {
+    if (prefill.empty()) return false;
+    const double x = w.prefill_tokens / w.prefill_seqs;
+    s += prefill.at(w.prefill_seqs, x) +
+         std::max(0.0, w.prefill_keys - w.prefill_seqs * x * (x + 1) / 2) * pair_s;
+  }
+  return true;
+}
+
+// DSA: sparse attention on every layer; indexer logits (+ its q/k projections) and top-k on the full layers.
+// With the decode indexer module's rows, decode sequences take their whole indexer from them (on the
+// indexer_score row; top_k then prices the prefill part only) and the parts price the prefill.
+void price_dsa(const CostModel& cm, const ProfileWork& w, std::array<Term, kOpCount>& terms) {
+  const ProfileCurves& pc = profile_curves(cm);
+  const ModelConfig& m = cm.model;
+  double s = 0;
+  if (dsa_part_s(pc.dsa_attn_decode, pc.dsa_attn_prefill, 0, w, s))
+    set_profile(terms[size_t(Op::kSparseMla)], m.layers * s);
+  const int Lf = m.indexer_full_layers;
+  const bool module = w.decode_seqs > 0 && !pc.dsa_indexer_decode.empty();
+  ProfileWork parts = w;
+  if (module) {  // the parts price what prefill adds
+    parts.decode_seqs = parts.decode_context = 0;
+    parts.tokens = w.prefill_tokens;
+  }
+  if (dsa_part_s(pc.dsa_topk_decode, pc.dsa_topk_prefill, pc.dsa_topk_pair_s, parts, s))
+    set_profile(terms[size_t(Op::kTopkSelect)], Lf * s);
+  if (!dsa_part_s(pc.dsa_logits_decode, pc.dsa_logits_prefill, pc.dsa_logits_pair_s, parts, s)) return;
+  Term& score = terms[size_t(Op::kIndexerScore)];
+  if (!price_parts(score, Lf, {{&pc.index_q_proj, parts.tokens}, {&pc.index_k_proj, parts.tokens}})) return;
+  score.time_s += Lf * s;
+  if (module) score.time_s += Lf * pc.dsa_indexer_decode.at(w.decode_seqs, w.decode_context);
+}
+
+// The projections around attention (a_proj, q_b_proj with its batched GEMM, o_proj with its), by tokens.
+void price_projections(const CostModel& cm, const ProfileWork& w, std::array<Term, kOpCount>& terms) {
+  const ProfileCurves& pc = profile_curves(cm);
+  const int L = cm.model.layers;
+  const double decode_tokens = w.prefill_seqs > 0 ? w.tokens - w.prefill_tokens : w.tokens;
+  price_parts(terms[size_t(Op::kAProj)], L, {{&pc.a_proj, w.tokens}});
+  if (cm.model.attention == AttentionKind::kMla) {
+    // decode absorbs W_UK / W_UV into batched GEMMs; prefill (MHA) expands the latent through kv_b_proj
+    price_parts(terms[size_t(Op::kQBProj)], L,
+                {{&pc.q_b_proj, w.tokens}, {&pc.bmm_pre, decode_tokens}, {&pc.kv_b_proj, w.prefill_tokens}});
+    price_parts(terms[size_t(Op::kOProj)], L, {{&pc.o_proj, w.tokens}, {&pc.bmm_post, decode_tokens}});
+  } else {
+    price_parts(terms[size_t(Op::kOProj)], L, {{&pc.o_proj, w.tokens}});
+  }
+}
+
+// Whether the MLA decode module's rows price the whole block, a_proj .. o_proj: a pure decode batch of an
+// MLA model whose module was measured.
+bool mla_module_prices(const CostModel& cm, const ProfileWork& w) {
+  return cm.model.attention == AttentionKind::kMla && w.prefill_seqs == 0 &&
+         !profile_curves(cm).mla_module_decode.empty();
+}
+
+// The attention of the block: the MLA module's whole block where it prices it, else DSA's parts or the
+// attention grid (the projections priced apart, by tokens).
+void price_attention(const CostModel& cm, const ProfileWork& w, std::array<Term, kOpCount>& terms) {
+  const ProfileCurves& pc = profile_curves(cm);
+  const ModelConfig& m = cm.model;
+  if (mla_module_prices(cm, w)) {
+    price_mla_module(pc, w, m.layers, terms);
+    return;
+  }
+  if (m.has_indexer()) {
+    price_dsa(cm, w, terms);
+    return;
+  }
+  double attn_s = 0;
+  if (attention_s(pc, w, attn_s)) set_profile(terms[size_t(Op::kSparseMla)], m.layers * attn_s);
+}
+
+// The ops the token curves alone price, besides the projections: the dense MLP, the MoE router, the
+// shared expert (fused into the MoE kernel: its table time in fused_table_s, the roofline bound applied
+// by the caller) and the LM head.
+void price_token_ops(const CostModel& cm, const ProfileWork& w, std::array<Term, kOpCount>& terms,
+                     double& fused_table_s) {
+  const ProfileCurves& pc = profile_curves(cm);
+  const ModelConfig& m = cm.model;
+  const int Lm = m.moe_layers(), Ld = m.mlp_dense_layers();
+  fused_table_s = kNotPriced;
+  if (Ld > 0)
+    price_parts(terms[size_t(Op::kDenseMlp)], Ld, {{&pc.dense_up, w.tokens}, {&pc.dense_down, w.tokens}});
+  if (Lm > 0) {
+    price_parts(terms[size_t(Op::kRouter)], Lm, {{&pc.router, w.tokens}});
+    if (pc.fused_shared_rows > 0 && w.tokens > 0) {
+      // One more expert in the fused kernel, chosen by every token: the table's MoE at the kernel's rows
+      // beyond the routed ones.
+      const OpCurve& fused = pc.moe_fused_shared.empty() ? pc.moe : pc.moe_fused_shared;
+      fused_table_s = Lm * std::max(0.0, fused.at(w.tokens * pc.fused_shared_rows) - pc.moe.at(w.tokens));
+    } else if (m.shared_experts > 0) {
+      price_parts(terms[size_t(Op::kSharedExpert)], Lm,
+                  {{&pc.shared_up, w.tokens}, {&pc.shared_down, w.tokens}});
+    }
+  }
+  if (w.lm_tokens > 0) price_parts(terms[size_t(Op::kLmHead)], 1, {{&pc.lm_head, w.lm_tokens}});
+}
+
+// Where the expert's own roofline is its weight read (a few hundred tokens and below), the fused shared
+// expert costs at most that read: there 1/topk more rows reach about topk experts the routed ones left
+// unread in the table, while the kernel reads one more expert's weights.
+void price_fused_shared(double table_s, Term& shared) {
+  if (std::isnan(table_s)) return;
+  const bool weight_bound = shared.memory_s >= shared.compute_s;
+  set_profile(shared, weight_bound ? std::min(table_s, shared.memory_s) : table_s);
+}
+
+// The ops that price_projections and price_token_ops price from tokens alone (DecodeTokenOps' order).
+constexpr Op kTokenOps[] = {Op::kAProj,  Op::kQBProj,       Op::kOProj, Op::kDenseMlp,
+                            Op::kRouter, Op::kSharedExpert, Op::kLmHead};
+static_assert(std::size(kTokenOps) == std::tuple_size_v<decltype(DecodeTokenOps::time_s)>);
+
+// A pure decode rank's token ops remembered by whole tokens under a run (ProfileCurves::decode_ops), or
+// null where not remembered (a prefill, a mixed batch, the MLA module's decode, tokens out of the table).
+const DecodeTokenOps* remembered_decode_ops(const CostModel& cm, const ProfileWork& w) {
+  const ProfileCurves& pc = profile_curves(cm);
+  if (pc.decode_ops.empty() || w.prefill_seqs > 0 || w.lm_tokens != w.tokens || mla_module_prices(cm, w))
+    return nullptr;
+  if (!(w.tokens >= 1 && w.tokens < double(pc.decode_ops.size()) + 1)) return nullptr;
+  const auto n = static_cast<size_t>(w.tokens);
+  if (double(n) != w.tokens) return nullptr;
+  DecodeTokenOps& slot = pc.decode_ops[n - 1];
+  if (!slot.filled) {
+    // Priced once by the functions a rank without the table runs, on blank terms: the same doubles.
+    std::array<Term, kOpCount> blank{};
+    ProfileWork decode;
+    decode.tokens = decode.lm_tokens = w.tokens;
+    decode.decode_seqs = 1;
+    price_projections(cm, decode, blank);
+    price_token_ops(cm, decode, blank, slot.fused_table_s);
+    for (size_t i = 0; i < std::size(kTokenOps); ++i) {
+      const Term& t = blank[size_t(kTokenOps[i])];
+      slot.time_s[i] = t.source == TermSource::kProfile ? t.time_s : kNotPriced;
+    }
+    slot.filled = true;
+  }
+  return &slot;
+}
+
+void price_collectives(const ProfileCurves& pc, bool graph, std::array<Term, kOpCount>& terms) {
+  for (const Op op : kCollectiveOps) {
+    Term& t = terms[size_t(op)];
+    if (t.count <= 0) continue;
+    const OpCurve& c = graph ? pc.comm_graph[size_t(op)] : pc.comm_eager[size_t(op)];
+    if (!c.empty()) set_profile(t, double(t.count) * c.at(t.bytes_each));
+  }
+}
+
+// Outside a CUDA graph every kernel is launched from the CPU: a term takes at least count x the gap.
+void eager_floor(const ProfileCurves& pc, std::array<Term, kOpCount>& terms) {
+  if (pc.eager_launch_gap_s <= 0) return;
+  for (int i = 0; i < kOpCount; ++i) {
+    Term& t = terms[size_t(i)];
+    const double floor_s = double(t.count) * pc.eager_launch_gap_s;
+    if (floor_s <= t.time_s) continue;
+    if (t.source == TermSource::kRoofline) t.launch_s += floor_s - t.time_s;
+    t.time_s = floor_s;
+  }
+}
+
+}  // namespace
+
+int64_t cuda_graph_bucket(int64_t batch) {
+  if (batch <= 1) return 1;
+  if (batch <= 2) return 2;
+  if (batch <= 4) return 4;
+  return (batch + kGraphBucketStep - 1) / kGraphBucketStep * kGraphBucketStep;
+}
+
+void price_rank_from_profile(const CostModel& cm, const ProfileWork& w, std::array<Term, kOpCount>& terms) {
+  const ProfileCurves& pc = profile_curves(cm);
+  if (pc.own) {
+    price_own_ops(pc, w, terms);
+    return;
+  }
+  double fused_table_s = kNotPriced;
+  if (const DecodeTokenOps* d = remembered_decode_ops(cm, w)) {
+    for (size_t i = 0; i < std::size(kTokenOps); ++i)
+      if (!std::isnan(d->time_s[i])) set_profile(terms[size_t(kTokenOps[i])], d->time_s[i]);
+    fused_table_s = d->fused_table_s;
+  } else {
+    if (!mla_module_prices(cm, w)) price_projections(cm, w, terms);
+    price_token_ops(cm, w, terms, fused_table_s);
+  }
+  price_fused_shared(fused_table_s, terms[size_t(Op::kSharedExpert)]);
+  price_attention(cm, w, terms);
+  price_collectives(pc, w.graph, terms);
+  if (!w.graph) eager_floor(pc, terms);
+}
+
+void price_experts_from_profile(const CostModel& cm, double all_tokens, double expert_imbalance, bool graph,
+                                Term& t) {
+  const ProfileCurves& pc = profile_curves(cm);
+  if (pc.moe.empty() || all_tokens <= 0 || t.count <= 0) return;
+  // The table routes evenly; a skewed busiest GPU does the work of expert_imbalance times the tokens.
+  set_profile(t, cm.model.moe_layers() * pc.moe.at(all_tokens * expert_imbalance));
+  if (!graph && pc.eager_launch_gap_s > 0)
+    t.time_s = std::max(t.time_s, double(t.count) * pc.eager_launch_gap_s);
+}
+
+namespace {
+
+// The profile's view of one rank: CUDA-graph replay for pure decode within the largest bucket, whose
+// padded batch the GEMMs and MoE run at.
+ProfileWork profile_work(const ProfileCurves& pc, const RankWork& w) {
+  ProfileWork p;
+  p.tokens = w.tokens;
+  p.lm_tokens = w.lm_tokens;
+  p.decode_seqs = w.decode_seqs;
+  p.decode_context = w.decode_seqs > 0 ? w.decode_keys / w.decode_seqs : 0;
+  p.prefill_seqs = w.prefill_seqs;
+  p.prefill_tokens = w.prefill_tokens;
+  p.prefill_keys = w.prefill_pairs;
+  const int64_t max_bs = pc.cuda_graph_max_bs;
+  p.graph = w.prefill_seqs == 0 && w.decode_seqs > 0 && int64_t(w.decode_seqs) <= max_bs;
+  if (p.graph) {
+    const double padded = double(cuda_graph_bucket(int64_t(w.decode_seqs)));
+    p.tokens = w.tokens * padded / w.decode_seqs;
+    p.lm_tokens = w.lm_tokens * padded / w.decode_seqs;
+  }
+  return p;
+}
+
+// Per-step CPU time (scheduling, batch preparation, and per request its output processing and streaming;
+// each attention rank has its own scheduler, so the rank with the most requests sets it): hidden behind the
+// GPU under overlap scheduling.
+double step_overhead_s(const ProfileCurves& pc, double gpu_s, size_t most_requests) {
+  const double cpu_s = pc.step_cpu_overhead_s + pc.step_cpu_per_request_s * double(most_requests);
+  return pc.overlap_schedule ? std::max(0.0, cpu_s - gpu_s) : cpu_s;
+}
+
+}  // namespace
+
+void ProfileCurves::begin_step(const CostModel& cm, std::span<const std::span<const SeqWork>> per_rank,
+                               StepPricing& step) const {
+  step.graph = true;
+  // Own profiles under DP: each rank's time from the every-group rows, for its peers' load.
+  if (!own || cm.parallel.dp_attention <= 1) return;
+  for (const std::span<const SeqWork>& rank : per_rank)
+    step.rank_s.push_back(own_rank_time_s(*this, profile_work(*this, summarize(cm, rank))));
+}
+
+void ProfileCurves::price_rank(const CostModel& cm, const RankWork& w, size_t r, StepPricing& step,
+                               Terms& terms) const {
+  ProfileWork pw = profile_work(*this, w);
+  if (own && cm.parallel.dp_attention > 1)
+    pw.peer_load = own_peer_load(step.rank_s, r, cm.parallel.dp_attention);
+  price_rank_from_profile(cm, pw, terms);
+  step.graph = step.graph && pw.graph;
+  step.moe_tokens += pw.tokens - w.tokens;
+}
+
+void ProfileCurves::price_experts(const CostModel& cm, double expert_imbalance, const StepPricing& step,
+                                  const Term& busiest_rank_ex, Term& ex) const {
+  if (own) {  // an own profile priced the busiest rank's experts as its engine runs them
+    ex.time_s = busiest_rank_ex.time_s;
+    ex.launch_s = 0;
+    ex.source = TermSource::kProfile;
+  }
+  price_experts_from_profile(cm, step.moe_tokens, expert_imbalance, step.graph, ex);
+}
+
+void ProfileCurves::finish_step(const CostModel& cm, std::span<const std::span<const SeqWork>> per_rank,
+                                int64_t draft_layers, StepCost& sc) const {
+  size_t most_requests = 0;
+  for (const std::span<const SeqWork>& rank : per_rank) most_requests = std::max(most_requests, rank.size());
+  // The floor is per decoder layer run: the model's layers, and with MTP each draft pass's layer too.
+  sc.gpu_floor_s = step_floor_per_layer_s * double(cm.model.layers + draft_layers);
+  sc.floor_s = std::max(0.0, sc.gpu_floor_s - sc.total_s);
+  sc.total_s += sc.floor_s;
+  sc.overhead_s = step_overhead_s(*this, sc.total_s, most_requests);
+  sc.total_s += sc.overhead_s;
+}
+
+}  // namespace tokenline

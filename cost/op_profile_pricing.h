@@ -1,0 +1,144 @@
+// Pricing ledger ops from an OpProfile: the per-(model, parallel) curves resolved once by make_cost_model,
+// which are that cost model's TimeSource (time_source.h), and the overlay they apply to one rank's terms.
+// Private to cost/.
+#pragma once
+
+#include <array>
+#include <memory>
+#include <span>
+#include <vector>
+
+#include "cost/cost_model.h"
+#include "cost/op_profile.h"
+#include "cost/op_profile_curve.h"
+#include "cost/rank_work.h"
+#include "cost/step_cost.h"
+#include "cost/time_source.h"
+
+namespace tokenline {
+
+// A pure decode rank's ops that token curves alone price (a_proj, q_b_proj, o_proj, dense MLP, router,
+// shared expert, LM head), remembered by its whole tokens: each op's time (NaN: no curve prices it) and the
+// fused shared expert's table time (NaN: not fused).
+struct DecodeTokenOps {
+  std::array<double, 7> time_s{};
+  double fused_table_s = 0;
+  bool filled = false;
+};
+
+// The curves of one (model, parallel, KV layout, hardware) under one profile, and the time source they make:
+// covered ops at their measured times, the rest at the roofline, plus the profile's step floor and CPU
+// overhead. Times per layer, seconds.
+struct ProfileCurves final : TimeSource {
+  // GEMM-like components of ops, latency by tokens on one GPU (empty: no table covers it)
+  OpCurve a_proj, q_b_proj, kv_b_proj, bmm_pre, bmm_post, o_proj;
+  OpCurve dense_up, dense_down, shared_up, shared_down, router, lm_head;
+  OpCurve moe;  // fused MoE layer by the tokens entering it (all attention ranks together)
+  // The shared expert fused into the MoE kernel as expert topk + 1 (shared_experts_fusion, where SGLang
+  // fuses it): 0 when it runs as its own GEMMs, else (topk + 1) / topk, the kernel's rows per token over
+  // the table's.
+  double fused_shared_rows = 0;
+  OpCurve moe_fused_shared;  // moe again, remembering whole multiples of fused_shared_rows (a run's)
+  // Under a run (CostOptions::remembered_tokens), by whole tokens - 1: filled on first use.
+  mutable std::vector<DecodeTokenOps> decode_ops;
+  // attention by (sequences, tokens): decode x = context length, prefill x = new tokens per sequence
+  OpGrid attn_decode, attn_prefill;
+  OpGrid mla_module_decode;          // whole MLA block in decode (a_proj .. o_proj), when the model matches
+  bool mla_module_other_kv = false;  // the module's rows were measured with another KV dtype
+  double prefill_key_s = 0;  // roofline seconds per extra (query, key) pair beyond the table's causal keys
+  // DSA (models with an indexer, when the rows match the model): sparse attention, indexer logits, top-k
+  OpGrid dsa_attn_decode, dsa_attn_prefill, dsa_logits_decode, dsa_logits_prefill, dsa_topk_decode,
+      dsa_topk_prefill;
+  OpGrid dsa_indexer_decode;  // the whole decode indexer (projections, paged logits, top-k) as one module
+  OpCurve index_q_proj, index_k_proj;  // indexer wq_b; wk + weights_proj (one GEMM of both outputs)
+  double dsa_logits_pair_s = 0, dsa_topk_pair_s = 0;  // roofline per extra (query, key) pair in prefill
+  // collectives by message bytes: CUDA-graph path and eager path, per ledger op (empty: roofline)
+  std::array<OpCurve, kOpCount> comm_graph, comm_eager;
+  // own profiles (the ops table, op_profile_own.cpp): per ledger op, its whole step on one rank by
+  // (sequences, keys) in decode and (sequences, new tokens each) in prefill; pair_s prices a prefill
+  // prefix's extra (query, key) pairs. own: the table covers every op (an op without rows costs 0).
+  struct OwnCurves {
+    std::array<OpGrid, kOpCount> decode, prefill;
+    std::array<double, kOpCount> pair_s{};
+    std::array<double, kOpCount> fixed_s{};  // the smaller of the decode and prefill fits' intercepts
+  };
+  bool own = false;
+  OwnCurves own_all;    // every attention group ran the shape
+  OwnCurves own_alone;  // only one ran it, the others idle (DP layouts; empty where not measured)
+  std::array<double, kOpCount> own_scale{};  // per op: a run's op times over the profile's (own_op_scales)
+  // timing parameters
+  double step_cpu_overhead_s = 0;
+  double step_cpu_per_request_s = 0;  // x the most requests one attention rank's scheduler holds in the step
+  double step_floor_per_layer_s = 0;  // x the decoder layers a step runs (the model's, MTP draft passes')
+  bool overlap_schedule = false;
+  int64_t cuda_graph_max_bs = 0;
+  double eager_launch_gap_s = 0;
+
+  // TimeSource (op_profile_price.cpp)
+  bool measured() const override { return true; }
+  void begin_step(const CostModel& cm, std::span<const std::span<const SeqWork>> per_rank,
+                  StepPricing& step) const override;
+  void price_rank(const CostModel& cm, const RankWork& w, size_t r, StepPricing& step,
+                  Terms& terms) const override;
+  void price_experts(const CostModel& cm, double expert_imbalance, const StepPricing& step,
+                     const Term& busiest_rank_ex, Term& ex) const override;
+  void finish_step(const CostModel& cm, std::span<const std::span<const SeqWork>> per_rank,
+                   int64_t draft_layers, StepCost& sc) const override;
+};
+
+// The curves a profile-priced cost model holds. REQUIRES: cm.time_source->measured().
+inline const ProfileCurves& profile_curves(const CostModel& cm) {
+  return static_cast<const ProfileCurves&>(*cm.time_source);
+}
+
+// The bytes of one token in a collective's message: rank_collectives' hidden-state and logit messages are
+// exactly tokens x this; dispatch's and combine's are about tokens x this x the expert skew (at an even
+// load and a power-of-two tp, exactly tokens x this). 0 for compute ops.
+double collective_bytes_per_token(const CostModel& cm, Op op);
+
+// Builds the curves for cm's model and layout (cm's rates set, its time source still the roofline).
+std::shared_ptr<const ProfileCurves> resolve_profile(const OpProfile& profile, const CostModel& cm);
+
+// The ops table of an own profile (`tokenline profile`): throws InputError when the profile was measured on
+// another model or layout, or a row names an unknown op or phase (file:line).
+void resolve_own_ops(const OpProfile& profile, const CostModel& cm, ProfileCurves& pc);
+
+// One attention rank's step as the profile prices it.
+struct ProfileWork {
+  double tokens = 0;          // tokens through the GEMMs (padded up to the CUDA-graph bucket)
+  double lm_tokens = 0;       // tokens whose logits are computed
+  double decode_seqs = 0;     // decoding sequences (MTP verify tokens count as sequences)
+  double decode_context = 0;  // mean keys each decode token attends to
+  double prefill_seqs = 0;
+  double prefill_tokens = 0;
+  double prefill_keys = 0;  // causal (query, key) pairs of the prefill chunks, prefix included
+  bool graph = false;       // replayed from a CUDA graph (pure decode within the largest bucket)
+  // Own profiles under DP: the other attention groups' work over this one's, each capped at 1, mean over
+  // them (own_peer_load): 0 while they idle, 1 when as busy as this one; < 0: not known, taken as 1.
+  double peer_load = -1;
+};
+
+// The CUDA-graph bucket SGLang pads a decode batch of `batch` to: 1, 2, 4, 8, then multiples of 8.
+int64_t cuda_graph_bucket(int64_t batch);
+
+// Re-prices the covered ops of one rank's terms from the profile (time_s, source); roofline figures
+// (flops, bytes, compute_s, memory_s) stay. No allocation.
+void price_rank_from_profile(const CostModel& cm, const ProfileWork& w, std::array<Term, kOpCount>& terms);
+
+// Prices every op of one rank's terms from the ops table (pc.own): decode part + prefill part, from the
+// every-group rows and, under DP, the alone rows weighted by w.peer_load.
+void price_own_ops(const ProfileCurves& pc, const ProfileWork& w, std::array<Term, kOpCount>& terms);
+
+// One rank's scaled op time from the every-group rows (pc.own): what own_peer_load compares.
+double own_rank_time_s(const ProfileCurves& pc, const ProfileWork& w);
+
+// Rank r's peer_load among `rank_s` (each attention rank's own_rank_time_s; ranks beyond it idle) of
+// `groups` attention ranks.
+double own_peer_load(std::span<const double> rank_s, size_t r, int groups);
+
+// Re-prices the routed experts from the fused-MoE table: all_tokens over every rank, the busiest EP GPU
+// holding expert_imbalance times the mean.
+void price_experts_from_profile(const CostModel& cm, double all_tokens, double expert_imbalance, bool graph,
+                                Term& t);
+
+}  // namespace tokenline

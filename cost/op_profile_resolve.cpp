@@ -1,0 +1,530 @@
+// resolve_profile: picks, for one model and layout, the measured rows of each op's shape (or the nearest
+// measured shape, scaled by the two shapes' rooflines) and turns them into curves, once per CostModel.
+// Shapes are SGLang's: MLA's fused q_a/kv_a projection is replicated on every TP rank, q_b / kv_b / o_proj
+// and the MLPs are split by TP, the LM head and the MoE gate run in BF16 whatever the weight dtype.
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <cstdio>
+#include <limits>
+#include <string>
+#include <string_view>
+
+#include "common/input_error.h"
+#include "cost/op_profile_pricing.h"
+
+namespace tokenline {
+namespace {
+
+constexpr double kMsToS = 1e-3;
+constexpr double kActBytes = 2;  // BF16 activations
+
+template <size_t N>
+double log_distance(const std::array<double, N>& a, const std::array<double, N>& b) {
+  double d = 0;
+  for (size_t i = 0; i < N; ++i) d += std::abs(std::log(a[i] / b[i]));
+  return d;
+}
+
+// The measured key nearest `want` in log distance among rows passing `keep` (ties: the smaller key), or
+// an empty optional-like {found=false}.
+template <size_t N, class Keep, class Key>
+bool nearest_key(const ProfileTable& t, const std::array<double, N>& want, Keep keep, Key key,
+                 std::array<double, N>& best) {
+  double best_d = std::numeric_limits<double>::infinity();
+  for (size_t r = 0; r < t.rows(); ++r) {
+    if (!keep(r)) continue;
+    const std::array<double, N> k = key(r);
+    const double d = log_distance(k, want);
+    if (d < best_d || (d == best_d && k < best)) {
+      best_d = d;
+      best = k;
+    }
+  }
+  return best_d < std::numeric_limits<double>::infinity();
+}
+
+OpRoofline gemm_roof(double n, double k, double flops, double bpp, double bw) {
+  OpRoofline r;
+  r.cx = 2 * n * k / flops;
+  r.m0 = n * k * bpp / bw;
+  r.mx = (n + k) * kActBytes / bw;
+  return r;
+}
+
+struct Rates {
+  double gemm = 0, bf16_gemm = 0, attention = 0, hbm = 0, link = 0, bpp = 1;
+};
+
+Rates rates_of(const CostModel& cm) {
+  const double e = cm.hardware.efficiency.gemm;
+  return {cm.gemm_flops,      cm.hardware.peak_flops(Dtype::kBf16) * e,
+          cm.attention_flops, cm.hbm_bw,
+          cm.link_bw,         cm.weight_bytes_per_param};
+}
+
+// The rows that price the model's weights in a GEMM or MoE table (dtype in column 0): "bfloat16", or for
+// FP8 weights "fp8_block" (128 x 128 block scales) - and "fp8" (per-tensor scales, a checkpoint without
+// weight_block_size such as Llama-3.1 FP8) where the table has such rows: vLLM's per-tensor kernel is
+// not its block kernel. A table without per-tensor rows prices per-tensor weights from its block rows.
+std::string_view weight_rows(const ProfileTable& t, const ModelConfig& m) {
+  if (m.weight_dtype != Dtype::kFp8) return "bfloat16";
+  if (m.weight_block == 0) {
+    for (size_t i = 0; i < t.rows(); ++i)
+      if (t.text_at(i, 0) == "fp8") return "fp8";
+  }
+  return "fp8_block";
+}
+
+// A GEMM of n x k weights by tokens; bf16: the BF16 rows and rates instead of the weight dtype's.
+OpCurve gemm_curve(const ProfileTable& t, const CostModel& cm, double n, double k, bool bf16) {
+  if (t.empty() || n < 1 || k < 1) return {};
+  const Rates r = rates_of(cm);
+  const std::string_view dtype = bf16 ? "bfloat16" : weight_rows(t, cm.model);
+  const double flops = bf16 ? r.bf16_gemm : r.gemm, bpp = bf16 ? 2 : r.bpp;
+  auto keep = [&](size_t i) { return t.text_at(i, 0) == dtype; };
+  std::array<double, 2> nk{};
+  if (!nearest_key<2>(
+          t, {n, k}, keep,
+          [&](size_t i) {
+            return std::array<double, 2>{t.at(i, 1), t.at(i, 2)};
+          },
+          nk))
+    return {};
+  std::vector<std::pair<double, double>> pts;
+  for (size_t i = 0; i < t.rows(); ++i)
+    if (keep(i) && t.at(i, 1) == nk[0] && t.at(i, 2) == nk[1])
+      pts.emplace_back(t.at(i, 0), t.at(i, 3) * kMsToS);
+  return make_curve(std::move(pts), 1, gemm_roof(n, k, flops, bpp, r.hbm),
+                    gemm_roof(nk[0], nk[1], flops, bpp, r.hbm));
+}
+
+OpRoofline moe_roof(const std::array<double, 4>& s, double moe_tp, double ep, const Rates& r) {
+  const double h = s[0], inter = s[1], topk = s[2], experts = s[3];
+  OpRoofline roof;
+  roof.cx = topk * 2 * 3 * h * inter / (moe_tp * ep) / r.gemm;
+  roof.m0 = experts / ep * 3 * h * inter / moe_tp * r.bpp / r.hbm;
+  roof.mx = topk / ep * (2 * h + 3 * inter / moe_tp) * kActBytes / r.hbm;
+  return roof;
+}
+
+// A fused-MoE layer's roofline (seconds) at `tokens` tokens reading only the experts they reach: under
+// balanced routing a token misses a given expert with probability 1 - topk/experts, so `tokens` tokens
+// reach experts x (1 - (1 - topk/experts)^tokens) of them (all, past a few hundred tokens at top-8 of
+// 256). A shape the table lacks is scaled from the nearest measured one by this ratio: the measured rows
+// read only the experts their tokens reached too, and scaling by every expert's weights (moe_roof's m0)
+// priced Mixtral's 8 experts at 16 tokens faster than their weights can be read.
+double moe_reach_roof_s(const std::array<double, 4>& s, double moe_tp, double ep, const Rates& r,
+                        double tokens) {
+  const double topk = s[2], experts = s[3];
+  OpRoofline roof = moe_roof(s, moe_tp, ep, r);
+  roof.m0 *= 1 - std::pow(1 - std::min(1.0, topk / experts), tokens);  // the share of experts reached
+  return roof.at(1, tokens);
+}
+
+// Where SGLang fuses the shared expert into the MoE kernel (models/deepseek_v2.py,
+// determine_num_fused_shared_experts, 0.5.x): DeepseekV3ForCausalLM's shape - 256 routed experts, one
+// shared - and no DeepEP all-to-all, which turns it off by default (tokenline: MoE EP 1; with EP > 1 the
+// shared expert stays separate). Priced per attention rank, so only without DP attention (with it the
+// kernel runs every rank's tokens; tokenline then keeps the shared expert's own GEMMs).
+bool fuses_shared_expert(const CostModel& cm) {
+  constexpr int kDeepSeekV3RoutedExperts = 256;  // the allow-list's n_routed_experts for DeepSeek-V3 / R1
+  const ModelConfig& m = cm.model;
+  return m.routed_experts == kDeepSeekV3RoutedExperts && m.shared_experts == 1 && m.experts_per_token > 0 &&
+         cm.parallel.ep == 1 && cm.parallel.dp_attention == 1;
+}
+
+// The moe table's routing name for a routing alpha: 0 "balanced", else "power_law_<alpha>" (%g).
+std::string routing_name(double alpha) {
+  if (alpha <= 0) return "balanced";
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "power_law_%g", alpha);
+  return buf;
+}
+
+// Columns: dtype, routing | tokens, hidden, inter, topk, experts, moe_tp, moe_ep, latency_ms.
+OpCurve moe_curve(const ProfileTable& t, const CostModel& cm, double routing_alpha) {
+  const ModelConfig& m = cm.model;
+  if (t.empty() || !m.is_moe()) return {};
+  const Rates r = rates_of(cm);
+  const std::string_view dtype = weight_rows(t, m);
+  const std::string routing = routing_name(routing_alpha);
+  const double mtp = cm.parallel.moe_tp(), ep = cm.parallel.ep;
+  auto keep = [&](size_t i) {
+    return t.text_at(i, 0) == dtype && t.text_at(i, 1) == routing && t.at(i, 5) == mtp && t.at(i, 6) == ep;
+  };
+  auto key = [&](size_t i) { return std::array<double, 4>{t.at(i, 1), t.at(i, 2), t.at(i, 3), t.at(i, 4)}; };
+  const std::array<double, 4> want{double(m.hidden), double(m.moe_intermediate), double(m.experts_per_token),
+                                   double(m.routed_experts)};
+  std::array<double, 4> got{};
+  if (!nearest_key<4>(t, want, keep, key, got)) return {};
+  std::vector<std::pair<double, double>> pts;
+  for (size_t i = 0; i < t.rows(); ++i) {
+    if (!keep(i) || key(i) != got) continue;
+    const double tokens = t.at(i, 0), s = t.at(i, 7) * kMsToS;
+    pts.emplace_back(tokens, s * moe_reach_roof_s(want, mtp, ep, r, tokens) /
+                                 moe_reach_roof_s(got, mtp, ep, r, tokens));  // 1 at a measured shape
+  }
+  const OpRoofline roof = moe_roof(want, mtp, ep, r);  // beyond the last row: every expert is reached
+  return make_curve(std::move(pts), 1, roof, roof);
+}
+
+// MLA absorbed batched GEMMs (pre: q_nope x W_UK, post: latent x W_UV) by tokens, heads per GPU.
+OpCurve bmm_curve(const ProfileTable& t, const CostModel& cm, std::string_view op) {
+  const ModelConfig& m = cm.model;
+  if (t.empty()) return {};
+  const Rates r = rates_of(cm);
+  const std::string_view dtype = m.weight_dtype == Dtype::kFp8 ? "fp8" : "bfloat16";
+  const double a = op == "pre" ? double(m.qk_nope_head_dim) : double(m.kv_lora_rank);
+  const double c = op == "pre" ? double(m.kv_lora_rank) : double(m.v_head_dim);
+  auto roof = [&](double heads) {
+    OpRoofline x;
+    x.cx = heads * 2 * a * c / r.gemm;
+    x.m0 = heads * a * c * r.bpp / r.hbm;
+    x.mx = heads * (a + c) * kActBytes / r.hbm;
+    return x;
+  };
+  auto keep = [&](size_t i) { return t.text_at(i, 0) == op && t.text_at(i, 1) == dtype; };
+  const double heads = double(m.heads) / cm.parallel.tp;
+  std::array<double, 1> got{};
+  if (!nearest_key<1>(
+          t, {heads}, keep, [&](size_t i) { return std::array<double, 1>{t.at(i, 1)}; }, got))
+    return {};
+  std::vector<std::pair<double, double>> pts;
+  for (size_t i = 0; i < t.rows(); ++i)
+    if (keep(i) && t.at(i, 1) == got[0]) pts.emplace_back(t.at(i, 0), t.at(i, 2) * kMsToS);
+  return make_curve(std::move(pts), 1, roof(heads), roof(got[0]));
+}
+
+// A (batch, tokens) grid from the rows passing `keep`; b_col/x_col/lat_col index numeric columns.
+template <class Keep>
+OpGrid make_grid(const ProfileTable& t, Keep keep, int b_col, int x_col, int lat_col, const OpRoofline& roof,
+                 const OpRoofline& measured) {
+  std::vector<std::pair<double, std::vector<std::pair<double, double>>>> by_b;
+  for (size_t i = 0; i < t.rows(); ++i) {
+    if (!keep(i)) continue;
+    const double b = t.at(i, b_col);
+    size_t j = 0;
+    while (j < by_b.size() && by_b[j].first != b) ++j;
+    if (j == by_b.size()) by_b.push_back({b, {}});
+    by_b[j].second.emplace_back(t.at(i, x_col), t.at(i, lat_col) * kMsToS);
+  }
+  std::sort(by_b.begin(), by_b.end(), [](const auto& x, const auto& y) { return x.first < y.first; });
+  OpGrid g;
+  for (auto& [b, pts] : by_b) g.add_row(make_curve(std::move(pts), b, roof, measured));
+  return g;
+}
+
+std::string_view kv_dtype_name(KvLayout layout) {
+  switch (layout) {
+    case KvLayout::kBf16:
+      return "bfloat16";
+    case KvLayout::kFp8DsMla:
+    case KvLayout::kFp8E4m3:
+    case KvLayout::kNvfp4DsMla:  // no FP4 rows measured: the FP8 kernel is the nearest
+      return "fp8";
+  }
+  return "fp8";
+}
+
+void resolve_gemms(const ProfileTable& g, const CostModel& cm, ProfileCurves& pc) {
+  const ModelConfig& m = cm.model;
+  const double tp = cm.parallel.tp, h = double(m.hidden);
+  if (m.attention == AttentionKind::kMla) {
+    pc.a_proj = gemm_curve(g, cm, double(m.q_lora_rank + m.kv_lora_rank + m.qk_rope_head_dim), h, false);
+    pc.q_b_proj = gemm_curve(g, cm, m.heads / tp * double(m.qk_nope_head_dim + m.qk_rope_head_dim),
+                             double(m.q_lora_rank > 0 ? m.q_lora_rank : m.hidden), false);
+    pc.kv_b_proj = gemm_curve(g, cm, m.heads / tp * double(m.qk_nope_head_dim + m.v_head_dim),
+                              double(m.kv_lora_rank), false);
+    pc.o_proj = gemm_curve(g, cm, h, m.heads / tp * double(m.v_head_dim), false);
+  } else {
+    const double kvh = std::max(1.0, m.kv_heads / tp);
+    pc.a_proj = gemm_curve(g, cm, (m.heads / tp + 2 * kvh) * double(m.head_dim), h, false);
+    pc.o_proj = gemm_curve(g, cm, h, m.heads / tp * double(m.head_dim), false);
+  }
+  if (m.mlp_dense_layers() > 0) {
+    pc.dense_up = gemm_curve(g, cm, 2 * double(m.dense_intermediate) / tp, h, false);
+    pc.dense_down = gemm_curve(g, cm, h, double(m.dense_intermediate) / tp, false);
+  }
+  if (m.is_moe()) {
+    pc.router = gemm_curve(g, cm, double(m.routed_experts), h, true);
+    const double sh = double(m.moe_intermediate) * m.shared_experts;
+    pc.shared_up = gemm_curve(g, cm, 2 * sh / tp, h, false);
+    pc.shared_down = gemm_curve(g, cm, h, sh / tp, false);
+  }
+  pc.lm_head = gemm_curve(g, cm, double(m.vocab) / tp, h, true);
+}
+
+struct AttnShape {
+  double heads = 0, kv_heads = 0, head_dim = 0;  // per GPU
+};
+
+// Attention roofline by (sequences b, tokens x): decode reads x cached keys per sequence; prefill attends
+// causally over x new tokens (b x (x^2 + x) / 2 pairs).
+OpRoofline attn_roof(const CostModel& cm, const AttnShape& s, bool decode) {
+  const ModelConfig& m = cm.model;
+  const bool mla = m.attention == AttentionKind::kMla;
+  const double f = cm.attention_flops, bw = cm.hbm_bw;
+  const double kv_bytes = double(cm.kv_bytes_token_layer) * (mla ? 1 : s.kv_heads / std::max(1, m.kv_heads));
+  OpRoofline r;
+  if (decode) {
+    const double per_key =
+        mla ? s.heads * 2 * double(2 * m.kv_lora_rank + m.qk_rope_head_dim) : s.heads * 4 * s.head_dim;
+    r.cbx = per_key / f;
+    r.mbx = kv_bytes / bw;
+    return r;
+  }
+  const double qk = mla ? double(m.qk_nope_head_dim + m.qk_rope_head_dim) : s.head_dim;
+  const double v = mla ? double(m.v_head_dim) : s.head_dim;
+  const double per_pair = s.heads * 2 * (qk + v);
+  r.cbx = r.cbxx = per_pair / 2 / f;
+  r.mbx = (s.heads * (qk + v) * 2 + s.kv_heads * (qk + v)) * kActBytes / bw;
+  return r;
+}
+
+AttnShape attn_shape(const CostModel& cm) {
+  const ModelConfig& m = cm.model;
+  const double tp = cm.parallel.tp;
+  if (m.attention == AttentionKind::kMla) return {m.heads / tp, m.heads / tp, double(m.qk_nope_head_dim)};
+  return {m.heads / tp, std::max(1.0, m.kv_heads / tp), double(m.head_dim)};
+}
+
+OpGrid attention_grid(const OpProfile& p, const CostModel& cm, bool decode) {
+  const bool mla = cm.model.attention == AttentionKind::kMla;
+  const ProfileTable& t =
+      p.table(mla ? (decode ? ProfileTableKind::kMlaDecode : ProfileTableKind::kMlaPrefill)
+                  : (decode ? ProfileTableKind::kGqaDecode : ProfileTableKind::kGqaPrefill));
+  if (t.empty()) return {};
+  const std::string_view kv = kv_dtype_name(cm.kv_layout);
+  const AttnShape want = attn_shape(cm);
+  const int shape_cols = mla ? 1 : 3;  // mla: heads; gqa: heads, kv_heads, head_dim
+  auto key = [&](size_t i) {
+    return std::array<double, 3>{t.at(i, 0), mla ? want.kv_heads : t.at(i, 1),
+                                 mla ? want.head_dim : t.at(i, 2)};
+  };
+  auto kv_ok = [&](size_t i) { return t.text_at(i, 0) == kv; };
+  std::array<double, 3> got{};
+  if (!nearest_key<3>(t, {want.heads, want.kv_heads, want.head_dim}, kv_ok, key, got)) return {};
+  const AttnShape measured{got[0], got[1], got[2]};
+  auto keep = [&](size_t i) { return kv_ok(i) && key(i) == got; };
+  return make_grid(t, keep, shape_cols, shape_cols + 1, shape_cols + 2, attn_roof(cm, want, decode),
+                   attn_roof(cm, measured, decode));
+}
+
+std::string_view comm_table_op(Op op, bool graph) {
+  switch (op_collective(op)) {
+    case CollectiveKind::kAllReduce:
+      return graph ? "custom_ar_graph" : "custom_ar_eager";
+    case CollectiveKind::kAllGather:
+      return "nccl_all_gather";
+    case CollectiveKind::kReduceScatter:
+      return "nccl_reduce_scatter";
+    case CollectiveKind::kAllToAll:
+      return "nccl_alltoall";
+    case CollectiveKind::kNone:
+      break;
+  }
+  return "";
+}
+
+OpCurve comm_curve(const ProfileTable& t, const CostModel& cm, Op op, bool graph) {
+  const int gpus = collective_group(op, cm.parallel);
+  if (t.empty() || gpus < 2 || cm.link == Link::kIb) return {};  // the tables measure one NVLink node
+  const std::string_view name = comm_table_op(op, graph);
+  std::vector<std::pair<double, double>> pts;
+  for (size_t i = 0; i < t.rows(); ++i)
+    if (t.text_at(i, 0) == name && t.at(i, 0) == gpus) pts.emplace_back(t.at(i, 1), t.at(i, 2) * kMsToS);
+  if (pts.empty()) return {};
+  OpRoofline roof;
+  roof.mx = 1 / cm.link_bw;
+  return make_curve(std::move(pts), 1, roof, roof);
+}
+
+// The whole MLA decode block (measured on DeepSeek-V3's dimensions: used only when the model's hidden
+// size, q_lora rank and heads per GPU match the rows), from the rows of the model's KV dtype, else of any
+// other (`kv` says which; the caller corrects the attention part).
+OpGrid resolve_mla_module(const OpProfile& p, const CostModel& cm, std::string& kv) {
+  const ProfileTable& t = p.table(ProfileTableKind::kMlaModuleDecode);
+  const ModelConfig& m = cm.model;
+  if (t.empty() || m.attention != AttentionKind::kMla) return {};
+  const double heads = double(m.heads) / cm.parallel.tp;
+  auto shape_ok = [&](size_t i) {
+    return t.at(i, 0) == double(m.hidden) && t.at(i, 1) == double(m.q_lora_rank) && t.at(i, 2) == heads;
+  };
+  kv = std::string(kv_dtype_name(cm.kv_layout));
+  bool found = false;
+  for (size_t i = 0; i < t.rows() && !found; ++i) found = shape_ok(i) && t.text_at(i, 0) == kv;
+  for (size_t i = 0; i < t.rows() && !found; ++i)
+    if (shape_ok(i)) {
+      kv = std::string(t.text_at(i, 0));
+      found = true;
+    }
+  if (!found) return {};
+  auto keep = [&](size_t i) { return shape_ok(i) && t.text_at(i, 0) == kv; };
+  OpRoofline roof = attn_roof(cm, attn_shape(cm), true);
+  return make_grid(t, keep, 3, 4, 5, roof, roof);
+}
+
+// ---- DSA: GLM-5's sparse attention, indexer logits and top-k (rows must match the model's hidden size) ----
+
+struct DsaRoofs {
+  OpRoofline attn_decode, attn_prefill, logits_decode, logits_prefill, topk_decode, topk_prefill;
+};
+
+// heads: attention heads per GPU. Sparse attention reads top-k keys per query whatever the context (so no
+// slope in context); the indexer scores every cached key per query (replicated, not split by TP).
+DsaRoofs dsa_roofs(const CostModel& cm, double heads) {
+  const ModelConfig& m = cm.model;
+  const double topk = double(m.indexer_topk),
+               per_key = heads * 2 * double(2 * m.kv_lora_rank + m.qk_rope_head_dim);
+  const double idx_per_pair = 2 * double(m.indexer_heads) * double(m.indexer_head_dim);
+  constexpr double kScoreBytes = 4;  // FP32 logits written by the indexer, read by top-k
+  DsaRoofs r;
+  r.attn_decode.cb = topk * per_key / cm.attention_flops;
+  r.attn_decode.mb = topk * double(cm.kv_bytes_token_layer) / cm.hbm_bw;
+  r.attn_prefill.cbx = r.attn_decode.cb;
+  r.attn_prefill.mbx = r.attn_decode.mb;
+  r.logits_decode.cbx = idx_per_pair / cm.indexer_flops;
+  r.logits_decode.mbx = double(cm.indexer_read_bytes_token_layer) / cm.hbm_bw;
+  r.logits_prefill.cbx = r.logits_prefill.cbxx = idx_per_pair / 2 / cm.indexer_flops;
+  r.topk_decode.mbx = kScoreBytes / cm.hbm_bw;
+  r.topk_prefill.mbx = r.topk_prefill.mbxx = kScoreBytes / 2 / cm.hbm_bw;
+  return r;
+}
+
+// The rows of one DSA part at the nearest measured heads per GPU. Rows must match the model's hidden size,
+// except the decode indexer module's (any_hidden): it reads every cached index key per sequence, a cost its
+// shape shares across DSA models (index head dim 128, FP8 keys), and its roofline does not depend on the
+// heads, so those rows price it unscaled.
+OpGrid dsa_grid(const ProfileTable& t, const CostModel& cm, std::string_view module, std::string_view phase,
+                OpRoofline DsaRoofs::*roof, bool any_hidden = false) {
+  auto keep_part = [&](size_t i) {
+    return t.text_at(i, 0) == module && t.text_at(i, 1) == phase &&
+           (any_hidden || t.at(i, 0) == double(cm.model.hidden));
+  };
+  const double heads = double(cm.model.heads) / cm.parallel.tp;
+  std::array<double, 1> got{};
+  if (!nearest_key<1>(
+          t, {heads}, keep_part, [&](size_t i) { return std::array<double, 1>{t.at(i, 1)}; }, got))
+    return {};
+  auto keep = [&](size_t i) { return keep_part(i) && t.at(i, 1) == got[0]; };
+  return make_grid(t, keep, 2, 3, 4, dsa_roofs(cm, heads).*roof, dsa_roofs(cm, got[0]).*roof);
+}
+
+void resolve_dsa(const OpProfile& p, const CostModel& cm, ProfileCurves& pc) {
+  const ModelConfig& m = cm.model;
+  const ProfileTable& t = p.table(ProfileTableKind::kDsa);
+  pc.dsa_attn_decode = dsa_grid(t, cm, "attn", "decode", &DsaRoofs::attn_decode);
+  pc.dsa_attn_prefill = dsa_grid(t, cm, "attn", "prefill", &DsaRoofs::attn_prefill);
+  pc.dsa_logits_decode = dsa_grid(t, cm, "logits", "decode", &DsaRoofs::logits_decode);
+  pc.dsa_logits_prefill = dsa_grid(t, cm, "logits", "prefill", &DsaRoofs::logits_prefill);
+  pc.dsa_topk_decode = dsa_grid(t, cm, "topk", "decode", &DsaRoofs::topk_decode);
+  pc.dsa_topk_prefill = dsa_grid(t, cm, "topk", "prefill", &DsaRoofs::topk_prefill);
+  pc.dsa_indexer_decode = dsa_grid(t, cm, "indexer", "decode", &DsaRoofs::logits_decode, true);
+  const DsaRoofs r = dsa_roofs(cm, double(m.heads) / cm.parallel.tp);
+  pc.dsa_logits_pair_s = 2 * r.logits_prefill.cbxx;
+  pc.dsa_topk_pair_s = 2 * r.topk_prefill.mbxx;
+  const ProfileTable& g = p.table(ProfileTableKind::kGemm);
+  const double q_in = double(m.q_lora_rank > 0 ? m.q_lora_rank : m.hidden);
+  pc.index_q_proj = gemm_curve(g, cm, double(m.indexer_heads) * double(m.indexer_head_dim), q_in, false);
+  pc.index_k_proj = gemm_curve(g, cm, double(m.indexer_head_dim + m.indexer_heads), double(m.hidden), false);
+}
+
+void resolve_collectives(const OpProfile& p, const CostModel& cm, ProfileCurves& pc) {
+  const ProfileTable& t = p.table(ProfileTableKind::kComm);
+  for (int i = 0; i < kOpCount; ++i) {
+    if (!is_collective(Op(i))) continue;
+    pc.comm_graph[size_t(i)] = comm_curve(t, cm, Op(i), true);
+    pc.comm_eager[size_t(i)] = comm_curve(t, cm, Op(i), false);
+  }
+}
+
+// timing.speed_scale: every time the profile measured on its machine (the ops table as scaled, the step
+// terms) x the scale. Only own profiles carry a machine's speed probe to scale by.
+void apply_speed_scale(const OpProfile& p, ProfileCurves& pc) {
+  const double speed = p.param(TimingParam::kSpeedScale);
+  if (speed == 1) return;
+  if (!pc.own)
+    throw InputError(
+        p.origin + ": timing.speed_scale",
+        "1 for a profile of another engine's kernels (a speed scale applies to profiles measured "
+        "by `tokenline profile`)",
+        std::to_string(speed));
+  for (double& s : pc.own_scale) s *= speed;
+  pc.step_cpu_overhead_s *= speed;
+  pc.step_cpu_per_request_s *= speed;
+  pc.step_floor_per_layer_s *= speed;
+  pc.eager_launch_gap_s *= speed;
+}
+
+// Every decode step and most chunks price the token curves at a whole token count of a few thousand or
+// less, the prefill attention grids at a chunk's whole tokens per sequence, the fused shared expert at
+// (topk + 1) / topk of that many tokens, and the collectives at that many tokens' messages.
+void remember_curves(const CostModel& cm, ProfileCurves& pc) {
+  const int64_t up_to = cm.options.remembered_tokens;
+  if (up_to <= 0) return;
+  for (OpCurve* c : {&pc.a_proj, &pc.q_b_proj, &pc.kv_b_proj, &pc.bmm_pre, &pc.bmm_post, &pc.o_proj,
+                     &pc.dense_up, &pc.dense_down, &pc.shared_up, &pc.shared_down, &pc.router, &pc.lm_head,
+                     &pc.moe, &pc.index_q_proj, &pc.index_k_proj})
+    c->tabulate(up_to);
+  for (OpGrid* g : {&pc.attn_prefill, &pc.dsa_attn_prefill, &pc.dsa_logits_prefill, &pc.dsa_topk_prefill})
+    g->tabulate(up_to);
+  if (pc.fused_shared_rows > 0) {
+    pc.moe_fused_shared = pc.moe;
+    pc.moe_fused_shared.tabulate(up_to, pc.fused_shared_rows);
+  }
+  if (!pc.own) pc.decode_ops.assign(size_t(up_to), DecodeTokenOps{});  // own profiles price every op apart
+  for (int i = 0; i < kOpCount; ++i) {
+    const double unit = collective_bytes_per_token(cm, Op(i));
+    if (unit <= 0) continue;
+    pc.comm_graph[size_t(i)].tabulate(up_to, unit);
+    pc.comm_eager[size_t(i)].tabulate(up_to, unit);
+  }
+}
+
+}  // namespace
+
+std::shared_ptr<const ProfileCurves> resolve_profile(const OpProfile& p, const CostModel& cm) {
+  auto pc = std::make_shared<ProfileCurves>();
+  resolve_gemms(p.table(ProfileTableKind::kGemm), cm, *pc);
+  pc->moe = moe_curve(p.table(ProfileTableKind::kMoe), cm, p.param(TimingParam::kMoeRoutingAlpha));
+  if (cm.model.attention == AttentionKind::kMla) {
+    pc->bmm_pre = bmm_curve(p.table(ProfileTableKind::kMlaBmm), cm, "pre");
+    pc->bmm_post = bmm_curve(p.table(ProfileTableKind::kMlaBmm), cm, "post");
+  }
+  if (!cm.model.has_indexer()) {  // DSA's sparse attention has no table here: roofline
+    pc->attn_decode = attention_grid(p, cm, true);
+    pc->attn_prefill = attention_grid(p, cm, false);
+    pc->prefill_key_s = 2 * attn_roof(cm, attn_shape(cm), false).cbxx;  // one (query, key) pair
+    std::string module_kv;
+    pc->mla_module_decode = resolve_mla_module(p, cm, module_kv);
+    // A module measured with another KV dtype: its rows at the shortest context (the block without the
+    // cost of cached keys), plus the attention table's own rise with context for the model's dtype.
+    pc->mla_module_other_kv = !pc->mla_module_decode.empty() && module_kv != kv_dtype_name(cm.kv_layout);
+    if (pc->mla_module_other_kv && pc->attn_decode.empty()) pc->mla_module_decode = {};
+  } else {
+    resolve_dsa(p, cm, *pc);
+  }
+  resolve_collectives(p, cm, *pc);
+  resolve_own_ops(p, cm, *pc);
+  pc->step_cpu_overhead_s = p.param(TimingParam::kStepCpuOverheadS);
+  pc->step_cpu_per_request_s = p.param(TimingParam::kStepCpuPerRequestS);
+  pc->step_floor_per_layer_s = p.param(TimingParam::kStepFloorPerLayerS);
+  pc->overlap_schedule = p.param(TimingParam::kOverlapSchedule) != 0;
+  if (p.param(TimingParam::kSharedExpertsFusion) != 0 && fuses_shared_expert(cm) && !pc->moe.empty())
+    pc->fused_shared_rows = double(cm.model.experts_per_token + 1) / cm.model.experts_per_token;
+  // 0: the engine block's cuda_graph_max_bs, derived for this layout as the engine derives it (one source
+  // for the graph buckets priced here and the memory the graphs keep back in memory.cpp).
+  pc->cuda_graph_max_bs = int64_t(p.param(TimingParam::kCudaGraphMaxBs));
+  if (pc->cuda_graph_max_bs == 0 && p.has_engine) {
+    pc->cuda_graph_max_bs = resolve_engine(p.engine, cm.hardware.hbm_bytes, cm.hardware.usable_hbm_fraction,
+                                           cm.parallel.tp, cm.parallel.dp_attention)
+                                .cuda_graph_max_bs;
+  }
+  pc->eager_launch_gap_s = p.param(TimingParam::kEagerLaunchGapS);
+  apply_speed_scale(p, *pc);
+  remember_curves(cm, *pc);
+  return pc;
+}
+
+}  // namespace tokenline

@@ -1,0 +1,35 @@
+// RankWork: one attention rank's work in one step, summed over its sequences (step_cost's summary, what
+// each TimeSource prices). Private to cost/.
+#pragma once
+
+#include <cstdint>
+#include <span>
+
+#include "engine/model/ledger.h"
+
+namespace tokenline {
+
+struct CostModel;
+
+// One rank's work, summed over its sequences.
+struct RankWork {
+  double tokens = 0;
+  double lm_tokens = 0;      // tokens whose logits are computed
+  double decode_tokens = 0;  // tokens of decoding sequences (MTP drafts follow them)
+  int64_t max_drafts = 0;    // most MTP drafts verified by one decoding sequence (new_tokens - 1)
+  double attn_keys = 0;      // sum over tokens of the keys each attends to (top-k capped when sparse)
+  double kv_read_keys = 0;   // keys read from the main KV cache
+  double idx_pairs = 0;      // (query, key) pairs the indexer scores
+  double idx_read_keys = 0;  // keys read from the indexer cache (once per query tile)
+  // what an op profile needs besides the totals above
+  double decode_seqs = 0;
+  double decode_keys = 0;  // sum over decode sequences of the keys their last token attends to
+  double prefill_seqs = 0;
+  double prefill_tokens = 0;
+  double prefill_pairs = 0;  // causal (query, key) pairs of the prefill chunks
+};
+
+// Sums one rank's sequences (step_cost.cpp).
+RankWork summarize(const CostModel& cm, std::span<const SeqWork> seqs);
+
+}  // namespace tokenline

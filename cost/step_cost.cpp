@@ -1,0 +1,490 @@
+// step_cost: the roofline + alpha-beta cost of one forward step, op by op, on the busiest attention rank.
+// Work is first computed per GPU of a rank (sharded ops divide by tp, replicated ops do not), then scaled
+// to the rank (x tp) and summed over ranks for the instance. No allocation on this path.
+#include "cost/step_cost.h"
+
+#include <algorithm>
+#include <cassert>
+#include <cmath>
+#include <cstring>
+#include <type_traits>
+#include <vector>
+
+#include "cost/op_profile_pricing.h"
+#include "cost/rank_work.h"
+
+namespace tokenline {
+namespace {
+
+constexpr double kActBytes = 2;             // activations in BF16
+constexpr double kLogitBytes = 4;           // logits in FP32 (the seed's b x 154880 x 4)
+constexpr double kDispatchBytes = 1;        // dispatch sends FP8 hidden states (the seed: "x 1 (FP8)")
+constexpr double kCombineBytes = 2;         // combine returns BF16 (the seed: "x 2 (BF16)")
+constexpr double kNormFlopsPerElem = 4;     // square, sum, scale, multiply
+constexpr double kRopeFlopsPerElem = 5;     // q_a/kv_a RMSNorm (4) + RoPE rotation (~1 per dim on average)
+constexpr double kSampleFlopsPerLogit = 5;  // softmax (exp, sum, divide) + top-k/top-p compare
+constexpr double kTopkIndexBytes = 4;       // int32 indices written by top-k
+
+// Sum over i in [0, n) of (c + i + 1): causal keys of n new tokens after c cached ones.
+double causal_keys(double c, double n) {
+  return n * c + n * (n + 1) / 2;
+}
+
+// Sum over i in [0, n) of min(c + i + 1, k).
+double capped_keys(int64_t c, int64_t n, int64_t k) {
+  if (c + n <= k) return causal_keys(double(c), double(n));
+  if (c + 1 >= k) return double(n) * double(k);
+  const int64_t below = k - c;  // tokens i with c + i + 1 <= k
+  return causal_keys(double(c), double(below)) + double(n - below) * double(k);
+}
+
+// Keys read when query tiles of q tokens share one pass: sum over tiles of (c + last token of the tile).
+double tiled_keys(int64_t c, int64_t n, int64_t q) {
+  const int64_t tiles = (n + q - 1) / q;
+  return double(tiles) * double(c) + double(q) * double(tiles - 1) * double(tiles) / 2 + double(n);
+}
+
+}  // namespace
+
+RankWork summarize(const CostModel& cm, std::span<const SeqWork> seqs) {
+  RankWork w;
+  const ModelConfig& m = cm.model;
+  const int64_t q = cm.options.indexer_q_tile_tokens;
+  const int64_t topk = m.has_indexer() ? m.indexer_topk : m.max_context_tokens;
+  for (const SeqWork& s : seqs) {
+    if (s.new_tokens <= 0) continue;
+    const int64_t n = s.new_tokens, c = s.context_tokens;
+    if (n == 1 && !s.prefill) {           // a plain decode, most of a run's work: the sums below at n = 1
+      const double keys = double(c + 1);  // causal_keys(c, 1) and tiled_keys(c, 1, q)
+      const double attended = double(std::min(c + 1, topk));  // capped_keys(c, 1, topk)
+      w.tokens += 1;
+      w.lm_tokens += 1;
+      w.decode_tokens += 1;
+      w.decode_seqs += 1;
+      w.decode_keys += keys;
+      w.attn_keys += attended;
+      w.kv_read_keys += m.has_indexer() ? attended : keys;
+      if (m.has_indexer()) {
+        w.idx_pairs += keys;
+        w.idx_read_keys += keys;
+      }
+      continue;
+    }
+    w.tokens += double(n);
+    w.lm_tokens += s.prefill ? (s.last_chunk ? 1 : 0) : double(n);
+    w.decode_tokens += s.prefill ? 0 : double(n);
+    if (!s.prefill) w.max_drafts = std::max(w.max_drafts, n - 1);
+    if (s.prefill) {
+      w.prefill_seqs += 1;
+      w.prefill_tokens += double(n);
+      w.prefill_pairs += causal_keys(double(c), double(n));
+    } else {
+      w.decode_seqs += 1;
+      w.decode_keys += double(c + n);
+    }
+    w.attn_keys += capped_keys(c, n, topk);
+    w.kv_read_keys += m.has_indexer() ? capped_keys(c, n, topk) : tiled_keys(c, n, q);
+    if (m.has_indexer()) {
+      w.idx_pairs += causal_keys(double(c), double(n));
+      w.idx_read_keys += tiled_keys(c, n, q);
+    }
+  }
+  return w;
+}
+
+namespace {
+
+enum class Rate { kGemm, kAttention, kIndexer, kVector };
+
+double rate(const CostModel& cm, Rate r) {
+  switch (r) {
+    case Rate::kGemm:
+      return cm.gemm_flops;
+    case Rate::kAttention:
+      return cm.attention_flops;
+    case Rate::kIndexer:
+      return cm.indexer_flops;
+    case Rate::kVector:
+      return cm.vector_flops;
+  }
+  return cm.vector_flops;
+}
+
+// Per-GPU work of one compute op; scaled to the rank by finish_op.
+struct GpuWork {
+  int layers = 0;
+  double flops = 0, weight = 0, kv = 0, idx = 0, act = 0;
+  Rate rate = Rate::kVector;
+};
+
+void finish_op(const CostModel& cm, Term& t, const GpuWork& g) {
+  const double tp = cm.parallel.tp;
+  t.layers = g.layers;
+  t.count = g.layers;
+  t.rank_flops = g.flops * tp;
+  t.weight_bytes = g.weight * tp;
+  t.kv_bytes = g.kv * tp;
+  t.indexer_bytes = g.idx * tp;
+  t.rank_hbm_bytes = (g.weight + g.kv + g.idx + g.act) * tp;
+  t.compute_s = g.flops / rate(cm, g.rate);
+  t.memory_s = (g.weight + g.kv + g.idx + g.act) / cm.hbm_bw;
+  t.launch_s = double(t.count) * cm.kernel_launch_s;
+  t.time_s = std::max(t.compute_s, t.memory_s) + t.launch_s;
+}
+
+void finish_collective(const CostModel& cm, Term& t, int64_t count, double bytes_each) {
+  if (count <= 0 || bytes_each <= 0) return;
+  t.layers = int(count);
+  t.count = count;
+  t.bytes_each = bytes_each;
+  t.bytes_total = double(count) * bytes_each;
+  t.memory_s = t.bytes_total / cm.link_bw;
+  t.launch_s = double(count) * cm.collective_launch_s;
+  t.time_s = t.memory_s + t.launch_s;
+}
+
+using Terms = std::array<Term, kOpCount>;
+Term& at(Terms& t, Op op) {
+  return t[static_cast<size_t>(op)];
+}
+
+void indexer_ops(const CostModel& cm, const RankWork& w, Terms& out);
+
+// The MLA / GQA block of every layer: norms, projections, KV writes, indexer, attention.
+void attention_block_ops(const CostModel& cm, const RankWork& w, Terms& out) {
+  const ModelConfig& m = cm.model;
+  const double T = w.tokens, tp = cm.parallel.tp, bpp = cm.weight_bytes_per_param;
+  const double h = double(m.hidden);
+  const int L = m.layers, Lf = m.has_indexer() ? m.indexer_full_layers : 0;
+  const bool mla = m.attention == AttentionKind::kMla;
+  const double a_out = mla ? double(m.q_lora_rank + m.kv_lora_rank + m.qk_rope_head_dim)
+                           : double(m.heads + 2 * m.kv_heads) * double(m.head_dim);
+  const double w_a = mla ? h * double(m.kv_lora_rank + m.qk_rope_head_dim) +
+                               (m.q_lora_rank > 0 ? h * double(m.q_lora_rank) : 0)
+                         : h * a_out;
+  finish_op(cm, at(out, Op::kEmbed), {1, 0, T * h * bpp, 0, 0, T * h * kActBytes, Rate::kVector});
+  finish_op(
+      cm, at(out, Op::kRmsnorm),
+      {2 * L, 2 * L * T * h * kNormFlopsPerElem, 0, 0, 0, 2 * L * T * 3 * h * kActBytes, Rate::kVector});
+  finish_op(
+      cm, at(out, Op::kAProj),
+      {L, L * 2 * T * w_a / tp, L * w_a * bpp / tp, 0, 0, L * T * (h + a_out / tp) * kActBytes, Rate::kGemm});
+  finish_op(cm, at(out, Op::kNormRopeKvWrite),
+            {L, L * T * a_out * kRopeFlopsPerElem / tp, 0, L * T * double(cm.kv_bytes_token_layer) / tp,
+             Lf * T * double(cm.indexer_bytes_token_layer) / tp, L * T * a_out * 2 * kActBytes / tp,
+             Rate::kVector});
+  if (mla) {
+    const double q_in = double(m.q_lora_rank > 0 ? m.q_lora_rank : m.hidden);
+    const double w_qb = q_in * m.heads * double(m.qk_nope_head_dim + m.qk_rope_head_dim) +
+                        double(m.heads) * double(m.qk_nope_head_dim) * double(m.kv_lora_rank);
+    const double q_out = double(m.heads) * double(m.kv_lora_rank + m.qk_rope_head_dim);
+    finish_op(cm, at(out, Op::kQBProj),
+              {L, L * 2 * T * w_qb / tp, L * w_qb * bpp / tp, 0, 0, L * T * (q_in + q_out / tp) * kActBytes,
+               Rate::kGemm});
+  }
+  if (Lf > 0) indexer_ops(cm, w, out);
+  const double attn_flops_per_key =
+      mla ? double(m.heads) * 2 * double(2 * m.kv_lora_rank + m.qk_rope_head_dim)
+          : double(m.heads) * 4 * double(m.head_dim);
+  const double attn_act = mla ? double(m.heads) * double(2 * m.kv_lora_rank + m.qk_rope_head_dim)
+                              : 2 * double(m.heads) * double(m.head_dim);
+  finish_op(cm, at(out, Op::kSparseMla),
+            {L, L * w.attn_keys * attn_flops_per_key / tp, 0,
+             L * w.kv_read_keys * double(cm.kv_bytes_token_layer) / tp, 0, L * T * attn_act * kActBytes / tp,
+             Rate::kAttention});
+  const double attn_out = mla ? double(m.heads) * double(m.v_head_dim) : double(m.heads) * double(m.head_dim);
+  const double w_o =
+      (mla ? double(m.heads) * double(m.kv_lora_rank) * double(m.v_head_dim) : 0) + attn_out * h;
+  finish_op(cm, at(out, Op::kOProj),
+            {L, L * 2 * T * w_o / tp, L * w_o * bpp / tp, 0, 0, L * T * (attn_out / tp + h) * kActBytes,
+             Rate::kGemm});
+}
+
+// The lightning indexer on the full layers: q/k projections, scoring of every cached key, top-k.
+void indexer_ops(const CostModel& cm, const RankWork& w, Terms& out) {
+  const ModelConfig& m = cm.model;
+  const double T = w.tokens, tp = cm.parallel.tp, bpp = cm.weight_bytes_per_param;
+  const double h = double(m.hidden);
+  const int Lf = m.indexer_full_layers;
+  const double q_in = double(m.q_lora_rank > 0 ? m.q_lora_rank : m.hidden);
+  const double ihd = double(m.indexer_heads) * double(m.indexer_head_dim);
+  const double w_idx = q_in * ihd + h * double(m.indexer_head_dim) + h * m.indexer_heads;
+  finish_op(cm, at(out, Op::kIndexerScore),
+            {Lf, Lf * (2 * T * w_idx + 2 * ihd * w.idx_pairs) / tp, Lf * w_idx * bpp / tp, 0,
+             Lf * w.idx_read_keys * double(cm.indexer_read_bytes_token_layer) / tp,
+             Lf * T * (q_in + ihd) * kActBytes / tp, Rate::kIndexer});
+  finish_op(cm, at(out, Op::kTopkSelect),
+            {Lf, Lf * w.idx_pairs / tp, 0, 0, 0, Lf * T * double(m.indexer_topk) * kTopkIndexBytes / tp,
+             Rate::kVector});
+}
+
+// Dense MLPs, MoE routers and shared experts on the rank's own tokens (routed experts: expert_op).
+void mlp_ops(const CostModel& cm, const RankWork& w, Terms& out) {
+  const ModelConfig& m = cm.model;
+  const double T = w.tokens, tp = cm.parallel.tp, bpp = cm.weight_bytes_per_param;
+  const double h = double(m.hidden);
+  const int Lm = m.moe_layers(), Ld = m.mlp_dense_layers();
+  if (Ld > 0) {
+    const double w_mlp = 3 * h * double(m.dense_intermediate);
+    finish_op(cm, at(out, Op::kDenseMlp),
+              {Ld, Ld * 2 * T * w_mlp / tp, Ld * w_mlp * bpp / tp, 0, 0,
+               Ld * T * (2 * h + 3 * double(m.dense_intermediate) / tp) * kActBytes, Rate::kGemm});
+  }
+  if (Lm == 0) return;
+  const double w_gate = double(m.routed_experts) * h;
+  finish_op(cm, at(out, Op::kRouter),
+            {Lm, Lm * 2 * T * w_gate / tp, Lm * w_gate * bpp / tp, 0, 0,
+             Lm * T * (h + double(m.routed_experts)) * kActBytes / tp, Rate::kGemm});
+  if (m.shared_experts > 0) {
+    const double w_sh = 3 * h * double(m.moe_intermediate) * m.shared_experts;
+    finish_op(
+        cm, at(out, Op::kSharedExpert),
+        {Lm, Lm * 2 * T * w_sh / tp, Lm * w_sh * bpp / tp, 0, 0,
+         Lm * T * (2 * h + 3 * double(m.moe_intermediate) * m.shared_experts / tp) * kActBytes, Rate::kGemm});
+  }
+}
+
+// The MTP draft passes a rank's step runs after its decode tokens, each through the model's MTP layers:
+// k drafts are k sequential passes (each draft feeds the next); 0 without MTP, decodes or an MTP layer.
+int draft_passes(const CostModel& cm, const RankWork& w) {
+  if (!cm.options.mtp || w.decode_tokens <= 0 || cm.model.mtp_layers <= 0) return 0;
+  return int(std::max<int64_t>(1, w.max_drafts));
+}
+
+// LM head and sampling for the tokens that need logits; the MTP draft after decode tokens.
+void output_ops(const CostModel& cm, const RankWork& w, Terms& out) {
+  const ModelConfig& m = cm.model;
+  const double tp = cm.parallel.tp, bpp = cm.weight_bytes_per_param;
+  const double h = double(m.hidden);
+  if (w.lm_tokens > 0) {
+    const double V = double(m.vocab), lmT = w.lm_tokens;
+    finish_op(cm, at(out, Op::kLmHead),
+              {1, 2 * lmT * V * h / tp, V * h * bpp / tp, 0, 0, lmT * (h * kActBytes + V / tp * kLogitBytes),
+               Rate::kGemm});
+    finish_op(cm, at(out, Op::kSample),
+              {1, lmT * V * kSampleFlopsPerLogit, 0, 0, 0, lmT * V * kLogitBytes, Rate::kVector});
+  }
+  if (const int passes = draft_passes(cm, w); passes > 0) {
+    // One MTP layer per decode token: an MoE decoder layer plus eh_proj (2h -> h), its weights spread over
+    // every GPU; each pass (draft_passes) reads the weights.
+    // A first-order figure: the draft is not broken into ops.
+    const double active = cm.mtp_active_params;
+    finish_op(cm, at(out, Op::kMtpDraft),
+              {m.mtp_layers * passes, m.mtp_layers * 2 * w.decode_tokens * active / tp,
+               passes * cm.mtp_params * bpp / cm.parallel.gpus(), 0, 0, w.decode_tokens * 4 * h * kActBytes,
+               Rate::kGemm});
+  }
+}
+
+}  // namespace
+
+double collective_bytes_per_token(const CostModel& cm, Op op) {
+  switch (op) {
+    case Op::kEmbedAllreduce:
+    case Op::kDpAllgather:
+    case Op::kReduceScatter:
+    case Op::kDenseAllreduce:
+    case Op::kAttnAllreduce:
+    case Op::kMlpAllreduce:
+      return double(cm.model.hidden) * kActBytes;
+    case Op::kVocabAllgather:
+      return double(cm.model.vocab) * kLogitBytes;
+    case Op::kDispatch:
+      return 1.0 / cm.parallel.tp * cm.model.experts_per_token * double(cm.model.hidden) * kDispatchBytes;
+    case Op::kCombine:
+      return 1.0 / cm.parallel.tp * cm.model.experts_per_token * double(cm.model.hidden) * kCombineBytes;
+    default:
+      return 0;
+  }
+}
+
+namespace {
+
+// Collectives one rank takes part in, with that rank's messages (the seed's formulas).
+// expert_imbalance: the busiest EP rank receives that many times the mean dispatch traffic (and returns it).
+void rank_collectives(const CostModel& cm, const RankWork& w, double expert_imbalance, Terms& out) {
+  const ModelConfig& m = cm.model;
+  const Parallel& p = cm.parallel;
+  const double T = w.tokens, h = double(m.hidden);
+  const double hidden_msg = T * collective_bytes_per_token(cm, Op::kDpAllgather);
+  const int L = m.layers, Lm = m.moe_layers();
+  const bool per_layer = cm.options.dp_gather == DpGather::kPerLayer;
+  if (p.gpus() > 1 && !(p.dp() && per_layer))
+    finish_collective(cm, at(out, Op::kEmbedAllreduce), 1, hidden_msg);
+  if (p.dp()) {
+    finish_collective(cm, at(out, Op::kDpAllgather), per_layer ? L : 1, hidden_msg);
+    finish_collective(cm, at(out, Op::kReduceScatter), L, hidden_msg);
+    if (!per_layer) finish_collective(cm, at(out, Op::kDenseAllreduce), m.mlp_dense_layers(), hidden_msg);
+  } else if (p.tp > 1) {
+    finish_collective(cm, at(out, Op::kAttnAllreduce), L, hidden_msg);
+    finish_collective(cm, at(out, Op::kMlpAllreduce), L, hidden_msg);
+  }
+  if (p.ep > 1 && Lm > 0) {
+    // Under TP attention every GPU of the rank holds the same tokens; each dispatches its 1/tp slice.
+    const double fan_out = T / p.tp * m.experts_per_token * h;
+    finish_collective(cm, at(out, Op::kDispatch), Lm, fan_out * expert_imbalance * kDispatchBytes);
+    finish_collective(cm, at(out, Op::kCombine), Lm, fan_out * expert_imbalance * kCombineBytes);
+  }
+  if (p.gpus() > 1)
+    finish_collective(cm, at(out, Op::kVocabAllgather), 1,
+                      w.lm_tokens * collective_bytes_per_token(cm, Op::kVocabAllgather));
+}
+
+// Routed experts over the tokens of every rank, spread over the GPUs with the busiest GPU holding
+// expert_imbalance times the mean pairs (1: even); weight reads count only the experts that some token
+// touches (uniform routing: 1 - (1 - k/E)^tokens of them).
+void expert_op(const CostModel& cm, double all_tokens, double expert_imbalance, Term& t) {
+  const ModelConfig& m = cm.model;
+  const Parallel& p = cm.parallel;
+  const int Lm = m.moe_layers();
+  if (Lm == 0 || all_tokens <= 0) return;
+  const double h = double(m.hidden), inter = double(m.moe_intermediate);
+  const double expert_params = 3 * h * inter;
+  const double pairs = all_tokens * m.experts_per_token * expert_imbalance;
+  const double touched = 1 - std::pow(1 - double(m.experts_per_token) / m.routed_experts, all_tokens);
+  const double local_experts = double(m.routed_experts) / p.ep;
+  GpuWork g{Lm,
+            Lm * pairs * 2 * expert_params / p.gpus(),
+            Lm * local_experts * touched * expert_params * cm.weight_bytes_per_param / p.moe_tp(),
+            0,
+            0,
+            Lm * pairs * (2 * h + 3 * inter / p.moe_tp()) * kActBytes / p.gpus(),
+            Rate::kGemm};
+  finish_op(cm, t, g);
+}
+
+double rank_time(const Terms& t) {
+  double s = 0;
+  for (const Term& x : t) s += x.time_s;
+  return s;
+}
+
+void accumulate(StepCost& sc) {
+  for (int i = 0; i < kOpCount; ++i) {
+    const Term& t = sc.terms[i];
+    if (t.source == TermSource::kProfile) {
+      sc.profile_s += t.time_s;
+      continue;
+    }
+    sc.launch_s += t.launch_s;
+    if (is_collective(Op(i))) {
+      sc.comm_s += t.memory_s;
+      continue;
+    }
+    if (t.compute_s > t.memory_s) {
+      sc.compute_s += t.compute_s;
+    } else if (t.rank_hbm_bytes > 0) {
+      const double per_byte = t.memory_s / t.rank_hbm_bytes;
+      sc.weights_s += t.weight_bytes * per_byte;
+      sc.kv_s += t.kv_bytes * per_byte;
+      sc.indexer_s += t.indexer_bytes * per_byte;
+      sc.activations_s += (t.rank_hbm_bytes - t.weight_bytes - t.kv_bytes - t.indexer_bytes) * per_byte;
+    }
+  }
+  sc.total_s = sc.compute_s + sc.weights_s + sc.kv_s + sc.indexer_s + sc.activations_s + sc.comm_s +
+               sc.launch_s + sc.profile_s;
+}
+
+}  // namespace
+
+StepCost step_cost(const CostModel& cm, std::span<const std::span<const SeqWork>> per_rank) {
+  return step_cost(cm, per_rank, 1.0);
+}
+
+StepCost step_cost(const CostModel& cm, std::span<const std::span<const SeqWork>> per_rank,
+                   double expert_imbalance) {
+  assert(expert_imbalance >= 1 && "the busiest EP rank holds at least the mean");
+  assert(per_rank.size() <= size_t(cm.parallel.dp_attention) && "more ranks than dp_attention");
+  const TimeSource& source = *cm.time_source;
+  StepCost sc;
+  StepPricing step;
+  double best = -1, all_tokens = 0;
+  int64_t draft_layers = 0;  // MTP draft layer passes the step runs after its decode (the busiest rank's)
+  source.begin_step(cm, per_rank, step);
+  // Each busy rank is priced into the buffer the busiest so far does not hold; instance-wide sums apart.
+  static const Terms kNoTerms{};
+  static_assert(std::is_trivially_copyable_v<Terms>, "Terms are cleared by copying bytes");
+  union TermsBuffer {  // left uninitialized: every use starts by clearing it
+    TermsBuffer() {}
+    Terms terms;
+  } buffers[2];
+  int busiest = -1;  // buffers[busiest]: the busiest rank's terms
+  std::array<double, kOpCount> flops{}, hbm_bytes{};
+  for (size_t r = 0; r < per_rank.size(); ++r) {
+    const RankWork w = summarize(cm, per_rank[r]);
+    if (w.tokens <= 0) continue;
+    all_tokens += w.tokens;
+    draft_layers = std::max(draft_layers, int64_t{cm.model.mtp_layers} * draft_passes(cm, w));
+    const int here = busiest == 0 ? 1 : 0;
+    Terms& t = buffers[here].terms;
+    std::memcpy(&t, &kNoTerms, sizeof(Terms));  // ~3 KB: a bulk copy, not member by member
+    attention_block_ops(cm, w, t);
+    mlp_ops(cm, w, t);
+    output_ops(cm, w, t);
+    rank_collectives(cm, w, expert_imbalance, t);
+    step.moe_tokens += w.tokens;
+    source.price_rank(cm, w, r, step, t);
+    for (int i = 0; i < kOpCount; ++i) {
+      flops[size_t(i)] += t[i].rank_flops;
+      hbm_bytes[size_t(i)] += t[i].rank_hbm_bytes;
+    }
+    const double time = rank_time(t);
+    if (time > best) {
+      best = time;
+      sc.busiest_rank = int(r);
+      busiest = here;
+    }
+  }
+  if (busiest >= 0) sc.terms = buffers[busiest].terms;
+  for (int i = 0; i < kOpCount; ++i) {
+    sc.terms[i].flops = flops[size_t(i)];
+    sc.terms[i].hbm_bytes = hbm_bytes[size_t(i)];
+  }
+  sc.tokens = int64_t(all_tokens);
+  Term& ex = sc[Op::kExpertGemm];
+  const Term busiest_rank_ex = ex;
+  expert_op(cm, all_tokens, expert_imbalance, ex);
+  ex.flops = ex.rank_flops * cm.parallel.dp_attention / expert_imbalance;  // instance-wide: no skew
+  ex.hbm_bytes = ex.rank_hbm_bytes * cm.parallel.dp_attention;
+  source.price_experts(cm, expert_imbalance, step, busiest_rank_ex, ex);
+  sc.bytes.weight_read = 0;
+  for (const Term& t : sc.terms) sc.bytes.weight_read += t.weight_bytes;
+  sc.bytes.kv_write = sc[Op::kNormRopeKvWrite].kv_bytes;
+  sc.bytes.indexer_write = sc[Op::kNormRopeKvWrite].indexer_bytes;
+  sc.bytes.kv_read = sc[Op::kSparseMla].kv_bytes;
+  sc.bytes.indexer_read = sc[Op::kIndexerScore].indexer_bytes;
+  accumulate(sc);
+  source.finish_step(cm, per_rank, draft_layers, sc);
+  return sc;
+}
+
+StepCost step_cost(const CostModel& cm, std::span<const SeqWork> rank0) {
+  const std::span<const SeqWork> ranks[1] = {rank0};
+  return step_cost(cm, std::span<const std::span<const SeqWork>>(ranks, 1));
+}
+
+StepCost decode_step(const CostModel& cm, int64_t batch, int64_t context) {
+  const std::vector<SeqWork> seqs(size_t(batch), SeqWork{1, context, false, false});
+  std::vector<std::span<const SeqWork>> ranks(size_t(cm.parallel.dp_attention), seqs);
+  return step_cost(cm, ranks);
+}
+
+StepCost prefill_step(const CostModel& cm, int64_t tokens, int64_t prefix, bool last_chunk) {
+  const SeqWork one{tokens, prefix, true, last_chunk};
+  return step_cost(cm, std::span<const SeqWork>(&one, 1));
+}
+
+std::vector<ChunkCost> prefill_chunks(const CostModel& cm, int64_t prompt_tokens, int64_t chunk_tokens,
+                                      int64_t prefix) {
+  std::vector<ChunkCost> chunks;
+  if (prompt_tokens <= 0 || chunk_tokens <= 0) return chunks;
+  chunks.reserve(size_t((prompt_tokens + chunk_tokens - 1) / chunk_tokens));
+  for (int64_t done = 0; done < prompt_tokens; done += chunk_tokens) {
+    const int64_t n = std::min(chunk_tokens, prompt_tokens - done);
+    const bool last = done + n == prompt_tokens;
+    chunks.push_back({int(chunks.size()), n, prefix + done, prefill_step(cm, n, prefix + done, last)});
+  }
+  return chunks;
+}
+
+}  // namespace tokenline

@@ -1,0 +1,40 @@
+// Workload side of the driver: names a workload (--workload), opens it as a streaming ArrivalSource,
+// checks it in a first streaming pass (so a malformed line stops the run before simulating), and turns
+// each WorkloadRequest into the core's RequestSpec (Mooncake hash ids become prefix block hashes).
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "engine/core/arrival_source.h"
+#include "workloads/workload_loader.h"
+
+namespace tokenline {
+
+struct WorkloadSpec {
+  std::string spec;         // as workloads/workload_loader.h reads it; "" = the embedded default
+  WorkloadOptions options;  // --skip-bad-lines, the window (--time-scale, --start, --duration,
+                            // --max-requests, closed loop) and the seed of synthetic generators
+};
+
+// Opens the workload (open_workload); throws InputError when it cannot be opened or named.
+std::unique_ptr<WorkloadSource> open_workload_source(const WorkloadSpec& spec);
+std::string describe_workload(const WorkloadSpec& spec);
+// Reads the whole workload once (streaming) and throws the first malformed line's InputError.
+void prevalidate_workload(const WorkloadSpec& spec);
+
+// Adapts a WorkloadSource to the driver's ArrivalSource.
+class WorkloadArrivals final : public ArrivalSource {
+ public:
+  explicit WorkloadArrivals(std::unique_ptr<WorkloadSource> source) : source_(std::move(source)) {}
+  bool next(TimedRequest& out) override;
+  int64_t skipped_lines() const override { return source_->skipped_lines(); }
+
+ private:
+  std::unique_ptr<WorkloadSource> source_;
+};
+
+std::unique_ptr<ArrivalSource> open_arrivals(const WorkloadSpec& spec);
+
+}  // namespace tokenline

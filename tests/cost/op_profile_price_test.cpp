@@ -1,0 +1,462 @@
+// Pricing a step from the h200-sglang profile: source attribution, CUDA-graph buckets, and a DeepSeek-V3
+// tp8 decode step against the sum of the table rows it should read.
+#include <algorithm>
+#include <catch2/catch.hpp>
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <initializer_list>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "common/input_error.h"
+#include "cost/op_profile.h"
+#include "cost/op_profile_pricing.h"
+#include "cost/step_cost.h"
+#include "engine/model/model_config.h"
+#include "topologies/hardware_loader.h"
+
+namespace tokenline {
+namespace {
+
+CostModel deepseek_tp8(bool with_profile) {
+  CostOptions o;
+  if (with_profile) o.profile = load_op_profile("h200-sglang");
+  return make_cost_model(model_preset("deepseek-v3"), parse_parallel("tp8", "test"), KvLayout::kFp8E4m3,
+                         load_hardware("h200"), o);
+}
+
+// The latency (s) of the one row whose text column 0 is `text` (and column 1 `text1` when given) and whose
+// numeric columns are `nums`.
+double row_s(const ProfileTable& t, std::string_view text, std::initializer_list<double> nums,
+             std::string_view text1 = {}) {
+  for (size_t r = 0; r < t.rows(); ++r) {
+    if (t.text_at(r, 0) != text || (!text1.empty() && t.text_at(r, 1) != text1)) continue;
+    int c = 0;
+    bool match = true;
+    for (double v : nums) match = match && t.at(r, c++) == v;
+    if (match) return t.at(r, c) * 1e-3;
+  }
+  FAIL("no row " << text << " in " << t.file);
+  return 0;
+}
+
+// A DeepSeek-V3 tp8 decode step of `batch` requests at 1,023 cached tokens, priced by h200-sglang with the
+// timing overrides `sets`.
+StepCost deepseek_decode_step(const std::string& sets, int64_t batch) {
+  CostOptions o;
+  auto p = load_op_profile("h200-sglang");
+  apply_profile_sets(*p, sets);
+  o.profile = std::move(p);
+  const CostModel cm = make_cost_model(model_preset("deepseek-v3"), parse_parallel("tp8", "test"),
+                                       KvLayout::kFp8E4m3, load_hardware("h200"), o);
+  return decode_step(cm, batch, 1023);
+}
+
+// Llama-3.1-8B tp1 with FP8 weights (per-tensor scales when `block` is 0, else block-scaled), priced by a
+// scratch profile whose only table is `gemm_csv`.
+CostModel llama_fp8(const std::string& dir_name, const std::string& gemm_csv, int64_t block) {
+  namespace fs = std::filesystem;
+  const fs::path dir = fs::temp_directory_path() / ("tl_op_profile_price_" + dir_name);
+  fs::create_directories(dir);
+  std::ofstream(dir / "profile.json")
+      << R"({"name": "t", "hardware": "h200", "engine_name": "vllm", "tables": {"gemm": "gemm.csv"}})";
+  std::ofstream(dir / "gemm.csv") << gemm_csv;
+  ModelConfig m = model_preset("llama-3.1-8b");
+  m.weight_dtype = Dtype::kFp8;
+  m.weight_block = block;
+  CostOptions o;
+  o.profile = load_op_profile(dir.string());
+  return make_cost_model(m, parse_parallel("tp1", "test"), KvLayout::kBf16, load_hardware("h200"), o);
+}
+
+}  // namespace
+
+// Llama-3.1 FP8 checkpoints scale per tensor; vLLM runs them with another kernel than block-FP8 weights.
+// The fused QKV projection of Llama-3.1-8B at tp1 is 6,144 x 4,096.
+TEST_CASE("per-tensor FP8 weights take a table's fp8 rows where it has them, else its fp8_block rows",
+          "[op_profile]") {
+  const std::string both =
+      "dtype,m,n,k,latency_ms\nfp8,1,6144,4096,0.02\nfp8,16,6144,4096,0.02\n"
+      "fp8_block,1,6144,4096,0.03\nfp8_block,16,6144,4096,0.03\n";
+  const std::string block_only =
+      "dtype,m,n,k,latency_ms\nfp8_block,1,6144,4096,0.03\nfp8_block,16,6144,4096,0.03\n";
+  const double per_tensor = decode_step(llama_fp8("both_pt", both, 0), 1, 1023)[Op::kAProj].time_s;
+  const double block = decode_step(llama_fp8("both_block", both, 128), 1, 1023)[Op::kAProj].time_s;
+  const double fallback = decode_step(llama_fp8("block_only", block_only, 0), 1, 1023)[Op::kAProj].time_s;
+  CHECK(decode_step(llama_fp8("both_pt", both, 0), 1, 1023)[Op::kAProj].source == TermSource::kProfile);
+  CHECK(per_tensor / block == Approx(0.02 / 0.03));
+  CHECK(block == Approx(32 * 0.03e-3));  // one measured row per layer
+  CHECK(fallback == Approx(block));
+}
+
+TEST_CASE("profile terms name their source and coverage is the profiled share", "[op_profile]") {
+  const CostModel cm = deepseek_tp8(true);
+  const StepCost sc = decode_step(cm, 16, 1023);
+  CHECK(sc[Op::kExpertGemm].source == TermSource::kProfile);
+  CHECK(sc[Op::kSparseMla].source == TermSource::kProfile);
+  CHECK(sc[Op::kAttnAllreduce].source == TermSource::kProfile);
+  CHECK(sc[Op::kRmsnorm].source == TermSource::kRoofline);
+  CHECK(sc[Op::kSample].source == TermSource::kRoofline);
+  double sum = 0, profiled = 0;
+  for (const Term& t : sc.terms) {
+    sum += t.time_s;
+    profiled += t.source == TermSource::kProfile ? t.time_s : 0;
+  }
+  CHECK(sc.total_s == Approx(sum + sc.overhead_s));
+  CHECK(sc.coverage() == Approx(profiled / sc.total_s));
+  CHECK(sc.coverage() > 0.8);
+  const StepCost roof = decode_step(deepseek_tp8(false), 16, 1023);
+  for (const Term& t : roof.terms) CHECK(t.source == TermSource::kRoofline);
+  CHECK(roof.coverage() == 0);
+  CostOptions ideal;
+  ideal.ideal = true;
+  ideal.profile = load_op_profile("h200-sglang");
+  CHECK_THROWS_AS(make_cost_model(model_preset("deepseek-v3"), parse_parallel("tp8", "t"), KvLayout::kFp8E4m3,
+                                  load_hardware("h200"), ideal),
+                  InputError);
+  CostOptions other_gpu;
+  other_gpu.profile = ideal.profile;
+  CHECK_THROWS_AS(make_cost_model(model_preset("deepseek-v3"), parse_parallel("tp8", "t"), KvLayout::kFp8E4m3,
+                                  load_hardware("b200"), other_gpu),
+                  InputError);
+}
+
+TEST_CASE("the fused MLA module is shared among its ops by their roofline times", "[op_profile]") {
+  const StepCost roof = decode_step(deepseek_tp8(false), 16, 1023);
+  const StepCost prof = decode_step(deepseek_tp8(true), 16, 1023);
+  const Op ops[] = {Op::kAProj, Op::kNormRopeKvWrite, Op::kQBProj, Op::kSparseMla, Op::kOProj};
+  double roof_sum = 0, prof_sum = 0;
+  for (Op op : ops) {
+    roof_sum += roof[op].time_s;
+    prof_sum += prof[op].time_s;
+  }
+  const auto p = load_op_profile("h200-sglang");
+  CHECK(prof_sum ==
+        Approx(61 * row_s(p->table(ProfileTableKind::kMlaModuleDecode), "fp8", {7168, 1536, 16, 16, 1024})));
+  for (Op op : ops) CHECK(prof[op].time_s / prof_sum == Approx(roof[op].time_s / roof_sum));
+}
+
+// BF16 KV (SGLang's default for DeepSeek-V3): the module rows are FP8-KV, so the block is the module at its
+// shortest context plus the BF16 attention rows' rise from there to the context (1024: measured; 2: the
+// attention rows' first point, the floor below it).
+TEST_CASE("the MLA module of another KV dtype adds the attention rows' rise with context", "[op_profile]") {
+  CostOptions o;
+  o.profile = load_op_profile("h200-sglang");
+  const CostModel cm = make_cost_model(model_preset("deepseek-v3"), parse_parallel("tp8", "test"),
+                                       KvLayout::kBf16, load_hardware("h200"), o);
+  const StepCost prof = decode_step(cm, 16, 1023);
+  double sum = 0;
+  for (Op op : {Op::kAProj, Op::kNormRopeKvWrite, Op::kQBProj, Op::kSparseMla, Op::kOProj}) {
+    CHECK(prof[op].source == TermSource::kProfile);
+    sum += prof[op].time_s;
+  }
+  const auto p = load_op_profile("h200-sglang");
+  const ProfileTable& attn = p->table(ProfileTableKind::kMlaDecode);
+  const double module_s = row_s(p->table(ProfileTableKind::kMlaModuleDecode), "fp8", {7168, 1536, 16, 16, 1});
+  const double rise_s = row_s(attn, "bfloat16", {16, 16, 1024}) - row_s(attn, "bfloat16", {16, 16, 2});
+  CHECK(rise_s > 0);
+  CHECK(sum == Approx(61 * (module_s + rise_s)));
+}
+
+TEST_CASE("CUDA-graph buckets follow SGLang's capture list", "[op_profile]") {
+  CHECK(cuda_graph_bucket(1) == 1);
+  CHECK(cuda_graph_bucket(3) == 4);
+  CHECK(cuda_graph_bucket(5) == 8);
+  CHECK(cuda_graph_bucket(9) == 16);
+  CHECK(cuda_graph_bucket(17) == 24);
+  CHECK(cuda_graph_bucket(256) == 256);
+  // a decode batch of 5 runs the GEMMs of the padded 8: the same expert time as a batch of 8
+  const CostModel cm = deepseek_tp8(true);
+  CHECK(decode_step(cm, 5, 1023)[Op::kExpertGemm].time_s ==
+        Approx(decode_step(cm, 8, 1023)[Op::kExpertGemm].time_s));
+}
+
+// The reference reads the rows by hand: the MLA module (61 layers), fused MoE (58), the shared expert
+// and router GEMMs (58), the dense MLP (3) and LM head at their nearest measured shapes (dense up
+// 4608x7168 -> 5120x7168, down 7168x2304 -> 7168x2560, LM head 16160x7168 -> 16384x7168), and 123
+// graph all-reduces and one NCCL all-gather at the next measured message size. The profile scales
+// unmeasured shapes by their rooflines and interpolates message sizes, so the two agree within 5%.
+TEST_CASE("a DeepSeek-V3 tp8 decode step lands within 5% of its summed table rows", "[op_profile]") {
+  const auto p = load_op_profile("h200-sglang");
+  const ProfileTable& gemm = p->table(ProfileTableKind::kGemm);
+  const ProfileTable& comm = p->table(ProfileTableKind::kComm);
+  CostOptions o;
+  auto separate = load_op_profile("h200-sglang");
+  apply_profile_sets(*separate, "shared_experts_fusion=0");  // the shared expert's own GEMM rows
+  o.profile = std::move(separate);
+  const CostModel cm = make_cost_model(model_preset("deepseek-v3"), parse_parallel("tp8", "test"),
+                                       KvLayout::kFp8E4m3, load_hardware("h200"), o);
+  struct Point {
+    double batch, ar_bytes, gather_bytes;
+  };
+  for (const Point& pt :
+       {Point{1, 16384, 524288}, Point{16, 262144, 8388608}, Point{64, 1048576, 33554432}}) {
+    const double b = pt.batch;
+    const double ref =
+        61 * row_s(p->table(ProfileTableKind::kMlaModuleDecode), "fp8", {7168, 1536, 16, b, 1024}) +
+        58 * row_s(p->table(ProfileTableKind::kMoe), "fp8_block", {b, 7168, 2048, 8, 256, 8, 1},
+                   "power_law_1.01") +
+        58 * (row_s(gemm, "fp8_block", {b, 512, 7168}) + row_s(gemm, "fp8_block", {b, 7168, 256})) +
+        58 * row_s(gemm, "bfloat16", {b, 256, 7168}) +
+        3 * (row_s(gemm, "fp8_block", {b, 5120, 7168}) + row_s(gemm, "fp8_block", {b, 7168, 2560})) +
+        row_s(gemm, "bfloat16", {b, 16384, 7168}) + 123 * row_s(comm, "custom_ar_graph", {8, pt.ar_bytes}) +
+        row_s(comm, "nccl_all_gather", {8, pt.gather_bytes});
+    const StepCost sc = decode_step(cm, int64_t(b), 1023);
+    INFO("batch " << b << ": profiled " << sc.profile_s << " s, table rows " << ref << " s");
+    CHECK(sc.profile_s > 0.95 * ref);
+    CHECK(sc.profile_s < 1.05 * ref);
+  }
+}
+
+// shared_experts_fusion: under MoE TP the DeepSeek-V3 shared expert is one more expert of the fused kernel,
+// priced as the moe rows at 9/8 the tokens minus the routed experts' own time - between the measured rows
+// around it, and far below its two GEMMs - and, where its roofline is its weight read, at most that read;
+// under EP (DeepEP in SGLang) it keeps its GEMMs.
+TEST_CASE("shared_experts_fusion prices the shared expert inside the fused MoE under TP only",
+          "[op_profile]") {
+  auto shared_s = [](const std::string& parallel, const std::string& sets, int64_t batch = 16) {
+    CostOptions o;
+    auto p = load_op_profile("h200-sglang");
+    if (!sets.empty()) apply_profile_sets(*p, sets);
+    o.profile = std::move(p);
+    const CostModel cm = make_cost_model(model_preset("deepseek-v3"), parse_parallel(parallel, "test"),
+                                         KvLayout::kFp8E4m3, load_hardware("h200"), o);
+    return decode_step(cm, batch, 1023)[Op::kSharedExpert];
+  };
+  const auto p = load_op_profile("h200-sglang");
+  const ProfileTable& moe = p->table(ProfileTableKind::kMoe);
+  const double row16 = row_s(moe, "fp8_block", {16, 7168, 2048, 8, 256, 8, 1}, "power_law_1.01");
+  const double row32 = row_s(moe, "fp8_block", {32, 7168, 2048, 8, 256, 8, 1}, "power_law_1.01");
+  const Term fused = shared_s("tp8", ""), separate = shared_s("tp8", "shared_experts_fusion=0");
+  CHECK(fused.source == TermSource::kProfile);
+  CHECK(fused.time_s > 0);
+  // 16 -> 18 tokens: a fraction of the 16 -> 32 rise (log2(18 / 16) = 0.17 in log-space interpolation)
+  CHECK(fused.time_s < 58 * (row32 - row16) * 0.2);
+  CHECK(fused.time_s < 0.7 * separate.time_s);
+  // 16 tokens: one more expert's weight read (its roofline's memory time), not ~8 more experts' rows.
+  CHECK(fused.memory_s > fused.compute_s);
+  CHECK(fused.time_s == Approx(fused.memory_s));
+  // 2,048 tokens: compute-bound, the table's rows beyond the routed ones, above the weight read.
+  const Term many = shared_s("tp8", "", 2048);
+  CHECK(many.compute_s > many.memory_s);
+  CHECK(many.time_s > 1.5 * many.memory_s);
+  // EP: SGLang's DeepEP path leaves fusion off; the same GEMMs as with the flag off.
+  CHECK(shared_s("tp8-ep8", "").time_s == Approx(shared_s("tp8-ep8", "shared_experts_fusion=0").time_s));
+}
+
+// moe_routing_alpha picks the routing's rows: 1.01 (the profile's) and 0 (balanced) read their own rows at a
+// measured token count; an alpha no row was measured with leaves the MoE to the roofline.
+TEST_CASE("moe_routing_alpha picks the fused-MoE rows of one routing", "[op_profile]") {
+  auto expert_s = [](const std::string& sets) {
+    CostOptions o;
+    auto p = load_op_profile("h200-sglang");
+    if (!sets.empty()) apply_profile_sets(*p, sets);
+    o.profile = p;
+    const CostModel cm = make_cost_model(model_preset("deepseek-v3"), parse_parallel("tp8", "test"),
+                                         KvLayout::kFp8E4m3, load_hardware("h200"), o);
+    return decode_step(cm, 32, 1023)[Op::kExpertGemm];
+  };
+  const auto p = load_op_profile("h200-sglang");
+  const ProfileTable& moe = p->table(ProfileTableKind::kMoe);
+  const Term skewed = expert_s(""), balanced = expert_s("moe_routing_alpha=0");
+  CHECK(skewed.time_s ==
+        Approx(58 * row_s(moe, "fp8_block", {32, 7168, 2048, 8, 256, 8, 1}, "power_law_1.01")));
+  CHECK(balanced.time_s == Approx(58 * row_s(moe, "fp8_block", {32, 7168, 2048, 8, 256, 8, 1}, "balanced")));
+  CHECK(skewed.time_s < 0.7 * balanced.time_s);  // fewer distinct experts read at 32 tokens x top-8
+  const Term unmeasured = expert_s("moe_routing_alpha=3");
+  CHECK(unmeasured.source == TermSource::kRoofline);
+}
+
+// A fused-MoE shape the table lacks is scaled from the nearest measured one by the experts its tokens reach.
+// Mixtral's 8 experts (top 2) are all read at 16 tokens; the nearest rows (128 experts, top 8) read about
+// half of theirs there, and scaling by every expert's weights priced Mixtral's layer at 60% of the time
+// its weights take to read at the GPU's peak bandwidth. Now within the rows' routing skew of it (the rows'
+// power-law routing reaches fewer experts than the balanced count the scaling assumes).
+TEST_CASE("an unmeasured MoE shape is scaled by the experts its tokens reach", "[op_profile]") {
+  CostOptions o;
+  o.profile = load_op_profile("h200-sglang");
+  const Hardware hw = load_hardware("h200");
+  const ModelConfig mixtral = load_hf_config(std::string(TOKENLINE_MODEL_TEST_DATA) + "/mixtral-8x7b.json");
+  const CostModel cm = make_cost_model(mixtral, parse_parallel("tp1", "test"), KvLayout::kBf16, hw, o);
+  const Term expert = decode_step(cm, 16, 3000)[Op::kExpertGemm];
+  REQUIRE(expert.source == TermSource::kProfile);
+  const double weights_at_peak_s = 32 * 8 * 3.0 * 4096 * 14336 * 2 / hw.hbm_bw;  // 32 layers, BF16
+  CHECK(expert.time_s > 0.9 * weights_at_peak_s);
+  CHECK(expert.time_s < 1.5 * weights_at_peak_s);
+}
+
+// GLM-5.3 under dp8-ep8 runs 64 heads per GPU, the heads the DSA rows were measured with, so at a measured
+// batch and context the DSA ops are the rows times their layers: sparse attention from GLM-5's rows, and a
+// decode step's whole indexer (projections, paged logits, top-k) from the indexer module's rows
+// (DeepSeek-V3.2's DSA module with and without its indexer), not from the kernel-level logits rows, which
+// time the ragged kernel prefill runs.
+TEST_CASE("GLM-5.3 DSA ops read the measured rows exactly at a measured point", "[op_profile]") {
+  CostOptions o;
+  o.profile = load_op_profile("h200-sglang");
+  const CostModel cm = make_cost_model(model_preset("glm-5.3"), parse_parallel("dp8-ep8", "test"),
+                                       KvLayout::kFp8DsMla, load_hardware("h200"), o);
+  const ProfileTable& dsa = o.profile->table(ProfileTableKind::kDsa);
+  auto row = [&](std::string_view module, double hidden) {
+    for (size_t r = 0; r < dsa.rows(); ++r) {
+      if (dsa.text_at(r, 0) == module && dsa.text_at(r, 1) == "decode" && dsa.at(r, 0) == hidden &&
+          dsa.at(r, 1) == 64 && dsa.at(r, 2) == 16 && dsa.at(r, 3) == 8193)
+        return dsa.at(r, 4) * 1e-3;
+    }
+    FAIL("no DSA row for " << module);
+    return 0.0;
+  };
+  const StepCost sc = decode_step(cm, 16, 8192);  // 8192 cached + the new token = 8193 keys
+  CHECK(sc[Op::kSparseMla].source == TermSource::kProfile);
+  CHECK(sc[Op::kSparseMla].time_s == Approx(78 * row("attn", 6144)));
+  CHECK(sc[Op::kIndexerScore].source == TermSource::kProfile);
+  CHECK(sc[Op::kIndexerScore].time_s == Approx(21 * row("indexer", 7168)));
+  CHECK(sc[Op::kTopkSelect].time_s == 0);  // inside the indexer module
+  // the ragged kernel's rows alone cost more than the whole module at 8,193 keys
+  CHECK(row("indexer", 7168) < row("logits", 6144));
+  // a prefill chunk in the step adds its indexer parts (projections, ragged logits, top-k) to the module
+  std::vector<SeqWork> seqs(16, SeqWork{.new_tokens = 1, .context_tokens = 8192});
+  seqs.push_back(SeqWork{.new_tokens = 2048, .context_tokens = 0, .prefill = true, .last_chunk = true});
+  const StepCost mixed = step_cost(cm, seqs);
+  CHECK(mixed[Op::kIndexerScore].time_s > sc[Op::kIndexerScore].time_s);
+  CHECK(mixed[Op::kTopkSelect].time_s > 0);
+}
+
+TEST_CASE("per-request CPU time shows only where it exceeds the GPU step under overlap scheduling",
+          "[op_profile]") {
+  const StepCost base = deepseek_decode_step("step_cpu_overhead_s=0,step_cpu_per_request_s=0", 64);
+  CHECK(base.overhead_s == 0);
+  // 1 us per request is far below a DeepSeek step: hidden.
+  CHECK(deepseek_decode_step("step_cpu_per_request_s=1e-6", 64).overhead_s == 0);
+  // 1 ms per request: 64 ms of CPU against the GPU step; the step costs the CPU time.
+  const StepCost cpu = deepseek_decode_step("step_cpu_per_request_s=1e-3", 64);
+  CHECK(cpu.overhead_s == Approx(64e-3 - base.total_s));
+  CHECK(cpu.total_s == Approx(64e-3));
+  // Without overlap the CPU time adds: fixed + per request.
+  const StepCost serial =
+      deepseek_decode_step("overlap_schedule=0,step_cpu_overhead_s=1e-3,step_cpu_per_request_s=1e-5", 64);
+  CHECK(serial.overhead_s == Approx(1e-3 + 64 * 1e-5));
+}
+
+TEST_CASE("a step below its per-layer floor runs the floor, one above it its ops, before the overlap rule",
+          "[op_profile]") {
+  const std::string kNoCpu = "step_cpu_overhead_s=0,step_cpu_per_request_s=0";
+  const int layers = model_preset("deepseek-v3").layers;
+  const StepCost small = deepseek_decode_step(kNoCpu + ",step_floor_per_layer_s=0", 1);
+  const StepCost large = deepseek_decode_step(kNoCpu + ",step_floor_per_layer_s=0", 64);
+  CHECK(small.floor_s == 0);
+  REQUIRE(small.total_s < large.total_s);
+  // A floor between the two steps' per-layer times lifts the small step to it and leaves the large one.
+  // (whole microseconds: the setting's text is written with 6 decimals)
+  const double floor_per_layer_s = std::round((small.total_s + large.total_s) / 2 / layers * 1e6) / 1e6;
+  const std::string floor = kNoCpu + ",step_floor_per_layer_s=" + std::to_string(floor_per_layer_s);
+  const StepCost lifted = deepseek_decode_step(floor, 1);
+  CHECK(lifted.total_s == Approx(floor_per_layer_s * layers));
+  CHECK(lifted.floor_s == Approx(floor_per_layer_s * layers - small.total_s));
+  CHECK(lifted.profile_s == Approx(small.profile_s));  // the ops keep their own times
+  const StepCost kept = deepseek_decode_step(floor, 64);
+  CHECK(kept.floor_s == 0);
+  CHECK(kept.total_s == Approx(large.total_s));
+  // Overlapped CPU time is hidden behind the floored step, not behind its ops alone.
+  const double cpu_s = (small.total_s + floor_per_layer_s * layers) / 2;
+  CHECK(deepseek_decode_step(floor + ",step_cpu_overhead_s=" + std::to_string(cpu_s), 1).overhead_s == 0);
+}
+
+TEST_CASE("with MTP the per-layer floor counts each draft pass's layer as well as the model's",
+          "[op_profile]") {
+  // One DeepSeek-V3 request verifying 2 drafts (3 new tokens) runs the model's 61 layers and 2 passes of its
+  // one MTP layer; a floor far above the ops lifts the step to 63 layers' worth, the same step without MTP
+  // (or with MTP and no draft to verify, 1 pass) to 61 / 62.
+  CostOptions o;
+  auto p = load_op_profile("h200-sglang");
+  apply_profile_sets(*p, "step_cpu_overhead_s=0,step_cpu_per_request_s=0,step_floor_per_layer_s=0.001");
+  o.profile = std::move(p);
+  const ModelConfig m = model_preset("deepseek-v3");
+  REQUIRE(m.mtp_layers == 1);
+  const CostModel plain =
+      make_cost_model(m, parse_parallel("tp8", "test"), KvLayout::kFp8E4m3, load_hardware("h200"), o);
+  o.mtp = true;
+  const CostModel mtp =
+      make_cost_model(m, parse_parallel("tp8", "test"), KvLayout::kFp8E4m3, load_hardware("h200"), o);
+  const std::vector<SeqWork> verify{SeqWork{.new_tokens = 3, .context_tokens = 1023}};
+  const std::vector<SeqWork> single{SeqWork{.new_tokens = 1, .context_tokens = 1023}};
+  CHECK(step_cost(plain, verify).total_s == Approx(0.001 * m.layers));
+  CHECK(step_cost(mtp, verify).total_s == Approx(0.001 * (m.layers + 2)));
+  CHECK(step_cost(mtp, single).total_s == Approx(0.001 * (m.layers + 1)));
+}
+
+namespace {
+
+// Every field a step's outputs read, bit for bit: each term and the step's sums.
+void check_same_cost(const StepCost& a, const StepCost& b) {
+  for (int i = 0; i < kOpCount; ++i) {
+    INFO("op " << op_name(Op(i)));
+    const Term& x = a.terms[size_t(i)];
+    const Term& y = b.terms[size_t(i)];
+    for (double Term::*field :
+         {&Term::time_s, &Term::launch_s, &Term::bytes_each, &Term::flops, &Term::hbm_bytes})
+      CHECK(x.*field == y.*field);
+    CHECK(x.source == y.source);
+  }
+  for (double StepCost::*field : {&StepCost::total_s, &StepCost::profile_s, &StepCost::overhead_s})
+    CHECK(a.*field == b.*field);
+  CHECK(a.busiest_rank == b.busiest_rank);
+}
+
+}  // namespace
+
+// A run's cost model remembers curve values, grid rows and a decode rank's token ops by whole tokens
+// (CostOptions::remembered_tokens); a step priced from them must be the step priced by the search, bit for
+// bit, whatever the model, layout and batch: decodes of every CUDA-graph bucket and beyond it, prefill
+// chunks alone and with decodes, several ranks of unequal load, each step priced twice (the second time
+// from what the first remembered).
+TEST_CASE("remembered curve values price every step as the search does, bit for bit", "[op_profile]") {
+  struct Deployment {
+    std::string model;
+    std::string parallel;
+    KvLayout kv;
+  };
+  const std::vector<Deployment> deployments = {
+      {"glm-5.3", "dp8-ep8", KvLayout::kBf16},         // DSA, fused shared expert, DP attention
+      {"deepseek-v3", "tp8", KvLayout::kFp8E4m3},      // MLA decode module
+      {"deepseek-v3", "dp8-ep8", KvLayout::kFp8E4m3},  // MLA, dispatch / combine
+      {"llama-3.1-8b", "tp2", KvLayout::kBf16},        // GQA, all-reduces
+  };
+  for (const Deployment& d : deployments) {
+    INFO(d.model << " " << d.parallel);
+    CostOptions searched;
+    searched.profile = load_op_profile("h200-sglang");
+    CostOptions remembered = searched;
+    remembered.remembered_tokens = 4096;
+    const ModelConfig m = model_preset(d.model);
+    const Parallel p = parse_parallel(d.parallel, "test");
+    const CostModel a = make_cost_model(m, p, d.kv, load_hardware("h200"), searched);
+    const CostModel b = make_cost_model(m, p, d.kv, load_hardware("h200"), remembered);
+    const int ranks = p.dp_attention;
+    for (int pass = 0; pass < 2; ++pass) {
+      for (const int64_t batch : {1, 2, 3, 5, 8, 13, 64, 100, 257, 600, 1500}) {
+        for (const int64_t context : {1, 700, 4096, 33000}) {
+          std::vector<std::vector<SeqWork>> work(static_cast<size_t>(ranks));
+          for (int r = 0; r < ranks; ++r) {
+            const int64_t n = std::max<int64_t>(1, batch - 3 * r);  // unequal ranks
+            for (int64_t i = 0; i < n; ++i)
+              work[size_t(r)].push_back({1, context + 37 * i + r, false, false});
+          }
+          if (batch % 2 == 1)
+            work[0].push_back({std::min<int64_t>(batch * 7, 1024), context, true, batch > 50});
+          std::vector<std::span<const SeqWork>> spans(work.begin(), work.end());
+          check_same_cost(step_cost(a, spans), step_cost(b, spans));
+        }
+      }
+      for (const int64_t chunk : {1, 16, 1000, 1024, 4096, 8192}) {
+        const SeqWork one{chunk, 512, true, true};
+        check_same_cost(step_cost(a, std::span<const SeqWork>(&one, 1)),
+                        step_cost(b, std::span<const SeqWork>(&one, 1)));
+      }
+    }
+  }
+}
+
+}  // namespace tokenline

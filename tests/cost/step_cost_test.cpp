@@ -1,0 +1,165 @@
+#include "cost/step_cost.h"
+
+#include <catch2/catch.hpp>
+#include <vector>
+
+#include "common/input_error.h"
+#include "topologies/hardware_loader.h"
+
+using namespace tokenline;
+
+namespace {
+
+CostModel glm(const char* parallel, CostOptions o = {}) {
+  return make_cost_model(model_preset("glm-5.3"), parse_parallel(parallel, "test"), KvLayout::kFp8DsMla,
+                         load_hardware("h200"), o);
+}
+
+double parts(const StepCost& s) {
+  return s.compute_s + s.weights_s + s.kv_s + s.indexer_s + s.activations_s + s.comm_s + s.launch_s;
+}
+
+}  // namespace
+
+TEST_CASE("The uniform decode step is step_cost over identical per-rank lists", "[step_cost]") {
+  const CostModel cm = glm("dp8-ep8");
+  const std::vector<SeqWork> seqs(32, SeqWork{1, 131072, false, false});
+  std::vector<std::span<const SeqWork>> ranks(8, seqs);
+  const StepCost a = step_cost(cm, ranks);
+  const StepCost b = decode_step(cm, 32, 131072);
+  CHECK(a.total_s == b.total_s);
+  CHECK(a.flops() == b.flops());
+  CHECK(a.tokens == 256);
+  // The instance does 8 ranks' attention work; the busiest rank's share is 1/8 of it.
+  CHECK(a[Op::kSparseMla].flops == Approx(8 * a[Op::kSparseMla].rank_flops));
+}
+
+TEST_CASE("Heterogeneous ranks: the step takes the busiest rank's time", "[step_cost]") {
+  const CostModel cm = glm("dp8-ep8");
+  const std::vector<SeqWork> light(4, SeqWork{1, 4096, false, false});
+  const std::vector<SeqWork> heavy = {SeqWork{1, 500000, false, false}, SeqWork{8192, 200000, true, false},
+                                      SeqWork{1, 1000, false, false}};
+  const std::span<const SeqWork> ranks[3] = {light, heavy, light};
+  const StepCost s = step_cost(cm, ranks);
+  CHECK(s.busiest_rank == 1);
+  CHECK(s.tokens == 4 + 8194 + 4);
+  // The heavy rank alone costs at least as much attention time as the mixed step's busiest rank share.
+  const StepCost alone = step_cost(cm, std::span<const SeqWork>(heavy));
+  CHECK(s[Op::kIndexerScore].time_s == Approx(alone[Op::kIndexerScore].time_s));
+  CHECK(s[Op::kIndexerScore].flops > alone[Op::kIndexerScore].flops);  // instance sums the light ranks too
+  // Only the decoding sequences and none of the non-final prefill tokens reach the LM head.
+  CHECK(s[Op::kVocabAllgather].bytes_each == Approx(2.0 * 154880 * 4));
+  CHECK(parts(s) == Approx(s.total_s));
+}
+
+TEST_CASE("Decode cost grows with context through the indexer only, sparse KV reads stop at top-k",
+          "[step_cost]") {
+  const CostModel cm = glm("tp8");
+  const StepCost short_ctx = decode_step(cm, 8, 4096);
+  const StepCost long_ctx = decode_step(cm, 8, 500000);
+  CHECK(long_ctx.bytes.indexer_read > 100 * short_ctx.bytes.indexer_read);
+  CHECK(long_ctx.bytes.kv_read == short_ctx.bytes.kv_read);
+  CHECK(decode_step(cm, 8, 1000).bytes.kv_read < short_ctx.bytes.kv_read);  // below top-k: every key
+  CHECK(long_ctx.total_s > short_ctx.total_s);
+  CHECK(long_ctx.bytes.weight_read == Approx(short_ctx.bytes.weight_read));
+}
+
+TEST_CASE("Prefill: only the last chunk computes logits and samples", "[step_cost]") {
+  const CostModel cm = glm("tp8");
+  const StepCost mid = prefill_step(cm, 4096, 8192, false);
+  const StepCost last = prefill_step(cm, 4096, 8192, true);
+  CHECK(mid[Op::kLmHead].count == 0);
+  CHECK(mid[Op::kSample].count == 0);
+  CHECK(last[Op::kLmHead].count == 1);
+  CHECK(last[Op::kSample].flops > 0);
+  CHECK(last.total_s > mid.total_s);
+  // A chunk's KV write does not depend on its prefix; its indexer work does.
+  const StepCost later = prefill_step(cm, 4096, 65536, false);
+  CHECK(later.bytes.kv_write == mid.bytes.kv_write);
+  CHECK(later[Op::kIndexerScore].flops > mid[Op::kIndexerScore].flops);
+}
+
+TEST_CASE("Achieved efficiencies make every step slower than the seed's ideal figures", "[step_cost]") {
+  CostOptions ideal;
+  ideal.ideal = true;
+  const StepCost real = decode_step(glm("dp8-ep8"), 64, 65536);
+  const StepCost best = decode_step(glm("dp8-ep8", ideal), 64, 65536);
+  CHECK(real.total_s > best.total_s);
+  CHECK(real.flops() == best.flops());
+  CHECK(real.collective_bytes() == best.collective_bytes());
+  CHECK(real.launch_s > 0);
+}
+
+TEST_CASE("An idle step costs nothing, MTP adds a draft term", "[step_cost]") {
+  const CostModel cm = glm("tp8");
+  const StepCost idle = step_cost(cm, std::span<const SeqWork>());
+  CHECK(idle.total_s == 0);
+  CHECK(idle.collective_count() == 0);
+  CostOptions mtp;
+  mtp.mtp = true;
+  CHECK(decode_step(glm("tp8", mtp), 16, 8192)[Op::kMtpDraft].flops > 0);
+  CHECK(decode_step(cm, 16, 8192)[Op::kMtpDraft].flops == 0);
+}
+
+TEST_CASE("k MTP drafts are k sequential passes over the draft layer's weights", "[step_cost]") {
+  CostOptions o;
+  o.mtp = true;
+  const CostModel cm = glm("tp8", o);
+  const std::vector<SeqWork> one(16, SeqWork{1, 8192, false, false});    // verify 1 token, draft 1
+  const std::vector<SeqWork> three(16, SeqWork{3, 8192, false, false});  // verify 1 + 2 drafts, draft 2
+  const StepCost a = step_cost(cm, one), b = step_cost(cm, three);
+  CHECK(b[Op::kMtpDraft].weight_bytes == Approx(2 * a[Op::kMtpDraft].weight_bytes));
+  CHECK(b[Op::kMtpDraft].count == 2 * a[Op::kMtpDraft].count);
+  CHECK(b[Op::kMtpDraft].rank_flops == Approx(3 * a[Op::kMtpDraft].rank_flops));  // per decode token
+  CHECK(b.total_s > a.total_s);
+}
+
+TEST_CASE("Dense GQA models cost attention over every cached key", "[step_cost]") {
+  const CostModel cm = make_cost_model(model_preset("llama-3.1-8b"), parse_parallel("tp1", "t"),
+                                       KvLayout::kBf16, load_hardware("h200"));
+  const StepCost s = decode_step(cm, 4, 10000);
+  CHECK(s.bytes.kv_read == 4.0 * 10001 * 4096 * 32);  // (L + 1) keys x 2 x 8 x 128 x 2 B x 32 layers
+  CHECK(s[Op::kIndexerScore].count == 0);
+  CHECK(s[Op::kDispatch].count == 0);
+  CHECK(s.collective_count() == 0);  // one GPU
+  // Every weight once except the embedding table, of which only the 4 looked-up rows are read.
+  CHECK(s.bytes.weight_read == Approx((8.03e9 - 128256.0 * 4096) * 2).epsilon(0.01));
+}
+
+TEST_CASE("make_cost_model rejects layouts that do not fit the model", "[step_cost]") {
+  CHECK_THROWS_WITH(make_cost_model(model_preset("llama-3.1-8b"), parse_parallel("tp1", "t"),
+                                    KvLayout::kFp8DsMla, load_hardware("h200")),
+                    Catch::Contains("--kv-layout"));
+  CHECK_THROWS_WITH(glm("dp3-ep3"), Catch::Contains("ep3"));
+}
+
+TEST_CASE("Chunking a prompt does not change its indexer scoring or its KV writes", "[step_cost]") {
+  // Causal (query, key) pairs and written tokens add up over chunks exactly; only the per-step weight
+  // reads and launches repeat.
+  const CostModel cm = glm("tp8");
+  const StepCost whole = prefill_step(cm, 8192, 0, true);
+  double idx_flops = 0, kv_write = 0, weights = 0;
+  for (const ChunkCost& c : prefill_chunks(cm, 8192, 2048)) {
+    idx_flops += c.cost[Op::kIndexerScore].flops;
+    kv_write += c.cost.bytes.kv_write;
+    weights += c.cost.bytes.weight_read;
+  }
+  CHECK(idx_flops == Approx(whole[Op::kIndexerScore].flops).epsilon(1e-12));
+  CHECK(kv_write == Approx(whole.bytes.kv_write).epsilon(1e-12));
+  CHECK(weights > 3 * whole.bytes.weight_read);
+}
+
+TEST_CASE("Collective groups follow the layout", "[step_cost]") {
+  const Parallel dp = parse_parallel("dp4-tp2-ep8", "t");
+  CHECK(collective_group(Op::kDispatch, dp) == 8);
+  CHECK(collective_group(Op::kAttnAllreduce, dp) == 2);
+  CHECK(collective_group(Op::kReduceScatter, dp) == 8);
+  CHECK(collective_group(Op::kSparseMla, dp) == 0);
+  for (int i = 0; i < kOpCount; ++i) CHECK(op_name(Op(i)) != "?");
+}
+
+TEST_CASE("find_op is op_name's inverse and refuses other names", "[step_cost]") {
+  for (int i = 0; i < kOpCount; ++i) CHECK(find_op(op_name(Op(i))) == Op(i));
+  CHECK(!find_op("attention"));
+  CHECK(!find_op(""));
+}
