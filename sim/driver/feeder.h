@@ -1,4 +1,4 @@
-// Feeder: the drivers' arrival actor (DESIGN.md "Simulation driver"). It pulls requests from an
+// Feeder: the drivers' arrival actor (docs/architecture.md "Simulation driver"). It pulls requests from an
 // ArrivalSource and hands each to the driver's dispatch callback: open loop at its trace time, or closed
 // loop with at most `concurrency` sent and not yet left (the next goes when one leaves, as
 // `vllm bench serve --max-concurrency`).
