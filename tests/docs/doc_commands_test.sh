@@ -35,7 +35,9 @@ fail() {
 }
 
 cd "$root"
+shopt -s nullglob
 docs=(README.md docs/*.md)
+shopt -u nullglob
 
 # --- What the documentation may cite -------------------------------------------------------------------
 readme_lines="$(wc -l <README.md)"
@@ -110,6 +112,9 @@ ln -s "$bin" "$scratch/bin/tokenline"
 ran=0 skipped=0
 declare -a listed=()
 while IFS=$'\t' read -r i where kind reason; do
+  if [[ "$kind" != run && -z "$reason" ]]; then
+    fail "$where: a $kind marker without its reason"
+  fi
   if [[ "$kind" == no-test || ("$kind" == needs && "$run_needs" != 1) ]]; then
     listed+=("$where  [$kind: $reason]")
     skipped=$((skipped + 1))
