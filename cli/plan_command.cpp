@@ -1,5 +1,6 @@
 // `tokenline plan`: the deployment to rent for a model, GPUs, workload and SLO, searched by simulation
-// (issue 14; DESIGN.md "Simulation driver"). `tokenline plan merge` joins the partials of --shard runs.
+// (issue 14; docs/architecture.md "Simulation driver"). `tokenline plan merge` joins the partials of
+// --shard runs.
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>

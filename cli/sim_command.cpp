@@ -1,4 +1,5 @@
-// `tokenline sim`: simulate a serving deployment on a workload (DESIGN.md "Simulation driver", "Outputs").
+// `tokenline sim`: simulate a serving deployment on a workload (docs/architecture.md "Simulation driver",
+// "Outputs").
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>

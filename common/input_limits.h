@@ -1,6 +1,6 @@
 // Input limits: the explicit bounds on what tokenline accepts from files and the command line. Input
 // beyond one of them is refused with one InputError (exit 2) before work starts, instead of exhausting
-// memory, overflowing int64 nanosecond time or the stack. README "Hostile and careless input" lists them.
+// memory, overflowing int64 nanosecond time or the stack. docs/input-limits.md lists them.
 #pragma once
 
 #include <cstdint>

@@ -1,4 +1,4 @@
-// Metrics: aggregates a run into metrics.json (DESIGN.md "Outputs"). The driver feeds it arrivals,
+// Metrics: aggregates a run into metrics.json (docs/architecture.md "Outputs"). The driver feeds it arrivals,
 // finished/rejected requests (RequestRow), inter-token gaps, queueing delays, KV page samples and steps
 // as they happen; nothing per request or per token is kept: latency distributions are histograms
 // (latency_histogram.h: exact count, mean and max, percentiles within 0.39%). Single-threaded; deterministic

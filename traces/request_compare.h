@@ -1,5 +1,5 @@
 // RequestComparison: a predicted run's requests.csv joined with a measured run's, request by request
-// (DESIGN.md: sim and real "compared ... step by step and request by request"). Rows join on the request
+// (docs/architecture.md: sim and real "compared ... request by request"). Rows join on the request
 // id; rows on one side only are counted. For requests that completed on both sides: TTFT (first token -
 // arrival) and E2E (finish - arrival), their means and the relative error |pred - meas| / meas per request
 // (MAPE, p50, p90; nearest rank); and how many requests ended differently (status), hit the prefix cache

@@ -1,6 +1,6 @@
-// run_instance_loop: THE step loop (DESIGN.md contract 2), written once and driven by both worlds: the
-// simulation's instance actors (sim/driver: a SimGrid clock, cost-model executors) and the real engine
-// (engine/runtime/engine_loop: the engine clock over std::chrono::steady_clock, the model runner).
+// run_instance_loop: THE step loop (docs/architecture.md "The four contracts", 2), written once and driven by
+// both worlds: the simulation's instance actors (sim/driver: a SimGrid clock, cost-model executors) and the
+// real engine (engine/runtime/engine_loop: the engine clock over steady_clock, the model runner).
 //
 //   drain records -> idle? wait for work : plan -> report preemptions -> (empty plan: commit it, count it)
 //   -> [allocate pages when the executor reads page tables] -> execute -> sleep to the step's end -> commit

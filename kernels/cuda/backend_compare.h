@@ -26,7 +26,7 @@ CompareDims tiny_dims();   // seconds on a CPU, used by the tests
 CompareDims check_dims();  // GLM-5.3-like per-GPU shapes for tokenline_kernels_check (minutes on CPU cores)
 
 struct OpComparison {
-  std::string op;  // the ledger's op name where one exists (DESIGN.md contract 1)
+  std::string op;  // the ledger's op name where one exists (docs/architecture.md "The four contracts", 1)
   std::string shape;
   std::string metric;  // "nmse" or "mismatch"
   double error = 0.0;

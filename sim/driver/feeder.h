@@ -1,4 +1,4 @@
-// Feeder: the drivers' arrival actor (DESIGN.md "Simulation driver"). It pulls requests from an
+// Feeder: the drivers' arrival actor (docs/architecture.md "Simulation driver"). It pulls requests from an
 // ArrivalSource and hands each to the driver's dispatch callback: open loop at its trace time, or closed
 // loop with at most `concurrency` sent and not yet left (the next goes when one leaves, as
 // `vllm bench serve --max-concurrency`).
@@ -6,7 +6,7 @@
 // after it is sent (its own path through the HTTP server, tokenizer and hand-off to the scheduler, plus
 // the first token's way back: a pure delay per request, never a queue), drawn from the seed's "request
 // latency" stream; its spread varies when equal requests of a closed loop reach the engine (it does not by
-// itself undo the grouping that long prefill steps cause: README "Predictions"). dispatch gets the send
+// itself undo the grouping that long prefill steps cause: docs/validation.md). dispatch gets the send
 // time, which the outputs record as the arrival.
 // latency_s 0: every request reaches the engine when sent.
 // Warm-up phase (closed loop, warmup > 0): the first `warmup` requests run as a phase of their own; the

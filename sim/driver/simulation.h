@@ -1,8 +1,9 @@
-// run_simulation: one `tokenline sim` run on SimGrid's engine (DESIGN.md "Simulation driver"). Actors: an
-// arrival feeder (sim/driver/feeder.h: streams the ArrivalSource, open loop at trace times or closed loop
-// with N in flight) that routes each request to an instance (Router), and one actor per instance running the
-// core's Instance loop: plan -> AnalyticBackend::execute -> sleep the step -> commit at the new time ->
-// record. Requests are data, never actors. One simulation per process (SimGrid's engine is a singleton).
+// run_simulation: one `tokenline sim` run on SimGrid's engine (docs/architecture.md "Simulation driver").
+// Actors: an arrival feeder (sim/driver/feeder.h: streams the ArrivalSource, open loop at trace times or
+// closed loop with N in flight) that routes each request to an instance (Router), and one actor per instance
+// running the core's Instance loop: plan -> AnalyticBackend::execute -> sleep the step -> commit at the new
+// time -> record. Requests are data, never actors. One simulation per process (SimGrid's engine is a
+// singleton).
 #pragma once
 
 #include <chrono>

@@ -1,4 +1,4 @@
-// The one seam between tokenline and SimGrid (DESIGN.md "Simulation driver"): this file pair and
+// The one seam between tokenline and SimGrid (docs/architecture.md "Simulation driver"): this file pair and
 // simgrid_network.{h,cpp} (cluster platforms and activities) are the only code that includes
 // <simgrid/s4u.hpp>, so an API change in SimGrid (its zone API changed after 3.32) touches nothing else. One
 // SimEngine per process (SimGrid's engine is a process singleton whose clock never resets). Actor bodies must

@@ -1,5 +1,5 @@
 // How long one long prompt stalls the running decodes of `tokenline serve` (the serving defaults of
-// README's serve section): a streamed decode runs, a PROMPT_BYTES-byte prompt arrives, and the longest gap
+// docs/serve.md): a streamed decode runs, a PROMPT_BYTES-byte prompt arrives, and the longest gap
 // between two streamed tokens is printed (logprobs: 0, so every token is an event even when its bytes are
 // not yet text). Usage: node prefill_stall.mjs BASE_URL [PROMPT_BYTES=3000]
 const [base, bytesArg = '3000'] = process.argv.slice(2);
