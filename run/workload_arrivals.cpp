@@ -23,7 +23,7 @@ bool WorkloadArrivals::next(TimedRequest& out) {
   s.id = w->id;
   s.prompt_tokens = w->input_tokens;
   s.output_tokens = w->output_tokens;
-  s.priority = -w->priority;  // workloads: larger is more urgent; the core serves smaller values first
+  s.priority = w->priority;  // larger = more urgent, in the workload and in the core alike
   s.token_ids.clear();
   s.block_hashes.assign(w->block_hashes.begin(), w->block_hashes.end());
   s.block_tokens = w->block_tokens > 0 ? w->block_tokens : s.block_tokens;

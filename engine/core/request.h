@@ -41,7 +41,7 @@ struct RequestSpec {
   RequestId id = 0;
   int64_t prompt_tokens = 0;
   int64_t output_tokens = 0;
-  int32_t priority = 0;            // kPriority policy: a smaller value is served first (vLLM's rule)
+  int32_t priority = 0;            // larger = more urgent (kPriority policy), as in every workload format
   std::vector<int32_t> token_ids;  // optional, size == prompt_tokens when given
   std::vector<uint64_t>
       block_hashes;            // optional, block i covers prompt tokens [i*block_tokens, (i+1)*block_tokens)

@@ -152,7 +152,7 @@ RejectReason Scheduler::add(RequestSpec spec, double now_s, bool kv_ready) {
 bool Scheduler::waiting_before(int32_t a, int32_t b) const {
   const Request& x = slots_[static_cast<size_t>(a)];
   const Request& y = slots_[static_cast<size_t>(b)];
-  if (config_.policy == SchedulePolicy::kPriority && x.priority != y.priority) return x.priority < y.priority;
+  if (config_.policy == SchedulePolicy::kPriority && x.priority != y.priority) return x.priority > y.priority;
   return x.arrival_seq < y.arrival_seq;
 }
 

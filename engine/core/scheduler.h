@@ -21,7 +21,7 @@ namespace tokenline {
 enum class SchedulePolicy {
   kFcfs,                // arrival order
   kLongestPrefixMatch,  // cache-aware: longest cached prefix first (FCFS beyond lpm_max_queue waiting)
-  kPriority,            // smaller RequestSpec::priority first, then arrival; preempts the largest first
+  kPriority,            // larger RequestSpec::priority first, then arrival; preempts the least urgent first
 };
 std::string_view to_string(SchedulePolicy policy);
 

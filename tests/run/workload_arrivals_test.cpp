@@ -31,7 +31,7 @@ TEST_CASE("workload requests become request specs with their prefix blocks", "[w
   CHECK(a.spec.output_tokens == 20);
   CHECK(a.spec.block_hashes == std::vector<uint64_t>{7, 9});
   CHECK(a.spec.block_tokens == 512);
-  CHECK(a.spec.priority == -3);  // workloads: larger is more urgent; the core: smaller first
+  CHECK(a.spec.priority == 3);  // larger = more urgent in the workload and in the core alike
   CHECK_FALSE(source->next(a));
 }
 

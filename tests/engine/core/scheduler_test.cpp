@@ -314,16 +314,16 @@ TEST_CASE("MTP: each decode step verifies k drafts and commits 1 + accepted toke
   CHECK(out[0].token_times_s == std::vector<double>{1, 2, 2, 3, 3, 4, 4});
 }
 
-TEST_CASE("Priority policy serves small priority values first and preempts the largest",
+TEST_CASE("Priority policy serves the most urgent (largest priority) first and preempts the least urgent",
           "[core][scheduler]") {
   InstanceConfig config = make_config(4096);
   config.scheduler.policy = SchedulePolicy::kPriority;
   config.scheduler.max_running_requests = 1;
   Instance instance(config);
   RequestSpec low = make_spec(1, 100, 1);
-  low.priority = 5;
+  low.priority = -1;
   RequestSpec high = make_spec(2, 100, 1);
-  high.priority = -1;
+  high.priority = 5;
   REQUIRE(instance.add_request(low, 0).accepted());
   REQUIRE(instance.add_request(high, 0).accepted());
   const StepPlan p = instance.plan();
