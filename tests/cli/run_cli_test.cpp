@@ -3,6 +3,7 @@
 // recording is reported at its step, rank and entry, bad checkpoints and a missing GPU are one clear
 // InputError (exit 2).
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include <catch2/catch.hpp>
 #include <cstdlib>
@@ -11,6 +12,7 @@
 #include <nlohmann/json.hpp>
 #include <set>
 #include <sstream>
+#include <string>
 
 #include "engine/runtime/model_weights.h"
 #include "tests/traces/prefix_group_workload.h"
@@ -33,7 +35,8 @@ const std::string kSchedulerFlags = kModelFlags + " --chunk 64";
 
 struct Scratch {
   fs::path dir;
-  explicit Scratch(const std::string& name) : dir(fs::temp_directory_path() / ("tokenline_runtime_" + name)) {
+  explicit Scratch(const std::string& name)
+      : dir(fs::temp_directory_path() / ("tokenline_runtime_" + name + "-" + std::to_string(::getpid()))) {
     fs::remove_all(dir);
     fs::create_directories(dir);
   }

@@ -6,6 +6,8 @@
 // every-group rows by its peers' load, where the profile has alone rows.
 #include "cost/op_profile_own.h"
 
+#include <unistd.h>
+
 #include <catch2/catch.hpp>
 #include <filesystem>
 #include <fstream>
@@ -29,7 +31,8 @@ constexpr double kMsToS = 1e-3;
 
 fs::path own_profile(const std::string& name, const std::vector<OwnOpRow>& rows,
                      const std::string& parallel = "tp1", double speed_probe_s = 0) {
-  const fs::path dir = fs::temp_directory_path() / ("tl_own_profile_" + name);
+  const fs::path dir =
+      fs::temp_directory_path() / ("tl_own_profile_" + name + "-" + std::to_string(::getpid()));
   fs::remove_all(dir);
   write_own_profile(dir.string(),
                     OwnProfileInfo{.name = name,

@@ -1,5 +1,7 @@
 // Pricing a step from the h200-sglang profile: source attribution, CUDA-graph buckets, and a DeepSeek-V3
 // tp8 decode step against the sum of the table rows it should read.
+#include <unistd.h>
+
 #include <algorithm>
 #include <catch2/catch.hpp>
 #include <cmath>
@@ -59,7 +61,8 @@ StepCost deepseek_decode_step(const std::string& sets, int64_t batch) {
 // scratch profile whose only table is `gemm_csv`.
 CostModel llama_fp8(const std::string& dir_name, const std::string& gemm_csv, int64_t block) {
   namespace fs = std::filesystem;
-  const fs::path dir = fs::temp_directory_path() / ("tl_op_profile_price_" + dir_name);
+  const fs::path dir =
+      fs::temp_directory_path() / ("tl_op_profile_price_" + dir_name + "-" + std::to_string(::getpid()));
   fs::create_directories(dir);
   std::ofstream(dir / "profile.json")
       << R"({"name": "t", "hardware": "h200", "engine_name": "vllm", "tables": {"gemm": "gemm.csv"}})";

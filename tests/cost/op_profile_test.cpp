@@ -1,6 +1,8 @@
 // load_op_profile / apply_profile_sets: the loader's errors name file and line; timing overrides.
 #include "cost/op_profile.h"
 
+#include <unistd.h>
+
 #include <catch2/catch.hpp>
 #include <filesystem>
 #include <fstream>
@@ -17,7 +19,8 @@ namespace fs = std::filesystem;
 // A scratch profile directory with one gemm table of the given text (or none).
 fs::path scratch_profile(const std::string& name, const std::string& gemm_csv, bool write_gemm = true,
                          const std::string& engine = R"({"name": "vllm"})") {
-  const fs::path dir = fs::temp_directory_path() / ("tl_op_profile_" + name);
+  const fs::path dir =
+      fs::temp_directory_path() / ("tl_op_profile_" + name + "-" + std::to_string(::getpid()));
   fs::create_directories(dir);
   std::ofstream(dir / "profile.json") << R"({"name": "t", "hardware": "h200", "engine_name": "sglang",
     "tables": {"gemm": "gemm.csv"}, "engine": )"
@@ -33,7 +36,8 @@ fs::path scratch_profile(const std::string& name, const std::string& gemm_csv, b
 // A scratch profile directory whose profile.json is `json` and whose gemm.csv (when given) is `gemm_csv`.
 fs::path scratch_json_profile(const std::string& name, const std::string& json,
                               const std::string& gemm_csv = "") {
-  const fs::path dir = fs::temp_directory_path() / ("tl_op_profile_" + name);
+  const fs::path dir =
+      fs::temp_directory_path() / ("tl_op_profile_" + name + "-" + std::to_string(::getpid()));
   fs::create_directories(dir);
   std::ofstream(dir / "profile.json") << json;
   if (!gemm_csv.empty()) std::ofstream(dir / "gemm.csv") << gemm_csv;

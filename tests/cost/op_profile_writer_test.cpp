@@ -2,8 +2,11 @@
 // its keys depend on the grid only.
 #include "cost/op_profile_writer.h"
 
+#include <unistd.h>
+
 #include <catch2/catch.hpp>
 #include <filesystem>
+#include <string>
 
 #include "cost/op_profile.h"
 #include "topologies/hardware_loader.h"
@@ -45,7 +48,7 @@ std::vector<OwnOpRow> rows() {
 }  // namespace
 
 TEST_CASE("an own profile round-trips through the loader", "[op_profile_writer]") {
-  const fs::path dir = fs::temp_directory_path() / "tl_own_profile_roundtrip";
+  const fs::path dir = fs::temp_directory_path() / ("tl_own_profile_roundtrip-" + std::to_string(::getpid()));
   fs::remove_all(dir);
   std::vector<OwnOpRow> r = rows();
   sort_own_rows(r, {"a_proj", "sparse_mla"});

@@ -1,9 +1,12 @@
 #include "kernels/safetensors.h"
 
+#include <unistd.h>
+
 #include <catch2/catch.hpp>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <string>
 
 #include "common/input_error.h"
 #include "kernels/cpu/kernels.h"
@@ -16,7 +19,9 @@ namespace {
 constexpr int32_t kVocab = 64, kHidden = 256;
 
 std::string temp_path(const std::string& name) {
-  return (std::filesystem::temp_directory_path() / ("tokenline_kernels_" + name + ".safetensors")).string();
+  return (std::filesystem::temp_directory_path() /
+          ("tokenline_kernels_" + name + "-" + std::to_string(::getpid()) + ".safetensors"))
+      .string();
 }
 
 // A tiny LM tail: embedding (BF16), final norm (F32), lm_head (F8_E4M3) -> logits of 3 tokens.

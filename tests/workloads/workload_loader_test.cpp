@@ -1,11 +1,13 @@
 #include "workloads/workload_loader.h"
 
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <catch2/catch.hpp>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <string>
 #include <thread>
 
 #include "common/input_error.h"
@@ -110,7 +112,9 @@ TEST_CASE("issue 16: a CSV without the Azure header and a directory get their ow
 }
 
 TEST_CASE("issue 16: a FIFO workload is read once, however often it is opened", "[loader][issue16]") {
-  const std::string fifo = (std::filesystem::temp_directory_path() / "tl_test_fifo.jsonl").string();
+  const std::string fifo =
+      (std::filesystem::temp_directory_path() / ("tl_test_fifo-" + std::to_string(::getpid()) + ".jsonl"))
+          .string();
   std::remove(fifo.c_str());
   REQUIRE(::mkfifo(fifo.c_str(), 0600) == 0);
   std::thread writer([&] {

@@ -1,7 +1,10 @@
 #include "engine/runtime/model_runner.h"
 
+#include <unistd.h>
+
 #include <catch2/catch.hpp>
 #include <filesystem>
+#include <string>
 
 #include "engine/runtime/byte_tokenizer.h"
 #include "engine/runtime/cuda_devices.h"
@@ -58,8 +61,9 @@ std::vector<float> prefill_logits(ModelRunner& runner, int64_t chunk) {
 
 TEST_CASE("a random checkpoint written and read back gives identical logits through the runner") {
   const ModelShape shape = load_model_shape("glm-5.3-tiny");
-  const std::string path =
-      (std::filesystem::temp_directory_path() / "tokenline_runner_roundtrip.safetensors").string();
+  const std::string path = (std::filesystem::temp_directory_path() /
+                            ("tokenline_runner_roundtrip-" + std::to_string(::getpid()) + ".safetensors"))
+                               .string();
   ModelWeights::random(shape, 11).save(path);
   test::FakeClock clock(1e-6);
   ModelRunner fresh = make_runner(ModelWeights::random(shape, 11), clock);

@@ -1,7 +1,10 @@
 #include "engine/runtime/model_weights.h"
 
+#include <unistd.h>
+
 #include <catch2/catch.hpp>
 #include <filesystem>
+#include <string>
 
 #include "common/input_error.h"
 #include "engine/runtime/model_shape.h"
@@ -11,7 +14,7 @@ using namespace tokenline;
 namespace {
 
 std::string temp_path(const char* name) {
-  return (std::filesystem::temp_directory_path() / name).string();
+  return (std::filesystem::temp_directory_path() / (std::to_string(::getpid()) + "-" + name)).string();
 }
 
 }  // namespace
