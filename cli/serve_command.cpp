@@ -20,13 +20,13 @@
 #include "cli/command.h"
 #include "cli/engine_job.h"
 #include "common/input_error.h"
-#include "engine/runtime/bpe_tokenizer.h"
-#include "engine/runtime/byte_tokenizer.h"
 #include "engine/runtime/clock.h"
-#include "engine/runtime/completion_hub.h"
-#include "engine/runtime/http_server.h"
-#include "engine/runtime/openai_handler.h"
-#include "engine/runtime/serve_metrics.h"
+#include "serve/bpe_tokenizer.h"
+#include "serve/byte_tokenizer.h"
+#include "serve/completion_hub.h"
+#include "serve/http_server.h"
+#include "serve/openai_handler.h"
+#include "serve/serve_metrics.h"
 
 namespace tokenline::cli {
 namespace {

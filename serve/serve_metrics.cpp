@@ -1,4 +1,4 @@
-#include "engine/runtime/serve_metrics.h"
+#include "serve/serve_metrics.h"
 
 #include <cstdio>
 

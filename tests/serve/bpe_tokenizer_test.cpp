@@ -1,6 +1,6 @@
 // A byte-level BPE tokenizer.json built here (GPT-2's byte alphabet, a few merges, added tokens, a BOS
 // template): merges apply by rank, added tokens match verbatim, every byte string round-trips.
-#include "engine/runtime/bpe_tokenizer.h"
+#include "serve/bpe_tokenizer.h"
 
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>

@@ -1,4 +1,4 @@
-#include "engine/runtime/http_request_reader.h"
+#include "serve/http_request_reader.h"
 
 // clang-format off
 #include <utility>  // before Beast: Boost 1.74's Asio headers use std::exchange without including it

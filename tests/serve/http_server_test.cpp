@@ -1,7 +1,7 @@
 // HttpServer over real loopback sockets: keep-alive carries several requests, a streamed body arrives as
 // chunks, a vanished client is seen by the handler, idle connections close after the idle timeout and
 // never hold stop(), the worker pool is bounded, names resolve.
-#include "engine/runtime/http_server.h"
+#include "serve/http_server.h"
 
 #include <netdb.h>
 #include <sys/socket.h>

@@ -1,4 +1,4 @@
-#include "engine/runtime/completion_hub.h"
+#include "serve/completion_hub.h"
 
 #include <algorithm>
 #include <cstdio>

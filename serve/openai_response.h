@@ -8,9 +8,9 @@
 #include <string>
 #include <vector>
 
-#include "engine/runtime/completion_hub.h"
-#include "engine/runtime/openai_request.h"
-#include "engine/runtime/tokenizer.h"
+#include "serve/completion_hub.h"
+#include "serve/openai_request.h"
+#include "serve/tokenizer.h"
 
 namespace tokenline {
 

@@ -1,4 +1,4 @@
-#include "engine/runtime/openai_response.h"
+#include "serve/openai_response.h"
 
 #include <nlohmann/json.hpp>
 

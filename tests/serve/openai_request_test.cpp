@@ -1,8 +1,8 @@
-#include "engine/runtime/openai_request.h"
+#include "serve/openai_request.h"
 
 #include <catch2/catch.hpp>
 
-#include "engine/runtime/byte_tokenizer.h"
+#include "serve/byte_tokenizer.h"
 
 namespace tokenline {
 namespace {

@@ -1,4 +1,4 @@
-#include "engine/runtime/byte_tokenizer.h"
+#include "engine/runtime/synthetic_prompt.h"
 
 namespace tokenline {
 namespace {
@@ -15,29 +15,10 @@ uint64_t mix(uint64_t z) {
 
 int32_t draw_byte(uint64_t seed, uint64_t key, uint64_t offset) {
   const uint64_t h = mix(mix(seed + kGolden) ^ mix(key + 2 * kGolden) ^ (offset + 1) * kGolden);
-  return static_cast<int32_t>(h % ByteTokenizer::kByteIds);
+  return static_cast<int32_t>(h % kSyntheticPromptIds);
 }
 
 }  // namespace
-
-std::vector<int32_t> ByteTokenizer::encode(std::string_view text, bool add_bos) const {
-  std::vector<int32_t> ids;
-  ids.reserve(text.size() + 1);
-  if (add_bos) ids.push_back(kBos);
-  for (char c : text) ids.push_back(static_cast<int32_t>(static_cast<unsigned char>(c)));
-  return ids;
-}
-
-std::string ByteTokenizer::token_bytes(int32_t id) const {
-  if (id < 0 || id >= kByteIds) return std::string();
-  return std::string(1, static_cast<char>(static_cast<unsigned char>(id)));
-}
-
-std::string ByteTokenizer::token_text(int32_t id) const {
-  if (id == kBos) return "<bos>";
-  if (id == kEos) return "<eos>";
-  return token_bytes(id);
-}
 
 std::vector<int32_t> synthesize_prompt(const RequestSpec& spec, uint64_t seed) {
   if (!spec.token_ids.empty()) return spec.token_ids;

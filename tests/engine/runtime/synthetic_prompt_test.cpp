@@ -1,18 +1,9 @@
-#include "engine/runtime/byte_tokenizer.h"
+#include "engine/runtime/synthetic_prompt.h"
 
+#include <algorithm>
 #include <catch2/catch.hpp>
 
 using namespace tokenline;
-
-TEST_CASE("byte tokenizer: bytes round-trip, specials are skipped on decode") {
-  const ByteTokenizer tok;
-  const std::string text = "h\xc3\xa9llo\n";
-  const std::vector<int32_t> ids = tok.encode(text, true);
-  REQUIRE(ids.size() == text.size() + 1);
-  CHECK(ids.front() == ByteTokenizer::kBos);
-  CHECK(ids[2] == 0xc3);
-  CHECK(tok.decode(ids) == text);
-}
 
 TEST_CASE("synthesized prompts share exactly the blocks whose hash ids they share") {
   RequestSpec a;
@@ -37,5 +28,5 @@ TEST_CASE("synthesized prompts share exactly the blocks whose hash ids they shar
   RequestSpec d = c;
   d.id = 4;
   CHECK(synthesize_prompt(c, 3) != synthesize_prompt(d, 3));  // no hash ids: unique per request
-  for (int32_t id : ta) CHECK((id >= 0 && id < ByteTokenizer::kByteIds));
+  for (int32_t id : ta) CHECK((id >= 0 && id < kSyntheticPromptIds));
 }

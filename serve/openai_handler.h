@@ -14,11 +14,11 @@
 #include <optional>
 #include <string>
 
-#include "engine/runtime/completion_hub.h"
-#include "engine/runtime/http_server.h"
-#include "engine/runtime/openai_request.h"
 #include "engine/runtime/request_feed.h"
-#include "engine/runtime/serve_metrics.h"
+#include "serve/completion_hub.h"
+#include "serve/http_server.h"
+#include "serve/openai_request.h"
+#include "serve/serve_metrics.h"
 
 namespace tokenline {
 

@@ -7,7 +7,7 @@
 #include <memory>
 #include <string>
 
-#include "engine/runtime/http_server.h"
+#include "serve/http_server.h"
 
 namespace tokenline {
 

@@ -1,4 +1,4 @@
-#include "engine/runtime/openai_request.h"
+#include "serve/openai_request.h"
 
 #include <algorithm>
 #include <nlohmann/json.hpp>

@@ -1,11 +1,11 @@
-#include "engine/runtime/openai_handler.h"
+#include "serve/openai_handler.h"
 
 #include <chrono>
 #include <ctime>
 #include <nlohmann/json.hpp>
 #include <utility>
 
-#include "engine/runtime/openai_response.h"
+#include "serve/openai_response.h"
 
 namespace tokenline {
 namespace {

@@ -1,4 +1,4 @@
-#include "engine/runtime/token_sampler.h"
+#include "serve/token_sampler.h"
 
 #include <catch2/catch.hpp>
 #include <cmath>

@@ -1,4 +1,4 @@
-#include "engine/runtime/bpe_tokenizer.h"
+#include "serve/bpe_tokenizer.h"
 
 #include <algorithm>
 #include <fstream>

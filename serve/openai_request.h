@@ -15,8 +15,8 @@
 #include <variant>
 #include <vector>
 
-#include "engine/runtime/token_sampler.h"
-#include "engine/runtime/tokenizer.h"
+#include "serve/token_sampler.h"
+#include "serve/tokenizer.h"
 
 namespace tokenline {
 

@@ -1,6 +1,6 @@
 // HttpRequestReader without sockets: pipelined requests in one buffer, a request fed byte by byte, a chunked
 // body, the header and body limits (kTooLarge), garbage (kBad), the query string removed, keep-alive.
-#include "engine/runtime/http_request_reader.h"
+#include "serve/http_request_reader.h"
 
 #include <catch2/catch.hpp>
 #include <stdexcept>

@@ -18,9 +18,9 @@
 
 #include "engine/core/instance.h"
 #include "engine/runtime/model_runner.h"
-#include "engine/runtime/serve_metrics.h"
-#include "engine/runtime/token_sampler.h"
-#include "engine/runtime/tokenizer.h"
+#include "serve/serve_metrics.h"
+#include "serve/token_sampler.h"
+#include "serve/tokenizer.h"
 
 namespace tokenline {
 

@@ -1,6 +1,6 @@
 // ByteTokenizer: text <-> token ids for random weights (a checkpoint's own: bpe_tokenizer.h). Each
-// byte is its own id (0..255); specials follow (BOS 256, EOS 257). Prompts of workloads, which carry only
-// lengths and prefix hash ids, are synthesized deterministically as byte ids (synthesize_prompt).
+// byte is its own id (0..255); specials follow (BOS 256, EOS 257). Workload prompts made up as byte ids
+// (engine/runtime/synthetic_prompt.h) decode through it byte for byte.
 #pragma once
 
 #include <cstdint>
@@ -8,8 +8,7 @@
 #include <string_view>
 #include <vector>
 
-#include "engine/core/request.h"
-#include "engine/runtime/tokenizer.h"
+#include "serve/tokenizer.h"
 
 namespace tokenline {
 
@@ -29,11 +28,5 @@ class ByteTokenizer final : public Tokenizer {
   // Bytes of ids < 256; specials and ids beyond the tokenizer are skipped.
   std::string decode(const std::vector<int32_t>& ids) const { return Tokenizer::decode(ids); }
 };
-
-// The prompt's token ids (bytes, 0..255) from the seed and the request's prefix identity: token p of
-// block b is drawn from (seed, block_hashes[b], p mod block_tokens) when the block has a hash id, else
-// from (seed, request id, p). Requests sharing their first k hash ids share their first k blocks of
-// tokens, so prefix-cache hits in a real run follow the workload's hash ids.
-std::vector<int32_t> synthesize_prompt(const RequestSpec& spec, uint64_t seed);
 
 }  // namespace tokenline

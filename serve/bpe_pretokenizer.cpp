@@ -1,4 +1,4 @@
-#include "engine/runtime/bpe_pretokenizer.h"
+#include "serve/bpe_pretokenizer.h"
 
 #include <cctype>
 

@@ -14,8 +14,8 @@
 #include <unordered_map>
 #include <vector>
 
-#include "engine/runtime/bpe_pretokenizer.h"
-#include "engine/runtime/tokenizer.h"
+#include "serve/bpe_pretokenizer.h"
+#include "serve/tokenizer.h"
 
 namespace tokenline {
 

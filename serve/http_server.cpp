@@ -1,4 +1,4 @@
-#include "engine/runtime/http_server.h"
+#include "serve/http_server.h"
 
 #include <arpa/inet.h>
 #include <netdb.h>
@@ -20,7 +20,7 @@
 #include <utility>
 
 #include "common/input_error.h"
-#include "engine/runtime/http_request_reader.h"
+#include "serve/http_request_reader.h"
 
 namespace tokenline {
 namespace {
