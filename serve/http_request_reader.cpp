@@ -82,6 +82,12 @@ const HttpRequest& HttpRequestReader::request() const {
   return request_;
 }
 
+bool HttpRequestReader::awaits_continue() const {
+  if (status_ != HttpReadStatus::kNeedMore || !parser_->beast.is_header_done()) return false;
+  const auto expect = parser_->beast.get()[http::field::expect];
+  return boost::beast::iequals(expect, "100-continue");
+}
+
 bool HttpRequestReader::keep_alive() const {
   if (status_ != HttpReadStatus::kOk)
     throw std::logic_error("HttpRequestReader::keep_alive before a whole request");

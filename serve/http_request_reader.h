@@ -38,6 +38,9 @@ class HttpRequestReader {
   const HttpRequest& request() const;
   // Whether the client allows another request on this connection (HTTP/1.1 default, Connection header).
   bool keep_alive() const;
+  // True while the header is whole, its body is not, and the client waits for "100 Continue" before
+  // sending it (Expect: 100-continue; RFC 9110 section 10.1.1).
+  bool awaits_continue() const;
 
  private:
   struct Parser;

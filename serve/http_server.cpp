@@ -4,6 +4,7 @@
 #include <netdb.h>
 #include <poll.h>
 #include <sys/eventfd.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -16,6 +17,8 @@
 #include <cstring>
 #include <deque>
 #include <mutex>
+#include <stdexcept>
+#include <system_error>
 #include <thread>
 #include <utility>
 
@@ -27,9 +30,16 @@ namespace {
 
 using SteadyTime = std::chrono::steady_clock::time_point;
 
-constexpr int kPollTickMs = 200;  // the poller's longest sleep: idle timeouts are this late at most
+constexpr int kPollTickMs = 100;  // the poller's longest sleep: deadlines are this late at most
 constexpr int64_t kHeaderLimitBytes = 64 << 10;  // request line + headers; Beast's default is 8 KiB
 constexpr size_t kReadChunkBytes = 64 << 10;
+constexpr size_t kReadsPerWake = 16;  // chunks read from one connection per poll: no client hogs the poller
+// A refused connection is read and discarded for this long (or this many bytes) after its status, so
+// that the client reads the status before the close resets the connection (nginx's lingering_close).
+constexpr double kLingerS = 2;
+constexpr int64_t kLingerBytes = int64_t{64} << 20;
+constexpr int64_t kFdReserve = 64;  // open files kept for everything else (logs, outputs, the listener)
+constexpr const char* kContinue = "HTTP/1.1 100 Continue\r\n\r\n";
 
 SteadyTime deadline_after(double seconds) {
   return std::chrono::steady_clock::now() + std::chrono::duration_cast<std::chrono::steady_clock::duration>(
@@ -99,56 +109,53 @@ std::string head_text(const HttpResponse& r, bool keep_alive, const std::string&
   return h + "\r\n";
 }
 
-struct Conn {
-  int fd = -1;
-  std::string buffer;  // bytes read past the last request (pipelining)
-  SteadyTime idle_since;
-};
-
-enum class ReadResult { kOk, kClosed, kTimeout, kTooLarge, kBad };
-
-// Reads one request into reader (bytes beyond it stay in conn.buffer).
-ReadResult read_request(Conn& conn, HttpRequestReader& reader, SteadyTime deadline) {
-  char chunk[kReadChunkBytes];
-  bool any = !conn.buffer.empty();
-  while (true) {
-    switch (reader.feed(conn.buffer)) {
-      case HttpReadStatus::kNeedMore:
-        break;
-      case HttpReadStatus::kOk:
-        return ReadResult::kOk;
-      case HttpReadStatus::kTooLarge:
-        return ReadResult::kTooLarge;
-      case HttpReadStatus::kBad:
-        return ReadResult::kBad;
-    }
-    const ssize_t n = ::recv(conn.fd, chunk, sizeof chunk, 0);
-    if (n > 0) {
-      conn.buffer.append(chunk, static_cast<size_t>(n));
-      any = true;
-    } else if (n == 0) {
-      return any ? ReadResult::kBad : ReadResult::kClosed;
-    } else if (errno == EINTR) {
-      continue;
-    } else if (errno == EAGAIN || errno == EWOULDBLOCK) {
-      if (!wait_fd(conn.fd, POLLIN, deadline)) return any ? ReadResult::kTimeout : ReadResult::kClosed;
-    } else {
-      return ReadResult::kClosed;
-    }
-  }
+// A whole reply that closes the connection, with a one-line plain-text body saying why.
+std::string closing_reply(int status, const std::string& why) {
+  const std::string body = why + "\n";
+  return head_text({status, "text/plain", "", {}}, false, "Content-Length: " + std::to_string(body.size())) +
+         body;
 }
 
+enum class ConnState {
+  kIdle,       // no byte of a next request yet: closed after the idle timeout
+  kReading,    // a request started: whole within the read timeout or 408
+  kLingering,  // refused: reading and discarding until the client closes or kLingerS passed
+};
+
+struct Conn {
+  int fd = -1;
+  ConnState state = ConnState::kIdle;
+  std::string buffer;                         // bytes read, not yet parsed (pipelining)
+  std::unique_ptr<HttpRequestReader> reader;  // the request being read (kReading)
+  SteadyTime since;                           // when the state began
+  SteadyTime deadline;                        // when the state ends (close, or 408)
+  bool continue_sent = false;                 // "100 Continue" sent for this request
+  bool peer_eof = false;                      // the client half-closed: answer, then close
+  int64_t lingered_bytes = 0;
+  bool light = false;  // the whole request goes to the reserved workers too
+};
+
+// The connection a worker serves: the handler's view of its socket.
 class FdExchange final : public HttpExchange {
  public:
   FdExchange(int fd, double write_timeout_s, bool keep_alive)
       : fd_(fd), write_timeout_s_(write_timeout_s), keep_alive_(keep_alive) {}
 
+  // Gone: the connection was reset, or closed both ways. A client that only closed its sending side may
+  // still be reading (a half-close): the first time the end of its input is seen, before any reply byte,
+  // an interim "100 Continue" goes out (RFC 9110 section 15.2: clients parse any 1xx before the final
+  // reply); a client that closed entirely answers it with a reset, seen on the next call.
   bool peer_closed() override {
     pollfd p{fd_, static_cast<int16_t>(POLLIN | POLLRDHUP), 0};
     if (::poll(&p, 1, 0) <= 0) return false;
-    if ((p.revents & (POLLRDHUP | POLLHUP | POLLERR)) != 0) return true;
+    if ((p.revents & (POLLHUP | POLLERR)) != 0) return true;
     char c = 0;
-    return ::recv(fd_, &c, 1, MSG_PEEK | MSG_DONTWAIT) == 0;
+    const bool eof = (p.revents & POLLRDHUP) != 0 || ::recv(fd_, &c, 1, MSG_PEEK | MSG_DONTWAIT) == 0;
+    if (eof && !probed_ && !streamed_) {
+      probed_ = true;
+      return !write_all(fd_, kContinue, deadline_after(write_timeout_s_));
+    }
+    return false;
   }
   bool stream_begin(const HttpResponse& head) override {
     streamed_ = true;
@@ -174,14 +181,24 @@ class FdExchange final : public HttpExchange {
   double write_timeout_s_;
   bool keep_alive_;
   bool streamed_ = false;
+  bool probed_ = false;
   bool ok_ = true;
 };
+
+enum class AcceptResult { kAccepted, kNone, kFull };  // kFull: a connection waits that cannot be taken now
+
+int64_t open_file_limit() {
+  rlimit r{};
+  if (::getrlimit(RLIMIT_NOFILE, &r) != 0 || r.rlim_cur == RLIM_INFINITY) return int64_t{1} << 20;
+  return static_cast<int64_t>(r.rlim_cur);
+}
 
 }  // namespace
 
 struct HttpServer::Impl {
   HttpServerConfig config;
   HttpHandler handler;
+  int64_t max_connections = 0;
   int listen_fd = -1;
   int wake_fd = -1;
   int32_t bound_port = 0;
@@ -190,14 +207,18 @@ struct HttpServer::Impl {
   std::vector<std::thread> workers;
   mutable std::mutex mutex;
   std::condition_variable work_ready;
-  std::deque<std::unique_ptr<Conn>> ready;      // connections with a request to read
-  std::vector<std::unique_ptr<Conn>> returned;  // keep-alive connections handed back to the poller
+  std::deque<std::unique_ptr<Conn>> light_ready;  // whole requests any worker may serve
+  std::deque<std::unique_ptr<Conn>> heavy_ready;  // whole requests for the unreserved workers
+  std::vector<std::unique_ptr<Conn>> returned;    // keep-alive connections handed back to the poller
   std::atomic<bool> accepting{true};
   bool workers_stop = false;
   bool poller_stop = false;
   bool stopped = false;
-  int64_t open = 0;
-  int64_t busy = 0;
+  int64_t open = 0;  // accepted, not closed
+  int64_t busy = 0;  // workers serving
+
+  // Poller-only state.
+  std::vector<std::unique_ptr<Conn>> conns;  // idle, reading and lingering connections
 
   void wake() const {
     const uint64_t one = 1;
@@ -208,10 +229,21 @@ struct HttpServer::Impl {
     const std::lock_guard<std::mutex> lock(mutex);
     --open;
   }
+  bool is_light(const HttpRequest& req) const {
+    return config.light ? config.light(req) : req.method != "POST";
+  }
   void bind_listener();
-  void accept_all(std::vector<std::unique_ptr<Conn>>& idle);
+  void start_threads();
+  AcceptResult accept_one();
+  bool evict_oldest();
+  void set_idle(Conn& conn) const;
+  void refuse(Conn& conn, int status, const std::string& why) const;
+  bool advance(std::unique_ptr<Conn>& conn);
+  bool on_readable(std::unique_ptr<Conn>& conn);
+  bool on_deadline(Conn& conn, SteadyTime now) const;
+  int64_t held_bytes() const;
   void poll_loop();
-  void worker_loop();
+  void worker_loop(bool reserved);
   bool serve(Conn& conn);
 };
 
@@ -257,76 +289,237 @@ void HttpServer::Impl::bind_listener() {
   bound_address = text;
 }
 
-void HttpServer::Impl::accept_all(std::vector<std::unique_ptr<Conn>>& idle) {
-  while (true) {
-    const int fd = ::accept4(listen_fd, nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
-    if (fd < 0) return;  // EAGAIN: none left (or a transient error: the next poll retries)
-    auto conn = std::make_unique<Conn>();
-    conn->fd = fd;
-    conn->idle_since = std::chrono::steady_clock::now();
+// The workers (the reserved ones first) and the poller. A thread that cannot be started (a thread or
+// address-space limit) stops and joins those that did, then throws saying how far it got.
+void HttpServer::Impl::start_threads() {
+  int32_t started = 0;
+  try {
+    for (; started < config.workers; ++started) {
+      const bool reserved = started < config.reserved_workers;
+      workers.emplace_back([this, reserved] { worker_loop(reserved); });
+    }
+    poller = std::thread([this] { poll_loop(); });
+  } catch (const std::system_error& e) {
     {
       const std::lock_guard<std::mutex> lock(mutex);
-      ++open;
+      workers_stop = true;
     }
-    idle.push_back(std::move(conn));
+    work_ready.notify_all();
+    for (std::thread& t : workers) t.join();
+    workers.clear();
+    ::close(listen_fd);
+    ::close(wake_fd);
+    throw std::runtime_error("could not start the HTTP threads: " + std::to_string(started) + " of " +
+                             std::to_string(config.workers) + " workers started" +
+                             (started == config.workers ? ", not the poller" : "") + " (" + e.what() +
+                             "); lower --http-workers or raise the thread limit");
   }
 }
 
-// Accepts, watches idle connections, hands those with a request to the workers, closes idle ones.
+void HttpServer::Impl::set_idle(Conn& conn) const {
+  conn.state = ConnState::kIdle;
+  conn.reader.reset();
+  conn.continue_sent = false;
+  conn.since = std::chrono::steady_clock::now();
+  conn.deadline = deadline_after(config.idle_timeout_s);
+}
+
+// Answers `status` and lingers: the client's remaining bytes are read and dropped until it closes.
+void HttpServer::Impl::refuse(Conn& conn, int status, const std::string& why) const {
+  const std::string reply = closing_reply(status, why);
+  [[maybe_unused]] const ssize_t n = ::send(conn.fd, reply.data(), reply.size(), MSG_NOSIGNAL);
+  ::shutdown(conn.fd, SHUT_WR);
+  conn.state = ConnState::kLingering;
+  conn.reader.reset();
+  conn.buffer.clear();
+  conn.since = std::chrono::steady_clock::now();
+  conn.deadline = deadline_after(kLingerS);
+}
+
+// Parses what conn has buffered. False when the connection left the poller (a whole request went to a
+// worker): `conn` is then empty.
+bool HttpServer::Impl::advance(std::unique_ptr<Conn>& conn) {
+  if (conn->state == ConnState::kLingering || conn->buffer.empty()) return true;
+  if (conn->state == ConnState::kIdle) {
+    conn->state = ConnState::kReading;
+    conn->reader = std::make_unique<HttpRequestReader>(kHeaderLimitBytes, config.body_limit_bytes);
+    conn->since = std::chrono::steady_clock::now();
+    conn->deadline = deadline_after(config.read_timeout_s);
+  }
+  switch (conn->reader->feed(conn->buffer)) {
+    case HttpReadStatus::kNeedMore:
+      if (!conn->continue_sent && conn->reader->awaits_continue()) {
+        conn->continue_sent = true;
+        [[maybe_unused]] const ssize_t n = ::send(conn->fd, kContinue, std::strlen(kContinue), MSG_NOSIGNAL);
+      }
+      // The budget is summed only for a request past one read's size: small ones cannot exhaust it.
+      if (conn->reader->consumed_bytes() > static_cast<int64_t>(kReadChunkBytes) &&
+          held_bytes() > config.read_budget_bytes)
+        refuse(*conn, 503, "the server is reading too many request bodies at once: retry later");
+      return true;
+    case HttpReadStatus::kOk:
+      break;
+    case HttpReadStatus::kTooLarge:
+      refuse(*conn, 413,
+             "the request is too large: headers of at most " + std::to_string(kHeaderLimitBytes) +
+                 " bytes and a body of at most " + std::to_string(config.body_limit_bytes) + " bytes");
+      return true;
+    case HttpReadStatus::kBad:
+      refuse(*conn, 400, "malformed HTTP/1.1 request");
+      return true;
+  }
+  conn->light = is_light(conn->reader->request());
+  const std::lock_guard<std::mutex> lock(mutex);
+  (conn->light ? light_ready : heavy_ready).push_back(std::move(conn));
+  work_ready.notify_all();  // a reserved worker may wait for light work only
+  return false;
+}
+
+// Reads what the socket has. False when the connection left the poller (handed on or closed).
+bool HttpServer::Impl::on_readable(std::unique_ptr<Conn>& conn) {
+  char chunk[kReadChunkBytes];
+  bool ended = false;  // end of input (the client closed its side) or an error
+  for (size_t reads = 0; reads < kReadsPerWake && !ended; ++reads) {
+    const ssize_t n = ::recv(conn->fd, chunk, sizeof chunk, 0);
+    if (n > 0) {
+      if (conn->state == ConnState::kLingering) {
+        conn->lingered_bytes += n;
+        ended = conn->lingered_bytes > kLingerBytes;
+        continue;
+      }
+      conn->buffer.append(chunk, static_cast<size_t>(n));
+      if (!advance(conn)) return false;
+    } else if (n < 0 && errno == EINTR) {
+      continue;
+    } else if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+      break;
+    } else {
+      ended = true;
+    }
+  }
+  if (!ended) return true;
+  // The client closed its side inside a request: it cannot complete it, but may still read a reply.
+  if (conn->state == ConnState::kReading) {
+    const std::string reply = closing_reply(400, "the connection ended inside a request");
+    [[maybe_unused]] const ssize_t n = ::send(conn->fd, reply.data(), reply.size(), MSG_NOSIGNAL);
+  }
+  close_conn(std::move(conn));
+  return false;
+}
+
+// Past its deadline: an idle or lingering connection is closed, a request still being read gets 408.
+// False when the connection is to be closed.
+bool HttpServer::Impl::on_deadline(Conn& conn, SteadyTime now) const {
+  if (now < conn.deadline) return true;
+  if (conn.state != ConnState::kReading) return false;
+  refuse(conn, 408,
+         "the request did not arrive whole within " + std::to_string(config.read_timeout_s) + " s");
+  return true;
+}
+
+int64_t HttpServer::Impl::held_bytes() const {
+  int64_t held = 0;
+  for (const auto& c : conns)
+    if (c && c->state == ConnState::kReading)
+      held += static_cast<int64_t>(c->buffer.size()) + c->reader->consumed_bytes();
+  return held;
+}
+
+// Closes the connection that has gone longest without a whole request, to make room for a new one.
+bool HttpServer::Impl::evict_oldest() {
+  auto oldest = conns.end();
+  for (auto it = conns.begin(); it != conns.end(); ++it)
+    if (*it && (oldest == conns.end() || (*it)->since < (*oldest)->since)) oldest = it;
+  if (oldest == conns.end()) return false;
+  close_conn(std::move(*oldest));
+  conns.erase(oldest);
+  return true;
+}
+
+// Accepts one connection.
+AcceptResult HttpServer::Impl::accept_one() {
+  int64_t open_now = 0;
+  {
+    const std::lock_guard<std::mutex> lock(mutex);
+    open_now = open;
+  }
+  if (open_now >= max_connections && !evict_oldest()) return AcceptResult::kFull;
+  int fd = ::accept4(listen_fd, nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
+  if (fd < 0 && (errno == EMFILE || errno == ENFILE) && evict_oldest())
+    fd = ::accept4(listen_fd, nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
+  if (fd < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)) return AcceptResult::kNone;
+  if (fd < 0) return AcceptResult::kFull;  // out of files (or a transient error): retried after a tick
+  auto conn = std::make_unique<Conn>();
+  conn->fd = fd;
+  set_idle(*conn);
+  {
+    const std::lock_guard<std::mutex> lock(mutex);
+    ++open;
+  }
+  conns.push_back(std::move(conn));
+  return AcceptResult::kAccepted;
+}
+
+// Accepts, reads requests until whole and hands them to the workers, answers refusals, enforces deadlines.
 void HttpServer::Impl::poll_loop() {
-  std::vector<std::unique_ptr<Conn>> idle, still;
   std::vector<pollfd> fds;
-  const auto idle_limit = std::chrono::duration<double>(config.idle_timeout_s);
+  bool listen_ok = true;  // false after an accept that could not be taken: the listener waits a tick
   while (true) {
+    std::vector<std::unique_ptr<Conn>> back;
     {
       const std::lock_guard<std::mutex> lock(mutex);
-      for (auto& c : returned) idle.push_back(std::move(c));
-      returned.clear();
+      back.swap(returned);
       if (poller_stop) break;
     }
-    if (!accepting && listen_fd >= 0) {
-      ::close(listen_fd);
-      listen_fd = -1;
+    for (auto& c : back) {
+      set_idle(*c);
+      if (advance(c)) conns.push_back(std::move(c));  // a pipelined request may already be whole
     }
     if (!accepting) {
-      for (auto& c : idle) close_conn(std::move(c));
-      idle.clear();
+      if (listen_fd >= 0) ::close(listen_fd);
+      listen_fd = -1;
+      for (auto& c : conns)
+        if (c && c->state != ConnState::kLingering) close_conn(std::move(c));
+      std::erase(conns, nullptr);
     }
-    fds.assign({pollfd{wake_fd, POLLIN, 0}, pollfd{listen_fd, POLLIN, 0}});
-    for (const auto& c : idle) fds.push_back(pollfd{c->fd, static_cast<int16_t>(POLLIN | POLLRDHUP), 0});
+    fds.assign({pollfd{wake_fd, POLLIN, 0}, pollfd{listen_ok ? listen_fd : -1, POLLIN, 0}});
+    for (const auto& c : conns) fds.push_back(pollfd{c->fd, static_cast<int16_t>(POLLIN | POLLRDHUP), 0});
+    listen_ok = true;
     if (::poll(fds.data(), fds.size(), kPollTickMs) < 0 && errno != EINTR) continue;
     uint64_t drained = 0;
     if ((fds[0].revents & POLLIN) != 0) [[maybe_unused]]
       ssize_t n = ::read(wake_fd, &drained, sizeof drained);
     const auto now = std::chrono::steady_clock::now();
-    still.clear();
-    for (size_t i = 0; i < idle.size(); ++i) {
-      const int16_t ev = fds[i + 2].revents;
-      if ((ev & POLLIN) != 0) {
-        const std::lock_guard<std::mutex> lock(mutex);
-        ready.push_back(std::move(idle[i]));
-        work_ready.notify_one();
-      } else if ((ev & (POLLHUP | POLLERR | POLLRDHUP)) != 0 || now - idle[i]->idle_since > idle_limit) {
-        close_conn(std::move(idle[i]));
-      } else {
-        still.push_back(std::move(idle[i]));
-      }
+    const size_t polled = conns.size();
+    for (size_t i = 0; i < polled; ++i) {
+      std::unique_ptr<Conn>& c = conns[i];
+      if (!c) continue;  // evicted
+      if ((fds[i + 2].revents & (POLLIN | POLLRDHUP | POLLHUP | POLLERR)) != 0 && !on_readable(c)) continue;
+      if (!on_deadline(*c, now)) close_conn(std::move(c));
     }
-    idle.swap(still);
-    if (listen_fd >= 0 && (fds[1].revents & POLLIN) != 0) accept_all(idle);
+    std::erase(conns, nullptr);
+    if (listen_fd >= 0 && (fds[1].revents & POLLIN) != 0) {
+      AcceptResult r = AcceptResult::kAccepted;
+      while (r == AcceptResult::kAccepted) r = accept_one();
+      listen_ok = r == AcceptResult::kNone;
+    }
   }
-  for (auto& c : idle) close_conn(std::move(c));
+  for (auto& c : conns)
+    if (c) close_conn(std::move(c));
+  conns.clear();
 }
 
-void HttpServer::Impl::worker_loop() {
+void HttpServer::Impl::worker_loop(bool reserved) {
   while (true) {
     std::unique_ptr<Conn> conn;
     {
       std::unique_lock<std::mutex> lock(mutex);
-      work_ready.wait(lock, [this] { return workers_stop || !ready.empty(); });
-      if (ready.empty()) return;
-      conn = std::move(ready.front());
-      ready.pop_front();
+      work_ready.wait(
+          lock, [&] { return workers_stop || !light_ready.empty() || (!reserved && !heavy_ready.empty()); });
+      std::deque<std::unique_ptr<Conn>>& queue = !light_ready.empty() ? light_ready : heavy_ready;
+      if (queue.empty() || (reserved && &queue == &heavy_ready)) return;
+      conn = std::move(queue.front());
+      queue.pop_front();
       ++busy;
     }
     const bool keep = serve(*conn);
@@ -334,14 +527,9 @@ void HttpServer::Impl::worker_loop() {
       const std::lock_guard<std::mutex> lock(mutex);
       --busy;
     }
-    if (!keep || !accepting) {
+    if (!keep || !accepting || conn->peer_eof) {
       close_conn(std::move(conn));
-    } else if (!conn->buffer.empty()) {  // a pipelined request is already here
-      const std::lock_guard<std::mutex> lock(mutex);
-      ready.push_back(std::move(conn));
-      work_ready.notify_one();
     } else {
-      conn->idle_since = std::chrono::steady_clock::now();
       const std::lock_guard<std::mutex> lock(mutex);
       returned.push_back(std::move(conn));
       wake();
@@ -349,30 +537,27 @@ void HttpServer::Impl::worker_loop() {
   }
 }
 
-// One request and its reply; true when the connection may carry another.
+// The handler on one whole request and its reply; true when the connection may carry another. An
+// exception from the handler is a 500 (or, once a stream has begun, the end of the connection).
 bool HttpServer::Impl::serve(Conn& conn) {
-  HttpRequestReader reader(kHeaderLimitBytes, config.body_limit_bytes);
-  const ReadResult read = read_request(conn, reader, deadline_after(config.read_timeout_s));
-  const SteadyTime write_deadline = deadline_after(config.write_timeout_s);
-  switch (read) {
-    case ReadResult::kOk:
-      break;
-    case ReadResult::kClosed:
-      return false;
-    case ReadResult::kTimeout:
-      write_all(conn.fd, head_text({408, "text/plain", "", {}}, false, "Content-Length: 0"), write_deadline);
-      return false;
-    case ReadResult::kTooLarge:
-      write_all(conn.fd, head_text({413, "text/plain", "", {}}, false, "Content-Length: 0"), write_deadline);
-      return false;
-    case ReadResult::kBad:
-      write_all(conn.fd, head_text({400, "text/plain", "", {}}, false, "Content-Length: 0"), write_deadline);
-      return false;
-  }
-  const HttpRequest& req = reader.request();
-  const bool keep_alive = reader.keep_alive() && accepting;
+  const HttpRequest& req = conn.reader->request();
+  const bool keep_alive = conn.reader->keep_alive() && accepting;
   FdExchange exchange(conn.fd, config.write_timeout_s, keep_alive);
-  const HttpResponse reply = handler(req, exchange);
+  HttpResponse reply;
+  try {
+    reply = handler(req, exchange);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "tokenline serve: %s %s: internal error: %s\n", req.method.c_str(),
+                 req.target.c_str(), e.what());
+    if (exchange.streamed()) return false;
+    reply = HttpResponse{500,
+                         "application/json",
+                         R"({"error":{"message":"internal server error","type":"server_error","param":null,)"
+                         R"("code":"internal_error"}})"
+                         "\n",
+                         {}};
+  }
+  const SteadyTime write_deadline = deadline_after(config.write_timeout_s);
   if (exchange.streamed())
     return exchange.ok() && write_all(conn.fd, "0\r\n\r\n", write_deadline) && keep_alive;
   const std::string text =
@@ -382,13 +567,20 @@ bool HttpServer::Impl::serve(Conn& conn) {
 
 HttpServer::HttpServer(const HttpServerConfig& config, HttpHandler handler)
     : impl_(std::make_unique<Impl>()) {
-  if (config.workers < 1) throw InputError("--http-workers", "1 or more", std::to_string(config.workers));
+  if (config.workers < 1 || config.workers > kMaxHttpWorkers)
+    throw InputError("--http-workers", "1.." + std::to_string(kMaxHttpWorkers),
+                     std::to_string(config.workers));
+  if (config.reserved_workers < 0 || config.reserved_workers >= config.workers)
+    throw InputError("--http-workers",
+                     "more than the " + std::to_string(config.reserved_workers) + " reserved",
+                     std::to_string(config.workers));
   impl_->config = config;
   impl_->handler = std::move(handler);
+  const int64_t fd_room = std::max<int64_t>(open_file_limit() - kFdReserve, 16);
+  impl_->max_connections = config.max_connections > 0 ? std::min(config.max_connections, fd_room) : fd_room;
   impl_->bind_listener();
   impl_->wake_fd = ::eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
-  for (int32_t i = 0; i < config.workers; ++i) impl_->workers.emplace_back([this] { impl_->worker_loop(); });
-  impl_->poller = std::thread([this] { impl_->poll_loop(); });
+  impl_->start_threads();
 }
 
 HttpServer::~HttpServer() {
@@ -431,8 +623,12 @@ void HttpServer::stop() {
   }
   impl_->wake();
   impl_->poller.join();
-  for (auto& c : impl_->ready) ::close(c->fd);
-  impl_->ready.clear();
+  for (auto* queue : {&impl_->light_ready, &impl_->heavy_ready})
+    for (auto& c : *queue) ::close(c->fd);
+  impl_->light_ready.clear();
+  impl_->heavy_ready.clear();
+  for (auto& c : impl_->returned) ::close(c->fd);
+  impl_->returned.clear();
   if (impl_->listen_fd >= 0) ::close(impl_->listen_fd);
   ::close(impl_->wake_fd);
 }

@@ -23,6 +23,12 @@ ApiError overloaded(std::string message) {
                   .code = "overloaded"};
 }
 
+// JSON text that cannot throw: a byte sequence that is not UTF-8 (refused where names enter, so never
+// expected here) is written as U+FFFD.
+std::string dump_text(const json& j) {
+  return j.dump(-1, ' ', false, json::error_handler_t::replace);
+}
+
 uint64_t mix(uint64_t z) {  // splitmix64's finaliser: distinct (seed, choice) pairs, unrelated streams
   z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
   z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
@@ -164,14 +170,14 @@ HttpResponse OpenAiHandler::models(const std::string& target) const {
                       {"max_model_len", options_.model.max_context_tokens}};
   if (target == "/v1/models")
     return HttpResponse{
-        200, "application/json", json{{"object", "list"}, {"data", {model}}}.dump() + "\n", {}};
+        200, "application/json", dump_text(json{{"object", "list"}, {"data", {model}}}) + "\n", {}};
   const std::string name = target.substr(std::string("/v1/models/").size());
   if (name != options_.model.name)
     return error(ApiError{.status = 404,
                           .message = "The model `" + name + "` does not exist.",
                           .param = "model",
                           .code = "model_not_found"});
-  return HttpResponse{200, "application/json", model.dump() + "\n", {}};
+  return HttpResponse{200, "application/json", dump_text(model) + "\n", {}};
 }
 
 HttpResponse OpenAiHandler::metrics() const {
@@ -184,8 +190,15 @@ HttpResponse OpenAiHandler::metrics() const {
   return HttpResponse{200, "text/plain; version=0.0.4; charset=utf-8", metrics_.render(gauges), {}};
 }
 
-// 503 while draining, when every engine slot of the pool is busy, or beyond --max-queued waiting requests.
+// 400 when the request alone has more choices than --max-queued lets wait (it could never be admitted);
+// 503 while draining, when every engine slot of the pool is busy, or beyond --max-queued waiting choices.
 std::optional<ApiError> OpenAiHandler::admit(int64_t choices) {
+  if (options_.max_queued > 0 && choices > options_.max_queued)
+    return ApiError{.message = "the request has " + std::to_string(choices) +
+                               " choices (prompts x n), more than --max-queued " +
+                               std::to_string(options_.max_queued) + " lets wait",
+                    .param = "n",
+                    .code = "too_many_choices"};
   if (draining_) return overloaded("the server is shutting down");
   if (in_flight_.fetch_add(1) >= options_.engine_slots) {
     in_flight_.fetch_sub(1);
@@ -197,7 +210,7 @@ std::optional<ApiError> OpenAiHandler::admit(int64_t choices) {
     in_flight_.fetch_sub(1);
     metrics_.on_overload();
     return overloaded("more than --max-queued " + std::to_string(options_.max_queued) +
-                      " requests are waiting");
+                      " choices would be waiting");
   }
   return std::nullopt;
 }
@@ -245,8 +258,13 @@ HttpResponse OpenAiHandler::complete(Endpoint endpoint, const HttpRequest& http,
                          .model = options_.model.name,
                          .logprobs = req.sampling.logprobs >= 0,
                          .tokenizer = &tokenizer_};
-  if (req.stream) return reply_stream(ctx, *group, req, exchange);
-  return reply_whole(ctx, *group, req.n, exchange);
+  try {
+    if (req.stream) return reply_stream(ctx, *group, req, exchange);
+    return reply_whole(ctx, *group, req.n, exchange);
+  } catch (...) {  // the server answers 500; the engine stops working for nobody
+    hub_.cancel(*group);
+    throw;
+  }
 }
 
 HttpResponse OpenAiHandler::reply_whole(const ReplyContext& ctx, CompletionGroup& group, int32_t n,

@@ -52,8 +52,24 @@ void Histogram::render(std::string& out, const std::string& name, const std::str
   out += name + "_count{" + labels + "} " + std::to_string(count_) + "\n";
 }
 
+std::string prometheus_label_value(std::string_view text) {
+  std::string out;
+  for (char c : text) {
+    if (c == '\\') {
+      out += "\\\\";
+    } else if (c == '"') {
+      out += "\\\"";
+    } else if (c == '\n') {
+      out += "\\n";
+    } else {
+      out += c;
+    }
+  }
+  return out;
+}
+
 ServeMetrics::ServeMetrics(std::string model_name)
-    : labels_("model_name=\"" + model_name + "\""),
+    : labels_("model_name=\"" + prometheus_label_value(model_name) + "\""),
       ttft_s_(kTtftBounds),
       tpot_s_(kTpotBounds),
       e2e_s_(kE2eBounds) {}

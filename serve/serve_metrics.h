@@ -58,4 +58,8 @@ class ServeMetrics {
   Histogram ttft_s_, tpot_s_, e2e_s_;
 };
 
+// A Prometheus label value (text exposition format 0.0.4): backslash, double quote and line feed escaped,
+// so a served model name cannot end its label or its line.
+std::string prometheus_label_value(std::string_view text);
+
 }  // namespace tokenline

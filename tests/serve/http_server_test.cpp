@@ -10,7 +10,11 @@
 #include <atomic>
 #include <catch2/catch.hpp>
 #include <chrono>
+#include <condition_variable>
+#include <mutex>
+#include <stdexcept>
 #include <thread>
+#include <vector>
 
 #include "common/input_error.h"
 
@@ -146,6 +150,146 @@ TEST_CASE("pipelined requests each get a reply, garbage is 400, a body past the 
   char c = 0;
   CHECK(read(large, &c, 1) == 0);  // closed after the reply
   close(large);
+}
+
+TEST_CASE("a handler that throws is a 500 and the server goes on serving", "[serve][http]") {
+  HttpServer server(HttpServerConfig{.host = "127.0.0.1", .port = 0, .workers = 1},
+                    [](const HttpRequest& req, HttpExchange&) -> HttpResponse {
+                      if (req.target == "/throw") throw std::runtime_error("boom");
+                      if (req.target == "/alloc") throw std::bad_alloc();
+                      return HttpResponse{200, "text/plain", "alive", {}};
+                    });
+  for (const char* target : {"/throw", "/alloc"}) {
+    const int fd = connect_to(server);
+    send_all(fd, get(target));
+    const std::string reply = read_until(fd, "}\n");
+    CHECK(reply.rfind("HTTP/1.1 500", 0) == 0);
+    CHECK(reply.find("\"internal_error\"") != std::string::npos);
+    close(fd);
+  }
+  const int fd = connect_to(server);
+  send_all(fd, get("/ok"));
+  CHECK(read_until(fd, "alive").find("alive") != std::string::npos);
+  close(fd);
+}
+
+TEST_CASE("Expect: 100-continue gets its interim reply before the body is sent", "[serve][http]") {
+  HttpServer server(HttpServerConfig{.host = "127.0.0.1", .port = 0, .workers = 1},
+                    [](const HttpRequest& req, HttpExchange&) {
+                      return HttpResponse{200, "text/plain", "got " + req.body, {}};
+                    });
+  const int fd = connect_to(server);
+  send_all(fd, "POST /x HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\nExpect: 100-continue\r\n\r\n");
+  CHECK(read_until(fd, "\r\n\r\n") == "HTTP/1.1 100 Continue\r\n\r\n");  // before any body byte
+  send_all(fd, "hello");
+  CHECK(read_until(fd, "got hello").find("HTTP/1.1 200 OK") != std::string::npos);
+  close(fd);
+}
+
+TEST_CASE("a client that half-closes after its request still gets the whole answer", "[serve][http]") {
+  std::atomic<bool> saw_gone{false};
+  HttpServer server(HttpServerConfig{.host = "127.0.0.1", .port = 0, .workers = 1},
+                    [&](const HttpRequest&, HttpExchange& x) {
+                      // A handler that waits, checking for the client as openai_handler does.
+                      for (int i = 0; i < 5; ++i) {
+                        if (x.peer_closed()) saw_gone = true;
+                        std::this_thread::sleep_for(std::chrono::milliseconds(20));
+                      }
+                      return HttpResponse{200, "text/plain", "the answer", {}};
+                    });
+  const int fd = connect_to(server);
+  send_all(fd, get("/q"));
+  REQUIRE(shutdown(fd, SHUT_WR) == 0);  // done sending, still reading
+  const std::string reply = read_until(fd, "the answer");
+  CHECK(reply.find("HTTP/1.1 200 OK") != std::string::npos);
+  CHECK(reply.find("the answer") != std::string::npos);
+  CHECK_FALSE(saw_gone);
+  close(fd);
+}
+
+TEST_CASE("a client sending a body past the limit reads the 413 before the connection closes",
+          "[serve][http]") {
+  HttpServer server(HttpServerConfig{.host = "127.0.0.1", .port = 0, .workers = 1, .body_limit_bytes = 1024},
+                    [](const HttpRequest&, HttpExchange&) { return HttpResponse{}; });
+  const int fd = connect_to(server);
+  send_all(fd, "POST /x HTTP/1.1\r\nHost: x\r\nContent-Length: 104857600\r\n\r\n");
+  // The client goes on sending its body as a plain client does (curl without Expect): 8 MB.
+  const std::string block(64 << 10, 'a');
+  for (int i = 0; i < 128; ++i)
+    if (send(fd, block.data(), block.size(), MSG_NOSIGNAL) <= 0) break;
+  const std::string reply = read_until(fd, "bytes\n");
+  CHECK(reply.rfind("HTTP/1.1 413 Payload Too Large", 0) == 0);
+  CHECK(reply.find("a body of at most 1024 bytes") != std::string::npos);
+  close(fd);
+}
+
+TEST_CASE("slow clients hold sockets, not workers: a light request is served while they trickle",
+          "[serve][http]") {
+  HttpServer server(HttpServerConfig{.host = "127.0.0.1", .port = 0, .workers = 2, .read_timeout_s = 120},
+                    [](const HttpRequest& req, HttpExchange&) {
+                      return HttpResponse{200, "text/plain", "served " + req.target, {}};
+                    });
+  std::vector<int> slow;
+  for (int i = 0; i < 20; ++i) {
+    slow.push_back(connect_to(server));
+    send_all(slow.back(), "GET /slow HTTP/1.1\r\nHo");  // a header that never ends
+  }
+  const int fd = connect_to(server);
+  send_all(fd, get("/health"));
+  CHECK(read_until(fd, "served /health").find("served /health") != std::string::npos);
+  CHECK(server.stats().open_connections == 21);
+  CHECK(server.stats().busy_workers == 0);  // every slow client is the poller's, none a worker's
+  close(fd);
+  for (int s : slow) close(s);
+}
+
+TEST_CASE("light requests have reserved workers that completions cannot take", "[serve][http]") {
+  std::mutex mutex;
+  std::condition_variable cv;
+  bool release = false;
+  int blocked = 0;
+  HttpServer server(HttpServerConfig{.host = "127.0.0.1", .port = 0, .workers = 3, .reserved_workers = 1},
+                    [&](const HttpRequest& req, HttpExchange&) {
+                      if (req.method == "POST") {
+                        std::unique_lock<std::mutex> lock(mutex);
+                        ++blocked;
+                        cv.notify_all();
+                        cv.wait(lock, [&] { return release; });
+                      }
+                      return HttpResponse{200, "text/plain", "done " + req.target, {}};
+                    });
+  std::vector<int> posts;
+  for (int i = 0; i < 3; ++i) {  // two take the unreserved workers, the third waits for one
+    posts.push_back(connect_to(server));
+    send_all(posts.back(), "POST /complete HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\n\r\n");
+  }
+  {
+    std::unique_lock<std::mutex> lock(mutex);
+    cv.wait(lock, [&] { return blocked == 2; });
+  }
+  const int fd = connect_to(server);
+  send_all(fd, get("/health"));
+  CHECK(read_until(fd, "done /health").find("done /health") != std::string::npos);
+  CHECK(blocked == 2);  // the reserved worker served /health, not the third POST
+  close(fd);
+  {
+    const std::lock_guard<std::mutex> lock(mutex);
+    release = true;
+  }
+  cv.notify_all();
+  for (int p : posts) {
+    CHECK(read_until(p, "done /complete").find("done /complete") != std::string::npos);
+    close(p);
+  }
+}
+
+TEST_CASE("worker counts out of range are refused by flag", "[serve][http]") {
+  auto handler = [](const HttpRequest&, HttpExchange&) { return HttpResponse{}; };
+  CHECK_THROWS_AS(HttpServer(HttpServerConfig{.port = 0, .workers = kMaxHttpWorkers + 1}, handler),
+                  InputError);
+  CHECK_THROWS_AS(HttpServer(HttpServerConfig{.port = 0, .workers = 0}, handler), InputError);
+  CHECK_THROWS_AS(HttpServer(HttpServerConfig{.port = 0, .workers = 2, .reserved_workers = 2}, handler),
+                  InputError);
 }
 
 }  // namespace tokenline

@@ -47,4 +47,12 @@ TEST_CASE("serve metrics render vLLM's names with cumulative histogram buckets",
   CHECK(m.free_pages() == 75);
 }
 
+TEST_CASE("a model name cannot break out of its Prometheus label", "[serve][metrics]") {
+  CHECK(prometheus_label_value("a\"b\\c\nd") == "a\\\"b\\\\c\\nd");
+  ServeMetrics m("evil\"} 1\nfake_metric{x=\"");
+  const std::string text = m.render(HttpGauges{});
+  CHECK(text.find("\nfake_metric") == std::string::npos);
+  CHECK(text.find("model_name=\"evil\\\"} 1\\nfake_metric{x=\\\"\"") != std::string::npos);
+}
+
 }  // namespace tokenline
