@@ -206,9 +206,11 @@ struct HttpServer::Impl {
   std::thread poller;
   std::vector<std::thread> workers;
   mutable std::mutex mutex;
-  std::condition_variable work_ready;
+  std::condition_variable any_ready;              // unreserved workers wait here: work of either kind
+  std::condition_variable light_ready_cv;         // reserved workers wait here: light work
   std::deque<std::unique_ptr<Conn>> light_ready;  // whole requests any worker may serve
   std::deque<std::unique_ptr<Conn>> heavy_ready;  // whole requests for the unreserved workers
+  int64_t queued_bytes = 0;                       // the bodies waiting in those queues
   std::vector<std::unique_ptr<Conn>> returned;    // keep-alive connections handed back to the poller
   std::atomic<bool> accepting{true};
   bool workers_stop = false;
@@ -304,7 +306,8 @@ void HttpServer::Impl::start_threads() {
       const std::lock_guard<std::mutex> lock(mutex);
       workers_stop = true;
     }
-    work_ready.notify_all();
+    any_ready.notify_all();
+    light_ready_cv.notify_all();
     for (std::thread& t : workers) t.join();
     workers.clear();
     ::close(listen_fd);
@@ -370,8 +373,11 @@ bool HttpServer::Impl::advance(std::unique_ptr<Conn>& conn) {
   }
   conn->light = is_light(conn->reader->request());
   const std::lock_guard<std::mutex> lock(mutex);
+  queued_bytes += static_cast<int64_t>(conn->reader->request().body.size());
+  // One waiter of each kind: whichever takes it first serves it, the other finds nothing and waits again.
+  if (conn->light) light_ready_cv.notify_one();
+  any_ready.notify_one();
   (conn->light ? light_ready : heavy_ready).push_back(std::move(conn));
-  work_ready.notify_all();  // a reserved worker may wait for light work only
   return false;
 }
 
@@ -417,12 +423,14 @@ bool HttpServer::Impl::on_deadline(Conn& conn, SteadyTime now) const {
   return true;
 }
 
+// Bytes of requests the server holds and no worker has taken: being read, or whole and queued.
 int64_t HttpServer::Impl::held_bytes() const {
   int64_t held = 0;
   for (const auto& c : conns)
     if (c && c->state == ConnState::kReading)
       held += static_cast<int64_t>(c->buffer.size()) + c->reader->consumed_bytes();
-  return held;
+  const std::lock_guard<std::mutex> lock(mutex);
+  return held + queued_bytes;
 }
 
 // Closes the connection that has gone longest without a whole request, to make room for a new one.
@@ -514,12 +522,14 @@ void HttpServer::Impl::worker_loop(bool reserved) {
     std::unique_ptr<Conn> conn;
     {
       std::unique_lock<std::mutex> lock(mutex);
-      work_ready.wait(
-          lock, [&] { return workers_stop || !light_ready.empty() || (!reserved && !heavy_ready.empty()); });
+      (reserved ? light_ready_cv : any_ready).wait(lock, [&] {
+        return workers_stop || !light_ready.empty() || (!reserved && !heavy_ready.empty());
+      });
       std::deque<std::unique_ptr<Conn>>& queue = !light_ready.empty() ? light_ready : heavy_ready;
       if (queue.empty() || (reserved && &queue == &heavy_ready)) return;
       conn = std::move(queue.front());
       queue.pop_front();
+      queued_bytes -= static_cast<int64_t>(conn->reader->request().body.size());
       ++busy;
     }
     const bool keep = serve(*conn);
@@ -615,7 +625,8 @@ void HttpServer::stop() {
     const std::lock_guard<std::mutex> lock(impl_->mutex);
     impl_->workers_stop = true;
   }
-  impl_->work_ready.notify_all();
+  impl_->any_ready.notify_all();
+  impl_->light_ready_cv.notify_all();
   for (std::thread& t : impl_->workers) t.join();
   {
     const std::lock_guard<std::mutex> lock(impl_->mutex);
