@@ -7,10 +7,12 @@
 // --shutdown-timeout seconds, then they are aborted; a second signal aborts at once), and it writes
 // metrics.json, requests.csv and trace.json (mode "serve"; aborted requests are `cancelled`).
 #include <pthread.h>
+#include <sys/resource.h>
 
 #include <CLI/CLI.hpp>
 #include <atomic>
 #include <cerrno>
+#include <cmath>
 #include <csignal>
 #include <cstdio>
 #include <ctime>
@@ -20,13 +22,15 @@
 #include "cli/command.h"
 #include "cli/engine_job.h"
 #include "common/input_error.h"
-#include "engine/runtime/bpe_tokenizer.h"
-#include "engine/runtime/byte_tokenizer.h"
+#include "common/input_limits.h"
 #include "engine/runtime/clock.h"
-#include "engine/runtime/completion_hub.h"
-#include "engine/runtime/http_server.h"
-#include "engine/runtime/openai_handler.h"
-#include "engine/runtime/serve_metrics.h"
+#include "serve/bpe_tokenizer.h"
+#include "serve/byte_tokenizer.h"
+#include "serve/completion_hub.h"
+#include "serve/http_server.h"
+#include "serve/openai_handler.h"
+#include "serve/serve_metrics.h"
+#include "serve/utf8.h"
 
 namespace tokenline::cli {
 namespace {
@@ -41,6 +45,12 @@ constexpr int32_t kCpuMaxRunning = 256;
 constexpr int64_t kGpuChunkTokens = 8192;
 constexpr int32_t kGpuMaxRunning = 1024;
 constexpr int32_t kReservedWorkers = 8;  // workers kept free of completions: /health and /metrics answer
+// --shutdown-timeout's ceiling: a day, far beyond any orchestrator's grace period (Kubernetes' default is
+// 30 s), and far inside time_t.
+constexpr double kMaxShutdownTimeoutS = 86400;
+// --max-queued's default: choices waiting for the engine beyond which completions get 503. 4,096 is 16x
+// the CPU engine's --max-running (4x the GPU default): minutes of work on the CPU engine.
+constexpr int64_t kDefaultMaxQueued = 4096;
 
 struct ServeJob {
   EngineJob engine;
@@ -51,7 +61,9 @@ struct ServeJob {
   std::string tokenizer;  // tokenizer.json; empty: the byte tokenizer
   std::string api_key;
   std::string cors;
-  int64_t max_queued = 0;
+  int64_t max_queued = kDefaultMaxQueued;
+  int64_t max_request_choices = kDefaultMaxRequestChoices;
+  int64_t max_request_tokens = kDefaultMaxRequestTokens;
   int32_t http_workers = 256;      // 200 concurrent clients + the reserve, with headroom
   double shutdown_timeout_s = 30;  // Kubernetes' default terminationGracePeriodSeconds
 };
@@ -137,15 +149,48 @@ std::unique_ptr<Tokenizer> make_tokenizer(const ServeJob& job, const ModelShape&
   return tok;
 }
 
+// Text that reaches JSON replies or HTTP headers: UTF-8, and no control characters (a header line ends
+// at CR or LF).
+void require_text(const char* flag, const std::string& text) {
+  if (!is_valid_utf8(text))
+    throw InputError(flag, "UTF-8 text",
+                     "invalid UTF-8 at byte " + std::to_string(utf8_invalid_offset(text)));
+  for (char c : text)
+    if (static_cast<unsigned char>(c) < 0x20 || c == 0x7F)
+      throw InputError(flag, "text without control characters", "'" + text + "'");
+}
+
 void validate(const ServeJob& job) {
   if (job.port < 0 || job.port > 65535) throw InputError("--port", "0..65535", std::to_string(job.port));
   if (job.max_requests < 0) throw InputError("--max-requests", "0 or more", std::to_string(job.max_requests));
   if (job.max_queued < 0) throw InputError("--max-queued", "0 or more", std::to_string(job.max_queued));
-  if (job.http_workers <= kReservedWorkers)
-    throw InputError("--http-workers", "more than " + std::to_string(kReservedWorkers),
+  if (job.max_request_choices < 1 || job.max_request_choices > int64_t{1} << 20)
+    throw InputError("--max-request-choices", "1..1048576", std::to_string(job.max_request_choices));
+  if (job.max_request_tokens < 1 || job.max_request_tokens > limits::kMaxRequestTokens)
+    throw InputError("--max-request-tokens", "1.." + std::to_string(limits::kMaxRequestTokens),
+                     std::to_string(job.max_request_tokens));
+  if (job.http_workers <= kReservedWorkers || job.http_workers > kMaxHttpWorkers)
+    throw InputError("--http-workers",
+                     std::to_string(kReservedWorkers + 1) + ".." + std::to_string(kMaxHttpWorkers),
                      std::to_string(job.http_workers));
-  if (job.shutdown_timeout_s < 0)
-    throw InputError("--shutdown-timeout", "0 or more seconds", std::to_string(job.shutdown_timeout_s));
+  if (!std::isfinite(job.shutdown_timeout_s) || job.shutdown_timeout_s < 0 ||
+      job.shutdown_timeout_s > kMaxShutdownTimeoutS)
+    throw InputError("--shutdown-timeout",
+                     "0.." + std::to_string(static_cast<int64_t>(kMaxShutdownTimeoutS)) + " seconds",
+                     std::to_string(job.shutdown_timeout_s));
+  require_text("--served-model-name", job.served_model_name);
+  require_text("--api-key", job.api_key);
+  require_text("--cors", job.cors);
+}
+
+// Every connection is a file: the soft open-file limit (often 1,024) is raised to the hard one, so the
+// server's connection cap (http_server.h) is not a low default.
+void raise_open_file_limit() {
+  rlimit r{};
+  if (::getrlimit(RLIMIT_NOFILE, &r) == 0 && r.rlim_cur < r.rlim_max) {
+    r.rlim_cur = r.rlim_max;
+    ::setrlimit(RLIMIT_NOFILE, &r);
+  }
 }
 
 ServeOptions serve_options(const ServeJob& job, const EngineSetup& setup) {
@@ -153,7 +198,9 @@ ServeOptions serve_options(const ServeJob& job, const EngineSetup& setup) {
   o.model = ServedModel{.name = job.served_model_name.empty() ? job.engine.model : job.served_model_name,
                         .max_context_tokens = setup.instance.scheduler.max_context_tokens,
                         .vocab = setup.shape.vocab,
-                        .mtp = job.engine.mtp_drafts > 0};
+                        .mtp = job.engine.mtp_drafts > 0,
+                        .max_request_choices = job.max_request_choices,
+                        .max_request_tokens = job.max_request_tokens};
   o.api_key = job.api_key;
   o.cors_origin = job.cors;
   o.max_queued = job.max_queued;
@@ -184,8 +231,21 @@ int serve_job(const ServeJob& job) {
   OpenAiHandler handler(feed, hub, metrics, *tokenizer, options);
   drain_on_signal(stop_signals, feed, handler, hub, job.shutdown_timeout_s);
   ServeObserver observer(recorder, runner, instance, hub, metrics, feed, job.max_requests);
-  HttpServer server(HttpServerConfig{.host = job.host, .port = job.port, .workers = job.http_workers},
-                    [&handler](const HttpRequest& r, HttpExchange& x) { return handler.handle(r, x); });
+  raise_open_file_limit();
+  std::unique_ptr<HttpServer> started;
+  try {
+    started = std::make_unique<HttpServer>(
+        HttpServerConfig{.host = job.host,
+                         .port = job.port,
+                         .workers = job.http_workers,
+                         .reserved_workers = kReservedWorkers},
+        [&handler](const HttpRequest& r, HttpExchange& x) { return handler.handle(r, x); });
+  } catch (const std::runtime_error& e) {
+    if (dynamic_cast<const InputError*>(&e) != nullptr) throw;
+    std::fprintf(stderr, "tokenline serve: %s\n", e.what());
+    return 1;
+  }
+  HttpServer& server = *started;
   handler.set_http_stats([&server] { return server.stats(); });
   std::fprintf(stderr,
                "tokenline serve: listening on http://%s:%d (model %s; /v1/completions, "
@@ -224,12 +284,22 @@ void add_serve_options(CLI::App& cmd, ServeJob& job) {
   cmd.add_option("--tokenizer", job.tokenizer, "a Hugging Face tokenizer.json (default: one token per byte)");
   cmd.add_option("--api-key", job.api_key, "require 'Authorization: Bearer KEY' on /v1/*");
   cmd.add_option("--cors", job.cors, "allow browser clients from this origin ('*': any)");
-  cmd.add_option("--max-queued", job.max_queued, "503 beyond this many waiting requests (0: no cap)")
+  cmd.add_option(
+         "--max-queued", job.max_queued,
+         "503 beyond this many choices waiting for the engine; a request with more is a 400 (0: no cap)")
       ->capture_default_str();
-  cmd.add_option("--http-workers", job.http_workers, "HTTP worker threads (8 kept for /health, /metrics)")
+  cmd.add_option("--max-request-choices", job.max_request_choices,
+                 "400 for a request with more choices (prompts x n)")
+      ->capture_default_str();
+  cmd.add_option("--max-request-tokens", job.max_request_tokens,
+                 "400 for a request asking more tokens (prompt + max_tokens, summed over its choices)")
+      ->capture_default_str();
+  cmd.add_option("--http-workers", job.http_workers,
+                 "HTTP worker threads, 9..4096 (8 kept for /health, /metrics, /v1/models)")
       ->capture_default_str();
   cmd.add_option("--shutdown-timeout", job.shutdown_timeout_s,
-                 "seconds to finish admitted requests after a signal, then abort them (0: no limit)")
+                 "seconds (at most 86400) to finish admitted requests after a signal, then abort them "
+                 "(0: no limit)")
       ->capture_default_str();
 }
 

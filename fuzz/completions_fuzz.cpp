@@ -1,12 +1,12 @@
 // libFuzzer harness: the body of POST /v1/completions and /v1/chat/completions as `tokenline serve` parses
-// it (engine/runtime/openai_request.h): every body is a request or an OpenAI error, never a crash.
+// it (serve/openai_request.h): every body is a request or an OpenAI error, never a crash.
 #include <cstdint>
 #include <cstdlib>
 #include <variant>
 
-#include "engine/runtime/byte_tokenizer.h"
-#include "engine/runtime/openai_request.h"
 #include "fuzz/fuzz_input.h"
+#include "serve/byte_tokenizer.h"
+#include "serve/openai_request.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   using namespace tokenline;

@@ -1,5 +1,5 @@
 // libFuzzer harness: the bytes of an HTTP connection as `tokenline serve` reads them
-// (engine/runtime/http_request_reader.h). The input's first byte is a count k (low 3 bits), the next k bytes
+// (serve/http_request_reader.h). The input's first byte is a count k (low 3 bits), the next k bytes
 // piece sizes; the rest is the connection's byte stream, fed in pieces of those sizes (cycled) so the
 // parser sees requests split at arbitrary points, and read request after request (pipelining). Checked:
 // a status is final once reached (fed again it is repeated, the buffer untouched); the bytes used never
@@ -16,8 +16,8 @@
 #include <string>
 #include <vector>
 
-#include "engine/runtime/http_request_reader.h"
 #include "fuzz/fuzz_input.h"
+#include "serve/http_request_reader.h"
 
 namespace tokenline::fuzz {
 namespace {

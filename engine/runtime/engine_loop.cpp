@@ -1,8 +1,8 @@
 #include "engine/runtime/engine_loop.h"
 
 #include "engine/core/instance_loop.h"
-#include "engine/runtime/byte_tokenizer.h"
 #include "engine/runtime/engine_clock.h"
+#include "engine/runtime/synthetic_prompt.h"
 
 namespace tokenline {
 namespace {

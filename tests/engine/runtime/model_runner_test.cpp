@@ -5,8 +5,8 @@
 #include <catch2/catch.hpp>
 #include <filesystem>
 #include <string>
+#include <string_view>
 
-#include "engine/runtime/byte_tokenizer.h"
 #include "engine/runtime/cuda_devices.h"
 #include "tests/engine/runtime/fake_clock.h"
 
@@ -31,6 +31,15 @@ void set_pages(StepBatches& step, const std::vector<std::vector<std::vector<int3
 constexpr int32_t kPageTokens = 16;
 constexpr int64_t kPages = 32;
 
+// A prompt's token ids as serve/'s ByteTokenizer gives them (the engine has no tokenizer): BOS 256, then
+// one id per byte.
+std::vector<int32_t> byte_prompt(std::string_view text, bool add_bos) {
+  std::vector<int32_t> ids;
+  if (add_bos) ids.push_back(256);
+  for (char c : text) ids.push_back(static_cast<int32_t>(static_cast<unsigned char>(c)));
+  return ids;
+}
+
 ModelRunner make_runner(ModelWeights weights, Clock& clock) {
   return ModelRunner(load_model_shape("glm-5.3-tiny"), weights,
                      RunnerConfig{.dp_ranks = 1, .total_pages = kPages, .page_tokens = kPageTokens}, clock);
@@ -38,8 +47,7 @@ ModelRunner make_runner(ModelWeights weights, Clock& clock) {
 
 // Prefills a 40-token prompt in one step on pages {5, 2, 9}; returns the last token's logits.
 std::vector<float> prefill_logits(ModelRunner& runner, int64_t chunk) {
-  const std::vector<int32_t> prompt =
-      ByteTokenizer().encode("the quick brown fox jumps over the lazy dog", true);
+  const std::vector<int32_t> prompt = byte_prompt("the quick brown fox jumps over the lazy dog", true);
   runner.set_prompt(1, prompt);
   const auto n = static_cast<int64_t>(prompt.size());
   for (int64_t done = 0; done < n; done += chunk) {
@@ -147,9 +155,8 @@ TwoRequests run_two_requests(const RunnerConfig& config) {
   const ModelShape shape = load_model_shape("glm-5.3-tiny");
   test::FakeClock clock(1e-6);
   ModelRunner runner(shape, ModelWeights::random(shape, 5), config, clock);
-  const ByteTokenizer tok;
-  const std::vector<int32_t> a = tok.encode("sharded forward passes sum to the same logits", true);
-  const std::vector<int32_t> b = tok.encode("every rank holds a slice", true);
+  const std::vector<int32_t> a = byte_prompt("sharded forward passes sum to the same logits", true);
+  const std::vector<int32_t> b = byte_prompt("every rank holds a slice", true);
   runner.set_prompt(1, a);
   runner.set_prompt(2, b);
   const auto na = static_cast<int64_t>(a.size()), nb = static_cast<int64_t>(b.size());
@@ -290,7 +297,7 @@ Decoded decode_steps(int32_t mtp, int steps, const std::vector<std::vector<int32
       shape, ModelWeights::random(shape, 5),
       RunnerConfig{.tp = tp, .ep = ep, .total_pages = 8, .page_tokens = kPageTokens, .mtp_draft_tokens = mtp},
       clock);
-  const std::vector<int32_t> prompt = ByteTokenizer().encode("speculative decoding is lossless", true);
+  const std::vector<int32_t> prompt = byte_prompt("speculative decoding is lossless", true);
   runner.set_prompt(1, prompt);
   Decoded out;
   int64_t context = 0;
