@@ -4,6 +4,8 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
+#include <string>
 
 namespace tokenline::limits {
 
@@ -34,5 +36,23 @@ inline constexpr int64_t kMaxSyntheticRequests = 100'000'000;
 // A non-regular workload file (FIFO, pipe, /dev/stdin) is read once into memory: 1 GiB, ~10x the
 // largest published Mooncake trace.
 inline constexpr int64_t kMaxStreamedWorkloadBytes = int64_t{1} << 30;
+// One file of an op profile (profile.json, a CSV table) or a small side input (--expert-skew histogram:):
+// the largest published table (topologies/profiles/h200-sglang) is under 1 MB; 64 MiB is ~100x it.
+inline constexpr int64_t kMaxProfileFileBytes = int64_t{64} << 20;
+// The simulated horizon: no virtual clock passes 2e9 s (63 years). Arrivals end by kMaxArrivalS (1e9 s),
+// which leaves a run another 1e9 s to finish its work, and outputs that write times as int64 nanoseconds
+// (which end at 9.2e9 s) stay 4.6x inside their range. A run whose clock would pass it stops with a message.
+inline constexpr double kMaxSimulatedS = 2e9;
 
 }  // namespace tokenline::limits
+
+namespace tokenline {
+
+// The one rule for reading a whole input file: bounded before it is read. A regular file longer than
+// `max_bytes` is refused from its size without reading it; any other file (a FIFO, a pipe, /dev/zero) is
+// read until it ends or passes `max_bytes`, then refused. A directory is refused. nullopt when the file
+// cannot be opened (the caller words "no such file" for its input); InputError naming `where` otherwise.
+std::optional<std::string> read_bounded_file(const std::string& path, int64_t max_bytes,
+                                             const std::string& where);
+
+}  // namespace tokenline

@@ -177,8 +177,8 @@ EngineBehavior parse_engine_behavior(std::string_view profile_json_text, const s
   json doc;
   try {
     doc = json::parse(profile_json_text);
-  } catch (const json::parse_error& e) {
-    throw InputError(where, "valid JSON", std::string("a parse error: ") + e.what());
+  } catch (const json::exception& e) {  // parse_error, and out_of_range for a number like 1e999
+    throw InputError(where, "valid JSON with finite numbers", std::string("a parse error: ") + e.what());
   }
   if (!doc.is_object() || !doc.contains("engine"))
     throw InputError(where, "an object with an \"engine\" object", "none");

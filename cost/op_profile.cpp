@@ -5,12 +5,16 @@
 #include <charconv>
 #include <cmath>
 #include <filesystem>
-#include <fstream>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <optional>
+#include <set>
 #include <sstream>
 
 #include "common/input_error.h"
+#include "common/input_limits.h"
+#include "common/json_depth.h"
+#include "common/number_text.h"
 #include "cost/engine_behavior_json.h"
 #include "cost/step_cost.h"
 #include "topologies/embedded_specs.h"
@@ -20,6 +24,26 @@ namespace {
 
 using Json = nlohmann::json;
 constexpr const char* kOpScalesKey = "op_scales";  // timing.op_scales: per-op scales, not a TimingParam
+
+// The ranges profile numbers must fall in (finite, before any arithmetic prices a step with them):
+// A table's key columns (tokens, m, n, k, heads, bytes, ...): integers a double holds exactly.
+constexpr double kMaxTableKey = 9007199254740992.0;  // 2^53
+// One measured op call: the slowest rows published (MLA prefill at 128K tokens) take seconds; an hour is
+// ~1000x that, so a larger latency is a unit or typing error, not a measurement.
+constexpr double kMaxLatencyMs = 3.6e6;
+// A timing term in seconds (step_cpu_overhead_s, eager_launch_gap_s, step_floor_per_layer_s, ...): the
+// largest fitted term is first_token_latency_s 0.187 s (h200-sglang) and calibrate searches none beyond
+// 0.5 s (calibrate/fit_parameter.cpp); 60 s is 120x that and keeps every step's time far below the
+// simulated horizon (limits::kMaxSimulatedS).
+constexpr double kMaxTimingTermS = 60;
+// A time ratio (op_time_scale, speed_scale, op_scales): a machine a million times faster or slower than
+// the profiled one is another machine.
+constexpr double kMinTimeRatio = 1e-6, kMaxTimeRatio = 1e6;
+// cuda_graph_max_bs: the engine block's own bound (engine_behavior_json.cpp: 1 << 16).
+constexpr double kMaxCudaGraphBs = 65536;
+// moe_routing_alpha: a power-law exponent; the moe tables measure alphas up to ~1.5, and at 100 every
+// token already goes to the same experts.
+constexpr double kMaxRoutingAlpha = 100;
 
 struct TableSpec {
   const char* header;  // the exact header line
@@ -65,11 +89,7 @@ struct ProfileSource {
       auto text = find_embedded(topologies_embedded_specs(), embedded_prefix + file);
       return text ? std::optional<std::string>(std::string(*text)) : std::nullopt;
     }
-    std::ifstream in(dir / file, std::ios::binary);
-    if (!in) return std::nullopt;
-    std::ostringstream ss;
-    ss << in.rdbuf();
-    return ss.str();
+    return read_bounded_file((dir / file).string(), limits::kMaxProfileFileBytes, where(file));
   }
   std::string where(const std::string& file) const { return label + "/" + file; }
 };
@@ -112,13 +132,22 @@ std::vector<std::string_view> split(std::string_view line, char sep) {
   return out;
 }
 
-// Parses one CSV table against its spec; every row must have every column, latency_ms >= 0.
+// Where a table row's key (its columns but latency_ms) was first seen, and its latency there.
+struct SeenRow {
+  int line = 0;
+  double latency = 0;
+};
+
+// Parses one CSV table against its spec; every row must have every column, key columns integers in
+// [1, 2^53], latency_ms in [0, kMaxLatencyMs], and no key twice (one shape measured twice is ambiguous:
+// which latency prices it?).
 ProfileTable parse_table(const std::string& text, const std::string& where, TableSpec spec) {
   ProfileTable t;
   t.file = where;
   t.text_columns = spec.text_columns;
   const std::vector<std::string_view> columns = split(spec.header, ',');
   t.numeric_columns = int(columns.size()) - spec.text_columns;
+  std::map<std::string, SeenRow> seen;
   std::istringstream in(text);
   std::string line;
   int line_no = 0;
@@ -135,19 +164,37 @@ ProfileTable parse_table(const std::string& text, const std::string& where, Tabl
     if (cells.size() != columns.size()) {
       throw InputError(at, std::to_string(columns.size()) + " columns", std::to_string(cells.size()));
     }
+    std::string key;
+    double latency = 0;
     for (size_t c = 0; c < cells.size(); ++c) {
       if (int(c) < spec.text_columns) {
         t.text.emplace_back(cells[c]);
+        key.append(cells[c]).push_back('\x1f');
         continue;
       }
       const double v = parse_number(cells[c], at, columns[c]);
-      const bool latency = c + 1 == cells.size();  // >= 0: a step that does no work (top-k of <= k keys)
-      if (latency ? v < 0 : (v <= 0 || v != std::floor(v))) {
+      const bool is_latency = c + 1 == cells.size();  // >= 0: a step that does no work (top-k of <= k keys)
+      if (is_latency ? !(v >= 0 && v <= kMaxLatencyMs)
+                     : !(v >= 1 && v <= kMaxTableKey && v == std::floor(v))) {
         throw InputError(at + ": column " + std::string(columns[c]),
-                         latency ? "a latency >= 0" : "a positive integer",
+                         is_latency ? "a latency in [0, 3.6e6] ms" : "an integer in [1, 2^53]",
                          "'" + std::string(cells[c]) + "'");
       }
       t.numbers.push_back(v);
+      if (is_latency) {
+        latency = v;
+      } else {
+        key.append(std::to_string(int64_t(v))).push_back('\x1f');
+      }
+    }
+    const auto [it, fresh] = seen.try_emplace(key, SeenRow{line_no, latency});
+    if (!fresh) {
+      const std::string earlier = "line " + std::to_string(it->second.line);
+      throw InputError(at, "each shape once (this one is also on " + earlier + ")",
+                       it->second.latency == latency
+                           ? std::string("a duplicate row")
+                           : "a conflicting latency " + number_text(latency) + " ms (" + earlier + ": " +
+                                 number_text(it->second.latency) + " ms)");
     }
   }
   if (line_no == 0)
@@ -162,15 +209,48 @@ std::string timing_param_list() {
   return s;
 }
 
+// The range of one timing parameter, as messages state it.
+struct TimingRange {
+  double lo = 0, hi = 0;
+  bool integer = false;
+  std::string text() const {
+    return std::string(integer ? "an integer" : "a value") + " in [" + number_text(lo) + ", " +
+           number_text(hi) + "]";
+  }
+  bool holds(double v) const { return v >= lo && v <= hi && (!integer || v == std::floor(v)); }
+};
+
+TimingRange timing_range(TimingParam p) {
+  switch (p) {
+    case TimingParam::kOverlapSchedule:
+    case TimingParam::kSharedExpertsFusion:
+      return {0, 1, true};
+    case TimingParam::kCudaGraphMaxBs:
+      return {0, kMaxCudaGraphBs, true};
+    case TimingParam::kMoeRoutingAlpha:
+      return {0, kMaxRoutingAlpha, false};
+    case TimingParam::kOpTimeScale:
+    case TimingParam::kSpeedScale:
+      return {kMinTimeRatio, kMaxTimeRatio, false};
+    case TimingParam::kStepCpuOverheadS:
+    case TimingParam::kEagerLaunchGapS:
+    case TimingParam::kStepCpuPerRequestS:
+    case TimingParam::kRequestLatencyS:
+    case TimingParam::kStepFloorPerLayerS:
+    case TimingParam::kSpeedProbeS:
+    case TimingParam::kFirstTokenLatencyS:
+      return {0, kMaxTimingTermS, false};
+    case TimingParam::kCount:
+      break;
+  }
+  return {};
+}
+
+// Every timing value a profile.json or --profile-set gives: finite and in its parameter's range (`where`
+// names the key; the message states what was found and the range allowed).
 void check_timing_value(TimingParam p, double v, const std::string& where) {
-  const bool flag = p == TimingParam::kOverlapSchedule || p == TimingParam::kSharedExpertsFusion;
-  const bool ratio = p == TimingParam::kOpTimeScale || p == TimingParam::kSpeedScale;
-  const bool ok = flag                                ? (v == 0 || v == 1)
-                  : p == TimingParam::kCudaGraphMaxBs ? (v >= 0 && v == std::floor(v))
-                  : ratio                             ? v > 0
-                                                      : v >= 0;
-  if (!ok)
-    throw InputError(where, flag ? "0 or 1" : ratio ? "a value > 0" : "a value >= 0", std::to_string(v));
+  const TimingRange r = timing_range(p);
+  if (!std::isfinite(v) || !r.holds(v)) throw InputError(where, r.text(), number_text(v));
 }
 
 // timing.op_scales: {"value": {"<ledger op>": ratio > 0, ...}, "unit", "source"}.
@@ -182,8 +262,8 @@ void read_op_scales(const Json& entry, OpProfile& p, const std::string& at) {
   for (const auto& [op, v] : entry["value"].items()) {
     if (!find_op(op))
       throw InputError(at + ".value", "ledger op names (a_proj, sparse_mla, ...)", "'" + op + "'");
-    if (!v.is_number() || !(v.get<double>() > 0) || !std::isfinite(v.get<double>()))
-      throw InputError(at + ".value." + op, "a ratio > 0", v.dump());
+    if (!v.is_number() || !(v.get<double>() >= kMinTimeRatio && v.get<double>() <= kMaxTimeRatio))
+      throw InputError(at + ".value." + op, "a ratio in [1e-06, 1e+06]", v.dump());
     p.op_scales.emplace_back(op, v.get<double>());
   }
 }
@@ -208,6 +288,20 @@ void read_timing(const Json& j, OpProfile& p, const std::string& where) {
     check_timing_value(*param, v, at + ".value");
     p.timing[static_cast<size_t>(*param)] = v;
   }
+}
+
+// profile.json text -> JSON: nested at most kMaxJsonDepth, numbers a double holds (1e999 is refused
+// here, not later as an escaped out_of_range), an object at the top.
+Json parse_profile_json(const std::string& text, const std::string& where) {
+  require_json_depth(text, where);
+  Json j;
+  try {
+    j = Json::parse(text);
+  } catch (const Json::exception& e) {
+    throw InputError(where, "valid JSON with finite numbers", e.what());
+  }
+  if (!j.is_object()) throw InputError(where, "a JSON object", j.type_name());
+  return j;
 }
 
 std::string string_field(const Json& j, const char* key, const std::string& where) {
@@ -244,12 +338,7 @@ void read_tables_from(const Json& j, OpProfile& p, const std::string& where) {
   const std::string other_where = src.where("profile.json");
   const std::optional<std::string> text = src.read("profile.json");
   if (!text) throw InputError(other_where, "a profile.json (named by " + field + ")", "no such file");
-  Json other;
-  try {
-    other = Json::parse(*text);
-  } catch (const Json::parse_error& e) {
-    throw InputError(other_where, "valid JSON", e.what());
-  }
+  const Json other = parse_profile_json(*text, other_where);
   const std::string hardware = string_field(other, "hardware", other_where);
   if (hardware != p.hardware)
     throw InputError(field, "a profile measured on " + p.hardware + " (this profile's hardware)",
@@ -385,12 +474,7 @@ std::shared_ptr<OpProfile> load_op_profile(const std::string& name_or_dir) {
   const std::string where = src.where("profile.json");
   const std::optional<std::string> text = src.read("profile.json");
   if (!text) throw InputError(where, "a profile.json", "no such file");
-  Json j;
-  try {
-    j = Json::parse(*text);
-  } catch (const Json::parse_error& e) {
-    throw InputError(where, "valid JSON", e.what());
-  }
+  const Json j = parse_profile_json(*text, where);
   auto p = std::make_shared<OpProfile>();
   p->origin = src.label;
   p->name = string_field(j, "name", where);
@@ -413,6 +497,7 @@ std::shared_ptr<OpProfile> load_op_profile(const std::string& name_or_dir) {
 }
 
 void apply_profile_sets(OpProfile& profile, const std::string& sets) {
+  std::set<TimingParam> given;
   for (std::string_view item : split(sets, ',')) {
     if (item.empty()) continue;
     const size_t eq = item.find('=');
@@ -423,6 +508,8 @@ void apply_profile_sets(OpProfile& profile, const std::string& sets) {
     if (!param)
       throw InputError("--profile-set", "one of " + timing_param_list(), "'" + std::string(name) + "'");
     const std::string where = "--profile-set " + std::string(name);
+    if (!given.insert(*param).second)
+      throw InputError(where, "each name once", "'" + std::string(name) + "' twice in '" + sets + "'");
     const double v = parse_number(item.substr(eq + 1), where, "value");
     check_timing_value(*param, v, where);
     profile.timing[static_cast<size_t>(*param)] = v;
@@ -446,7 +533,10 @@ void set_speed_from_run(OpProfile& profile, double run_probe_s, const std::strin
                      "profile " + profile.name + " without one");
   if (!(run_probe_s > 0) || !std::isfinite(run_probe_s))
     throw InputError(where, "a run's speed probe > 0 s", std::to_string(run_probe_s));
-  profile.timing[static_cast<size_t>(TimingParam::kSpeedScale)] = run_probe_s / profiled_s;
+  const double scale = run_probe_s / profiled_s;
+  check_timing_value(TimingParam::kSpeedScale, scale,
+                     where + " (speed_scale = the run's probe over the profile's)");
+  profile.timing[static_cast<size_t>(TimingParam::kSpeedScale)] = scale;
 }
 
 }  // namespace tokenline

@@ -364,7 +364,11 @@ TEST_CASE("a step below its per-layer floor runs the floor, one above it its ops
   CHECK(kept.total_s == Approx(large.total_s));
   // Overlapped CPU time is hidden behind the floored step, not behind its ops alone.
   const double cpu_s = (small.total_s + floor_per_layer_s * layers) / 2;
-  CHECK(deepseek_decode_step(floor + ",step_cpu_overhead_s=" + std::to_string(cpu_s), 1).overhead_s == 0);
+  // (each name once: --profile-set refuses a name given twice)
+  const std::string floor_with_cpu =
+      "step_cpu_per_request_s=0,step_floor_per_layer_s=" + std::to_string(floor_per_layer_s) +
+      ",step_cpu_overhead_s=" + std::to_string(cpu_s);
+  CHECK(deepseek_decode_step(floor_with_cpu, 1).overhead_s == 0);
 }
 
 TEST_CASE("with MTP the per-layer floor counts each draft pass's layer as well as the model's",

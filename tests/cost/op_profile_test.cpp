@@ -3,10 +3,15 @@
 
 #include <unistd.h>
 
+#include <unistd.h>
+
 #include <catch2/catch.hpp>
+#include <cstdint>
 #include <filesystem>
 #include <fstream>
+#include <initializer_list>
 #include <string>
+#include <utility>
 
 #include "common/input_error.h"
 #include "tests/cost/profile_load_error.h"
@@ -44,7 +49,121 @@ fs::path scratch_json_profile(const std::string& name, const std::string& json,
   return dir;
 }
 
+// A profile directory unique to this process: profile.json is `json`, plus `files` (name, text).
+fs::path own_dir_profile(const std::string& name, const std::string& json,
+                         std::initializer_list<std::pair<const char*, std::string>> files = {}) {
+  const fs::path dir =
+      fs::temp_directory_path() / ("tl_op_profile_" + name + "_" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  std::ofstream(dir / "profile.json") << json;
+  for (const auto& [file, text] : files) std::ofstream(dir / file) << text;
+  return dir;
+}
+
+// profile.json of an h200 profile with one gemm table "gemm.csv" and the given timing block.
+std::string gemm_profile_json(const std::string& timing = "{}") {
+  return R"({"name": "t", "hardware": "h200", "engine_name": "sglang", "tables": {"gemm": "gemm.csv"},
+    "timing": )" +
+         timing + "}";
+}
+
+bool contains(const std::string& text, const std::string& part) {
+  return text.find(part) != std::string::npos;
+}
+
+// The InputError message of apply_profile_sets(h200-sglang, sets), or "" when it applies.
+std::string profile_set_error(const std::string& sets) {
+  auto p = load_op_profile("h200-sglang");
+  try {
+    apply_profile_sets(*p, sets);
+  } catch (const InputError& e) {
+    return e.what();
+  }
+  return "";
+}
+
 }  // namespace
+
+TEST_CASE("profile timing terms outside their range are refused naming the key, found and allowed",
+          "[op_profile]") {
+  // Each reached SimGrid before as a non-finite duration (1e308 x layers) or as 1e22 simulated seconds.
+  CHECK(profile_set_error("step_floor_per_layer_s=1e308") ==
+        "--profile-set step_floor_per_layer_s: expected a value in [0, 60], found 1e+308");
+  CHECK(contains(profile_set_error("step_cpu_overhead_s=1e20"),
+                 "step_cpu_overhead_s: expected a value in [0, 60]"));
+  CHECK(contains(profile_set_error("eager_launch_gap_s=1e308"),
+                 "eager_launch_gap_s: expected a value in [0, 60]"));
+  CHECK(contains(profile_set_error("eager_launch_gap_s=inf"), "eager_launch_gap_s"));
+  CHECK(contains(profile_set_error("op_time_scale=1e300"), "expected a value in [1e-06, 1e+06]"));
+  CHECK(contains(profile_set_error("cuda_graph_max_bs=1e9"), "expected an integer in [0, 65536]"));
+  CHECK(contains(profile_set_error("moe_routing_alpha=-1"), "expected a value in [0, 100]"));
+  CHECK(profile_set_error("step_floor_per_layer_s=0.0002,eager_launch_gap_s=5e-6").empty());
+  SECTION("the same in profile.json, named by file and key") {
+    const std::string msg = profile_load_error(own_dir_profile(
+        "timing_range",
+        gemm_profile_json(R"({"step_floor_per_layer_s": {"value": 1e308, "unit": "s", "source": "x"}})"),
+        {{"gemm.csv", "dtype,m,n,k,latency_ms\nfp8_block,1,128,128,0.01\n"}}));
+    CHECK(contains(
+        msg, "profile.json: timing.step_floor_per_layer_s.value: expected a value in [0, 60], found 1e+308"));
+  }
+}
+
+TEST_CASE("a --profile-set name given twice is refused, not last-wins", "[op_profile]") {
+  CHECK(profile_set_error("step_cpu_overhead_s=0.001,step_cpu_overhead_s=0.002") ==
+        "--profile-set step_cpu_overhead_s: expected each name once, found 'step_cpu_overhead_s' twice in "
+        "'step_cpu_overhead_s=0.001,step_cpu_overhead_s=0.002'");
+}
+
+TEST_CASE("a profile.json number beyond a double is a message, not an escaped out_of_range", "[op_profile]") {
+  const std::string msg = profile_load_error(own_dir_profile(
+      "json_1e999", gemm_profile_json(R"({"step_cpu_overhead_s": {"value": 1e999, "source": "x"}})"),
+      {{"gemm.csv", "dtype,m,n,k,latency_ms\n"}}));
+  CHECK(contains(msg, "profile.json: expected valid JSON with finite numbers"));
+  CHECK(contains(msg, "1e999"));
+}
+
+TEST_CASE("profile latencies out of range and duplicate shapes are refused with file and line",
+          "[op_profile]") {
+  const auto gemm_error = [](const std::string& name, const std::string& rows) {
+    return profile_load_error(
+        own_dir_profile(name, gemm_profile_json(), {{"gemm.csv", "dtype,m,n,k,latency_ms\n" + rows}}));
+  };
+  const std::string huge = gemm_error("lat_huge", "fp8_block,1,128,128,0.01\nfp8_block,2,128,128,1e308\n");
+  CHECK(contains(huge, "gemm.csv:3: column latency_ms: expected a latency in [0, 3.6e6] ms, found '1e308'"));
+  CHECK(contains(gemm_error("lat_negative", "fp8_block,1,128,128,-0.5\n"), "gemm.csv:2: column latency_ms"));
+  CHECK(contains(gemm_error("lat_nan", "fp8_block,1,128,128,nan\n"), "gemm.csv:2: column latency_ms"));
+  CHECK(contains(gemm_error("key_huge", "fp8_block,1e300,128,128,0.01\n"),
+                 "gemm.csv:2: column m: expected an integer in [1, 2^53]"));
+  const std::string conflict = gemm_error(
+      "dup_conflict", "fp8_block,1,128,128,0.01\nfp8_block,2,128,128,0.02\nfp8_block,1,128,128,0.5\n");
+  CHECK(contains(conflict,
+                 "gemm.csv:4: expected each shape once (this one is also on line 2), found a conflicting "
+                 "latency 0.5 ms (line 2: 0.01 ms)"));
+  CHECK(contains(gemm_error("dup_same", "fp8_block,1,128,128,0.01\nfp8_block,1,128,128,0.01\n"),
+                 "gemm.csv:3: expected each shape once (this one is also on line 2), found a duplicate row"));
+  // Another dtype or another shape is another row.
+  CHECK(
+      gemm_error("dup_none", "fp8_block,1,128,128,0.01\nbfloat16,1,128,128,0.02\nfp8_block,1,256,128,0.03\n")
+          .empty());
+}
+
+TEST_CASE("a profile file that is not a regular file under the limit is refused before it is read",
+          "[op_profile]") {
+  // /dev/zero as a table read until memory ran out (2.1 GB in 14 s); now it stops at 64 MiB.
+  const std::string zero = profile_load_error(own_dir_profile(
+      "dev_zero",
+      R"({"name": "t", "hardware": "h200", "engine_name": "sglang", "tables": {"gemm": "/dev/zero"}})"));
+  CHECK(
+      contains(zero, "/dev/zero: expected a file of at most 64 MiB (an input limit), found a longer stream"));
+  const fs::path dir = own_dir_profile("big_table", gemm_profile_json(), {{"gemm.csv", ""}});
+  fs::resize_file(dir / "gemm.csv", (std::uintmax_t{64} << 20) + 1);  // sparse: nothing is written
+  const std::string big = profile_load_error(dir);
+  CHECK(contains(big, "gemm.csv: expected a file of at most 64 MiB (an input limit), found 67108865 bytes"));
+  fs::remove_all(dir);
+  const fs::path sub = own_dir_profile("dir_table", gemm_profile_json());
+  fs::create_directories(sub / "gemm.csv");
+  CHECK(contains(profile_load_error(sub), "gemm.csv: expected a file, found a directory"));
+}
 
 TEST_CASE("profile loader names the file and line of bad input", "[op_profile]") {
   SECTION("missing table") {
