@@ -72,7 +72,7 @@ EngineBehavior engine_behavior(const SimJob& job, const OpProfile* profile) {
 // One attention rank's step token budget (= prefill chunk): --chunk as given, else the engine's on this
 // device and layout (SGLang's is the instance's, split over the DP-attention ranks).
 int64_t chunk_tokens(const EngineBehavior& b, const Hardware& hw, const Parallel& p) {
-  return resolve_engine(b, hw.hbm_bytes, hw.usable_hbm_fraction, p.tp, p.dp_attention).rank_chunk_tokens;
+  return resolve_engine(b, hw, p.tp, p.dp_attention).rank_chunk_tokens;
 }
 
 EstimateConfig estimate_config(const TokenRatio& t) {

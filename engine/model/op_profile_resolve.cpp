@@ -517,9 +517,8 @@ std::shared_ptr<const ProfileCurves> resolve_profile(const OpProfile& p, const C
   // for the graph buckets priced here and the memory the graphs keep back in memory.cpp).
   pc->cuda_graph_max_bs = int64_t(p.param(TimingParam::kCudaGraphMaxBs));
   if (pc->cuda_graph_max_bs == 0 && p.has_engine) {
-    pc->cuda_graph_max_bs = resolve_engine(p.engine, cm.hardware.hbm_bytes, cm.hardware.usable_hbm_fraction,
-                                           cm.parallel.tp, cm.parallel.dp_attention)
-                                .cuda_graph_max_bs;
+    pc->cuda_graph_max_bs =
+        resolve_engine(p.engine, cm.hardware, cm.parallel.tp, cm.parallel.dp_attention).cuda_graph_max_bs;
   }
   pc->eager_launch_gap_s = p.param(TimingParam::kEagerLaunchGapS);
   apply_speed_scale(p, *pc);
