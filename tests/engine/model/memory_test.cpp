@@ -160,3 +160,21 @@ TEST_CASE("The seed's capacity is the seed behaviour with the cost model's chunk
   CHECK(a.mem_fraction == 0.9);  // the hardware JSON's usable fraction
   CHECK(a.reserved_bytes == 0);
 }
+
+TEST_CASE("TensorRT-LLM's KV is its fraction of what is free after start-up, weights and activations",
+          "[memory][engine]") {
+  // Llama-3.1-70B BF16 tp8 on H200, as TensorRT-LLM's free_gpu_memory_fraction 0.9 sizes it.
+  const CostModel cm = cm_for("llama-3.1-70b", "tp8", KvLayout::kBf16);
+  EngineBehavior t = trtllm_behavior();
+  t.startup_memory_bytes = 3186 * 1024.0 * 1024.0;
+  const KvCapacity k = kv_capacity(cm, t, 8192, kDefaultPageTokens);
+  const double device = 143771 * 1024.0 * 1024.0;  // h200.json hbm.device_mib
+  const double activations = 8192.0 * 8192 * 2 * kActivationBuffers;
+  CHECK(k.usable_hbm_bytes == Approx(device - t.startup_memory_bytes));
+  CHECK(k.activation_reserve_bytes == Approx(activations));
+  CHECK(k.free_bytes == Approx(0.9 * (device - t.startup_memory_bytes - k.weight_bytes - activations)));
+  // The same device under vLLM's rule (0.9 of the device, start-up out of it) keeps less for KV.
+  EngineBehavior v = vllm_behavior();
+  v.startup_memory_bytes = t.startup_memory_bytes;
+  CHECK(kv_capacity(cm, v, 8192, kDefaultPageTokens).free_bytes < k.free_bytes);
+}

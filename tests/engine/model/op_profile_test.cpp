@@ -1,10 +1,12 @@
 // load_op_profile / apply_profile_sets: the loader's errors name file and line; timing overrides.
 #include "engine/model/op_profile.h"
 
+#include <algorithm>
 #include <catch2/catch.hpp>
 #include <filesystem>
 #include <fstream>
 #include <string>
+#include <vector>
 
 #include "common/input_error.h"
 #include "tests/engine/model/profile_load_error.h"
@@ -159,6 +161,31 @@ TEST_CASE("the h200-sglang profile is embedded with every table", "[op_profile]"
     if (ProfileTableKind(k) == ProfileTableKind::kOps) continue;  // own profiles' table (tokenline profile)
     CHECK_FALSE(p->table(ProfileTableKind(k)).empty());
   }
+}
+
+TEST_CASE("every shipped profile loads, names its GPU and engine as its name does", "[op_profile]") {
+  const std::vector<std::string> names = embedded_profile_names();
+  for (const char* want : {"b200-sglang", "b200-trtllm", "b200-vllm", "h100-sglang", "h100-trtllm",
+                           "h100-vllm", "h200-sglang", "h200-trtllm", "h200-vllm"})
+    CHECK(std::find(names.begin(), names.end(), want) != names.end());
+  for (const std::string& n : names) {
+    INFO(n);
+    const auto p = load_op_profile(n);
+    CHECK(n == p->hardware + "-" + p->engine_name);
+    REQUIRE(p->has_engine);
+    CHECK(p->engine.engine == p->engine_name);
+  }
+}
+
+TEST_CASE("--engine picks <hardware>-<engine>, and says which exist where none does", "[op_profile]") {
+  CHECK(profile_for_engine("", "", "b200").empty());
+  CHECK(profile_for_engine("./mine", "", "b200") == "./mine");
+  CHECK(profile_for_engine("", "trtllm", "b200") == "b200-trtllm");
+  CHECK(profile_for_engine("", "vllm", "h100") == "h100-vllm");
+  CHECK_THROWS_WITH(profile_for_engine("", "tgi", "h200"), Catch::Contains("sglang | vllm | trtllm"));
+  CHECK_THROWS_WITH(profile_for_engine("h200-sglang", "sglang", "h200"), Catch::Contains("both"));
+  CHECK_THROWS_WITH(profile_for_engine("", "sglang", "gb200"),
+                    Catch::Contains("--engine sglang") && Catch::Contains("no profile gb200-sglang"));
 }
 
 }  // namespace tokenline
