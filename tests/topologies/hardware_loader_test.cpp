@@ -118,7 +118,7 @@ TEST_CASE("engines see the device memory the driver reports, the seed the datash
   for (const std::string& name : hardware_presets()) CHECK(load_hardware(name).nics_per_gpu == 1);
 }
 
-TEST_CASE("a hardware JSON without device_mib sizes engines from hbm.bytes; a bad one is refused",
+TEST_CASE("a hardware JSON without device_mib sizes engines from hbm.bytes, and a bad one is refused",
           "[hardware]") {
   const std::string text = read_source_file("topologies/hardware/h100.json");
   const std::string key = "\"device_mib\": {\"value\": 81559,";
