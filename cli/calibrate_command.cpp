@@ -15,6 +15,8 @@
 #include "calibrate/trace_fit.h"
 #include "cli/command.h"
 #include "common/input_error.h"
+#include "engine/model/op_profile.h"
+#include "topologies/hardware_loader.h"
 
 namespace tokenline::cli {
 namespace {
@@ -30,6 +32,7 @@ struct CalibrateArgs {
   std::string steps_csv;  // --steps-csv: with --trace, each step measured vs predicted
   std::string speed_of;   // --speed-of: with --trace, price the profile's own figures at a run's speed
   bool hardware_given = false;
+  std::string engine;  // --engine: the profile <hardware>-<engine> for every point
 };
 
 // --trace run/trace.json --profile DIR: the fit printed, and written into DIR/profile.json.
@@ -75,6 +78,8 @@ void run(CalibrateArgs& a) {
     return;
   }
   CalibrationOptions& o = a.options;
+  if (!a.engine.empty())
+    o.profile = profile_for_engine(o.profile, a.engine, load_hardware(o.evaluator.hardware).name);
   if (o.points_path.empty() || o.models_dir.empty() || o.evaluator.out_dir.empty())
     throw InputError("tokenline calibrate", "--points, --models-dir and --out (or --trace and --profile)",
                      "a missing one");
@@ -92,6 +97,7 @@ void run(CalibrateArgs& a) {
   if (!(o.search.tolerance > 0 && o.search.tolerance < 1))
     throw InputError("--fit-tolerance", "a fraction in (0, 1)", std::to_string(o.search.tolerance));
   o.evaluator.sim.binary = own_binary();
+  o.evaluator.sim.hardware = o.evaluator.hardware;  // every point's sim on --hardware (not only fitted copies)
   std::istringstream words(a.sim_args);
   for (std::string w; words >> w;) o.evaluator.sim.extra_args.push_back(w);
   const int rc = run_calibration(o);
@@ -117,6 +123,8 @@ void add_calibrate(CLI::App& app) {
       "(its metrics.json's speed probe over the profile's), as sim --speed-of does");
   cmd->add_option("--hardware", o.evaluator.hardware, "base hardware preset or JSON path")
       ->capture_default_str();
+  cmd->add_option("--engine", a->engine,
+                  "sglang | vllm | trtllm: the profile <hardware>-<engine> for every point (as --profile)");
   cmd->add_option("--profile", o.profile,
                   "op profile passed to every sim run (its profile.json gets the fit)");
   cmd->add_option(

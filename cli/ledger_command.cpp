@@ -36,6 +36,7 @@ struct LedgerArgs {
   std::string kv_layout;
   std::string dp_gather = "once";
   std::string profile;      // op profile name or directory ("": roofline only)
+  std::string engine;       // sglang | vllm | trtllm: the profile <hardware>-<engine>
   std::string profile_set;  // timing overrides "name=value,..."
   int gpus = 0;
   int64_t batch = 1;
@@ -501,7 +502,9 @@ void run_pd(const LedgerArgs& a, const Setup& s) {
   std::cout << out.dump(2) << "\n";
 }
 
-void run_ledger(const LedgerArgs& a) {
+void run_ledger(const LedgerArgs& given) {
+  LedgerArgs a = given;  // --engine E: the profile <hardware>-E, named in the output as --profile is
+  if (!a.engine.empty()) a.profile = profile_for_engine(a.profile, a.engine, load_hardware(a.hardware).name);
   const Setup s = build_setup(a);
   if (!a.json) print_header(a, s);
   if (a.phase == "decode") {
@@ -541,6 +544,9 @@ void add_ledger(CLI::App& app) {
   cmd->add_flag("--json", args->json, "JSON instead of tables");
   cmd->add_option("--profile", args->profile,
                   "price ops from a measured op profile (h200-sglang, or a directory) where it covers them");
+  cmd->add_option(
+      "--engine", args->engine,
+      "sglang | vllm | trtllm: price with that engine's profile on --hardware (<hardware>-<engine>)");
   cmd->add_option("--profile-set", args->profile_set,
                   "override profile timing parameters: name=value[,name=value]");
   cmd->callback([args] { run_ledger(*args); });

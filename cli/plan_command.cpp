@@ -44,6 +44,7 @@ struct PlanOptions {
   std::string shard;
   std::string out;
   std::string profile;
+  std::string engine;  // sglang | vllm | trtllm: the profile <hardware>-<engine>
   std::string profile_set;
   std::vector<std::string> merge_inputs;
   std::string merge_out;
@@ -115,6 +116,7 @@ PlanSetup build_setup(const PlanOptions& o, Hardware& hardware) {
     s.hardware_name = o.hardware;
     s.space.gpus = o.gpus;
   }
+  s.target.profile = profile_for_engine(o.profile, o.engine, hardware.name);
   s.space.chunk_tokens = parse_list<int64_t>(o.chunks, "--chunks");
   s.space.max_running = parse_list<int32_t>(o.max_running, "--max-running-set");
   s.space.pd = !o.no_pd;
@@ -146,9 +148,11 @@ void run_plan(const PlanOptions& o) {
   PlanSetup setup = build_setup(o, pricing.hardware);
   pricing.model = load_model(o.model);
   // Loaded here so that a bad profile is exit 2 before any simulation (each probe loads it again).
-  pricing.profile = load_op_profile(o.profile, o.profile_set);
+  pricing.profile = load_op_profile(setup.target.profile, o.profile_set);
   if (pricing.profile != nullptr && pricing.profile->engine_name == "vllm")
     setup.launch_engine = LaunchEngine::kVllm;
+  if (pricing.profile != nullptr && pricing.profile->engine_name == "trtllm")
+    setup.launch_engine = LaunchEngine::kTrtllm;
   setup.workload = read_workload_profile(o);
   const std::vector<Candidate> all = enumerate_candidates(pricing.model, setup.space);
   setup.candidates = static_cast<int32_t>(all.size());
@@ -246,6 +250,9 @@ void add_plan_options(CLI::App& cmd, PlanOptions& o) {
   cmd.add_option("--profile", o.profile,
                  "price every candidate from an op profile and its engine, as tokenline sim --profile "
                  "(h200-sglang, h200-vllm, or a directory; default: the roofline and the seed's engine)");
+  cmd.add_option(
+      "--engine", o.engine,
+      "sglang | vllm | trtllm: price with that engine's profile on --hardware (<hardware>-<engine>)");
   cmd.add_option("--profile-set", o.profile_set,
                  "override the profile's timing parameters: name=value[,...]");
 }

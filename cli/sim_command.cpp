@@ -34,6 +34,9 @@ void add_deployment_options(CLI::App& cmd, SimJob& job) {
   cmd.add_flag("--ideal", job.ideal, "the seed's ideal rates (no efficiency factors, no kernel launches)");
   cmd.add_option("--profile", job.profile,
                  "price ops from a measured op profile (h200-sglang, or a directory) where it covers them");
+  cmd.add_option(
+      "--engine", job.engine,
+      "sglang | vllm | trtllm: price with that engine's profile on --hardware (<hardware>-<engine>)");
   cmd.add_option("--profile-set", job.profile_set,
                  "override profile timing parameters: name=value[,name=value]");
   cmd.add_option(

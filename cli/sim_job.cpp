@@ -72,7 +72,7 @@ EngineBehavior engine_behavior(const SimJob& job, const OpProfile* profile) {
 // One attention rank's step token budget (= prefill chunk): --chunk as given, else the engine's on this
 // device and layout (SGLang's is the instance's, split over the DP-attention ranks).
 int64_t chunk_tokens(const EngineBehavior& b, const Hardware& hw, const Parallel& p) {
-  return resolve_engine(b, hw.hbm_bytes, hw.usable_hbm_fraction, p.tp, p.dp_attention).rank_chunk_tokens;
+  return resolve_engine(b, hw, p.tp, p.dp_attention).rank_chunk_tokens;
 }
 
 EstimateConfig estimate_config(const TokenRatio& t) {
@@ -411,6 +411,11 @@ int run_sim_job(const SimJob& given) {
   check_numbers(given);
   const PdConfig pd = parse_pd(given.pd, given.pd_link, given.pd_transfer);
   SimJob job = given;
+  if (!job.engine.empty()) {  // --engine E: the profile <hardware>-E
+    const std::string hw = job.cluster.empty() ? load_hardware(job.hardware).name
+                                               : load_cluster_hardware(job.cluster).hardware.name;
+    job.profile = profile_for_engine(job.profile, job.engine, hw);
+  }
   if (pd.enabled()) {
     const int32_t pd_instances = pd.prefill_instances + pd.decode_instances;
     if (given.instances != 1 && given.instances != pd_instances)

@@ -45,6 +45,7 @@ struct SimJob {
   std::string kv_layout;    // "" = the model's default
   bool ideal = false;       // the seed's ideal rates instead of the hardware's efficiencies
   std::string profile;      // op profile name or directory ("": roofline only)
+  std::string engine;       // sglang | vllm | trtllm: the profile <hardware>-<engine> ("": --profile's)
   std::string profile_set;  // its timing overrides "name=value,..."
   std::string speed_of;     // a run (dir or metrics.json): price an own profile at that run's machine speed
   std::string backend = "analytic";

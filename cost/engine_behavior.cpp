@@ -83,14 +83,17 @@ std::string_view to_string(MemoryRule rule) {
       return "static_fraction";
     case MemoryRule::kFractionMinusActivations:
       return "fraction_minus_activations";
+    case MemoryRule::kFreeFraction:
+      return "free_fraction";
   }
   return "?";
 }
 
 MemoryRule parse_memory_rule(std::string_view name, const std::string& where) {
   return parse_named(name, where,
-                     std::array{MemoryRule::kStaticFraction, MemoryRule::kFractionMinusActivations},
-                     to_string, "static_fraction | fraction_minus_activations");
+                     std::array{MemoryRule::kStaticFraction, MemoryRule::kFractionMinusActivations,
+                                MemoryRule::kFreeFraction},
+                     to_string, "static_fraction | fraction_minus_activations | free_fraction");
 }
 
 EngineBehavior sglang_behavior() {
@@ -110,6 +113,42 @@ EngineBehavior vllm_behavior() {
                         .max_running_requests = 1024,  // max_num_seqs
                         .mixed_steps = true,
                         .admission = Admission::kIncremental,
+                        .ratio = {}};
+}
+
+// Sources, TensorRT-LLM 1.x (tensorrt_llm/llmapi/llm_args.py unless named):
+//  free_gpu_memory_fraction  KvCacheConfig.free_gpu_memory_fraction, "Default is 90%" of the GPU memory free
+//                            once the model is loaded and a maximal forward pass has run (the KV cache is
+//                            sized after that profiling pass: docs "Memory Usage of TensorRT-LLM")
+//  max_num_tokens 8192       trtllm-serve --max_num_tokens default (BuildConfig.max_num_tokens), one step's
+//  tokens max_batch_size 2048       trtllm-serve --max_batch_size default (BuildConfig.max_batch_size)
+//  GUARANTEED_NO_EVICT       SchedulerConfig.capacity_scheduler_policy default: a request starts only when
+//  the KV
+//                            blocks of its prompt and all its output can be reserved; nothing is evicted
+//  inflight batching         context and generation requests run in one step (the PyTorch executor's batch)
+//  chunked context off       enable_chunked_prefill default False: a prompt runs whole within max_num_tokens
+//                            (tokenline chunks a longer one at max_num_tokens, where TRT-LLM would refuse it)
+//  CUDA graphs <= 128        CudaGraphConfig.max_batch_size 0 -> 128, batch sizes 1..31, 32, 64, 128,
+//                            enable_padding False (a decode batch off that list runs eagerly; tokenline pads
+//                            it to its bucket instead)
+//  overlap scheduler on      disable_overlap_scheduler default False (the profile's overlap_schedule timing)
+//  batching wait off         batch_wait_timeout_iters 0, batch_wait_max_tokens_ratio 0, batch_wait_timeout_ms
+//  0:
+//                            "If 0, disables timeout-iters-based batching delays"
+//  attention DP balance off  attention_dp_config default None (no load balancing among DP ranks)
+EngineBehavior trtllm_behavior() {
+  return EngineBehavior{.engine = "trtllm",
+                        .version = "1.2",
+                        .kv_placement = KvPlacement::kPerTpRank,
+                        .memory_rule = MemoryRule::kFreeFraction,
+                        .mem_fraction_static = 0.9,  // free_gpu_memory_fraction
+                        .reserve = {},
+                        .chunked_prefill_size = 8192,  // max_num_tokens
+                        .chunk_split_over_dp = false,  // each attention-DP rank schedules its own batch
+                        .cuda_graph_max_bs = 128,      // CudaGraphConfig.max_batch_size default
+                        .max_running_requests = 2048,  // max_batch_size
+                        .mixed_steps = true,           // inflight batching
+                        .admission = Admission::kWholeRequest,
                         .ratio = {}};
 }
 
@@ -155,7 +194,7 @@ ResolvedEngine resolve_engine(const EngineBehavior& b, double hbm_bytes, double 
                                                 : band.graph_bs_large_tp;
   if (b.mem_fraction_static > 0) {
     r.mem_fraction = b.mem_fraction_static;
-  } else if (b.memory_rule == MemoryRule::kFractionMinusActivations) {
+  } else if (b.memory_rule != MemoryRule::kStaticFraction) {
     r.mem_fraction = hardware_fraction;
   } else {
     const ReservedMemoryRule& x = b.reserve;
@@ -173,6 +212,15 @@ ResolvedEngine resolve_engine(const EngineBehavior& b, double hbm_bytes, double 
   }
   r.reserved_bytes = (r.device_memory_bytes - r.startup_memory_bytes) * (1 - r.mem_fraction);
   return r;
+}
+
+double engine_device_bytes(const EngineBehavior& b, const Hardware& hw) {
+  if (b.device_memory_bytes > 0) return b.device_memory_bytes;
+  return b.engine == "seed" ? hw.hbm_bytes : hw.device_memory_bytes();
+}
+
+ResolvedEngine resolve_engine(const EngineBehavior& b, const Hardware& hw, int tp, int dp_attention) {
+  return resolve_engine(b, engine_device_bytes(b, hw), hw.usable_hbm_fraction, tp, dp_attention);
 }
 
 int32_t derived_max_running_requests(int64_t kv_tokens, int64_t context_tokens) {

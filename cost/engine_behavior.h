@@ -10,6 +10,7 @@
 #include <string_view>
 
 #include "engine/model/kv_layout.h"
+#include "topologies/hardware.h"
 
 namespace tokenline {
 
@@ -40,6 +41,8 @@ Admission parse_admission(std::string_view name,
 enum class MemoryRule {
   kStaticFraction,            // SGLang: weights + KV = mem_fraction_static x device; the rest is the reserve
   kFractionMinusActivations,  // vLLM / the seed: weights + KV + activation peak = fraction x device
+  kFreeFraction,  // TensorRT-LLM: KV = fraction x what is free after start-up, weights and the activation
+                  // peak
 };
 std::string_view to_string(MemoryRule rule);
 MemoryRule parse_memory_rule(std::string_view name, const std::string& where);
@@ -120,6 +123,12 @@ EngineBehavior sglang_behavior();
 // chunked prefill mixing decodes and prefill; recompute preemption). What is assumed: activations come out
 // of the 0.9 (the seed's activation estimate), CUDA graphs from the 10% left, MLA latent per rank.
 EngineBehavior vllm_behavior();
+// TensorRT-LLM's PyTorch flow (trtllm-serve, LLM API 1.x; engine_behavior.cpp gives each default's source):
+// KV = free_gpu_memory_fraction 0.9 of the memory free after weights and the activation peak, inflight
+// batching with prefill and decode in one step, max_num_tokens 8192 per step, max_batch_size 2048,
+// GUARANTEED_NO_EVICT capacity scheduling (a request's whole KV is reserved when it starts), CUDA graphs up
+// to 128 requests.
+EngineBehavior trtllm_behavior();
 // The seed article's engine: KV sharded over TP, whole-request reservation, mixed steps, the hardware
 // JSON's usable fraction minus the activation estimate. `ledger` and --ideal keep this.
 EngineBehavior seed_behavior();
@@ -144,6 +153,12 @@ struct ResolvedEngine {
 // usable_fraction.
 ResolvedEngine resolve_engine(const EngineBehavior& b, double hbm_bytes, double hardware_fraction, int tp,
                               int dp_attention);
+// The device memory engine b sees on hw: a real engine (SGLang, vLLM, TensorRT-LLM) the driver's total
+// (hw.device_memory_bytes()); the seed's engine the datasheet figure the seed article uses (hw.hbm_bytes), so
+// `ledger` and --ideal keep their figures. An engine block's device_memory_bytes overrides both.
+double engine_device_bytes(const EngineBehavior& b, const Hardware& hw);
+// resolve_engine on hw's device memory as engine b sees it (engine_device_bytes).
+ResolvedEngine resolve_engine(const EngineBehavior& b, const Hardware& hw, int tp, int dp_attention);
 
 // SGLang's default request limit for a pool of kv_tokens tokens and a model context of context_tokens.
 int32_t derived_max_running_requests(int64_t kv_tokens, int64_t context_tokens);

@@ -92,8 +92,9 @@ EngineBehavior base_behavior(Reader& r) {
   const std::string* name = r.text("name");
   if (!name || *name == "sglang") return sglang_behavior();
   if (*name == "vllm") return vllm_behavior();
+  if (*name == "trtllm") return trtllm_behavior();
   if (*name == "seed") return seed_behavior();
-  r.fail("name", "sglang | vllm | seed", "'" + *name + "'");
+  r.fail("name", "sglang | vllm | trtllm | seed", "'" + *name + "'");
 }
 
 void read_kv(Reader& r, EngineBehavior& b) {

@@ -58,19 +58,22 @@ KvCapacity kv_capacity(const CostModel& cm, const EngineBehavior& behavior, int6
                        int64_t page_tokens) {
   const ModelConfig& m = cm.model;
   const Hardware& hw = cm.hardware;
-  const ResolvedEngine e = resolve_engine(behavior, hw.hbm_bytes, hw.usable_hbm_fraction, cm.parallel.tp,
-                                          cm.parallel.dp_attention);
+  const ResolvedEngine e = resolve_engine(behavior, hw, cm.parallel.tp, cm.parallel.dp_attention);
+  const MemoryRule rule = behavior.memory_rule;
   KvCapacity k;
   k.mem_fraction = e.mem_fraction;
-  k.usable_hbm_bytes = behavior.memory_rule == MemoryRule::kStaticFraction
-                           ? (e.device_memory_bytes - e.startup_memory_bytes) * e.mem_fraction
-                           : e.device_memory_bytes * e.mem_fraction - e.startup_memory_bytes;
-  k.reserved_bytes = behavior.memory_rule == MemoryRule::kStaticFraction ? e.reserved_bytes : 0;
+  k.usable_hbm_bytes =
+      rule == MemoryRule::kStaticFraction ? (e.device_memory_bytes - e.startup_memory_bytes) * e.mem_fraction
+      : rule == MemoryRule::kFreeFraction ? e.device_memory_bytes - e.startup_memory_bytes
+                                          : e.device_memory_bytes * e.mem_fraction - e.startup_memory_bytes;
+  k.reserved_bytes = rule == MemoryRule::kStaticFraction ? e.reserved_bytes : 0;
   k.weight_bytes = weight_bytes_per_gpu(cm).total();
-  k.activation_reserve_bytes = behavior.memory_rule == MemoryRule::kFractionMinusActivations
+  k.activation_reserve_bytes = rule != MemoryRule::kStaticFraction
                                    ? double(e.chunk_tokens) * double(m.hidden) * 2 * kActivationBuffers
                                    : 0;
   k.free_bytes = std::max(0.0, k.usable_hbm_bytes - k.weight_bytes - k.activation_reserve_bytes);
+  // TensorRT-LLM: the KV cache takes its fraction of what is left (KvCacheConfig.free_gpu_memory_fraction).
+  if (rule == MemoryRule::kFreeFraction) k.free_bytes *= e.mem_fraction;
   k.weights_fit = k.usable_hbm_bytes > k.weight_bytes + k.activation_reserve_bytes;
   // Summed before the share is taken, so the seed's figure stays bit-identical: (KV + indexer) / tp.
   const KvShare share = kv_share_per_gpu(cm, behavior.kv_placement);

@@ -130,4 +130,14 @@ void set_speed_from_run(OpProfile& profile, double run_probe_s, const std::strin
 // Names of the profiles compiled into the binary, sorted.
 std::vector<std::string> embedded_profile_names();
 
+// The engines --engine names: sglang, vllm, trtllm.
+std::vector<std::string> engine_names();
+
+// The profile a command prices with when it names an engine (--engine): `profile` as given when `engine` is
+// empty; else the embedded profile <hardware_name>-<engine> (b200-trtllm). Throws InputError naming --engine
+// for an unknown engine, for --engine beside --profile, and for hardware without a profile of that engine
+// (naming the ones there are).
+std::string profile_for_engine(const std::string& profile, const std::string& engine,
+                               const std::string& hardware_name);
+
 }  // namespace tokenline

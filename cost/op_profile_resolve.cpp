@@ -174,7 +174,11 @@ OpCurve bmm_curve(const ProfileTable& t, const CostModel& cm, std::string_view o
   const ModelConfig& m = cm.model;
   if (t.empty()) return {};
   const Rates r = rates_of(cm);
-  const std::string_view dtype = m.weight_dtype == Dtype::kFp8 ? "fp8" : "bfloat16";
+  std::string_view dtype = m.weight_dtype == Dtype::kFp8 ? "fp8" : "bfloat16";
+  // A collection without FP8 BMM rows (TensorRT-LLM on B200 times them in BF16 only): its BF16 rows.
+  bool any = false;
+  for (size_t i = 0; i < t.rows() && !any; ++i) any = t.text_at(i, 0) == op && t.text_at(i, 1) == dtype;
+  if (!any) dtype = "bfloat16";
   const double a = op == "pre" ? double(m.qk_nope_head_dim) : double(m.kv_lora_rank);
   const double c = op == "pre" ? double(m.kv_lora_rank) : double(m.v_head_dim);
   auto roof = [&](double heads) {
@@ -517,14 +521,38 @@ std::shared_ptr<const ProfileCurves> resolve_profile(const OpProfile& p, const C
   // for the graph buckets priced here and the memory the graphs keep back in memory.cpp).
   pc->cuda_graph_max_bs = int64_t(p.param(TimingParam::kCudaGraphMaxBs));
   if (pc->cuda_graph_max_bs == 0 && p.has_engine) {
-    pc->cuda_graph_max_bs = resolve_engine(p.engine, cm.hardware.hbm_bytes, cm.hardware.usable_hbm_fraction,
-                                           cm.parallel.tp, cm.parallel.dp_attention)
-                                .cuda_graph_max_bs;
+    pc->cuda_graph_max_bs =
+        resolve_engine(p.engine, cm.hardware, cm.parallel.tp, cm.parallel.dp_attention).cuda_graph_max_bs;
   }
   pc->eager_launch_gap_s = p.param(TimingParam::kEagerLaunchGapS);
   apply_speed_scale(p, *pc);
   remember_curves(cm, *pc);
   return pc;
+}
+
+std::vector<std::string> engine_names() {
+  return {"sglang", "vllm", "trtllm"};
+}
+
+std::string profile_for_engine(const std::string& profile, const std::string& engine,
+                               const std::string& hardware_name) {
+  if (engine.empty()) return profile;
+  const std::vector<std::string> engines = engine_names();
+  if (std::find(engines.begin(), engines.end(), engine) == engines.end())
+    throw InputError("--engine", "sglang | vllm | trtllm", "'" + engine + "'");
+  if (!profile.empty())
+    throw InputError("--engine", "either --engine (the profile <hardware>-<engine>) or --profile",
+                     "both (--profile " + profile + ")");
+  const std::string name = hardware_name + "-" + engine;
+  std::string there;
+  for (const std::string& n : embedded_profile_names()) {
+    if (n == name) return name;
+    if (n.rfind(hardware_name + "-", 0) == 0) there += (there.empty() ? "" : ", ") + n;
+  }
+  throw InputError(
+      "--engine " + engine,
+      "an engine measured on " + hardware_name + " (" + (there.empty() ? "none is" : there) + ")",
+      "no profile " + name + " (use --profile with a directory, or no --engine: the roofline)");
 }
 
 }  // namespace tokenline

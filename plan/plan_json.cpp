@@ -47,7 +47,8 @@ Json setup_to_json(const PlanSetup& s) {
 LaunchEngine launch_engine_from_name(const std::string& name) {
   if (name == launch_engine_name(LaunchEngine::kSglang)) return LaunchEngine::kSglang;
   if (name == launch_engine_name(LaunchEngine::kVllm)) return LaunchEngine::kVllm;
-  throw InputError("launch_engine", "sglang or vllm", "'" + name + "'");
+  if (name == launch_engine_name(LaunchEngine::kTrtllm)) return LaunchEngine::kTrtllm;
+  throw InputError("launch_engine", "sglang, vllm or trtllm", "'" + name + "'");
 }
 
 PlanSetup setup_from_json(const Json& j) {
@@ -201,6 +202,8 @@ std::string launch_engine_name(LaunchEngine e) {
       return "sglang";
     case LaunchEngine::kVllm:
       return "vllm";
+    case LaunchEngine::kTrtllm:
+      return "trtllm";
   }
   return "";
 }

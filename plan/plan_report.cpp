@@ -9,6 +9,7 @@
 #include "plan/pareto_svg.h"
 #include "plan/plan_json.h"
 #include "plan/sglang_launch.h"
+#include "plan/trtllm_launch.h"
 #include "plan/vllm_launch.h"
 
 namespace tokenline {
@@ -66,6 +67,8 @@ std::vector<std::string> launch_lines(LaunchEngine e, const Candidate& c, const 
       return sglang_launch_lines(c, model_path);
     case LaunchEngine::kVllm:
       return vllm_launch_lines(c, model_path);
+    case LaunchEngine::kTrtllm:
+      return trtllm_launch_lines(c, model_path);
   }
   return {};
 }
@@ -76,6 +79,8 @@ std::string engine_title(LaunchEngine e) {
       return "SGLang";
     case LaunchEngine::kVllm:
       return "vLLM";
+    case LaunchEngine::kTrtllm:
+      return "TensorRT-LLM";
   }
   return "";
 }

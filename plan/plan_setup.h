@@ -15,8 +15,8 @@ namespace tokenline {
 
 // The engine whose launch lines realise the best row: vLLM's when the profile's engine is vLLM, else
 // SGLang's (SGLang's profile, and the seed's engine, which is SGLang's).
-enum class LaunchEngine { kSglang, kVllm };
-std::string launch_engine_name(LaunchEngine e);  // "sglang", "vllm": plan.json's spelling
+enum class LaunchEngine { kSglang, kVllm, kTrtllm };
+std::string launch_engine_name(LaunchEngine e);  // "sglang", "vllm", "trtllm": plan.json's spelling
 
 struct PlanSetup {
   PlanTarget target;

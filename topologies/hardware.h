@@ -23,8 +23,11 @@ struct Hardware {
   double peak_flops_fp8 = 0;  // dense FLOP/s, no sparsity
   double peak_flops_bf16 = 0;
   double peak_flops_fp32 = 0;
-  double peak_flops_nvfp4 = 0;       // 0 where the part has no FP4 tensor cores
-  double hbm_bytes = 0;              // capacity per GPU
+  double peak_flops_nvfp4 = 0;  // 0 where the part has no FP4 tensor cores
+  double hbm_bytes = 0;         // capacity per GPU, the datasheet's figure (the seed's, --ideal's)
+  // Device memory as the driver reports it (nvidia-smi memory.total, torch total_memory), MiB; what a serving
+  // engine sizes its pools from. 0: not given, hbm_bytes stands for it.
+  double device_mib = 0;
   double hbm_bw = 0;                 // bytes/s per GPU, peak
   double usable_hbm_fraction = 0.9;  // share of HBM a serving engine may use (mem_fraction_static)
   double nvlink_bw = 0;              // bytes/s per GPU per direction (NVLink port, peak)
@@ -34,10 +37,13 @@ struct Hardware {
   double ib_seed_bw = 0;             // the seed's IB column: 200 Gb/s ~= 25 GB/s per direction
   double ib_latency_s = 0;
   int nics_per_gpu = 1;            // IB NICs per GPU (rail-optimized HGX: one ConnectX-7 per GPU)
-  int gpus_per_node = 8;           // GPUs in one NVLink domain (HGX board)
+  int gpus_per_node = 8;           // GPUs in one NVLink domain (HGX board: 8; GB200 NVL72: the rack's 72)
   double collective_launch_s = 0;  // fixed cost per collective (kernel launch + sync), the seed's 3-5 us
   double kernel_launch_s = 0;      // fixed cost per non-collective kernel under CUDA Graph replay
   Efficiency efficiency;           // default factors; --ideal replaces them with 1.0
+
+  // The device memory a serving engine sees: the driver's total where the JSON gives it, else hbm_bytes.
+  double device_memory_bytes() const { return device_mib > 0 ? device_mib * 1024.0 * 1024.0 : hbm_bytes; }
 
   double peak_flops(Dtype d) const {
     switch (d) {

@@ -28,8 +28,14 @@ void read_peak_flops(const json& doc, const Where& root, Hardware& hw) {
 void read_memory_and_links(const json& doc, const Where& root, Hardware& hw) {
   const Where hbm_at = root.child("hbm");
   const json& hbm = spec::require_object(doc, "hbm", root);
-  spec::reject_unknown_keys(hbm, {"bytes", "bw", "usable_fraction"}, hbm_at);
+  spec::reject_unknown_keys(hbm, {"bytes", "device_mib", "bw", "usable_fraction"}, hbm_at);
   hw.hbm_bytes = spec::sourced_value(hbm, "bytes", hbm_at);
+  if (hbm.contains("device_mib")) {  // optional: a JSON without it sizes engines from hbm.bytes
+    hw.device_mib = spec::sourced_value(hbm, "device_mib", hbm_at);
+    if (hw.device_mib <= 0)
+      throw InputError(hbm_at.child("device_mib").child("value").text(), "MiB > 0",
+                       number_text(hw.device_mib));
+  }
   hw.hbm_bw = spec::sourced_value(hbm, "bw", hbm_at);
   hw.usable_hbm_fraction = spec::sourced_value(hbm, "usable_fraction", hbm_at);
 

@@ -74,7 +74,7 @@ TEST_CASE("Bad engine objects: one message naming the file, the field, expected 
   fails(R"({"engine": {"mem_fraction": 0.9}})", "engine: mem_fraction", "unknown field");
   fails(R"({"engine": {"new_token_ratio": {"init": 2}}})", "new_token_ratio: init", "2");
   fails(R"({"engine": {"new_token_ratio": {"decay": 2}}})", "new_token_ratio: decay", "unknown field");
-  fails(R"({"engine": {"name": "trtllm"}})", "engine: name", "'trtllm'");
+  fails(R"({"engine": {"name": "tgi"}})", "engine: name", "'tgi'");
   fails(R"({"engine": {"kv_cache_dtype": "int4"}})", "engine: kv_cache_dtype", "'int4'");
   fails(R"({"engine": {"cuda_graph_max_bs": {"source": "s"}}})", "engine: cuda_graph_max_bs",
         "without \"value\"");

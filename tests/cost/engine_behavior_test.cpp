@@ -102,6 +102,42 @@ TEST_CASE("vLLM and the seed take the hardware's or their own utilization and ke
   CHECK(g.ratio.decay_per_step() == Approx((0.7 - 0.098) / 600));
 }
 
+TEST_CASE("TensorRT-LLM's engine block keeps its documented defaults", "[engine_behavior]") {
+  // tensorrt_llm/llmapi/llm_args.py and trtllm-serve (engine_behavior.cpp trtllm_behavior names each).
+  const EngineBehavior t = trtllm_behavior();
+  CHECK(t.engine == "trtllm");
+  CHECK(t.memory_rule == MemoryRule::kFreeFraction);  // KvCacheConfig.free_gpu_memory_fraction
+  CHECK(t.mem_fraction_static == 0.9);                // "Default is 90%"
+  CHECK(t.chunked_prefill_size == 8192);              // max_num_tokens
+  CHECK(t.max_running_requests == 2048);              // max_batch_size
+  CHECK(t.cuda_graph_max_bs == 128);                  // CudaGraphConfig.max_batch_size 0 -> 128
+  CHECK(t.admission == Admission::kWholeRequest);     // GUARANTEED_NO_EVICT
+  CHECK(t.mixed_steps);                               // inflight batching
+  CHECK_FALSE(t.chunk_split_over_dp);
+  const ResolvedEngine r = resolve_engine(t, kH200Bytes, 0.5, 8, 8);
+  CHECK(r.mem_fraction == 0.9);
+  CHECK(r.rank_chunk_tokens == 8192);
+  CHECK(parse_memory_rule("free_fraction", "x") == MemoryRule::kFreeFraction);
+}
+
+TEST_CASE("real engines see the driver's device memory, the seed the datasheet's", "[engine_behavior]") {
+  Hardware b200;
+  b200.hbm_bytes = 1.8e11;   // the datasheet's 180 GB
+  b200.device_mib = 183359;  // nvidia-smi
+  b200.usable_hbm_fraction = 0.9;
+  CHECK(engine_device_bytes(seed_behavior(), b200) == 1.8e11);
+  CHECK(engine_device_bytes(sglang_behavior(), b200) == 183359 * kMib);
+  CHECK(engine_device_bytes(vllm_behavior(), b200) == 183359 * kMib);
+  CHECK(engine_device_bytes(trtllm_behavior(), b200) == 183359 * kMib);
+  EngineBehavior pinned = sglang_behavior();
+  pinned.device_memory_bytes = 1e11;  // an engine block's own figure wins
+  CHECK(engine_device_bytes(pinned, b200) == 1e11);
+  // SGLang's memory band reads the driver's MiB: B200 (179 GiB) takes the >= 160 GiB band's 16,384 chunk.
+  CHECK(resolve_engine(sglang_behavior(), b200, 8, 1).chunk_tokens == 16384);
+  b200.device_mib = 0;  // a JSON without it: hbm.bytes
+  CHECK(engine_device_bytes(sglang_behavior(), b200) == 1.8e11);
+}
+
 TEST_CASE(
     "SGLang's request limit follows the KV pool: clamp(tokens / context x 512, 2048, 4096), <= tokens / 2",
     "[engine_behavior]") {

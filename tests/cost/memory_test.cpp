@@ -64,6 +64,13 @@ ModelConfig qwen3_235b() {
 CostModel cm_of(const ModelConfig& m, const char* parallel) {
   return make_cost_model(m, parse_parallel(parallel, "t"), m.default_kv_layout, load_hardware("h200"));
 }
+// SGLang on a device of the H200 datasheet's 1.41e11 B (134,469 MiB), the figure these cases' arithmetic
+// uses; on h200.json an engine sees the driver's 143,771 MiB (the start-up case below).
+EngineBehavior sglang_on_datasheet() {
+  EngineBehavior b = sglang_behavior();
+  b.device_memory_bytes = 1.41e11;
+  return b;
+}
 }  // namespace
 
 TEST_CASE("KV replication (issue 11): DeepSeek-V3 tp8 on H200 holds 8x fewer KV tokens per GPU than sharded",
@@ -72,7 +79,7 @@ TEST_CASE("KV replication (issue 11): DeepSeek-V3 tp8 on H200 holds 8x fewer KV 
   // x 61 layers = 70,272 B per token per GPU. mem_fraction_static on a 1.41e11 B device (134,469 MiB),
   // tp8: reserved 512 + 8192 x 1.5 + 512 x 2 + 8/8 x 1024 = 14,848 MiB -> 1 - 14,848 / 134,469 = 0.890.
   const CostModel cm = cm_of(model_preset("deepseek-v3"), "tp8");
-  const EngineBehavior sglang = sglang_behavior();
+  const EngineBehavior sglang = sglang_on_datasheet();
   EngineBehavior sharded = sglang;
   sharded.kv_placement = KvPlacement::kShardedOverTp;
   const KvCapacity k = kv_capacity(cm, sglang, 163840);
@@ -116,7 +123,7 @@ TEST_CASE("Start-up memory: SGLang sizes from what is free after it, vLLM takes 
 TEST_CASE("GQA under TP: each GPU keeps its KV heads, at least one (Qwen3-235B, 4 KV heads)",
           "[memory][engine]") {
   // 2 x 4 heads x 128 dims x 2 B x 94 layers = 192,512 B per token over all heads.
-  const EngineBehavior b = sglang_behavior();
+  const EngineBehavior b = sglang_on_datasheet();
   const CostModel tp4 = cm_of(qwen3_235b(), "tp4");
   const CostModel tp8 = cm_of(qwen3_235b(), "tp8");
   CHECK(kv_bytes_per_token_per_gpu(tp4, KvPlacement::kPerTpRank).main == 192512 / 4);
@@ -130,11 +137,11 @@ TEST_CASE("Llama-3.1-8B tp1 on H200 under SGLang's mem_fraction_static", "[memor
   // tp1: reserved 512 + 12,288 + 256 x 2 + 1/8 x 1024 = 13,440 MiB -> fraction 0.900; BF16 weights
   // 16.06 GB; KV 2 x 8 x 128 x 2 B x 32 layers = 131,072 B per token.
   const CostModel cm = cm_of(model_preset("llama-3.1-8b"), "tp1");
-  const KvCapacity k = kv_capacity(cm, sglang_behavior(), 131072);
+  const KvCapacity k = kv_capacity(cm, sglang_on_datasheet(), 131072);
   CHECK(k.mem_fraction == Approx(0.900));
   CHECK(k.bytes_per_token == 131072);
   CHECK(k.tokens_per_rank == 845638);
-  EngineBehavior lower = sglang_behavior();
+  EngineBehavior lower = sglang_on_datasheet();
   lower.mem_fraction_static = 0.8;  // --mem-fraction-static 0.8 leaves 0.1 x 141 GB less for KV
   CHECK(kv_capacity(cm, lower, 131072).free_bytes == Approx(k.free_bytes - 0.1 * 1.41e11));
 }
@@ -159,4 +166,22 @@ TEST_CASE("The seed's capacity is the seed behaviour with the cost model's chunk
   CHECK(a.activation_reserve_bytes == b.activation_reserve_bytes);
   CHECK(a.mem_fraction == 0.9);  // the hardware JSON's usable fraction
   CHECK(a.reserved_bytes == 0);
+}
+
+TEST_CASE("TensorRT-LLM's KV is its fraction of what is free after start-up, weights and activations",
+          "[memory][engine]") {
+  // Llama-3.1-70B BF16 tp8 on H200, as TensorRT-LLM's free_gpu_memory_fraction 0.9 sizes it.
+  const CostModel cm = cm_for("llama-3.1-70b", "tp8", KvLayout::kBf16);
+  EngineBehavior t = trtllm_behavior();
+  t.startup_memory_bytes = 3186 * 1024.0 * 1024.0;
+  const KvCapacity k = kv_capacity(cm, t, 8192, kDefaultPageTokens);
+  const double device = 143771 * 1024.0 * 1024.0;  // h200.json hbm.device_mib
+  const double activations = 8192.0 * 8192 * 2 * kActivationBuffers;
+  CHECK(k.usable_hbm_bytes == Approx(device - t.startup_memory_bytes));
+  CHECK(k.activation_reserve_bytes == Approx(activations));
+  CHECK(k.free_bytes == Approx(0.9 * (device - t.startup_memory_bytes - k.weight_bytes - activations)));
+  // The same device under vLLM's rule (0.9 of the device, start-up out of it) keeps less for KV.
+  EngineBehavior v = vllm_behavior();
+  v.startup_memory_bytes = t.startup_memory_bytes;
+  CHECK(kv_capacity(cm, v, 8192, kDefaultPageTokens).free_bytes < k.free_bytes);
 }

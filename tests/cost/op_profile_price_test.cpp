@@ -466,4 +466,63 @@ TEST_CASE("remembered curve values price every step as the search does, bit for 
   }
 }
 
+TEST_CASE("each shipped profile prices the kernels of every preset model it claims from its tables",
+          "[op_profile]") {
+  // What each profile claims (topologies/profiles/README.md): DeepSeek-V3 (MLA, FP8 MoE) and Llama-3.1-70B
+  // (GQA) everywhere; GLM-5.3's DSA where the engine's collection has DSA kernel rows (SGLang; vLLM through
+  // its tables_from). TensorRT-LLM's block-FP8 MoE on B200 is DeepGEMM's, measured with expert parallelism
+  // only.
+  struct Claim {
+    const char* profile;
+    std::vector<std::string> models;
+    const char* moe_layout;
+  };
+  const std::vector<Claim> claims = {
+      {"h200-sglang", {"deepseek-v3", "glm-5.3", "llama-3.1-70b"}, "tp8"},
+      {"h200-vllm", {"deepseek-v3", "glm-5.3", "llama-3.1-70b"}, "tp8"},
+      {"h200-trtllm", {"deepseek-v3", "llama-3.1-70b"}, "tp8"},
+      {"b200-sglang", {"deepseek-v3", "glm-5.3", "llama-3.1-70b"}, "tp8"},
+      {"b200-vllm", {"deepseek-v3", "glm-5.3", "llama-3.1-70b"}, "tp8"},
+      {"b200-trtllm", {"deepseek-v3", "llama-3.1-70b"}, "tp8-ep8"},
+      {"h100-sglang", {"deepseek-v3", "glm-5.3", "llama-3.1-70b"}, "tp8"},
+      {"h100-vllm", {"deepseek-v3", "glm-5.3", "llama-3.1-70b"}, "tp8"},
+      {"h100-trtllm", {"deepseek-v3", "llama-3.1-70b"}, "tp8"},
+  };
+  const Op kernels[] = {Op::kAProj,        Op::kQBProj,     Op::kSparseMla,    Op::kOProj,
+                        Op::kDenseMlp,     Op::kExpertGemm, Op::kSharedExpert, Op::kAttnAllreduce,
+                        Op::kMlpAllreduce, Op::kLmHead,     Op::kIndexerScore};
+  for (const Claim& c : claims) {
+    const auto profile = load_op_profile(c.profile);
+    const Hardware hw = load_hardware(profile->hardware);
+    for (const std::string& model : c.models) {
+      INFO(c.profile << " " << model);
+      const ModelConfig m = model_preset(model);
+      CostOptions o;
+      o.profile = profile;
+      const std::string layout = m.is_moe() ? c.moe_layout : "tp8";
+      const CostModel cm = make_cost_model(m, parse_parallel(layout, "test"), m.default_kv_layout, hw, o);
+      for (const bool prefill : {false, true}) {
+        const StepCost sc = prefill ? prefill_step(cm, 2048, 0, true) : decode_step(cm, 16, 2047);
+        for (Op op : kernels) {
+          INFO(op_name(op) << (prefill ? " prefill" : " decode"));
+          if (sc[op].time_s > 0) CHECK(sc[op].source == TimeSource::kProfile);
+        }
+      }
+    }
+  }
+}
+
+TEST_CASE("a profile measured on one GPU is refused on another", "[op_profile]") {
+  for (const char* name : {"h200-sglang", "h200-trtllm", "b200-sglang", "h100-vllm"}) {
+    const auto p = load_op_profile(name);
+    const std::string other = p->hardware == "b200" ? "h200" : "b200";
+    CostOptions o;
+    o.profile = p;
+    INFO(name);
+    CHECK_THROWS_AS(make_cost_model(model_preset("deepseek-v3"), parse_parallel("tp8", "test"),
+                                    KvLayout::kBf16, load_hardware(other), o),
+                    InputError);
+  }
+}
+
 }  // namespace tokenline

@@ -3,8 +3,7 @@
 
 #include <unistd.h>
 
-#include <unistd.h>
-
+#include <algorithm>
 #include <catch2/catch.hpp>
 #include <cstdint>
 #include <filesystem>
@@ -12,6 +11,7 @@
 #include <initializer_list>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "common/input_error.h"
 #include "tests/cost/profile_load_error.h"
@@ -282,6 +282,31 @@ TEST_CASE("the h200-sglang profile is embedded with every table", "[op_profile]"
     if (ProfileTableKind(k) == ProfileTableKind::kOps) continue;  // own profiles' table (tokenline profile)
     CHECK_FALSE(p->table(ProfileTableKind(k)).empty());
   }
+}
+
+TEST_CASE("every shipped profile loads, names its GPU and engine as its name does", "[op_profile]") {
+  const std::vector<std::string> names = embedded_profile_names();
+  for (const char* want : {"b200-sglang", "b200-trtllm", "b200-vllm", "h100-sglang", "h100-trtllm",
+                           "h100-vllm", "h200-sglang", "h200-trtllm", "h200-vllm"})
+    CHECK(std::find(names.begin(), names.end(), want) != names.end());
+  for (const std::string& n : names) {
+    INFO(n);
+    const auto p = load_op_profile(n);
+    CHECK(n == p->hardware + "-" + p->engine_name);
+    REQUIRE(p->has_engine);
+    CHECK(p->engine.engine == p->engine_name);
+  }
+}
+
+TEST_CASE("--engine picks <hardware>-<engine>, and says which exist where none does", "[op_profile]") {
+  CHECK(profile_for_engine("", "", "b200").empty());
+  CHECK(profile_for_engine("./mine", "", "b200") == "./mine");
+  CHECK(profile_for_engine("", "trtllm", "b200") == "b200-trtllm");
+  CHECK(profile_for_engine("", "vllm", "h100") == "h100-vllm");
+  CHECK_THROWS_WITH(profile_for_engine("", "tgi", "h200"), Catch::Contains("sglang | vllm | trtllm"));
+  CHECK_THROWS_WITH(profile_for_engine("h200-sglang", "sglang", "h200"), Catch::Contains("both"));
+  CHECK_THROWS_WITH(profile_for_engine("", "sglang", "gb200"),
+                    Catch::Contains("--engine sglang") && Catch::Contains("no profile gb200-sglang"));
 }
 
 }  // namespace tokenline

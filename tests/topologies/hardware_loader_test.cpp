@@ -79,22 +79,61 @@ TEST_CASE("h200 preset reproduces the seed's communication table and weight-read
   CHECK(static_cast<int>(1.0 / weight_read_s) == 44);
 }
 
-TEST_CASE("ring bandwidth is NVLink total x 7/8 on every preset", "[hardware]") {
-  // The seed's 787 GB/s = 900 GB/s (both directions) x (8-1)/8; h100 and b200 are derived the same way.
+TEST_CASE("ring bandwidth is NVLink total x (n-1)/n of the NVLink domain on every preset", "[hardware]") {
+  // The seed's 787 GB/s = 900 GB/s (both directions) x (8-1)/8; the others are derived the same way, GB200
+  // over its NVL72 rack's 72 GPUs.
   for (const std::string& name : hardware_presets()) {
     const Hardware hw = load_hardware(name);
     INFO(name);
-    CHECK(hw.nvlink_ring_bw == Approx(2 * hw.nvlink_bw * 7.0 / 8.0).epsilon(1e-3));
+    const double n = hw.gpus_per_node;
+    CHECK(hw.nvlink_ring_bw == Approx(2 * hw.nvlink_bw * (n - 1) / n).epsilon(1e-3));
     CHECK(hw.efficiency.gemm > 0);
     CHECK(hw.efficiency.gemm <= 1);
   }
 }
 
 TEST_CASE("presets are listed and b200 has FP4", "[hardware]") {
-  CHECK(hardware_presets() == std::vector<std::string>{"b200", "h100", "h200"});
+  CHECK(hardware_presets() == std::vector<std::string>{"b200", "b300", "gb200", "h100", "h200"});
   const Hardware b200 = load_hardware("b200");
   CHECK(b200.peak_flops(Dtype::kNvfp4) == Approx(2 * b200.peak_flops(Dtype::kFp8)));
   CHECK(load_hardware("h100").hbm_bytes < load_hardware("h200").hbm_bytes);
+}
+
+TEST_CASE("engines see the device memory the driver reports, the seed the datasheet's", "[hardware]") {
+  // nvidia-smi memory.total in MiB (each JSON's hbm.device_mib names its public source).
+  const std::vector<std::pair<std::string, double>> driver_mib = {
+      {"b200", 183359}, {"b300", 275040}, {"gb200", 189471}, {"h100", 81559}, {"h200", 143771}};
+  for (const auto& [name, mib] : driver_mib) {
+    INFO(name);
+    const Hardware hw = load_hardware(name);
+    CHECK(hw.device_mib == mib);
+    CHECK(hw.device_memory_bytes() == mib * 1024 * 1024);
+  }
+  // B200: 180 GB on the datasheet, 179.06 GiB on the device.
+  const Hardware b200 = load_hardware("b200");
+  CHECK(b200.hbm_bytes == 1.8e11);
+  CHECK(b200.device_memory_bytes() / (1024.0 * 1024 * 1024) == Approx(179.06).margin(0.01));
+  // GB200 NVL72: one NVLink domain of 72 GPUs, one NIC per GPU, as HGX boards have.
+  CHECK(load_hardware("gb200").gpus_per_node == 72);
+  for (const std::string& name : hardware_presets()) CHECK(load_hardware(name).nics_per_gpu == 1);
+}
+
+TEST_CASE("a hardware JSON without device_mib sizes engines from hbm.bytes, and a bad one is refused",
+          "[hardware]") {
+  const std::string text = read_source_file("topologies/hardware/h100.json");
+  const std::string key = "\"device_mib\": {\"value\": 81559,";
+  const size_t at = text.find(key);
+  REQUIRE(at != std::string::npos);
+  std::string without = text;
+  const size_t end = without.find('}', at);
+  without.erase(at, end + 2 - at);
+  const Hardware hw = parse_hardware(without, "h100-no-driver.json");
+  CHECK(hw.device_mib == 0);
+  CHECK(hw.device_memory_bytes() == hw.hbm_bytes);
+  std::string bad = text;
+  bad.replace(at, key.size(), "\"device_mib\": {\"value\": -1,");
+  CHECK_THROWS_WITH(parse_hardware(bad, "h100-bad.json"),
+                    Catch::Contains("device_mib") && Catch::Contains("-1"));
 }
 
 TEST_CASE("a path loads that file and names it in errors", "[hardware]") {
@@ -161,7 +200,7 @@ TEST_CASE("an unknown preset lists the known ones", "[hardware]") {
     load_hardware("h300");
     FAIL("unknown preset accepted");
   } catch (const InputError& e) {
-    CHECK(contains(e.what(), "hardware 'h300': expected a preset (b200, h100, h200)"));
+    CHECK(contains(e.what(), "hardware 'h300': expected a preset (b200, b300, gb200, h100, h200)"));
   }
   CHECK_THROWS_AS(load_hardware("no/such/file.json"), InputError);
 }
