@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "engine/model/kv_layout.h"
+#include "engine/model/weight_format.h"
 #include "topologies/hardware.h"
 
 namespace tokenline {
@@ -20,6 +21,7 @@ enum class AttentionKind {
 
 struct ModelConfig {
   std::string name;           // preset name or the config.json path it came from
+  std::string left_out;       // parts of the checkpoint not modelled, said in summaries (a vision tower)
   std::string hf_model_type;  // the config's model_type: "glm_moe_dsa", "deepseek_v3", "llama", "qwen3_moe",
                               // ..., or one read by its architectures class ("kimi_k2")
   AttentionKind attention = AttentionKind::kMla;
@@ -59,6 +61,8 @@ struct ModelConfig {
   // FP8 block-scaled weights (quantization_config.weight_block_size): the block edge, 128 for DeepSeek-V3/R1
   // and Qwen3-FP8; 0 for per-tensor FP8 or unquantized weights.
   int64_t weight_block = 0;
+  // Per group formats (a Hugging Face config's quantization_config); per_group false: all at weight_dtype.
+  WeightFormats weights;
   KvLayout default_kv_layout = KvLayout::kFp8DsMla;
 
   bool is_moe() const { return routed_experts > 0; }
@@ -89,6 +93,28 @@ struct ParamCounts {
 
 ParamCounts count_params(const ModelConfig& cfg);
 
+// One group's parameters (ParamCounts' term).
+double group_params(const ParamCounts& p, WeightGroup g);
+
+// Bytes per parameter of group g, scales included: the share held in the quantized format at its bytes,
+// the rest at the unquantized dtype; weight_dtype's bytes when cfg.weights.per_group is false.
+double group_bytes_per_param(const ModelConfig& cfg, WeightGroup g);
+
+// The peak FLOP/s group g's GEMMs run at on hw (time-weighted over its quantized and unquantized shares);
+// hw.peak_flops(weight_dtype) when cfg.weights.per_group is false.
+double group_gemm_peak_flops(const ModelConfig& cfg, WeightGroup g, const Hardware& hw);
+
+// A short line for summaries: "mxfp4 (routed_experts 100%), bf16 elsewhere".
+std::string weight_formats_summary(const ModelConfig& cfg);
+
+// True when every group takes the same bytes per parameter (the presets, unquantized checkpoints).
+bool uniform_weight_bytes(const ModelConfig& cfg);
+
+// --weights-format: replaces the model's quantized format (its exclusions kept); on an unquantized model
+// or a preset, quantizes the Linear layers (attention, indexer, MLPs, experts, MTP) and keeps norms,
+// routers and embeddings at BF16 (or all at BF16 for "bf16"). Throws InputError naming --weights-format.
+void override_weight_format(ModelConfig& cfg, std::string_view format);
+
 // The preset names, in a fixed order: glm-5.3, glm-5.3-tiny, deepseek-v3.2, deepseek-v3, llama-3.1-8b,
 // llama-3.1-70b.
 const std::vector<std::string>& model_preset_names();
@@ -102,8 +128,20 @@ ModelConfig model_preset(std::string_view name);
 // InputError naming the file and the field on missing, mistyped or out-of-range fields.
 ModelConfig load_hf_config(const std::string& path);
 
+// A config.json read as far as tokenline describes it. unsupported: the one-line refusal of a family whose
+// layers need a mechanism tokenline does not model yet (gpt_oss's sliding windows and sinks), empty when it
+// can be simulated; the shape, parameter counts and weight formats are read either way (weights per GPU
+// can be priced). load_hf_config throws the refusal.
+struct HfModelRead {
+  ModelConfig config;
+  std::string unsupported;
+};
+HfModelRead read_hf_config(const std::string& path);
+
 // A preset name, or else a path to a config.json (or a directory holding one).
 ModelConfig load_model(const std::string& name_or_path);
+// The same with --weights-format applied (override_weight_format); "" keeps the checkpoint's formats.
+ModelConfig load_model(const std::string& name_or_path, const std::string& weights_format);
 
 // Validates derived invariants (positive counts, dense_layers <= layers, ...); throws InputError with
 // `where` as the location.
