@@ -212,9 +212,61 @@ void read_gpt_oss(const Reader& r, ModelConfig& c) {
   read_mixtral(r, c);
 }
 
+// Qwen3-Next / Qwen3.5-MoE: Qwen3-MoE's GQA (q/k norms, plus an output gate on q: attn_output_gate) on the
+// full_attention layers, Gated DeltaNet on the linear_attention ones (layer_types; without it every
+// full_attention_interval-th layer is full, as transformers' Qwen3NextConfig builds it), Qwen3-MoE's experts
+// plus one shared expert of shared_expert_intermediate_size (its 1 x hidden gate not counted), and
+// mtp_num_hidden_layers MTP layers. Read for weights; refused for simulation (kUnsupported).
+void read_qwen3_next(const Reader& r, ModelConfig& c) {
+  read_qwen3_moe(r, c);
+  c.attn_output_gate = r.boolean_or("attn_output_gate", true);
+  const int64_t shared = r.integer_or("shared_expert_intermediate_size", 0);
+  if (shared > 0 && shared != c.moe_intermediate)
+    throw InputError(
+        r.where("shared_expert_intermediate_size"),
+        "moe_intermediate_size (" + std::to_string(c.moe_intermediate) + ": one shared expert of it)",
+        std::to_string(shared));
+  c.shared_experts = shared > 0 ? 1 : 0;
+  c.mtp_layers = to_int(r.integer_or("mtp_num_hidden_layers", 0), r, "mtp_num_hidden_layers");
+  c.gdn = {.key_heads = to_int(r.integer("linear_num_key_heads"), r, "linear_num_key_heads"),
+           .value_heads = to_int(r.integer("linear_num_value_heads"), r, "linear_num_value_heads"),
+           .key_head_dim = r.integer("linear_key_head_dim"),
+           .value_head_dim = r.integer("linear_value_head_dim"),
+           .conv_kernel = r.integer("linear_conv_kernel_dim")};
+  for (const auto& [v, field] : {std::pair{c.gdn.key_head_dim, "linear_key_head_dim"},
+                                 std::pair{c.gdn.value_head_dim, "linear_value_head_dim"},
+                                 std::pair{c.gdn.conv_kernel, "linear_conv_kernel_dim"}}) {
+    if (v < 1 || v > (int64_t{1} << 16)) throw InputError(r.where(field), "1 .. 65536", std::to_string(v));
+  }
+  if (c.layers > (int64_t{1} << 10))  // validate_model names the range; the list below is not built first
+    return;
+  c.mixers.assign(size_t(c.layers), MixerKind::kAttention);
+  auto types = r.raw().find("layer_types");
+  if (types != r.raw().end() && !types->is_null()) {
+    if (!types->is_array() || types->size() != size_t(c.layers))
+      throw InputError(r.where("layer_types"), "one of linear_attention / full_attention per layer",
+                       types->is_array() ? std::to_string(types->size()) + " entries" : types->dump());
+    for (size_t i = 0; i < types->size(); ++i) {
+      const json& t = (*types)[i];
+      if (t == "linear_attention") {
+        c.mixers[i] = MixerKind::kGatedDeltaNet;
+      } else if (t != "full_attention") {
+        throw InputError(r.where("layer_types"), "linear_attention or full_attention", t.dump());
+      }
+    }
+    return;
+  }
+  const int interval = to_int(r.integer_or("full_attention_interval", 4), r, "full_attention_interval");
+  if (interval < 1) throw InputError(r.where("full_attention_interval"), "a count >= 1", "0");
+  for (int i = 0; i < c.layers; ++i)
+    if ((i + 1) % interval != 0) c.mixers[size_t(i)] = MixerKind::kGatedDeltaNet;
+}
+
 // How each family names its expert modules (ModuleNaming: what quantization exclusion lists match).
 constexpr ModuleNaming kDeepseekNames{};
-constexpr ModuleNaming kQwenNames{.shared = "mlp.shared_expert."};
+constexpr ModuleNaming kQwenNames{.mtp = "mtp.layers.", .shared = "mlp.shared_expert."};
+constexpr ModuleNaming kQwen35Names{
+    .layers = "model.language_model.layers.", .mtp = "mtp.layers.", .shared = "mlp.shared_expert."};
 constexpr ModuleNaming kMixtralNames{.experts = "block_sparse_moe.experts.0.",
                                      .expert_projs = {{{"w1", 1.0 / 3}, {"w3", 1.0 / 3}, {"w2", 1.0 / 3}}},
                                      .shared = ""};
@@ -245,6 +297,8 @@ constexpr Network kNetworks[] = {
     {"qwen2", "Qwen2ForCausalLM", read_llama, kQwenNames},
     {"qwen3", "Qwen3ForCausalLM", read_qwen3, kQwenNames},
     {"qwen3_moe", "Qwen3MoeForCausalLM", read_qwen3_moe, kQwenNames},
+    {"qwen3_next", "Qwen3NextForCausalLM", read_qwen3_next, kQwenNames},
+    {"qwen3_5_moe_text", "", read_qwen3_next, kQwen35Names},
 };
 
 // Families whose layers need a mechanism tokenline does not model yet: refused naming the field that asks
@@ -378,9 +432,8 @@ std::string left_out_towers(const json& top) {
   return out;
 }
 
-}  // namespace
-
-HfModelRead read_hf_config(const std::string& path) {
+// simulate: refuse a family tokenline cannot simulate before reading its fields (load_hf_config).
+HfModelRead read_config(const std::string& path, bool simulate) {
   const json top = parse_file(path);
   auto text = top.find("text_config");
   const bool wrapped = text != top.end() && text->is_object() && !top.contains("num_hidden_layers");
@@ -393,7 +446,7 @@ HfModelRead read_hf_config(const std::string& path) {
   if (wrapped) c.left_out = left_out_towers(top);
   const Network* network = find_network(r, c.hf_model_type);
   const Unsupported* unsupported = find_unsupported(c.hf_model_type);
-  if (unsupported != nullptr && (network == nullptr || network->model_type != c.hf_model_type))
+  if (unsupported != nullptr && (simulate || network == nullptr || network->model_type != c.hf_model_type))
     throw InputError(unsupported_message(r, *unsupported));
   if (network == nullptr) {
     std::string types;
@@ -421,10 +474,14 @@ HfModelRead read_hf_config(const std::string& path) {
   return out;
 }
 
+}  // namespace
+
+HfModelRead read_hf_config(const std::string& path) {
+  return read_config(path, false);
+}
+
 ModelConfig load_hf_config(const std::string& path) {
-  HfModelRead read = read_hf_config(path);
-  if (!read.unsupported.empty()) throw InputError(read.unsupported);
-  return std::move(read.config);
+  return read_config(path, true).config;
 }
 
 }  // namespace tokenline

@@ -391,11 +391,24 @@ struct Module {
   double params;
 };
 
+// A Gated DeltaNet mixer's Linear modules (Qwen3.5's names; its conv1d is not a Linear).
+void gdn_modules(const ModelConfig& c, const std::string& at, std::vector<Module>& out) {
+  const double h = double(c.hidden);
+  const double key = double(c.gdn.key_heads) * double(c.gdn.key_head_dim);
+  const double value = double(c.gdn.value_heads) * double(c.gdn.value_head_dim);
+  const WeightGroup g = WeightGroup::kAttention;
+  out.push_back({g, at + "linear_attn.in_proj_qkv", h * (2 * key + value)});
+  out.push_back({g, at + "linear_attn.in_proj_z", h * value});
+  out.push_back({g, at + "linear_attn.in_proj_a", h * c.gdn.value_heads});
+  out.push_back({g, at + "linear_attn.in_proj_b", h * c.gdn.value_heads});
+  out.push_back({g, at + "linear_attn.out_proj", value * h});
+}
+
 void attention_modules(const ModelConfig& c, const std::string& at, WeightGroup g, std::vector<Module>& out) {
   const double h = double(c.hidden);
   if (c.attention == AttentionKind::kGqa) {
     const double hd = double(c.head_dim);
-    out.push_back({g, at + "self_attn.q_proj", h * c.heads * hd});
+    out.push_back({g, at + "self_attn.q_proj", h * c.heads * hd * (c.attn_output_gate ? 2 : 1)});
     out.push_back({g, at + "self_attn.k_proj", h * c.kv_heads * hd});
     out.push_back({g, at + "self_attn.v_proj", h * c.kv_heads * hd});
     out.push_back({g, at + "self_attn.o_proj", double(c.heads) * hd * h});
@@ -431,15 +444,21 @@ void moe_modules(const ModelConfig& c, const ModuleNaming& n, const std::string&
 
 std::vector<Module> layer_modules(const ModelConfig& c, const ModuleNaming& n, int layer) {
   std::vector<Module> out;
-  const std::string at = "model.layers." + std::to_string(layer) + ".";
   const double h = double(c.hidden);
   if (layer >= c.layers) {  // an MTP layer (DeepSeek-V3 names it model.layers.<num_hidden_layers + i>)
+    const std::string at = n.mtp.empty() ? std::string(n.layers) + std::to_string(layer) + "."
+                                         : std::string(n.mtp) + std::to_string(layer - c.layers) + ".";
     attention_modules(c, at, WeightGroup::kMtp, out);
     out.push_back({WeightGroup::kMtp, at + "eh_proj", 2 * h * h});
     moe_modules(c, n, at, true, out);
     return out;
   }
-  attention_modules(c, at, WeightGroup::kAttention, out);
+  const std::string at = std::string(n.layers) + std::to_string(layer) + ".";
+  if (c.linear_layer(layer)) {
+    gdn_modules(c, at, out);
+  } else {
+    attention_modules(c, at, WeightGroup::kAttention, out);
+  }
   if (c.indexer_full_layer(layer)) {
     const double q_in = double(c.q_lora_rank > 0 ? c.q_lora_rank : c.hidden);
     const double dim = double(c.indexer_head_dim);

@@ -15,6 +15,9 @@ namespace tokenline {
 
 // How a family names its modules under model.layers.N. (transformers' names, which exclusion lists use).
 struct ModuleNaming {
+  std::string_view layers = "model.layers.";  // a decoder layer's prefix, before its index
+  std::string_view mtp =
+      "";  // an MTP layer's prefix before its index; "": layers, after the last decoder layer
   std::string_view experts = "mlp.experts.0.";  // one routed expert (lists never single experts out)
   // An expert's projections and the share of its parameters each holds.
   std::array<std::pair<std::string_view, double>, 3> expert_projs = {

@@ -13,7 +13,8 @@ double attention_params(const ModelConfig& c) {
   if (c.attention == AttentionKind::kGqa) {
     const double hd = static_cast<double>(c.head_dim);
     const double qk_norm = c.qk_norm ? 2.0 * hd : 0.0;
-    return h * c.heads * hd + 2.0 * h * c.kv_heads * hd + c.heads * hd * h + qk_norm;
+    const double q = c.attn_output_gate ? 2.0 * h * c.heads * hd : h * c.heads * hd;
+    return q + 2.0 * h * c.kv_heads * hd + c.heads * hd * h + qk_norm;
   }
   const double qk = static_cast<double>(c.qk_nope_head_dim + c.qk_rope_head_dim);
   const double q = c.q_lora_rank > 0
@@ -23,6 +24,18 @@ double attention_params(const ModelConfig& c) {
   const double kv_b = double(c.kv_lora_rank) * c.heads * double(c.qk_nope_head_dim + c.v_head_dim);
   const double o = double(c.heads) * c.v_head_dim * h;
   return q + kv_a + kv_b + o;
+}
+
+// One Gated DeltaNet mixer (transformers' Qwen3NextGatedDeltaNet): in_proj_qkvz (q, k of the key heads; v, z
+// of the value heads), in_proj_ba (two per value head), a depthwise conv1d over q, k, v, A_log and dt_bias
+// per value head, the gated RMSNorm over a value head, out_proj.
+double gdn_params(const ModelConfig& c) {
+  const GdnShape& g = c.gdn;
+  const double h = static_cast<double>(c.hidden);
+  const double key = double(g.key_heads) * double(g.key_head_dim);
+  const double value = double(g.value_heads) * double(g.value_head_dim);
+  return h * (2 * key + 2 * value) + h * 2.0 * g.value_heads + (2 * key + value) * double(g.conv_kernel) +
+         2.0 * g.value_heads + double(g.value_head_dim) + value * h;
 }
 
 // One full layer's indexer: wq_b (q_lora -> heads x dim), wk (hidden -> dim), k_norm (LayerNorm weight +
@@ -71,6 +84,12 @@ bool ModelConfig::indexer_full_layer(int layer) const {
          ceil_div(int64_t{layer} * indexer_full_layers, layers);
 }
 
+int ModelConfig::linear_layers() const {
+  int n = 0;
+  for (const MixerKind k : mixers) n += k == MixerKind::kGatedDeltaNet ? 1 : 0;
+  return n;
+}
+
 double ParamCounts::total() const {
   return attention + indexer + dense_mlp + routed_experts + shared_experts + router + norms + embed + lm_head;
 }
@@ -82,7 +101,8 @@ double ParamCounts::active() const {
 ParamCounts count_params(const ModelConfig& c) {
   ParamCounts p;
   const double h = static_cast<double>(c.hidden);
-  p.attention = attention_params(c) * c.layers;
+  const int linear = c.linear_layers();
+  p.attention = attention_params(c) * (c.layers - linear) + gdn_params(c) * linear;
   p.indexer = indexer_params(c) * c.indexer_full_layers;
   p.dense_mlp = mlp_params(c.hidden, c.dense_intermediate) * c.mlp_dense_layers();
   const double expert = mlp_params(c.hidden, c.moe_intermediate);

@@ -19,6 +19,19 @@ enum class AttentionKind {
   kGqa,  // grouped-query attention (Llama, Qwen3): KV cache holds kv_heads x head_dim keys and values
 };
 
+// A layer's token mixer where a hybrid's layers differ (layer_types): the model's attention, or Gated
+// DeltaNet linear attention (Qwen3-Next, Qwen3.5: a recurrent state per request, no KV).
+enum class MixerKind { kAttention, kGatedDeltaNet };
+
+// Gated DeltaNet sizes (Qwen3-Next's linear_* fields).
+struct GdnShape {
+  int key_heads = 0;
+  int value_heads = 0;
+  int64_t key_head_dim = 0;
+  int64_t value_head_dim = 0;
+  int64_t conv_kernel = 0;
+};
+
 struct ModelConfig {
   std::string name;           // preset name or the config.json path it came from
   std::string left_out;       // parts of the checkpoint not modelled, said in summaries (a vision tower)
@@ -41,6 +54,11 @@ struct ModelConfig {
   int kv_heads = 0;
   int64_t head_dim = 0;
   bool qk_norm = false;  // Qwen3: an RMSNorm over each head's query and key (2 x head_dim weights per layer)
+  bool attn_output_gate = false;  // Qwen3-Next / Qwen3.5: q_proj also yields a sigmoid gate per head dim
+  // Per layer mixer, empty: every layer `attention`. Only weights and parameter counts read the
+  // Gated DeltaNet layers yet: such a config is refused for simulation (HfModelRead::unsupported).
+  std::vector<MixerKind> mixers;
+  GdnShape gdn;
   // MLP / MoE
   int routed_experts = 0;  // 0: dense model
   int experts_per_token = 0;
@@ -66,6 +84,10 @@ struct ModelConfig {
   KvLayout default_kv_layout = KvLayout::kFp8DsMla;
 
   bool is_moe() const { return routed_experts > 0; }
+  int linear_layers() const;  // layers whose mixer is Gated DeltaNet
+  bool linear_layer(int layer) const {
+    return layer >= 0 && size_t(layer) < mixers.size() && mixers[size_t(layer)] == MixerKind::kGatedDeltaNet;
+  }
   bool has_indexer() const { return indexer_heads > 0; }
   int moe_layers() const { return is_moe() ? layers - dense_layers : 0; }
   int mlp_dense_layers() const { return is_moe() ? dense_layers : layers; }
@@ -76,7 +98,7 @@ struct ModelConfig {
 
 // Parameter counts (not bytes), derived from the constants. Embedding and LM head counted separately.
 struct ParamCounts {
-  double attention = 0;       // per-model total over all layers (MLA projections, norms)
+  double attention = 0;       // per-model total over all layers (MLA projections, norms; GDN mixers)
   double indexer = 0;         // indexer wq_b, wk, k_norm, weights_proj over the full layers
   double dense_mlp = 0;       // dense layers' MLPs
   double routed_experts = 0;  // all routed experts of all MoE layers
@@ -122,10 +144,13 @@ const std::vector<std::string>& model_preset_names();
 // A preset by name; throws InputError naming the known presets when `name` is unknown.
 ModelConfig model_preset(std::string_view name);
 
-// A Hugging Face config.json (model_type deepseek_v3, deepseek_v32, glm_moe_dsa, llama, mistral, mixtral,
-// qwen2, qwen3, qwen3_moe, or another whose architectures class is one of theirs; GQA models with full
-// attention only); throws
-// InputError naming the file and the field on missing, mistyped or out-of-range fields.
+// A Hugging Face config.json (model_type deepseek_v3, deepseek_v32, glm_moe_dsa, glm4_moe, llama, minimax_m2,
+// mistral, mixtral, qwen2, qwen3, qwen3_moe, or another whose architectures class is one of theirs; GQA
+// models with full attention only), or a multimodal wrapper's text_config (Kimi-K2.5), with its weight
+// formats (quantization_config, or hf_quant_config.json beside it). Python's Infinity / NaN literals are
+// read. Throws InputError naming the file and the field on missing, mistyped or out-of-range fields, an
+// unknown quant_method or format, or a family whose layers need a mechanism tokenline does not model
+// (gpt_oss, qwen3_next, qwen3_5*, nemotron_h, llama4, gemma3/4).
 ModelConfig load_hf_config(const std::string& path);
 
 // A config.json read as far as tokenline describes it. unsupported: the one-line refusal of a family whose

@@ -173,7 +173,6 @@ std::string hf(const char* name) {
   return std::string(TOKENLINE_MODEL_TEST_DATA) + "/hf/" + name;
 }
 
-
 // Bytes of a list of tensors: count tensors of rows x cols elements of elem_bytes each.
 struct Tensors {
   double bytes = 0;
@@ -263,6 +262,53 @@ TEST_CASE("DeepSeek-V3.1-NVFP4: hf_quant_config.json's exclusions give the check
   t.nvfp4(2 * moe * experts, inter, h);
   t.nvfp4(moe * experts, h, inter);
   CHECK(t.bytes / 1e9 == Approx(386.4).epsilon(0.001));
+  const WeightBytes w = weight_bytes_per_gpu(cm_of(m, "tp8"));
+  CHECK(w.total() * 8 == Approx(t.bytes).epsilon(0.02));
+}
+
+TEST_CASE("Qwen3.5-397B-A17B: Gated DeltaNet layers counted; NVFP4 experts give the checkpoint's bytes",
+          "[memory][weights]") {
+  // Qwen3.5-397B-A17B's model card: 397B parameters in all, 17B activated (the text model; its MTP layer
+  // and vision encoder are not counted).
+  const HfModelRead bf16 = read_hf_config(hf("qwen3.5-397b-a17b") + "/config.json");
+  CHECK_THAT(bf16.unsupported,
+             Catch::Contains("text_config.layer_types") && Catch::Contains("Gated DeltaNet"));
+  const ModelConfig& b = bf16.config;
+  CHECK(b.linear_layers() == 45);
+  CHECK(b.linear_layer(0));
+  CHECK_FALSE(b.linear_layer(3));
+  const ParamCounts p = count_params(b);
+  CHECK(p.total() == Approx(397e9).epsilon(0.02));
+  CHECK(p.active() == Approx(17e9).epsilon(0.05));
+  // nvidia/Qwen3.5-397B-A17B-NVFP4 (ModelOpt, quantization_config in config.json): the routed experts NVFP4;
+  // linear_attn*, self_attn*, shared_expert*, lm_head, mtp and the vision tower excluded (BF16).
+  const ModelConfig m = read_hf_config(hf("qwen3.5-397b-a17b-nvfp4") + "/config.json").config;
+  CHECK(m.weights.quantized.kind == WeightFormatKind::kNvfp4);
+  CHECK(m.weights.share(WeightGroup::kRoutedExperts) == 1);
+  CHECK(m.weights.share(WeightGroup::kAttention) == 0);
+  CHECK(m.weights.share(WeightGroup::kSharedExperts) == 0);
+  CHECK(m.weights.share(WeightGroup::kMtp) == 0);
+  const double h = 4096, v = 248320, layers = 60, gdn = 45, full = 15, experts = 512, inter = 1024;
+  const double key = 16 * 128, value = 64 * 128;
+  Tensors t;
+  t.add(2, v, h, 2);                        // embed_tokens, lm_head
+  t.add(1 + 2 * layers, 1, h, 2);           // norms
+  t.add(gdn, 2 * key + value, h, 2);        // linear_attn.in_proj_qkv
+  t.add(gdn, value, h, 2);                  // in_proj_z
+  t.add(gdn, 2 * 64, h, 2);                 // in_proj_a, in_proj_b
+  t.add(gdn, 2 * key + value, 4, 2);        // conv1d
+  t.add(gdn, 1, 2 * 64 + 128, 2);           // A_log, dt_bias, norm
+  t.add(gdn, h, value, 2);                  // out_proj
+  t.add(full, 2 * 32 * 256, h, 2);          // self_attn.q_proj (with its output gate)
+  t.add(full, 2 * 2 * 256, h, 2);           // k_proj, v_proj
+  t.add(full, h, 32 * 256, 2);              // o_proj
+  t.add(full, 1, 2 * 256, 2);               // q_norm, k_norm
+  t.add(layers, experts, h, 2);             // mlp.gate
+  t.add(3 * layers, inter, h, 2);           // shared_expert
+  t.add(layers, 1, h, 2);                   // shared_expert_gate
+  t.nvfp4(2 * layers * experts, inter, h);  // experts gate, up
+  t.nvfp4(layers * experts, h, inter);      // experts down
+  CHECK(t.bytes / 1e9 == Approx(237.0).epsilon(0.001));
   const WeightBytes w = weight_bytes_per_gpu(cm_of(m, "tp8"));
   CHECK(w.total() * 8 == Approx(t.bytes).epsilon(0.02));
 }
