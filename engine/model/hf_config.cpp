@@ -210,6 +210,7 @@ void read_minimax_m2(const Reader& r, ModelConfig& c) {
 // its weights; refused for simulation (its sliding-window layers and attention sinks, kUnsupported).
 void read_gpt_oss(const Reader& r, ModelConfig& c) {
   read_mixtral(r, c);
+  c.router_score_bias = true;
 }
 
 // Qwen3-Next / Qwen3.5-MoE: Qwen3-MoE's GQA (q/k norms, plus an output gate on q: attn_output_gate) on the
@@ -460,7 +461,10 @@ HfModelRead read_config(const std::string& path, bool simulate) {
   c.vocab = r.integer("vocab_size");
   c.max_context_tokens = r.integer("max_position_embeddings");
   c.dense_intermediate = r.integer_or("intermediate_size", 0);
-  c.tie_embeddings = r.boolean_or("tie_word_embeddings", top.value("tie_word_embeddings", false) == true);
+  // A wrapper may say it for the text model (Kimi-K2.5 says it at both levels).
+  auto tie = top.find("tie_word_embeddings");
+  c.tie_embeddings =
+      r.boolean_or("tie_word_embeddings", tie != top.end() && tie->is_boolean() && tie->get<bool>());
   network->read(r, c);
   if (unsupported != nullptr) {
     out.unsupported = unsupported_message(r, *unsupported);

@@ -30,6 +30,8 @@ constexpr const char* kSupportedMethods =
     "pack-quantized, fp8 float-quantized, nvfp4 / mxfp4 pack-quantized), awq, gptq";
 constexpr int64_t kNvfp4GroupSize = 16;
 constexpr int64_t kMxfp4GroupSize = 32;
+constexpr size_t kMaxPatternChars = 256;  // the longest exclusion pattern compiled as a regex
+constexpr size_t kMaxPatterns = 8192;     // entries in one list (GLM-5's modules_to_not_convert: ~700)
 constexpr size_t kMaxQuantFileBytes = size_t{16} << 20;  // hf_quant_config.json: a few KB to a few MB
 
 enum class Syntax { kTransformers, kCompressedTensors, kModelOpt };
@@ -49,6 +51,9 @@ class Pattern {
       regex_ = true;
     }
     literal_ = body;
+    if (regex_ && (body.size() > kMaxPatternChars || nested_repetition(body)))
+      throw InputError(where, "a pattern of at most 256 characters, 8 repetitions and no nested repetition",
+                       "'" + text + "'");
     if (regex_) {
       try {
         re_ = std::regex(body, std::regex::ECMAScript | std::regex::optimize);
@@ -80,6 +85,34 @@ class Pattern {
   }
 
  private:
+  // True when a repeated group holds a repetition itself ("(a*)*") or the pattern repeats more than 8 times:
+  // std::regex backtracks through such patterns in exponential (or high-degree) time. The configs'
+  // patterns (".*self_attn.*", "mlp\\.(gate|up)_proj") repeat twice at most.
+  static bool nested_repetition(const std::string& re) {
+    constexpr int kMaxRepetitions = 8;
+    int repetitions = 0;
+    std::vector<bool> repeats_inside{false};  // per open group: a quantifier seen inside it
+    for (size_t i = 0; i < re.size(); ++i) {
+      const char ch = re[i];
+      if (ch == '\\') {
+        ++i;
+      } else if (ch == '(') {
+        repeats_inside.push_back(false);
+      } else if (ch == ')' && repeats_inside.size() > 1) {
+        const bool inner = repeats_inside.back();
+        repeats_inside.pop_back();
+        const bool quantified =
+            i + 1 < re.size() && std::string_view("*+?{").find(re[i + 1]) != std::string_view::npos;
+        if (inner && quantified) return true;
+        repeats_inside.back() = repeats_inside.back() || inner || quantified;
+      } else if (ch == '*' || ch == '+' || ch == '{') {
+        repeats_inside.back() = true;
+        if (++repetitions > kMaxRepetitions) return true;
+      }
+    }
+    return false;
+  }
+
   static std::string glob_to_regex(const std::string& glob) {
     std::string re;
     for (const char ch : glob) {
@@ -130,7 +163,8 @@ std::string str_field(const json& q, const char* key, const std::string& where) 
 int64_t int_field(const json& q, const char* key, int64_t fallback, const std::string& where) {
   auto it = q.find(key);
   if (it == q.end() || it->is_null()) return fallback;
-  if (!it->is_number_integer() || it->get<int64_t>() < -1 || it->get<int64_t>() > (int64_t{1} << 20))
+  const bool huge = it->is_number_unsigned() && it->get<uint64_t>() > (uint64_t{1} << 20);
+  if (!it->is_number_integer() || huge || it->get<int64_t>() < -1 || it->get<int64_t>() > (int64_t{1} << 20))
     throw InputError(where + "." + key, "an integer -1 .. 2^20", it->dump());
   return it->get<int64_t>();
 }
@@ -146,7 +180,9 @@ void read_patterns(const json& q, const char* key, Syntax syntax, const std::str
                    std::vector<Pattern>& out) {
   auto it = q.find(key);
   if (it == q.end() || it->is_null()) return;
-  if (!it->is_array()) throw InputError(where + "." + key, "a list of module names or patterns", it->dump());
+  if (!it->is_array() || it->size() > kMaxPatterns)
+    throw InputError(where + "." + key, "a list of at most 8192 module names or patterns",
+                     it->is_array() ? std::to_string(it->size()) + " entries" : it->dump());
   for (const json& v : *it) {
     if (!v.is_string()) throw InputError(where + "." + key, "a list of strings", v.dump());
     out.emplace_back(v.get<std::string>(), syntax, where + "." + key);

@@ -85,6 +85,9 @@ TEST_CASE("A malformed pattern or field type names its place in quantization_con
       {"targets": ["Linear"], "weights": {"num_bits": 4, "type": "int", "strategy": "group", "group_size": 32}}},
       "ignore": ["re:(unclosed"]})"),
                     Catch::Contains("quantization_config.ignore: expected a valid pattern"));
+  // (a*)* backtracks exponentially in std::regex: refused before it is compiled.
+  CHECK_THROWS_WITH(deepseek_with(dir, R"({"quant_method": "fp8", "modules_to_not_convert": ["(a*)*b"]})"),
+                    Catch::Contains("modules_to_not_convert: expected a pattern of at most 256 characters"));
   CHECK_THROWS_WITH(deepseek_with(dir, R"({"quant_method": "fp8", "modules_to_not_convert": "lm_head"})"),
                     Catch::Contains("quantization_config.modules_to_not_convert: expected a list"));
   CHECK_THROWS_WITH(deepseek_with(dir, R"({"quant_method": 8})"),
