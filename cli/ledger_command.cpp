@@ -34,6 +34,7 @@ struct LedgerArgs {
   std::string hardware = "h200";
   std::string parallel;
   std::string kv_layout;
+  std::string weights_format;  // "": the checkpoint's (quantization_config)
   std::string dp_gather = "once";
   std::string profile;      // op profile name or directory ("": roofline only)
   std::string engine;       // sglang | vllm | trtllm: the profile <hardware>-<engine>
@@ -63,7 +64,7 @@ void check_range(const char* option, int64_t value, int64_t lo, int64_t hi, cons
 }
 
 Setup build_setup(const LedgerArgs& a) {
-  const ModelConfig model = load_model(a.model);
+  const ModelConfig model = load_model(a.model, a.weights_format);
   const Hardware hw = load_hardware(a.hardware);
   const std::string pname = a.parallel.empty() ? "tp" + std::to_string(a.gpus > 0 ? a.gpus : 8) : a.parallel;
   const Parallel parallel = parse_parallel(pname, "--parallel");
@@ -176,6 +177,10 @@ void print_header(const LedgerArgs& a, const Setup& s) {
               a.phase.c_str(), cm.model.name.c_str(), cm.parallel.gpus(), cm.hardware.name.c_str(),
               cm.parallel.name().c_str(), std::string(kv_layout_name(cm.kv_layout)).c_str(),
               (long long)cm.kv_bytes_token_layer, (long long)cm.indexer_bytes_token_layer);
+  const WeightFormats& wf = cm.model.weights;
+  if (wf.per_group && !(wf.quantized == wf.unquantized))
+    std::printf("weights: %s (%s)\n", weight_formats_summary(cm.model).c_str(), wf.source.c_str());
+  if (!cm.model.left_out.empty()) std::printf("left out: %s\n", cm.model.left_out.c_str());
   std::printf("layers %d = %d dense + %d MoE; indexer %d full + %d shared\n", cm.model.layers,
               cm.model.mlp_dense_layers(), cm.model.moe_layers(),
               cm.model.has_indexer() ? cm.model.indexer_full_layers : 0, cm.model.indexer_shared_layers());
@@ -534,6 +539,9 @@ void add_ledger(CLI::App& app) {
   cmd->add_option("--prefix", args->prefix, "prefill: cached prefix tokens")->capture_default_str();
   cmd->add_option("--kv-layout", args->kv_layout,
                   "fp8_ds_mla | fp8_e4m3 | nvfp4_ds_mla | bf16 (default: the model's)");
+  cmd->add_option("--weights-format", args->weights_format,
+                  "override the weight format: bf16 | fp8 | fp8-block128 | nvfp4 | mxfp4 | int4-g128 | ... "
+                  "(default: the checkpoint's quantization_config)");
   cmd->add_option("--dp-gather", args->dp_gather, "DP attention gather: once (per step) | per-layer")
       ->capture_default_str();
   cmd->add_flag("--indexer-keys-only", args->indexer_keys_only,

@@ -15,21 +15,6 @@ constexpr double kSeedIbBw = 25e9;           // "IB(200Gb/s ≈ 25GB/s)"
 constexpr double kSeedCollectiveLaunchS =
     5e-6;  // "每次约 3–5µs": the upper end gives its 156 x 5 us ≈ 0.8 ms
 
-double bytes_per_param(Dtype d) {
-  switch (d) {
-    case Dtype::kFp8:
-      return 1;
-    case Dtype::kBf16:
-    case Dtype::kFp16:
-      return 2;
-    case Dtype::kFp32:
-      return 4;
-    case Dtype::kNvfp4:
-      return 0.5;
-  }
-  return 1;
-}
-
 void require_positive(double v, const std::string& hw, const char* field) {
   if (!(v > 0)) throw InputError("hardware " + hw + ": " + field, "a positive value", std::to_string(v));
 }
@@ -72,7 +57,12 @@ CostModel make_cost_model(const ModelConfig& model, const Parallel& parallel, Kv
     cm.collective_launch_s = hardware.collective_launch_s;
     cm.kernel_launch_s = hardware.kernel_launch_s;
   }
-  cm.gemm_flops = hardware.peak_flops(model.weight_dtype) * e.gemm;
+  for (size_t g = 0; g < kWeightGroupCount; ++g) {
+    const auto group = static_cast<WeightGroup>(g);
+    cm.group_gemm_flops[g] = group_gemm_peak_flops(model, group, hardware) * e.gemm;
+    cm.group_bytes_per_param[g] = group_bytes_per_param(model, group);
+  }
+  cm.gemm_flops = cm.gemm_rate(WeightGroup::kAttention);
   cm.attention_flops = hardware.peak_flops(Dtype::kBf16) * e.attention;  // FP8 KV dequantized to BF16
   cm.indexer_flops = hardware.peak_flops(Dtype::kFp8) * e.attention;     // FP8 indexer logits
   cm.vector_flops = hardware.peak_flops(Dtype::kFp32);
@@ -80,7 +70,7 @@ CostModel make_cost_model(const ModelConfig& model, const Parallel& parallel, Kv
   cm.indexer_bytes_token_layer = indexer_bytes_per_token_layer(model);
   cm.indexer_read_bytes_token_layer = options.indexer_read_scales ? indexer_bytes_per_token_layer(model)
                                                                   : indexer_key_bytes_per_token_layer(model);
-  cm.weight_bytes_per_param = bytes_per_param(model.weight_dtype);
+  cm.weight_bytes_per_param = cm.bpp(WeightGroup::kAttention);
   const ParamCounts p = count_params(model);
   const double h = double(model.hidden);
   // One MoE decoder layer's attention, eh_proj (2h -> h), and the experts one token touches.

@@ -3,6 +3,7 @@
 // (time_source.h: the roofline, or a measured op profile overlaid on it).
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <memory>
 
@@ -11,6 +12,7 @@
 #include "engine/model/ledger.h"
 #include "engine/model/model_config.h"
 #include "engine/model/parallel.h"
+#include "engine/model/weight_format.h"
 #include "topologies/hardware.h"
 
 namespace tokenline {
@@ -56,7 +58,13 @@ struct CostModel {
   int64_t kv_bytes_token_layer = 0;
   int64_t indexer_bytes_token_layer = 0;       // written (132)
   int64_t indexer_read_bytes_token_layer = 0;  // read: 132, or 128 without scales
-  double weight_bytes_per_param = 1;
+  double weight_bytes_per_param = 1;           // the attention projections' (group_bytes_per_param)
+  // Per weight group (WeightGroup's order): bytes per parameter with scales, and the GEMM rate (FLOP/s,
+  // efficiency applied) of its format on this hardware. Equal across groups for a preset.
+  std::array<double, kWeightGroupCount> group_bytes_per_param{};
+  std::array<double, kWeightGroupCount> group_gemm_flops{};
+  double bpp(WeightGroup g) const { return group_bytes_per_param[static_cast<size_t>(g)]; }
+  double gemm_rate(WeightGroup g) const { return group_gemm_flops[static_cast<size_t>(g)]; }
   // MTP draft layer (CostOptions::mtp): parameters touched per token, and all its parameters
   double mtp_active_params = 0;
   double mtp_params = 0;

@@ -6,13 +6,24 @@
 namespace tokenline {
 
 WeightBytes weight_bytes_per_gpu(const CostModel& cm) {
-  const ParamCounts p = count_params(cm.model);
+  const ModelConfig& m = cm.model;
+  const ParamCounts p = count_params(m);
   const Parallel& par = cm.parallel;
-  const double bpp = cm.weight_bytes_per_param;
   WeightBytes w;
-  w.routed_experts = p.routed_experts * bpp / par.ep / par.moe_tp();
-  w.replicated = (p.total() - p.routed_experts) * bpp / par.tp;
-  w.mtp = cm.options.mtp ? p.mtp * bpp / par.gpus() : 0;
+  if (uniform_weight_bytes(m)) {  // one rate for all: the sums kept as before, bit for bit
+    const double bpp = group_bytes_per_param(m, WeightGroup::kAttention);
+    w.routed_experts = p.routed_experts * bpp / par.ep / par.moe_tp();
+    w.replicated = (p.total() - p.routed_experts) * bpp / par.tp;
+    w.mtp = cm.options.mtp ? p.mtp * bpp / par.gpus() : 0;
+    return w;
+  }
+  auto bytes = [&](WeightGroup g) { return group_params(p, g) * group_bytes_per_param(m, g); };
+  w.routed_experts = bytes(WeightGroup::kRoutedExperts) / par.ep / par.moe_tp();
+  for (const WeightGroup g :
+       {WeightGroup::kAttention, WeightGroup::kIndexer, WeightGroup::kDenseMlp, WeightGroup::kSharedExperts,
+        WeightGroup::kRouter, WeightGroup::kNorms, WeightGroup::kEmbed, WeightGroup::kLmHead})
+    w.replicated += bytes(g) / par.tp;
+  w.mtp = cm.options.mtp ? bytes(WeightGroup::kMtp) / par.gpus() : 0;
   return w;
 }
 

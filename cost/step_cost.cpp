@@ -94,12 +94,36 @@ RankWork summarize(const CostModel& cm, std::span<const SeqWork> seqs) {
 
 namespace {
 
-enum class Rate { kGemm, kAttention, kIndexer, kVector };
+// kGemm: the attention projections; the other GEMMs at their weight group's format (CostModel::gemm_rate).
+enum class Rate {
+  kGemm,
+  kDenseGemm,
+  kSharedGemm,
+  kExpertGemm,
+  kRouterGemm,
+  kHeadGemm,
+  kMtpGemm,
+  kAttention,
+  kIndexer,
+  kVector
+};
 
 double rate(const CostModel& cm, Rate r) {
   switch (r) {
     case Rate::kGemm:
       return cm.gemm_flops;
+    case Rate::kDenseGemm:
+      return cm.gemm_rate(WeightGroup::kDenseMlp);
+    case Rate::kSharedGemm:
+      return cm.gemm_rate(WeightGroup::kSharedExperts);
+    case Rate::kExpertGemm:
+      return cm.gemm_rate(WeightGroup::kRoutedExperts);
+    case Rate::kRouterGemm:
+      return cm.gemm_rate(WeightGroup::kRouter);
+    case Rate::kHeadGemm:
+      return cm.gemm_rate(WeightGroup::kLmHead);
+    case Rate::kMtpGemm:
+      return cm.gemm_rate(WeightGroup::kMtp);
     case Rate::kAttention:
       return cm.attention_flops;
     case Rate::kIndexer:
@@ -162,7 +186,8 @@ void attention_block_ops(const CostModel& cm, const RankWork& w, Terms& out) {
   const double w_a = mla ? h * double(m.kv_lora_rank + m.qk_rope_head_dim) +
                                (m.q_lora_rank > 0 ? h * double(m.q_lora_rank) : 0)
                          : h * a_out;
-  finish_op(cm, at(out, Op::kEmbed), {1, 0, T * h * bpp, 0, 0, T * h * kActBytes, Rate::kVector});
+  finish_op(cm, at(out, Op::kEmbed),
+            {1, 0, T * h * cm.bpp(WeightGroup::kEmbed), 0, 0, T * h * kActBytes, Rate::kVector});
   finish_op(
       cm, at(out, Op::kRmsnorm),
       {2 * L, 2 * L * T * h * kNormFlopsPerElem, 0, 0, 0, 2 * L * T * 3 * h * kActBytes, Rate::kVector});
@@ -203,7 +228,7 @@ void attention_block_ops(const CostModel& cm, const RankWork& w, Terms& out) {
 // The lightning indexer on the full layers: q/k projections, scoring of every cached key, top-k.
 void indexer_ops(const CostModel& cm, const RankWork& w, Terms& out) {
   const ModelConfig& m = cm.model;
-  const double T = w.tokens, tp = cm.parallel.tp, bpp = cm.weight_bytes_per_param;
+  const double T = w.tokens, tp = cm.parallel.tp, bpp = cm.bpp(WeightGroup::kIndexer);
   const double h = double(m.hidden);
   const int Lf = m.indexer_full_layers;
   const double q_in = double(m.q_lora_rank > 0 ? m.q_lora_rank : m.hidden);
@@ -221,26 +246,26 @@ void indexer_ops(const CostModel& cm, const RankWork& w, Terms& out) {
 // Dense MLPs, MoE routers and shared experts on the rank's own tokens (routed experts: expert_op).
 void mlp_ops(const CostModel& cm, const RankWork& w, Terms& out) {
   const ModelConfig& m = cm.model;
-  const double T = w.tokens, tp = cm.parallel.tp, bpp = cm.weight_bytes_per_param;
+  const double T = w.tokens, tp = cm.parallel.tp;
   const double h = double(m.hidden);
   const int Lm = m.moe_layers(), Ld = m.mlp_dense_layers();
   if (Ld > 0) {
     const double w_mlp = 3 * h * double(m.dense_intermediate);
     finish_op(cm, at(out, Op::kDenseMlp),
-              {Ld, Ld * 2 * T * w_mlp / tp, Ld * w_mlp * bpp / tp, 0, 0,
-               Ld * T * (2 * h + 3 * double(m.dense_intermediate) / tp) * kActBytes, Rate::kGemm});
+              {Ld, Ld * 2 * T * w_mlp / tp, Ld * w_mlp * cm.bpp(WeightGroup::kDenseMlp) / tp, 0, 0,
+               Ld * T * (2 * h + 3 * double(m.dense_intermediate) / tp) * kActBytes, Rate::kDenseGemm});
   }
   if (Lm == 0) return;
   const double w_gate = double(m.routed_experts) * h;
   finish_op(cm, at(out, Op::kRouter),
-            {Lm, Lm * 2 * T * w_gate / tp, Lm * w_gate * bpp / tp, 0, 0,
-             Lm * T * (h + double(m.routed_experts)) * kActBytes / tp, Rate::kGemm});
+            {Lm, Lm * 2 * T * w_gate / tp, Lm * w_gate * cm.bpp(WeightGroup::kRouter) / tp, 0, 0,
+             Lm * T * (h + double(m.routed_experts)) * kActBytes / tp, Rate::kRouterGemm});
   if (m.shared_experts > 0) {
     const double w_sh = 3 * h * double(m.moe_intermediate) * m.shared_experts;
-    finish_op(
-        cm, at(out, Op::kSharedExpert),
-        {Lm, Lm * 2 * T * w_sh / tp, Lm * w_sh * bpp / tp, 0, 0,
-         Lm * T * (2 * h + 3 * double(m.moe_intermediate) * m.shared_experts / tp) * kActBytes, Rate::kGemm});
+    finish_op(cm, at(out, Op::kSharedExpert),
+              {Lm, Lm * 2 * T * w_sh / tp, Lm * w_sh * cm.bpp(WeightGroup::kSharedExperts) / tp, 0, 0,
+               Lm * T * (2 * h + 3 * double(m.moe_intermediate) * m.shared_experts / tp) * kActBytes,
+               Rate::kSharedGemm});
   }
 }
 
@@ -254,13 +279,13 @@ int draft_passes(const CostModel& cm, const RankWork& w) {
 // LM head and sampling for the tokens that need logits; the MTP draft after decode tokens.
 void output_ops(const CostModel& cm, const RankWork& w, Terms& out) {
   const ModelConfig& m = cm.model;
-  const double tp = cm.parallel.tp, bpp = cm.weight_bytes_per_param;
+  const double tp = cm.parallel.tp;
   const double h = double(m.hidden);
   if (w.lm_tokens > 0) {
     const double V = double(m.vocab), lmT = w.lm_tokens;
     finish_op(cm, at(out, Op::kLmHead),
-              {1, 2 * lmT * V * h / tp, V * h * bpp / tp, 0, 0, lmT * (h * kActBytes + V / tp * kLogitBytes),
-               Rate::kGemm});
+              {1, 2 * lmT * V * h / tp, V * h * cm.bpp(WeightGroup::kLmHead) / tp, 0, 0,
+               lmT * (h * kActBytes + V / tp * kLogitBytes), Rate::kHeadGemm});
     finish_op(cm, at(out, Op::kSample),
               {1, lmT * V * kSampleFlopsPerLogit, 0, 0, 0, lmT * V * kLogitBytes, Rate::kVector});
   }
@@ -271,8 +296,8 @@ void output_ops(const CostModel& cm, const RankWork& w, Terms& out) {
     const double active = cm.mtp_active_params;
     finish_op(cm, at(out, Op::kMtpDraft),
               {m.mtp_layers * passes, m.mtp_layers * 2 * w.decode_tokens * active / tp,
-               passes * cm.mtp_params * bpp / cm.parallel.gpus(), 0, 0, w.decode_tokens * 4 * h * kActBytes,
-               Rate::kGemm});
+               passes * cm.mtp_params * cm.bpp(WeightGroup::kMtp) / cm.parallel.gpus(), 0, 0,
+               w.decode_tokens * 4 * h * kActBytes, Rate::kMtpGemm});
   }
 }
 
@@ -345,11 +370,11 @@ void expert_op(const CostModel& cm, double all_tokens, double expert_imbalance, 
   const double local_experts = double(m.routed_experts) / p.ep;
   GpuWork g{Lm,
             Lm * pairs * 2 * expert_params / p.gpus(),
-            Lm * local_experts * touched * expert_params * cm.weight_bytes_per_param / p.moe_tp(),
+            Lm * local_experts * touched * expert_params * cm.bpp(WeightGroup::kRoutedExperts) / p.moe_tp(),
             0,
             0,
             Lm * pairs * (2 * h + 3 * inter / p.moe_tp()) * kActBytes / p.gpus(),
-            Rate::kGemm};
+            Rate::kExpertGemm};
   finish_op(cm, t, g);
 }
 

@@ -1,4 +1,5 @@
 // Hugging Face config.json -> ModelConfig. nlohmann stays in this file.
+#include <cctype>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <sstream>
@@ -7,6 +8,7 @@
 
 #include "common/input_error.h"
 #include "common/json_depth.h"
+#include "engine/model/hf_quant_config.h"
 #include "engine/model/model_config.h"
 
 namespace tokenline {
@@ -16,12 +18,14 @@ using nlohmann::json;
 
 class Reader {
  public:
-  Reader(const json& j, std::string path) : j_(j), path_(std::move(path)) {}
+  // prefix: where the text model sits in the file ("text_config." in a wrapper, else "").
+  Reader(const json& j, std::string path, std::string prefix = "")
+      : j_(j), path_(std::move(path)), prefix_(std::move(prefix)) {}
 
   int64_t integer(const char* field) const {
     auto it = j_.find(field);
-    if (it == j_.end()) throw InputError(path_ + ": " + field, "an integer field", "no such field");
-    if (!it->is_number_integer()) throw InputError(path_ + ": " + field, "an integer", it->dump());
+    if (it == j_.end()) throw InputError(where(field), "an integer field", "no such field");
+    if (!it->is_number_integer()) throw InputError(where(field), "an integer", it->dump());
     return it->get<int64_t>();
   }
   int64_t integer_or(const char* field, int64_t fallback) const {
@@ -32,54 +36,32 @@ class Reader {
   std::string string_or(const char* field, const std::string& fallback) const {
     auto it = j_.find(field);
     if (it == j_.end() || it->is_null()) return fallback;
-    if (!it->is_string()) throw InputError(path_ + ": " + field, "a string", it->dump());
+    if (!it->is_string()) throw InputError(where(field), "a string", it->dump());
     return it->get<std::string>();
   }
   bool boolean_or(const char* field, bool fallback) const {
     auto it = j_.find(field);
     if (it == j_.end() || it->is_null()) return fallback;
-    if (!it->is_boolean()) throw InputError(path_ + ": " + field, "true or false", it->dump());
+    if (!it->is_boolean()) throw InputError(where(field), "true or false", it->dump());
     return it->get<bool>();
   }
   const json& raw() const { return j_; }
   const std::string& path() const { return path_; }
+  // "file: text_config.field": the location a message names.
+  std::string where(std::string_view field) const { return path_ + ": " + prefix_ + std::string(field); }
 
  private:
   const json& j_;
   std::string path_;
+  std::string prefix_;
 };
 
+constexpr int64_t kMaxCount = int64_t{1} << 30;  // a count the int fields hold with room to multiply
+
 int to_int(int64_t v, const Reader& r, const char* field) {
-  if (v < 0 || v > (int64_t{1} << 30))
-    throw InputError(r.path() + ": " + field, "a count >= 0", std::to_string(v));
+  if (v < 0 || v > kMaxCount)
+    throw InputError(r.where(field), "a count 0 .. " + std::to_string(kMaxCount), std::to_string(v));
   return static_cast<int>(v);
-}
-
-Dtype weight_dtype(const Reader& r) {
-  auto q = r.raw().find("quantization_config");
-  if (q != r.raw().end() && q->is_object()) {
-    auto m = q->find("quant_method");
-    if (m != q->end() && m->is_string() && m->get<std::string>() == "fp8") return Dtype::kFp8;
-  }
-  const std::string t = r.string_or("torch_dtype", "bfloat16");
-  if (t == "float16") return Dtype::kFp16;
-  if (t == "float32") return Dtype::kFp32;
-  return Dtype::kBf16;
-}
-
-// quantization_config.weight_block_size [128, 128] -> 128 (square blocks only); 0 when absent.
-int64_t weight_block(const Reader& r) {
-  auto q = r.raw().find("quantization_config");
-  if (q == r.raw().end() || !q->is_object()) return 0;
-  auto b = q->find("weight_block_size");
-  if (b == q->end() || b->is_null()) return 0;
-  const bool square = b->is_array() && b->size() == 2 && (*b)[0].is_number_integer() && (*b)[0] == (*b)[1] &&
-                      (*b)[0].get<int64_t>() > 0;
-  if (!square) {
-    throw InputError(r.path() + ": quantization_config.weight_block_size", "two equal positive integers",
-                     b->dump());
-  }
-  return (*b)[0].get<int64_t>();
 }
 
 // index_full_layers (tokenline's own field; not in upstream configs): a count of scoring layers, or the
@@ -89,7 +71,7 @@ int indexer_full_layers(const Reader& r, int layers) {
   if (it == r.raw().end() || it->is_null()) return layers;
   if (it->is_number_integer()) return to_int(it->get<int64_t>(), r, "index_full_layers");
   if (it->is_array()) return static_cast<int>(it->size());
-  throw InputError(r.path() + ": index_full_layers", "a count or a list of layer indices", it->dump());
+  throw InputError(r.where("index_full_layers"), "a count or a list of layer indices", it->dump());
 }
 
 // DeepSeek-V3's MoE (also GLM's): n_routed_experts of moe_intermediate_size, top num_experts_per_tok, plus
@@ -133,17 +115,15 @@ void read_llama(const Reader& r, ModelConfig& c) {
 // is sparse when (i + 1) % step == 0, as transformers' Qwen3MoeDecoderLayer decides).
 int qwen3_dense_layers(const Reader& r, int layers) {
   const int step = to_int(r.integer_or("decoder_sparse_step", 1), r, "decoder_sparse_step");
-  if (step < 1) throw InputError(r.path() + ": decoder_sparse_step", "a step >= 1", std::to_string(step));
+  if (step < 1) throw InputError(r.where("decoder_sparse_step"), "a step >= 1", std::to_string(step));
   std::vector<bool> dense(static_cast<size_t>(layers), false);
   for (int i = 0; i < layers; ++i) dense[static_cast<size_t>(i)] = (i + 1) % step != 0;
   auto it = r.raw().find("mlp_only_layers");
   if (it != r.raw().end() && !it->is_null()) {
-    if (!it->is_array())
-      throw InputError(r.path() + ": mlp_only_layers", "a list of layer indices", it->dump());
+    if (!it->is_array()) throw InputError(r.where("mlp_only_layers"), "a list of layer indices", it->dump());
     for (const json& v : *it) {
       if (!v.is_number_integer() || v.get<int64_t>() < 0 || v.get<int64_t>() >= layers) {
-        throw InputError(r.path() + ": mlp_only_layers", "layer indices 0 .. num_hidden_layers - 1",
-                         v.dump());
+        throw InputError(r.where("mlp_only_layers"), "layer indices 0 .. num_hidden_layers - 1", v.dump());
       }
       dense[static_cast<size_t>(v.get<int64_t>())] = true;
     }
@@ -181,13 +161,13 @@ void require_full_attention(const Reader& r, const ModelConfig& c, std::string_v
   const bool qwen = type == "qwen2" || type == "qwen3";
   if (qwen) {
     if (r.boolean_or("use_sliding_window", false))
-      throw InputError(r.path() + ": use_sliding_window",
+      throw InputError(r.where("use_sliding_window"),
                        "false (tokenline models full attention, not a sliding window)", "true");
     return;
   }
   const int64_t window = r.integer_or("sliding_window", 0);
   if (window > 0 && window < c.max_context_tokens)
-    throw InputError(r.path() + ": sliding_window",
+    throw InputError(r.where("sliding_window"),
                      "null or at least max_position_embeddings (tokenline models full attention, not a "
                      "sliding window)",
                      std::to_string(window));
@@ -215,6 +195,87 @@ void read_qwen3(const Reader& r, ModelConfig& c) {
   c.qk_norm = true;
 }
 
+// MiniMax-M2: GQA with q/k RMSNorm, routed experts (num_local_experts of intermediate_size, top
+// num_experts_per_tok) and a router with a score-correction bias (use_routing_bias), every layer sparse;
+// its MTP modules (use_mtp) are not read: vLLM 0.11 and SGLang serve MiniMax-M2 without them.
+void read_minimax_m2(const Reader& r, ModelConfig& c) {
+  read_mixtral(r, c);
+  c.qk_norm = r.boolean_or("use_qk_norm", false);
+  c.router_score_bias = r.boolean_or("use_routing_bias", false);
+  c.shared_experts = 0;
+}
+
+// gpt-oss: GQA (head_dim 64, q wider than hidden) and num_local_experts experts of intermediate_size, top
+// num_experts_per_tok, a router with a bias (counted as the score bias: one value per expert). Read for
+// its weights; refused for simulation (its sliding-window layers and attention sinks, kUnsupported).
+void read_gpt_oss(const Reader& r, ModelConfig& c) {
+  read_mixtral(r, c);
+  c.router_score_bias = true;
+}
+
+// Qwen3-Next / Qwen3.5-MoE: Qwen3-MoE's GQA (q/k norms, plus an output gate on q: attn_output_gate) on the
+// full_attention layers, Gated DeltaNet on the linear_attention ones (layer_types; without it every
+// full_attention_interval-th layer is full, as transformers' Qwen3NextConfig builds it), Qwen3-MoE's experts
+// plus one shared expert of shared_expert_intermediate_size (its 1 x hidden gate not counted), and
+// mtp_num_hidden_layers MTP layers. Read for weights; refused for simulation (kUnsupported).
+void read_qwen3_next(const Reader& r, ModelConfig& c) {
+  read_qwen3_moe(r, c);
+  c.attn_output_gate = r.boolean_or("attn_output_gate", true);
+  const int64_t shared = r.integer_or("shared_expert_intermediate_size", 0);
+  if (shared > 0 && shared != c.moe_intermediate)
+    throw InputError(
+        r.where("shared_expert_intermediate_size"),
+        "moe_intermediate_size (" + std::to_string(c.moe_intermediate) + ": one shared expert of it)",
+        std::to_string(shared));
+  c.shared_experts = shared > 0 ? 1 : 0;
+  c.mtp_layers = to_int(r.integer_or("mtp_num_hidden_layers", 0), r, "mtp_num_hidden_layers");
+  c.gdn = {.key_heads = to_int(r.integer("linear_num_key_heads"), r, "linear_num_key_heads"),
+           .value_heads = to_int(r.integer("linear_num_value_heads"), r, "linear_num_value_heads"),
+           .key_head_dim = r.integer("linear_key_head_dim"),
+           .value_head_dim = r.integer("linear_value_head_dim"),
+           .conv_kernel = r.integer("linear_conv_kernel_dim")};
+  for (const auto& [v, field] : {std::pair{c.gdn.key_head_dim, "linear_key_head_dim"},
+                                 std::pair{c.gdn.value_head_dim, "linear_value_head_dim"},
+                                 std::pair{c.gdn.conv_kernel, "linear_conv_kernel_dim"}}) {
+    if (v < 1 || v > (int64_t{1} << 16)) throw InputError(r.where(field), "1 .. 65536", std::to_string(v));
+  }
+  if (c.layers > (int64_t{1} << 10))  // validate_model names the range; the list below is not built first
+    return;
+  c.mixers.assign(size_t(c.layers), MixerKind::kAttention);
+  auto types = r.raw().find("layer_types");
+  if (types != r.raw().end() && !types->is_null()) {
+    if (!types->is_array() || types->size() != size_t(c.layers))
+      throw InputError(r.where("layer_types"), "one of linear_attention / full_attention per layer",
+                       types->is_array() ? std::to_string(types->size()) + " entries" : types->dump());
+    for (size_t i = 0; i < types->size(); ++i) {
+      const json& t = (*types)[i];
+      if (t == "linear_attention") {
+        c.mixers[i] = MixerKind::kGatedDeltaNet;
+      } else if (t != "full_attention") {
+        throw InputError(r.where("layer_types"), "linear_attention or full_attention", t.dump());
+      }
+    }
+    return;
+  }
+  const int interval = to_int(r.integer_or("full_attention_interval", 4), r, "full_attention_interval");
+  if (interval < 1) throw InputError(r.where("full_attention_interval"), "a count >= 1", "0");
+  for (int i = 0; i < c.layers; ++i)
+    if ((i + 1) % interval != 0) c.mixers[size_t(i)] = MixerKind::kGatedDeltaNet;
+}
+
+// How each family names its expert modules (ModuleNaming: what quantization exclusion lists match).
+constexpr ModuleNaming kDeepseekNames{};
+constexpr ModuleNaming kQwenNames{.mtp = "mtp.layers.", .shared = "mlp.shared_expert."};
+constexpr ModuleNaming kQwen35Names{
+    .layers = "model.language_model.layers.", .mtp = "mtp.layers.", .shared = "mlp.shared_expert."};
+constexpr ModuleNaming kMixtralNames{.experts = "block_sparse_moe.experts.0.",
+                                     .expert_projs = {{{"w1", 1.0 / 3}, {"w3", 1.0 / 3}, {"w2", 1.0 / 3}}},
+                                     .shared = ""};
+constexpr ModuleNaming kGptOssNames{
+    .experts = "mlp.experts.",
+    .expert_projs = {{{"gate_up_proj", 2.0 / 3}, {"down_proj", 1.0 / 3}, {"", 0}}},
+    .shared = ""};
+
 // The networks tokenline reads: by model_type, else by the transformers class a config's architectures
 // names (Kimi-K2's model_type kimi_k2 is a DeepseekV3ForCausalLM). Qwen2's q/k/v biases (under 0.01% of
 // its weights) are not counted.
@@ -222,19 +283,64 @@ struct Network {
   std::string_view model_type;
   std::string_view architecture;  // empty: known by model_type only
   void (*read)(const Reader&, ModelConfig&);
+  ModuleNaming names;
 };
 constexpr Network kNetworks[] = {
-    {"deepseek_v3", "DeepseekV3ForCausalLM", read_mla},
-    {"deepseek_v32", "", read_dsa},
-    {"glm_moe_dsa", "", read_dsa},
-    {"glm4_moe", "Glm4MoeForCausalLM", read_glm4_moe},
-    {"llama", "LlamaForCausalLM", read_llama},
-    {"mistral", "MistralForCausalLM", read_llama},
-    {"mixtral", "MixtralForCausalLM", read_mixtral},
-    {"qwen2", "Qwen2ForCausalLM", read_llama},
-    {"qwen3", "Qwen3ForCausalLM", read_qwen3},
-    {"qwen3_moe", "Qwen3MoeForCausalLM", read_qwen3_moe},
+    {"deepseek_v3", "DeepseekV3ForCausalLM", read_mla, kDeepseekNames},
+    {"deepseek_v32", "", read_dsa, kDeepseekNames},
+    {"glm_moe_dsa", "", read_dsa, kDeepseekNames},
+    {"glm4_moe", "Glm4MoeForCausalLM", read_glm4_moe, kDeepseekNames},
+    {"gpt_oss", "GptOssForCausalLM", read_gpt_oss, kGptOssNames},
+    {"llama", "LlamaForCausalLM", read_llama, kDeepseekNames},
+    {"minimax_m2", "MiniMaxM2ForCausalLM", read_minimax_m2, kMixtralNames},
+    {"mistral", "MistralForCausalLM", read_llama, kDeepseekNames},
+    {"mixtral", "MixtralForCausalLM", read_mixtral, kMixtralNames},
+    {"qwen2", "Qwen2ForCausalLM", read_llama, kQwenNames},
+    {"qwen3", "Qwen3ForCausalLM", read_qwen3, kQwenNames},
+    {"qwen3_moe", "Qwen3MoeForCausalLM", read_qwen3_moe, kQwenNames},
+    {"qwen3_next", "Qwen3NextForCausalLM", read_qwen3_next, kQwenNames},
+    {"qwen3_5_moe_text", "", read_qwen3_next, kQwen35Names},
 };
+
+// Families whose layers need a mechanism tokenline does not model yet: refused naming the field that asks
+// for it. readable: the network above reads its shape (weights and parameter counts are still computed).
+struct Unsupported {
+  std::string_view model_type;
+  std::string_view field;
+  std::string_view mechanism;
+};
+constexpr Unsupported kUnsupported[] = {
+    {"gpt_oss", "layer_types", "sliding-window attention (sliding_window) with attention sinks"},
+    {"qwen3_next", "layer_types", "Gated DeltaNet linear attention (linear_attention layers)"},
+    {"qwen3_5", "layer_types", "Gated DeltaNet linear attention (linear_attention layers)"},
+    {"qwen3_5_text", "layer_types", "Gated DeltaNet linear attention (linear_attention layers)"},
+    {"qwen3_5_moe", "layer_types", "Gated DeltaNet linear attention (linear_attention layers)"},
+    {"qwen3_5_moe_text", "layer_types", "Gated DeltaNet linear attention (linear_attention layers)"},
+    {"nemotron_h", "hybrid_override_pattern", "Mamba-2 state-space layers"},
+    {"llama4", "attention_chunk_size", "chunked local attention"},
+    {"llama4_text", "attention_chunk_size", "chunked local attention"},
+    {"gemma3", "sliding_window", "sliding-window attention"},
+    {"gemma3_text", "sliding_window", "sliding-window attention"},
+    {"gemma4", "sliding_window", "sliding-window attention"},
+    {"gemma4_text", "sliding_window", "sliding-window attention"},
+};
+
+const Unsupported* find_unsupported(std::string_view model_type) {
+  for (const Unsupported& u : kUnsupported)
+    if (u.model_type == model_type) return &u;
+  return nullptr;
+}
+
+std::string unsupported_message(const Reader& r, const Unsupported& u) {
+  auto it = r.raw().find(std::string(u.field));
+  const std::string found =
+      it == r.raw().end() ? "model_type '" + std::string(u.model_type) + "'" : it->dump();
+  return InputError(r.where(u.field),
+                    "full-attention, MLA or DSA layers (" + std::string(u.mechanism) +
+                        " is not modelled yet; model_type " + std::string(u.model_type) + ")",
+                    found)
+      .what();
+}
 
 const Network* find_network(const Reader& r, const std::string& model_type) {
   for (const Network& n : kNetworks)
@@ -247,6 +353,54 @@ const Network* find_network(const Reader& r, const std::string& model_type) {
   return nullptr;
 }
 
+// Python's json writes float('inf') and float('nan') as the bare words Infinity, -Infinity and NaN
+// (transformers' to_json_string; Nemotron-H's time_step_limit holds Infinity). They become the strings
+// "Infinity", "-Infinity" and "NaN": a field tokenline reads then fails as a mistyped value, with its name.
+std::string quote_python_literals(const std::string& body) {
+  std::string out;
+  out.reserve(body.size());
+  bool in_string = false;
+  char last = 0;  // the last significant character outside strings
+  for (size_t i = 0; i < body.size(); ++i) {
+    const char ch = body[i];
+    if (in_string) {
+      out += ch;
+      if (ch == '\\' && i + 1 < body.size()) {
+        out += body[++i];
+      } else if (ch == '"') {
+        in_string = false;
+        last = '"';
+      }
+      continue;
+    }
+    if (ch == '"') {
+      in_string = true;
+      out += ch;
+      continue;
+    }
+    if (last == ':' || last == ',' || last == '[') {
+      bool replaced = false;
+      for (const std::string_view word : {"-Infinity", "Infinity", "NaN"}) {
+        const size_t end = i + word.size();
+        const bool boundary = end >= body.size() || !std::isalnum(static_cast<unsigned char>(body[end]));
+        if (body.compare(i, word.size(), word) == 0 && boundary) {
+          out += '"';
+          out += word;
+          out += '"';
+          i = end - 1;
+          last = '"';
+          replaced = true;
+          break;
+        }
+      }
+      if (replaced) continue;
+    }
+    out += ch;
+    if (!std::isspace(static_cast<unsigned char>(ch))) last = ch;
+  }
+  return out;
+}
+
 json parse_file(const std::string& path) {
   std::ifstream in(path);
   if (!in) throw InputError(path, "a readable config.json", "a file that cannot be opened");
@@ -256,7 +410,7 @@ json parse_file(const std::string& path) {
   require_json_depth(body, path);
   json j;
   try {
-    j = json::parse(body);
+    j = json::parse(quote_python_literals(body));
   } catch (const json::exception& e) {  // parse_error, and out_of_range for a number like 1e999
     // e.what(): "[json.exception.parse_error.101] parse error at line 5, column 1: ..."
     const std::string what = e.what();
@@ -267,34 +421,71 @@ json parse_file(const std::string& path) {
   return j;
 }
 
-}  // namespace
+// A multimodal wrapper (Kimi-K2.5's kimi_k25, Qwen3.5's qwen3_5_moe, ...) holds the text model under
+// text_config; its vision tower (vision_config) is left out of the model, and said so.
+std::string left_out_towers(const json& top) {
+  std::string out;
+  for (const char* tower : {"vision_config", "audio_config"}) {
+    auto it = top.find(tower);
+    if (it != top.end() && it->is_object())
+      out += std::string(out.empty() ? "" : "; ") + tower + " (its encoder is not modelled: text only)";
+  }
+  return out;
+}
 
-ModelConfig load_hf_config(const std::string& path) {
-  const json j = parse_file(path);
-  Reader r(j, path);
-  ModelConfig c;
+// simulate: refuse a family tokenline cannot simulate before reading its fields (load_hf_config).
+HfModelRead read_config(const std::string& path, bool simulate) {
+  const json top = parse_file(path);
+  auto text = top.find("text_config");
+  const bool wrapped = text != top.end() && text->is_object() && !top.contains("num_hidden_layers");
+  const json& j = wrapped ? *text : top;
+  Reader r(j, path, wrapped ? "text_config." : "");
+  HfModelRead out;
+  ModelConfig& c = out.config;
   c.name = path;
   c.hf_model_type = r.string_or("model_type", "");
+  if (wrapped) c.left_out = left_out_towers(top);
+  const Network* network = find_network(r, c.hf_model_type);
+  const Unsupported* unsupported = find_unsupported(c.hf_model_type);
+  if (unsupported != nullptr && (simulate || network == nullptr || network->model_type != c.hf_model_type))
+    throw InputError(unsupported_message(r, *unsupported));
+  if (network == nullptr) {
+    std::string types;
+    for (const Network& n : kNetworks) types += (types.empty() ? "" : ", ") + std::string(n.model_type);
+    throw InputError(r.where("model_type"), types + " (or an architectures class of one of them)",
+                     "'" + c.hf_model_type + "'");
+  }
   c.layers = to_int(r.integer("num_hidden_layers"), r, "num_hidden_layers");
   c.hidden = r.integer("hidden_size");
   c.heads = to_int(r.integer("num_attention_heads"), r, "num_attention_heads");
   c.vocab = r.integer("vocab_size");
   c.max_context_tokens = r.integer("max_position_embeddings");
   c.dense_intermediate = r.integer_or("intermediate_size", 0);
-  c.tie_embeddings = r.boolean_or("tie_word_embeddings", false);
-  c.weight_dtype = weight_dtype(r);
-  c.weight_block = c.weight_dtype == Dtype::kFp8 ? weight_block(r) : 0;
-  const Network* network = find_network(r, c.hf_model_type);
-  if (network == nullptr) {
-    std::string types;
-    for (const Network& n : kNetworks) types += (types.empty() ? "" : ", ") + std::string(n.model_type);
-    throw InputError(path + ": model_type", types + " (or an architectures class of one of them)",
-                     "'" + c.hf_model_type + "'");
-  }
+  // A wrapper may say it for the text model (Kimi-K2.5 says it at both levels).
+  auto tie = top.find("tie_word_embeddings");
+  c.tie_embeddings =
+      r.boolean_or("tie_word_embeddings", tie != top.end() && tie->is_boolean() && tie->get<bool>());
   network->read(r, c);
-  if (c.attention == AttentionKind::kGqa) require_full_attention(r, c, network->model_type);
+  if (unsupported != nullptr) {
+    out.unsupported = unsupported_message(r, *unsupported);
+  } else if (c.attention == AttentionKind::kGqa) {
+    require_full_attention(r, c, network->model_type);
+  }
   validate_model(c, path);
-  return c;
+  c.weights = read_weight_formats(j, top, path, c, network->names);
+  c.weight_dtype = weight_dtype_of(c.weights.quantized);
+  c.weight_block = c.weights.quantized.kind == WeightFormatKind::kFp8Block ? c.weights.quantized.group : 0;
+  return out;
+}
+
+}  // namespace
+
+HfModelRead read_hf_config(const std::string& path) {
+  return read_config(path, false);
+}
+
+ModelConfig load_hf_config(const std::string& path) {
+  return read_config(path, true).config;
 }
 
 }  // namespace tokenline

@@ -13,7 +13,8 @@ double attention_params(const ModelConfig& c) {
   if (c.attention == AttentionKind::kGqa) {
     const double hd = static_cast<double>(c.head_dim);
     const double qk_norm = c.qk_norm ? 2.0 * hd : 0.0;
-    return h * c.heads * hd + 2.0 * h * c.kv_heads * hd + c.heads * hd * h + qk_norm;
+    const double q = c.attn_output_gate ? 2.0 * h * c.heads * hd : h * c.heads * hd;
+    return q + 2.0 * h * c.kv_heads * hd + c.heads * hd * h + qk_norm;
   }
   const double qk = static_cast<double>(c.qk_nope_head_dim + c.qk_rope_head_dim);
   const double q = c.q_lora_rank > 0
@@ -23,6 +24,18 @@ double attention_params(const ModelConfig& c) {
   const double kv_b = double(c.kv_lora_rank) * c.heads * double(c.qk_nope_head_dim + c.v_head_dim);
   const double o = double(c.heads) * c.v_head_dim * h;
   return q + kv_a + kv_b + o;
+}
+
+// One Gated DeltaNet mixer (transformers' Qwen3NextGatedDeltaNet): in_proj_qkvz (q, k of the key heads; v, z
+// of the value heads), in_proj_ba (two per value head), a depthwise conv1d over q, k, v, A_log and dt_bias
+// per value head, the gated RMSNorm over a value head, out_proj.
+double gdn_params(const ModelConfig& c) {
+  const GdnShape& g = c.gdn;
+  const double h = static_cast<double>(c.hidden);
+  const double key = double(g.key_heads) * double(g.key_head_dim);
+  const double value = double(g.value_heads) * double(g.value_head_dim);
+  return h * (2 * key + 2 * value) + h * 2.0 * g.value_heads + (2 * key + value) * double(g.conv_kernel) +
+         2.0 * g.value_heads + double(g.value_head_dim) + value * h;
 }
 
 // One full layer's indexer: wq_b (q_lora -> heads x dim), wk (hidden -> dim), k_norm (LayerNorm weight +
@@ -43,6 +56,24 @@ void require(bool ok, const std::string& where, const std::string& field, const 
   if (!ok) throw InputError(where + ": " + field, expected, std::to_string(found));
 }
 
+// Bounds on a model's sizes: far above every published model (DeepSeek-V3 61 layers, Llama-3.1-405B 126,
+// hidden 16384, vocab 262144, Llama-4-Scout's 10M context), low enough that the ledger's int counts
+// (2 x layers RMSNorms, layers x heads, ...) and its FLOP figures stay in range.
+constexpr int64_t kMaxLayers = 1024;
+constexpr int64_t kMaxWidth = int64_t{1} << 20;    // hidden, intermediate and expert sizes
+constexpr int64_t kMaxHeads = int64_t{1} << 16;    // heads, KV heads, indexer heads, experts
+constexpr int64_t kMaxHeadDim = int64_t{1} << 16;  // head dims and low-rank widths
+constexpr int64_t kMaxVocab = int64_t{1} << 24;
+constexpr int64_t kMaxContext = int64_t{1} << 27;  // 134M tokens
+
+// `value` in lo .. hi, else InputError naming the field and the range.
+void require_range(int64_t value, int64_t lo, int64_t hi, const std::string& where,
+                   const std::string& field) {
+  if (value < lo || value > hi)
+    throw InputError(where + ": " + field, std::to_string(lo) + " .. " + std::to_string(hi),
+                     std::to_string(value));
+}
+
 }  // namespace
 
 bool ModelConfig::indexer_full_layer(int layer) const {
@@ -51,6 +82,12 @@ bool ModelConfig::indexer_full_layer(int layer) const {
   auto ceil_div = [](int64_t a, int64_t b) { return (a + b - 1) / b; };
   return ceil_div(int64_t{layer + 1} * indexer_full_layers, layers) >
          ceil_div(int64_t{layer} * indexer_full_layers, layers);
+}
+
+int ModelConfig::linear_layers() const {
+  int n = 0;
+  for (const MixerKind k : mixers) n += k == MixerKind::kGatedDeltaNet ? 1 : 0;
+  return n;
 }
 
 double ParamCounts::total() const {
@@ -64,7 +101,8 @@ double ParamCounts::active() const {
 ParamCounts count_params(const ModelConfig& c) {
   ParamCounts p;
   const double h = static_cast<double>(c.hidden);
-  p.attention = attention_params(c) * c.layers;
+  const int linear = c.linear_layers();
+  p.attention = attention_params(c) * (c.layers - linear) + gdn_params(c) * linear;
   p.indexer = indexer_params(c) * c.indexer_full_layers;
   p.dense_mlp = mlp_params(c.hidden, c.dense_intermediate) * c.mlp_dense_layers();
   const double expert = mlp_params(c.hidden, c.moe_intermediate);
@@ -83,7 +121,100 @@ ParamCounts count_params(const ModelConfig& c) {
   return p;
 }
 
+double group_params(const ParamCounts& p, WeightGroup g) {
+  switch (g) {
+    case WeightGroup::kAttention:
+      return p.attention;
+    case WeightGroup::kIndexer:
+      return p.indexer;
+    case WeightGroup::kDenseMlp:
+      return p.dense_mlp;
+    case WeightGroup::kRoutedExperts:
+      return p.routed_experts;
+    case WeightGroup::kSharedExperts:
+      return p.shared_experts;
+    case WeightGroup::kRouter:
+      return p.router;
+    case WeightGroup::kNorms:
+      return p.norms;
+    case WeightGroup::kEmbed:
+      return p.embed;
+    case WeightGroup::kLmHead:
+      return p.lm_head;
+    case WeightGroup::kMtp:
+      return p.mtp;
+  }
+  return 0;
+}
+
+double group_bytes_per_param(const ModelConfig& c, WeightGroup g) {
+  const WeightFormats& w = c.weights;
+  if (!w.per_group) return weight_bytes_per_param(weight_format_of(c.weight_dtype), c.hidden);
+  const double s = w.share(g);
+  const double q = weight_bytes_per_param(w.quantized, c.hidden);
+  const double u = weight_bytes_per_param(w.unquantized, c.hidden);
+  if (s >= 1) return q;
+  if (s <= 0) return u;
+  return s * q + (1 - s) * u;
+}
+
+double group_gemm_peak_flops(const ModelConfig& c, WeightGroup g, const Hardware& hw) {
+  const WeightFormats& w = c.weights;
+  if (!w.per_group) return hw.peak_flops(c.weight_dtype);
+  const double s = w.share(g);
+  const double q = weight_gemm_peak_flops(w.quantized, hw);
+  const double u = weight_gemm_peak_flops(w.unquantized, hw);
+  if (s >= 1 || q == u) return q;
+  if (s <= 0) return u;
+  return 1 / (s / q + (1 - s) / u);  // the share's FLOPs at each rate, one after the other
+}
+
+bool uniform_weight_bytes(const ModelConfig& c) {
+  const double first = group_bytes_per_param(c, WeightGroup::kAttention);
+  for (size_t g = 1; g < kWeightGroupCount; ++g)
+    if (group_bytes_per_param(c, static_cast<WeightGroup>(g)) != first) return false;
+  return true;
+}
+
+void override_weight_format(ModelConfig& c, std::string_view format) {
+  const WeightFormat f = parse_weight_format(format, "--weights-format");
+  WeightFormats& w = c.weights;
+  const bool unquantized_kind = f.kind == WeightFormatKind::kBf16 || f.kind == WeightFormatKind::kFp16 ||
+                                f.kind == WeightFormatKind::kFp32;
+  if (!w.per_group || w.quantized == w.unquantized) {
+    w.per_group = true;
+    w.unquantized = {.kind = WeightFormatKind::kBf16};
+    w.quantized_share = {};
+    for (const WeightGroup g : {WeightGroup::kAttention, WeightGroup::kIndexer, WeightGroup::kDenseMlp,
+                                WeightGroup::kRoutedExperts, WeightGroup::kSharedExperts, WeightGroup::kMtp})
+      w.quantized_share[static_cast<size_t>(g)] = 1;
+  }
+  if (unquantized_kind) w.unquantized = f;
+  w.quantized = f;
+  w.source = "--weights-format";
+  c.weight_dtype = weight_dtype_of(f);
+  c.weight_block = f.kind == WeightFormatKind::kFp8Block ? f.group : 0;
+}
+
 void validate_model(const ModelConfig& c, const std::string& where) {
+  require_range(c.layers, 1, kMaxLayers, where, "num_hidden_layers");
+  require_range(c.hidden, 1, kMaxWidth, where, "hidden_size");
+  require_range(c.heads, 1, kMaxHeads, where, "num_attention_heads");
+  require_range(c.vocab, 1, kMaxVocab, where, "vocab_size");
+  require_range(c.max_context_tokens, 1, kMaxContext, where, "max_position_embeddings");
+  require_range(c.dense_intermediate, 0, kMaxWidth, where, "intermediate_size");
+  require_range(c.moe_intermediate, 0, kMaxWidth, where, "moe_intermediate_size");
+  require_range(c.routed_experts, 0, kMaxHeads, where, "n_routed_experts");
+  require_range(c.kv_heads, 0, kMaxHeads, where, "num_key_value_heads");
+  require_range(c.indexer_heads, 0, kMaxHeads, where, "index_n_heads");
+  for (const auto& [v, field] :
+       {std::pair{c.head_dim, "head_dim"}, std::pair{c.q_lora_rank, "q_lora_rank"},
+        std::pair{c.kv_lora_rank, "kv_lora_rank"}, std::pair{c.qk_nope_head_dim, "qk_nope_head_dim"},
+        std::pair{c.qk_rope_head_dim, "qk_rope_head_dim"}, std::pair{c.v_head_dim, "v_head_dim"},
+        std::pair{c.indexer_head_dim, "index_head_dim"}})
+    require_range(v, 0, kMaxHeadDim, where, field);
+  require_range(c.mtp_layers, 0, kMaxLayers, where, "num_nextn_predict_layers");
+  if (c.has_indexer()) require_range(c.indexer_topk, 1, c.max_context_tokens, where, "index_topk");
   require(c.layers > 0, where, "num_hidden_layers", "a positive layer count", c.layers);
   require(c.hidden > 0, where, "hidden_size", "a positive size", c.hidden);
   require(c.heads > 0, where, "num_attention_heads", "a positive head count", c.heads);
@@ -138,6 +269,12 @@ ModelConfig load_model(const std::string& name_or_path) {
     throw InputError("--model", "a preset (" + names + ") or a config.json path", "'" + name_or_path + "'");
   }
   return load_hf_config(p.string());
+}
+
+ModelConfig load_model(const std::string& name_or_path, const std::string& weights_format) {
+  ModelConfig m = load_model(name_or_path);
+  if (!weights_format.empty()) override_weight_format(m, weights_format);
+  return m;
 }
 
 }  // namespace tokenline

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "engine/model/kv_layout.h"
+#include "engine/model/weight_format.h"
 #include "topologies/hardware.h"
 
 namespace tokenline {
@@ -18,8 +19,22 @@ enum class AttentionKind {
   kGqa,  // grouped-query attention (Llama, Qwen3): KV cache holds kv_heads x head_dim keys and values
 };
 
+// A layer's token mixer where a hybrid's layers differ (layer_types): the model's attention, or Gated
+// DeltaNet linear attention (Qwen3-Next, Qwen3.5: a recurrent state per request, no KV).
+enum class MixerKind { kAttention, kGatedDeltaNet };
+
+// Gated DeltaNet sizes (Qwen3-Next's linear_* fields).
+struct GdnShape {
+  int key_heads = 0;
+  int value_heads = 0;
+  int64_t key_head_dim = 0;
+  int64_t value_head_dim = 0;
+  int64_t conv_kernel = 0;
+};
+
 struct ModelConfig {
   std::string name;           // preset name or the config.json path it came from
+  std::string left_out;       // parts of the checkpoint not modelled, said in summaries (a vision tower)
   std::string hf_model_type;  // the config's model_type: "glm_moe_dsa", "deepseek_v3", "llama", "qwen3_moe",
                               // ..., or one read by its architectures class ("kimi_k2")
   AttentionKind attention = AttentionKind::kMla;
@@ -39,6 +54,11 @@ struct ModelConfig {
   int kv_heads = 0;
   int64_t head_dim = 0;
   bool qk_norm = false;  // Qwen3: an RMSNorm over each head's query and key (2 x head_dim weights per layer)
+  bool attn_output_gate = false;  // Qwen3-Next / Qwen3.5: q_proj also yields a sigmoid gate per head dim
+  // Per layer mixer, empty: every layer `attention`. Only weights and parameter counts read the
+  // Gated DeltaNet layers yet: such a config is refused for simulation (HfModelRead::unsupported).
+  std::vector<MixerKind> mixers;
+  GdnShape gdn;
   // MLP / MoE
   int routed_experts = 0;  // 0: dense model
   int experts_per_token = 0;
@@ -59,9 +79,15 @@ struct ModelConfig {
   // FP8 block-scaled weights (quantization_config.weight_block_size): the block edge, 128 for DeepSeek-V3/R1
   // and Qwen3-FP8; 0 for per-tensor FP8 or unquantized weights.
   int64_t weight_block = 0;
+  // Per group formats (a Hugging Face config's quantization_config); per_group false: all at weight_dtype.
+  WeightFormats weights;
   KvLayout default_kv_layout = KvLayout::kFp8DsMla;
 
   bool is_moe() const { return routed_experts > 0; }
+  int linear_layers() const;  // layers whose mixer is Gated DeltaNet
+  bool linear_layer(int layer) const {
+    return layer >= 0 && size_t(layer) < mixers.size() && mixers[size_t(layer)] == MixerKind::kGatedDeltaNet;
+  }
   bool has_indexer() const { return indexer_heads > 0; }
   int moe_layers() const { return is_moe() ? layers - dense_layers : 0; }
   int mlp_dense_layers() const { return is_moe() ? dense_layers : layers; }
@@ -72,7 +98,7 @@ struct ModelConfig {
 
 // Parameter counts (not bytes), derived from the constants. Embedding and LM head counted separately.
 struct ParamCounts {
-  double attention = 0;       // per-model total over all layers (MLA projections, norms)
+  double attention = 0;       // per-model total over all layers (MLA projections, norms; GDN mixers)
   double indexer = 0;         // indexer wq_b, wk, k_norm, weights_proj over the full layers
   double dense_mlp = 0;       // dense layers' MLPs
   double routed_experts = 0;  // all routed experts of all MoE layers
@@ -89,6 +115,28 @@ struct ParamCounts {
 
 ParamCounts count_params(const ModelConfig& cfg);
 
+// One group's parameters (ParamCounts' term).
+double group_params(const ParamCounts& p, WeightGroup g);
+
+// Bytes per parameter of group g, scales included: the share held in the quantized format at its bytes,
+// the rest at the unquantized dtype; weight_dtype's bytes when cfg.weights.per_group is false.
+double group_bytes_per_param(const ModelConfig& cfg, WeightGroup g);
+
+// The peak FLOP/s group g's GEMMs run at on hw (time-weighted over its quantized and unquantized shares);
+// hw.peak_flops(weight_dtype) when cfg.weights.per_group is false.
+double group_gemm_peak_flops(const ModelConfig& cfg, WeightGroup g, const Hardware& hw);
+
+// A short line for summaries: "mxfp4 (routed_experts 100%), bf16 elsewhere".
+std::string weight_formats_summary(const ModelConfig& cfg);
+
+// True when every group takes the same bytes per parameter (the presets, unquantized checkpoints).
+bool uniform_weight_bytes(const ModelConfig& cfg);
+
+// --weights-format: replaces the model's quantized format (its exclusions kept); on an unquantized model
+// or a preset, quantizes the Linear layers (attention, indexer, MLPs, experts, MTP) and keeps norms,
+// routers and embeddings at BF16 (or all at BF16 for "bf16"). Throws InputError naming --weights-format.
+void override_weight_format(ModelConfig& cfg, std::string_view format);
+
 // The preset names, in a fixed order: glm-5.3, glm-5.3-tiny, deepseek-v3.2, deepseek-v3, llama-3.1-8b,
 // llama-3.1-70b.
 const std::vector<std::string>& model_preset_names();
@@ -96,14 +144,29 @@ const std::vector<std::string>& model_preset_names();
 // A preset by name; throws InputError naming the known presets when `name` is unknown.
 ModelConfig model_preset(std::string_view name);
 
-// A Hugging Face config.json (model_type deepseek_v3, deepseek_v32, glm_moe_dsa, llama, mistral, mixtral,
-// qwen2, qwen3, qwen3_moe, or another whose architectures class is one of theirs; GQA models with full
-// attention only); throws
-// InputError naming the file and the field on missing, mistyped or out-of-range fields.
+// A Hugging Face config.json (model_type deepseek_v3, deepseek_v32, glm_moe_dsa, glm4_moe, llama, minimax_m2,
+// mistral, mixtral, qwen2, qwen3, qwen3_moe, or another whose architectures class is one of theirs; GQA
+// models with full attention only), or a multimodal wrapper's text_config (Kimi-K2.5), with its weight
+// formats (quantization_config, or hf_quant_config.json beside it). Python's Infinity / NaN literals are
+// read. Throws InputError naming the file and the field on missing, mistyped or out-of-range fields, an
+// unknown quant_method or format, or a family whose layers need a mechanism tokenline does not model
+// (gpt_oss, qwen3_next, qwen3_5*, nemotron_h, llama4, gemma3/4).
 ModelConfig load_hf_config(const std::string& path);
+
+// A config.json read as far as tokenline describes it. unsupported: the one-line refusal of a family whose
+// layers need a mechanism tokenline does not model yet (gpt_oss's sliding windows and sinks), empty when it
+// can be simulated; the shape, parameter counts and weight formats are read either way (weights per GPU
+// can be priced). load_hf_config throws the refusal.
+struct HfModelRead {
+  ModelConfig config;
+  std::string unsupported;
+};
+HfModelRead read_hf_config(const std::string& path);
 
 // A preset name, or else a path to a config.json (or a directory holding one).
 ModelConfig load_model(const std::string& name_or_path);
+// The same with --weights-format applied (override_weight_format); "" keeps the checkpoint's formats.
+ModelConfig load_model(const std::string& name_or_path, const std::string& weights_format);
 
 // Validates derived invariants (positive counts, dense_layers <= layers, ...); throws InputError with
 // `where` as the location.

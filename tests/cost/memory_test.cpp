@@ -1,6 +1,8 @@
 #include "cost/memory.h"
 
 #include <catch2/catch.hpp>
+#include <string>
+#include <utility>
 
 #include "topologies/hardware_loader.h"
 
@@ -184,4 +186,154 @@ TEST_CASE("TensorRT-LLM's KV is its fraction of what is free after start-up, wei
   EngineBehavior v = vllm_behavior();
   v.startup_memory_bytes = t.startup_memory_bytes;
   CHECK(kv_capacity(cm, v, 8192, kDefaultPageTokens).free_bytes < k.free_bytes);
+}
+
+// Weights per GPU of quantized checkpoints, from their config.json (tests/engine/model/data/hf/SOURCE.md),
+// against each checkpoint's size derived apart from tokenline's parameter counts: a published checkpoint
+// size, or the checkpoint's tensors listed by shape and element size as its format lays them out.
+namespace {
+constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
+
+std::string hf(const char* name) {
+  return std::string(TOKENLINE_MODEL_TEST_DATA) + "/hf/" + name;
+}
+
+// Bytes of a list of tensors: count tensors of rows x cols elements of elem_bytes each.
+struct Tensors {
+  double bytes = 0;
+  void add(double count, double rows, double cols, double elem_bytes) {
+    bytes += count * rows * cols * elem_bytes;
+  }
+  // A ModelOpt NVFP4 Linear of out x in: weight uint8 [out, in/2], weight_scale float8_e4m3fn [out, in/16],
+  // weight_scale_2 and input_scale float32 scalars.
+  void nvfp4(double count, double out, double in) { bytes += count * (out * in / 2 + out * in / 16 + 8); }
+  // A compressed-tensors pack-quantized INT4 Linear, group 32: weight_packed int32 [out, in/8], weight_scale
+  // bf16 [out, in/32], weight_shape int32 [2].
+  void int4_g32(double count, double out, double in) {
+    bytes += count * (out * in / 8 * 4 + out * in / 32 * 2 + 8);
+  }
+};
+}  // namespace
+
+TEST_CASE("gpt-oss weights per GPU match the model card's MXFP4 checkpoint sizes", "[memory][weights]") {
+  // OpenAI, "gpt-oss-120b & gpt-oss-20b Model Card" (2025-08-05), table 1: checkpoint size 60.8 GiB and
+  // 12.8 GiB (MXFP4 experts, BF16 elsewhere).
+  for (const auto& [name, gib] : {std::pair{"gpt-oss-120b", 60.8}, std::pair{"gpt-oss-20b", 12.8}}) {
+    const HfModelRead read = read_hf_config(hf(name) + "/config.json");
+    CHECK_FALSE(read.unsupported.empty());  // sliding windows and sinks: priced for weights only
+    const ModelConfig& m = read.config;
+    CHECK(m.weights.quantized.kind == WeightFormatKind::kMxfp4);
+    CHECK(m.weights.share(WeightGroup::kRoutedExperts) == 1);
+    CHECK(m.weights.share(WeightGroup::kAttention) == 0);  // modules_to_not_convert: model.layers.*.self_attn
+    const WeightBytes tp1 = weight_bytes_per_gpu(cm_of(m, "tp1"));
+    CHECK(tp1.total() == Approx(gib * kGiB).epsilon(0.02));
+    CHECK(weight_bytes_per_gpu(cm_of(m, "tp8")).total() * 8 == Approx(tp1.total()));
+  }
+}
+
+TEST_CASE("Kimi-K2.5 INT4 experts: weights per GPU match the checkpoint's tensors", "[memory][weights]") {
+  const ModelConfig m = load_hf_config(hf("kimi-k2.5") + "/config.json");
+  CHECK(m.weights.quantized ==
+        WeightFormat{.kind = WeightFormatKind::kInt4, .group = 32, .weight_only = true});
+  // The text model's tensors (DeepSeek-V3 layout; the vision tower's are left out, as tokenline does): routed
+  // experts pack-quantized INT4, everything else BF16 (ignore: lm_head, self_attn, shared_experts, the dense
+  // layer's mlp), e_score_correction_bias float32.
+  const double h = 7168, v = 163840, layers = 61, moe = 60, experts = 384, inter = 2048;
+  Tensors t;
+  t.add(2, v, h, 2);                                     // embed_tokens, lm_head
+  t.add(1 + 2 * layers, 1, h, 2);                        // final norm, input / post-attention norms
+  t.add(layers, 1536, h, 2);                             // q_a_proj
+  t.add(layers, 1, 1536 + 512, 2);                       // q_a_layernorm, kv_a_layernorm
+  t.add(layers, 64 * 192, 1536, 2);                      // q_b_proj
+  t.add(layers, 512 + 64, h, 2);                         // kv_a_proj_with_mqa
+  t.add(layers, 64 * (128 + 128), 512, 2);               // kv_b_proj
+  t.add(layers, h, 64 * 128, 2);                         // o_proj
+  t.add(3, 18432, h, 2);                                 // layer 0's dense mlp
+  t.add(moe, experts, h, 2);                             // mlp.gate
+  t.add(moe, experts, 1, 4);                             // e_score_correction_bias
+  t.add(3 * moe, inter, h, 2);                           // shared_experts
+  t.int4_g32(2 * moe * experts, inter, h);               // experts.*.gate_proj, up_proj
+  t.int4_g32(moe * experts, h, inter);                   // experts.*.down_proj
+  CHECK(t.bytes / 1e9 == Approx(594.2).epsilon(0.001));  // the sum, for the record
+  const WeightBytes w = weight_bytes_per_gpu(cm_of(m, "tp8"));
+  CHECK(w.total() * 8 == Approx(t.bytes).epsilon(0.02));
+  CHECK(w.total() < 80e9);  // the BF16 misreading: 256.6 GB per GPU at TP8
+}
+
+TEST_CASE("DeepSeek-V3.1-NVFP4: hf_quant_config.json's exclusions give the checkpoint's bytes",
+          "[memory][weights]") {
+  const ModelConfig m = load_hf_config(hf("deepseek-v3.1-nvfp4") + "/config.json");
+  CHECK(m.weights.quantized.kind == WeightFormatKind::kNvfp4);
+  CHECK(m.weights.source == "hf_quant_config.json");
+  // ModelOpt NVFP4 (hf_quant_config.json): every Linear NVFP4 but the excluded q_a, q_b, kv_a and kv_b
+  // projections and lm_head (BF16); routers, norms and embeddings BF16. Layer 61 (MTP) is excluded and left
+  // out of both sides: weights per GPU count it only when MTP runs.
+  const double h = 7168, v = 129280, layers = 61, dense = 3, moe = 58, experts = 256, inter = 2048;
+  Tensors t;
+  t.add(2, v, h, 2);
+  t.add(1 + 2 * layers, 1, h, 2);
+  t.add(layers, 1536, h, 2);
+  t.add(layers, 1, 1536 + 512, 2);
+  t.add(layers, 128 * 192, 1536, 2);
+  t.add(layers, 512 + 64, h, 2);
+  t.add(layers, 128 * (128 + 128), 512, 2);
+  t.nvfp4(layers, h, 128 * 128);  // o_proj
+  t.nvfp4(2 * dense, 18432, h);   // dense gate_proj, up_proj
+  t.nvfp4(dense, h, 18432);       // dense down_proj
+  t.add(moe, experts, h, 2);
+  t.add(moe, experts, 1, 4);
+  t.nvfp4(2 * moe, inter, h);  // shared_experts
+  t.nvfp4(moe, h, inter);
+  t.nvfp4(2 * moe * experts, inter, h);
+  t.nvfp4(moe * experts, h, inter);
+  CHECK(t.bytes / 1e9 == Approx(386.4).epsilon(0.001));
+  const WeightBytes w = weight_bytes_per_gpu(cm_of(m, "tp8"));
+  CHECK(w.total() * 8 == Approx(t.bytes).epsilon(0.02));
+}
+
+TEST_CASE("Qwen3.5-397B-A17B: Gated DeltaNet layers counted; NVFP4 experts give the checkpoint's bytes",
+          "[memory][weights]") {
+  // Qwen3.5-397B-A17B's model card: 397B parameters in all, 17B activated (the text model; its MTP layer
+  // and vision encoder are not counted).
+  const HfModelRead bf16 = read_hf_config(hf("qwen3.5-397b-a17b") + "/config.json");
+  CHECK_THAT(bf16.unsupported,
+             Catch::Contains("text_config.layer_types") && Catch::Contains("Gated DeltaNet"));
+  const ModelConfig& b = bf16.config;
+  CHECK(b.linear_layers() == 45);
+  CHECK(b.linear_layer(0));
+  CHECK_FALSE(b.linear_layer(3));
+  const ParamCounts p = count_params(b);
+  CHECK(p.total() == Approx(397e9).epsilon(0.02));
+  CHECK(p.active() == Approx(17e9).epsilon(0.05));
+  // nvidia/Qwen3.5-397B-A17B-NVFP4 (ModelOpt, quantization_config in config.json): the routed experts NVFP4;
+  // linear_attn*, self_attn*, shared_expert*, lm_head, mtp and the vision tower excluded (BF16).
+  const ModelConfig m = read_hf_config(hf("qwen3.5-397b-a17b-nvfp4") + "/config.json").config;
+  CHECK(m.weights.quantized.kind == WeightFormatKind::kNvfp4);
+  CHECK(m.weights.share(WeightGroup::kRoutedExperts) == 1);
+  CHECK(m.weights.share(WeightGroup::kAttention) == 0);
+  CHECK(m.weights.share(WeightGroup::kSharedExperts) == 0);
+  CHECK(m.weights.share(WeightGroup::kMtp) == 0);
+  const double h = 4096, v = 248320, layers = 60, gdn = 45, full = 15, experts = 512, inter = 1024;
+  const double key = 16 * 128, value = 64 * 128;
+  Tensors t;
+  t.add(2, v, h, 2);                        // embed_tokens, lm_head
+  t.add(1 + 2 * layers, 1, h, 2);           // norms
+  t.add(gdn, 2 * key + value, h, 2);        // linear_attn.in_proj_qkv
+  t.add(gdn, value, h, 2);                  // in_proj_z
+  t.add(gdn, 2 * 64, h, 2);                 // in_proj_a, in_proj_b
+  t.add(gdn, 2 * key + value, 4, 2);        // conv1d
+  t.add(gdn, 1, 2 * 64 + 128, 2);           // A_log, dt_bias, norm
+  t.add(gdn, h, value, 2);                  // out_proj
+  t.add(full, 2 * 32 * 256, h, 2);          // self_attn.q_proj (with its output gate)
+  t.add(full, 2 * 2 * 256, h, 2);           // k_proj, v_proj
+  t.add(full, h, 32 * 256, 2);              // o_proj
+  t.add(full, 1, 2 * 256, 2);               // q_norm, k_norm
+  t.add(layers, experts, h, 2);             // mlp.gate
+  t.add(3 * layers, inter, h, 2);           // shared_expert
+  t.add(layers, 1, h, 2);                   // shared_expert_gate
+  t.nvfp4(2 * layers * experts, inter, h);  // experts gate, up
+  t.nvfp4(layers * experts, h, inter);      // experts down
+  CHECK(t.bytes / 1e9 == Approx(237.0).epsilon(0.001));
+  const WeightBytes w = weight_bytes_per_gpu(cm_of(m, "tp8"));
+  CHECK(w.total() * 8 == Approx(t.bytes).epsilon(0.02));
 }

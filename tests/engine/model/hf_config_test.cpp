@@ -1,14 +1,25 @@
 #include <catch2/catch.hpp>
+#include <fstream>
 #include <string>
 
 #include "common/input_error.h"
 #include "engine/model/model_config.h"
+#include "tests/traces/test_dir.h"
 
 using namespace tokenline;
 
 namespace {
 std::string data(const char* name) {
   return std::string(TOKENLINE_MODEL_TEST_DATA) + "/" + name;
+}
+
+// Llama-3.1-8B's config.json with `extra` spliced in after the first brace, written to a scratch file.
+std::string llama_with(const testing::TestDir& dir, const std::string& name, const std::string& extra) {
+  std::string body = testing::read_all(data("llama-3.1-8b.json"));
+  body.insert(body.find('{') + 1, "\n  " + extra + ",");
+  const std::string path = dir.file(name);
+  std::ofstream(path) << body;
+  return path;
 }
 }  // namespace
 
@@ -184,4 +195,137 @@ TEST_CASE("A model_type tokenline does not know loads by its architectures class
   CHECK(p.total() > 1.0e12);
   CHECK(p.total() < 1.05e12);
   CHECK(p.active() == Approx(32.5e9).epsilon(0.03));
+}
+
+TEST_CASE("Kimi-K2.5's kimi_k25 wrapper: text_config read, the vision tower left out and said so",
+          "[hf_config]") {
+  const ModelConfig k = load_hf_config(data("hf/kimi-k2.5/config.json"));
+  CHECK(k.hf_model_type == "kimi_k2");
+  CHECK(k.attention == AttentionKind::kMla);
+  CHECK(k.routed_experts == 384);
+  CHECK(k.layers == 61);
+  CHECK(k.max_context_tokens == 262144);
+  CHECK_THAT(k.left_out, Catch::Contains("vision_config"));
+  // compressed-tensors INT4 W4A16: routed experts only (ignore: lm_head, self_attn, shared_experts, mlp).
+  CHECK(k.weights.source == "quantization_config");
+  CHECK(k.weights.share(WeightGroup::kRoutedExperts) == 1);
+  CHECK(k.weights.share(WeightGroup::kSharedExperts) == 0);
+  CHECK(k.weights.share(WeightGroup::kAttention) == 0);
+  CHECK(k.weights.share(WeightGroup::kDenseMlp) == 0);
+  CHECK(k.weight_dtype == Dtype::kBf16);  // W4A16: BF16 math
+}
+
+TEST_CASE("minimax_m2 loads as GQA with q/k norms, 256 routed experts and FP8 128x128 blocks",
+          "[hf_config]") {
+  const ModelConfig m = load_hf_config(data("hf/minimax-m2.5/config.json"));
+  CHECK(m.attention == AttentionKind::kGqa);
+  CHECK(m.heads == 48);
+  CHECK(m.kv_heads == 8);
+  CHECK(m.head_dim == 128);
+  CHECK(m.routed_experts == 256);
+  CHECK(m.experts_per_token == 8);
+  CHECK(m.shared_experts == 0);
+  CHECK(m.moe_intermediate == 1536);
+  CHECK(m.qk_norm);
+  CHECK(m.router_score_bias);
+  CHECK(m.weight_block == 128);
+  CHECK(m.weights.quantized == WeightFormat{.kind = WeightFormatKind::kFp8Block, .group = 128});
+  CHECK(m.weights.share(WeightGroup::kRoutedExperts) == 1);
+  CHECK(m.weights.share(WeightGroup::kLmHead) == 0);  // modules_to_not_convert: lm_head
+  // MiniMax-M2's model card: 230B parameters in all, 10B activated (embeddings and LM head not counted).
+  const ParamCounts p = count_params(m);
+  CHECK(p.total() == Approx(230e9).epsilon(0.02));
+  CHECK(p.active() - p.embed - p.lm_head == Approx(10e9).epsilon(0.05));
+}
+
+TEST_CASE("Families that need a mechanism tokenline lacks are refused naming the field and mechanism",
+          "[hf_config]") {
+  CHECK_THROWS_WITH(load_hf_config(data("hf/gpt-oss-120b/config.json")),
+                    Catch::Contains("config.json: layer_types") && Catch::Contains("attention sinks"));
+  const testing::TestDir dir("hf-refused");
+  const std::string qwen35 = dir.file("qwen35.json");
+  std::ofstream(qwen35) << R"({"model_type": "qwen3_5_moe", "vision_config": {"depth": 27},
+    "text_config": {"model_type": "qwen3_5_moe_text", "layer_types": ["linear_attention", "full_attention"],
+                    "num_hidden_layers": 2}})";
+  CHECK_THROWS_WITH(load_hf_config(qwen35), Catch::Contains("qwen35.json: text_config.layer_types") &&
+                                                Catch::Contains("Gated DeltaNet"));
+  const std::string nemotron = dir.file("nemotron.json");
+  std::ofstream(nemotron) << R"({"model_type": "nemotron_h", "hybrid_override_pattern": "M-M*",
+                                 "time_step_limit": [0.0, Infinity]})";
+  CHECK_THROWS_WITH(load_hf_config(nemotron),
+                    Catch::Contains("hybrid_override_pattern") && Catch::Contains("Mamba-2"));
+}
+
+TEST_CASE("Python's Infinity, -Infinity and NaN literals parse, but not in a field tokenline reads",
+          "[hf_config]") {
+  const testing::TestDir dir("hf-literals");
+  const ModelConfig m = load_hf_config(llama_with(
+      dir, "ok.json", R"("time_step_limit": [0.0, Infinity], "x": -Infinity, "y": [NaN], "s": "NaN")"));
+  CHECK(m.layers == 32);
+  CHECK_THROWS_WITH(load_hf_config(llama_with(dir, "bad.json", R"("head_dim": Infinity)")),
+                    Catch::Contains("bad.json: head_dim") && Catch::Contains("Infinity"));
+}
+
+TEST_CASE("Out-of-range sizes are refused naming the field and the allowed range", "[hf_config]") {
+  const testing::TestDir dir("hf-ranges");
+  // 2^30 layers used to wrap the ledger's int counts negative.
+  std::string body = testing::read_all(data("llama-3.1-8b.json"));
+  const std::string layers = "\"num_hidden_layers\": 32";
+  body.replace(body.find(layers), layers.size(), "\"num_hidden_layers\": 1073741824");
+  std::ofstream(dir.file("layers.json")) << body;
+  CHECK_THROWS_WITH(load_hf_config(dir.file("layers.json")),
+                    Catch::Contains("layers.json: num_hidden_layers: expected 1 .. 1024, found 1073741824"));
+  // index_topk 2^62 simulated 1.2e11 s: a top-k is at most the context.
+  body = testing::read_all(data("deepseek_v32.json"));
+  const size_t at = body.find("\"index_topk\"");
+  REQUIRE(at != std::string::npos);
+  body.replace(at, body.find(',', at) - at, "\"index_topk\": 4611686018427387904");
+  std::ofstream(dir.file("topk.json")) << body;
+  CHECK_THROWS_WITH(load_hf_config(dir.file("topk.json")),
+                    Catch::Contains("topk.json: index_topk: expected 1 .. ") &&
+                        Catch::Contains("found 4611686018427387904"));
+}
+
+TEST_CASE("An unknown quant_method or format is refused, naming the field and what is supported",
+          "[hf_config]") {
+  const testing::TestDir dir("hf-quant");
+  CHECK_THROWS_WITH(load_hf_config(llama_with(dir, "bnb.json",
+                                              R"("quantization_config": {"quant_method": "bitsandbytes"})")),
+                    Catch::Contains("bnb.json: quantization_config.quant_method") &&
+                        Catch::Contains("compressed-tensors") && Catch::Contains("'bitsandbytes'"));
+  CHECK_THROWS_WITH(
+      load_hf_config(llama_with(
+          dir, "mixed.json",
+          R"("quantization_config": {"quant_method": "modelopt", "quant_algo": "MIXED_PRECISION"})")),
+      Catch::Contains("quantization_config.quant_algo") && Catch::Contains("NVFP4"));
+  CHECK_THROWS_WITH(
+      load_hf_config(llama_with(dir, "int3.json", R"("quantization_config": {
+      "quant_method": "compressed-tensors", "config_groups": {"g": {"targets": ["Linear"],
+      "weights": {"num_bits": 3, "type": "int", "strategy": "group", "group_size": 64}}}})")),
+      Catch::Contains("quantization_config.config_groups.g.weights") && Catch::Contains("3 bits"));
+}
+
+TEST_CASE("AWQ, GPTQ and fp8 without blocks read as their formats, exclusions as BF16", "[hf_config]") {
+  const testing::TestDir dir("hf-formats");
+  const ModelConfig awq = load_hf_config(llama_with(
+      dir, "awq.json", R"("quantization_config": {"quant_method": "awq", "bits": 4, "group_size": 128,
+      "zero_point": true, "version": "gemm", "modules_to_not_convert": ["model.layers.0.mlp"]})"));
+  CHECK(
+      awq.weights.quantized ==
+      WeightFormat{.kind = WeightFormatKind::kInt4, .group = 128, .zero_points = true, .weight_only = true});
+  CHECK(awq.weights.share(WeightGroup::kDenseMlp) == Approx(31.0 / 32));  // layer 0's MLP excluded
+  CHECK(awq.weights.share(WeightGroup::kAttention) > 0.99);
+  CHECK(awq.weights.share(WeightGroup::kLmHead) == 0);
+  const ModelConfig gptq = load_hf_config(llama_with(
+      dir, "gptq.json", R"("quantization_config": {"quant_method": "gptq", "bits": 8, "group_size": -1})"));
+  CHECK(gptq.weights.quantized.kind == WeightFormatKind::kInt8);
+  CHECK(gptq.weights.quantized.group == 0);
+  const ModelConfig fp8 =
+      load_hf_config(llama_with(dir, "fp8.json", R"("quantization_config": {"quant_method": "fp8"})"));
+  CHECK(fp8.weights.quantized.kind == WeightFormatKind::kFp8PerTensor);
+  CHECK(fp8.weight_dtype == Dtype::kFp8);
+  CHECK(fp8.weight_block == 0);
+  const ModelConfig bf16 = load_hf_config(data("llama-3.1-8b.json"));
+  CHECK(bf16.weights.quantized == bf16.weights.unquantized);
+  CHECK(uniform_weight_bytes(bf16));
 }
