@@ -15,7 +15,7 @@
 #include "calibrate/trace_fit.h"
 #include "cli/command.h"
 #include "common/input_error.h"
-#include "engine/model/op_profile.h"
+#include "cost/op_profile.h"
 #include "topologies/hardware_loader.h"
 
 namespace tokenline::cli {

@@ -505,7 +505,7 @@ TEST_CASE("each shipped profile prices the kernels of every preset model it clai
         const StepCost sc = prefill ? prefill_step(cm, 2048, 0, true) : decode_step(cm, 16, 2047);
         for (Op op : kernels) {
           INFO(op_name(op) << (prefill ? " prefill" : " decode"));
-          if (sc[op].time_s > 0) CHECK(sc[op].source == TimeSource::kProfile);
+          if (sc[op].time_s > 0) CHECK(sc[op].source == TermSource::kProfile);
         }
       }
     }
