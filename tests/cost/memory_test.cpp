@@ -291,7 +291,7 @@ TEST_CASE("DeepSeek-V3.1-NVFP4: hf_quant_config.json's exclusions give the check
   CHECK(w.total() * 8 == Approx(t.bytes).epsilon(0.02));
 }
 
-TEST_CASE("Qwen3.5-397B-A17B: Gated DeltaNet layers counted; NVFP4 experts give the checkpoint's bytes",
+TEST_CASE("Qwen3.5-397B-A17B: Gated DeltaNet layers counted, NVFP4 experts give the checkpoint's bytes",
           "[memory][weights]") {
   // Qwen3.5-397B-A17B's model card: 397B parameters in all, 17B activated (the text model; its MTP layer
   // and vision encoder are not counted).
