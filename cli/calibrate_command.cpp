@@ -97,7 +97,8 @@ void run(CalibrateArgs& a) {
   if (!(o.search.tolerance > 0 && o.search.tolerance < 1))
     throw InputError("--fit-tolerance", "a fraction in (0, 1)", std::to_string(o.search.tolerance));
   o.evaluator.sim.binary = own_binary();
-  o.evaluator.sim.hardware = o.evaluator.hardware;  // every point's sim on --hardware (not only fitted copies)
+  o.evaluator.sim.hardware =
+      o.evaluator.hardware;  // every point's sim on --hardware (not only fitted copies)
   std::istringstream words(a.sim_args);
   for (std::string w; words >> w;) o.evaluator.sim.extra_args.push_back(w);
   const int rc = run_calibration(o);

@@ -192,3 +192,17 @@ TEST_CASE("ledger --profile sizes KV under the profile's engine, without under t
   CHECK(table.out.find("Memory per GPU (sglang 0.5.9's memory rules)") != std::string::npos);
   CHECK(table.out.find("KV capacity: 688070 tokens (10751 pages of 64)") != std::string::npos);
 }
+
+TEST_CASE("ledger --engine prices from <hardware>-<engine> and names it", "[ledger_cli]") {
+  const Run r =
+      run("decode --model llama-3.1-70b --hardware h100 --engine vllm --parallel tp4 --batch 8 "
+          "--context 2048 --json");
+  REQUIRE(r.rc == 0);
+  const auto j = nlohmann::json::parse(r.out);
+  CHECK(j["hardware"] == "h100");
+  CHECK(j["profile"] == "h100-vllm");
+  CHECK(j["time_s"]["coverage"].get<double>() > 0.5);
+  const Run bad = run("decode --hardware b300 --engine trtllm");
+  CHECK(bad.rc == 2);
+  CHECK(bad.out.find("no profile b300-trtllm") != std::string::npos);
+}

@@ -79,6 +79,23 @@ TEST_CASE("the summary says where step times came from: the roofline, or the pro
   CHECK(prof.stderr_text.find(expected) != std::string::npos);
 }
 
+TEST_CASE("--engine with --hardware prices with <hardware>-<engine> and says so; none there is exit 2",
+          "[sim_job][engine]") {
+  TestDir dir("sim_engine_pick");
+  const std::string base =
+      "sim --model deepseek-v3 --parallel tp8-ep8 --workload 'synthetic:n=8,seed=1' --out ";
+  const auto trt = run_tokenline(base + "'" + dir.file("trt") + "' --hardware b200 --engine trtllm", dir);
+  REQUIRE(trt.exit_code == 0);
+  CHECK(trt.stderr_text.find("tokenline sim: step times from profile b200-trtllm: ") != std::string::npos);
+  const auto none = run_tokenline(base + "'" + dir.file("none") + "' --hardware gb200 --engine vllm", dir);
+  CHECK(none.exit_code == 2);
+  CHECK(none.stderr_text.find("--engine vllm: expected an engine measured on gb200") != std::string::npos);
+  const auto both =
+      run_tokenline(base + "'" + dir.file("both") + "' --engine sglang --profile h200-sglang", dir);
+  CHECK(both.exit_code == 2);
+  CHECK(both.stderr_text.find("--engine: expected either --engine") != std::string::npos);
+}
+
 TEST_CASE("Bad engine-behaviour flags exit 2 naming the option", "[sim_job][engine]") {
   TestDir dir("sim_engine_flags_bad");
   for (const char* bad : {"--reservation eager", "--mixed-steps maybe", "--kv-replicated yes",

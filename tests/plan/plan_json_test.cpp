@@ -86,7 +86,10 @@ TEST_CASE("a partial's launch engine reads back, and an unknown one is bad input
   const std::string key = "\"launch_engine\": \"vllm\"";
   const size_t at = text.find(key);
   REQUIRE(at != std::string::npos);
-  text.replace(at, key.size(), "\"launch_engine\": \"trtllm\"");
+  std::string trtllm = text;
+  trtllm.replace(at, key.size(), "\"launch_engine\": \"trtllm\"");
+  CHECK(parse_partial(trtllm, "p.json").setup.launch_engine == LaunchEngine::kTrtllm);
+  text.replace(at, key.size(), "\"launch_engine\": \"tgi\"");
   CHECK_THROWS_AS(parse_partial(text, "p.json"), InputError);
 }
 
