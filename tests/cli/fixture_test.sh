@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # ctest `cli_fixture`: reruns tests/cli/fixture_commands.sh and asserts that every output is byte-identical
-# to the digests in tests/cli/fixtures/expected.sha256 (and, when the full Mooncake trace is present,
+# to the digests in tests/cli/fixtures/expected.sha256 (and its key figures to expected_figures.txt, shown as
+# a readable diff when they move) (and, when the full Mooncake trace is present,
 # expected_full.sha256). Usage: fixture_test.sh TOKENLINE SOURCE_DIR
 # On a difference it lists the files that changed. If the change is intended (a model or output change
 # that the commit message explains), regenerate with scripts/regen-fixtures; a refactoring must not need it.
@@ -12,6 +13,13 @@ out=$(mktemp -d "${TMPDIR:-/tmp}/tokenline_fixture.XXXXXX")
 trap 'rm -rf "$out"' EXIT
 "$src/tests/cli/fixture_commands.sh" "$tl" "$src" "$out"
 
+# The key figures first, as a readable diff (scripts/fixture-figures): what changed, not only that a digest did.
+status=0
+if ! figures=$(diff -u "$fx/expected_figures.txt" <("$src/scripts/fixture-figures" "$out")); then
+  echo "key figures differ (- expected, + now):" >&2
+  echo "$figures" >&2
+  status=1
+fi
 check() {  # check EXPECTED_FILE
   local bad
   bad=$(cd "$out" && sha256sum --check --quiet "$1" 2>&1 || true)
@@ -21,7 +29,6 @@ check() {  # check EXPECTED_FILE
     return 1
   fi
 }
-status=0
 check "$fx/expected.sha256" || status=1
 # Files that exist now but are not pinned (a new output file is a change too).
 listed=$(cd "$out" && find . -path ./volatile -prune -o -path ./full -prune -o -type f -print | sort)

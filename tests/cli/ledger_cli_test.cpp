@@ -33,7 +33,7 @@ std::string data(const char* name) {
 
 }  // namespace
 
-TEST_CASE("ledger decode --json carries the fields of issue 2", "[ledger_cli]") {
+TEST_CASE("ledger decode --json carries each op's work, time and source", "[ledger_cli]") {
   const Run r = run("decode --parallel dp8-ep8 --batch 32 --context 131072 --ideal --json");
   REQUIRE(r.rc == 0);
   const auto j = nlohmann::json::parse(r.out);

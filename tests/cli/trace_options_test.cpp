@@ -173,8 +173,7 @@ void check_percentiles(const std::string& out) {
   CHECK(latency.at("queueing").at("count").get<int64_t>() > 0);
 }
 
-TEST_CASE("metrics.json percentiles agree with exact ones within the histogram's error (issue 18)",
-          "[trace_options]") {
+TEST_CASE("metrics.json percentiles agree with exact ones within the histogram's error", "[trace_options]") {
   TestDir dir("trace_opt_percentiles");
   check_percentiles(run_sim(dir, "synthetic", "--trace-detail none"));
   const auto r = run_tokenline(

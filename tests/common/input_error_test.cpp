@@ -6,7 +6,7 @@
 namespace tokenline {
 namespace {
 
-TEST_CASE("issue 16: a NUL byte does not cut a message short", "[input_error][issue16]") {
+TEST_CASE("a NUL byte does not cut a message short", "[input_error][input_limits]") {
   const std::string found = std::string("'{\"a\": ") + '\0' + " 1}'";
   const InputError e("f.jsonl:1", "a JSON object", found);
   CHECK(std::string(e.what()) == "f.jsonl:1: expected a JSON object, found '{\"a\": \\x00 1}'");

@@ -75,7 +75,7 @@ EngineBehavior sglang_on_datasheet() {
 }
 }  // namespace
 
-TEST_CASE("KV replication (issue 11): DeepSeek-V3 tp8 on H200 holds 8x fewer KV tokens per GPU than sharded",
+TEST_CASE("KV replication: DeepSeek-V3 tp8 on H200 holds 8x fewer KV tokens per GPU than sharded",
           "[memory][engine]") {
   // SGLang keeps the whole MLA latent on every TP rank: BF16 (kv_cache_dtype auto) 512 + 64 dims x 2 B
   // x 61 layers = 70,272 B per token per GPU. mem_fraction_static on a 1.41e11 B device (134,469 MiB),

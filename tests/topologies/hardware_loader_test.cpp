@@ -179,8 +179,7 @@ TEST_CASE("bad hardware files name the field, what was expected and what was fou
   CHECK(contains(error_of("[1, 2]"), "expected a JSON object at the top level, found array"));
 }
 
-TEST_CASE("issue 16: a number beyond double and deep nesting are input errors (fuzz findings)",
-          "[hardware]") {
+TEST_CASE("a number beyond double and deep nesting are input errors (fuzz findings)", "[hardware]") {
   // nlohmann throws out_of_range (not parse_error) for 4.5e116666...: it escaped as std::terminate.
   CHECK(contains(error_of("{\"name\": 4.5e116666666666666666666666666}"),
                  "bad.json: expected valid JSON, found a parse error ([json.exception.out_of_range.406]"));

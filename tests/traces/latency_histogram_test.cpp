@@ -35,7 +35,7 @@ void check_against_exact(std::vector<double> values) {
   }
 }
 
-TEST_CASE("histogram percentiles are within 0.39% of the exact ones (issue 18)", "[latency_histogram]") {
+TEST_CASE("histogram percentiles are within 0.39% of the exact ones", "[latency_histogram]") {
   STATIC_REQUIRE(LatencyHistogram::kRelativeError <= 0.005);
   for (uint64_t seed : {1, 2, 3}) {
     INFO("seed " << seed);

@@ -33,8 +33,8 @@ TEST_CASE("line reader: lines across many read chunks come back whole", "[line_r
   CHECK_FALSE(lines.next(line));
 }
 
-TEST_CASE("issue 16: a line beyond the limit is flagged, not held, and the next line is read",
-          "[line_reader][issue16]") {
+TEST_CASE("a line beyond the limit is flagged, not held, and the next line is read",
+          "[line_reader][input_limits]") {
   LineReader lines(std::make_unique<std::istringstream>(std::string(1000, 'y') + "\nnext\n"), "t", 100);
   std::string line;
   REQUIRE(lines.next(line));
@@ -46,7 +46,7 @@ TEST_CASE("issue 16: a line beyond the limit is flagged, not held, and the next 
   CHECK(lines.line_number() == 2);
 }
 
-TEST_CASE("issue 16: a directory is named a directory, not an empty file", "[line_reader][issue16]") {
+TEST_CASE("a directory is named a directory, not an empty file", "[line_reader][input_limits]") {
   const std::string dir = std::filesystem::temp_directory_path().string();
   try {
     LineReader::open_file(dir);

@@ -57,14 +57,14 @@ TEST_CASE("synthetic spec errors name the key", "[synthetic]") {
   CHECK(spec_error("fast").find("synthetic: expected key=value items with keys {n, rate,") == 0);
 }
 
-TEST_CASE("issue 16: an unknown key is blamed, not the key before it", "[synthetic][issue16]") {
+TEST_CASE("an unknown key is blamed, not the key before it", "[synthetic][input_limits]") {
   const std::string e = spec_error("n=10,foo=3");
   CHECK(e.find("synthetic: foo: expected one of the keys {n, rate,") == 0);
   CHECK(e.find("found unknown key 'foo'") != std::string::npos);
   CHECK(spec_error("input=lognormal:mean=2000,sigma=1,seed=5,bar=1").find("synthetic: bar:") == 0);
 }
 
-TEST_CASE("issue 16: turns and requests are bounded before anything is generated", "[synthetic][issue16]") {
+TEST_CASE("turns and requests are bounded before anything is generated", "[synthetic][input_limits]") {
   CHECK(spec_error("sessions=10,turns=1000000") ==
         "synthetic: turns: expected at most 1000 turns per session, found 1000000");
   CHECK(spec_error("n=1000000000") == "synthetic: n: expected at most 100000000 requests, found 1000000000");
@@ -76,7 +76,7 @@ TEST_CASE("issue 16: turns and requests are bounded before anything is generated
   CHECK(parse_synthetic_spec("sessions=10,turns=1000").request_count() == 10000);
 }
 
-TEST_CASE("issue 16: a generated prompt above the token limit is an input error", "[synthetic][issue16]") {
+TEST_CASE("a generated prompt above the token limit is an input error", "[synthetic][input_limits]") {
   SyntheticGenerator g(parse_synthetic_spec("n=2,input=fixed:9223372036854775807"), 1);
   try {
     g.next();
@@ -89,8 +89,7 @@ TEST_CASE("issue 16: a generated prompt above the token limit is an input error"
 
 // Found by fuzz/synthetic_spec_fuzz.cpp (corpus: think-s-1e120-arrival-overflow): the generator itself
 // returned arrivals of 1e119 s, past the WorkloadSource contract; only the CLI's window refused them.
-TEST_CASE("issue 16: arrivals past the time limit are an input error from the generator",
-          "[synthetic][issue16]") {
+TEST_CASE("arrivals past the time limit are an input error from the generator", "[synthetic][input_limits]") {
   for (const std::string spec : {"sessions=2,turns=2,think_s=1e120", "n=3,rate=1e-300"}) {
     INFO(spec);
     SyntheticGenerator g(parse_synthetic_spec(spec), 1);

@@ -75,8 +75,8 @@ std::vector<int64_t> arrivals_ms(const std::vector<WorkloadRequest>& rs) {
   return out;
 }
 
-TEST_CASE("issue 16: skip-bad-lines skips one outlier timestamp, not the good lines after it",
-          "[trace_reader][issue16]") {
+TEST_CASE("skip-bad-lines skips one outlier timestamp, not the good lines after it",
+          "[trace_reader][input_limits]") {
   std::string text;
   for (int i = 0; i < 50; ++i) text += mooncake_line(i * 100);
   text += mooncake_line(1'000'000'000);  // the outlier: 11.6 days ahead of its neighbours
@@ -91,7 +91,7 @@ TEST_CASE("issue 16: skip-bad-lines skips one outlier timestamp, not the good li
   CHECK(rs.back().id == 249);
 }
 
-TEST_CASE("issue 16: skip-bad-lines judges each line against the accepted ones", "[trace_reader][issue16]") {
+TEST_CASE("skip-bad-lines judges each line against the accepted ones", "[trace_reader][input_limits]") {
   auto read = [](const std::vector<int64_t>& ms) {
     std::string text;
     for (int64_t t : ms) text += mooncake_line(t);
@@ -110,8 +110,7 @@ TEST_CASE("issue 16: skip-bad-lines judges each line against the accepted ones",
   CHECK(read({1000, 1000, 1000}) == std::make_pair(std::vector<int64_t>{1000, 1000, 1000}, int64_t{0}));
 }
 
-TEST_CASE("issue 16: a line nesting 100,000 brackets is one bad line, not a crash",
-          "[trace_reader][issue16]") {
+TEST_CASE("a line nesting 100,000 brackets is one bad line, not a crash", "[trace_reader][input_limits]") {
   const std::string deep = std::string(100'000, '[') + std::string(100'000, ']') + "\n";
   MooncakeReader strict(test::text_lines(mooncake_line(0) + deep), {});
   CHECK(test::error_of(strict) ==
@@ -122,8 +121,7 @@ TEST_CASE("issue 16: a line nesting 100,000 brackets is one bad line, not a cras
   CHECK(skipping.skipped_lines() == 1);
 }
 
-TEST_CASE("issue 16: arrivals after 1e9 s and requests above 2^27 tokens are refused",
-          "[trace_reader][issue16]") {
+TEST_CASE("arrivals after 1e9 s and requests above 2^27 tokens are refused", "[trace_reader][input_limits]") {
   MooncakeReader late(test::text_lines(mooncake_line(0) + mooncake_line(1'000'000'000'000'000'000)), {});
   CHECK(test::error_of(late) == "fixture:2: arrival: expected a time <= 1e+09 s, found 1e+15 s");
   MooncakeReader big(
@@ -131,7 +129,7 @@ TEST_CASE("issue 16: arrivals after 1e9 s and requests above 2^27 tokens are ref
   CHECK(test::error_of(big) == "fixture:1: input tokens: expected at most 134217728 tokens, found 200000000");
 }
 
-TEST_CASE("issue 16: a line longer than the limit is a bad line", "[trace_reader][issue16]") {
+TEST_CASE("a line longer than the limit is a bad line", "[trace_reader][input_limits]") {
   auto stream = std::make_unique<std::istringstream>(mooncake_line(0) + std::string(5000, ' ') + "x\n" +
                                                      mooncake_line(5));
   MooncakeReader strict(LineReader(std::move(stream), "fixture", 1000), {});

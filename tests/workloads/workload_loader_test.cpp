@@ -95,8 +95,7 @@ TEST_CASE("real traces through open_workload: 10-minute window of the Mooncake t
   CHECK(rs.size() < 4000);
 }
 
-TEST_CASE("issue 16: a CSV without the Azure header and a directory get their own messages",
-          "[loader][issue16]") {
+TEST_CASE("a CSV without the Azure header and a directory get their own messages", "[loader][input_limits]") {
   const std::string path = "tl_test_wrong_header.tmp";
   std::ofstream(path, std::ios::binary) << "time,in,out\n1,2,3\n";
   CHECK_THROWS_WITH(
@@ -111,7 +110,7 @@ TEST_CASE("issue 16: a CSV without the Azure header and a directory get their ow
                     dir + ": expected a workload file, found a directory");
 }
 
-TEST_CASE("issue 16: a FIFO workload is read once, however often it is opened", "[loader][issue16]") {
+TEST_CASE("a FIFO workload is read once, however often it is opened", "[loader][input_limits]") {
   const std::string fifo =
       (std::filesystem::temp_directory_path() / ("tl_test_fifo-" + std::to_string(::getpid()) + ".jsonl"))
           .string();

@@ -51,7 +51,7 @@ TEST_CASE("window options are checked", "[window]") {
   CHECK_NOTHROW(check_window(WindowOptions{}));
 }
 
-TEST_CASE("issue 16: a time scale that overflows virtual time is refused", "[window][issue16]") {
+TEST_CASE("a time scale that overflows virtual time is refused", "[window][input_limits]") {
   WindowedSource huge(ten_requests(), WindowOptions{.time_scale = 1e300});
   REQUIRE(huge.next());  // the first arrival, 0 s, is in range
   try {
