@@ -135,4 +135,24 @@ TEST_CASE("compare refuses negative and 1e308 span durations instead of measurin
   CHECK(contains(huge.stderr_text, "traceEvents[1]: expected \"dur\" in [0, 2e+15] us, found 1e+308"));
 }
 
+TEST_CASE("a run whose virtual clock would pass the simulated horizon stops with a message, exit 2",
+          "[cli]") {
+  // Replayed steps of 1.5e9 s each (inside a trace's range of 2e15 us) reach the 2e9 s horizon at the
+  // second step. Before: exit 0 after 3.8e11 simulated seconds.
+  TestDir dir("cli_numbers_horizon");
+  const std::string sim = "sim --model glm-5.3-tiny --parallel tp1 --workload synthetic:n=2 ";
+  REQUIRE(run_tokenline(sim + "--trace-detail op --out " + dir.file("a"), dir).exit_code == 0);
+  nlohmann::json trace = testing::read_json(dir.file("a/trace.json"));
+  for (auto& e : trace["traceEvents"])
+    if (e.value("ph", "") == "X" && e.value("name", "") == "step") e["dur"] = 1.5e15;
+  std::ofstream(dir.file("long.json")) << trace.dump();
+  const auto r =
+      run_tokenline(sim + "--backend replay:" + dir.file("long.json") + " --out " + dir.file("b"), dir);
+  CHECK(r.exit_code == 2);
+  CHECK(contains(
+      r.stderr_text,
+      "tokenline: simulation stopped: instance-0: the simulated clock would pass its horizon of 2e+09 s "
+      "(an input limit, README \"Hostile and careless input\"): a wait of 1.5e+09 s at 1.5e+09 s"));
+}
+
 }  // namespace tokenline
