@@ -308,6 +308,8 @@ int run_calibration(const CalibrationOptions& o) {
     r.after_by_deployment = deployment_errors(points, all, layouts, after);
   }
   print_point_table(stdout, points, all, layouts, before, after);
+  print_failures(stderr, o.points_path, points, all, before, "before the fit");
+  print_failures(stderr, o.points_path, points, all, after, "after the fit");
   std::printf("\n");
   print_group_table(stdout, r.before, r.after);
   if (r.before_by_deployment.size() > r.before.size()) {  // some model ran more than one deployment

@@ -175,4 +175,16 @@ void print_group_table(std::FILE* out, const std::vector<GroupError>& before,
                  kMaxPrefillLoad);
 }
 
+void print_failures(std::FILE* out, const std::string& points_path, const std::vector<E2ePoint>& points,
+                    const std::vector<size_t>& which, const std::vector<SimPrediction>& predictions,
+                    const char* pass) {
+  for (size_t k = 0; k < which.size() && k < predictions.size(); ++k) {
+    if (predictions[k].ok) continue;
+    const E2ePoint& p = points[which[k]];
+    std::fprintf(out, "tokenline calibrate: %s:%lld (%s) failed %s: %s\n", points_path.c_str(),
+                 static_cast<long long>(p.line), model_label(p.model_path).c_str(), pass,
+                 predictions[k].error.empty() ? "no reason recorded" : predictions[k].error.c_str());
+  }
+}
+
 }  // namespace tokenline

@@ -59,6 +59,13 @@ void print_point_table(std::FILE* out, const std::vector<E2ePoint>& points, cons
                        const std::vector<std::string>& layouts, const std::vector<SimPrediction>& before,
                        const std::vector<SimPrediction>& after);
 
+// One line per failed simulation among `predictions` (index for index with `which`): the point's file and
+// line, its model and the run's reason (exit code and the last line of its log). `pass` names the run
+// ("before the fit", "after the fit"). Nothing when every run succeeded.
+void print_failures(std::FILE* out, const std::string& points_path, const std::vector<E2ePoint>& points,
+                    const std::vector<size_t>& which, const std::vector<SimPrediction>& predictions,
+                    const char* pass);
+
 // MAPE per group, before and (when not empty) after; groups from deployment_errors get a layout column
 // (and leave the notes on set-apart rows to the per-model table).
 void print_group_table(std::FILE* out, const std::vector<GroupError>& before,

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <charconv>
 #include <fstream>
+#include <limits>
 #include <map>
 #include <sstream>
 
@@ -36,6 +37,7 @@ class Row {
   std::string text_or_empty(const std::string& column) const {
     return columns_.count(column) > 0 ? text(column) : std::string();
   }
+  // At most kMaxCount: every count (sizes, workers, clients, lengths) is kept in an int32_t.
   int64_t count(const std::string& column, int64_t least = 1) const {
     const std::string& t = text(column);
     int64_t v = 0;
@@ -44,6 +46,8 @@ class Row {
       throw InputError(where_ + ": " + column, least == 1 ? "a positive integer" : "an integer >= 0",
                        quoted(t));
     }
+    if (v > kMaxCount)
+      throw InputError(where_ + ": " + column, "an integer at most " + std::to_string(kMaxCount), quoted(t));
     return v;
   }
   // An empty cell means `fallback` (the CSV leaves attention_dp_size and num_workers empty for 1).
@@ -56,8 +60,11 @@ class Row {
     if (text_or_empty(column).empty()) return std::nullopt;
     return static_cast<int32_t>(count(column, least));
   }
+  // A measured latency: finite, > 0 and at most a day (no benchmark row runs longer; "inf" or 1e308 would
+  // make every error against it 100% or NaN).
   double latency_ms(const std::string& column) const {
-    return number(column, "a positive number of milliseconds", [](double v) { return v > 0; });
+    return number(column, "a number of milliseconds in (0, 8.64e7]",
+                  [](double v) { return v > 0 && v <= kMaxLatencyMs; });
   }
   // An empty cell or no column: fallback; else a number in (0, 1].
   double fraction_or(const std::string& column, double fallback) const {
@@ -77,6 +84,9 @@ class Row {
       throw InputError(where_ + ": " + column, expected, quoted(t));
     return v;
   }
+
+  static constexpr int64_t kMaxCount = std::numeric_limits<int32_t>::max();
+  static constexpr double kMaxLatencyMs = 8.64e7;  // a day
 
   const std::map<std::string, size_t>& columns_;
   std::vector<std::string> fields_;

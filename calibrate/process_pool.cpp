@@ -7,6 +7,7 @@
 
 #include <cerrno>
 #include <map>
+#include <string_view>
 
 extern char** environ;
 
@@ -72,6 +73,24 @@ int available_cpus() {
   if (sched_getaffinity(0, sizeof(set), &set) != 0) return 1;
   const int n = CPU_COUNT(&set);
   return n > 0 ? n : 1;
+}
+
+std::string log_reason(const std::string& text) {
+  // CLI11 ends a command-line error with this hint; the line before it says what was wrong.
+  constexpr std::string_view kHint = "Run with --help for more information.";
+  size_t end = text.find_last_not_of("\n ");
+  if (end == std::string::npos) return "no output";
+  size_t begin = text.rfind('\n', end);
+  begin = begin == std::string::npos ? 0 : begin + 1;
+  if (std::string_view(text).substr(begin, end + 1 - begin) == kHint && begin > 0) {
+    const size_t before = text.find_last_not_of("\n ", begin - 1);
+    if (before != std::string::npos) {
+      end = before;
+      begin = text.rfind('\n', end);
+      begin = begin == std::string::npos ? 0 : begin + 1;
+    }
+  }
+  return text.substr(begin, end + 1 - begin);
 }
 
 }  // namespace tokenline

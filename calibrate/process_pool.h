@@ -17,6 +17,10 @@ struct ProcessJob {
 // when it could not be started. max_parallel >= 1.
 std::vector<int> run_processes(const std::vector<ProcessJob>& jobs, int max_parallel);
 
+// The reason a child gave for failing: the last non-empty line of its log `text` (its one-line message),
+// or the line before CLI11's closing "Run with --help for more information."; "no output" when empty.
+std::string log_reason(const std::string& text);
+
 // The number of CPUs this process may use (at least 1).
 int available_cpus();
 

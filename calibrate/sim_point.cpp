@@ -4,7 +4,9 @@
 #include <fstream>
 #include <initializer_list>
 #include <sstream>
+#include <utility>
 
+#include "calibrate/process_pool.h"
 #include "common/input_error.h"
 #include "traces/request_compare.h"
 #include "traces/request_row.h"
@@ -17,14 +19,6 @@ std::string read_text(const std::string& path) {
   std::stringstream text;
   text << in.rdbuf();
   return text.str();
-}
-
-std::string last_line(const std::string& text) {
-  size_t end = text.find_last_not_of("\n ");
-  if (end == std::string::npos) return "no output";
-  const size_t begin = text.rfind('\n', end);
-  return text.substr(begin == std::string::npos ? 0 : begin + 1,
-                     end + 1 - (begin == std::string::npos ? 0 : begin + 1));
 }
 
 std::string pd_layouts(const E2ePoint& p, const std::string& where) {
@@ -51,13 +45,19 @@ std::vector<OptionGroup> option_groups(const std::vector<std::string>& args) {
 }
 
 // The engine's flags in layers, later ones replacing an earlier layer's option of the same name (sim
-// refuses an option given twice); every --profile-set merges into one, in layer order (the later name wins
-// inside the profile).
+// refuses an option given twice); every --profile-set merges into one, in layer order, a later name
+// replacing an earlier one (sim refuses a name given twice too).
 std::vector<std::string> layered_options(std::initializer_list<const std::vector<std::string>*> layers) {
   std::vector<OptionGroup> kept;
-  std::string profile_sets;
+  std::vector<std::pair<std::string, std::string>> sets_by_name;  // name, "name=value"
   const auto add_sets = [&](const std::string& sets) {
-    if (!sets.empty()) profile_sets += (profile_sets.empty() ? "" : ",") + sets;
+    std::istringstream items(sets);
+    for (std::string item; std::getline(items, item, ',');) {
+      if (item.empty()) continue;
+      const std::string name = item.substr(0, item.find('='));
+      std::erase_if(sets_by_name, [&](const auto& kv) { return kv.first == name; });
+      sets_by_name.emplace_back(name, item);
+    }
   };
   for (const std::vector<std::string>* layer : layers) {
     for (OptionGroup& g : option_groups(*layer)) {
@@ -73,6 +73,8 @@ std::vector<std::string> layered_options(std::initializer_list<const std::vector
   }
   std::vector<std::string> out;
   for (OptionGroup& g : kept) out.insert(out.end(), g.words.begin(), g.words.end());
+  std::string profile_sets;
+  for (const auto& [name, item] : sets_by_name) profile_sets += (profile_sets.empty() ? "" : ",") + item;
   if (!profile_sets.empty()) out.insert(out.end(), {"--profile-set", profile_sets});
   return out;
 }
@@ -161,7 +163,7 @@ SimPrediction read_prediction(const std::string& out_dir, int exit_code, const s
   constexpr double kMs = 1e3;
   SimPrediction r;
   if (exit_code != 0) {
-    r.error = "exit " + std::to_string(exit_code) + ": " + last_line(read_text(log_path));
+    r.error = "exit " + std::to_string(exit_code) + ": " + log_reason(read_text(log_path));
     return r;
   }
   try {
@@ -176,7 +178,7 @@ SimPrediction read_prediction(const std::string& out_dir, int exit_code, const s
       ++with_tpot;
     }
     r.ok = r.completed > 0;
-    if (!r.ok) r.error = "no measured request completed: " + last_line(read_text(log_path));
+    if (!r.ok) r.error = "no measured request completed: " + log_reason(read_text(log_path));
     r.ttft_ms = r.ok ? ttft_s / double(r.completed) * kMs : 0;
     r.tpot_ms = with_tpot > 0 ? tpot_s / double(with_tpot) * kMs : 0;
   } catch (const InputError& e) {

@@ -9,6 +9,7 @@
 #include <string>
 
 #include "cli/command.h"
+#include "cli/options.h"
 #include "common/input_error.h"
 
 namespace tokenline::cli {
@@ -31,6 +32,7 @@ int main(int argc, char** argv) {
   CLI::App app{"tokenline: LLM serving deployments, simulated and run"};
   app.require_subcommand(1);
   for (const auto& [name, add] : tokenline::cli::registry()) add(app);
+  app.parse_complete_callback([&app] { tokenline::cli::require_finite_numbers(app); });
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -1,5 +1,8 @@
 #include "cli/options.h"
 
+#include <CLI/CLI.hpp>
+#include <cmath>
+#include <cstdlib>
 #include <optional>
 
 #include "common/input_error.h"
@@ -50,6 +53,17 @@ void require_at_most(int64_t value, int64_t most, const char* option) {
         option,
         "at most " + std::to_string(most) + " (an input limit, README \"Hostile and careless input\")",
         std::to_string(value));
+}
+
+void require_finite_numbers(const CLI::App& app) {
+  for (const CLI::Option* opt : app.get_options()) {
+    if (opt->count() == 0 || opt->get_type_name().find("FLOAT") == std::string::npos) continue;
+    for (const std::string& text : opt->results()) {
+      if (!std::isfinite(std::strtod(text.c_str(), nullptr)))
+        throw InputError(opt->get_name(), "a finite number", "'" + text + "'");
+    }
+  }
+  for (const CLI::App* sub : app.get_subcommands()) require_finite_numbers(*sub);
 }
 
 }  // namespace tokenline::cli

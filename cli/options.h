@@ -13,6 +13,10 @@
 #include "engine/core/scheduler.h"
 #include "traces/output_config.h"
 
+namespace CLI {
+class App;
+}  // namespace CLI
+
 namespace tokenline::cli {
 
 SchedulePolicy parse_policy(const std::string& v);  // --policy fcfs | lpm | priority
@@ -26,6 +30,11 @@ PlacementPolicy parse_placement_option(const std::string& v, const char* option)
 void require_positive(int64_t value, const char* option);
 // Throws InputError "<option>: expected at most <most> (a documented input limit), found <value>".
 void require_at_most(int64_t value, int64_t most, const char* option);
+
+// Every floating-point flag given on the command line (CLI11 type FLOAT, all subcommands) is finite:
+// CLI11 reads "nan", "inf" and "1e999" as numbers, and no flag means any of them. InputError names the flag.
+// Runs before any command's callback (main's parse_complete_callback).
+void require_finite_numbers(const CLI::App& app);
 
 // MTP draft tokens per decode step: SGLang's EAGLE/MTP setups draft 1-4 tokens; beyond 8 nothing stands.
 inline constexpr int32_t kMaxMtpDrafts = 8;

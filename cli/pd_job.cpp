@@ -3,10 +3,11 @@
 #include <algorithm>
 #include <cctype>
 #include <cmath>
-#include <fstream>
+#include <optional>
 #include <sstream>
 
 #include "common/input_error.h"
+#include "common/input_limits.h"
 #include "common/number_text.h"
 #include "engine/core/pd_handoff.h"
 
@@ -26,9 +27,14 @@ int32_t parse_count(const std::string& text, const std::string& spec) {
 }
 
 // One histogram row per non-empty line: the MoE layer's expert counts, separated by commas or spaces.
+// Counts are bounded so that a layer's sum stays finite: a day at 1M tokens/s routes 8.6e10 tokens.
+constexpr double kMaxExpertCount = 1e15;
+
 std::vector<std::vector<double>> read_histogram(const std::string& path, int32_t experts) {
-  std::ifstream in(path);
-  if (!in) throw InputError("--expert-skew histogram:" + path, "a readable file", "cannot open it");
+  const std::string option = "--expert-skew histogram:" + path;
+  const std::optional<std::string> text = read_bounded_file(path, limits::kMaxProfileFileBytes, option);
+  if (!text) throw InputError(option, "a readable file", "cannot open it");
+  std::istringstream in(*text);
   std::vector<std::vector<double>> rows;
   std::string line;
   for (int64_t line_no = 1; std::getline(in, line); ++line_no) {
@@ -37,8 +43,9 @@ std::vector<std::vector<double>> read_histogram(const std::string& path, int32_t
     std::vector<double> row;
     double v = 0;
     while (fields >> v) {
-      if (!(v >= 0))
-        throw InputError(path + ":" + std::to_string(line_no), "expert counts >= 0", std::to_string(v));
+      if (!(v >= 0 && v <= kMaxExpertCount))
+        throw InputError(path + ":" + std::to_string(line_no), "expert counts in [0, 1e15]",
+                         std::to_string(v));
       row.push_back(v);
     }
     if (!fields.eof()) throw InputError(path + ":" + std::to_string(line_no), "numbers", "'" + line + "'");

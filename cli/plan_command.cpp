@@ -6,6 +6,7 @@
 #include <CLI/CLI.hpp>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <set>
@@ -179,6 +180,13 @@ void run_plan(const PlanOptions& o) {
       "%d jobs in %.1f s; outputs in %s\n",
       rows.size(), setup.candidates, shard, shards, static_cast<long long>(stats.simulations),
       static_cast<long long>(stats.failed), o.jobs, wall_s, o.out.c_str());
+  if (stats.all_failed()) {
+    // Nothing was measured: a table of candidates that "miss" at 0 ms would hide why. Exit 2 when the
+    // simulations refused their input (a layout the model cannot take), else 1.
+    std::fprintf(stderr, "tokenline plan: all %lld simulations failed; the first: %s\n",
+                 static_cast<long long>(stats.simulations), stats.first_failure.c_str());
+    std::exit(stats.first_failure_exit == 2 ? 2 : 1);
+  }
 }
 
 std::vector<std::string> partial_files(const std::vector<std::string>& inputs) {

@@ -1,5 +1,6 @@
 #include "cli/slo_option.h"
 
+#include <cmath>
 #include <exception>
 
 #include "common/input_error.h"
@@ -24,8 +25,8 @@ double parse_duration_s(const std::string& text, const std::string& where) {
   } catch (const std::exception&) {
     used = 0;
   }
-  if (used != number.size() || number.empty() || !(value > 0)) {
-    throw InputError(where, "a positive duration such as 200ms or 0.2s", "'" + text + "'");
+  if (used != number.size() || number.empty() || !(value > 0) || !std::isfinite(value)) {
+    throw InputError(where, "a positive, finite duration such as 200ms or 0.2s", "'" + text + "'");
   }
   return value * scale;
 }

@@ -122,7 +122,12 @@ RunnerStats simulate_rows(const PlanSetup& setup, std::vector<PlanRow>& rows, co
       ++stats.simulations;
       std::filesystem::remove_all(dirs[k]);
       if (probe.exit_code == 0) std::filesystem::remove(dirs[k] + ".log");
-      if (probe.exit_code != 0) ++stats.failed;
+      if (probe.exit_code != 0 && stats.failed++ == 0) {
+        stats.first_failure = rows[round[k]].candidate.deployment() + ": exit " +
+                              std::to_string(probe.exit_code) + ": " +
+                              log_reason(read_text(dirs[k] + ".log")) + " (log: " + dirs[k] + ".log)";
+        stats.first_failure_exit = probe.exit_code;
+      }
     }
     const double elapsed_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     if (options.progress) print_progress(rows, searches, setup.search.probes, stats.simulations, elapsed_s);

@@ -27,6 +27,12 @@ struct RunnerOptions {
 struct RunnerStats {
   int64_t simulations = 0;
   int64_t failed = 0;  // probes whose child exited non-zero
+  // The first failed probe (in round order): its candidate's deployment, exit code and the last line of its
+  // log (the child's message), and the log's path (kept); empty when none failed.
+  std::string first_failure;
+  int32_t first_failure_exit = 0;
+  // Every probe failed: the plan has no measurement at all, and its ranking would be of nothing.
+  bool all_failed() const { return simulations > 0 && failed == simulations; }
 };
 
 // Runs the rate search of every row that is not pruned and fills its outcome.

@@ -6,6 +6,8 @@
 #include <sstream>
 
 #include "common/input_error.h"
+#include "common/input_limits.h"
+#include "common/number_text.h"
 #include "traces/latency_summary.h"
 
 namespace tokenline {
@@ -18,6 +20,33 @@ std::vector<std::string> split_csv(const std::string& line) {
   while (std::getline(in, field, ',')) fields.push_back(field);
   if (!line.empty() && line.back() == ',') fields.emplace_back();
   return fields;
+}
+
+// std::getline, but a line longer than limits::kMaxLineBytes (a file without newlines, /dev/zero) is
+// refused instead of read until memory runs out.
+bool next_line(std::istream& in, std::string& line, const std::string& where) {
+  line.clear();
+  std::streambuf& buf = *in.rdbuf();
+  for (int c = buf.sbumpc(); c != std::char_traits<char>::eof(); c = buf.sbumpc()) {
+    if (c == '\n') return true;
+    line.push_back(static_cast<char>(c));
+    if (static_cast<int64_t>(line.size()) > limits::kMaxLineBytes)
+      throw InputError(where, "lines of at most " + std::to_string(limits::kMaxLineBytes >> 20) + " MiB",
+                       "a longer line");
+  }
+  return !line.empty();
+}
+
+// A time column: seconds in [0, limits::kMaxSimulatedS] (finite: "nan", "inf" and 1e308 are refused);
+// `none_ok`: -1 too (first_token_s of a request that never got one, as older files wrote it).
+double seconds(const std::string& text, const std::string& where, const char* column, bool none_ok = false) {
+  size_t used = 0;
+  const double v = std::stod(text, &used);  // std::invalid_argument / out_of_range: the caller's message
+  if (none_ok && used == text.size() && v == -1) return -1;
+  if (used != text.size() || !(v >= 0 && v <= limits::kMaxSimulatedS))
+    throw InputError(where + ": " + column, "seconds in [0, " + number_text(limits::kMaxSimulatedS) + "]",
+                     "'" + text + "'");
+  return v;
 }
 
 // Accumulates one latency over the joined, completed requests.
@@ -47,7 +76,8 @@ std::vector<RecordedRequest> read_requests_csv(const std::string& path) {
   std::ifstream in(path);
   if (!in) throw InputError(path, "a readable requests.csv", "no such file");
   std::string line;
-  if (!std::getline(in, line)) throw InputError(path + ":1", "the requests.csv header", "an empty file");
+  if (!next_line(in, line, path + ":1"))
+    throw InputError(path + ":1", "the requests.csv header", "an empty file");
   const std::vector<std::string> header = split_csv(line);
   std::map<std::string, size_t> column;
   for (size_t i = 0; i < header.size(); ++i) column[header[i]] = i;
@@ -59,7 +89,7 @@ std::vector<RecordedRequest> read_requests_csv(const std::string& path) {
       throw InputError(path + ":1", std::string("a column ") + name, "'" + line + "'");
   }
   std::vector<RecordedRequest> rows;
-  for (int64_t number = 2; std::getline(in, line); ++number) {
+  for (int64_t number = 2; next_line(in, line, path + ":" + std::to_string(number)); ++number) {
     const std::vector<std::string> f = split_csv(line);
     const std::string where = path + ":" + std::to_string(number);
     if (f.size() != header.size())
@@ -67,9 +97,10 @@ std::vector<RecordedRequest> read_requests_csv(const std::string& path) {
     try {
       RecordedRequest r;
       r.id = std::stoll(f[column["id"]]);
-      r.arrival_s = std::stod(f[column["arrival_s"]]);
-      r.first_token_s = f[column["first_token_s"]].empty() ? -1 : std::stod(f[column["first_token_s"]]);
-      r.finish_s = std::stod(f[column["finish_s"]]);
+      r.arrival_s = seconds(f[column["arrival_s"]], where, "arrival_s");
+      const std::string& first = f[column["first_token_s"]];
+      r.first_token_s = first.empty() ? -1 : seconds(first, where, "first_token_s", true);
+      r.finish_s = seconds(f[column["finish_s"]], where, "finish_s");
       r.input_tokens = std::stoll(f[column["input_tokens"]]);
       r.output_tokens = std::stoll(f[column["output_tokens"]]);
       r.cached_tokens = std::stoll(f[column["cached_tokens"]]);

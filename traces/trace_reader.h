@@ -2,7 +2,10 @@
 // written by tokenline (sim or run):
 // per instance (process), the "step" spans in file order with their args, and the op spans written after
 // each step on that instance. Times come back in seconds, rounded to the file's whole nanoseconds.
-// Throws InputError naming the file (and event index) when the file is not such a trace.
+// Throws InputError naming the file (and event index) when the file is not such a trace, or when a span's
+// ts or dur is not a time in [0, limits::kMaxSimulatedS] (a negative or 1e308 span is not a measurement).
+// The file is streamed (SAX, 64 KiB at a time, gzip inflated on the way): memory holds the steps and ops
+// read back and one event, never the document, so a 255 MB trace no longer takes 2.4 GB.
 // Also owns the grammar of a step span's "batch" arg (written at op detail): the rank's batch entries in
 // batch order, separated by one space, each <id>p<new_tokens>@<context_tokens> (a prefill chunk after
 // context_tokens already in KV: cached prefix and earlier chunks) or <id>d<new_tokens> (a decode step),

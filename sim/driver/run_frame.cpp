@@ -3,6 +3,8 @@
 #include <stdexcept>
 #include <utility>
 
+#include "common/input_error.h"
+
 namespace tokenline {
 
 RunFrame::RunFrame(const SimConfig& config, ArrivalSource& source, double hbm_bw, Feeder::Dispatch dispatch)
@@ -33,6 +35,7 @@ std::unique_ptr<sg::SimEngine> RunFrame::engine(std::function<void()> fed) {
 SimResult RunFrame::run(sg::SimEngine& engine, const std::string& backend_name) {
   const bool ok = engine.run();
   if (feeder_.input_error()) throw *feeder_.input_error();
+  if (!ok && engine.horizon_passed()) throw InputError("simulation stopped: " + engine.error());
   if (!ok) throw std::runtime_error("simulation failed: " + engine.error());
   return finish_simulation(config_, recorder_,
                            {.backend_name = backend_name,

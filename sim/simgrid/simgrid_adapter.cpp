@@ -7,6 +7,8 @@
 #include <vector>
 #include <xbt/config.hpp>
 
+#include "common/input_limits.h"
+#include "common/number_text.h"
 #include "sim/simgrid/simgrid_network_build.h"
 
 namespace tokenline::sg {
@@ -21,12 +23,25 @@ void set_unless_given(const char* key, const std::string& value) {
   if (simgrid::config::is_default(key)) s4u::Engine::set_config(std::string(key) + ":" + value);
 }
 
+std::string horizon_message(const std::string& what) {
+  return "the simulated clock would pass its horizon of " + number_text(limits::kMaxSimulatedS) +
+         " s (an input limit, README \"Hostile and careless input\"): " + what +
+         "; a step or a profile timing term far too long, or arrivals too late";
+}
+
+// Throws HorizonPassed when a wait (`what`) would end at `until_s`, past the horizon or not finite.
+void check_horizon(double until_s, const std::string& what) {
+  if (until_s <= limits::kMaxSimulatedS) return;
+  throw HorizonPassed(horizon_message(what + " at " + number_text(s4u::Engine::get_clock()) + " s"));
+}
+
 }  // namespace
 
 struct SimEngine::Impl {
   std::unique_ptr<s4u::Engine> engine;
   s4u::Host* host = nullptr;
   std::vector<std::string> failures;
+  bool horizon_passed = false;
 };
 
 SimEngine::SimEngine() : impl_(std::make_unique<Impl>()) {
@@ -60,6 +75,9 @@ void SimEngine::add_actor(const std::string& name, std::function<void()> body) {
   s4u::Actor::create(name, impl->host, [impl, name, body = std::move(body)]() {
     try {
       body();
+    } catch (const HorizonPassed& e) {
+      if (!impl->horizon_passed) impl->failures.insert(impl->failures.begin(), name + ": " + e.what());
+      impl->horizon_passed = true;
     } catch (const std::exception& e) {
       impl->failures.push_back(name + ": " + e.what());
     } catch (...) {
@@ -70,6 +88,14 @@ void SimEngine::add_actor(const std::string& name, std::function<void()> body) {
 
 bool SimEngine::run() {
   impl_->engine->run();
+  // Activities (the simgrid backend's transfers and execs) advance the clock without a wait to check.
+  if (!impl_->horizon_passed && !(s4u::Engine::get_clock() <= limits::kMaxSimulatedS)) {
+    impl_->failures.insert(
+        impl_->failures.begin(),
+        horizon_message("the run ended at " + number_text(s4u::Engine::get_clock()) + " s"));
+    impl_->horizon_passed = true;
+  }
+  horizon_passed_ = impl_->horizon_passed;
   if (!impl_->failures.empty()) {
     error_ = impl_->failures.front();
     return false;
@@ -85,9 +111,11 @@ double now_s() {
   return s4u::Engine::get_clock();
 }
 void sleep_for(double duration_s) {
+  check_horizon(s4u::Engine::get_clock() + duration_s, "a wait of " + number_text(duration_s) + " s");
   s4u::this_actor::sleep_for(duration_s);
 }
 void sleep_until(double time_s) {
+  check_horizon(time_s, "a wait until " + number_text(time_s) + " s");
   s4u::this_actor::sleep_until(time_s);
 }
 

@@ -8,11 +8,18 @@
 
 #include <functional>
 #include <memory>
+#include <stdexcept>
 #include <string>
 
 namespace tokenline::sg {
 
 struct PlatformSpec;  // sim/simgrid/simgrid_platform.h
+
+// A wait would take the virtual clock past limits::kMaxSimulatedS (common/input_limits.h).
+class HorizonPassed : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
 
 class SimEngine {
  public:
@@ -28,18 +35,25 @@ class SimEngine {
 
   // Actors start in creation order at time 0; same-time wake-ups are ordered by creation (actor pid).
   void add_actor(const std::string& name, std::function<void()> body);
-  // Runs until every actor has returned. Returns false when an actor threw (see error()) or deadlocked.
+  // Runs until every actor has returned. Returns false when an actor threw (see error()) or deadlocked,
+  // or when the virtual clock passed the simulated horizon (limits::kMaxSimulatedS; horizon_passed()).
   bool run();
   const std::string& error() const { return error_; }
+  // The run stopped at the simulated horizon: its inputs (a profile's timing terms, a workload's
+  // arrivals) asked for more virtual time than a run may have. error() says where.
+  bool horizon_passed() const { return horizon_passed_; }
 
  private:
   void configure();  // engine, network config and log threshold; before any zone
   struct Impl;
   std::unique_ptr<Impl> impl_;
   std::string error_;
+  bool horizon_passed_ = false;
 };
 
 double now_s();  // the virtual clock; only valid inside an actor or between runs
+// Both throw HorizonPassed (caught by the actor's wrapper, which ends the run) instead of waiting past
+// the simulated horizon; a non-finite time passes it too.
 void sleep_for(double duration_s);
 void sleep_until(double time_s);
 

@@ -154,6 +154,24 @@ TEST_CASE("calibrate: a row's sim_args reach its sim run, and --sim-args replace
   CHECK(before(fixed)["ttft_mape"] == before(plain)["ttft_mape"]);  // calibrate's own default was on
 }
 
+TEST_CASE("calibrate prints each failed run's reason, not only \"failed\"", "[calibration]") {
+  TestDir dir("calibrate-failed-reason");
+  const std::string csv =
+      "concurrency,model_path,precision,mode,isl,osl,gemm_quant_mode,tp_size,moe_tp_size,moe_ep_size,"
+      "silicon_ttft_ms,silicon_tpot_ms,sim_args\n"
+      "2,meta-llama/Llama-3.1-8B-Instruct,bf16,agg,256,16,bfloat16,1,1,1,40,8,--bogus-flag\n"
+      "4,meta-llama/Llama-3.1-8B-Instruct,bf16,agg,512,16,bfloat16,2,1,1,50,9,\n";
+  const Run r = calibrate_csv(dir, csv, "--no-fit --min-requests 4 --jobs 2");
+  CHECK(r.exit_code == 0);  // one point still predicted
+  // The line sim printed before CLI11's "Run with --help" hint, not the hint and not only "failed".
+  const std::string line = dir.file("points.csv") +
+                           ":2 (Llama-3.1-8B-Instruct) failed before the fit: exit 2: The following argument "
+                           "was not expected: --bogus-flag\n";
+  CHECK(r.err.find(line) != std::string::npos);
+  CHECK(r.err.find("Run with --help") == std::string::npos);
+  CHECK(r.err.find("points.csv:3") == std::string::npos);  // the run that succeeded says nothing
+}
+
 TEST_CASE("calibrate --fit moves a named parameter inside its bounds and says so", "[calibration]") {
   TestDir dir("calibrate-fit");
   write_points(dir.file("points.csv"));

@@ -157,8 +157,19 @@ TEST_CASE("Bad e2e rows name file, line and column with what was expected and fo
                     "e2e.csv:2: tp_size: expected a positive integer, found an empty cell");
   CHECK_THROWS_WITH(parse_e2e_points(h + with_cell(kAggRow, 6, "mixed"), "e2e.csv"),
                     "e2e.csv:2: mode: expected agg or disagg, found 'mixed'");
-  CHECK_THROWS_WITH(parse_e2e_points(h + with_cell(kAggRow, 32, "-3"), "e2e.csv"),
-                    "e2e.csv:2: silicon_tpot_ms: expected a positive number of milliseconds, found '-3'");
+  CHECK_THROWS_WITH(
+      parse_e2e_points(h + with_cell(kAggRow, 32, "-3"), "e2e.csv"),
+      "e2e.csv:2: silicon_tpot_ms: expected a number of milliseconds in (0, 8.64e7], found '-3'");
+  // inf printed "-nan%" errors; 1e308 made every error 100%; a count past int32 wrapped.
+  CHECK_THROWS_WITH(
+      parse_e2e_points(h + with_cell(kAggRow, 31, "inf"), "e2e.csv"),
+      "e2e.csv:2: silicon_ttft_ms: expected a number of milliseconds in (0, 8.64e7], found 'inf'");
+  CHECK_THROWS_WITH(parse_e2e_points(h + with_cell(kAggRow, 31, "nan"), "e2e.csv"),
+                    Catch::StartsWith("e2e.csv:2: silicon_ttft_ms: expected a number of milliseconds"));
+  CHECK_THROWS_WITH(parse_e2e_points(h + with_cell(kAggRow, 32, "1e308"), "e2e.csv"),
+                    Catch::StartsWith("e2e.csv:2: silicon_tpot_ms: expected a number of milliseconds"));
+  CHECK_THROWS_WITH(parse_e2e_points(h + with_cell(kAggRow, 0, "4294967297"), "e2e.csv"),
+                    "e2e.csv:2: concurrency: expected an integer at most 2147483647, found '4294967297'");
   CHECK_THROWS_WITH(parse_e2e_points(h + "4,sglang\n", "e2e.csv"),
                     Catch::StartsWith("e2e.csv:2: expected 33 comma-separated fields"));
   CHECK_THROWS_WITH(parse_e2e_points("concurrency,mode\n4,agg\n", "e2e.csv"),

@@ -40,3 +40,14 @@ TEST_CASE("At most max_parallel children run at once", "[process_pool]") {
   CHECK(read_all(log) == "s\ne\ns\ne\ns\ne\n");
   CHECK(available_cpus() >= 1);
 }
+
+TEST_CASE("A child's failure reason is its log's last line, or the line before CLI11's help hint",
+          "[process_pool]") {
+  CHECK(log_reason("") == "no output");
+  CHECK(log_reason("progress\ntokenline: --duration: expected a finite number, found 'nan'\n\n") ==
+        "tokenline: --duration: expected a finite number, found 'nan'");
+  CHECK(log_reason(
+            "The following argument was not expected: --bogus\nRun with --help for more information.\n") ==
+        "The following argument was not expected: --bogus");
+  CHECK(log_reason("Run with --help for more information.\n") == "Run with --help for more information.");
+}

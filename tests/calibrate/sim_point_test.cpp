@@ -115,13 +115,14 @@ TEST_CASE("A row's engine flags replace the benchmark's, and --sim-args and a fi
         head +
             "--mixed-steps off --mem-fraction 0.82 --no-prefix-cache --profile=h200-sglang --profile-set "
             "cuda_graph_max_bs=256 --out o");
-  // What-if options and a fit's values come last and win; every --profile-set merges into one, in order.
+  // What-if options and a fit's values come last and win; every --profile-set merges into one, in order,
+  // a later name replacing the row's (sim refuses a name given twice).
   o.extra_args = {"--profile", "h200-sglang", "--mem-fraction=0.9", "--profile-set",
                   "step_floor_per_layer_s=0.0001,cuda_graph_max_bs=512"};
   CHECK(joined(sim_arguments(p, "m.json", "o", o)) ==
         head +
             "--mixed-steps off --no-prefix-cache --profile h200-sglang --mem-fraction=0.9 --profile-set "
-            "cuda_graph_max_bs=256,step_floor_per_layer_s=0.0001,cuda_graph_max_bs=512 --out o");
+            "step_floor_per_layer_s=0.0001,cuda_graph_max_bs=512 --out o");
 }
 
 TEST_CASE("A row's own client protocol replaces the benchmark's counts and draws its lengths",

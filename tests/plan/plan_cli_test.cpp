@@ -171,5 +171,21 @@ TEST_CASE("plan: bad input is one message and exit 2", "[plan][cli]") {
   CHECK_FALSE(std::filesystem::exists(dir.file("o/probes")));  // refused before any simulation
 }
 
+TEST_CASE("plan: when every simulation fails it exits non-zero with the first failure's reason",
+          "[plan][cli]") {
+  // 2,048 GPUs of glm-5.3-tiny: every co-located candidate is more instances than sim takes. Before: exit 0,
+  // "no configuration meets ... (TTFT p90 0.0 ms)" and no reason.
+  TestDir dir("plan-all-failed");
+  const Run r =
+      run("plan --hardware h200 --gpus 2048 --model glm-5.3-tiny --no-pd --chunks 4096 "
+          "--max-running-set 64 --probes 1 --slo ttft=2s,tpot=50ms --jobs 2 --out " +
+              dir.file("o"),
+          dir, "all-failed");
+  CHECK(r.exit_code == 2);  // the simulations refused their input
+  CHECK(r.err.find("tokenline plan: all 41 simulations failed; the first: 2048x tp1: exit 2: tokenline: "
+                   "--instances: expected at most 1024") != std::string::npos);
+  CHECK(r.err.find("(log: " + dir.file("o") + "/probes/c0-p0.log)") != std::string::npos);
+}
+
 }  // namespace
 }  // namespace tokenline

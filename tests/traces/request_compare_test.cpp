@@ -69,3 +69,28 @@ TEST_CASE("read_requests_csv: a missing column, a short row or a non-number name
   CHECK(message().find("no such") == std::string::npos);
   CHECK_THROWS_AS(read_requests_csv(dir.file("absent.csv")), InputError);
 }
+
+TEST_CASE("read_requests_csv: a time that is not finite, negative or past the horizon is refused by column") {
+  testing::TestDir dir("request-compare-times");
+  const std::string path = dir.file("requests.csv");
+  auto message = [&](const std::string& row) {
+    std::ofstream(path) << kHeader << row;
+    try {
+      (void)read_requests_csv(path);
+    } catch (const InputError& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  CHECK(message("1,nan,0.1,1.0,100,10,0,0,0,completed,,,\n") ==
+        path + ":2: arrival_s: expected seconds in [0, 2e+09], found 'nan'");
+  CHECK(message("1,0.0,inf,1.0,100,10,0,0,0,completed,,,\n").find(":2: first_token_s") != std::string::npos);
+  CHECK(message("1,0.0,0.1,1e308,100,10,0,0,0,completed,,,\n").find(":2: finish_s") != std::string::npos);
+  CHECK(message("1,0.0,-0.5,1.0,100,10,0,0,0,completed,,,\n").find(":2: first_token_s") != std::string::npos);
+  CHECK(message("1,0.0,-1,1.0,100,10,0,0,0,completed,,,\n") == "no error");  // no first token (older files)
+}
+
+TEST_CASE("read_requests_csv: a line without end (/dev/zero) is refused at the line limit, not read to OOM") {
+  CHECK_THROWS_WITH(read_requests_csv("/dev/zero"),
+                    Catch::Contains("/dev/zero:1: expected lines of at most 64 MiB"));
+}

@@ -164,4 +164,49 @@ TEST_CASE("trace reader: a file that is not a tokenline trace is one InputError 
   CHECK(trace_us_to_s(70942.932) == 70942932 / 1e9);
 }
 
+TEST_CASE("trace reader: a span time that is negative or past the horizon is refused naming the event") {
+  testing::TestDir dir("trace-reader-times");
+  const std::string path = dir.file("trace.json");
+  const auto trace = [&](const std::string& step_dur, const std::string& op_ts, const std::string& op_dur) {
+    std::ofstream(path)
+        << R"({"traceEvents": [{"ph": "X", "name": "step", "pid": 1, "tid": 0, "ts": 0, "dur": )" << step_dur
+        << R"(, "args": {"step": 0}}, {"ph": "X", "name": "embed", "pid": 1, "tid": 0, "ts": )" << op_ts
+        << R"(, "dur": )" << op_dur << "}]}";
+  };
+  trace("-1600", "0", "1");  // compare printed "measured -1.6 ms"
+  check_rejected(path, {"traceEvents[0]", "expected \"dur\" in [0, 2e+15] us, found -1600"});
+  trace("5", "0", "-5");  // compare printed "measured 0"
+  check_rejected(path, {"traceEvents[1]", "expected \"dur\" in [0, 2e+15] us, found -5"});
+  trace("5", "0", "1e308");  // rounded through llround to garbage
+  check_rejected(path, {"traceEvents[1]", "found 1e+308"});
+  trace("5", "-3", "1");
+  check_rejected(path, {"traceEvents[1]", "expected \"ts\" in [0, 2e+15] us, found -3"});
+  trace("5", "0", "1");
+  CHECK(read_recorded_run(path).instances.at(0).steps.at(0).ops.at(0).duration_s == 1e-6);
+}
+
+TEST_CASE("trace reader: events stream from the traceEvents array wherever it stands among other keys") {
+  testing::TestDir dir("trace-reader-stream");
+  const std::string path = dir.file("trace.json");
+  std::ofstream(path) << R"({"displayTimeUnit": "ns", "otherData": {"nested": [1, {"traceEvents": 5}]},
+    "traceEvents": [7, {"ph": "M", "name": "process_name", "pid": 1, "args": {"name": "i0"}},
+      {"ph": "X", "name": "step", "pid": 1, "tid": 0, "ts": 10, "dur": 5,
+       "args": {"step": 3, "tokens": 17, "requests": 2, "batch": "3p16@32 5d1"}},
+      {"ph": "X", "name": "embed", "pid": 1, "tid": 1, "ts": 11, "dur": 2, "args": {"x": [[1], {"y": []}]}}],
+    "tail": [[[]]]})";
+  const RecordedRun run = read_recorded_run(path);
+  REQUIRE(run.instances.size() == 1);
+  const RecordedStep& s = run.instances[0].steps.at(0);
+  CHECK(s.step == 3);
+  CHECK(s.ranks.at(0).batch.size() == 2);
+  CHECK(s.ops.at(0).comm);
+  CHECK(s.ops.at(0).start_s == 1e-6);
+  std::ofstream(path) << "[1, 2]";
+  check_rejected(path, {"an object with a traceEvents array"});
+  std::ofstream(path) << R"({"traceEvents": 5})";
+  check_rejected(path, {"an object with a traceEvents array"});
+  std::ofstream(path) << R"({"traceEvents": [)" << std::string(100, '[') << std::string(100, ']') << "]}";
+  check_rejected(path, {"expected JSON nested at most 64 levels deep, found deeper"});
+}
+
 }  // namespace tokenline
