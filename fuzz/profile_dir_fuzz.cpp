@@ -1,4 +1,4 @@
-// libFuzzer harness: an op profile directory (engine/model/op_profile.cpp: profile.json, its CSV tables,
+// libFuzzer harness: an op profile directory (cost/op_profile.cpp: profile.json, its CSV tables,
 // its engine block) loaded from disk, then priced. The input is the directory's files separated by 0x01
 // bytes: the first part is profile.json, the next ones are gemm.csv, moe.csv, ... in kTableFiles order
 // (the seeds' profile.json names them so). Bad input must be an InputError; a profile that loads must
@@ -14,9 +14,9 @@
 #include <string>
 #include <string_view>
 
-#include "engine/model/ledger.h"
+#include "cost/op_profile.h"
+#include "cost/step_cost.h"
 #include "engine/model/model_config.h"
-#include "engine/model/op_profile.h"
 #include "engine/model/parallel.h"
 #include "fuzz/fuzz_input.h"
 #include "topologies/hardware_loader.h"
