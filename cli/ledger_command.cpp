@@ -417,7 +417,7 @@ Json marginal_json(const StepCost& c, double rank_tokens) {
 
 Json header_json(const LedgerArgs& a, const Setup& s) {
   const CostModel& cm = s.cm;
-  return {
+  Json h = {
       {"model", cm.model.name},
       {"hardware", cm.hardware.name},
       {"gpus", cm.parallel.gpus()},
@@ -435,6 +435,15 @@ Json header_json(const LedgerArgs& a, const Setup& s) {
         {"moe", cm.model.moe_layers()},
         {"indexer_full", cm.model.has_indexer() ? cm.model.indexer_full_layers : 0},
         {"indexer_shared", cm.model.indexer_shared_layers()}}}};
+  // Quantized checkpoints only (a preset's header stays as it was): their formats and what was left out.
+  const WeightFormats& wf = cm.model.weights;
+  if (wf.per_group && !(wf.quantized == wf.unquantized))
+    h["weights"] = {{"format", weight_format_name(wf.quantized)},
+                    {"unquantized", weight_format_name(wf.unquantized)},
+                    {"source", wf.source},
+                    {"summary", weight_formats_summary(cm.model)}};
+  if (!cm.model.left_out.empty()) h["left_out"] = cm.model.left_out;
+  return h;
 }
 
 void emit_step(const LedgerArgs& a, const Setup& s, const StepCost& c, Json* extra_chunks) {

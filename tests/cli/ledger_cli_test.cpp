@@ -206,3 +206,28 @@ TEST_CASE("ledger --engine prices from <hardware>-<engine> and names it", "[ledg
   CHECK(bad.rc == 2);
   CHECK(bad.out.find("no profile b300-trtllm") != std::string::npos);
 }
+
+TEST_CASE("ledger reads a checkpoint's weight format, and --weights-format overrides it", "[ledger_cli]") {
+  const std::string kimi = data("hf/kimi-k2.5/config.json");
+  Run r = run("decode --model " + kimi + " --parallel tp8 --json");
+  REQUIRE(r.rc == 0);
+  auto j = nlohmann::json::parse(r.out);
+  CHECK(j["weights"]["format"] == "int4-g32");
+  CHECK(j["weights"]["source"] == "quantization_config");
+  CHECK(j["left_out"].get<std::string>().find("vision_config") != std::string::npos);
+  const double int4_gb = j["weights_per_gpu"]["total_bytes"].get<double>();
+  r = run("decode --model " + kimi + " --parallel tp8 --json --weights-format fp8-block128");
+  REQUIRE(r.rc == 0);
+  j = nlohmann::json::parse(r.out);
+  CHECK(j["weights"]["format"] == "fp8-block128");
+  CHECK(j["weights"]["source"] == "--weights-format");
+  CHECK(j["weights_per_gpu"]["total_bytes"].get<double>() >
+        1.5 * int4_gb);  // experts: 1 B per parameter, not 0.5625
+  // A preset's header is as it was: no weights block.
+  r = run("decode --json");
+  REQUIRE(r.rc == 0);
+  CHECK_FALSE(nlohmann::json::parse(r.out).contains("weights"));
+  r = run("decode --weights-format int3");
+  CHECK(r.rc == 2);
+  CHECK(r.out.find("--weights-format: expected a weight format") != std::string::npos);
+}

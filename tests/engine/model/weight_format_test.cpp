@@ -39,7 +39,7 @@ TEST_CASE("FP4 GEMMs run at the FP4 rate where the hardware has one, else weight
         h200.peak_flops_bf16);
 }
 
-TEST_CASE("--weights-format names parse back to their formats, others are refused with the list",
+TEST_CASE("Weight format names parse back to their formats, others are refused with the list",
           "[weight_format]") {
   for (const char* name : {"bf16", "fp16", "fp32", "fp8", "fp8-channel", "fp8-block128", "nvfp4", "mxfp4",
                            "int4-g128", "int4-g32-zp", "int8-g0"}) {
