@@ -9,6 +9,7 @@
 
 #include "cli/command.h"
 #include "cli/engine_job.h"
+#include "cli/run_summary.h"
 #include "common/input_error.h"
 #include "engine/runtime/clock.h"
 #include "engine/runtime/op_profiler.h"
@@ -24,6 +25,7 @@ struct RunJob {
   int64_t max_requests = 0;
   double time_scale = 1.0;
   bool speed_probe = true;  // time the engine's speed probe before and after the run (metrics.json)
+  bool json = false;        // --json: the summary as one JSON object on stdout
 };
 
 WorkloadSpec workload_spec(const RunJob& job) {
@@ -56,6 +58,7 @@ int run_job(const RunJob& job) {
   const EngineSetup setup = prepare_engine(job.engine);
   const WorkloadSpec workload = workload_spec(job);
   const std::vector<TimedRequest> arrivals = read_arrivals(workload, setup.shape);
+  RunOutputs outputs(job.engine.out);  // locked; the earlier outputs come back if this run fails
 
   SteadyClock clock;
   ModelRunner runner(setup.shape, engine_weights(job.engine, setup.shape), setup.runner, clock);
@@ -80,7 +83,13 @@ int run_job(const RunJob& job) {
     return 1;
   }
   print_engine_summary("run", recorder.metrics(), result, job.engine.out);
-  remove_previous_outputs(job.engine.out);
+  outputs.commit();
+  SummaryContext summary;
+  summary.command = "run";
+  summary.gpus = job.engine.backend == "cuda" ? setup.parallel.gpus() : 0;  // the CPU backend: no GPU
+  summary.time_source = "measured: the engine's steps in wall time (" + job.engine.backend + ")";
+  summary.json = job.json;
+  print_run_summary(job.engine.out, summary);
   return 0;
 }
 
@@ -94,6 +103,7 @@ void add_run(CLI::App& app) {
   cmd->add_flag("!--no-speed-probe", job->speed_probe,
                 "skip the engine's speed probe before and after the run (metrics.json run.speed_probe_s, "
                 "for sim --speed-of; ~0.1-0.5 s on the CPU)");
+  cmd->add_flag("--json", job->json, "print the summary as one JSON object on stdout instead of the table");
   cmd->callback([job] {
     const int rc = run_job(*job);
     if (rc != 0) std::exit(rc);

@@ -94,7 +94,8 @@ TEST_CASE("trace options: --trace-window keeps the steps and counters inside it"
       CHECK(ts_s < 10.0 + 1e-6);  // counters sit at a step's end
       steps += ph == "X" ? 1 : 0;
     }
-    if (ph == "b" && e.at("name") == "request") requests.insert(e.at("id").get<int64_t>());
+    if (ph == "b" && e.at("name") == "request " + std::to_string(e.at("id").get<int64_t>()))
+      requests.insert(e.at("id").get<int64_t>());
   }
   CHECK(steps > 10);
   // The requests traced are exactly those arriving inside the window.
