@@ -104,11 +104,15 @@ std::string summary_table(const Json& s) {
   o << "tokenline " << s["command"].get<std::string>() << ": " << s["model"].get<std::string>() << " on "
     << (gpus > 0 ? std::to_string(gpus) + " x " : std::string()) << s["hardware"].get<std::string>() << ", "
     << s["parallelism"].get<std::string>() << "\n";
-  o << "  workload      " << s["workload"].get<std::string>();
+  o << "  workload      " << s["workload"].get<std::string>() << "\n";
   const Json& load = s["load"];
-  if (load.contains("trace_native_requests_per_s"))
-    o << " (its own rate " << rate(load["trace_native_requests_per_s"].get<double>()) << " req/s, rescaled)";
-  o << "\n";
+  if (load.contains("offered_requests_per_s") && load["offered_requests_per_s"].get<double>() > 0) {
+    o << "  load          offered " << rate(load["offered_requests_per_s"].get<double>()) << " req/s";
+    if (load.contains("trace_native_requests_per_s"))
+      o << " (the workload's own rate " << rate(load["trace_native_requests_per_s"].get<double>())
+        << " req/s, rescaled by --rate)";
+    o << ", sustained " << rate(load["sustained_requests_per_s"].get<double>()) << " req/s\n";
+  }
   o << "  requests      " << r["completed"].get<int64_t>() << " completed, " << r["rejected"].get<int64_t>()
     << " rejected, " << r["in_flight_at_end"].get<int64_t>() << " in flight at the end";
   if (r["warmup"].get<int64_t>() > 0) o << ", " << r["warmup"].get<int64_t>() << " warm-up (left out below)";

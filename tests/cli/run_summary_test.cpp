@@ -68,6 +68,7 @@ TEST_CASE("the summary carries throughput per GPU, every percentile and what pri
   CHECK(table.find("step times    the roofline (no --profile)") != std::string::npos);
   CHECK(table.find("defaults      hardware h200 (no --hardware)") != std::string::npos);
   CHECK(table.find("no --slo given") != std::string::npos);
+  CHECK(table.find("load          offered 4.00 req/s, sustained 1.96 req/s") != std::string::npos);
   CHECK(overload_warning(s).empty());
 }
 

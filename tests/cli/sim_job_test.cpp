@@ -306,7 +306,7 @@ TEST_CASE("--rate rescales the trace's arrivals to the rate asked and prints the
   REQUIRE(r.exit_code == 0);
   const auto m = read_json(dir.file("o/metrics.json"));
   CHECK(m["load"]["offered_requests_per_s"].get<double>() == Approx(3.0).epsilon(1e-6));
-  CHECK(r.stdout_text.find("its own rate") != std::string::npos);
+  CHECK(r.stdout_text.find("the workload's own rate") != std::string::npos);
   const auto both = run_tokenline("sim --rate 3 --time-scale 2 --out '" + dir.file("b") + "'", dir);
   CHECK(both.exit_code == 2);
   CHECK(both.stderr_text.find("--rate") != std::string::npos);
