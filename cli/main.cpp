@@ -2,11 +2,13 @@
 // Exit codes: 0 success, 2 bad input (InputError, a command-line error), 1 anything else; every exception
 // ends here as one "tokenline: ..." line, none escapes as a signal.
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <cstdio>
 #include <exception>
 #include <map>
 #include <new>
 #include <string>
+#include <vector>
 
 #include "cli/command.h"
 #include "cli/options.h"
@@ -18,6 +20,47 @@ namespace {
 std::map<std::string, AddCommandFn>& registry() {
   static std::map<std::string, AddCommandFn> commands;  // ordered: --help lists them by name
   return commands;
+}
+
+// Levenshtein distance, for "did you mean".
+size_t edit_distance(const std::string& a, const std::string& b) {
+  std::vector<size_t> row(b.size() + 1);
+  for (size_t j = 0; j <= b.size(); ++j) row[j] = j;
+  for (size_t i = 1; i <= a.size(); ++i) {
+    size_t diagonal = row[0];
+    row[0] = i;
+    for (size_t j = 1; j <= b.size(); ++j) {
+      const size_t above = row[j];
+      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] == b[j - 1] ? 0 : 1)});
+      diagonal = above;
+    }
+  }
+  return row[b.size()];
+}
+
+// A mistyped flag (CLI11 leaves it among the remaining arguments): the closest flag of the command that
+// was parsed, within a third of its length (at least 2 edits).
+void suggest_flags(const CLI::App& app) {
+  for (const CLI::App* cmd : app.get_subcommands()) {
+    for (const std::string& given : cmd->remaining()) {
+      if (given.rfind("--", 0) != 0) continue;
+      const std::string flag = given.substr(0, given.find('='));
+      std::string best;
+      size_t best_distance = std::max<size_t>(2, flag.size() / 3) + 1;
+      for (const CLI::Option* o : cmd->get_options()) {
+        for (const std::string& name : o->get_lnames()) {
+          const size_t d = edit_distance(flag, "--" + name);
+          if (d < best_distance) {
+            best_distance = d;
+            best = "--" + name;
+          }
+        }
+      }
+      if (!best.empty())
+        std::fprintf(stderr, "tokenline %s: %s: did you mean %s?\n", cmd->get_name().c_str(), flag.c_str(),
+                     best.c_str());
+    }
+  }
 }
 
 }  // namespace
@@ -37,6 +80,7 @@ int main(int argc, char** argv) {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
     int rc = app.exit(e);
+    if (rc != 0) tokenline::cli::suggest_flags(app);
     return rc == 0 ? 0 : 2;
   } catch (const tokenline::InputError& e) {
     std::fprintf(stderr, "tokenline: %s\n", e.what());

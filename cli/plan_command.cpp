@@ -5,12 +5,14 @@
 
 #include <CLI/CLI.hpp>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <set>
 #include <sstream>
+#include <stdexcept>
 
 #include "calibrate/process_pool.h"
 #include "cli/command.h"
@@ -39,6 +41,7 @@ struct PlanOptions {
   std::string max_running = "32,256";
   bool no_pd = false;
   int32_t probes = 6;
+  std::string rate_range;  // "LO:HI" requests/s: the rate search's range, not widened
   int64_t max_requests = 0;
   uint64_t seed = 0;
   int32_t jobs = 1;
@@ -126,6 +129,24 @@ PlanSetup build_setup(const PlanOptions& o, Hardware& hardware) {
   return s;
 }
 
+// --rate-range LO:HI (requests per second): positive, finite, LO < HI.
+std::pair<double, double> parse_rate_range(const std::string& text) {
+  const size_t colon = text.find(':');
+  double lo = 0, hi = 0;
+  try {
+    size_t used_lo = 0, used_hi = 0;
+    if (colon == std::string::npos) throw std::invalid_argument("no colon");
+    lo = std::stod(text.substr(0, colon), &used_lo);
+    hi = std::stod(text.substr(colon + 1), &used_hi);
+    if (used_lo != colon || used_hi != text.size() - colon - 1) throw std::invalid_argument("trailing text");
+  } catch (const std::exception&) {
+    throw InputError("--rate-range", "LO:HI in requests per second, e.g. 1:64", "'" + text + "'");
+  }
+  if (!(lo > 0) || !(hi > lo) || !std::isfinite(hi))
+    throw InputError("--rate-range", "0 < LO < HI, finite (requests per second)", "'" + text + "'");
+  return {lo, hi};
+}
+
 WorkloadProfile read_workload_profile(const PlanOptions& o) {
   WorkloadSpec w;
   w.spec = o.workload == "default" ? "" : o.workload;
@@ -154,7 +175,17 @@ void run_plan(const PlanOptions& o) {
     setup.launch_engine = LaunchEngine::kVllm;
   if (pricing.profile != nullptr && pricing.profile->engine_name == "trtllm")
     setup.launch_engine = LaunchEngine::kTrtllm;
+  const std::pair<double, double> rate_range =
+      o.rate_range.empty() ? std::pair<double, double>{0, 0} : parse_rate_range(o.rate_range);
   setup.workload = read_workload_profile(o);
+  if (rate_range.first > 0) {  // the user's range, searched as given: no widening above it
+    if (!(setup.workload.rate_per_s > 0))
+      throw InputError("--rate-range", "a workload with an arrival rate to rescale",
+                       "all requests at one time");
+    setup.search.lo_log2 = std::log2(rate_range.first / setup.workload.rate_per_s);
+    setup.search.hi_log2 = std::log2(rate_range.second / setup.workload.rate_per_s);
+    setup.search.max_widenings = 0;
+  }
   const std::vector<Candidate> all = enumerate_candidates(pricing.model, setup.space);
   setup.candidates = static_cast<int32_t>(all.size());
   std::vector<Candidate> mine;
@@ -250,6 +281,9 @@ void add_plan_options(CLI::App& cmd, PlanOptions& o) {
       ->capture_default_str();
   cmd.add_flag("--no-pd", o.no_pd, "co-located candidates only (no prefill/decode pools)");
   cmd.add_option("--probes", o.probes, "simulations per candidate in the rate search")->capture_default_str();
+  cmd.add_option("--rate-range", o.rate_range,
+                 "the rate search's range LO:HI in req/s (default: 1/32 to 8x the workload's rate, widened "
+                 "up to 4096x while a candidate meets the SLO at the top)");
   cmd.add_option("--max-requests", o.max_requests, "simulate only the first N requests (0: all)");
   cmd.add_option("--seed", o.seed, "seed for generated workloads")->capture_default_str();
   cmd.add_option("--jobs", o.jobs, "simulations in parallel (child processes)")->capture_default_str();

@@ -8,6 +8,7 @@
 
 #include "cli/command.h"
 #include "cli/sim_job.h"
+#include "cli/sim_options.h"
 
 namespace tokenline::cli {
 namespace {
@@ -19,7 +20,9 @@ void add_quickstart(CLI::App& app) {
   cmd->add_option("--out", job->out, "output directory")->capture_default_str();
   cmd->add_option("--trace-detail", job->trace_detail, "trace.json detail: step | op")->capture_default_str();
   job->out = "out";
-  cmd->callback([job] {
+  cmd->add_flag("--json", job->json, "print the summary as one JSON object on stdout instead of the table");
+  cmd->callback([job, cmd] {
+    job->arguments = given_arguments(*cmd);
     job->workload.clear();  // the embedded default workload
     job->cluster = "h200x8";
     job->progress = ::isatty(STDERR_FILENO) != 0;

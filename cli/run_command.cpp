@@ -6,9 +6,14 @@
 #include <CLI/CLI.hpp>
 #include <cstdio>
 #include <memory>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
 
 #include "cli/command.h"
 #include "cli/engine_job.h"
+#include "cli/run_summary.h"
+#include "cli/sim_options.h"
 #include "common/input_error.h"
 #include "engine/runtime/clock.h"
 #include "engine/runtime/op_profiler.h"
@@ -24,6 +29,8 @@ struct RunJob {
   int64_t max_requests = 0;
   double time_scale = 1.0;
   bool speed_probe = true;  // time the engine's speed probe before and after the run (metrics.json)
+  bool json = false;        // --json: the summary as one JSON object on stdout
+  std::vector<std::string> arguments;  // as given, --out left out (cli/sim_options.h given_arguments)
 };
 
 WorkloadSpec workload_spec(const RunJob& job) {
@@ -52,10 +59,34 @@ std::vector<TimedRequest> read_arrivals(const WorkloadSpec& spec, const ModelSha
   return arrivals;
 }
 
+// metrics.json's "configuration" block: the run's resolved engine and the arguments that reproduce it.
+std::string configuration_json(const RunJob& job, const EngineSetup& setup, double time_scale) {
+  const InstanceConfig& ic = setup.instance;
+  nlohmann::ordered_json j = {{"arguments", job.arguments},
+                              {"tokenline_version", TOKENLINE_VERSION},
+                              {"model", setup.shape.name},
+                              {"backend", job.engine.backend},
+                              {"layout", setup.parallel.name()},
+                              {"weights", job.engine.weights.empty() ? "random" : job.engine.weights},
+                              {"step_tokens_per_rank", ic.scheduler.max_batch_tokens},
+                              {"max_running_requests", ic.scheduler.max_running_requests},
+                              {"kv_pages_per_rank", ic.kv.total_pages},
+                              {"page_tokens", ic.kv.page_tokens},
+                              {"reservation", std::string(to_string(ic.kv.reservation))},
+                              {"prefix_cache", ic.kv.prefix_cache},
+                              {"policy", std::string(to_string(ic.scheduler.policy))},
+                              {"mtp_drafts", job.engine.mtp_drafts},
+                              {"workload", job.workload.empty() ? "default" : job.workload},
+                              {"time_scale", time_scale},
+                              {"seed", job.engine.seed}};
+  return j.dump();
+}
+
 int run_job(const RunJob& job) {
   const EngineSetup setup = prepare_engine(job.engine);
   const WorkloadSpec workload = workload_spec(job);
   const std::vector<TimedRequest> arrivals = read_arrivals(workload, setup.shape);
+  RunOutputs outputs(job.engine.out);  // locked; the earlier outputs come back if this run fails
 
   SteadyClock clock;
   ModelRunner runner(setup.shape, engine_weights(job.engine, setup.shape), setup.runner, clock);
@@ -63,7 +94,9 @@ int run_job(const RunJob& job) {
   const double probe_before_s = job.speed_probe ? speed_probe_s(runner, setup.runner) : 0.0;
   clock.restart();
   Instance instance(setup.instance);
-  Recorder recorder(setup.output, setup.slo, 1);
+  OutputConfig output = setup.output;
+  output.configuration_json = configuration_json(job, setup, workload.options.window.time_scale);
+  Recorder recorder(output, setup.slo, 1);
   recorder.describe_instance(0, setup.parallel.name(), setup.parallel.dp_attention, job.engine.kv_pages);
   RecorderObserver observer(recorder);
   const EngineLoopResult result =
@@ -80,7 +113,13 @@ int run_job(const RunJob& job) {
     return 1;
   }
   print_engine_summary("run", recorder.metrics(), result, job.engine.out);
-  remove_previous_outputs(job.engine.out);
+  outputs.commit();
+  SummaryContext summary;
+  summary.command = "run";
+  summary.gpus = job.engine.backend == "cuda" ? setup.parallel.gpus() : 0;  // the CPU backend: no GPU
+  summary.time_source = "measured: the engine's steps in wall time (" + job.engine.backend + ")";
+  summary.json = job.json;
+  print_run_summary(job.engine.out, summary);
   return 0;
 }
 
@@ -94,7 +133,9 @@ void add_run(CLI::App& app) {
   cmd->add_flag("!--no-speed-probe", job->speed_probe,
                 "skip the engine's speed probe before and after the run (metrics.json run.speed_probe_s, "
                 "for sim --speed-of; ~0.1-0.5 s on the CPU)");
-  cmd->callback([job] {
+  cmd->add_flag("--json", job->json, "print the summary as one JSON object on stdout instead of the table");
+  cmd->callback([job, cmd] {
+    job->arguments = given_arguments(*cmd);
     const int rc = run_job(*job);
     if (rc != 0) std::exit(rc);
   });

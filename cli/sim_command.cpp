@@ -7,6 +7,7 @@
 
 #include "cli/command.h"
 #include "cli/sim_job.h"
+#include "cli/sim_options.h"
 #include "sim/backends/replay_backend.h"
 
 namespace tokenline::cli {
@@ -17,11 +18,15 @@ void add_deployment_options(CLI::App& cmd, SimJob& job) {
                  "a trace file (Mooncake/tokenline JSONL, Azure CSV; or mooncake:|azure:|tokenline:<path>), "
                  "synthetic:<spec>, or default (the embedded Mooncake conversation head, also when omitted)");
   cmd.add_option("--model", job.model, "model preset or config.json path")->capture_default_str();
-  cmd.add_option("--hardware", job.hardware, "hardware preset or JSON path")->capture_default_str();
-  cmd.add_option("--cluster", job.cluster, "cluster preset or JSON path (its hardware; bounds the GPUs)");
+  cmd.add_option("--hardware", job.hardware, "hardware preset or JSON path (default: h200)");
+  cmd.add_option("--cluster", job.cluster,
+                 "cluster preset or JSON path (its hardware, so not with --hardware; bounds the GPUs)");
+  cmd.add_option("--gpus", job.gpus,
+                 "GPUs of all instances together (default: 8 per instance, or the --cluster's; with "
+                 "--parallel, must match it)");
   cmd.add_option("--parallel", job.parallel,
-                 "instance layout (tp8, dp8-ep8, tp8-ep8, ...) or a comma list, one per instance")
-      ->capture_default_str();
+                 "instance layout (tp8, dp8-ep8, tp8-ep8, ...) or a comma list, one per instance (default: "
+                 "tp<gpus> for a dense model, dp<gpus>-ep<gpus> for an MoE one)");
   cmd.add_option("--instances", job.instances, "instances of that layout")->capture_default_str();
   cmd.add_option("--router", job.router, "across instances: round-robin | least-load | prefix-aware | room")
       ->capture_default_str();
@@ -114,7 +119,17 @@ void add_run_options(CLI::App& cmd, SimJob& job) {
       ->capture_default_str();
   cmd.add_option("--time-scale", job.time_scale, "multiply arrival times (0.5 = twice the rate)")
       ->capture_default_str();
-  cmd.add_option("--max-requests", job.max_requests, "stop after N requests (0: all)");
+  cmd.add_option("--rate", job.rate,
+                 "requests per second: the workload's arrivals rescaled to this rate (its own rate is "
+                 "printed; 0: its own), or a Poisson rate with --isl/--osl");
+  cmd.add_option("--isl", job.isl,
+                 "a synthetic workload: mean input tokens per request (with --osl, --rate)");
+  cmd.add_option("--osl", job.osl, "a synthetic workload: mean output tokens per request");
+  cmd.add_option("--range-ratio", job.range_ratio,
+                 "--isl/--osl lengths uniform in [x(1-r), x(1+r)] (vllm bench serve --random-range-ratio; "
+                 "0: fixed)");
+  cmd.add_option("--max-requests", job.max_requests,
+                 "stop after N requests (0: all; an --isl/--osl workload has N, default 1000)");
   cmd.add_option("--start", job.start_s, "keep arrivals from this time on (s, after --time-scale)");
   cmd.add_option("--duration", job.duration_s, "keep arrivals before start + duration (s; 0: no end)");
   cmd.add_option("--seed", job.seed, "seed for generated workloads")->capture_default_str();
@@ -124,9 +139,31 @@ void add_run_options(CLI::App& cmd, SimJob& job) {
       ->capture_default_str();
   cli::add_trace_options(cmd, job.trace);
   cmd.add_flag("--skip-bad-lines", job.skip_bad_lines, "skip and count malformed workload lines");
+  cmd.add_flag("--json", job.json, "print the summary as one JSON object on stdout instead of the table");
   cmd.add_flag("--wall-time-in-metrics", job.wall_time_in_metrics,
                "also write wall seconds into metrics.json (makes it differ between identical runs)");
 }
+
+}  // namespace
+
+std::vector<std::string> given_arguments(const CLI::App& cmd) {
+  std::vector<std::string> args = {cmd.get_name()};
+  for (const CLI::Option* o : cmd.get_options()) {
+    const std::string name = o->get_name();
+    if (o->count() == 0 || name == "--help" || name == "--out") continue;
+    if (o->get_type_size() == 0) {  // a flag: its name once per time given
+      for (size_t i = 0; i < o->count(); ++i) args.push_back(name);
+      continue;
+    }
+    for (const std::string& value : o->results()) {
+      args.push_back(name);
+      args.push_back(value);
+    }
+  }
+  return args;
+}
+
+namespace {
 
 void add_sim(CLI::App& app) {
   auto job = std::make_shared<SimJob>();
@@ -135,8 +172,9 @@ void add_sim(CLI::App& app) {
   add_scheduler_options(*cmd, *job);
   add_pd_options(*cmd, *job);
   add_run_options(*cmd, *job);
-  cmd->callback([job] {
+  cmd->callback([job, cmd] {
     job->progress = ::isatty(STDERR_FILENO) != 0;
+    job->arguments = given_arguments(*cmd);
     const int rc = replay_trace_path(job->backend).empty() ? run_sim_job(*job) : run_replay_job(*job);
     if (rc != 0) std::exit(rc);
   });

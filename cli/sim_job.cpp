@@ -1,12 +1,16 @@
 #include "cli/sim_job.h"
 
+#include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <exception>
 #include <functional>
+#include <nlohmann/json.hpp>
 #include <vector>
 
 #include "cli/options.h"
 #include "cli/pd_job.h"
+#include "cli/run_summary.h"
 #include "cli/slo_option.h"
 #include "common/input_error.h"
 #include "common/input_limits.h"
@@ -132,9 +136,48 @@ void check_numbers(const SimJob& job) {
   if (job.out.empty()) throw InputError("--out", "an output directory", "nothing");
 }
 
-WorkloadSpec workload_spec(const SimJob& job) {
+// What the run took without being told, and what --rate found: for the summary (cli/run_summary.h).
+struct Resolved {
+  std::vector<std::string> defaults;
+  double native_rate_rps = 0;  // the workload's own rate, when --rate rescaled it
+};
+
+// vllm bench serve --num-prompts' default: enough requests for a steady state at most rates.
+constexpr int64_t kSyntheticRequests = 1000;
+
+std::string synthetic_length(int64_t mean, double range_ratio) {
+  if (range_ratio == 0) return "fixed:" + std::to_string(mean);
+  // vllm bench serve --random-range-ratio: uniform in [x (1 - r), x (1 + r)] (truncated to integers)
+  const auto lo = std::max<int64_t>(1, static_cast<int64_t>(static_cast<double>(mean) * (1 - range_ratio)));
+  const auto hi = std::max(lo, static_cast<int64_t>(static_cast<double>(mean) * (1 + range_ratio)));
+  return "uniform:" + std::to_string(lo) + ":" + std::to_string(hi);
+}
+
+// --isl / --osl: a synthetic workload at --rate (Poisson), or for a closed loop.
+std::string synthetic_workload(const SimJob& job) {
+  if (!job.workload.empty())
+    throw InputError("--isl / --osl", "no --workload (they describe a synthetic one)",
+                     "--workload " + job.workload);
+  if (job.isl <= 0 || job.osl <= 0)
+    throw InputError("--isl / --osl", "both, as positive token counts",
+                     std::to_string(job.isl) + " / " + std::to_string(job.osl));
+  if (!(job.range_ratio >= 0 && job.range_ratio < 1))
+    throw InputError("--range-ratio", "a ratio in [0, 1)", std::to_string(job.range_ratio));
+  if (job.rate <= 0 && job.concurrency == 0)
+    throw InputError("--rate", "a request rate for an --isl / --osl workload (or --concurrency N)", "none");
+  const int64_t n = job.max_requests > 0 ? job.max_requests : kSyntheticRequests;
+  std::string spec = "synthetic:n=" + std::to_string(n);
+  if (job.rate > 0) spec += ",rate=" + std::to_string(job.rate);
+  return spec + ",input=" + synthetic_length(job.isl, job.range_ratio) +
+         ",output=" + synthetic_length(job.osl, job.range_ratio);
+}
+
+WorkloadSpec workload_spec(const SimJob& job, Resolved* resolved = nullptr) {
+  const bool synthetic_lengths = job.isl != 0 || job.osl != 0;
+  if (!synthetic_lengths && job.range_ratio != 0)
+    throw InputError("--range-ratio", "--isl and --osl to spread", std::to_string(job.range_ratio));
   WorkloadSpec w;
-  w.spec = job.workload;
+  w.spec = synthetic_lengths ? synthetic_workload(job) : job.workload;
   w.options.reader.skip_bad_lines = job.skip_bad_lines;
   w.options.seed = job.seed;
   w.options.window.time_scale = job.time_scale;
@@ -142,6 +185,21 @@ WorkloadSpec workload_spec(const SimJob& job) {
   if (job.duration_s > 0) w.options.window.duration_s = job.duration_s;
   if (job.max_requests > 0) w.options.window.max_requests = job.max_requests;
   w.options.window.closed_loop = job.concurrency > 0;
+  if (job.rate != 0) {
+    if (job.time_scale != 1.0)
+      throw InputError("--rate", "either --rate or --time-scale (both set the arrival rate)", "both");
+    if (job.concurrency > 0)
+      throw InputError("--rate", "an open loop (--concurrency sends as requests leave, at no rate)",
+                       "--concurrency " + std::to_string(job.concurrency));
+    if (!synthetic_lengths) {  // an --isl / --osl workload is generated at the rate itself
+      const double native = native_rate_rps(w);
+      w.options.window.time_scale = time_scale_for_rate(native, job.rate);
+      if (resolved != nullptr) resolved->native_rate_rps = native;
+    } else if (!(job.rate > 0) || !std::isfinite(job.rate)) {
+      throw InputError("--rate", "a positive, finite request rate (requests per second)",
+                       std::to_string(job.rate));
+    }
+  }
   check_window(w.options.window);
   return w;
 }
@@ -152,6 +210,89 @@ struct Deployment {
   std::string cluster_name;
   std::vector<CostModel> cost_models;  // one per instance
 };
+
+std::vector<Parallel> parse_layouts(const SimJob& job, const ModelConfig& model);
+
+// One NVLink domain (an HGX node): a default layout keeps tensor parallelism inside it, as engines do.
+constexpr int32_t kNodeGpus = 8;
+
+// --hardware and --cluster name the same thing: both is a conflict, neither is h200.
+void resolve_hardware(SimJob& job, Resolved& resolved) {
+  if (!job.hardware.empty() && !job.cluster.empty())
+    throw InputError("--hardware " + job.hardware,
+                     "either --hardware or --cluster (the cluster names its hardware)",
+                     "both, with --cluster " + job.cluster);
+  if (job.hardware.empty() && job.cluster.empty()) {
+    job.hardware = "h200";
+    resolved.defaults.push_back("hardware h200 (no --hardware)");
+  }
+}
+
+// Each instance's GPUs: --gpus over the instances, else the cluster's, else one node's.
+int32_t instance_gpus(const SimJob& job, Resolved& resolved) {
+  if (job.gpus < 0) throw InputError("--gpus", "a positive GPU count", std::to_string(job.gpus));
+  require_at_most(job.gpus, limits::kMaxInstances * kNodeGpus, "--gpus");
+  const int32_t total = job.gpus > 0           ? job.gpus
+                        : !job.cluster.empty() ? load_cluster_hardware(job.cluster).gpus
+                                               : kNodeGpus * job.instances;
+  if (total % job.instances != 0 || total < job.instances)
+    throw InputError("--gpus", "a multiple of the " + std::to_string(job.instances) + " instances",
+                     std::to_string(total) + " GPUs");
+  if (job.gpus == 0 && job.cluster.empty())
+    resolved.defaults.push_back("GPUs " + std::to_string(kNodeGpus) + " per instance (no --gpus)");
+  return total / job.instances;
+}
+
+bool layout_fits(const std::string& name, const ModelConfig& model) {
+  try {
+    validate_parallel(parse_parallel(name, "--parallel"), model, "--parallel");
+    return true;
+  } catch (const InputError&) {
+    return false;
+  }
+}
+
+// No --parallel: what the model and GPUs allow. A dense model: tensor parallelism over the instance's GPUs
+// (inside one node; more GPUs become more instances); an MoE model: SGLang's usual large-MoE layout, DP
+// attention with expert parallelism over them (DeepSeek/GLM: --tp N --dp N --enable-dp-attention --ep N).
+void resolve_layout(SimJob& job, const ModelConfig& model, Resolved& resolved) {
+  if (!job.parallel.empty()) {
+    if (job.gpus <= 0) return;
+    int32_t gpus = 0;
+    for (const Parallel& p : parse_layouts(job, model)) gpus += p.gpus();
+    if (gpus != job.gpus)
+      throw InputError("--gpus",
+                       "the " + std::to_string(gpus) + " GPUs of --parallel " + job.parallel + " x " +
+                           std::to_string(job.instances) + " instance(s)",
+                       std::to_string(job.gpus));
+    return;
+  }
+  const int32_t g = instance_gpus(job, resolved);
+  const std::string n = std::to_string(g);
+  if (model.routed_experts > 0) {
+    for (const std::string& name : {"dp" + n + "-ep" + n, "tp" + n + "-ep" + n}) {
+      if (!layout_fits(name, model)) continue;
+      job.parallel = name;
+      resolved.defaults.push_back("layout " + name + " (MoE model on " + n +
+                                  " GPUs per instance: DP attention + expert parallelism, SGLang's usual)");
+      return;
+    }
+  } else {
+    for (int32_t tp = std::min(g, kNodeGpus); tp >= 1; --tp) {
+      if (g % tp != 0 || !layout_fits("tp" + std::to_string(tp), model)) continue;
+      const int32_t copies = g / tp;
+      if (copies > 1 && !job.pd.empty())
+        throw InputError("--parallel", "a layout for " + n + " GPUs per --pd instance", "none given");
+      job.parallel = "tp" + std::to_string(tp);
+      job.instances *= copies;
+      resolved.defaults.push_back("layout " + job.parallel + " x " + std::to_string(job.instances) +
+                                  " instance(s) (dense model: tensor parallel inside a node)");
+      return;
+    }
+  }
+  throw InputError("--parallel", "a layout (none of the defaults fits " + model.name + " on " + n + " GPUs)",
+                   "none given");
+}
 
 // "--parallel tp8,dp8-ep8": one layout per instance; a single layout is repeated --instances times.
 std::vector<Parallel> parse_layouts(const SimJob& job, const ModelConfig& model) {
@@ -389,12 +530,97 @@ void print_summary(const SimJob& job, const SimConfig& c, const SimResult& r) {
   }
 }
 
-// Runs a simulation and prints its summary (exit code 0); bad input propagates (exit 2), any other failure
-// is one message (exit 1).
-int run_reported(const SimJob& job, const SimConfig& config, const std::function<SimResult()>& simulate) {
+// metrics.json's "configuration" block: the run with every default resolved, and the arguments that
+// reproduce it (`tokenline <arguments> --out DIR` writes the same bytes, the configuration included).
+std::string configuration_json(const SimJob& job, const SimConfig& c, const Deployment& d,
+                               const WorkloadSpec& w, const Resolved& r) {
+  using Json = nlohmann::ordered_json;
+  const EngineBehavior engine = engine_behavior(job, d.cost_models.front().options.profile.get());
+  Json j;
+  j["arguments"] = job.arguments;
+  j["tokenline_version"] = TOKENLINE_VERSION;
+  j["model"] = c.model_name;
+  j["hardware"] = c.hardware_name;
+  if (!c.cluster_name.empty()) j["cluster"] = c.cluster_name;
+  int32_t gpus = 0;
+  for (const CostModel& cm : d.cost_models) gpus += cm.parallel.gpus();
+  j["gpus"] = gpus;
+  j["layout"] = c.parallel_name;
+  j["pd"] = job.pd;
+  j["router"] = std::string(to_string(c.router));
+  j["backend"] = job.backend;
+  j["overlap"] = job.overlap;
+  j["profile"] = job.profile;
+  j["profile_set"] = job.profile_set;
+  j["engine"] = {{"admission", std::string(to_string(engine.admission))},
+                 {"mixed_steps", engine.mixed_steps},
+                 {"plan_ahead", engine.plan_ahead},
+                 {"kv_placement", std::string(to_string(engine.kv_placement))},
+                 {"mem_fraction", engine.mem_fraction_static}};
+  Json instances = Json::array();
+  for (const SimConfig::InstanceSpec& i : c.instances) {
+    const InstanceConfig& ic = i.config;
+    instances.push_back({{"layout", i.parallel_name},
+                         {"role", std::string(to_string(ic.scheduler.role))},
+                         {"step_tokens_per_rank", ic.scheduler.max_batch_tokens},
+                         {"max_running_requests_per_rank", ic.scheduler.max_running_requests},
+                         {"kv_pages_per_rank", ic.kv.total_pages},
+                         {"page_tokens", ic.kv.page_tokens},
+                         {"reservation", std::string(to_string(ic.kv.reservation))},
+                         {"prefix_cache", ic.kv.prefix_cache},
+                         {"policy", std::string(to_string(ic.scheduler.policy))},
+                         {"dp_assign", std::string(to_string(ic.assignment))}});
+  }
+  j["instances"] = instances;
+  j["workload"] = c.workload_name;
+  j["time_scale"] = w.options.window.time_scale;
+  j["rate_requests_per_s"] = job.rate;
+  j["concurrency"] = job.concurrency;
+  j["seed"] = job.seed;
+  j["slo_ttft_ms"] = c.slo.ttft_s * 1e3;
+  j["slo_tpot_ms"] = c.slo.tpot_s * 1e3;
+  j["mtp_drafts"] = job.mtp_drafts;
+  j["defaults"] = r.defaults;
+  return j.dump();
+}
+
+// What priced the steps, as the summary says it.
+std::string time_source(const SimJob& job, const SimResult& r) {
+  if (!replay_trace_path(job.backend).empty()) return "the recorded run (replay)";
+  if (job.profile.empty())
+    return std::string(job.ideal ? "the seed's ideal rates" : "the roofline") + " (no --profile)";
+  char text[160];
+  std::snprintf(text, sizeof text, "profile %s: %.1f%% of step time measured, the rest roofline",
+                job.profile.c_str(), 100.0 * r.profile_coverage);
+  return text;
+}
+
+cli::SummaryContext summary_context(const SimJob& job, const SimConfig& config, const Deployment& d,
+                                    const Resolved& resolved, const SimResult& r) {
+  cli::SummaryContext c;
+  c.command = "sim";
+  c.time_source = time_source(job, r);
+  c.defaults = resolved.defaults;
+  for (const CostModel& cm : d.cost_models) c.gpus += cm.parallel.gpus();
+  if (job.profile.empty() && replay_trace_path(job.backend).empty())
+    c.defaults.push_back("engine: the seed's (whole-request reservation, mixed steps; no --profile)");
+  if (job.workload.empty() && job.isl == 0)
+    c.defaults.push_back("workload: " + config.workload_name + " (no --workload)");
+  c.offered_rate_rps = job.rate;
+  c.native_rate_rps = resolved.native_rate_rps;
+  c.json = job.json;
+  return c;
+}
+
+// Runs a simulation into its claimed --out and prints its summary (exit code 0); bad input propagates (exit
+// 2), any other failure is one message (exit 1). On any failure `outputs` puts the earlier run's back.
+int run_reported(const SimJob& job, const SimConfig& config, const Deployment& d, const Resolved& resolved,
+                 RunOutputs& outputs, const std::function<SimResult()>& simulate) {
   try {
-    print_summary(job, config, simulate());
-    remove_previous_outputs(config.output.dir);
+    const SimResult result = simulate();
+    print_summary(job, config, result);
+    outputs.commit();
+    cli::print_run_summary(config.output.dir, summary_context(job, config, d, resolved, result));
     return 0;
   } catch (const InputError&) {
     throw;
@@ -407,15 +633,11 @@ int run_reported(const SimJob& job, const SimConfig& config, const std::function
 }  // namespace
 
 int run_sim_job(const SimJob& given) {
-  retire_previous_outputs(given.out);  // first: any failure below leaves no earlier run's outputs beside it
+  // Every flag and the workload are judged before --out is touched (RunOutputs, last).
   check_numbers(given);
   const PdConfig pd = parse_pd(given.pd, given.pd_link, given.pd_transfer);
   SimJob job = given;
-  if (!job.engine.empty()) {  // --engine E: the profile <hardware>-E
-    const std::string hw = job.cluster.empty() ? load_hardware(job.hardware).name
-                                               : load_cluster_hardware(job.cluster).hardware.name;
-    job.profile = profile_for_engine(job.profile, job.engine, hw);
-  }
+  Resolved resolved;
   if (pd.enabled()) {
     const int32_t pd_instances = pd.prefill_instances + pd.decode_instances;
     if (given.instances != 1 && given.instances != pd_instances)
@@ -428,37 +650,50 @@ int run_sim_job(const SimJob& given) {
   } else {
     refuse_prefill_options(given, "only with --pd (the prefill instances')");
   }
+  resolve_hardware(job, resolved);
+  if (!job.engine.empty()) {  // --engine E: the profile <hardware>-E
+    const std::string hw = job.cluster.empty() ? load_hardware(job.hardware).name
+                                               : load_cluster_hardware(job.cluster).hardware.name;
+    job.profile = profile_for_engine(job.profile, job.engine, hw);
+  }
   const ModelConfig model = load_model(job.model);
+  resolve_layout(job, model, resolved);
+  require_at_most(job.instances, limits::kMaxInstances, "--instances");
   const Deployment deployment = load_deployment(job, model, parse_layouts(job, model));
-  const WorkloadSpec workload = workload_spec(job);
+  const WorkloadSpec workload = workload_spec(job, &resolved);
   SimConfig config = build_config(job, model, deployment, pd.prefill_instances);
   config.workload_name = describe_workload(workload);
-  require_writable_directory(job.out);
   if (!job.skip_bad_lines) prevalidate_workload(workload);  // malformed input stops the run before it starts
   if (pd.enabled()) {
     apply_pd_roles(config, pd);
     check_pd_capacity(config, pd, *open_arrivals(workload));
   }
+  config.output.configuration_json = configuration_json(job, config, deployment, workload, resolved);
+  RunOutputs outputs(job.out);
   std::unique_ptr<ArrivalSource> source = open_arrivals(workload);
-  return run_reported(job, config, [&] {
+  return run_reported(job, config, deployment, resolved, outputs, [&] {
     return pd.enabled() ? run_pd_simulation(config, pd, deployment.cost_models, *source)
                         : run_simulation(config, deployment.cost_models, *source);
   });
 }
 
-int run_replay_job(const SimJob& job) {
-  retire_previous_outputs(job.out);
-  if (!job.pd.empty())
-    throw InputError("--pd", "no --pd with --backend replay (PD runs the analytic backend)", job.pd);
-  refuse_prefill_options(job, "only with --pd, so not with --backend replay");
-  const std::string path = replay_trace_path(job.backend);
-  check_numbers(job);
+int run_replay_job(const SimJob& given) {
+  if (!given.pd.empty())
+    throw InputError("--pd", "no --pd with --backend replay (PD runs the analytic backend)", given.pd);
+  refuse_prefill_options(given, "only with --pd, so not with --backend replay");
+  const std::string path = replay_trace_path(given.backend);
+  check_numbers(given);
   // tokenline run serves requests open loop; MTP drafts (--mtp as the run's) take the run's acceptances.
-  if (job.concurrency > 0)
-    throw InputError("--concurrency", "0 (open loop) with --backend replay", std::to_string(job.concurrency));
+  if (given.concurrency > 0)
+    throw InputError("--concurrency", "0 (open loop) with --backend replay",
+                     std::to_string(given.concurrency));
+  SimJob job = given;
+  Resolved resolved;
+  resolve_hardware(job, resolved);
   const ModelConfig model = load_model(job.model);
+  resolve_layout(job, model, resolved);
   const Deployment deployment = load_deployment(job, model, parse_layouts(job, model));
-  const WorkloadSpec workload = workload_spec(job);
+  const WorkloadSpec workload = workload_spec(job, &resolved);
   SimConfig config = build_config(job, model, deployment);
   config.workload_name = describe_workload(workload);
   const RecordedRun recorded = read_recorded_run(path);
@@ -468,11 +703,13 @@ int run_replay_job(const SimJob& job) {
         "a trace with " + std::to_string(config.instances.size()) + " instance(s) (--parallel, --instances)",
         std::to_string(recorded.instances.size()));
   }
-  require_writable_directory(job.out);
   if (!job.skip_bad_lines) prevalidate_workload(workload);
+  config.output.configuration_json = configuration_json(job, config, deployment, workload, resolved);
+  RunOutputs outputs(job.out);
   std::unique_ptr<ArrivalSource> source = open_arrivals(workload);
-  return run_reported(
-      job, config, [&] { return run_replay_simulation(config, deployment.cost_models, *source, recorded); });
+  return run_reported(job, config, deployment, resolved, outputs, [&] {
+    return run_replay_simulation(config, deployment.cost_models, *source, recorded);
+  });
 }
 
 }  // namespace tokenline

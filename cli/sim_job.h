@@ -1,11 +1,13 @@
 // SimJob: the options of `tokenline sim` (and `tokenline quickstart`) exactly as the user gave them, and
 // run_sim_job, which validates them into native structs at the edge (InputError naming the option, what
-// was expected and what was found), checks that --out is writable and the workload well-formed before
-// simulating, runs the simulation and prints the one-line summary on stderr.
+// was expected and what was found), resolves each default the user left (layout from the model and GPUs,
+// hardware) and judges the workload before it touches --out (cli/run_summary.h, traces/output_file.h
+// RunOutputs), simulates, and prints the summary (stdout) with any overload warning (stderr).
 #pragma once
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "cli/trace_options.h"
 
@@ -14,11 +16,12 @@ namespace tokenline {
 struct SimJob {
   std::string workload;  // path, "synthetic:..." or "" for the embedded default
   std::string model = "glm-5.3";
-  std::string hardware = "h200";
-  std::string cluster;                    // when set, its hardware is used and its GPU count bounds the run
-  std::string parallel = "dp8-ep8";       // one layout for every instance, or a comma list, one per instance
-  int32_t instances = 1;                  // with one layout: how many instances of it
-  std::string router = "round-robin";     // across instances
+  std::string hardware;                // "": h200, unless --cluster names the hardware
+  std::string cluster;                 // when set, its hardware is used and its GPU count bounds the run
+  std::string parallel;                // one layout for every instance, or a comma list; "": the model's
+  int32_t gpus = 0;                    // GPUs of every instance together; 0: 8 per instance, or the cluster's
+  int32_t instances = 1;               // with one layout: how many instances of it
+  std::string router = "round-robin";  // across instances
   std::string dp_assign = "round-robin";  // across attention-DP ranks inside an instance
   int64_t chunk_tokens = 0;  // per-step token budget = prefill chunk; 0: the engine's (seed: 32768)
   // caps a step's tokens below the chunk (SGLang --max-prefill-tokens); 0: none
@@ -58,6 +61,14 @@ struct SimJob {
   int32_t concurrency = 0;
   int64_t warmup_requests = 0;  // closed loop: the first N are a warm-up phase that drains first
   double time_scale = 1.0;
+  double rate = 0;  // --rate: requests per second, the workload's arrivals rescaled (0: its own)
+  int64_t isl = 0;  // --isl / --osl: a synthetic workload of these mean input / output lengths
+  int64_t osl = 0;
+  double range_ratio = 0;  // their lengths uniform in [x (1 - r), x (1 + r)] (vllm bench serve)
+  bool json = false;       // --json: the summary as one JSON object on stdout
+  // The command and the flags as given, --out left out (metrics.json's configuration.arguments: with
+  // --out DIR appended they reproduce the run); the CLI fills it.
+  std::vector<std::string> arguments;
   int64_t max_requests = 0;
   double start_s = 0;
   double duration_s = 0;

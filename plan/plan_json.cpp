@@ -36,6 +36,7 @@ Json setup_to_json(const PlanSetup& s) {
               {"rate_lo_log2", s.search.lo_log2},
               {"rate_hi_log2", s.search.hi_log2},
               {"probes", s.search.probes},
+              {"rate_max_widenings", s.search.max_widenings},
               {"workload_requests", s.workload.requests},
               {"workload_rate_per_s", s.workload.rate_per_s},
               {"workload_p90_prompt_tokens", s.workload.p90_prompt_tokens},
@@ -74,6 +75,7 @@ PlanSetup setup_from_json(const Json& j) {
   s.search.lo_log2 = j.at("rate_lo_log2").get<double>();
   s.search.hi_log2 = j.at("rate_hi_log2").get<double>();
   s.search.probes = j.at("probes").get<int32_t>();
+  s.search.max_widenings = j.value("rate_max_widenings", 0);  // before the widening search: none
   s.workload.requests = j.at("workload_requests").get<int64_t>();
   s.workload.rate_per_s = j.at("workload_rate_per_s").get<double>();
   s.workload.p90_prompt_tokens = j.at("workload_p90_prompt_tokens").get<int64_t>();
@@ -155,6 +157,7 @@ Json row_to_json(const PlanRow& r) {
   j["probes"] = r.probes;
   j["time_scale"] = r.time_scale;
   j["rate_per_s"] = r.rate_per_s;
+  j["rate_capped"] = r.rate_capped;
   j["throughput_per_gpu"] = r.throughput_per_gpu();
   j["tokens_per_user"] = r.tokens_per_user();
   j["at"] = probe_to_json(r.at);
@@ -189,6 +192,7 @@ PlanRow row_from_json(const Json& j) {
   r.probes = j.at("probes").get<int32_t>();
   r.time_scale = j.at("time_scale").get<std::string>();
   r.rate_per_s = j.at("rate_per_s").get<double>();
+  r.rate_capped = j.value("rate_capped", false);  // absent from partials written before the widening search
   r.at = probe_from_json(j.at("at"));
   r.sim_command = j.at("sim_command").get<std::string>();
   return r;

@@ -37,13 +37,18 @@ void write_file(const std::filesystem::path& path, const std::string& text) {
   if (!out) throw std::runtime_error("cannot write " + path.string());
 }
 
+// A capped row met the SLO at the top of its widest search: its rate is a lower bound, ">=".
+std::string rate_text(const PlanRow& r) {
+  return (r.rate_capped ? ">=" : "") + fmt("%.3f", r.rate_per_s);
+}
+
 std::string table_line(size_t rank, const PlanRow& r) {
   char text[320];
-  std::snprintf(text, sizeof text, "%4zu %5d  %-26s %6lld %5d %9.3f %11.1f %10.1f %10.1f %9.2f  %s\n", rank,
+  std::snprintf(text, sizeof text, "%4zu %5d  %-26s %6lld %5d %9s %11.1f %10.1f %10.1f %9.2f  %s\n", rank,
                 r.candidate.id, r.candidate.deployment().c_str(),
-                static_cast<long long>(r.candidate.chunk_tokens), r.candidate.max_running, r.rate_per_s,
-                r.throughput_per_gpu(), r.tokens_per_user(), r.at.ttft_p90_ms, r.at.tpot_p90_ms,
-                row_status_name(r.status).c_str());
+                static_cast<long long>(r.candidate.chunk_tokens), r.candidate.max_running,
+                rate_text(r).c_str(), r.throughput_per_gpu(), r.tokens_per_user(), r.at.ttft_p90_ms,
+                r.at.tpot_p90_ms, row_status_name(r.status).c_str());
   return text;
 }
 
@@ -112,8 +117,17 @@ std::string stdout_report(const PlanSetup& setup, const std::vector<PlanRow>& ra
   s += table_head();
   for (size_t i = 0; i < ranked.size() && i < kTableRows && ranked[i].status == RowStatus::kMeets; ++i)
     s += table_line(i + 1, ranked[i]);
-  s += "best: " + ranked.front().candidate.deployment() + "\n  reproduce: " + ranked.front().sim_command +
-       "\n  " + engine_title(setup.launch_engine) + ":\n";
+  size_t capped = 0;
+  for (const PlanRow& r : ranked) capped += r.status == RowStatus::kMeets && r.rate_capped ? 1 : 0;
+  if (capped > 0)
+    s += std::to_string(capped) +
+         " candidate(s) met the SLO at the top of the widest rate search (\">=\"): their limit lies above, "
+         "so their order among themselves is not a ranking; --rate-range widens the search\n";
+  const PlanRow& best = ranked.front();
+  s += "best: " + best.candidate.deployment() + " at " + rate_text(best) + " req/s, " +
+       fmt("%.1f", best.throughput_per_gpu()) + " output tok/s per GPU, TTFT p90 " +
+       fmt("%.1f", best.at.ttft_p90_ms) + " ms, TPOT p90 " + fmt("%.2f", best.at.tpot_p90_ms) + " ms" +
+       "\n  reproduce: " + ranked.front().sim_command + "\n  " + engine_title(setup.launch_engine) + ":\n";
   for (const std::string& line : launch) s += "    " + line + "\n";
   return s;
 }
@@ -130,7 +144,8 @@ std::string slo_phrase(const Slo& slo) {
 
 std::string plan_csv(const std::vector<PlanRow>& ranked) {
   std::string s =
-      "rank,id,status,deployment,gpus,pd,chunk_tokens,max_running,rate_per_s,time_scale,throughput_per_gpu,"
+      "rank,id,status,deployment,gpus,pd,chunk_tokens,max_running,rate_per_s,rate_capped,time_scale,"
+      "throughput_per_gpu,"
       "tokens_per_user,ttft_p50_ms,ttft_p90_ms,ttft_p99_ms,tpot_mean_ms,tpot_p90_ms,tpot_p99_ms,"
       "goodput_requests_per_s,slo_ratio,ttft_floor_ms,tpot_floor_ms,prune_reason,probes,sim_command\n";
   for (size_t i = 0; i < ranked.size(); ++i) {
@@ -139,14 +154,15 @@ std::string plan_csv(const std::vector<PlanRow>& ranked) {
     s += std::to_string(i + 1) + "," + std::to_string(c.id) + "," + row_status_name(r.status) + "," +
          csv_field(c.deployment()) + "," + std::to_string(c.gpus()) + "," + (c.pd ? "1" : "0") + "," +
          std::to_string(c.chunk_tokens) + "," + std::to_string(c.max_running) + "," +
-         fmt("%.4f", r.rate_per_s) + "," + r.time_scale + "," + fmt("%.2f", r.throughput_per_gpu()) + "," +
-         fmt("%.2f", r.tokens_per_user()) + "," + fmt("%.2f", r.at.ttft_p50_ms) + "," +
-         fmt("%.2f", r.at.ttft_p90_ms) + "," + fmt("%.2f", r.at.ttft_p99_ms) + "," +
-         fmt("%.3f", r.at.tpot_mean_ms) + "," + fmt("%.3f", r.at.tpot_p90_ms) + "," +
-         fmt("%.3f", r.at.tpot_p99_ms) + "," + fmt("%.4f", r.at.goodput_requests_per_s) + "," +
-         fmt("%.4f", r.slo_ratio) + "," + fmt("%.3f", r.verdict.ttft_floor_s * 1e3) + "," +
-         fmt("%.4f", r.verdict.tpot_floor_s * 1e3) + "," + prune_reason_name(r.verdict.reason) + "," +
-         std::to_string(r.probes) + "," + csv_field(r.sim_command) + "\n";
+         fmt("%.4f", r.rate_per_s) + "," + (r.rate_capped ? "1" : "0") + "," + r.time_scale + "," +
+         fmt("%.2f", r.throughput_per_gpu()) + "," + fmt("%.2f", r.tokens_per_user()) + "," +
+         fmt("%.2f", r.at.ttft_p50_ms) + "," + fmt("%.2f", r.at.ttft_p90_ms) + "," +
+         fmt("%.2f", r.at.ttft_p99_ms) + "," + fmt("%.3f", r.at.tpot_mean_ms) + "," +
+         fmt("%.3f", r.at.tpot_p90_ms) + "," + fmt("%.3f", r.at.tpot_p99_ms) + "," +
+         fmt("%.4f", r.at.goodput_requests_per_s) + "," + fmt("%.4f", r.slo_ratio) + "," +
+         fmt("%.3f", r.verdict.ttft_floor_s * 1e3) + "," + fmt("%.4f", r.verdict.tpot_floor_s * 1e3) + "," +
+         prune_reason_name(r.verdict.reason) + "," + std::to_string(r.probes) + "," +
+         csv_field(r.sim_command) + "\n";
   }
   return s;
 }

@@ -21,11 +21,12 @@ struct PlanRow {
   RowStatus status = RowStatus::kPruned;
   LedgerVerdict verdict;
   int32_t probes = 0;
-  std::string time_scale;   // of the reported probe ("" when pruned)
-  double rate_per_s = 0;    // arrival rate of the reported probe
-  ProbeResult at;           // meets: the highest rate that met; misses: the lowest rate probed
-  std::string sim_command;  // reproduces the reported probe ("" when pruned)
-  double slo_ratio = 0;     // meets/misses: the reported probe's; pruned: the floors' ratio to the SLO
+  std::string time_scale;    // of the reported probe ("" when pruned)
+  double rate_per_s = 0;     // arrival rate of the reported probe
+  bool rate_capped = false;  // meets at every rate probed up to the search's widest top: rate_per_s is ">="
+  ProbeResult at;            // meets: the highest rate that met; misses: the lowest rate probed
+  std::string sim_command;   // reproduces the reported probe ("" when pruned)
+  double slo_ratio = 0;      // meets/misses: the reported probe's; pruned: the floors' ratio to the SLO
 
   double throughput_per_gpu() const;  // output tokens/s per GPU at the reported probe
   double tokens_per_user() const;     // 1000 / mean TPOT (ms): one user's decode speed, tokens/s

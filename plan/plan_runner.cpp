@@ -60,14 +60,14 @@ void record_probe(const PlanSetup& setup, PlanRow& row, const ProbeResult& probe
   row.sim_command = sim_command_line(sim_arguments(setup.target, row.candidate, time_scale, out));
 }
 
-void print_progress(const std::vector<PlanRow>& rows, const std::vector<RateSearch>& searches, int32_t probes,
-                    int64_t sims, double elapsed_s) {
+void print_progress(const std::vector<PlanRow>& rows, const std::vector<RateSearch>& searches, int64_t sims,
+                    double elapsed_s) {
   int64_t done = 0, left = 0;
   for (size_t i = 0; i < rows.size(); ++i) {
     if (rows[i].status == RowStatus::kPruned || searches[i].done()) {
       ++done;
     } else {
-      left += probes - searches[i].probes_run();  // at most: a search may stop early
+      left += searches[i].probe_budget() - searches[i].probes_run();  // at most: a search may stop early
     }
   }
   const double eta_s = sims > 0 ? elapsed_s / static_cast<double>(sims) * static_cast<double>(left) : 0.0;
@@ -119,6 +119,7 @@ RunnerStats simulate_rows(const PlanSetup& setup, std::vector<PlanRow>& rows, co
       const ProbeResult probe = read_probe(dirs[k], codes[k]);
       searches[round[k]].record(meets_slo(probe, setup.slo));
       record_probe(setup, rows[round[k]], probe, scales[k]);
+      if (searches[round[k]].done()) rows[round[k]].rate_capped = searches[round[k]].capped();
       ++stats.simulations;
       std::filesystem::remove_all(dirs[k]);
       if (probe.exit_code == 0) std::filesystem::remove(dirs[k] + ".log");
@@ -130,7 +131,7 @@ RunnerStats simulate_rows(const PlanSetup& setup, std::vector<PlanRow>& rows, co
       }
     }
     const double elapsed_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    if (options.progress) print_progress(rows, searches, setup.search.probes, stats.simulations, elapsed_s);
+    if (options.progress) print_progress(rows, searches, stats.simulations, elapsed_s);
   }
   if (options.progress) std::fprintf(stderr, "\n");
   std::error_code ignored;

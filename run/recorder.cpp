@@ -22,6 +22,11 @@ int pid_of(int32_t instance) {
   return instance + 1;
 }  // pid 0 is shown oddly by some viewers
 
+// A request's enclosing async span is named by its id, so that a timeline's request can be found by it.
+std::string request_span_name(RequestId id) {
+  return "request " + std::to_string(id);
+}
+
 int64_t to_ns(double s) {
   return static_cast<int64_t>(s * kNanosecondsPerSecond + 0.5);
 }
@@ -36,6 +41,7 @@ ChromeTraceWriter make_trace(const OutputConfig& output) {
 
 Recorder::Recorder(const OutputConfig& output, const Slo& slo, int32_t instances)
     : dir_(output.dir),
+      configuration_json_(output.configuration_json),
       detail_(output.trace_detail),
       window_(output.trace_window),
       trace_requests_(output.trace_requests),
@@ -46,11 +52,13 @@ Recorder::Recorder(const OutputConfig& output, const Slo& slo, int32_t instances
       counters_(static_cast<size_t>(instances)),
       kv_used_(static_cast<size_t>(instances), -1),
       roles_(static_cast<size_t>(instances), InstanceRole::kColocated),
+      parallel_names_(static_cast<size_t>(instances)),
       progress_(output.progress) {}
 
 void Recorder::describe_instance(int32_t instance, const std::string& parallel_name, int32_t dp_ranks,
                                  int64_t kv_pages_per_rank) {
   const int pid = pid_of(instance);
+  parallel_names_[static_cast<size_t>(instance)] = parallel_name;
   trace_.process_name(pid, "instance " + std::to_string(instance) + " (" + parallel_name + ")");
   for (int32_t r = 0; r < dp_ranks; ++r) {
     trace_.thread_name(pid, trace_tid(r, TraceStream::kCompute), "rank " + std::to_string(r) + " compute");
@@ -70,7 +78,7 @@ void Recorder::on_arrival(int32_t instance, RequestId id, double now_s) {
   if (!rt.traced) return;
   ++traced_requests_;
   const int pid = pid_of(instance);
-  trace_.async_begin(pid, kRequestCategory, id, "request", now_s);
+  trace_.async_begin(pid, kRequestCategory, id, request_span_name(id), now_s);
   trace_.async_begin(pid, kRequestCategory, id, "queued", now_s);
 }
 
@@ -239,14 +247,30 @@ void Recorder::trace_steps(int pid, const StepPlan& plan, const StepOutcome& out
 }
 
 void Recorder::set_role(int32_t instance, InstanceRole role) {
-  roles_[static_cast<size_t>(instance)] = role;
+  const auto i = static_cast<size_t>(instance);
+  roles_[i] = role;
+  const char* name = nullptr;
+  switch (role) {
+    case InstanceRole::kColocated:
+      return;  // describe_instance's name says it all
+    case InstanceRole::kPrefillOnly:
+      name = "prefill";
+      break;
+    case InstanceRole::kDecodeOnly:
+      name = "decode";
+      break;
+  }
+  // The process says its PD role (the later name event is the one viewers show).
+  trace_.process_name(pid_of(instance),
+                      "instance " + std::to_string(instance) + " " + name + " (" + parallel_names_[i] + ")");
 }
 
 void Recorder::on_handoff(const RequestRecord& record, int32_t prefill_instance) {
   ++events_;
   auto it = live_.find(record.id);
   if (it == live_.end() || !it->second.traced) return;
-  trace_.async_end(pid_of(prefill_instance), kRequestCategory, record.id, "request", record.finish_s);
+  trace_.async_end(pid_of(prefill_instance), kRequestCategory, record.id, request_span_name(record.id),
+                   record.finish_s);
 }
 
 void Recorder::on_kv_transfer(RequestId id, int32_t prefill_instance, int32_t decode_instance, double start_s,
@@ -260,7 +284,7 @@ void Recorder::on_kv_transfer(RequestId id, int32_t prefill_instance, int32_t de
                      {{"bytes", static_cast<int64_t>(bytes + 0.5)}, {"to_instance", decode_instance}});
   trace_.async_end(ppid, kRequestCategory, id, "kv_transfer", end_s);
   trace_.flow_begin(ppid, trace_tid(rt.last_chunk_rank, TraceStream::kCompute), id, rt.last_chunk_start_s);
-  trace_.async_begin(dpid, kRequestCategory, id, "request", end_s);
+  trace_.async_begin(dpid, kRequestCategory, id, request_span_name(id), end_s);
   rt.queued_name = "queued";
   trace_.async_begin(dpid, kRequestCategory, id, rt.queued_name, end_s);
   rt.phase = Phase::kQueued;
@@ -292,7 +316,7 @@ void Recorder::write_record(const RequestRecord& record, int32_t instance, int32
         trace_.async_end(pid, kRequestCategory, record.id, "decode", record.finish_s);
         break;
     }
-    trace_.async_end(pid, kRequestCategory, record.id, "request", record.finish_s);
+    trace_.async_end(pid, kRequestCategory, record.id, request_span_name(record.id), record.finish_s);
   }
   const bool warmup = it != live_.end() && it->second.warmup;
   if (it != live_.end()) live_.erase(it);
@@ -335,11 +359,13 @@ bool Recorder::finish(const RunInfo& info, std::string* why) {
   RunInfo run = info;
   run.events = events_;
   run.warmup_requests = warmup_requests_;
+  if (run.configuration_json.empty()) run.configuration_json = configuration_json_;
   OutputFile metrics_file(out_path(dir_, "metrics.json"));
   metrics_file.buffer() = metrics_.to_json(run);
+  // metrics.json last, and only beside the others: it is what says a run's outputs are complete.
   const bool csv_ok = csv_.finish();
-  const bool trace_ok = trace_.finish();
-  const bool metrics_ok = metrics_file.commit();
+  const bool trace_ok = csv_ok && trace_.finish();
+  const bool metrics_ok = trace_ok && metrics_file.commit();
   if (csv_ok && trace_ok && metrics_ok) {
     remove_stale_traces();
     return true;

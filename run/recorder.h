@@ -1,5 +1,5 @@
 // Recorder: turns the driver's events into the three outputs (metrics.json, requests.csv, trace.json)
-// as they happen: step spans and op spans per rank thread, async spans per request (request, queued,
+// as they happen: step spans and op spans per rank thread, async spans per request ("request <id>", queued,
 // prefill chunk N, decode), counters (running, waiting, KV pages used, batch tokens). Keeps only the
 // per-request trace state of requests still in the system: memory follows the work in flight, not the
 // run's length (rows are written as requests leave; latencies go into histograms). At op detail each
@@ -114,6 +114,7 @@ class Recorder {
   void write_record(const RequestRecord& record, int32_t instance, int32_t trace_instance, const PdHop* hop);
 
   std::string dir_;
+  std::string configuration_json_;  // OutputConfig::configuration_json
   TraceDetail detail_;
   TraceWindow window_;
   int64_t trace_requests_;  // -1: every request in the window
@@ -126,6 +127,7 @@ class Recorder {
   std::vector<CounterState> counters_;                // last values written to the trace, by instance
   std::vector<int64_t> kv_used_;                      // last KV pages given to the metrics, by instance
   std::vector<InstanceRole> roles_;                   // by instance
+  std::vector<std::string> parallel_names_;           // by instance (describe_instance)
   ProgressLine progress_;                             // stderr, when OutputConfig::progress
   std::string name_scratch_;
   std::string batch_scratch_;

@@ -23,6 +23,14 @@ std::unique_ptr<WorkloadSource> open_workload_source(const WorkloadSpec& spec);
 std::string describe_workload(const WorkloadSpec& spec);
 // Reads the whole workload once (streaming) and throws the first malformed line's InputError.
 void prevalidate_workload(const WorkloadSpec& spec);
+// The workload's own arrival rate, requests per second over its arrival span ((n - 1) / (last - first)),
+// of the requests the window keeps at time scale 1 from the start (its --max-requests only); 0 with fewer
+// than two requests or all at one time. One streaming pass (bad lines as the options say).
+double native_rate_rps(const WorkloadSpec& spec);
+// --rate R: the time scale that puts the workload's arrivals at R requests per second (a Poisson
+// generator stays Poisson, a trace keeps its burst shape). Throws InputError naming --rate when the
+// workload has no rate to rescale (fewer than two requests, or all at one time).
+double time_scale_for_rate(double native_rps, double rate_rps);
 
 // Adapts a WorkloadSource to the driver's ArrivalSource.
 class WorkloadArrivals final : public ArrivalSource {

@@ -1,6 +1,7 @@
 #include "traces/metrics.h"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <nlohmann/json.hpp>
 
@@ -35,35 +36,51 @@ Metrics::Metrics(int32_t instances, Slo slo)
     : slo_(slo), steps_(static_cast<size_t>(instances), 0), kv_(static_cast<size_t>(instances)) {}
 
 void Metrics::on_request(const RequestRow& r) {
-  if (first_arrival_s_ < 0 || r.arrival_s < first_arrival_s_) first_arrival_s_ = r.arrival_s;
-  last_finish_s_ = std::max(last_finish_s_, r.finish_s);
   preemptions_ += r.preemptions;
   preempted_requests_ += r.preemptions > 0 ? 1 : 0;
   retractions_ += r.retractions;
   retracted_requests_ += r.retractions > 0 ? 1 : 0;
-  if (!r.completed) {
-    warmup_requests_ += r.warmup ? 1 : 0;
+  warmup_requests_ += r.warmup ? 1 : 0;
+  if (r.completed) {
+    ++completed_;
+  } else {
     ++rejected_total_;
     ++rejected_[std::string(r.status)];
-    return;
   }
-  ++completed_;
+  if (r.warmup) return;  // the requests block only: the rest describes the measured phase
+  ++measured_requests_;
+  if (first_arrival_s_ < 0 || r.arrival_s < first_arrival_s_) first_arrival_s_ = r.arrival_s;
+  last_arrival_s_ = std::max(last_arrival_s_, r.arrival_s);
+  last_finish_s_ = std::max(last_finish_s_, r.finish_s);
+  if (!r.completed) return;
   input_tokens_ += r.input_tokens;
   output_tokens_ += r.output_tokens;
   cached_tokens_ += r.cached_tokens;
-  if (r.warmup) {
-    ++warmup_requests_;
-    return;
-  }
   ++measured_completed_;
   const double ttft = r.first_token_s - r.arrival_s;
   const double tpot = request_tpot_s(r.first_token_s, r.finish_s, r.output_tokens);
   ttft_s_.add(ttft);
   if (r.output_tokens > 1) tpot_s_.add(tpot);
   e2e_s_.add(r.finish_s - r.arrival_s);
+  add_load(r.arrival_s, ttft);
   const bool ttft_ok = slo_.ttft_s <= 0 || ttft <= slo_.ttft_s;
   const bool tpot_ok = slo_.tpot_s <= 0 || tpot <= slo_.tpot_s;
   good_requests_ += ttft_ok && tpot_ok ? 1 : 0;
+}
+
+void Metrics::add_load(double arrival_s, double ttft_s) {
+  const double at_s = std::max(arrival_s, 0.0);
+  while (at_s >= load_bin_s_ * static_cast<double>(kLoadBins)) {  // finite: arrivals are bounded
+    for (size_t i = 0; i < kLoadBins / 2; ++i) {
+      load_[i] = LoadBin{.requests = load_[2 * i].requests + load_[2 * i + 1].requests,
+                         .ttft_s = load_[2 * i].ttft_s + load_[2 * i + 1].ttft_s};
+    }
+    std::fill(load_.begin() + kLoadBins / 2, load_.end(), LoadBin{});
+    load_bin_s_ *= 2;
+  }
+  LoadBin& bin = load_[static_cast<size_t>(at_s / load_bin_s_)];
+  ++bin.requests;
+  bin.ttft_s += ttft_s;
 }
 
 void Metrics::advance(KvTrack& track, double time_s) {
@@ -128,7 +145,7 @@ struct MetricsJson {
     return {{"span_s", rounded(span_s)},
             {"input_tokens_per_s", per_second(static_cast<double>(m.input_tokens_), span_s)},
             {"output_tokens_per_s", per_second(static_cast<double>(m.output_tokens_), span_s)},
-            {"requests_per_s", per_second(static_cast<double>(m.completed_), span_s)}};
+            {"requests_per_s", per_second(static_cast<double>(m.measured_completed_), span_s)}};
   }
 
   static Json goodput(const Metrics& m, double span_s) {
@@ -151,6 +168,51 @@ struct MetricsJson {
       out.push_back({{"index", i}, {"steps", m.steps_[i]}, {"kv_pages", kv(m.kv_[i], end_s)}});
     }
     return out;
+  }
+
+  // Saturation (docs/architecture.md "Outputs"): an open loop offered more than the deployment sustains
+  // queues without bound, so a request's wait grows with its arrival time: at offered rate L and sustained
+  // rate S, by (1 - S/L) of the time since the run began. The verdict asks for that signature in full, so
+  // that a burst or a short run's drain does not raise it: the mean TTFT of each quarter of the arrivals
+  // (by arrival time) at least the previous quarter's, the last quarter's above kTtftRise x the first's and
+  // above it by kGrowthShare of the arrival span (the growth of a >= ~7% overload between quarter centres
+  // 0.75 span apart), and the sustained rate below kSustainedShare of the offered one.
+  static constexpr double kTtftRise = 2.0;
+  static constexpr double kGrowthShare = 0.05;
+  static constexpr double kSustainedShare = 0.95;
+
+  static Json load(const Metrics& m, double sustained_rps) {
+    const double span_s = m.last_arrival_s_ - std::max(m.first_arrival_s_, 0.0);
+    const double offered_rps =
+        m.measured_requests_ > 1 && span_s > 0 ? static_cast<double>(m.measured_requests_ - 1) / span_s : 0.0;
+    std::array<Metrics::LoadBin, 4> quarters{};
+    for (size_t i = 0; i < m.load_.size(); ++i) {
+      if (m.load_[i].requests == 0) continue;
+      const double centre_s = (static_cast<double>(i) + 0.5) * m.load_bin_s_;
+      const double share = span_s > 0 ? (centre_s - m.first_arrival_s_) / span_s : 0.0;
+      const auto q = static_cast<size_t>(std::clamp(share * 4.0, 0.0, 3.0));
+      quarters[q].requests += m.load_[i].requests;
+      quarters[q].ttft_s += m.load_[i].ttft_s;
+    }
+    std::array<double, 4> ttft_s{};
+    bool rising = true;
+    for (size_t q = 0; q < quarters.size(); ++q) {
+      if (quarters[q].requests == 0) {
+        rising = false;  // too few requests to see a trend
+        continue;
+      }
+      ttft_s[q] = quarters[q].ttft_s / static_cast<double>(quarters[q].requests);
+      if (q > 0 && ttft_s[q] < ttft_s[q - 1]) rising = false;
+    }
+    const bool saturated = rising && offered_rps > 0 && ttft_s[3] > kTtftRise * ttft_s[0] &&
+                           ttft_s[3] - ttft_s[0] > kGrowthShare * span_s &&
+                           sustained_rps < kSustainedShare * offered_rps;
+    Json ttft = Json::array();
+    for (const double t : ttft_s) ttft.push_back(rounded(t * kMs));
+    return {{"offered_requests_per_s", rounded(offered_rps)},
+            {"sustained_requests_per_s", rounded(sustained_rps)},
+            {"ttft_mean_ms_by_arrival_quarter", ttft},
+            {"saturated", saturated}};
   }
 
   static Json run(const RunInfo& info) {
@@ -184,6 +246,7 @@ std::string Metrics::to_json(const RunInfo& info) {
   MetricsJson::warmup(*this, j["requests"]);
   j["latency_ms"] = MetricsJson::latency(*this);
   j["throughput"] = MetricsJson::throughput(*this, span_s);
+  j["load"] = MetricsJson::load(*this, per_second(static_cast<double>(measured_completed_), span_s));
   if (slo_.enabled()) j["goodput"] = MetricsJson::goodput(*this, span_s);
   j["prefix_cache"] = {{"input_tokens", input_tokens_},
                        {"hit_tokens", cached_tokens_},
@@ -197,6 +260,7 @@ std::string Metrics::to_json(const RunInfo& info) {
                          {"other_s", rounded(priced_s_ - profiled_s_)}};
   }
   j["run"] = MetricsJson::run(info);
+  if (!info.configuration_json.empty()) j["configuration"] = Json::parse(info.configuration_json);
   return j.dump(2) + "\n";
 }
 

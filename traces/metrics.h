@@ -47,6 +47,8 @@ struct RunInfo {
   // The real engine's machine speed probe around the run (engine/runtime/op_profiler.h speed_probe_s,
   // mean of before and after); written only when set (nondeterministic). sim --speed-of reads it.
   std::optional<double> speed_probe_s;
+  // The resolved configuration, a JSON object's text (OutputConfig::configuration_json); "": none.
+  std::string configuration_json = {};
 };
 
 class Metrics {
@@ -54,8 +56,9 @@ class Metrics {
   Metrics(int32_t instances, Slo slo);
 
   void on_arrival() { ++arrived_; }
-  // A request left the system, completed or rejected. One of a warm-up phase (r.warmup) counts in requests,
-  // throughput and tokens but not in latency_ms or goodput, as a benchmark leaves its warm-up out.
+  // A request left the system, completed or rejected. One of a warm-up phase (r.warmup) counts in the
+  // requests block only (requests.warmup says how many): throughput, tokens, the prefix cache, latency_ms,
+  // goodput and load leave it out, all the same way, as a benchmark leaves its warm-up out.
   void on_request(const RequestRow& r);
   void on_token_gap(double gap_s) { itl_s_.add(gap_s); }  // one inter-token latency sample
   // A request's wait from arrival to the start of the first step that computes it (once per request).
@@ -75,7 +78,7 @@ class Metrics {
   int64_t preemptions() const { return preemptions_; }
   int64_t retractions() const { return retractions_; }
   int64_t prefix_hit_tokens() const { return cached_tokens_; }
-  int64_t input_tokens() const { return input_tokens_; }  // over completed requests
+  int64_t input_tokens() const { return input_tokens_; }  // over completed requests outside the warm-up
   // The share of predicted step time priced from a measured op profile (0 without one, or no step).
   double profile_coverage() const { return priced_s_ > 0 ? profiled_s_ / priced_s_ : 0.0; }
 
@@ -90,7 +93,17 @@ class Metrics {
     double last_time_s = 0;
     double page_seconds = 0;  // integral of used pages over time
   };
+  // Completed requests outside the warm-up, by arrival time in bins of width_s from 0 (kLoadBins of them;
+  // the width doubles, merging pairs, when an arrival falls past the last): what the load block compares
+  // between the early and the late arrivals without keeping anything per request.
+  struct LoadBin {
+    int64_t requests = 0;
+    double ttft_s = 0;  // summed
+  };
+  static constexpr size_t kLoadBins = 64;
+  static constexpr double kFirstLoadBinS = 0.125;  // doubles up to the run's span: 64 bins cover 8 s first
   static void advance(KvTrack& track, double time_s);
+  void add_load(double arrival_s, double ttft_s);
   friend struct MetricsJson;  // the serializer (metrics.cpp), kept out of this header with its JSON type
 
   Slo slo_;
@@ -110,8 +123,12 @@ class Metrics {
   int64_t good_requests_ = 0;
   int64_t warmup_requests_ = 0;     // left the system in the warm-up phase (RequestRow::warmup)
   int64_t measured_completed_ = 0;  // completed outside it: what latency_ms and goodput describe
-  double first_arrival_s_ = -1;
+  int64_t measured_requests_ = 0;   // completed or rejected outside it: the offered load
+  double first_arrival_s_ = -1;     // of the requests outside the warm-up
+  double last_arrival_s_ = 0;
   double last_finish_s_ = 0;
+  std::vector<LoadBin> load_ = std::vector<LoadBin>(kLoadBins);
+  double load_bin_s_ = kFirstLoadBinS;
   LatencyHistogram ttft_s_;
   LatencyHistogram tpot_s_;
   LatencyHistogram itl_s_;

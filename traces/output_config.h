@@ -32,6 +32,9 @@ struct OutputConfig {
   bool trace_gzip = false;            // --trace-gzip: trace.json.gz instead of trace.json
   bool progress = false;              // a progress line on stderr (the CLI sets it when stderr is a terminal)
   bool wall_time_in_metrics = false;  // opt-in: the one nondeterministic field
+  // metrics.json's "configuration" block: the resolved run as a JSON object's text, written by the command
+  // that resolved it (every default filled in, the arguments that reproduce it); "": no block.
+  std::string configuration_json = {};
 };
 
 // The trace file's name in the output directory: "trace.json", or "trace.json.gz" with gzip.

@@ -1,5 +1,9 @@
 #include "traces/output_file.h"
 
+#include <fcntl.h>
+#include <sys/file.h>
+#include <unistd.h>
+
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
@@ -81,6 +85,59 @@ void remove_previous_outputs(const std::string& dir) {
   std::error_code ec;
   for (const char* name : kRunOutputNames)
     std::filesystem::remove((std::filesystem::path(dir) / name).string() + ".previous", ec);
+}
+
+void restore_previous_outputs(const std::string& dir) {
+  std::error_code ec;
+  for (const char* name : kRunOutputNames) {
+    const std::string path = (std::filesystem::path(dir) / name).string();
+    std::filesystem::remove(path + ".partial", ec);
+    if (std::filesystem::exists(path + ".previous", ec)) {
+      std::filesystem::rename(path + ".previous", path, ec);
+    } else {
+      std::filesystem::remove(path, ec);  // the failed run's: retire_previous_outputs left no other there
+    }
+  }
+}
+
+RunOutputs::RunOutputs(std::string dir) : dir_(std::move(dir)) {
+  require_writable_directory(dir_);
+  const std::string lock_path = (std::filesystem::path(dir_) / ".tokenline.lock").string();
+  lock_fd_ = ::open(lock_path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+  if (lock_fd_ < 0)
+    throw InputError("--out " + dir_, "a directory where a lock file can be created", std::strerror(errno));
+  if (::flock(lock_fd_, LOCK_EX | LOCK_NB) != 0) {
+    const int error = errno;
+    ::close(lock_fd_);
+    lock_fd_ = -1;
+    throw InputError("--out " + dir_, "a directory no other tokenline run is writing into",
+                     error == EWOULDBLOCK
+                         ? std::string("another run holds its lock (.tokenline.lock); wait for "
+                                       "it or choose another --out")
+                         : std::string(std::strerror(error)));
+  }
+  try {
+    retire_previous_outputs(dir_);
+  } catch (...) {
+    std::error_code ec;  // the outputs retired so far go back; the rest never moved
+    for (const char* name : kRunOutputNames) {
+      const std::string path = (std::filesystem::path(dir_) / name).string();
+      if (std::filesystem::exists(path + ".previous", ec))
+        std::filesystem::rename(path + ".previous", path, ec);
+    }
+    ::close(lock_fd_);
+    throw;
+  }
+}
+
+RunOutputs::~RunOutputs() {
+  if (!committed_) restore_previous_outputs(dir_);
+  ::close(lock_fd_);  // releases the lock
+}
+
+void RunOutputs::commit() {
+  remove_previous_outputs(dir_);
+  committed_ = true;
 }
 
 }  // namespace tokenline

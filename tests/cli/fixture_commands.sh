@@ -51,8 +51,8 @@ if ! cmp -s "$out/volatile/real/requests.csv" "$out/volatile/replay/requests.csv
   exit 1
 fi
 mkdir -p "$out/run_decisions"
-# requests.csv without its time columns (arrival, first token, finish), and every step's batch.
-awk -F, -v OFS=, '{ $2 = ""; $3 = ""; $4 = ""; print }' "$out/volatile/real/requests.csv" \
+# requests.csv without its time columns (arrival, first token, finish, ttft, tpot, e2e), and every step's batch.
+awk -F, -v OFS=, '{ $2 = ""; $3 = ""; $4 = ""; $14 = ""; $15 = ""; $16 = ""; print }' "$out/volatile/real/requests.csv" \
   >"$out/run_decisions/requests_untimed.csv"
 grep -o '"batch":"[^"]*"' "$out/volatile/real/trace.json" >"$out/run_decisions/batches.txt"
 # The replay of a checked-in trace of that run: every output byte is determined.
@@ -71,3 +71,6 @@ traces_dir=${TOKENLINE_TRACES_DIR:-"../shared/traces"}
 if [[ -f "$traces_dir/conversation_trace.jsonl" ]]; then
   "$tl" sim --workload "$traces_dir/conversation_trace.jsonl" --out "$out/full/mooncake" 2>/dev/null
 fi
+
+# Each run's advisory lock file on its --out (traces/output_file.h RunOutputs): empty, and not an output.
+find "$out" -name .tokenline.lock -delete

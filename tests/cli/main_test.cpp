@@ -156,8 +156,10 @@ TEST_CASE("issue 16 item 7: messages name what is wrong", "[cli][issue16]") {
   CHECK(contains(directory.stderr_text, "expected a workload file, found a directory"));
 }
 
-TEST_CASE("issue 16 item 8: a failed rerun leaves no complete-looking outputs of the run before",
-          "[cli][issue16]") {
+// Issue 16 item 8 retired the earlier outputs when a run started, so that a failure left nothing
+// complete-looking; now every input is judged before --out is touched and a run that fails puts the
+// earlier outputs back (traces/output_file.h RunOutputs): the directory stays as it was.
+TEST_CASE("a failed rerun leaves the outputs of the run before as they were", "[cli][issue16]") {
   TestDir dir("cli_issue16_rerun");
   const std::string out = " --out " + dir.file("o");
   REQUIRE(run_tokenline(kSim + "--workload synthetic:n=3" + out, dir).exit_code == 0);
@@ -166,12 +168,23 @@ TEST_CASE("issue 16 item 8: a failed rerun leaves no complete-looking outputs of
   std::ofstream(bad) << "not json\n";
   CHECK(run_tokenline(kSim + "--workload tokenline:" + bad + out, dir).exit_code == 2);
   for (const char* name : {"metrics.json", "requests.csv", "trace.json"}) {
-    CHECK_FALSE(std::filesystem::exists(dir.file("o/") + name));
-    CHECK(std::filesystem::exists(dir.file("o/") + name + ".previous"));
+    CHECK(std::filesystem::exists(dir.file("o/") + name));
+    CHECK_FALSE(std::filesystem::exists(dir.file("o/") + name + ".previous"));
   }
   CHECK(run_tokenline(kSim + "--workload synthetic:n=3" + out, dir).exit_code == 0);
   CHECK(std::filesystem::exists(dir.file("o/metrics.json")));
   CHECK_FALSE(std::filesystem::exists(dir.file("o/metrics.json.previous")));
+}
+
+TEST_CASE("a mistyped flag is exit 2 with the closest flag of the command", "[cli]") {
+  TestDir dir("cli_did_you_mean");
+  const auto r = run_tokenline("sim --parralel tp8 --out " + dir.file("o"), dir);
+  CHECK(r.exit_code == 2);
+  CHECK(contains(r.stderr_text, "--parralel: did you mean --parallel?"));
+  CHECK_FALSE(std::filesystem::exists(dir.file("o")));
+  const auto far = run_tokenline("sim --zzzzzzzz 1 --out " + dir.file("o"), dir);
+  CHECK(far.exit_code == 2);
+  CHECK_FALSE(contains(far.stderr_text, "did you mean"));  // nothing close: no guess
 }
 
 }  // namespace

@@ -5,9 +5,11 @@
 #include <catch2/catch.hpp>
 #include <filesystem>
 #include <fstream>
+#include <map>
 
 #include "common/input_error.h"
 #include "tests/cli/tokenline_process.h"
+#include "traces/output_file.h"
 
 namespace tokenline {
 namespace {
@@ -81,9 +83,11 @@ TEST_CASE("bad option values are input errors naming the option", "[sim_job]") {
   job.instances = 0;
   CHECK_THROWS_AS(run_sim_job(job), InputError);
   job.instances = 2;
+  job.parallel = "dp8-ep8";
   job.cluster = "h200x8";  // 2 x dp8-ep8 needs 16 GPUs
   CHECK_THROWS_WITH(run_sim_job(job), Catch::Contains("h200x8"));
   job.instances = 1;
+  job.parallel = "";
   job.cluster = "";
   job.prefill_max_running = 4;  // a prefill pool's own flag without --pd
   CHECK_THROWS_WITH(run_sim_job(job), Catch::Contains("--prefill-max-running") && Catch::Contains("--pd"));
@@ -229,6 +233,131 @@ TEST_CASE("an unknown option value fails in the binary with exit code 2", "[sim_
   const auto r = run_tokenline("sim --trace-detail everything --out '" + dir.file("o") + "'", dir);
   CHECK(r.exit_code == 2);
   CHECK(r.stderr_text.find("--trace-detail") != std::string::npos);
+}
+
+// Every file under `dir` with its bytes, by relative path (a directory's state, to compare).
+std::map<std::string, std::string> snapshot(const std::string& dir) {
+  std::map<std::string, std::string> files;
+  for (const auto& e : std::filesystem::recursive_directory_iterator(dir))
+    if (e.is_regular_file())
+      files[std::filesystem::relative(e.path(), dir).string()] = testing::read_all(e.path().string());
+  return files;
+}
+
+TEST_CASE("a flag typo with an existing --out leaves that directory byte-identical", "[sim_job]") {
+  TestDir dir("sim_typo_keeps_out");
+  const std::string out = dir.file("v10");
+  REQUIRE(run_tokenline("sim --max-requests 20 --out '" + out + "'", dir).exit_code == 0);
+  const auto before = snapshot(out);
+  REQUIRE(before.count("metrics.json") == 1);
+  for (const std::string& bad : {std::string("--parallel TP4"), std::string("--rate -3"),
+                                 std::string("--hardware h100 --cluster h200x8"), std::string("--gpus 3"),
+                                 std::string("--workload '") + write_with_bad_line(dir) + "'"}) {
+    CAPTURE(bad);
+    const auto r = run_tokenline("sim " + bad + " --max-requests 20 --out '" + out + "'", dir);
+    CHECK(r.exit_code == 2);
+    CHECK(snapshot(out) == before);
+  }
+}
+
+TEST_CASE("a run into a directory another run is writing is refused", "[sim_job]") {
+  TestDir dir("sim_locked_out");
+  const std::string out = dir.file("o");
+  RunOutputs held(out);  // this process holds the lock, as a running sim would
+  const auto r = run_tokenline("sim --max-requests 5 --out '" + out + "'", dir);
+  CHECK(r.exit_code == 2);
+  CHECK(r.stderr_text.find("another run holds its lock") != std::string::npos);
+  CHECK_FALSE(std::filesystem::exists(out + "/metrics.json"));
+}
+
+TEST_CASE("a dense model alone runs tensor parallel over its GPUs, an MoE one with DP attention + EP",
+          "[sim_job]") {
+  TestDir dir("sim_default_layout");
+  const auto dense =
+      run_tokenline("sim --model llama-3.1-8b --max-requests 10 --out '" + dir.file("d") + "'", dir);
+  REQUIRE(dense.exit_code == 0);
+  CHECK(read_json(dir.file("d/metrics.json"))["run"]["parallelism"] == "tp8");
+  const auto two = run_tokenline(
+      "sim --model llama-3.1-8b --gpus 2 --max-requests 10 --out '" + dir.file("d2") + "'", dir);
+  REQUIRE(two.exit_code == 0);
+  CHECK(read_json(dir.file("d2/metrics.json"))["run"]["parallelism"] == "tp2");
+  const auto moe = run_tokenline("sim --max-requests 10 --out '" + dir.file("m") + "'", dir);
+  REQUIRE(moe.exit_code == 0);
+  CHECK(read_json(dir.file("m/metrics.json"))["run"]["parallelism"] == "dp8-ep8");
+  const auto wrong = run_tokenline("sim --gpus 4 --parallel tp8 --out '" + dir.file("w") + "'", dir);
+  CHECK(wrong.exit_code == 2);
+  CHECK(wrong.stderr_text.find("--gpus") != std::string::npos);
+}
+
+TEST_CASE("--hardware and --cluster together are refused", "[sim_job]") {
+  SimJob job;
+  job.out = "unused";
+  job.hardware = "h100";
+  job.cluster = "h200x8";
+  CHECK_THROWS_WITH(run_sim_job(job), Catch::Contains("--hardware h100") && Catch::Contains("--cluster"));
+}
+
+TEST_CASE("--rate rescales the trace's arrivals to the rate asked and prints the trace's own", "[sim_job]") {
+  TestDir dir("sim_rate");
+  const std::string workload =
+      testing::source_file("tests/cli/fixtures/mooncake_conversation_3001_3300.jsonl");
+  const auto r = testing::run_tokenline_both(
+      "sim --workload '" + workload + "' --max-requests 60 --rate 3 --out '" + dir.file("o") + "'", dir);
+  REQUIRE(r.exit_code == 0);
+  const auto m = read_json(dir.file("o/metrics.json"));
+  CHECK(m["load"]["offered_requests_per_s"].get<double>() == Approx(3.0).epsilon(1e-6));
+  CHECK(r.stdout_text.find("the workload's own rate") != std::string::npos);
+  const auto both = run_tokenline("sim --rate 3 --time-scale 2 --out '" + dir.file("b") + "'", dir);
+  CHECK(both.exit_code == 2);
+  CHECK(both.stderr_text.find("--rate") != std::string::npos);
+}
+
+TEST_CASE("--isl / --osl make a synthetic workload at --rate with lengths inside the range ratio",
+          "[sim_job]") {
+  TestDir dir("sim_isl_osl");
+  const auto r = run_tokenline(
+      "sim --model llama-3.1-8b --isl 512 --osl 64 --range-ratio 0.5 --rate 4 "
+      "--max-requests 50 --out '" +
+          dir.file("o") + "'",
+      dir);
+  REQUIRE(r.exit_code == 0);
+  const auto rows = testing::read_csv_rows(dir.file("o/requests.csv"));
+  REQUIRE(rows.size() == 50);
+  bool spread = false;
+  for (const auto& row : rows) {
+    const int64_t input = std::stoll(row[4]);
+    CHECK(input >= 256);
+    CHECK(input <= 768);
+    spread = spread || input != 512;
+  }
+  CHECK(spread);
+  const auto no_rate = run_tokenline("sim --isl 512 --osl 64 --out '" + dir.file("n") + "'", dir);
+  CHECK(no_rate.exit_code == 2);
+  CHECK(no_rate.stderr_text.find("--rate") != std::string::npos);
+}
+
+TEST_CASE("metrics.json's configuration block reproduces the run byte for byte", "[sim_job]") {
+  TestDir dir("sim_configuration");
+  const std::string workload =
+      testing::source_file("tests/cli/fixtures/mooncake_conversation_3001_3300.jsonl");
+  const auto first =
+      run_tokenline("sim --model llama-3.1-8b --workload '" + workload +
+                        "' --max-requests 30 --rate 2 --slo ttft=2s --out '" + dir.file("a") + "'",
+                    dir);
+  REQUIRE(first.exit_code == 0);
+  const auto configuration = read_json(dir.file("a/metrics.json"))["configuration"];
+  CHECK(configuration["layout"] == "tp8");
+  CHECK(configuration["instances"][0]["max_running_requests_per_rank"].get<int64_t>() > 0);
+  CHECK(configuration["tokenline_version"].get<std::string>().size() > 0);
+  std::string again;
+  for (const auto& a : configuration["arguments"]) again += "'" + a.get<std::string>() + "' ";
+  REQUIRE(again.rfind("'sim' ", 0) == 0);
+  REQUIRE(run_tokenline(again + "--out '" + dir.file("b") + "'", dir).exit_code == 0);
+  for (const char* name : {"metrics.json", "requests.csv", "trace.json"}) {
+    CAPTURE(name);
+    CHECK(testing::read_all(dir.file(std::string("a/") + name)) ==
+          testing::read_all(dir.file(std::string("b/") + name)));
+  }
 }
 
 }  // namespace

@@ -18,6 +18,7 @@ namespace tokenline::testing {
 struct ProcessResult {
   int exit_code = -1;
   std::string stderr_text;
+  std::string stdout_text;  // run_tokenline_both only
 };
 
 // Runs `tokenline <args>` with stdout discarded and stderr captured.
@@ -29,6 +30,20 @@ inline ProcessResult run_tokenline(const std::string& args, const TestDir& scrat
   ProcessResult r;
   r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
   r.stderr_text = read_all(err);
+  return r;
+}
+
+// Runs `tokenline <args>` with stdout and stderr captured apart.
+inline ProcessResult run_tokenline_both(const std::string& args, const TestDir& scratch) {
+  const std::string out = scratch.file("stdout.txt");
+  const std::string err = scratch.file("stderr.txt");
+  const std::string command =
+      std::string("'") + TOKENLINE_BINARY + "' " + args + " >'" + out + "' 2>'" + err + "'";
+  const int status = std::system(command.c_str());
+  ProcessResult r;
+  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  r.stderr_text = read_all(err);
+  r.stdout_text = read_all(out);
   return r;
 }
 

@@ -80,6 +80,39 @@ TEST_CASE("plan: shards merged give the bytes of one unsharded run", "[plan][cli
   CHECK(missing.err.find("all 3 shards") != std::string::npos);
 }
 
+// A workload far below what llama-3.1-8b serves on 2 GPUs: its true limit lies above 8x the trace's rate
+// (0.5 req/s), the top of the search's first range.
+const std::string kLightPlan =
+    "plan --model llama-3.1-8b --hardware h200 --gpus 2 "
+    "--workload synthetic:n=120,rate=0.5,input=uniform:1024:2048,output=uniform:32:64,seed=2 "
+    "--chunks 4096 --max-running-set 64 --probes 4 --jobs 2 --slo ttft=1s,tpot=50ms";
+
+TEST_CASE("plan: a candidate that meets the SLO at the top of the search widens it to a true limit",
+          "[plan][cli]") {
+  TestDir dir("plan-widen");
+  const Run capped = run(kLightPlan + " --rate-range 0.015625:4 --out " + dir.file("capped"), dir, "c");
+  REQUIRE(capped.exit_code == 0);
+  const nlohmann::json narrow = nlohmann::json::parse(read_all(dir.file("capped/plan.json")));
+  int capped_rows = 0;
+  for (const auto& row : narrow["rows"]) capped_rows += row["rate_capped"].get<bool>() ? 1 : 0;
+  CHECK(capped_rows >= 1);  // the old range: rows that meet at its top are lower bounds, and say so
+  CHECK(capped.out.find(">=") != std::string::npos);
+  CHECK(capped.out.find("not a ranking") != std::string::npos);
+
+  const Run wide = run(kLightPlan + " --out " + dir.file("wide"), dir, "w");
+  REQUIRE(wide.exit_code == 0);
+  const nlohmann::json plan = nlohmann::json::parse(read_all(dir.file("wide/plan.json")));
+  REQUIRE(plan["counts"]["meets"].get<int>() >= 1);
+  double best_rate = 0;
+  for (const auto& row : plan["rows"]) {
+    if (row["status"] != "meets") continue;
+    CHECK_FALSE(row["rate_capped"].get<bool>());  // every limit found: a probe above it missed
+    best_rate = std::max(best_rate, row["rate_per_s"].get<double>());
+  }
+  CHECK(best_rate > 4.0);  // above 8x the trace's rate
+  CHECK(wide.out.find(">=") == std::string::npos);
+}
+
 TEST_CASE("plan: an impossible SLO says so with the closest candidates and still writes the files",
           "[plan][cli]") {
   TestDir dir("plan-impossible");

@@ -35,6 +35,27 @@ TEST_CASE("workload requests become request specs with their prefix blocks", "[w
   CHECK_FALSE(source->next(a));
 }
 
+TEST_CASE("a workload's own rate is its requests over its arrival span, and --rate rescales to any rate",
+          "[workload_arrivals]") {
+  TestDir dir("arrivals_rate");
+  const std::string path = dir.file("w.jsonl");
+  {
+    std::ofstream out(path);
+    for (const double t : {1.0, 2.0, 4.0, 9.0})  // 4 requests, 3 gaps over 8 s
+      out << R"({"arrival_s": )" << t << R"(, "input_tokens": 10, "output_tokens": 2})"
+          << "\n";
+  }
+  WorkloadSpec spec;
+  spec.spec = path;
+  spec.options.window.time_scale = 7.0;  // the native rate ignores the window's scale
+  CHECK(native_rate_rps(spec) == Approx(3.0 / 8.0));
+  spec.options.window.max_requests = 3;  // ... but keeps its request count: 2 gaps over 3 s
+  CHECK(native_rate_rps(spec) == Approx(2.0 / 3.0));
+  CHECK(time_scale_for_rate(0.375, 3.0) == Approx(0.125));
+  CHECK_THROWS_WITH(time_scale_for_rate(0.375, 0.0), Catch::Contains("--rate"));
+  CHECK_THROWS_WITH(time_scale_for_rate(0.0, 3.0), Catch::Contains("without an arrival rate"));
+}
+
 TEST_CASE("the Mooncake conversation trace hits the prefix cache and the cache size changes the rate",
           "[workload_arrivals][trace]") {
   const std::string trace = testing::shared_trace("conversation_trace.jsonl");

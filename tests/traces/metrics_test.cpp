@@ -1,5 +1,6 @@
 #include "traces/metrics.h"
 
+#include <algorithm>
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
 
@@ -51,7 +52,8 @@ TEST_CASE("metrics count and summarize requests and apply the SLO", "[metrics]")
   CHECK(nlohmann::json::parse(m.to_json(real))["run"]["speed_probe_s"].get<double>() == Approx(0.025));
 }
 
-TEST_CASE("a warm-up request counts in requests and throughput, not in latency or goodput", "[metrics]") {
+TEST_CASE("a warm-up request counts in the requests block only: not in throughput, latency or goodput",
+          "[metrics]") {
   Metrics m(1, Slo{.ttft_s = 0.5, .tpot_s = 0.0});
   for (int i = 0; i < 3; ++i) m.on_arrival();
   RequestRow warm = done(0, 0.0, 4.0, 9.0, 11, 0);  // ttft 4 s: would miss the SLO and dominate the mean
@@ -67,9 +69,61 @@ TEST_CASE("a warm-up request counts in requests and throughput, not in latency o
   CHECK(j["latency_ms"]["e2e"]["max"].get<double>() == Approx(1400.0));
   CHECK(j["goodput"]["good_requests"] == 2);
   CHECK(j["goodput"]["fraction_of_completed"].get<double>() == Approx(1.0));
-  CHECK(j["throughput"]["output_tokens_per_s"].get<double>() == Approx(33.0 / 10.4));  // all three
+  // The measured phase: two requests' 22 tokens from the first measured arrival (9.0) to the last finish.
+  CHECK(j["throughput"]["output_tokens_per_s"].get<double>() == Approx(22.0 / 1.4));
+  CHECK(j["throughput"]["requests_per_s"].get<double>() == Approx(2.0 / 1.4));
+  CHECK(j["throughput"]["span_s"].get<double>() == Approx(1.4));
+  CHECK(j["prefix_cache"]["input_tokens"] == 2000);
   CHECK_FALSE(
       nlohmann::json::parse(Metrics(1, Slo{}).to_json(run_ending_at(1.0)))["requests"].contains("warmup"));
+}
+
+// An open loop at `offered` req/s for `seconds`, served FIFO at `sustained` req/s, each request taking
+// `service_s` once it starts: its TTFT is its wait plus service_s.
+Metrics queue_run(double offered, double sustained, double seconds, double service_s) {
+  Metrics m(1, Slo{});
+  double free_s = 0;
+  const auto n = static_cast<int64_t>(offered * seconds);
+  for (int64_t i = 0; i < n; ++i) {
+    const double arrival = static_cast<double>(i) / offered;
+    const double start = std::max(arrival, free_s);
+    free_s = start + 1.0 / sustained;
+    m.on_arrival();
+    m.on_request(done(i, arrival, start + service_s, start + service_s + 1.0, 11, 0));
+  }
+  return m;
+}
+
+TEST_CASE("an open loop offered more than it sustains is saturated, with both rates", "[metrics]") {
+  Metrics m = queue_run(20.0, 12.0, 100.0, 0.3);
+  const auto j = nlohmann::json::parse(m.to_json(run_ending_at(200.0)));
+  CHECK(j["load"]["saturated"] == true);
+  CHECK(j["load"]["offered_requests_per_s"].get<double>() == Approx(20.0).epsilon(0.01));
+  CHECK(j["load"]["sustained_requests_per_s"].get<double>() == Approx(12.0).epsilon(0.02));
+  const auto& q = j["load"]["ttft_mean_ms_by_arrival_quarter"];
+  CHECK(q[3].get<double>() > 5 * q[0].get<double>());  // the wait grows with the arrival time
+}
+
+TEST_CASE("a healthy open loop is not saturated, even with the drain of a short run", "[metrics]") {
+  // 40 requests over 4 s served at twice the rate; each finishes 1.3 s after it starts, so the last
+  // finish lies well after the last arrival and the sustained rate reads below the offered one.
+  Metrics m = queue_run(10.0, 20.0, 4.0, 0.3);
+  const auto j = nlohmann::json::parse(m.to_json(run_ending_at(10.0)));
+  CHECK(j["load"]["sustained_requests_per_s"].get<double>() <
+        0.95 * j["load"]["offered_requests_per_s"].get<double>());
+  CHECK(j["load"]["saturated"] == false);
+  Metrics healthy = queue_run(5.0, 12.0, 200.0, 0.3);
+  CHECK(nlohmann::json::parse(healthy.to_json(run_ending_at(300.0)))["load"]["saturated"] == false);
+}
+
+TEST_CASE("a burst late in a run does not read as saturation", "[metrics]") {
+  Metrics m(1, Slo{});
+  for (int64_t i = 0; i < 100; ++i) {  // 1 req/s, TTFT 0.2 s, but requests 60-69 wait 5 s
+    const double arrival = static_cast<double>(i);
+    const double ttft = i >= 60 && i < 70 ? 5.0 : 0.2;
+    m.on_request(done(i, arrival, arrival + ttft, arrival + ttft + 30.0, 11, 0));
+  }
+  CHECK(nlohmann::json::parse(m.to_json(run_ending_at(200.0)))["load"]["saturated"] == false);
 }
 
 TEST_CASE("metrics count retractions apart, within the preemptions", "[metrics]") {

@@ -61,5 +61,53 @@ TEST_CASE("issue 16: a starting run retires the outputs of the run before", "[ou
   CHECK_NOTHROW(retire_previous_outputs(dir.file("absent")));
 }
 
+void write_file(const std::string& path, const std::string& text) {
+  OutputFile f(path);
+  f.buffer() = text;
+  REQUIRE(f.commit());
+}
+
+TEST_CASE("a failed run puts the earlier outputs back and removes its own", "[output_file]") {
+  testing::TestDir dir("output_file_restore");
+  write_file(dir.file("metrics.json"), "old metrics");
+  write_file(dir.file("requests.csv"), "old rows");
+  {
+    RunOutputs outputs(dir.path().string());
+    CHECK_FALSE(std::filesystem::exists(dir.file("metrics.json")));
+    write_file(dir.file("requests.csv"), "new rows");  // published, then the run fails
+    write_file(dir.file("trace.json"), "new trace");
+    std::ofstream(dir.file("metrics.json.partial")) << "half";
+  }
+  CHECK(testing::read_all(dir.file("metrics.json")) == "old metrics");
+  CHECK(testing::read_all(dir.file("requests.csv")) == "old rows");
+  CHECK_FALSE(std::filesystem::exists(dir.file("trace.json")));
+  CHECK_FALSE(std::filesystem::exists(dir.file("metrics.json.partial")));
+  CHECK_FALSE(std::filesystem::exists(dir.file("metrics.json.previous")));
+}
+
+TEST_CASE("a committed run removes the earlier outputs", "[output_file]") {
+  testing::TestDir dir("output_file_commit");
+  write_file(dir.file("metrics.json"), "old metrics");
+  write_file(dir.file("trace.json.gz"), "old gzip trace");
+  {
+    RunOutputs outputs(dir.path().string());
+    write_file(dir.file("metrics.json"), "new metrics");
+    outputs.commit();
+  }
+  CHECK(testing::read_all(dir.file("metrics.json")) == "new metrics");
+  CHECK_FALSE(std::filesystem::exists(dir.file("trace.json.gz")));
+  CHECK_FALSE(std::filesystem::exists(dir.file("metrics.json.previous")));
+}
+
+TEST_CASE("a second run into a directory another run holds is refused and touches nothing", "[output_file]") {
+  testing::TestDir dir("output_file_lock");
+  write_file(dir.file("metrics.json"), "old metrics");
+  RunOutputs first(dir.path().string());
+  write_file(dir.file("requests.csv.partial"), "the first run's rows so far");
+  CHECK_THROWS_WITH(RunOutputs(dir.path().string()), Catch::Contains("another run holds its lock"));
+  CHECK(testing::read_all(dir.file("metrics.json.previous")) == "old metrics");
+  CHECK(std::filesystem::exists(dir.file("requests.csv.partial")));  // the first run's partial file stays
+}
+
 }  // namespace
 }  // namespace tokenline

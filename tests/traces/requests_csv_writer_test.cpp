@@ -37,12 +37,28 @@ TEST_CASE("requests.csv has a header and one row per request", "[requests_csv_wr
                      .kv_transfer_bytes = 53940000.0,
                      .kv_transfer_s = 0.25});
   REQUIRE(w.finish());
-  CHECK(testing::read_all(path) ==
-        "id,arrival_s,first_token_s,finish_s,input_tokens,output_tokens,cached_tokens,preemptions,instance,"
-        "status,decode_instance,kv_transfer_bytes,kv_transfer_s\n"
-        "3,1.000000,1.250000,2.500000,100,10,64,1,0,completed,,,\n"
-        "4,2.000000,,2.000000,2000000,0,0,0,-1,too_long,,,\n"
-        "5,3.000000,4.500000,5.000000,1000,2,0,0,1,completed,2,53940000,0.250000\n");
+  CHECK(
+      testing::read_all(path) ==
+      "id,arrival_s,first_token_s,finish_s,input_tokens,output_tokens,cached_tokens,preemptions,instance,"
+      "status,decode_instance,kv_transfer_bytes,kv_transfer_s,ttft_s,tpot_s,e2e_s\n"
+      "3,1.000000,1.250000,2.500000,100,10,64,1,0,completed,,,,0.250000,0.138889,1.500000\n"
+      "4,2.000000,,2.000000,2000000,0,0,0,-1,too_long,,,,,,0.000000\n"
+      "5,3.000000,4.500000,5.000000,1000,2,0,0,1,completed,2,53940000,0.250000,1.500000,0.500000,2.000000\n");
+}
+
+TEST_CASE("requests.csv rows are in id order whatever order requests leave in", "[requests_csv_writer]") {
+  testing::TestDir dir("csv_order");
+  const std::string path = dir.file("requests.csv");
+  RequestsCsvWriter w(path);
+  for (const int64_t id : {2, 0, 3, 1, 5}) {  // 4 never leaves: 5 is written after the others at finish
+    w.write(RequestRow{.id = id, .arrival_s = 0.0, .finish_s = 1.0, .status = "too_long"});
+  }
+  REQUIRE(w.finish());
+  std::string ids;
+  const std::string text = testing::read_all(path);
+  for (size_t at = text.find('\n'); at + 1 < text.size(); at = text.find('\n', at + 1))
+    ids += text.substr(at + 1, 1);
+  CHECK(ids == "01235");
 }
 
 }  // namespace

@@ -55,7 +55,7 @@ TEST_CASE("the same command twice gives byte-identical outputs", "[simulation]")
   }
 }
 
-// Each request's async spans: "request" encloses "queued", every "prefill chunk N" and "decode".
+// Each request's async spans: "request <id>" encloses "queued", every "prefill chunk N" and "decode".
 void check_request_spans_nest(const nlohmann::json& trace) {
   std::map<int64_t, std::pair<double, double>> request_span;
   std::map<int64_t, std::vector<std::pair<std::string, double>>> events;
@@ -63,7 +63,7 @@ void check_request_spans_nest(const nlohmann::json& trace) {
     if (e["ph"] != "b" && e["ph"] != "e") continue;
     const int64_t id = e["id"];
     const double ts = e["ts"];
-    if (e["name"] == "request") {
+    if (e["name"] == "request " + std::to_string(id)) {
       (e["ph"] == "b" ? request_span[id].first : request_span[id].second) = ts;
     } else {
       events[id].emplace_back(e["ph"].get<std::string>() + ":" + e["name"].get<std::string>(), ts);

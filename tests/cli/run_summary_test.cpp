@@ -1,0 +1,123 @@
+// The summary a run prints on the terminal (cli/run_summary.h): its figures come from metrics.json, the
+// overload warning only from a saturated run; and the commands that print it.
+#include "cli/run_summary.h"
+
+#include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
+
+#include "tests/cli/tokenline_process.h"
+
+namespace tokenline::cli {
+namespace {
+
+using testing::run_tokenline_both;
+using testing::TestDir;
+
+nlohmann::json latency(double mean, double p50, double p90, double p99) {
+  return {{"count", 10}, {"mean", mean}, {"p50", p50}, {"p90", p90}, {"p99", p99}, {"max", p99}};
+}
+
+nlohmann::json metrics_document(bool saturated) {
+  return {
+      {"requests",
+       {{"arrived", 100},
+        {"completed", 98},
+        {"rejected", 2},
+        {"in_flight_at_end", 0},
+        {"preemptions", 7},
+        {"retractions", 3}}},
+      {"latency_ms",
+       {{"ttft", latency(120, 100, 300, 900)},
+        {"tpot", latency(20, 19, 25, 40)},
+        {"itl", latency(20, 18, 24, 45)},
+        {"e2e", latency(3000, 2900, 4000, 6000)}}},
+      {"throughput",
+       {{"span_s", 50.0},
+        {"input_tokens_per_s", 4000.0},
+        {"output_tokens_per_s", 800.0},
+        {"requests_per_s", 1.96}}},
+      {"load",
+       {{"offered_requests_per_s", 4.0},
+        {"sustained_requests_per_s", 1.96},
+        {"ttft_mean_ms_by_arrival_quarter", {100, 2000, 5000, 9000}},
+        {"saturated", saturated}}},
+      {"prefix_cache", {{"hit_rate", 0.25}}},
+      {"kv_pages", {{"capacity", 1000}, {"peak", 500}}},
+      {"run",
+       {{"model", "m"}, {"hardware", "h200"}, {"parallelism", "tp8"}, {"instances", 1}, {"workload", "w"}}}};
+}
+
+TEST_CASE("the summary carries throughput per GPU, every percentile and what priced the steps", "[summary]") {
+  SummaryContext c;
+  c.command = "sim";
+  c.gpus = 8;
+  c.time_source = "the roofline (no --profile)";
+  c.defaults = {"hardware h200 (no --hardware)"};
+  const nlohmann::ordered_json s = summary_json(metrics_document(false), c);
+  CHECK(s["throughput"]["output_tokens_per_s_per_gpu"].get<double>() == Approx(100.0));
+  CHECK(s["throughput"]["requests_per_s_per_gpu"].get<double>() == Approx(1.96 / 8));
+  CHECK(s["latency_ms"]["ttft"]["p99"].get<double>() == Approx(900));
+  CHECK(s["kv_pages"]["peak_fraction"].get<double>() == Approx(0.5));
+  CHECK(s["goodput"].is_null());
+  const std::string table = summary_table(s);
+  CHECK(table.find("TTFT") != std::string::npos);
+  CHECK(table.find("p99") != std::string::npos);
+  CHECK(table.find("900") != std::string::npos);
+  CHECK(table.find("(100 per GPU)") != std::string::npos);
+  CHECK(table.find("7 preemptions, 3 retractions") != std::string::npos);
+  CHECK(table.find("step times    the roofline (no --profile)") != std::string::npos);
+  CHECK(table.find("defaults      hardware h200 (no --hardware)") != std::string::npos);
+  CHECK(table.find("no --slo given") != std::string::npos);
+  CHECK(table.find("load          offered 4.00 req/s, sustained 1.96 req/s") != std::string::npos);
+  CHECK(overload_warning(s).empty());
+}
+
+TEST_CASE("a saturated run's summary warns with the offered and the sustained rate", "[summary]") {
+  SummaryContext c;
+  c.command = "sim";
+  const nlohmann::ordered_json s = summary_json(metrics_document(true), c);
+  const std::string warning = overload_warning(s);
+  CHECK(warning.find("offered 4.00 req/s") != std::string::npos);
+  CHECK(warning.find("sustained 1.96 req/s") != std::string::npos);
+}
+
+TEST_CASE("sim prints the summary table on stdout and --json prints it as JSON", "[summary][cli]") {
+  TestDir dir("summary_cli");
+  const std::string workload =
+      testing::source_file("tests/cli/fixtures/mooncake_conversation_3001_3300.jsonl");
+  const std::string common = "sim --workload '" + workload + "' --max-requests 40 --slo ttft=2s,tpot=100ms ";
+  const auto table = run_tokenline_both(common + "--out '" + dir.file("a") + "'", dir);
+  REQUIRE(table.exit_code == 0);
+  CHECK(table.stdout_text.find("TTFT") != std::string::npos);
+  CHECK(table.stdout_text.find("goodput") != std::string::npos);
+  CHECK(table.stdout_text.find("per GPU") != std::string::npos);
+  CHECK(table.stdout_text.find("layout dp8-ep8") != std::string::npos);  // the default, said
+  const auto json = run_tokenline_both(common + "--json --out '" + dir.file("b") + "'", dir);
+  REQUIRE(json.exit_code == 0);
+  const nlohmann::json s = nlohmann::json::parse(json.stdout_text);
+  CHECK(s["gpus"] == 8);
+  CHECK(s["requests"]["completed"] == 40);
+  const nlohmann::json m = testing::read_json(dir.file("b/metrics.json"));
+  CHECK(s["latency_ms"]["ttft"]["p90"] == m["latency_ms"]["ttft"]["p90"]);
+  CHECK(s["goodput"]["requests_per_s"] == m["goodput"]["requests_per_s"]);
+}
+
+// The README's case: Llama-3.1-70B on 8 H200 with nothing but a rate, on the embedded Mooncake
+// conversation head (long prompts, ~11k input tokens on average): tp8 sustains ~1.6 req/s on the roofline,
+// so 20 req/s (and 5) outrun it, and the queue grows through the run; 1 req/s it serves with a flat TTFT.
+TEST_CASE("an overloaded deployment says so, a healthy one does not", "[summary][cli]") {
+  TestDir dir("summary_overload");
+  const std::string run = "sim --model llama-3.1-70b --hardware h200 --gpus 8 ";
+  const auto over = run_tokenline_both(run + "--rate 20 --out '" + dir.file("o20") + "'", dir);
+  REQUIRE(over.exit_code == 0);
+  CHECK(over.stdout_text.find("p99") != std::string::npos);
+  CHECK(over.stdout_text.find("E2E") != std::string::npos);
+  CHECK(over.stderr_text.find("warning: overloaded: offered 20.0 req/s") != std::string::npos);
+  const auto fine = run_tokenline_both(run + "--rate 1 --out '" + dir.file("o1") + "'", dir);
+  REQUIRE(fine.exit_code == 0);
+  CHECK(fine.stdout_text.find("p99") != std::string::npos);
+  CHECK(fine.stderr_text.find("overloaded") == std::string::npos);
+}
+
+}  // namespace
+}  // namespace tokenline::cli
