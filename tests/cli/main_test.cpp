@@ -29,8 +29,7 @@ std::string mooncake_line(long long timestamp_ms) {
 // A short simulation's options: the tiny model keeps each run well under a second.
 const std::string kSim = "sim --model glm-5.3 --parallel tp8 ";
 
-TEST_CASE("issue 16 item 1: runs that would grow memory without bound are refused at once",
-          "[cli][issue16]") {
+TEST_CASE("runs that would grow memory without bound are refused at once", "[cli][input_limits]") {
   TestDir dir("cli_issue16_memory");
   const auto run = run_tokenline("run --model glm-5.3 --workload synthetic:n=1 --out " + dir.file("o"), dir);
   CHECK(run.exit_code == 2);
@@ -44,8 +43,7 @@ TEST_CASE("issue 16 item 1: runs that would grow memory without bound are refuse
   CHECK(contains(turns.stderr_text, "synthetic: turns: expected at most 1000 turns per session"));
 }
 
-TEST_CASE("issue 16 item 2: a line nesting 100,000 brackets is a bad line, not a segfault",
-          "[cli][issue16]") {
+TEST_CASE("a line nesting 100,000 brackets is a bad line, not a segfault", "[cli][input_limits]") {
   TestDir dir("cli_issue16_deep");
   const std::string trace = dir.file("deep.jsonl");
   std::ofstream(trace) << mooncake_line(0) << std::string(100'000, '[') << std::string(100'000, ']') << "\n"
@@ -61,7 +59,7 @@ TEST_CASE("issue 16 item 2: a line nesting 100,000 brackets is a bad line, not a
   CHECK_FALSE(std::filesystem::exists(dir.file("b/trace.json.partial")));
 }
 
-TEST_CASE("issue 16 item 3: out-of-range numbers are refused, not replaced or overflowed", "[cli][issue16]") {
+TEST_CASE("out-of-range numbers are refused, not replaced or overflowed", "[cli][input_limits]") {
   TestDir dir("cli_issue16_range");
   const auto context = run_tokenline("ledger decode --context -5", dir);
   CHECK(context.exit_code == 2);
@@ -79,7 +77,7 @@ TEST_CASE("issue 16 item 3: out-of-range numbers are refused, not replaced or ov
   CHECK_FALSE(std::filesystem::exists(dir.file("o/requests.csv")));
 }
 
-TEST_CASE("issue 16 item 4: skip-bad-lines skips the outlier, not the 199 lines after it", "[cli][issue16]") {
+TEST_CASE("skip-bad-lines skips the outlier, not the 199 lines after it", "[cli][input_limits]") {
   TestDir dir("cli_issue16_outlier");
   const std::string trace = dir.file("outlier.jsonl");
   {
@@ -95,7 +93,7 @@ TEST_CASE("issue 16 item 4: skip-bad-lines skips the outlier, not the 199 lines 
   CHECK(testing::read_json(dir.file("o/metrics.json"))["requests"]["completed"] == 250);
 }
 
-TEST_CASE("issue 16 item 5: a FIFO workload is read once and the run ends", "[cli][issue16]") {
+TEST_CASE("a FIFO workload is read once and the run ends", "[cli][input_limits]") {
   TestDir dir("cli_issue16_fifo");
   const std::string trace = dir.file("trace.jsonl"), fifo = dir.file("trace.fifo");
   {
@@ -113,7 +111,7 @@ TEST_CASE("issue 16 item 5: a FIFO workload is read once and the run ends", "[cl
   CHECK(testing::read_json(dir.file("o/metrics.json"))["requests"]["completed"] == 20);
 }
 
-TEST_CASE("issue 16 item 6: nonsense option values are input errors", "[cli][issue16]") {
+TEST_CASE("nonsense option values are input errors", "[cli][input_limits]") {
   TestDir dir("cli_issue16_options");
   const std::string out = " --out " + dir.file("o");
   struct Case {
@@ -136,7 +134,7 @@ TEST_CASE("issue 16 item 6: nonsense option values are input errors", "[cli][iss
   }
 }
 
-TEST_CASE("issue 16 item 7: messages name what is wrong", "[cli][issue16]") {
+TEST_CASE("messages name what is wrong", "[cli][input_limits]") {
   TestDir dir("cli_issue16_messages");
   const std::string out = " --out " + dir.file("o");
   const auto page = run_tokenline(kSim + "--page-size 100000000" + out, dir);
@@ -159,7 +157,7 @@ TEST_CASE("issue 16 item 7: messages name what is wrong", "[cli][issue16]") {
 // Issue 16 item 8 retired the earlier outputs when a run started, so that a failure left nothing
 // complete-looking; now every input is judged before --out is touched and a run that fails puts the
 // earlier outputs back (traces/output_file.h RunOutputs): the directory stays as it was.
-TEST_CASE("a failed rerun leaves the outputs of the run before as they were", "[cli][issue16]") {
+TEST_CASE("a failed rerun leaves the outputs of the run before as they were", "[cli][input_limits]") {
   TestDir dir("cli_issue16_rerun");
   const std::string out = " --out " + dir.file("o");
   REQUIRE(run_tokenline(kSim + "--workload synthetic:n=3" + out, dir).exit_code == 0);

@@ -42,7 +42,7 @@ TEST_CASE("an unwritable directory is an input error", "[output_file]") {
   CHECK_NOTHROW(require_writable_directory(dir.file("fresh/sub")));
 }
 
-TEST_CASE("issue 16: a starting run retires the outputs of the run before", "[output_file][issue16]") {
+TEST_CASE("a starting run retires the outputs of the run before", "[output_file][input_limits]") {
   testing::TestDir dir("output_file_retire");
   for (const char* name : {"metrics.json", "trace.json"}) {
     OutputFile f(dir.file(name));
