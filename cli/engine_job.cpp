@@ -195,4 +195,23 @@ void print_engine_summary(const char* mode, const Metrics& m, const EngineLoopRe
   }
 }
 
+RealEngine::RealEngine(const EngineJob& job, const EngineSetup& setup)
+    : runner(setup.shape, engine_weights(job, setup.shape), setup.runner, clock),
+      instance(setup.instance),
+      recorder(setup.output, setup.slo, 1) {
+  recorder.describe_instance(0, setup.parallel.name(), setup.parallel.dp_attention, job.kv_pages);
+}
+
+int finish_engine(RealEngine& engine, RunInfo info, const EngineLoopResult& result, const char* command,
+                  const std::string& out) {
+  info.simulated_s = result.end_s;
+  std::string why;
+  if (!engine.recorder.finish(info, &why)) {
+    std::fprintf(stderr, "tokenline %s: %s\n", command, why.c_str());
+    return 1;
+  }
+  print_engine_summary(command, engine.recorder.metrics(), result, out);
+  return 0;
+}
+
 }  // namespace tokenline::cli

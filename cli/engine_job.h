@@ -10,6 +10,7 @@
 #include "cli/trace_options.h"
 #include "engine/core/instance.h"
 #include "engine/model/parallel.h"
+#include "engine/runtime/clock.h"
 #include "engine/runtime/engine_loop.h"
 #include "engine/runtime/model_runner.h"
 #include "run/recorder.h"
@@ -65,6 +66,22 @@ RunInfo engine_run_info(const EngineJob& job, const EngineSetup& setup, const ch
 // "tokenline <mode>: N arrived, ..." on stderr, and a warning when requests were left unscheduled.
 void print_engine_summary(const char* mode, const Metrics& m, const EngineLoopResult& result,
                           const std::string& out);
+
+// The real engine of one validated job, built the same way for `tokenline run` and `tokenline serve` (as
+// sim/driver builds the simulator): the wall clock, the runner over the job's weights on that clock, the
+// instance and the recorder that describes it. Members in construction order; not copyable.
+struct RealEngine {
+  RealEngine(const EngineJob& job, const EngineSetup& setup);
+  SteadyClock clock;
+  ModelRunner runner;
+  Instance instance;
+  Recorder recorder;
+};
+
+// Commits the outputs with `info` (its simulated time from the loop's result; the caller sets wall_s
+// where its run ends) and prints the summary as `command`. 0, or 1 with the recorder's reason on stderr.
+int finish_engine(RealEngine& engine, RunInfo info, const EngineLoopResult& result, const char* command,
+                  const std::string& out);
 
 // Forwards the engine loop's events to the recorder (one instance).
 class RecorderObserver : public EngineObserver {

@@ -87,32 +87,20 @@ int run_job(const RunJob& job) {
   const WorkloadSpec workload = workload_spec(job);
   const std::vector<TimedRequest> arrivals = read_arrivals(workload, setup.shape);
   RunOutputs outputs(job.engine.out);  // locked; the earlier outputs come back if this run fails
-
-  SteadyClock clock;
-  ModelRunner runner(setup.shape, engine_weights(job.engine, setup.shape), setup.runner, clock);
+  EngineSetup configured = setup;       // metrics.json's configuration block: what reruns this run
+  configured.output.configuration_json = configuration_json(job, setup, workload.options.window.time_scale);
+  RealEngine engine(job.engine, configured);
   // The engine's speed around the run (before its first arrival, and after), for sim --speed-of.
-  const double probe_before_s = job.speed_probe ? speed_probe_s(runner, setup.runner) : 0.0;
-  clock.restart();
-  Instance instance(setup.instance);
-  OutputConfig output = setup.output;
-  output.configuration_json = configuration_json(job, setup, workload.options.window.time_scale);
-  Recorder recorder(output, setup.slo, 1);
-  recorder.describe_instance(0, setup.parallel.name(), setup.parallel.dp_attention, job.engine.kv_pages);
-  RecorderObserver observer(recorder);
+  const double probe_before_s = job.speed_probe ? speed_probe_s(engine.runner, setup.runner) : 0.0;
+  engine.clock.restart();
+  RecorderObserver observer(engine.recorder);
   const EngineLoopResult result =
-      run_engine_loop(instance, runner, clock, arrivals, job.engine.seed, observer);
-
+      run_engine_loop(engine.instance, engine.runner, engine.clock, arrivals, job.engine.seed, observer);
   RunInfo info = engine_run_info(job.engine, setup, "real");
   info.workload = describe_workload(workload);
-  info.simulated_s = result.end_s;
-  info.wall_s = clock.now_s();
-  if (job.speed_probe) info.speed_probe_s = (probe_before_s + speed_probe_s(runner, setup.runner)) / 2;
-  std::string why;
-  if (!recorder.finish(info, &why)) {
-    std::fprintf(stderr, "tokenline run: %s\n", why.c_str());
-    return 1;
-  }
-  print_engine_summary("run", recorder.metrics(), result, job.engine.out);
+  info.wall_s = engine.clock.now_s();
+  if (job.speed_probe) info.speed_probe_s = (probe_before_s + speed_probe_s(engine.runner, setup.runner)) / 2;
+  if (const int rc = finish_engine(engine, info, result, "run", job.engine.out); rc != 0) return rc;
   outputs.commit();
   SummaryContext summary;
   summary.command = "run";

@@ -217,20 +217,17 @@ int serve_job(const ServeJob& job) {
   // engine (vLLM) mixes each chunk with the running decodes instead, so one prompt stalls them one chunk.
   setup.instance.scheduler.solo_prefill_ratio = 0;
   const std::unique_ptr<Tokenizer> tokenizer = make_tokenizer(job, setup.shape);
-  SteadyClock clock;
-  LiveFeed feed(clock);
-  ModelRunner runner(setup.shape, engine_weights(job.engine, setup.shape), setup.runner, clock);
-  Instance instance(setup.instance);
-  Recorder recorder(setup.output, setup.slo, 1);
-  recorder.describe_instance(0, setup.parallel.name(), setup.parallel.dp_attention, job.engine.kv_pages);
+  RealEngine engine(job.engine, setup);
+  LiveFeed feed(engine.clock);
   const ServeOptions options = serve_options(job, setup);
   ServeMetrics metrics(options.model.name);
-  metrics.on_step(instance.counters());
+  metrics.on_step(engine.instance.counters());
   CompletionHub hub(*tokenizer, metrics);
-  if (job.engine.mtp_drafts == 0) runner.set_token_chooser(&hub);
+  if (job.engine.mtp_drafts == 0) engine.runner.set_token_chooser(&hub);
   OpenAiHandler handler(feed, hub, metrics, *tokenizer, options);
   drain_on_signal(stop_signals, feed, handler, hub, job.shutdown_timeout_s);
-  ServeObserver observer(recorder, runner, instance, hub, metrics, feed, job.max_requests);
+  ServeObserver observer(engine.recorder, engine.runner, engine.instance, hub, metrics, feed,
+                         job.max_requests);
   raise_open_file_limit();
   std::unique_ptr<HttpServer> started;
   try {
@@ -254,24 +251,18 @@ int serve_job(const ServeJob& job) {
                                                                : server.address().c_str(),
                server.port(), options.model.name.c_str());
   std::fflush(stderr);
-  const EngineLoopResult result = run_engine_loop(instance, runner, clock, feed, job.engine.seed, observer);
+  const EngineLoopResult result =
+      run_engine_loop(engine.instance, engine.runner, engine.clock, feed, job.engine.seed, observer);
   handler.set_draining();
   feed.close();
   hub.abandon_pending();
   server.stop();
-  runner.set_token_chooser(nullptr);
+  engine.runner.set_token_chooser(nullptr);
 
   RunInfo info = engine_run_info(job.engine, setup, "serve");
   info.workload = "http";
-  info.simulated_s = result.end_s;
-  info.wall_s = clock.now_s();
-  std::string why;
-  if (!recorder.finish(info, &why)) {
-    std::fprintf(stderr, "tokenline serve: %s\n", why.c_str());
-    return 1;
-  }
-  print_engine_summary("serve", recorder.metrics(), result, job.engine.out);
-  return 0;
+  info.wall_s = engine.clock.now_s();
+  return finish_engine(engine, info, result, "serve", job.engine.out);
 }
 
 void add_serve_options(CLI::App& cmd, ServeJob& job) {

@@ -31,6 +31,7 @@ HttpRequest to_request(http::request<http::string_body>& msg) {
     req.headers[name] = std::string(field.value());
   }
   req.body = std::move(msg.body());
+  req.version = static_cast<int32_t>(msg.version());
   return req;
 }
 
@@ -84,6 +85,7 @@ const HttpRequest& HttpRequestReader::request() const {
 
 bool HttpRequestReader::awaits_continue() const {
   if (status_ != HttpReadStatus::kNeedMore || !parser_->beast.is_header_done()) return false;
+  if (parser_->beast.get().version() < 11) return false;  // RFC 9110 10.1.1: ignored from HTTP/1.0
   const auto expect = parser_->beast.get()[http::field::expect];
   return boost::beast::iequals(expect, "100-continue");
 }

@@ -138,13 +138,15 @@ struct Conn {
 // The connection a worker serves: the handler's view of its socket.
 class FdExchange final : public HttpExchange {
  public:
-  FdExchange(int fd, double write_timeout_s, bool keep_alive)
-      : fd_(fd), write_timeout_s_(write_timeout_s), keep_alive_(keep_alive) {}
+  // interim: the client speaks HTTP/1.1 (RFC 9110 section 15.2: no 1xx to an HTTP/1.0 client).
+  FdExchange(int fd, double write_timeout_s, bool keep_alive, bool interim)
+      : fd_(fd), write_timeout_s_(write_timeout_s), keep_alive_(keep_alive), probed_(!interim) {}
 
   // Gone: the connection was reset, or closed both ways. A client that only closed its sending side may
   // still be reading (a half-close): the first time the end of its input is seen, before any reply byte,
   // an interim "100 Continue" goes out (RFC 9110 section 15.2: clients parse any 1xx before the final
-  // reply); a client that closed entirely answers it with a reset, seen on the next call.
+  // reply); a client that closed entirely answers it with a reset, seen on the next call. An HTTP/1.0
+  // client, which may not get a 1xx, is answered as a half-closed one.
   bool peer_closed() override {
     pollfd p{fd_, static_cast<int16_t>(POLLIN | POLLRDHUP), 0};
     if (::poll(&p, 1, 0) <= 0) return false;
@@ -552,7 +554,7 @@ void HttpServer::Impl::worker_loop(bool reserved) {
 bool HttpServer::Impl::serve(Conn& conn) {
   const HttpRequest& req = conn.reader->request();
   const bool keep_alive = conn.reader->keep_alive() && accepting;
-  FdExchange exchange(conn.fd, config.write_timeout_s, keep_alive);
+  FdExchange exchange(conn.fd, config.write_timeout_s, keep_alive, req.version >= 11);
   HttpResponse reply;
   try {
     reply = handler(req, exchange);

@@ -31,6 +31,7 @@ struct HttpRequest {
   std::string target;                          // "/v1/completions" (the query string, if any, removed)
   std::map<std::string, std::string> headers;  // lower-case names
   std::string body;
+  int32_t version = 11;  // HTTP/1.1: 11, HTTP/1.0: 10
 
   std::string header(const std::string& lower_name) const {
     auto it = headers.find(lower_name);

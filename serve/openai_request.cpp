@@ -214,6 +214,9 @@ void parse_sampling(const RequestField& body, CompletionRequest& req) {
     req.seeded = true;
   }
   if (body["ignore_eos"].given()) req.ignore_eos = body["ignore_eos"].flag();
+  // Accepted and unused, but of their documented type.
+  if (body["user"].given()) body["user"].text();
+  if (body["parallel_tool_calls"].given()) body["parallel_tool_calls"].flag();
 }
 
 // max_tokens (chat: max_completion_tokens wins), the context check as vLLM words it, and the request's

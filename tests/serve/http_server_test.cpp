@@ -205,6 +205,14 @@ TEST_CASE("a client that half-closes after its request still gets the whole answ
   CHECK(reply.find("the answer") != std::string::npos);
   CHECK_FALSE(saw_gone);
   close(fd);
+  // HTTP/1.0 may not be sent a 1xx (RFC 9110 section 15.2): answered all the same, without one.
+  const int old_client = connect_to(server);
+  send_all(old_client, "GET /q HTTP/1.0\r\n\r\n");
+  REQUIRE(shutdown(old_client, SHUT_WR) == 0);
+  const std::string old_reply = read_until(old_client, "the answer");
+  CHECK(old_reply.rfind("HTTP/1.1 200 OK", 0) == 0);
+  CHECK(old_reply.find("the answer") != std::string::npos);
+  close(old_client);
 }
 
 TEST_CASE("a client sending a body past the limit reads the 413 before the connection closes",

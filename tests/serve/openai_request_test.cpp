@@ -117,6 +117,8 @@ TEST_CASE("a field of the wrong type is a 400 naming its path, whatever the fiel
   CHECK(e.message == "stream: expected a boolean, found a string");
   e = refused(Endpoint::kCompletions, R"({"prompt": ["a", {"b": 1}]})");
   CHECK(e.message.rfind("prompt[1]: expected a string or a non-empty list of token ids", 0) == 0);
+  CHECK(refused(Endpoint::kCompletions, R"({"prompt": "x", "user": 7})").message ==
+        "user: expected a string, found a number");
   e = refused(Endpoint::kCompletions, R"({"prompt": [[1, "2"]]})");
   CHECK(e.message == "prompt[0][1]: expected an integer, found a string");
 }
