@@ -1,4 +1,4 @@
-#include "traces/recorder.h"
+#include "run/recorder.h"
 
 #include <catch2/catch.hpp>
 #include <filesystem>
