@@ -78,7 +78,7 @@ TEST_CASE("a profile.json number beyond a double is exit 2 with a message, not a
   CHECK_FALSE(contains(r.stderr_text, "internal error"));
 }
 
-TEST_CASE("--duration nan and --slo ttft=inf are refused naming the flag", "[cli]") {
+TEST_CASE("flags: --duration nan and --slo ttft=inf are refused naming the flag", "[cli]") {
   TestDir dir("cli_numbers_flags");
   const std::string sim = "sim --workload synthetic:n=2 --out " + dir.file("o") + " ";
   const auto duration = run_tokenline(sim + "--duration nan", dir);

@@ -79,7 +79,7 @@ TEST_CASE("the summary says where step times came from: the roofline, or the pro
   CHECK(prof.stderr_text.find(expected) != std::string::npos);
 }
 
-TEST_CASE("--engine with --hardware prices with <hardware>-<engine> and says so, none there is exit 2",
+TEST_CASE("sim --engine with --hardware prices with <hardware>-<engine> and says so, none there is exit 2",
           "[sim_job][engine]") {
   TestDir dir("sim_engine_pick");
   const std::string base =

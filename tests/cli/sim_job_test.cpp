@@ -289,7 +289,7 @@ TEST_CASE("a dense model alone runs tensor parallel over its GPUs, an MoE one wi
   CHECK(wrong.stderr_text.find("--gpus") != std::string::npos);
 }
 
-TEST_CASE("--hardware and --cluster together are refused", "[sim_job]") {
+TEST_CASE("sim: --hardware and --cluster together are refused", "[sim_job]") {
   SimJob job;
   job.out = "unused";
   job.hardware = "h100";
@@ -297,7 +297,8 @@ TEST_CASE("--hardware and --cluster together are refused", "[sim_job]") {
   CHECK_THROWS_WITH(run_sim_job(job), Catch::Contains("--hardware h100") && Catch::Contains("--cluster"));
 }
 
-TEST_CASE("--rate rescales the trace's arrivals to the rate asked and prints the trace's own", "[sim_job]") {
+TEST_CASE("sim --rate rescales the trace's arrivals to the rate asked and prints the trace's own",
+          "[sim_job]") {
   TestDir dir("sim_rate");
   const std::string workload =
       testing::source_file("tests/cli/fixtures/mooncake_conversation_3001_3300.jsonl");
@@ -312,7 +313,7 @@ TEST_CASE("--rate rescales the trace's arrivals to the rate asked and prints the
   CHECK(both.stderr_text.find("--rate") != std::string::npos);
 }
 
-TEST_CASE("--isl / --osl make a synthetic workload at --rate with lengths inside the range ratio",
+TEST_CASE("sim --isl / --osl make a synthetic workload at --rate with lengths inside the range ratio",
           "[sim_job]") {
   TestDir dir("sim_isl_osl");
   const auto r = run_tokenline(

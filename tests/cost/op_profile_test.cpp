@@ -298,7 +298,8 @@ TEST_CASE("every shipped profile loads, names its GPU and engine as its name doe
   }
 }
 
-TEST_CASE("--engine picks <hardware>-<engine>, and says which exist where none does", "[op_profile]") {
+TEST_CASE("profile_for_engine: --engine picks <hardware>-<engine>, and says which exist where none does",
+          "[op_profile]") {
   CHECK(profile_for_engine("", "", "b200").empty());
   CHECK(profile_for_engine("./mine", "", "b200") == "./mine");
   CHECK(profile_for_engine("", "trtllm", "b200") == "b200-trtllm");
