@@ -87,7 +87,7 @@ int run_job(const RunJob& job) {
   const WorkloadSpec workload = workload_spec(job);
   const std::vector<TimedRequest> arrivals = read_arrivals(workload, setup.shape);
   RunOutputs outputs(job.engine.out);  // locked; the earlier outputs come back if this run fails
-  EngineSetup configured = setup;       // metrics.json's configuration block: what reruns this run
+  EngineSetup configured = setup;      // metrics.json's configuration block: what reruns this run
   configured.output.configuration_json = configuration_json(job, setup, workload.options.window.time_scale);
   RealEngine engine(job.engine, configured);
   // The engine's speed around the run (before its first arrival, and after), for sim --speed-of.
