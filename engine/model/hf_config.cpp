@@ -7,12 +7,15 @@
 #include <vector>
 
 #include "common/input_error.h"
+#include "common/input_limits.h"
 #include "common/json_depth.h"
 #include "engine/model/hf_quant_config.h"
 #include "engine/model/model_config.h"
 
 namespace tokenline {
 namespace {
+
+constexpr int64_t kMaxConfigFileBytes = int64_t{16} << 20;  // a config.json is a few KB
 
 using nlohmann::json;
 
@@ -402,21 +405,7 @@ std::string quote_python_literals(const std::string& body) {
 }
 
 json parse_file(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) throw InputError(path, "a readable config.json", "a file that cannot be opened");
-  std::stringstream text;
-  text << in.rdbuf();
-  const std::string body = text.str();
-  require_json_depth(body, path);
-  json j;
-  try {
-    j = json::parse(quote_python_literals(body));
-  } catch (const json::exception& e) {  // parse_error, and out_of_range for a number like 1e999
-    // e.what(): "[json.exception.parse_error.101] parse error at line 5, column 1: ..."
-    const std::string what = e.what();
-    const size_t at = what.find("parse error");
-    throw InputError(path, "valid JSON", at == std::string::npos ? what : what.substr(at));
-  }
+  json j = read_checkpoint_json(path, kMaxConfigFileBytes, "config.json");
   if (!j.is_object()) throw InputError(path, "a JSON object", j.type_name());
   return j;
 }
@@ -479,6 +468,20 @@ HfModelRead read_config(const std::string& path, bool simulate) {
 }
 
 }  // namespace
+
+json read_checkpoint_json(const std::string& path, int64_t max_bytes, const std::string& what) {
+  const std::optional<std::string> body = read_bounded_file(path, max_bytes, path);
+  if (!body) throw InputError(path, "a readable " + what, "a file that cannot be opened");
+  require_json_depth(*body, path);
+  try {
+    return json::parse(quote_python_literals(*body));
+  } catch (const json::exception& e) {  // parse_error, and out_of_range for a number like 1e999
+    // e.what(): "[json.exception.parse_error.101] parse error at line 5, column 1: ..."
+    const std::string err = e.what();
+    const size_t at = err.find("parse error");
+    throw InputError(path, "valid JSON", at == std::string::npos ? err : err.substr(at));
+  }
+}
 
 HfModelRead read_hf_config(const std::string& path) {
   return read_config(path, false);

@@ -384,18 +384,7 @@ std::optional<QuantSpec> hf_quant_file_spec(const std::string& config_path) {
   const std::string path = p.string();
   if (std::filesystem::file_size(p, ec) > kMaxQuantFileBytes)
     throw InputError(path, "a file under 16 MiB", "a larger file");
-  std::ifstream in(path);
-  if (!in) throw InputError(path, "a readable file", "a file that cannot be opened");
-  std::stringstream text;
-  text << in.rdbuf();
-  const std::string body = text.str();
-  require_json_depth(body, path);
-  json j;
-  try {
-    j = json::parse(body);
-  } catch (const json::exception& e) {
-    throw InputError(path, "valid JSON", e.what());
-  }
+  const json j = read_checkpoint_json(path, kMaxQuantFileBytes, "hf_quant_config.json");
   auto q = j.is_object() ? j.find("quantization") : j.end();
   if (!j.is_object() || q == j.end() || !q->is_object())
     throw InputError(path + ": quantization", "an object (ModelOpt's quant_algo, exclude_modules)",
