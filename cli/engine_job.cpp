@@ -135,7 +135,6 @@ void add_engine_options(CLI::App& cmd, EngineJob& job) {
 }
 
 EngineSetup prepare_engine(const EngineJob& job) {
-  retire_previous_outputs(job.out);  // first: any failure below leaves no earlier run's outputs beside it
   const KernelSet* kernels = backend_kernels(job.backend);
   require_positive(job.chunk_tokens, "--chunk");
   require_positive(job.page_tokens, "--page-size");

@@ -55,6 +55,7 @@ struct EngineSetup {
   OutputConfig output;
   Slo slo;
 };
+// Judges every engine flag and builds the setup; touches nothing on disk (the caller claims --out after).
 EngineSetup prepare_engine(const EngineJob& job);
 
 // The job's weights: its checkpoint, or random ones from its seed.

@@ -16,6 +16,7 @@
 #include "cli/engine_job.h"
 #include "engine/runtime/clock.h"
 #include "engine/runtime/op_profiler.h"
+#include "traces/output_file.h"
 
 namespace tokenline::cli {
 namespace {
@@ -57,6 +58,7 @@ int profile_job(ProfileJob& job) {
   job.engine.kv_pages = grid_pages(grid, static_cast<int32_t>(job.engine.page_tokens));
   job.engine.trace_detail = "op";
   const EngineSetup setup = prepare_engine(job.engine);
+  retire_previous_outputs(job.engine.out);  // flags judged: only now is --out touched
   const int32_t ranks = setup.parallel.dp_attention * setup.parallel.tp;
   std::fprintf(stderr,
                "tokenline profile: %s on %s, %s, %zu points x (%d warm-up + %d repeats, one pass over the "

@@ -31,6 +31,7 @@
 #include "serve/openai_handler.h"
 #include "serve/serve_metrics.h"
 #include "serve/utf8.h"
+#include "traces/output_file.h"
 
 namespace tokenline::cli {
 namespace {
@@ -213,6 +214,9 @@ int serve_job(const ServeJob& job) {
   validate(job);
   const sigset_t stop_signals = block_stop_signals();
   EngineSetup setup = prepare_engine(job.engine);
+  // Flags judged: only now is --out touched. A failure from here on leaves no earlier run's outputs beside
+  // it.
+  retire_previous_outputs(job.engine.out);
   // The seed's solo rule runs a long prefill alone, every decode waiting for its whole prompt: a serving
   // engine (vLLM) mixes each chunk with the running decodes instead, so one prompt stalls them one chunk.
   setup.instance.scheduler.solo_prefill_ratio = 0;
