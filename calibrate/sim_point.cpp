@@ -173,8 +173,8 @@ SimPrediction read_prediction(const std::string& out_dir, int exit_code, const s
       if (q.id < warmup || q.status != "completed") continue;
       ++r.completed;
       ttft_s += q.first_token_s - q.arrival_s;
-      if (q.output_tokens < 2) continue;
-      tpot_s += request_tpot_s(q.first_token_s, q.finish_s, q.output_tokens);
+      if (q.generated_tokens < 2) continue;
+      tpot_s += request_tpot_s(q.first_token_s, q.finish_s, q.generated_tokens);
       ++with_tpot;
     }
     r.ok = r.completed > 0;

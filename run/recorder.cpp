@@ -335,7 +335,7 @@ void Recorder::write_record(const RequestRecord& record, int32_t instance, int32
     row.finish_s = std::max(row.finish_s, row.first_token_s);  // the last token comes no sooner
   }
   row.input_tokens = record.prompt_tokens;
-  row.output_tokens = record.generated_tokens;
+  row.generated_tokens = record.generated_tokens;
   row.cached_tokens = record.cached_tokens;
   row.preemptions = record.preemptions;
   row.retractions = record.retractions;

@@ -54,13 +54,13 @@ void Metrics::on_request(const RequestRow& r) {
   last_finish_s_ = std::max(last_finish_s_, r.finish_s);
   if (!r.completed) return;
   input_tokens_ += r.input_tokens;
-  output_tokens_ += r.output_tokens;
+  output_tokens_ += r.generated_tokens;
   cached_tokens_ += r.cached_tokens;
   ++measured_completed_;
   const double ttft = r.first_token_s - r.arrival_s;
-  const double tpot = request_tpot_s(r.first_token_s, r.finish_s, r.output_tokens);
+  const double tpot = request_tpot_s(r.first_token_s, r.finish_s, r.generated_tokens);
   ttft_s_.add(ttft);
-  if (r.output_tokens > 1) tpot_s_.add(tpot);
+  if (r.generated_tokens > 1) tpot_s_.add(tpot);
   e2e_s_.add(r.finish_s - r.arrival_s);
   add_load(r.arrival_s, ttft);
   const bool ttft_ok = slo_.ttft_s <= 0 || ttft <= slo_.ttft_s;

@@ -102,7 +102,7 @@ std::vector<RecordedRequest> read_requests_csv(const std::string& path) {
       r.first_token_s = first.empty() ? -1 : seconds(first, where, "first_token_s", true);
       r.finish_s = seconds(f[column["finish_s"]], where, "finish_s");
       r.input_tokens = std::stoll(f[column["input_tokens"]]);
-      r.output_tokens = std::stoll(f[column["output_tokens"]]);
+      r.generated_tokens = std::stoll(f[column["output_tokens"]]);
       r.cached_tokens = std::stoll(f[column["cached_tokens"]]);
       r.preemptions = std::stoll(f[column["preemptions"]]);
       r.status = f[column["status"]];

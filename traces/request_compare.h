@@ -19,7 +19,7 @@ namespace tokenline {
 struct RecordedRequest {
   int64_t id = 0;
   double arrival_s = 0, first_token_s = -1, finish_s = 0;
-  int64_t input_tokens = 0, output_tokens = 0, cached_tokens = 0;
+  int64_t input_tokens = 0, generated_tokens = 0, cached_tokens = 0;  // generated: the CSV's output_tokens
   int64_t preemptions = 0;
   std::string status;  // "completed" or a rejection reason
 };

@@ -14,11 +14,11 @@ struct RequestRow {
   double first_token_s = -1;  // < 0 when no token was produced (rejected)
   double finish_s = 0;        // completion, or the rejection time
   int64_t input_tokens = 0;
-  int64_t output_tokens = 0;  // tokens generated (0 for a rejected request)
-  int64_t cached_tokens = 0;  // prompt tokens served from the prefix cache at admission
-  int32_t preemptions = 0;    // recompute requeues, retractions included
-  int32_t retractions = 0;    // of those, SGLang-style retractions (decode out of KV)
-  int32_t instance = -1;      // instance that served it; -1 when rejected before routing
+  int64_t generated_tokens = 0;  // tokens generated (0 for a rejected request); requests.csv's output_tokens
+  int64_t cached_tokens = 0;     // prompt tokens served from the prefix cache at admission
+  int32_t preemptions = 0;       // recompute requeues, retractions included
+  int32_t retractions = 0;       // of those, SGLang-style retractions (decode out of KV)
+  int32_t instance = -1;         // instance that served it; -1 when rejected before routing
   bool completed = false;
   bool warmup = false;  // of a closed loop's warm-up phase (sim --warmup): left out of latency_ms and goodput
   std::string_view status = "completed";  // "completed" or a rejection reason; static storage
@@ -30,8 +30,8 @@ struct RequestRow {
 
 // Time per output token after the first, the TPOT of one request: (finish - first token) / (output - 1);
 // 0 with fewer than 2 output tokens (no TPOT).
-inline double request_tpot_s(double first_token_s, double finish_s, int64_t output_tokens) {
-  return output_tokens > 1 ? (finish_s - first_token_s) / static_cast<double>(output_tokens - 1) : 0.0;
+inline double request_tpot_s(double first_token_s, double finish_s, int64_t generated_tokens) {
+  return generated_tokens > 1 ? (finish_s - first_token_s) / static_cast<double>(generated_tokens - 1) : 0.0;
 }
 
 }  // namespace tokenline

@@ -46,7 +46,7 @@ void RequestsCsvWriter::append(const RequestRow& r) {
   out.push_back(',');
   append_int(out, r.input_tokens);
   out.push_back(',');
-  append_int(out, r.output_tokens);
+  append_int(out, r.generated_tokens);
   out.push_back(',');
   append_int(out, r.cached_tokens);
   out.push_back(',');
@@ -64,8 +64,8 @@ void RequestsCsvWriter::append(const RequestRow& r) {
   out.push_back(',');
   if (r.first_token_s >= 0) append_fixed(out, r.first_token_s - r.arrival_s, kTimeDecimals);
   out.push_back(',');
-  if (r.first_token_s >= 0 && r.output_tokens > 1)
-    append_fixed(out, request_tpot_s(r.first_token_s, r.finish_s, r.output_tokens), kTimeDecimals);
+  if (r.first_token_s >= 0 && r.generated_tokens > 1)
+    append_fixed(out, request_tpot_s(r.first_token_s, r.finish_s, r.generated_tokens), kTimeDecimals);
   out.push_back(',');
   append_fixed(out, r.finish_s - r.arrival_s, kTimeDecimals);
   out.push_back('\n');

@@ -55,7 +55,8 @@ struct RequestSpec {
 // Only pages fully covered by the given ids/hashes get keys.
 std::vector<uint64_t> derive_page_keys(const RequestSpec& spec, int64_t page_tokens);
 
-// Handed out by drain: one row of requests.csv. token_times_s holds one time per output token (MTP
+// Handed out by drain: what the core knows of a request that left it (run/recorder.cpp turns it into a
+// RequestRow, one row of requests.csv). token_times_s holds one time per output token (MTP
 // tokens accepted in one step share the step's end time), so TTFT/TPOT/ITL/E2E need nothing else.
 struct RequestRecord {
   RequestId id = 0;
@@ -63,7 +64,7 @@ struct RequestRecord {
   RejectReason reject_reason = RejectReason::kNone;
   int32_t rank = 0;
   int64_t prompt_tokens = 0;
-  int64_t output_tokens = 0;     // requested
+  int64_t output_tokens = 0;     // requested (as RequestSpec::output_tokens and the workloads')
   int64_t generated_tokens = 0;  // produced
   int64_t cached_tokens = 0;     // prefix-cache hit at the first admission
   int32_t preemptions = 0;       // requeued for recompute, retractions included

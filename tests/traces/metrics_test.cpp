@@ -13,7 +13,7 @@ RequestRow done(int64_t id, double arrival, double first, double finish, int64_t
                     .first_token_s = first,
                     .finish_s = finish,
                     .input_tokens = 1000,
-                    .output_tokens = out,
+                    .generated_tokens = out,
                     .cached_tokens = cached,
                     .instance = 0,
                     .completed = true};
