@@ -9,7 +9,6 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
-#include <map>
 #include <nlohmann/json.hpp>
 #include <set>
 #include <sstream>
@@ -436,18 +435,6 @@ TEST_CASE("tokenline run --slo: goodput in metrics.json as for tokenline sim, an
   CHECK(bad.err.find("--slo ttft") != std::string::npos);
 }
 
-namespace {
-
-// Every file under `dir` with its bytes, by relative path.
-std::map<std::string, std::string> dir_bytes(const std::string& dir) {
-  std::map<std::string, std::string> files;
-  for (const auto& e : fs::recursive_directory_iterator(dir))
-    if (e.is_regular_file()) files[fs::relative(e.path(), dir).string()] = read_all(e.path().string());
-  return files;
-}
-
-}  // namespace
-
 TEST_CASE("run with a bad engine flag and an existing --out leaves that directory byte-identical",
           "[run_cli]") {
   Scratch s("run_typo_keeps_out");
@@ -455,7 +442,7 @@ TEST_CASE("run with a bad engine flag and an existing --out leaves that director
   const std::string workload = "synthetic:n=4,rate=100,input=fixed:32,output=fixed:4,seed=1";
   REQUIRE(run_tokenline("run --workload '" + workload + "'" + kSchedulerFlags + " --out '" + out + "'", s)
               .exit_code == 0);
-  const auto before = dir_bytes(out);
+  const auto before = testing::dir_snapshot(out);
   REQUIRE(before.count("metrics.json") == 1);
   for (const std::string& bad : {std::string(" --chunk 0"), std::string(" --kv-pages -1"),
                                  std::string(" --backend gpu-that-is-not")}) {
@@ -463,6 +450,6 @@ TEST_CASE("run with a bad engine flag and an existing --out leaves that director
     const auto r = run_tokenline(
         "run --workload '" + workload + "'" + kSchedulerFlags + bad + " --out '" + out + "'", s);
     CHECK(r.exit_code == 2);
-    CHECK(dir_bytes(out) == before);
+    CHECK(testing::dir_snapshot(out) == before);
   }
 }

@@ -5,7 +5,6 @@
 #include <catch2/catch.hpp>
 #include <filesystem>
 #include <fstream>
-#include <map>
 
 #include "common/input_error.h"
 #include "tests/cli/tokenline_process.h"
@@ -235,20 +234,11 @@ TEST_CASE("an unknown option value fails in the binary with exit code 2", "[sim_
   CHECK(r.stderr_text.find("--trace-detail") != std::string::npos);
 }
 
-// Every file under `dir` with its bytes, by relative path (a directory's state, to compare).
-std::map<std::string, std::string> snapshot(const std::string& dir) {
-  std::map<std::string, std::string> files;
-  for (const auto& e : std::filesystem::recursive_directory_iterator(dir))
-    if (e.is_regular_file())
-      files[std::filesystem::relative(e.path(), dir).string()] = testing::read_all(e.path().string());
-  return files;
-}
-
 TEST_CASE("a flag typo with an existing --out leaves that directory byte-identical", "[sim_job]") {
   TestDir dir("sim_typo_keeps_out");
   const std::string out = dir.file("v10");
   REQUIRE(run_tokenline("sim --max-requests 20 --out '" + out + "'", dir).exit_code == 0);
-  const auto before = snapshot(out);
+  const auto before = testing::dir_snapshot(out);
   REQUIRE(before.count("metrics.json") == 1);
   for (const std::string& bad : {std::string("--parallel TP4"), std::string("--rate -3"),
                                  std::string("--hardware h100 --cluster h200x8"), std::string("--gpus 3"),
@@ -256,7 +246,7 @@ TEST_CASE("a flag typo with an existing --out leaves that directory byte-identic
     CAPTURE(bad);
     const auto r = run_tokenline("sim " + bad + " --max-requests 20 --out '" + out + "'", dir);
     CHECK(r.exit_code == 2);
-    CHECK(snapshot(out) == before);
+    CHECK(testing::dir_snapshot(out) == before);
   }
 }
 

@@ -5,6 +5,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <sstream>
 #include <string>
 
@@ -31,6 +32,15 @@ inline std::string read_all(const std::string& path) {
   std::stringstream ss;
   ss << in.rdbuf();
   return ss.str();
+}
+
+// Every regular file under `dir` with its bytes, by relative path: a directory's state, to compare.
+inline std::map<std::string, std::string> dir_snapshot(const std::string& dir) {
+  std::map<std::string, std::string> files;
+  for (const auto& e : std::filesystem::recursive_directory_iterator(dir))
+    if (e.is_regular_file())
+      files[std::filesystem::relative(e.path(), dir).string()] = read_all(e.path().string());
+  return files;
 }
 
 }  // namespace tokenline::testing
