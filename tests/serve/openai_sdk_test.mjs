@@ -113,7 +113,9 @@ test('chat.completions.create: streamed deltas rebuild the whole reply', async (
     }
   }
   assert.equal(role, 'assistant');
-  assert.ok(chunks >= 3, `one chunk per token or so, got ${chunks}`);
+  // A chunk carries the text generated since the last write: one per step when the writer keeps up,
+  // fewer when several steps land before it wakes (a loaded machine), never none.
+  assert.ok(chunks >= 1, `at least one chunk, got ${chunks}`);
   assert.equal(text, whole.choices[0].message.content);
   assert.equal(finish, 'length');
 });
