@@ -7,6 +7,7 @@
 
 #include "common/input_error.h"
 #include "engine/model/model_config.h"
+#include "run/model_files.h"
 
 namespace tokenline {
 namespace {

@@ -8,6 +8,7 @@
 #include "cost/step_cost.h"
 #include "engine/model/model_config.h"
 #include "engine/model/parallel.h"
+#include "run/model_files.h"
 #include "topologies/hardware_loader.h"
 
 namespace tokenline {

@@ -16,6 +16,7 @@
 #include "cost/op_profile.h"
 #include "cost/op_profile_own.h"
 #include "cost/step_cost.h"
+#include "run/model_files.h"
 #include "topologies/hardware_loader.h"
 #include "traces/run_speed.h"
 #include "traces/trace_reader.h"

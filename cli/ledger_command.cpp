@@ -17,6 +17,7 @@
 #include "cost/memory.h"
 #include "cost/op_profile.h"
 #include "cost/step_cost.h"
+#include "run/model_files.h"
 #include "topologies/hardware_loader.h"
 
 namespace tokenline::cli {

@@ -23,6 +23,7 @@
 #include "plan/plan_json.h"
 #include "plan/plan_report.h"
 #include "plan/plan_runner.h"
+#include "run/model_files.h"
 #include "run/workload_arrivals.h"
 #include "sim/backends/cluster_hardware.h"
 #include "topologies/hardware_loader.h"

@@ -16,6 +16,7 @@
 #include "common/input_limits.h"
 #include "cost/memory.h"
 #include "cost/op_profile.h"
+#include "run/model_files.h"
 #include "run/workload_arrivals.h"
 #include "sim/backends/cluster_hardware.h"
 #include "sim/backends/replay_backend.h"

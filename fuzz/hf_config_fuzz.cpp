@@ -1,5 +1,6 @@
-// libFuzzer harness: a Hugging Face config.json (engine/model/hf_config.cpp, hf_quant_config.cpp) read from
-// a file: the loader, the shape-only reader, and on a model read, every weight group's bytes and rate.
+// libFuzzer harness: a Hugging Face config.json's text (engine/model/hf_config.cpp, hf_quant_config.cpp): the
+// parser, the shape-only reader, and on a model read, every weight group's bytes and rate. Reading the file
+// (run/model_files.cpp, bounded by read_bounded_file) is tested, not fuzzed.
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
@@ -10,10 +11,11 @@
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   using namespace tokenline;
-  const std::string path = fuzz::scratch_file(fuzz::text_of(data, size), "-config.json");
-  fuzz::expect_input_errors_only([&] { load_hf_config(path); });
+  const CheckpointFiles files{
+      .config_path = "config.json", .config = fuzz::text_of(data, size), .quant_path = {}, .quant = {}};
+  fuzz::expect_input_errors_only([&] { parse_hf_model(files); });
   fuzz::expect_input_errors_only([&] {
-    ModelConfig m = read_hf_config(path).config;
+    ModelConfig m = parse_hf_config(files).config;
     Hardware hw;
     hw.peak_flops_bf16 = 1e15;
     hw.peak_flops_fp8 = 2e15;
@@ -27,6 +29,5 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       override_weight_format(m, "nvfp4");
     }
   });
-  std::remove(path.c_str());
   return 0;
 }

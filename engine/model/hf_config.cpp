@@ -1,21 +1,17 @@
 // Hugging Face config.json -> ModelConfig. nlohmann stays in this file.
 #include <cctype>
-#include <fstream>
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <string_view>
 #include <vector>
 
 #include "common/input_error.h"
-#include "common/input_limits.h"
 #include "common/json_depth.h"
 #include "engine/model/hf_quant_config.h"
 #include "engine/model/model_config.h"
 
 namespace tokenline {
 namespace {
-
-constexpr int64_t kMaxConfigFileBytes = int64_t{16} << 20;  // a config.json is a few KB
 
 using nlohmann::json;
 
@@ -404,9 +400,9 @@ std::string quote_python_literals(const std::string& body) {
   return out;
 }
 
-json parse_file(const std::string& path) {
-  json j = read_checkpoint_json(path, kMaxConfigFileBytes, "config.json");
-  if (!j.is_object()) throw InputError(path, "a JSON object", j.type_name());
+json parse_config_object(const CheckpointFiles& files) {
+  json j = parse_checkpoint_json(files.config, files.config_path);
+  if (!j.is_object()) throw InputError(files.config_path, "a JSON object", j.type_name());
   return j;
 }
 
@@ -422,9 +418,10 @@ std::string left_out_towers(const json& top) {
   return out;
 }
 
-// simulate: refuse a family tokenline cannot simulate before reading its fields (load_hf_config).
-HfModelRead read_config(const std::string& path, bool simulate) {
-  const json top = parse_file(path);
+// simulate: refuse a family tokenline cannot simulate before reading its fields (parse_hf_model).
+HfModelRead read_config(const CheckpointFiles& files, bool simulate) {
+  const std::string& path = files.config_path;
+  const json top = parse_config_object(files);
   auto text = top.find("text_config");
   const bool wrapped = text != top.end() && text->is_object() && !top.contains("num_hidden_layers");
   const json& j = wrapped ? *text : top;
@@ -461,7 +458,7 @@ HfModelRead read_config(const std::string& path, bool simulate) {
     require_full_attention(r, c, network->model_type);
   }
   validate_model(c, path);
-  c.weights = read_weight_formats(j, top, path, c, network->names);
+  c.weights = read_weight_formats(j, top, files, c, network->names);
   c.weight_dtype = weight_dtype_of(c.weights.quantized);
   c.weight_block = c.weights.quantized.kind == WeightFormatKind::kFp8Block ? c.weights.quantized.group : 0;
   return out;
@@ -469,12 +466,10 @@ HfModelRead read_config(const std::string& path, bool simulate) {
 
 }  // namespace
 
-json read_checkpoint_json(const std::string& path, int64_t max_bytes, const std::string& what) {
-  const std::optional<std::string> body = read_bounded_file(path, max_bytes, path);
-  if (!body) throw InputError(path, "a readable " + what, "a file that cannot be opened");
-  require_json_depth(*body, path);
+json parse_checkpoint_json(const std::string& text, const std::string& path) {
+  require_json_depth(text, path);
   try {
-    return json::parse(quote_python_literals(*body));
+    return json::parse(quote_python_literals(text));
   } catch (const json::exception& e) {  // parse_error, and out_of_range for a number like 1e999
     // e.what(): "[json.exception.parse_error.101] parse error at line 5, column 1: ..."
     const std::string err = e.what();
@@ -483,12 +478,12 @@ json read_checkpoint_json(const std::string& path, int64_t max_bytes, const std:
   }
 }
 
-HfModelRead read_hf_config(const std::string& path) {
-  return read_config(path, false);
+HfModelRead parse_hf_config(const CheckpointFiles& files) {
+  return read_config(files, false);
 }
 
-ModelConfig load_hf_config(const std::string& path) {
-  return read_config(path, true).config;
+ModelConfig parse_hf_model(const CheckpointFiles& files) {
+  return read_config(files, true).config;
 }
 
 }  // namespace tokenline

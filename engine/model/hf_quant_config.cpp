@@ -9,8 +9,6 @@
 //   ("re:" regexes matched from the start, else exact names), ModelOpt's exclude_modules (fnmatch globs).
 #include "engine/model/hf_quant_config.h"
 
-#include <filesystem>
-#include <fstream>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <regex>
@@ -32,7 +30,6 @@ constexpr int64_t kNvfp4GroupSize = 16;
 constexpr int64_t kMxfp4GroupSize = 32;
 constexpr size_t kMaxPatternChars = 256;  // the longest exclusion pattern compiled as a regex
 constexpr size_t kMaxPatterns = 8192;     // entries in one list (GLM-5's modules_to_not_convert: ~700)
-constexpr size_t kMaxQuantFileBytes = size_t{16} << 20;  // hf_quant_config.json: a few KB to a few MB
 
 enum class Syntax { kTransformers, kCompressedTensors, kModelOpt };
 
@@ -377,12 +374,10 @@ QuantSpec quant_spec(const json& q, const std::string& where) {
 }
 
 // ModelOpt's hf_quant_config.json beside config.json, when there is one.
-std::optional<QuantSpec> hf_quant_file_spec(const std::string& config_path) {
-  std::error_code ec;
-  const std::filesystem::path p = std::filesystem::path(config_path).parent_path() / "hf_quant_config.json";
-  if (!std::filesystem::is_regular_file(p, ec)) return std::nullopt;
-  const std::string path = p.string();
-  const json j = read_checkpoint_json(path, kMaxQuantFileBytes, "hf_quant_config.json");
+std::optional<QuantSpec> hf_quant_file_spec(const CheckpointFiles& files) {
+  if (files.quant_path.empty()) return std::nullopt;
+  const std::string& path = files.quant_path;
+  const json j = parse_checkpoint_json(files.quant, path);
   auto q = j.is_object() ? j.find("quantization") : j.end();
   if (!j.is_object() || q == j.end() || !q->is_object())
     throw InputError(path + ": quantization", "an object (ModelOpt's quant_algo, exclude_modules)",
@@ -501,8 +496,9 @@ std::vector<Module> layer_modules(const ModelConfig& c, const ModuleNaming& n, i
 
 }  // namespace
 
-WeightFormats read_weight_formats(const json& config, const json& wrapper, const std::string& config_path,
+WeightFormats read_weight_formats(const json& config, const json& wrapper, const CheckpointFiles& files,
                                   const ModelConfig& model, const ModuleNaming& naming) {
+  const std::string& config_path = files.config_path;
   WeightFormats w;
   w.per_group = true;
   w.unquantized = unquantized_format(config, wrapper, config_path);
@@ -516,7 +512,7 @@ WeightFormats read_weight_formats(const json& config, const json& wrapper, const
     spec->source = "quantization_config";
     break;
   }
-  if (!spec) spec = hf_quant_file_spec(config_path);
+  if (!spec) spec = hf_quant_file_spec(files);
   if (!spec) return w;
   w.quantized = spec->format;
   w.source = spec->source;

@@ -26,16 +26,16 @@ struct ModuleNaming {
   std::string_view shared = "mlp.shared_experts.";
 };
 
-// config: the text model's config object; wrapper: the file's top-level object (the same object when the
-// file is not a wrapper); config_path: the file read, whose directory may hold hf_quant_config.json.
-// Throws InputError naming the field on an unknown method or format, listing what is supported.
-// A JSON document read from a checkpoint's file (config.json, hf_quant_config.json): at most max_bytes (a
-// stream stops there), nesting bounded, Python's Infinity / NaN literals read as transformers writes them.
-// InputError naming the file: unreadable ("a readable <what>"), too large, too deep or not JSON.
-nlohmann::json read_checkpoint_json(const std::string& path, int64_t max_bytes, const std::string& what);
+// A JSON document of a checkpoint's (config.json, hf_quant_config.json text): nesting bounded, Python's
+// Infinity / NaN literals read as transformers writes them. InputError naming `path`: too deep or not JSON.
+nlohmann::json parse_checkpoint_json(const std::string& text, const std::string& path);
 
+// config: the text model's config object; wrapper: the file's top-level object (the same object when the
+// file is not a wrapper); files: the checkpoint's texts (config_path names config.json in messages; an
+// hf_quant_config.json beside it is read when quant_path is set).
+// Throws InputError naming the field on an unknown method or format, listing what is supported.
 WeightFormats read_weight_formats(const nlohmann::json& config, const nlohmann::json& wrapper,
-                                  const std::string& config_path, const ModelConfig& model,
+                                  const CheckpointFiles& files, const ModelConfig& model,
                                   const ModuleNaming& naming);
 
 }  // namespace tokenline

@@ -1,7 +1,5 @@
 #include "engine/model/model_config.h"
 
-#include <filesystem>
-
 #include "common/input_error.h"
 
 namespace tokenline {
@@ -254,27 +252,6 @@ void validate_model(const ModelConfig& c, const std::string& where) {
     throw InputError(where, "a default KV layout that fits the model",
                      std::string(kv_layout_name(c.default_kv_layout)));
   }
-}
-
-ModelConfig load_model(const std::string& name_or_path) {
-  for (const std::string& n : model_preset_names()) {
-    if (n == name_or_path) return model_preset(n);
-  }
-  std::error_code ec;
-  std::filesystem::path p(name_or_path);
-  if (std::filesystem::is_directory(p, ec)) p /= "config.json";
-  if (!std::filesystem::is_regular_file(p, ec)) {
-    std::string names;
-    for (const std::string& n : model_preset_names()) names += (names.empty() ? "" : ", ") + n;
-    throw InputError("--model", "a preset (" + names + ") or a config.json path", "'" + name_or_path + "'");
-  }
-  return load_hf_config(p.string());
-}
-
-ModelConfig load_model(const std::string& name_or_path, const std::string& weights_format) {
-  ModelConfig m = load_model(name_or_path);
-  if (!weights_format.empty()) override_weight_format(m, weights_format);
-  return m;
 }
 
 }  // namespace tokenline

@@ -144,6 +144,15 @@ const std::vector<std::string>& model_preset_names();
 // A preset by name; throws InputError naming the known presets when `name` is unknown.
 ModelConfig model_preset(std::string_view name);
 
+// A checkpoint's config files as text: engine/model parses, it never reads a file (run/model_files.h reads
+// them from disk; a fuzzer or a test hands text directly).
+struct CheckpointFiles {
+  std::string config_path;  // config.json's name in messages, and ModelConfig::name
+  std::string config;       // config.json's text
+  std::string quant_path;   // ModelOpt's hf_quant_config.json beside it; "" when there is none
+  std::string quant;        // its text
+};
+
 // A Hugging Face config.json (model_type deepseek_v3, deepseek_v32, glm_moe_dsa, glm4_moe, llama, minimax_m2,
 // mistral, mixtral, qwen2, qwen3, qwen3_moe, or another whose architectures class is one of theirs; GQA
 // models with full attention only), or a multimodal wrapper's text_config (Kimi-K2.5), with its weight
@@ -151,22 +160,17 @@ ModelConfig model_preset(std::string_view name);
 // read. Throws InputError naming the file and the field on missing, mistyped or out-of-range fields, an
 // unknown quant_method or format, or a family whose layers need a mechanism tokenline does not model
 // (gpt_oss, qwen3_next, qwen3_5*, nemotron_h, llama4, gemma3/4).
-ModelConfig load_hf_config(const std::string& path);
+ModelConfig parse_hf_model(const CheckpointFiles& files);
 
 // A config.json read as far as tokenline describes it. unsupported: the one-line refusal of a family whose
 // layers need a mechanism tokenline does not model yet (gpt_oss's sliding windows and sinks), empty when it
 // can be simulated; the shape, parameter counts and weight formats are read either way (weights per GPU
-// can be priced). load_hf_config throws the refusal.
+// can be priced). parse_hf_model throws the refusal.
 struct HfModelRead {
   ModelConfig config;
   std::string unsupported;
 };
-HfModelRead read_hf_config(const std::string& path);
-
-// A preset name, or else a path to a config.json (or a directory holding one).
-ModelConfig load_model(const std::string& name_or_path);
-// The same with --weights-format applied (override_weight_format); "" keeps the checkpoint's formats.
-ModelConfig load_model(const std::string& name_or_path, const std::string& weights_format);
+HfModelRead parse_hf_config(const CheckpointFiles& files);
 
 // Validates derived invariants (positive counts, dense_layers <= layers, ...); throws InputError with
 // `where` as the location.

@@ -4,6 +4,7 @@
 #include "cost/step_cost.h"
 #include "engine/model/kv_layout.h"
 #include "engine/model/model_config.h"
+#include "run/model_files.h"
 
 namespace tokenline {
 namespace {

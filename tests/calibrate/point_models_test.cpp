@@ -7,6 +7,7 @@
 #include "calibrate/sim_point.h"
 #include "common/input_error.h"
 #include "engine/model/model_config.h"
+#include "run/model_files.h"
 #include "tests/traces/test_dir.h"
 
 using namespace tokenline;

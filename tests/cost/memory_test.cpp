@@ -4,6 +4,7 @@
 #include <string>
 #include <utility>
 
+#include "run/model_files.h"
 #include "topologies/hardware_loader.h"
 
 using namespace tokenline;

@@ -18,6 +18,7 @@
 #include "cost/op_profile_pricing.h"
 #include "cost/step_cost.h"
 #include "engine/model/model_config.h"
+#include "run/model_files.h"
 #include "topologies/hardware_loader.h"
 
 namespace tokenline {

@@ -4,6 +4,7 @@
 #include <set>
 
 #include "engine/model/model_config.h"
+#include "run/model_files.h"
 
 namespace tokenline {
 namespace {

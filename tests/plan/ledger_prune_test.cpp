@@ -4,6 +4,7 @@
 
 #include "cost/op_profile.h"
 #include "engine/model/model_config.h"
+#include "run/model_files.h"
 #include "topologies/hardware_loader.h"
 
 namespace tokenline {

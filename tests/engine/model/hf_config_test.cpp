@@ -4,6 +4,7 @@
 
 #include "common/input_error.h"
 #include "engine/model/model_config.h"
+#include "run/model_files.h"
 #include "tests/traces/test_dir.h"
 
 using namespace tokenline;

@@ -5,6 +5,7 @@
 #include <string>
 
 #include "common/input_error.h"
+#include "run/model_files.h"
 #include "tests/traces/test_dir.h"
 
 using namespace tokenline;

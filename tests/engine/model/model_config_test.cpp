@@ -3,6 +3,7 @@
 #include <catch2/catch.hpp>
 
 #include "common/input_error.h"
+#include "run/model_files.h"
 
 using namespace tokenline;
 
