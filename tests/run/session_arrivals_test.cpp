@@ -2,8 +2,11 @@
 // instances under round-robin and the KV-aware router.
 #include "run/session_arrivals.h"
 
+#include <algorithm>
 #include <catch2/catch.hpp>
 #include <fstream>
+#include <map>
+#include <sstream>
 #include <vector>
 
 #include "run/workload_arrivals.h"
@@ -199,6 +202,53 @@ TEST_CASE("a session run repeats byte for byte with the same seed", "[session_ar
                         dir)
               .exit_code == 0);
   CHECK(testing::read_all(dir.file("a/requests.csv")) != testing::read_all(dir.file("c/requests.csv")));
+}
+
+// The real engine plays the same rule through its SourceFeed (engine/runtime/request_feed.h): every turn
+// is sent after the answer before it, and later turns hit the history their session left in the cache.
+TEST_CASE("the real engine runs a session workload turn after turn, hitting each session's history",
+          "[session_arrivals][cli]") {
+  TestDir dir("sessions_real");
+  const auto r = run_tokenline(
+      "run --model glm-5.3-tiny --page-size 16 --workload "
+      "'synthetic-sessions:sessions=2,turns=fixed:3,first=fixed:64,new=fixed:16,output=fixed:4,think=fixed:0."
+      "001' "
+      "--out '" +
+          dir.file("o") + "'",
+      dir);
+  REQUIRE(r.exit_code == 0);
+  const auto m = read_json(dir.file("o/metrics.json"));
+  CHECK(m["requests"]["arrived"] == 6);
+  CHECK(m["requests"]["completed"] == 6);
+  CHECK(m["prefix_cache"]["hit_rate"].get<double>() > 0);
+  // Turn k+1 of a session (prompt 64 + 4 + 16 = 84 tokens, then 104) is sent after turn k's answer: the
+  // i-th earliest send of turn k+1 is not before the i-th earliest finish of turn k, and it hits.
+  std::ifstream csv(dir.file("o/requests.csv"));
+  std::string line;
+  REQUIRE(std::getline(csv, line));
+  REQUIRE(line.rfind("id,arrival_s,first_token_s,finish_s,input_tokens,output_tokens,cached_tokens", 0) == 0);
+  std::map<int64_t, std::vector<double>> sent_by_prompt, done_by_prompt;
+  std::map<int64_t, int64_t> cached_by_prompt;
+  while (std::getline(csv, line)) {
+    std::vector<std::string> f;
+    std::stringstream fields(line);
+    for (std::string x; std::getline(fields, x, ',');) f.push_back(x);
+    REQUIRE(f.size() >= 7);
+    const int64_t prompt = std::stoll(f[4]);
+    sent_by_prompt[prompt].push_back(std::stod(f[1]));
+    done_by_prompt[prompt].push_back(std::stod(f[3]));
+    cached_by_prompt[prompt] += std::stoll(f[6]);
+  }
+  REQUIRE(sent_by_prompt.size() == 3);
+  const int64_t turns[] = {64, 84, 104};
+  for (int k = 0; k + 1 < 3; ++k) {
+    std::vector<double> done = done_by_prompt[turns[k]], sent = sent_by_prompt[turns[k + 1]];
+    std::sort(done.begin(), done.end());
+    std::sort(sent.begin(), sent.end());
+    REQUIRE(sent.size() == 2);
+    for (size_t i = 0; i < 2; ++i) CHECK(sent[i] >= done[i]);
+    CHECK(cached_by_prompt[turns[k + 1]] > 0);
+  }
 }
 
 }  // namespace
