@@ -204,6 +204,26 @@ TEST_CASE("a session run repeats byte for byte with the same seed", "[session_ar
   CHECK(testing::read_all(dir.file("a/requests.csv")) != testing::read_all(dir.file("c/requests.csv")));
 }
 
+TEST_CASE("the KV-aware router's weights are judged before the run and recorded in metrics.json",
+          "[session_arrivals][cli]") {
+  TestDir dir("router_flags");
+  const std::string base = "sim --model llama-3.1-8b --parallel tp1 --instances 2 --max-requests 4 ";
+  const auto stray = run_tokenline(base + "--kv-overlap-score-weight 2 --out '" + dir.file("a") + "'", dir);
+  CHECK(stray.exit_code == 2);
+  CHECK_THAT(stray.stderr_text, Catch::Contains("--kv-overlap-score-weight: expected --router kv-aware"));
+  const auto cold =
+      run_tokenline(base + "--router kv-aware --router-temperature -1 --out '" + dir.file("b") + "'", dir);
+  CHECK(cold.exit_code == 2);
+  CHECK_THAT(cold.stderr_text, Catch::Contains("--router-temperature: expected a temperature >= 0"));
+  REQUIRE(run_tokenline(
+              base + "--router kv-aware --kv-overlap-score-weight 2.5 --out '" + dir.file("c") + "'", dir)
+              .exit_code == 0);
+  const auto m = read_json(dir.file("c/metrics.json"));
+  CHECK(m["run"]["router"] == "kv-aware");
+  CHECK(m["configuration"]["router_weights"]["kv_overlap_score_weight"] == 2.5);
+  CHECK(m["configuration"]["router_weights"]["router_temperature"] == 0.0);
+}
+
 // The real engine plays the same rule through its SourceFeed (engine/runtime/request_feed.h): every turn
 // is sent after the answer before it, and later turns hit the history their session left in the cache.
 TEST_CASE("the real engine runs a session workload turn after turn, hitting each session's history",
