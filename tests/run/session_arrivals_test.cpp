@@ -9,8 +9,10 @@
 #include <sstream>
 #include <vector>
 
+#include "common/rng.h"
 #include "run/workload_arrivals.h"
 #include "tests/cli/tokenline_process.h"
+#include "workloads/session_generator.h"
 
 namespace tokenline {
 namespace {
@@ -134,6 +136,74 @@ TEST_CASE("sessions: next() lists every turn in script order for passes that onl
   CHECK(r.arrival_s == 5.0);
   CHECK(r.spec.prompt_tokens == 17);
   CHECK_FALSE(a.next(r));
+}
+
+// Randomized: sessions from the generator against a fake engine that answers after a random time and
+// rejects a few turns. After every event: at most `clients` sessions live, every send due (not in the
+// future), ids 0, 1, 2, ... in send order. At the end every session has ended, every answered turn but a
+// session's last was followed by its next, and a second pass with the same seed sends the same requests at
+// the same times. The seed is printed on failure.
+struct Sent {
+  RequestId id;
+  double at_s;
+  int64_t prompt;
+  std::vector<uint64_t> hashes;
+  bool operator==(const Sent&) const = default;
+};
+
+std::vector<Sent> play(uint64_t seed, int32_t clients, SessionCounters* counters) {
+  Rng rng(seed, "fake engine");
+  const std::string spec =
+      "sessions=25,turns=uniform:1:5,first=uniform:10:200,new=uniform:1:40,output=uniform:1:30,"
+      "think=exp:1" +
+      std::string(seed % 2 == 0 ? ",rate=0.7" : "");
+  SessionArrivals a(std::make_unique<SessionGenerator>(parse_session_generator_spec(spec), seed), clients);
+  std::vector<Sent> sent;
+  std::map<double, std::vector<RequestRecord>> answers;  // by leave time
+  double now = 0;
+  while (true) {
+    TimedRequest r;
+    ArrivalSource::Poll p;
+    while ((p = a.poll(now, r)).due == ArrivalSource::Due::kNow) {
+      REQUIRE(r.arrival_s <= now);
+      REQUIRE(r.spec.id == static_cast<RequestId>(sent.size()));
+      sent.push_back({r.spec.id, r.arrival_s, r.spec.prompt_tokens, r.spec.block_hashes});
+      const bool reject = rng.uniform01() < 0.05;
+      answers[reject ? now : now + rng.uniform01() * 3].push_back(
+          left(r.spec.id, reject ? RequestStatus::kRejected : RequestStatus::kFinished));
+    }
+    const SessionCounters& c = a.counters();
+    if (clients > 0) REQUIRE(c.started - c.completed - c.abandoned <= clients);
+    if (p.due == ArrivalSource::Due::kEnd) {
+      REQUIRE(answers.empty());
+      break;
+    }
+    double next = answers.empty() ? p.at_s : answers.begin()->first;
+    if (p.due == ArrivalSource::Due::kAt && p.at_s < next) next = p.at_s;
+    REQUIRE((p.due != ArrivalSource::Due::kBlocked || !answers.empty()));
+    REQUIRE(next >= now);
+    now = next;
+    if (!answers.empty() && answers.begin()->first == now) {
+      for (const RequestRecord& rec : answers.begin()->second) a.on_left(rec, now);
+      answers.erase(answers.begin());
+    }
+  }
+  *counters = a.counters();
+  return sent;
+}
+
+TEST_CASE("sessions: randomized runs end every session, respect the client cap and repeat exactly",
+          "[session_arrivals][property]") {
+  for (uint64_t seed = 1; seed <= 24; ++seed) {
+    const int32_t clients = static_cast<int32_t>(seed % 3 == 0 ? 0 : seed % 3 == 1 ? 1 : 4);
+    INFO("seed " << seed << ", clients " << clients);
+    SessionCounters c1, c2;
+    const std::vector<Sent> first = play(seed, clients, &c1);
+    CHECK(c1.started == 25);
+    CHECK(c1.completed + c1.abandoned == 25);
+    CHECK(c1.turns_sent == static_cast<int64_t>(first.size()));
+    CHECK(play(seed, clients, &c2) == first);
+  }
 }
 
 TEST_CASE("a session file with a bad line stops the run with its file and line, exit code 2",
