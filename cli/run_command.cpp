@@ -17,6 +17,7 @@
 #include "common/input_error.h"
 #include "engine/runtime/clock.h"
 #include "engine/runtime/op_profiler.h"
+#include "engine/runtime/request_feed.h"
 #include "run/workload_arrivals.h"
 #include "traces/output_file.h"
 
@@ -85,7 +86,12 @@ std::string configuration_json(const RunJob& job, const EngineSetup& setup, doub
 int run_job(const RunJob& job) {
   const EngineSetup setup = prepare_engine(job.engine);
   const WorkloadSpec workload = workload_spec(job);
-  const std::vector<TimedRequest> arrivals = read_arrivals(workload, setup.shape);
+  // A session workload is played against the engine's completions (SourceFeed), a trace read whole.
+  const bool sessions = is_session_workload(workload.spec);
+  if (sessions) prevalidate_workload(workload);
+  const std::vector<TimedRequest> arrivals =
+      sessions ? std::vector<TimedRequest>{} : read_arrivals(workload, setup.shape);
+  std::unique_ptr<ArrivalSource> session_source = sessions ? open_arrivals(workload) : nullptr;
   RunOutputs outputs(job.engine.out);  // locked; the earlier outputs come back if this run fails
   EngineSetup configured = setup;      // metrics.json's configuration block: what reruns this run
   configured.output.configuration_json = configuration_json(job, setup, workload.options.window.time_scale);
@@ -94,8 +100,13 @@ int run_job(const RunJob& job) {
   const double probe_before_s = job.speed_probe ? speed_probe_s(engine.runner, setup.runner) : 0.0;
   engine.clock.restart();
   RecorderObserver observer(engine.recorder);
-  const EngineLoopResult result =
-      run_engine_loop(engine.instance, engine.runner, engine.clock, arrivals, job.engine.seed, observer);
+  const EngineLoopResult result = [&] {
+    if (!sessions)
+      return run_engine_loop(engine.instance, engine.runner, engine.clock, arrivals, job.engine.seed,
+                             observer);
+    SourceFeed feed(*session_source);
+    return run_engine_loop(engine.instance, engine.runner, engine.clock, feed, job.engine.seed, observer);
+  }();
   RunInfo info = engine_run_info(job.engine, setup, "real");
   info.workload = describe_workload(workload);
   info.wall_s = engine.clock.now_s();

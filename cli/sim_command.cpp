@@ -16,7 +16,9 @@ namespace {
 void add_deployment_options(CLI::App& cmd, SimJob& job) {
   cmd.add_option("--workload", job.workload,
                  "a trace file (Mooncake/tokenline JSONL, Azure CSV; or mooncake:|azure:|tokenline:<path>), "
-                 "synthetic:<spec>, or default (the embedded Mooncake conversation head, also when omitted)");
+                 "synthetic:<spec>, sessions:<path> | synthetic-sessions:<spec> (multi-turn, "
+                 "docs/sessions-and-routing.md), or default (the embedded Mooncake conversation head, also "
+                 "when omitted)");
   cmd.add_option("--model", job.model, "model preset or config.json path")->capture_default_str();
   cmd.add_option("--hardware", job.hardware, "hardware preset or JSON path (default: h200)");
   cmd.add_option("--cluster", job.cluster,
@@ -28,7 +30,15 @@ void add_deployment_options(CLI::App& cmd, SimJob& job) {
                  "instance layout (tp8, dp8-ep8, tp8-ep8, ...) or a comma list, one per instance (default: "
                  "tp<gpus> for a dense model, dp<gpus>-ep<gpus> for an MoE one)");
   cmd.add_option("--instances", job.instances, "instances of that layout")->capture_default_str();
-  cmd.add_option("--router", job.router, "across instances: round-robin | least-load | prefix-aware | room")
+  cmd.add_option("--router", job.router,
+                 "across instances: round-robin | least-load | prefix-aware | room | kv-aware (Dynamo's KV "
+                 "router cost)")
+      ->capture_default_str();
+  cmd.add_option("--kv-overlap-score-weight", job.kv_overlap_score_weight,
+                 "--router kv-aware: weight of the uncached-prefill term (Dynamo's default)")
+      ->capture_default_str();
+  cmd.add_option("--router-temperature", job.router_temperature,
+                 "--router kv-aware: 0 picks the lowest cost; > 0 a softmax draw (Dynamo's default 0)")
       ->capture_default_str();
   cmd.add_option(
          "--dp-assign", job.dp_assign,
@@ -110,7 +120,9 @@ void add_pd_options(CLI::App& cmd, SimJob& job) {
 }
 
 void add_run_options(CLI::App& cmd, SimJob& job) {
-  cmd.add_option("--concurrency", job.concurrency, "closed loop: N requests in flight (0: trace times)")
+  cmd.add_option("--concurrency", job.concurrency,
+                 "closed loop: N requests in flight (0: trace times); with a session workload, N clients "
+                 "each running one session at a time (0: every session at its start_s)")
       ->capture_default_str();
   cmd.add_option("--warmup", job.warmup_requests,
                  "closed loop: the first N requests are a warm-up phase, left out of metrics.json's latency "

@@ -96,6 +96,26 @@ Backend parse_backend(const std::string& v) {
   throw InputError("--backend", "analytic, simgrid or replay:<trace.json>", "'" + v + "'");
 }
 
+// --kv-overlap-score-weight / --router-temperature: Dynamo's KV router weights (engine/core/placement.h),
+// for --router kv-aware only.
+KvAwareWeights kv_aware_weights(const SimJob& job, PlacementPolicy router) {
+  const KvAwareWeights defaults;
+  const bool given = job.kv_overlap_score_weight != defaults.overlap_score_weight ||
+                     job.router_temperature != defaults.temperature;
+  if (given && router != PlacementPolicy::kKvAware)
+    throw InputError(
+        job.router_temperature != defaults.temperature ? "--router-temperature" : "--kv-overlap-score-weight",
+        "--router kv-aware (the weights of its cost)", "--router " + job.router);
+  if (!(job.kv_overlap_score_weight >= 0))
+    throw InputError("--kv-overlap-score-weight", "a weight >= 0",
+                     std::to_string(job.kv_overlap_score_weight));
+  if (!(job.router_temperature >= 0))
+    throw InputError("--router-temperature", "a temperature >= 0", std::to_string(job.router_temperature));
+  return KvAwareWeights{.overlap_score_weight = job.kv_overlap_score_weight,
+                        .temperature = job.router_temperature,
+                        .seed = job.seed};
+}
+
 void check_numbers(const SimJob& job) {
   require_positive(job.instances, "--instances");
   require_at_most(job.instances, limits::kMaxInstances, "--instances");
@@ -186,6 +206,8 @@ WorkloadSpec workload_spec(const SimJob& job, Resolved* resolved = nullptr) {
   if (job.duration_s > 0) w.options.window.duration_s = job.duration_s;
   if (job.max_requests > 0) w.options.window.max_requests = job.max_requests;
   w.options.window.closed_loop = job.concurrency > 0;
+  w.session_clients = job.concurrency;  // a session workload: its clients
+  w.warmup_requests = job.warmup_requests;
   if (job.rate != 0) {
     if (job.time_scale != 1.0)
       throw InputError("--rate", "either --rate or --time-scale (both set the arrival rate)", "both");
@@ -468,6 +490,7 @@ SimConfig build_config(const SimJob& job, const ModelConfig& model, const Deploy
                      job.overlap);
   }
   c.router = parse_placement_option(job.router, "--router");
+  c.router_weights = kv_aware_weights(job, c.router);
   const SimJob as_prefill = prefill_job(job);
   for (const CostModel& cm : d.cost_models) {
     const bool prefill = static_cast<int32_t>(c.instances.size()) < prefill_instances;
@@ -549,6 +572,9 @@ std::string configuration_json(const SimJob& job, const SimConfig& c, const Depl
   j["layout"] = c.parallel_name;
   j["pd"] = job.pd;
   j["router"] = std::string(to_string(c.router));
+  if (c.router == PlacementPolicy::kKvAware)
+    j["router_weights"] = {{"kv_overlap_score_weight", c.router_weights.overlap_score_weight},
+                           {"router_temperature", c.router_weights.temperature}};
   j["backend"] = job.backend;
   j["overlap"] = job.overlap;
   j["profile"] = job.profile;

@@ -23,6 +23,8 @@ struct SimJob {
   int32_t instances = 1;               // with one layout: how many instances of it
   std::string router = "round-robin";  // across instances
   std::string dp_assign = "round-robin";  // across attention-DP ranks inside an instance
+  double kv_overlap_score_weight = 1.0;   // --router kv-aware: Dynamo's --kv-overlap-score-weight default
+  double router_temperature = 0.0;        // --router kv-aware: Dynamo's --router-temperature default
   int64_t chunk_tokens = 0;  // per-step token budget = prefill chunk; 0: the engine's (seed: 32768)
   // caps a step's tokens below the chunk (SGLang --max-prefill-tokens); 0: none
   int64_t max_prefill_tokens = 0;

@@ -13,12 +13,20 @@
 namespace tokenline {
 
 struct WorkloadSpec {
-  std::string spec;         // as workloads/workload_loader.h reads it; "" = the embedded default
-  WorkloadOptions options;  // --skip-bad-lines, the window (--time-scale, --start, --duration,
-                            // --max-requests, closed loop) and the seed of synthetic generators
+  std::string spec;             // as workloads/workload_loader.h reads it; "" = the embedded default; or a
+                                // session workload: sessions:<path> | synthetic-sessions:<spec>
+  WorkloadOptions options;      // --skip-bad-lines, the window (--time-scale, --start, --duration,
+                                // --max-requests, closed loop) and the seed of synthetic generators
+  int32_t session_clients = 0;  // a session workload: sessions live at once (--concurrency; 0: no cap)
+  int64_t warmup_requests = 0;  // --warmup (a session workload refuses it)
 };
 
-// Opens the workload (open_workload); throws InputError when it cannot be opened or named.
+// True for sessions:<path> and synthetic-sessions:<spec> (run/session_arrivals.h: closed-loop, played
+// against completions).
+bool is_session_workload(const std::string& spec);
+
+// Opens the workload (open_workload); throws InputError when it cannot be opened or named. A session
+// workload is not a request stream: open_arrivals opens it.
 std::unique_ptr<WorkloadSource> open_workload_source(const WorkloadSpec& spec);
 std::string describe_workload(const WorkloadSpec& spec);
 // Reads the whole workload once (streaming) and throws the first malformed line's InputError.

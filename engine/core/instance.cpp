@@ -25,7 +25,7 @@ int32_t Instance::pick_rank(const RequestSpec& spec) {
     loads_.push_back(rank.load_tokens());
     if (placement_.reads_caches()) cached_.push_back(rank.cached_prefix_tokens(keys));
   }
-  return placement_.pick(loads_, cached_);
+  return placement_.pick(loads_, cached_, spec.prompt_tokens);
 }
 
 AddResult Instance::add(RequestSpec spec, double now_s, bool kv_ready, int32_t rank) {

@@ -20,7 +20,7 @@ int32_t Router::pick(std::span<const Instance* const> instances, const RequestSp
     loads_.push_back(tokens);
     if (placement_.reads_caches()) cached_.push_back(cached);
   }
-  return placement_.pick(loads_, cached_);
+  return placement_.pick(loads_, cached_, spec.prompt_tokens);
 }
 
 }  // namespace tokenline

@@ -11,7 +11,8 @@ namespace {
 // runner forget the requests that left.
 class RunnerObserver final : public StepObserver {
  public:
-  RunnerObserver(ModelRunner& runner, EngineObserver& out) : runner_(runner), out_(out) {}
+  RunnerObserver(ModelRunner& runner, EngineObserver& out, RequestFeed& feed)
+      : runner_(runner), out_(out), feed_(feed) {}
   void on_preemption(RequestId id, double now_s, bool retraction) override {
     out_.on_preemption(id, now_s, retraction);
   }
@@ -23,12 +24,14 @@ class RunnerObserver final : public StepObserver {
     for (const RequestRecord& r : records) {
       out_.on_record(r);
       runner_.forget(r.id);
+      feed_.on_left(r, r.finish_s >= 0 ? r.finish_s : r.arrival_s);  // a session's next turn waits on it
     }
   }
 
  private:
   ModelRunner& runner_;
   EngineObserver& out_;
+  RequestFeed& feed_;
 };
 
 }  // namespace
@@ -40,7 +43,7 @@ EngineLoopResult run_engine_loop(Instance& instance, ModelRunner& runner, Clock&
     observer.on_arrival(a.spec.id, a.arrival_s);
     instance.add_request(a.spec, a.arrival_s);
   });
-  RunnerObserver step_observer(runner, observer);
+  RunnerObserver step_observer(runner, observer, feed);
   const InstanceLoopResult result = run_instance_loop(instance, runner, engine_clock, step_observer);
   return EngineLoopResult{.steps = result.steps, .end_s = engine_clock.time_s()};
 }

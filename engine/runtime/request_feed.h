@@ -1,11 +1,14 @@
 // RequestFeed: where the engine loop's requests come from - a recorded workload replayed at its arrival
-// times (tokenline run: WorkloadFeed) or clients of the HTTP server as they connect (tokenline serve:
-// LiveFeed). The loop asks for what has arrived by a time and waits, while idle, for the next arrival.
+// times (tokenline run: WorkloadFeed), a closed-loop source such as multi-turn sessions played against the
+// engine's completions (tokenline run: SourceFeed, the same rule as the simulator's feeder), or clients of
+// the HTTP server as they connect (tokenline serve: LiveFeed). The loop asks for what has arrived by a time
+// and waits, while idle, for the next arrival; it tells the feed of every request that left (on_left).
 #pragma once
 
 #include <condition_variable>
 #include <deque>
 #include <mutex>
+#include <optional>
 #include <span>
 #include <vector>
 
@@ -26,6 +29,25 @@ class RequestFeed {
   // True when arrivals happen in wall time (live clients): the loop's clock then follows the Clock
   // between steps instead of advancing by measured step durations alone.
   virtual bool wall_time() const { return false; }
+  // A request left the engine (finished or rejected) at engine time now_s.
+  virtual void on_left(const RequestRecord& /*record*/, double /*now_s*/) {}
+};
+
+// A closed-loop ArrivalSource (ArrivalSource::reacts_to_completions(): run/session_arrivals.h) polled at
+// the engine's times and told of each request that left. REQUIRES: the source outlives the feed.
+class SourceFeed final : public RequestFeed {
+ public:
+  explicit SourceFeed(ArrivalSource& source) : source_(source) {}
+  void take_until(double t_s, std::vector<TimedRequest>& out) override;
+  // Idle: the turn already due, or sleeps the clock until the source's next due time. A source blocked on
+  // an answer while the engine holds no request cannot go on, so it ends the feed, as its end does.
+  bool wait_next(Clock& clock, double* arrival_s) override;
+  void on_left(const RequestRecord& record, double now_s) override;
+
+ private:
+  ArrivalSource& source_;
+  double last_s_ = 0;                 // the latest engine time polled or told
+  std::optional<TimedRequest> held_;  // polled due by wait_next, handed out by the next take_until
 };
 
 // A workload sorted by arrival time. REQUIRES: the requests outlive the feed.

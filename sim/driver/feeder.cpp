@@ -2,13 +2,16 @@
 
 #include <algorithm>
 #include <functional>
+#include <limits>
 
 namespace tokenline {
 
 void Feeder::run() {
   signal_ = std::make_unique<sg::Signal>();
   try {
-    if (concurrency_ > 0) {
+    if (source_.reacts_to_completions()) {
+      feed_reactive();
+    } else if (concurrency_ > 0) {
       latency_mean_s_ > 0 ? feed_closed_loop_delayed() : feed_closed_loop();
     } else {
       latency_mean_s_ > 0 ? feed_open_loop_delayed() : feed_open_loop();
@@ -104,6 +107,42 @@ void Feeder::feed_closed_loop_delayed() {
     }
     waiting_ = false;
   }
+}
+
+// Sends what the source has due, then sleeps until the next due time, the next arrival at the engine, or a
+// request leaving (which may make a session's next turn due: wake()).
+void Feeder::feed_reactive() {
+  TimedRequest a;
+  while (true) {
+    const ArrivalSource::Poll p = source_.poll(sg::now_s(), a);
+    if (p.due == ArrivalSource::Due::kNow) {
+      if (latency_mean_s_ > 0) {
+        send(std::move(a.spec), a.arrival_s);
+      } else {
+        dispatch_(std::move(a.spec), a.arrival_s);
+      }
+      continue;
+    }
+    if (deliver_due()) continue;
+    if (p.due == ArrivalSource::Due::kEnd && on_the_way_.empty()) return;
+    double until_s = p.due == ArrivalSource::Due::kAt ? p.at_s : std::numeric_limits<double>::infinity();
+    if (!on_the_way_.empty()) until_s = std::min(until_s, on_the_way_.front().reach_s);
+    waiting_ = true;
+    if (until_s < std::numeric_limits<double>::infinity()) {
+      signal_->wait_until(until_s);
+    } else {
+      signal_->wait();
+    }
+    waiting_ = false;
+  }
+}
+
+void Feeder::on_finished(std::span<const RequestRecord> records) {
+  if (source_.reacts_to_completions()) {
+    for (const RequestRecord& r : records) source_.on_left(r, sg::now_s());
+    return;
+  }
+  on_finished(static_cast<int64_t>(records.size()));
 }
 
 void Feeder::on_finished(int64_t requests) {

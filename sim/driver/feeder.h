@@ -13,6 +13,10 @@
 // next is sent only when all of them have left, and then as many at once as there are clients - aiperf's
 // protocol (`--warmup-request-count`: "waits for all warmup responses before starting profiling"), so the
 // measured phase opens with a burst of `concurrency` prompts as a benchmark's does.
+// Closed-loop sources (ArrivalSource::reacts_to_completions(): multi-turn sessions): the feeder polls the
+// source for what is due now, sends it (through the request latency, if any), and sleeps until the next
+// due time or until a request leaves (on_finished with its records tells the source, wake() re-polls);
+// the source decides who sends when, so --concurrency and the warm-up phase do not apply.
 // All calls come from actors of one simulation.
 #pragma once
 
@@ -20,6 +24,7 @@
 #include <functional>
 #include <memory>
 #include <optional>
+#include <span>
 #include <utility>
 #include <vector>
 
@@ -60,6 +65,8 @@ class Feeder {
   // Closed loop: `requests` sent ones have left (completed or rejected) now, and as many clients send their
   // next; open loop: nothing. Wakes no one.
   void on_finished(int64_t requests = 1);
+  // The same for these records, which a closed-loop source (sessions) also hears of. Wakes no one.
+  void on_finished(std::span<const RequestRecord> records);
   // Wakes the feeder if it waits for a free slot (a spare wake-up only makes it look again).
   void wake();
 
@@ -82,6 +89,7 @@ class Feeder {
   void feed_closed_loop();
   void feed_open_loop_delayed();
   void feed_closed_loop_delayed();
+  void feed_reactive();
   void send(RequestSpec&& spec, double sent_s);  // onto the way
   bool deliver_due();                            // dispatches the first on the way if it is due
   // Closed loop: the warm-up phase is all sent and some of it has not left.

@@ -160,8 +160,8 @@ PdDriver::PdDriver(const SimConfig& config, const PdConfig& pd, std::span<const 
       cms_(cms),
       frame_(config, source, cms[0].hbm_bw,
              [this](RequestSpec&& spec, double sent_s) { dispatch(std::move(spec), sent_s); }),
-      prefill_router_(config.router, config.instances.front().config.kv.page_tokens),
-      decode_router_(config.router, config.instances.front().config.kv.page_tokens),
+      prefill_router_(config.router, config.instances.front().config.kv.page_tokens, config.router_weights),
+      decode_router_(config.router, config.instances.front().config.kv.page_tokens, config.router_weights),
       pd_state_(pool_shape(config, pd)) {
   int first_gpu = 0;
   for (int32_t i = 0; i < config.instance_count(); ++i) {
@@ -348,7 +348,7 @@ void PdDriver::finish_request(const RequestRecord& record, int32_t instance, con
     frame_.recorder().on_record(record, instance);
   }
   pd_state_.forget(record.id);
-  frame_.feeder().on_finished();  // the feeder sees the free slot at the next wake_all()
+  frame_.feeder().on_finished(std::span(&record, 1));  // the feeder sees it at the next wake_all()
 }
 
 // Grants decode pages to waiting hand-offs (the core decides which and where) and queues their KV on the

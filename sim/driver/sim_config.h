@@ -47,6 +47,7 @@ struct SimConfig {
   Backend backend = Backend::kAnalytic;
   Overlap overlap = Overlap::kNone;  // simgrid backend: the seed's compute / comm overlap level
   PlacementPolicy router = PlacementPolicy::kRoundRobin;  // across instances
+  KvAwareWeights router_weights;                          // --router kv-aware (engine/core/placement.h)
   // One entry per instance, each with its own parallelism (and so its own ranks and KV pool).
   struct InstanceSpec {
     std::string parallel_name;  // "tp8", "dp8-ep8", ...

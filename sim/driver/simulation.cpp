@@ -54,7 +54,7 @@ class Driver {
       : config_(config),
         frame_(config, source, cost_models[0].hbm_bw,
                [this](RequestSpec&& spec, double sent_s) { dispatch(std::move(spec), sent_s); }),
-        router_(config.router, config.instances.front().config.kv.page_tokens) {
+        router_(config.router, config.instances.front().config.kv.page_tokens, config.router_weights) {
     int first_gpu = 0;
     for (int32_t i = 0; i < config.instance_count(); ++i) {
       const SimConfig::InstanceSpec& spec = config.instances[static_cast<size_t>(i)];
@@ -124,7 +124,7 @@ void Driver::wake_instances() {
 
 void Driver::on_records(int32_t index, std::span<const RequestRecord> records) {
   for (const RequestRecord& r : records) frame_.recorder().on_record(r, index);
-  frame_.feeder().on_finished(static_cast<int64_t>(records.size()));
+  frame_.feeder().on_finished(records);
   frame_.feeder().wake();
 }
 

@@ -292,5 +292,65 @@ TEST_CASE("closed loop: a request the instance rejects lets the next one in (PD 
   }
 }
 
+// A closed-loop source of one two-turn session: turn 1 is due 1 s after turn 0 leaves.
+class TurnSource : public ArrivalSource {
+ public:
+  explicit TurnSource(double t0) : t0_(t0) {}
+  bool next(TimedRequest&) override { return false; }
+  bool reacts_to_completions() const override { return true; }
+  Poll poll(double now_s, TimedRequest& out) override {
+    if (sent_ == 0 || (sent_ == 1 && due_s_ >= 0 && due_s_ <= now_s)) {
+      out.arrival_s = sent_ == 0 ? t0_ : due_s_;
+      out.spec = RequestSpec{};
+      out.spec.id = sent_++;
+      return {.due = Due::kNow};
+    }
+    if (sent_ == 1 && due_s_ >= 0) return {.due = Due::kAt, .at_s = due_s_};
+    return {.due = left_ == 2 ? Due::kEnd : Due::kBlocked};
+  }
+  void on_left(const RequestRecord& r, double now_s) override {
+    ++left_;
+    if (r.id == 0) due_s_ = now_s + 1.0;
+  }
+
+ private:
+  double t0_;
+  int64_t sent_ = 0, left_ = 0;
+  double due_s_ = -1;
+};
+
+TEST_CASE("sessions: the next turn goes when the source says, after the answer it waited for", "[feeder]") {
+  Sim sim;
+  TurnSource source(sim.t0);
+  std::vector<Sent> sent;
+  // --concurrency does not apply to a closed-loop source: the source paces itself.
+  Feeder feeder(source, ClientLoop{.concurrency = 5, .warmup = 0}, [&](RequestSpec&& s, double) {
+    sent.push_back({s.id, sim.rel(), 0});
+  });
+  double done_s = -1;
+  sim.engine.add_actor("feeder", [&] {
+    feeder.run();
+    done_s = sim.rel();
+  });
+  // A server answers each request 2 s after it came: turn 0 at 0 s leaves at 2 s, turn 1 is due at 3 s
+  // and leaves at 5 s; then the source has ended.
+  sim.engine.add_actor("server", [&] {
+    for (RequestId id = 0; id < 2; ++id) {
+      sg::sleep_until(sim.t0 + (id == 0 ? 2.0 : 5.0));
+      RequestRecord r;
+      r.id = id;
+      r.status = RequestStatus::kFinished;
+      feeder.on_finished(std::span<const RequestRecord>(&r, 1));
+      feeder.wake();
+    }
+  });
+  REQUIRE(sim.engine.run());
+  REQUIRE(sent.size() == 2);
+  CHECK(sent[0].at_s == Approx(0.0).margin(kTimeEps));
+  CHECK(sent[1].at_s == Approx(3.0).margin(kTimeEps));
+  CHECK(done_s == Approx(5.0).margin(kTimeEps));
+  CHECK(feeder.done());
+}
+
 }  // namespace
 }  // namespace tokenline
