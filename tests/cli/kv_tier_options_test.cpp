@@ -97,4 +97,25 @@ TEST_CASE("a host tier turns evicted prefixes into host hits and reports its tra
   CHECK(trace.find("host link (KV tier)") != std::string::npos);
 }
 
+TEST_CASE("a host tier too small for the conversation shows its write-back stalls and no hits",
+          "[kv_tier_cli]") {
+  TestDir dir("kv_tier_small");
+  REQUIRE(run_tokenline(sim_args(dir, "hbm", ""), dir).exit_code == 0);
+  // 0.015 GB holds 26 pages of 563 kB (64 tokens of DeepSeek-V3 MLA KV sharded over TP8): less than the
+  // 20-page first turn plus what the other prompts' evictions write after it.
+  const auto r =
+      run_tokenline(sim_args(dir, "small", "--kv-host-gb 0.015 --kv-write-policy write_back"), dir);
+  INFO(r.stderr_text);
+  REQUIRE(r.exit_code == 0);
+  const auto hbm = read_json(dir.file("hbm/metrics.json"));
+  const auto small = read_json(dir.file("small/metrics.json"));
+  const auto& t = small["kv_tiers"];
+  CHECK(t["host_capacity_pages"].get<int64_t>() == 26);
+  CHECK(t["host_hit_tokens"].get<int64_t>() == 0);
+  CHECK(t["host_evicted_pages"].get<int64_t>() > 0);
+  CHECK(t["store_s"].get<double>() > 0);  // every eviction's write blocked a step
+  CHECK(t["stall_s"].get<double>() >= t["store_s"].get<double>());
+  CHECK(small["latency_ms"]["e2e"]["mean"].get<double>() > hbm["latency_ms"]["e2e"]["mean"].get<double>());
+}
+
 }  // namespace tokenline
