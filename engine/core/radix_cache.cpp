@@ -198,7 +198,8 @@ void RadixCache::append_path(int32_t node, std::vector<uint64_t>& paths) const {
 int64_t RadixCache::evict(int64_t n, std::vector<PageId>& freed, std::vector<uint64_t>* paths,
                           std::vector<size_t>* path_ends) {
   int64_t evicted = 0;
-  int32_t next = -1;  // a parent that became the least recently used leaf: evicted without a heap trip
+  int32_t next = -1;         // a parent that became the least recently used leaf: evicted without a heap trip
+  int32_t last_parent = -1;  // the parent of the node evicted last (paths: its path is already out)
   while (evicted < n) {
     int32_t id = next;
     next = -1;
@@ -209,11 +210,13 @@ int64_t RadixCache::evict(int64_t n, std::vector<PageId>& freed, std::vector<uin
       if (!evictable(top) || nodes_[static_cast<size_t>(top)].tick != tick) continue;  // stale entry
       id = top;
     }
-    if (paths != nullptr) {
+    // A node evicted right after its child has a path that is a prefix of the child's: already given.
+    if (paths != nullptr && id != last_parent) {
       append_path(id, *paths);
       path_ends->push_back(paths->size());
     }
     Node& node = nodes_[static_cast<size_t>(id)];
+    last_parent = node.parent;
     children_.erase(node.parent, node.key);
     node_of_page_[static_cast<size_t>(node.page)] = -1;
     freed.push_back(node.page);
