@@ -10,7 +10,7 @@ namespace tokenline {
 
 // How a load-back overlaps the forward that needs it. kLayer: SGLang HiCache loads layer by layer and each
 // layer's attention waits for its own layer only (managers/cache_controller.py LayerDoneCounter; the
-// forward's get_key_buffer waits on it, v0.5.x, --hicache-io-backend kernel and direct alike); kNone: the
+// forward's KV buffer access waits on it; v0.5.x, default --hicache-io-backend kernel); kNone: the
 // whole load completes before the forward starts (a blocking copy).
 enum class TierLoadOverlap { kLayer, kNone };
 std::string_view to_string(TierLoadOverlap overlap);
