@@ -99,6 +99,7 @@ void add_scheduler_options(CLI::App& cmd, SimJob& job) {
       "with --pd: the prefill instances' own --max-running per rank (default: the same as decode's)");
   cmd.add_option("--kv-pages", job.kv_pages, "KV pages per rank (default: HBM left after weights)");
   cmd.add_flag("!--no-prefix-cache", job.prefix_cache, "disable the radix prefix cache");
+  add_kv_tier_options(cmd, job.kv_tier);
   cmd.add_option("--mtp", job.mtp_drafts, "MTP draft tokens per decode step (0: off)")->capture_default_str();
   cmd.add_option("--mtp-accept", job.mtp_accept_mean, "mean per-draft acceptance in [0, 1]")
       ->capture_default_str();

@@ -120,6 +120,7 @@ void check_numbers(const SimJob& job) {
   require_positive(job.instances, "--instances");
   require_at_most(job.instances, limits::kMaxInstances, "--instances");
   require_at_most(job.kv_pages, limits::kMaxKvPages, "--kv-pages");
+  check_kv_tier_flags(job.kv_tier);
   if (job.mtp_drafts < 0 || job.mtp_drafts > kMaxMtpDrafts)
     throw InputError("--mtp", "0 to " + std::to_string(kMaxMtpDrafts) + " draft tokens per decode step",
                      std::to_string(job.mtp_drafts));
@@ -364,6 +365,7 @@ Deployment load_deployment(const SimJob& job, const ModelConfig& model,
   CostOptions options;
   options.ideal = job.ideal;
   options.mtp = job.mtp_drafts > 0;
+  options.tier_load_overlap = parse_load_overlap(job.kv_tier.load_overlap);
   if (!job.profile_set.empty() && job.profile.empty())
     throw InputError("--profile-set", "a --profile to override", "no --profile");
   if (!job.speed_of.empty() && job.profile.empty())
@@ -417,6 +419,7 @@ KvConfig size_kv(const SimJob& job, const CostModel& cm, const EngineBehavior& e
   kv.indexer_bytes_per_page = page.indexer;
   kv.reservation = reservation_of(engine.admission);
   kv.prefix_cache = job.prefix_cache;
+  apply_kv_tier(job.kv_tier, cm, kv);
   return kv;
 }
 
@@ -597,6 +600,11 @@ std::string configuration_json(const SimJob& job, const SimConfig& c, const Depl
                          {"prefix_cache", ic.kv.prefix_cache},
                          {"policy", std::string(to_string(ic.scheduler.policy))},
                          {"dp_assign", std::string(to_string(ic.assignment))}});
+    if (ic.kv.host.pages > 0) {  // only with a host tier: outputs without one keep their bytes
+      instances.back()["host_tier"] = {{"pages_per_rank", ic.kv.host.pages},
+                                       {"write_policy", std::string(to_string(ic.kv.host.write_policy))},
+                                       {"load_overlap", job.kv_tier.load_overlap}};
+    }
   }
   j["instances"] = instances;
   j["workload"] = c.workload_name;

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "cli/kv_tier_options.h"
 #include "cli/trace_options.h"
 
 namespace tokenline {
@@ -47,6 +48,7 @@ struct SimJob {
   int32_t prefill_max_running = 0;
   int64_t kv_pages = 0;  // 0: sized from HBM left after weights; else pages per rank
   bool prefix_cache = true;
+  KvTierFlags kv_tier;      // the host KV tier (cli/kv_tier_options.h); off unless asked for
   std::string kv_layout;    // "" = the model's default
   bool ideal = false;       // the seed's ideal rates instead of the hardware's efficiencies
   std::string profile;      // op profile name or directory ("": roofline only)

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <memory>
 
+#include "cost/tier_transfer.h"
 #include "cost/time_source.h"
 #include "engine/model/kv_layout.h"
 #include "engine/model/ledger.h"
@@ -35,6 +36,8 @@ struct CostOptions {
   // each whole token count up to this (OpCurve::tabulate), one load per lookup after the first. 0: none (a
   // cost model priced a few times, as plan's pruning makes by the thousand, skips the table's fill).
   int64_t remembered_tokens = 0;
+  // How a host-tier load-back overlaps the forward (cost/tier_transfer.h); used only with a host tier.
+  TierLoadOverlap tier_load_overlap = TierLoadOverlap::kLayer;
 };
 
 // Rates and derived constants prebuilt once per (model, parallel, layout, hardware, options).

@@ -193,9 +193,41 @@ void Recorder::on_step(int32_t instance, const StepPlan& plan, const StepOutcome
   const int pid = pid_of(instance);
   if (trace_.enabled() && window_.contains(start_s)) trace_steps(pid, plan, outcome, cost, start_s);
   const double end_s = start_s + outcome.duration_s;
+  if (counters.kv.host_total_pages > 0) record_tiers(instance, pid, plan, outcome, start_s, counters);
   trace_entries(pid, plan, start_s, end_s);
   trace_counters(instance, end_s, counters);
   progress_.tick(end_s, metrics_.arrived(), metrics_.completed() + metrics_.rejected());
+}
+
+// The host KV tier (engine/core/kv_tier.h): totals for metrics.json, and the step's transfers as spans on
+// the instance's "host link" thread (named at its first span, so runs without a tier keep their bytes).
+void Recorder::record_tiers(int32_t instance, int pid, const StepPlan& plan, const StepOutcome& outcome,
+                            double start_s, const InstanceCounters& c) {
+  metrics_.set_tier_totals(instance, TierTotals{.host_capacity_pages = c.kv.host_total_pages,
+                                                .host_cached_pages = c.kv.host_cached_pages,
+                                                .lookup_tokens = c.kv.prefix_query_tokens,
+                                                .hit_tokens = c.kv.prefix_hit_tokens,
+                                                .host_hit_tokens = c.kv.host_hit_tokens,
+                                                .loaded_bytes = c.kv.host_loaded_bytes,
+                                                .written_bytes = c.kv.host_written_bytes,
+                                                .host_evicted_pages = c.kv.host_evicted_pages});
+  if (outcome.tier_load_s <= 0 && outcome.tier_store_s <= 0) return;
+  metrics_.on_tier_step(outcome.tier_load_s, outcome.tier_store_s, outcome.tier_stall_s);
+  if (!trace_.enabled() || !window_.contains(start_s)) return;
+  constexpr int kHostLinkTid = 1 << 20;  // past any rank's compute and comm threads
+  if (host_link_named_.insert(pid).second) trace_.thread_name(pid, kHostLinkTid, "host link (KV tier)");
+  int64_t load_bytes = 0, store_bytes = 0;
+  for (const Batch& b : plan.batches.ranks) {
+    load_bytes += b.host_load_bytes;
+    store_bytes += b.host_store_bytes;
+  }
+  if (outcome.tier_store_s > 0)
+    trace_.complete(pid, kHostLinkTid, "kv_store_host", start_s, outcome.tier_store_s,
+                    {{"bytes", store_bytes}, {"stall_ns", to_ns(outcome.tier_store_s)}});
+  if (outcome.tier_load_s > 0)
+    trace_.complete(
+        pid, kHostLinkTid, "kv_load_host", start_s + outcome.tier_store_s, outcome.tier_load_s,
+        {{"bytes", load_bytes}, {"stall_ns", to_ns(outcome.tier_stall_s - outcome.tier_store_s)}});
 }
 
 void Recorder::trace_steps(int pid, const StepPlan& plan, const StepOutcome& outcome, const StepCost* cost,

@@ -15,6 +15,7 @@
 #include <cstdint>
 #include <initializer_list>
 #include <memory>
+#include <set>
 #include <span>
 #include <string>
 #include <unordered_map>
@@ -110,6 +111,8 @@ class Recorder {
   void trace_steps(int pid, const StepPlan& plan, const StepOutcome& outcome, const StepCost* cost,
                    double start_s);
   void trace_counters(int32_t instance, double time_s, const InstanceCounters& counters);
+  void record_tiers(int32_t instance, int pid, const StepPlan& plan, const StepOutcome& outcome,
+                    double start_s, const InstanceCounters& counters);
   void remove_stale_traces() const;
   void write_record(const RequestRecord& record, int32_t instance, int32_t trace_instance, const PdHop* hop);
 
@@ -124,6 +127,7 @@ class Recorder {
   RequestsCsvWriter csv_;
   ChromeTraceWriter trace_;
   std::unordered_map<RequestId, RequestTrace> live_;  // lookups only: never iterated into outputs
+  std::set<int> host_link_named_;                     // pids whose host-link thread has its name
   std::vector<CounterState> counters_;                // last values written to the trace, by instance
   std::vector<int64_t> kv_used_;                      // last KV pages given to the metrics, by instance
   std::vector<InstanceRole> roles_;                   // by instance

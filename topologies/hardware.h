@@ -41,6 +41,10 @@ struct Hardware {
   double collective_launch_s = 0;  // fixed cost per collective (kernel launch + sync), the seed's 3-5 us
   double kernel_launch_s = 0;      // fixed cost per non-collective kernel under CUDA Graph replay
   Efficiency efficiency;           // default factors; --ideal replaces them with 1.0
+  // The GPU's link to host DRAM (a host KV tier's loads and stores); 0: not given (no host tier).
+  std::string host_link_kind;      // "pcie5-x16", "nvlink-c2c"
+  double host_link_bw = 0;         // bytes/s per direction
+  double host_link_latency_s = 0;  // per transfer
 
   // The device memory a serving engine sees: the driver's total where the JSON gives it, else hbm_bytes.
   double device_memory_bytes() const { return device_mib > 0 ? device_mib * 1024.0 * 1024.0 : hbm_bytes; }

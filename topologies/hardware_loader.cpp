@@ -77,6 +77,23 @@ void read_overheads_and_efficiency(const json& doc, const Where& root, Hardware&
   hw.efficiency.ib = spec::sourced_factor(ef, "ib", ef_at);
 }
 
+// Optional: the GPU's link to host DRAM that a host KV tier moves pages over (engine/core/kv_tier.h).
+void read_host_link(const json& doc, const Where& root, Hardware& hw) {
+  if (!doc.contains("host_link")) return;
+  const Where at = root.child("host_link");
+  const json& link = spec::require_object(doc, "host_link", root);
+  spec::reject_unknown_keys(link, {"kind", "bw_per_direction", "latency_s"}, at);
+  hw.host_link_kind = spec::require_string(link, "kind", at);
+  hw.host_link_bw = spec::sourced_value(link, "bw_per_direction", at);
+  hw.host_link_latency_s = spec::sourced_value(link, "latency_s", at);
+  if (hw.host_link_bw <= 0)
+    throw InputError(at.child("bw_per_direction").child("value").text(), "a number > 0",
+                     number_text(hw.host_link_bw));
+  if (hw.host_link_latency_s < 0)
+    throw InputError(at.child("latency_s").child("value").text(), "a number >= 0",
+                     number_text(hw.host_link_latency_s));
+}
+
 // Values that parse but make no physical sense: fractions above 1 and parts with nothing to compute on.
 void check_ranges(const Where& root, const Hardware& hw) {
   auto fraction = [&](double v, std::initializer_list<std::string_view> path) {
@@ -109,15 +126,17 @@ void check_ranges(const Where& root, const Hardware& hw) {
 Hardware parse_hardware(const std::string& text, const std::string& file) {
   const json doc = spec::parse_document(text, file);
   const Where root{file, ""};
-  spec::reject_unknown_keys(
-      doc, {"name", "description", "peak_flops", "hbm", "nvlink", "ib", "node", "overheads", "efficiency"},
-      root);
+  spec::reject_unknown_keys(doc,
+                            {"name", "description", "peak_flops", "hbm", "nvlink", "ib", "node", "overheads",
+                             "efficiency", "host_link"},
+                            root);
   Hardware hw;
   hw.name = spec::require_string(doc, "name", root);
   spec::require_string(doc, "description", root);
   read_peak_flops(doc, root, hw);
   read_memory_and_links(doc, root, hw);
   read_overheads_and_efficiency(doc, root, hw);
+  read_host_link(doc, root, hw);
   check_ranges(root, hw);
   return hw;
 }

@@ -90,6 +90,18 @@ void Metrics::advance(KvTrack& track, double time_s) {
   }
 }
 
+void Metrics::set_tier_totals(int32_t instance, const TierTotals& totals) {
+  if (tiers_.size() < steps_.size()) tiers_.resize(steps_.size());
+  tiers_[static_cast<size_t>(instance)] = totals;
+}
+
+void Metrics::on_tier_step(double load_s, double store_s, double stall_s) {
+  tier_load_s_ += load_s;
+  tier_store_s_ += store_s;
+  tier_stall_s_ += stall_s;
+  ++tier_steps_;
+}
+
 void Metrics::set_kv_capacity(int32_t instance, int64_t pages) {
   kv_[static_cast<size_t>(instance)].capacity_pages = pages;
   kv_total_.capacity_pages = 0;
@@ -112,6 +124,37 @@ struct MetricsJson {
 
   static double ratio(int64_t part, int64_t whole) {
     return whole > 0 ? rounded(static_cast<double>(part) / static_cast<double>(whole)) : 0.0;
+  }
+
+  // The host KV tier: hits per tier over admissions' lookups, bytes each way, transfer and stall time.
+  static Json tiers(const Metrics& m) {
+    TierTotals t;
+    for (const TierTotals& i : m.tiers_) {
+      t.host_capacity_pages += i.host_capacity_pages;
+      t.host_cached_pages += i.host_cached_pages;
+      t.lookup_tokens += i.lookup_tokens;
+      t.hit_tokens += i.hit_tokens;
+      t.host_hit_tokens += i.host_hit_tokens;
+      t.loaded_bytes += i.loaded_bytes;
+      t.written_bytes += i.written_bytes;
+      t.host_evicted_pages += i.host_evicted_pages;
+    }
+    const int64_t hbm_hits = t.hit_tokens - t.host_hit_tokens;
+    return {{"lookup_tokens", t.lookup_tokens},
+            {"hbm_hit_tokens", hbm_hits},
+            {"host_hit_tokens", t.host_hit_tokens},
+            {"hbm_hit_rate", ratio(hbm_hits, t.lookup_tokens)},
+            {"host_hit_rate", ratio(t.host_hit_tokens, t.lookup_tokens)},
+            {"hit_rate", ratio(t.hit_tokens, t.lookup_tokens)},
+            {"host_capacity_pages", t.host_capacity_pages},
+            {"host_cached_pages", t.host_cached_pages},
+            {"host_evicted_pages", t.host_evicted_pages},
+            {"bytes_hbm_to_host", t.written_bytes},
+            {"bytes_host_to_hbm", t.loaded_bytes},
+            {"steps_with_transfers", m.tier_steps_},
+            {"load_s", rounded(m.tier_load_s_)},
+            {"store_s", rounded(m.tier_store_s_)},
+            {"stall_s", rounded(m.tier_stall_s_)}};
   }
 
   static Json requests(const Metrics& m) {
@@ -252,6 +295,7 @@ std::string Metrics::to_json(const RunInfo& info) {
                        {"hit_tokens", cached_tokens_},
                        {"hit_rate", MetricsJson::ratio(cached_tokens_, input_tokens_)}};
   j["kv_pages"] = MetricsJson::kv(kv_total_, end_s);
+  if (!tiers_.empty()) j["kv_tiers"] = MetricsJson::tiers(*this);
   j["instances"] = MetricsJson::instances(*this, end_s);
   // Only with a profile, so that roofline outputs keep their bytes.
   if (profiled_s_ > 0) {

@@ -51,6 +51,18 @@ struct RunInfo {
   std::string configuration_json = {};
 };
 
+// One instance's host KV tier so far (engine/core/kv_tier.h), summed over its ranks.
+struct TierTotals {
+  int64_t host_capacity_pages = 0;
+  int64_t host_cached_pages = 0;
+  int64_t lookup_tokens = 0;    // prompt tokens looked up at admissions
+  int64_t hit_tokens = 0;       // of them, found in either tier
+  int64_t host_hit_tokens = 0;  // of those, found only in host (loaded back)
+  int64_t loaded_bytes = 0;     // host -> HBM
+  int64_t written_bytes = 0;    // HBM -> host
+  int64_t host_evicted_pages = 0;
+};
+
 class Metrics {
  public:
   Metrics(int32_t instances, Slo slo);
@@ -69,6 +81,10 @@ class Metrics {
     priced_s_ += total_s;
     profiled_s_ += profile_s;
   }
+  // The host tier's totals of an instance (a run without one never calls it: no kv_tiers block).
+  void set_tier_totals(int32_t instance, const TierTotals& totals);
+  // A step that moved pages between tiers: its load-back and write-back times and its stall.
+  void on_tier_step(double load_s, double store_s, double stall_s);
   void set_kv_capacity(int32_t instance, int64_t pages);
   void on_kv_pages(int32_t instance, double time_s, int64_t used_pages);  // used pages from time_s on
 
@@ -136,6 +152,11 @@ class Metrics {
   LatencyHistogram queueing_s_;
   std::vector<int64_t> steps_;
   std::vector<KvTrack> kv_;
+  std::vector<TierTotals> tiers_;  // by instance; empty without a host tier
+  double tier_load_s_ = 0;
+  double tier_store_s_ = 0;
+  double tier_stall_s_ = 0;
+  int64_t tier_steps_ = 0;
   KvTrack kv_total_;
 };
 

@@ -14,10 +14,11 @@ enum class Phase { kPrefill, kDecode };
 struct BatchEntry {
   RequestId id = 0;
   Phase phase = Phase::kDecode;
-  int64_t new_tokens = 0;      // tokens computed this step: a prefill chunk, or 1 (+ MTP drafts) in decode
-  int64_t context_tokens = 0;  // tokens already in KV before this step (cached prefix + earlier chunks)
-  int32_t draft_tokens = 0;    // MTP drafts verified this step (decode only)
-  bool last_chunk = false;     // prefill: this chunk completes the prompt and samples the first token
+  int64_t new_tokens = 0;        // tokens computed this step: a prefill chunk, or 1 (+ MTP drafts) in decode
+  int64_t context_tokens = 0;    // tokens already in KV before this step (cached prefix + earlier chunks)
+  int32_t draft_tokens = 0;      // MTP drafts verified this step (decode only)
+  bool last_chunk = false;       // prefill: this chunk completes the prompt and samples the first token
+  int64_t host_load_tokens = 0;  // of context_tokens, those loaded back from the host tier before this step
 };
 
 // The page table of a batch's entries as CSR, the arrays of kernels/paged_kv.h's PagedKvTable: entry i's
@@ -30,6 +31,10 @@ struct BatchPages {
 struct Batch {
   int32_t rank = 0;  // attention-DP rank inside the instance (0 when there is no DP attention)
   std::vector<BatchEntry> entries;
+  // Host-tier traffic of this rank that the step waits for (KvManager's host tier; 0 without one): bytes
+  // loaded back for its admissions, and bytes written back (write_back) by the last step's evictions.
+  int64_t host_load_bytes = 0;
+  int64_t host_store_bytes = 0;
 
   bool empty() const { return entries.empty(); }
   int64_t prefill_tokens() const {

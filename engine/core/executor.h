@@ -27,6 +27,11 @@ struct StepOutcome {
   // Per rank, per batch entry, in plan order: MTP drafts accepted (empty when MTP is off). The scheduler
   // commits 1 + accepted tokens for each decode entry.
   std::vector<std::vector<int32_t>> accepted_drafts;
+  // Host-tier transfers the step waited on (0 without a host tier): the slowest rank's load-back and
+  // write-back times on its host link, and how much longer the step took for them (part of duration_s).
+  double tier_load_s = 0;
+  double tier_store_s = 0;
+  double tier_stall_s = 0;
 };
 
 // One step of an instance: a batch per attention rank, executed together (every MoE layer synchronizes).

@@ -146,6 +146,14 @@ InstanceCounters Instance::counters() const {
     c.kv.prefix_hit_tokens += k.prefix_hit_tokens;
     c.kv.hash_comparisons += k.hash_comparisons;
     c.kv.evicted_pages += k.evicted_pages;
+    c.kv.host_total_pages += k.host_total_pages;
+    c.kv.host_cached_pages += k.host_cached_pages;
+    c.kv.host_hit_tokens += k.host_hit_tokens;
+    c.kv.host_loaded_pages += k.host_loaded_pages;
+    c.kv.host_written_pages += k.host_written_pages;
+    c.kv.host_evicted_pages += k.host_evicted_pages;
+    c.kv.host_loaded_bytes += k.host_loaded_bytes;
+    c.kv.host_written_bytes += k.host_written_bytes;
   }
   return c;
 }

@@ -24,6 +24,7 @@ KvManager::KvManager(const KvConfig& config)
     page_shift_ = 0;
     while ((int64_t{1} << page_shift_) < config.page_tokens) ++page_shift_;
   }
+  if (config.host.pages > 0 && config.prefix_cache) host_.emplace(config.host.pages);
 }
 
 KvManager::PageTable& KvManager::table(HolderId holder) {
@@ -41,16 +42,21 @@ int64_t KvManager::releasable_pages(HolderId holder) const {
 
 PrefixMatch KvManager::match(std::span<const uint64_t> keys, int64_t max_pages) const {
   if (!config_.prefix_cache) return PrefixMatch{};
-  return cache_.match(keys, max_pages);
+  PrefixMatch m = cache_.match(keys, max_pages);
+  if (host_) m.host_pages = std::max<int64_t>(0, host_->match(keys, max_pages) - m.pages);
+  return m;
 }
 
 PrefixMatch KvManager::extend(std::span<const uint64_t> keys, int64_t max_pages,
                               const PrefixMatch& previous) const {
   if (!config_.prefix_cache) return PrefixMatch{};
-  return cache_.extend(keys, max_pages, previous);
+  PrefixMatch m = cache_.extend(keys, max_pages, previous);
+  if (host_) m.host_pages = std::max<int64_t>(0, host_->match(keys, max_pages) - m.pages);
+  return m;
 }
 
-void KvManager::admit(HolderId holder, const PrefixMatch& match, int64_t query_tokens) {
+void KvManager::admit(HolderId holder, const PrefixMatch& match, int64_t query_tokens,
+                      std::span<const uint64_t> keys) {
   PageTable& t = table(holder);
   assert(!t.active && "admit of a holder that already holds pages");
   t.active = true;
@@ -58,8 +64,16 @@ void KvManager::admit(HolderId holder, const PrefixMatch& match, int64_t query_t
   cache_.lock(match, ++tick_, t.pages);
   t.cached = match.pages;
   prefix_query_tokens_ += query_tokens;
-  prefix_hit_tokens_ += match.pages * config_.page_tokens;
+  prefix_hit_tokens_ += (match.pages + match.host_pages) * config_.page_tokens;
   hash_comparisons_ += match.comparisons;
+  if (match.host_pages > 0) {
+    // The loaded pages are allocated by the grow() that follows (they are the first pages it adds): an
+    // eviction here could drop a prefix another admission of the same step matched and has not locked yet.
+    assert(host_ && static_cast<int64_t>(keys.size()) >= match.pages + match.host_pages);
+    host_->touch(keys, match.pages + match.host_pages, ++tick_);
+    host_hit_tokens_ += match.host_pages * config_.page_tokens;
+    host_loaded_pages_ += match.host_pages;
+  }
   note_usage();
 }
 
@@ -86,6 +100,12 @@ void KvManager::cache_pages(HolderId holder, std::span<const uint64_t> keys) {
   owned_pages_ -= static_cast<int64_t>(n) - t.cached;
   t.cached = static_cast<int64_t>(n);
   for (PageId dup : scratch_) pool_.release(dup);
+  const int32_t threshold = host_ ? write_through_threshold(config_.host.write_policy) : 0;
+  if (threshold > 0) {  // write-through backs up the inserted path's pages inserted often enough
+    size_t backed = 0;  // a parent is inserted whenever a child is: the qualifying pages are a prefix
+    while (backed < n && cache_.hits(t.pages[backed]) >= threshold) ++backed;
+    host_written_pages_ += host_->store(keys.first(backed), ++tick_);
+  }
 }
 
 void KvManager::release(HolderId holder) {
@@ -106,9 +126,21 @@ void KvManager::release(HolderId holder) {
 
 int64_t KvManager::evict(int64_t pages) {
   scratch_.clear();
-  const int64_t n = cache_.evict(pages, scratch_);
+  const bool write_back = host_ && config_.host.write_policy == WritePolicy::kWriteBack;
+  evicted_paths_.clear();
+  evicted_path_ends_.clear();
+  const int64_t n = write_back ? cache_.evict(pages, scratch_, &evicted_paths_, &evicted_path_ends_)
+                               : cache_.evict(pages, scratch_);
   for (PageId page : scratch_) pool_.release(page);
   evicted_pages_ += n;
+  size_t begin = 0;
+  for (size_t end : evicted_path_ends_) {
+    const std::span<const uint64_t> path(evicted_paths_.data() + begin, end - begin);
+    const int64_t written = host_->store(path, ++tick_);
+    host_written_pages_ += written;
+    pending_store_pages_ += written;
+    begin = end;
+  }
   return n;
 }
 
@@ -132,6 +164,16 @@ KvCounters KvManager::counters() const {
   c.prefix_hit_tokens = prefix_hit_tokens_;
   c.hash_comparisons = hash_comparisons_;
   c.evicted_pages = evicted_pages_;
+  if (host_) {
+    c.host_total_pages = host_->total_pages();
+    c.host_cached_pages = host_->cached_pages();
+    c.host_hit_tokens = host_hit_tokens_;
+    c.host_loaded_pages = host_loaded_pages_;
+    c.host_written_pages = host_written_pages_;
+    c.host_evicted_pages = host_->evicted_pages();
+    c.host_loaded_bytes = host_loaded_pages_ * config_.transfer_bytes_per_page();
+    c.host_written_bytes = host_written_pages_ * config_.transfer_bytes_per_page();
+  }
   return c;
 }
 
@@ -141,6 +183,7 @@ bool KvManager::check(std::string* why) const {
     return false;
   };
   if (!cache_.check(why)) return false;
+  if (host_ && !host_->check(why)) return false;
   const size_t total = static_cast<size_t>(pool_.total_pages());
   std::vector<int32_t> owners(total, 0);   // page tables holding the page as owned
   std::vector<int32_t> holders(total, 0);  // page tables holding the page as cached

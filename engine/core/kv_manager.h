@@ -7,11 +7,13 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "engine/core/kv_tier.h"
 #include "engine/core/page_pool.h"
 #include "engine/core/radix_cache.h"
 
@@ -33,6 +35,9 @@ struct KvConfig {
   int64_t indexer_bytes_per_page = 0;  // DSA indexer-cache bytes of one page, all indexer layers (0: none)
   ReservationPolicy reservation = ReservationPolicy::kIncremental;
   bool prefix_cache = true;  // false: no matching and no insertion; finished pages go free
+  HostTierConfig host;       // the host-DRAM tier (kv_tier.h); pages 0: HBM only
+  // Bytes one page moves between HBM and host: main KV plus the indexer cache that shares its ids.
+  int64_t transfer_bytes_per_page() const { return main_bytes_per_page + indexer_bytes_per_page; }
 };
 
 struct KvCounters {
@@ -49,6 +54,15 @@ struct KvCounters {
   int64_t prefix_hit_tokens = 0;
   int64_t hash_comparisons = 0;
   int64_t evicted_pages = 0;
+  // Host tier (all 0 without one).
+  int64_t host_total_pages = 0;
+  int64_t host_cached_pages = 0;
+  int64_t host_hit_tokens = 0;     // of prefix_hit_tokens, the tokens loaded back from host
+  int64_t host_loaded_pages = 0;   // pages copied host -> HBM
+  int64_t host_written_pages = 0;  // pages copied HBM -> host (write-through and write-back)
+  int64_t host_evicted_pages = 0;  // pages dropped from host by its LRU
+  int64_t host_loaded_bytes = 0;   // host_loaded_pages x transfer_bytes_per_page
+  int64_t host_written_bytes = 0;  // host_written_pages x transfer_bytes_per_page
 };
 
 using HolderId = int32_t;  // a request's slot in its scheduler
@@ -89,8 +103,11 @@ class KvManager {
   PrefixMatch match(std::span<const uint64_t> keys, int64_t max_pages) const;
   // match() resumed from an earlier result (see RadixCache::extend): cheap when polled every step.
   PrefixMatch extend(std::span<const uint64_t> keys, int64_t max_pages, const PrefixMatch& previous) const;
-  // Starts holder's page table with the matched prefix (references taken) and counts the hit.
-  void admit(HolderId holder, const PrefixMatch& match, int64_t query_tokens);
+  // Starts holder's page table with the matched prefix (references taken) and counts the hit. The
+  // match's host pages (keys' pages after the HBM match) are loaded into the first pages the next
+  // grow(holder, ...) allocates, owned by holder until cache_pages (the plan counted them).
+  void admit(HolderId holder, const PrefixMatch& match, int64_t query_tokens,
+             std::span<const uint64_t> keys = {});
   // Allocates pages so holder covers tokens, evicting LRU cached pages as needed. Returns false (and
   // changes nothing) when that many pages cannot be had: a planning error upstream, never input.
   bool grow(HolderId holder, int64_t tokens);
@@ -100,6 +117,12 @@ class KvManager {
   void release(HolderId holder);
   // Evicts up to pages unreferenced cached pages (LRU); returns how many.
   int64_t evict(int64_t pages);
+
+  bool has_host_tier() const { return host_.has_value(); }
+  // write_back: pages HBM evicted and wrote to host since the last take, whose (blocking) writes the next
+  // step pays (HiCache's evict waits on writing_check(write_back=True)).
+  int64_t pending_store_pages() const { return pending_store_pages_; }
+  void take_pending_store(int64_t pages) { pending_store_pages_ -= std::min(pages, pending_store_pages_); }
 
   KvCounters counters() const;
   // Every page free, owned or cached exactly once; refs equal the holders; tree and tables agree.
@@ -127,6 +150,13 @@ class KvManager {
   int64_t prefix_hit_tokens_ = 0;
   int64_t hash_comparisons_ = 0;
   int64_t evicted_pages_ = 0;
+  std::optional<HostTier> host_;  // none: HBM only
+  std::vector<uint64_t> evicted_paths_;
+  std::vector<size_t> evicted_path_ends_;
+  int64_t host_hit_tokens_ = 0;
+  int64_t host_loaded_pages_ = 0;
+  int64_t host_written_pages_ = 0;
+  int64_t pending_store_pages_ = 0;
 };
 
 }  // namespace tokenline

@@ -133,7 +133,7 @@ int32_t RadixCache::new_node(int32_t parent, uint64_t key, PageId page, uint64_t
     id = static_cast<int32_t>(nodes_.size());
     nodes_.emplace_back();
   }
-  nodes_[static_cast<size_t>(id)] = Node{key, tick, parent, page, 1, 0, ++generations_, true};
+  nodes_[static_cast<size_t>(id)] = Node{key, tick, parent, page, 1, 0, 1, ++generations_, true};
   if (parent >= 0) ++nodes_[static_cast<size_t>(parent)].children;
   children_.insert(parent, key, id);
   node_of_page_[static_cast<size_t>(page)] = id;
@@ -145,6 +145,8 @@ void RadixCache::insert(std::span<const uint64_t> keys, std::vector<PageId>& pag
                         uint64_t tick, std::vector<PageId>& duplicates) {
   assert(keys.size() <= pages.size() && held <= static_cast<int64_t>(keys.size()));
   int32_t node = held > 0 ? node_of_page_[static_cast<size_t>(pages[static_cast<size_t>(held - 1)])] : -1;
+  for (int64_t i = 0; i < held; ++i)  // SGLang's insert walks the held prefix too, counting a hit on each
+    ++nodes_[static_cast<size_t>(node_of_page_[static_cast<size_t>(pages[static_cast<size_t>(i)])])].hits;
   bool fresh = false;  // below a node created here nothing exists yet: no lookups needed
   for (size_t i = static_cast<size_t>(held); i < keys.size(); ++i) {
     const int32_t existing = fresh ? -1 : child(node, keys[i]);
@@ -152,6 +154,7 @@ void RadixCache::insert(std::span<const uint64_t> keys, std::vector<PageId>& pag
       Node& n = nodes_[static_cast<size_t>(existing)];
       if (n.ref++ == 0) --unreferenced_nodes_;
       n.tick = tick;
+      ++n.hits;
       duplicates.push_back(pages[i]);
       pages[i] = n.page;
       node = existing;
@@ -180,9 +183,23 @@ void RadixCache::release(PageId page) {
   }
 }
 
-int64_t RadixCache::evict(int64_t n, std::vector<PageId>& freed) {
+int32_t RadixCache::hits(PageId page) const {
+  const int32_t node = node_of_page_[static_cast<size_t>(page)];
+  return node < 0 ? 0 : nodes_[static_cast<size_t>(node)].hits;
+}
+
+void RadixCache::append_path(int32_t node, std::vector<uint64_t>& paths) const {
+  const size_t begin = paths.size();
+  for (int32_t n = node; n >= 0; n = nodes_[static_cast<size_t>(n)].parent)
+    paths.push_back(nodes_[static_cast<size_t>(n)].key);
+  std::reverse(paths.begin() + static_cast<std::ptrdiff_t>(begin), paths.end());
+}
+
+int64_t RadixCache::evict(int64_t n, std::vector<PageId>& freed, std::vector<uint64_t>* paths,
+                          std::vector<size_t>* path_ends) {
   int64_t evicted = 0;
-  int32_t next = -1;  // a parent that became the least recently used leaf: evicted without a heap trip
+  int32_t next = -1;         // a parent that became the least recently used leaf: evicted without a heap trip
+  int32_t last_parent = -1;  // the parent of the node evicted last (paths: its path is already out)
   while (evicted < n) {
     int32_t id = next;
     next = -1;
@@ -193,7 +210,13 @@ int64_t RadixCache::evict(int64_t n, std::vector<PageId>& freed) {
       if (!evictable(top) || nodes_[static_cast<size_t>(top)].tick != tick) continue;  // stale entry
       id = top;
     }
+    // A node evicted right after its child has a path that is a prefix of the child's: already given.
+    if (paths != nullptr && id != last_parent) {
+      append_path(id, *paths);
+      path_ends->push_back(paths->size());
+    }
     Node& node = nodes_[static_cast<size_t>(id)];
+    last_parent = node.parent;
     children_.erase(node.parent, node.key);
     node_of_page_[static_cast<size_t>(node.page)] = -1;
     freed.push_back(node.page);

@@ -19,6 +19,7 @@ struct PrefixMatch {
   int64_t comparisons = 0;         // page-key lookups made: the CPU cost of the hit
   int32_t last_node = -1;          // deepest matched node; -1 for no match
   uint64_t generation = 0;         // last_node's generation: tells a reused node id from the matched one
+  int64_t host_pages = 0;  // KvManager's host tier: pages after `pages` found only there (to load back)
 };
 
 class RadixCache {
@@ -40,8 +41,13 @@ class RadixCache {
               std::vector<PageId>& duplicates);
   // Drops one reference on a tree page.
   void release(PageId page);
-  // Evicts up to n unreferenced leaves, least recently used first; appends their pages to freed.
-  int64_t evict(int64_t n, std::vector<PageId>& freed);
+  // Evicts up to n unreferenced leaves, least recently used first; appends their pages to freed. With
+  // paths, also appends each evicted page's key path (root first) to it and the path's end to path_ends
+  // (a host tier's write-back stores them).
+  int64_t evict(int64_t n, std::vector<PageId>& freed, std::vector<uint64_t>* paths = nullptr,
+                std::vector<size_t>* path_ends = nullptr);
+  // Times page was inserted (a re-insert of an existing prefix counts): write_through_selective's count.
+  int32_t hits(PageId page) const;
 
   bool contains(PageId page) const { return node_of_page_[static_cast<size_t>(page)] >= 0; }
   int32_t ref(PageId page) const;
@@ -60,6 +66,7 @@ class RadixCache {
     PageId page = -1;
     int32_t ref = 0;
     int32_t children = 0;
+    int32_t hits = 0;  // inserts of this node's page (first one included)
     uint64_t generation = 0;
     bool live = false;
   };
@@ -90,6 +97,7 @@ class RadixCache {
   int32_t new_node(int32_t parent, uint64_t key, PageId page, uint64_t tick);
   void push_if_evictable(int32_t node);
   bool evictable(int32_t node) const;
+  void append_path(int32_t node, std::vector<uint64_t>& paths) const;
 
   std::vector<Node> nodes_;
   std::vector<int32_t> free_nodes_;

@@ -305,7 +305,8 @@ void Scheduler::plan_waiting(Batch& batch, RankDecision& decision, Budget& budge
     }
     PlannedAdmission admission{slot,
                                r.kv_ready ? PrefixMatch{} : kv_.match(r.page_keys, match_limit_pages(r))};
-    const int64_t cached = admission.match.pages * kv_.config().page_tokens;
+    // Host-tier pages count as cached: the step loads them back instead of computing them.
+    const int64_t cached = (admission.match.pages + admission.match.host_pages) * kv_.config().page_tokens;
     const int64_t context = r.kv_ready ? r.prefill_target_tokens : cached;
     // A KV-ready request decodes 1 + k tokens, fewer drafts when the step's budget is nearly spent.
     const int64_t want = r.kv_ready ? std::min<int64_t>(decode_tokens(r), budget.tokens)
@@ -332,6 +333,10 @@ void Scheduler::plan_waiting(Batch& batch, RankDecision& decision, Budget& budge
     --budget.running;
     decision.new_pages += need;
     batch.entries.push_back(make_entry(r, !r.kv_ready, context, want));
+    if (admission.match.host_pages > 0) {
+      batch.entries.back().host_load_tokens = admission.match.host_pages * kv_.config().page_tokens;
+      batch.host_load_bytes += admission.match.host_pages * kv_.config().transfer_bytes_per_page();
+    }
     decision.entry_slots.push_back(slot);
     decision.admissions.push_back(admission);
   }
@@ -340,6 +345,9 @@ void Scheduler::plan_waiting(Batch& batch, RankDecision& decision, Budget& budge
 void Scheduler::plan_pass(Batch& batch, RankDecision& decision, const PassFilter& pass) const {
   batch.rank = rank_;
   batch.entries.clear();
+  batch.host_load_bytes = 0;
+  decision.host_store_pages = kv_.pending_store_pages();
+  batch.host_store_bytes = decision.host_store_pages * kv_.config().transfer_bytes_per_page();
   decision.entry_slots.clear();
   decision.admissions.clear();
   decision.preemptions.clear();
@@ -449,14 +457,17 @@ void Scheduler::commit(const Batch& batch, const RankDecision& decision,
       return slots_[static_cast<size_t>(slot)].record.status != RequestStatus::kRunning;
     });
   ++stop_counts_[static_cast<int>(decision.stop)];
-  if (!batch.empty()) ++steps_;
+  if (!batch.empty()) {
+    ++steps_;
+    kv_.take_pending_store(decision.host_store_pages);  // an empty step executes nothing: it waits on
+  }
   ++version_;
 }
 
 void Scheduler::admit(const PlannedAdmission& admission) {
   Request& r = slots_[static_cast<size_t>(admission.slot)];
-  kv_.admit(admission.slot, admission.match, r.kv_ready ? 0 : r.prefill_target_tokens);
-  const int64_t cached = admission.match.pages * kv_.config().page_tokens;
+  kv_.admit(admission.slot, admission.match, r.kv_ready ? 0 : r.prefill_target_tokens, r.page_keys);
+  const int64_t cached = (admission.match.pages + admission.match.host_pages) * kv_.config().page_tokens;
   if (r.record.preemptions == 0) r.record.cached_tokens = cached;
   r.computed_tokens = r.kv_ready ? r.prefill_target_tokens : cached;
   r.record.status = RequestStatus::kRunning;

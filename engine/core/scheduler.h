@@ -91,6 +91,7 @@ struct RankDecision {
                                              // retractions included
   std::vector<int32_t> retractions;          // kEstimate: those of the preemptions that are retractions
   int64_t new_pages = 0;                     // pages the step needs beyond those held (upper bound)
+  int64_t host_store_pages = 0;              // write_back pages whose writes this step pays
   uint64_t version = 0;                      // the scheduler state the plan was made against
 };
 

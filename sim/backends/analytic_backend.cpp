@@ -1,5 +1,7 @@
 #include "sim/backends/analytic_backend.h"
 
+#include "sim/backends/tier_step.h"
+
 namespace tokenline {
 AnalyticBackend::AnalyticBackend(const CostModel& cost_model, bool op_detail)
     : cost_model_(cost_model), op_detail_(op_detail) {}
@@ -17,6 +19,7 @@ StepOutcome AnalyticBackend::execute(const StepBatches& step) {
   StepOutcome outcome;
   if (noise_) noise_->accept_drafts(step, outcome.accepted_drafts);
   outcome.duration_s = last_cost_.total_s;
+  add_tier_time(price_step_tier(cost_model_, step, last_cost_.total_s), outcome);
   if (op_detail_) append_op_spans(outcome);
   return outcome;
 }

@@ -5,6 +5,7 @@
 #include <memory>
 #include <string>
 
+#include "cost/tier_transfer.h"
 #include "sim/simgrid/link_meter.h"
 #include "sim/simgrid/simgrid_adapter.h"
 #include "sim/simgrid/simgrid_network.h"
@@ -334,6 +335,50 @@ const StepCost& SimgridBackend::price_ahead(const StepBatches& step) {
   return last_cost_;
 }
 
+// Host-tier flows of the step: each rank's bytes on every GPU of the rank (MLA KV is replicated across its
+// TP GPUs, each loading its own copy over its own PCIe link), host memory -> GPU for loads.
+bool SimgridBackend::start_tier_flows(sg::Activities& acts, const StepBatches& step, bool loads) const {
+  bool any = false;
+  for (const Batch& b : step.ranks) {
+    const double bytes = static_cast<double>(loads ? b.host_load_bytes : b.host_store_bytes);
+    if (bytes <= 0) continue;
+    for (int t = 0; t < cost_model_.parallel.tp; ++t) {
+      const int gpu = first_gpu_ + b.rank * cost_model_.parallel.tp + t;
+      if (platform_.host_links[static_cast<size_t>(gpu)] < 0) continue;
+      acts.host_transfer(gpu, bytes, loads);
+      any = true;
+    }
+  }
+  return any;
+}
+
+double SimgridBackend::run_tier_flows(const StepBatches& step, bool loads) {
+  sg::Activities acts;
+  const double t0 = sg::now_s();
+  if (!start_tier_flows(acts, step, loads)) return 0;
+  const double latency = cost_model_.hardware.host_link_latency_s;
+  if (latency > 0) sg::sleep_for(latency);
+  acts.wait_all();
+  return sg::now_s() - t0;
+}
+
+// The loads ran beside the forward; the forward's layers wait on their own layer's load (the analytic
+// backend's overlap rule, cost/tier_transfer.h, over the time the flows took with their competition).
+void SimgridBackend::finish_tier_loads(sg::Activities& loads, double load_start, double store_s,
+                                       StepOutcome& outcome) {
+  const double compute_end = sg::now_s();
+  const double load_end = std::max(loads.wait_all_finish_s(), load_start);
+  const double load_s = load_end - load_start + cost_model_.hardware.host_link_latency_s;
+  const double compute_s = compute_end - load_start;
+  const double stall =
+      tier_load_stall_s(load_s, compute_s, cost_model_.model.layers, cost_model_.options.tier_load_overlap);
+  const double end = load_start + compute_s + stall;
+  if (end > sg::now_s()) sg::sleep_until(end);
+  outcome.tier_load_s = load_s;
+  outcome.tier_store_s = store_s;
+  outcome.tier_stall_s = store_s + stall;
+}
+
 StepOutcome SimgridBackend::execute(const StepBatches& step) {
   if (!priced_ahead_) price_ahead(step);
   priced_ahead_ = false;
@@ -341,6 +386,10 @@ StepOutcome SimgridBackend::execute(const StepBatches& step) {
   StepOutcome outcome;
   const double start = sg::now_s();
   if (last_cost_.overhead_s > 0) sg::sleep_for(last_cost_.overhead_s);  // profile: CPU time not hidden
+  const double store_s = run_tier_flows(step, false);  // write_back: the evictions' writes block first
+  sg::Activities loads;
+  const double load_start = sg::now_s();
+  const bool loading = start_tier_flows(loads, step, true);
   const double gpu_start = sg::now_s();
   if (op_detail_) {
     run_ops(last_cost_, gpu, outcome);
@@ -349,6 +398,12 @@ StepOutcome SimgridBackend::execute(const StepBatches& step) {
   }
   // profile: a short step still runs its per-layer floor (the flows may have taken longer than priced)
   if (sg::now_s() - gpu_start < last_cost_.gpu_floor_s) sg::sleep_until(gpu_start + last_cost_.gpu_floor_s);
+  if (loading) {
+    finish_tier_loads(loads, load_start, store_s, outcome);
+  } else {
+    outcome.tier_store_s = store_s;
+    outcome.tier_stall_s = store_s;
+  }
   outcome.duration_s = sg::now_s() - start;
   if (noise_) noise_->accept_drafts(step, outcome.accepted_drafts);
   return outcome;

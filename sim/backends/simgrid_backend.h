@@ -71,6 +71,9 @@ class SimgridBackend final : public SimExecutor {
     std::vector<Op> comm;     // on the comm stream: concurrently, or one after another when serial
     bool serial = false;
   };
+  bool start_tier_flows(sg::Activities& acts, const StepBatches& step, bool loads) const;
+  double run_tier_flows(const StepBatches& step, bool loads);
+  void finish_tier_loads(sg::Activities& loads, double load_start, double store_s, StepOutcome& outcome);
   void build_segments();
   void run_rooflines(int gpu, double compute_s, double hbm_bytes);
   void start_pattern(sg::Activities& acts, Pattern pattern, int group, double time_s);

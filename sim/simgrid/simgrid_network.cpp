@@ -1,5 +1,6 @@
 #include "sim/simgrid/simgrid_network.h"
 
+#include <algorithm>
 #include <cassert>
 #include <simgrid/s4u.hpp>
 #include <vector>
@@ -15,6 +16,11 @@ constexpr double kDriverSpeedFlops = 1e9;  // the driver host only runs actors; 
 
 std::vector<s4u::Host*>& gpu_hosts() {
   static std::vector<s4u::Host*> hosts;  // one platform per process (SimGrid's engine is a singleton)
+  return hosts;
+}
+
+std::vector<s4u::Host*>& dram_hosts() {  // per GPU: the host memory behind its PCIe link (null: none)
+  static std::vector<s4u::Host*> hosts;
   return hosts;
 }
 
@@ -45,6 +51,17 @@ s4u::Host* build_network(const PlatformSpec& spec) {
       zone->add_route(hosts[s]->get_netpoint(), hosts[t]->get_netpoint(), nullptr, nullptr, route, false);
     }
   }
+  std::vector<s4u::Host*>& dram = dram_hosts();
+  dram.assign(hosts.size(), nullptr);
+  for (size_t g = 0; g < spec.host_links.size() && g < hosts.size(); ++g) {
+    if (spec.host_links[g] < 0) continue;
+    s4u::Link* pcie = links[static_cast<size_t>(spec.host_links[g])];
+    dram[g] = zone->create_host(spec.hosts[g].name + "-dram", kDriverSpeedFlops);
+    zone->add_route(dram[g]->get_netpoint(), hosts[g]->get_netpoint(), nullptr, nullptr,
+                    {s4u::LinkInRoute(pcie, s4u::LinkInRoute::Direction::DOWN)}, false);
+    zone->add_route(hosts[g]->get_netpoint(), dram[g]->get_netpoint(), nullptr, nullptr,
+                    {s4u::LinkInRoute(pcie, s4u::LinkInRoute::Direction::UP)}, false);
+  }
   s4u::Host* driver = zone->create_host("driver", kDriverSpeedFlops);
   zone->seal();
   return driver;
@@ -69,6 +86,25 @@ void Activities::transfer(int src, int dst, double bytes) {
   const auto& hosts = gpu_hosts();
   impl_->running.push_back(s4u::Comm::sendto_async(
       hosts[static_cast<size_t>(src)], hosts[static_cast<size_t>(dst)], static_cast<uint64_t>(bytes + 0.5)));
+}
+
+void Activities::host_transfer(int gpu, double bytes, bool to_gpu) {
+  if (bytes <= 0) return;
+  s4u::Host* host = dram_hosts()[static_cast<size_t>(gpu)];
+  s4u::Host* dev = gpu_hosts()[static_cast<size_t>(gpu)];
+  assert(host != nullptr && "host transfer on a GPU without a host link");
+  impl_->running.push_back(
+      s4u::Comm::sendto_async(to_gpu ? host : dev, to_gpu ? dev : host, static_cast<uint64_t>(bytes + 0.5)));
+}
+
+double Activities::wait_all_finish_s() {
+  double last = 0;
+  for (s4u::ActivityPtr& a : impl_->running) {
+    a->wait();
+    last = std::max(last, a->get_finish_time());
+  }
+  impl_->running.clear();
+  return last;
 }
 
 void Activities::wait_all() {

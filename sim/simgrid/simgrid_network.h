@@ -22,6 +22,11 @@ class Activities {
   void exec(int host, double flops);
   // Bytes from GPU src to GPU dst over the platform route; src == dst crosses that GPU's HBM link.
   void transfer(int src, int dst, double bytes);
+  // Bytes between GPU gpu's host memory and the GPU over its PCIe link (PlatformSpec::host_links):
+  // to_gpu, a host-tier load; else a store. REQUIRES: the GPU has a host link.
+  void host_transfer(int gpu, double bytes, bool to_gpu);
+  // wait_all(), returning the virtual time the last of them finished (0 when none ran).
+  double wait_all_finish_s();
   void wait_all();
   bool empty() const;
 

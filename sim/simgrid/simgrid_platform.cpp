@@ -62,6 +62,15 @@ PlatformSpec load_platform(const std::string& cluster_name_or_path, double hbm_b
                      .bw_per_direction = l.bw_per_direction * efficiency(l.kind, hw.efficiency),
                      .latency_s = l.latency_s});
   }
+  spec.host_links.assign(spec.hosts.size(), -1);
+  for (int g = 0; g < cluster.gpu_count(); ++g) {
+    for (const Link& l : cluster.links()) {
+      if (l.kind == LinkKind::kPcie && l.a == cluster.device_of_gpu(g)) {
+        spec.host_links[static_cast<size_t>(g)] = l.id;
+        break;
+      }
+    }
+  }
   const size_t n = spec.hosts.size();
   spec.routes.assign(n, std::vector<std::vector<PlatformHop>>(n));
   for (size_t s = 0; s < n; ++s) {

@@ -38,6 +38,9 @@ struct PlatformSpec {
   std::vector<PlatformLink> links;
   // routes[src][dst]: hops from GPU src to GPU dst (empty for src == dst: that is the HBM loopback).
   std::vector<std::vector<std::vector<PlatformHop>>> routes;
+  // Per GPU: its PCIe link (GPU <-> PCIe switch, the NIC's and the host's way in; crossed up from the GPU),
+  // which host-tier KV loads and stores cross too; -1 where the cluster has none.
+  std::vector<int> host_links;
   int gpu_count() const { return static_cast<int>(hosts.size()); }
 };
 

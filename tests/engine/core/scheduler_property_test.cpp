@@ -235,4 +235,70 @@ TEST_CASE("Randomized: 100,000 operations keep every KV and scheduler invariant"
   REQUIRE(total_ops == kRounds * kOpsPerRound);
 }
 
+namespace {
+
+// One randomized run with a host tier on every configuration (sizes from none to more than HBM, every
+// write policy): check() after every operation covers both tiers; returns what a replay must reproduce.
+std::vector<int64_t> run_host_tier_rounds(uint64_t seed, int rounds, int ops) {
+  pcg32 rng(seed);
+  std::vector<int64_t> fingerprint;
+  for (int round = 0; round < rounds; ++round) {
+    InstanceConfig config = random_config(rng);
+    config.kv.prefix_cache = true;
+    config.kv.host.pages = uniform(rng, 1, 2 * config.kv.total_pages);
+    config.kv.host.write_policy = static_cast<WritePolicy>(uniform(rng, 0, 2));
+    config.kv.main_bytes_per_page = 1000;
+    Driver d(rng, config);
+    INFO("round " << round << " host pages " << config.kv.host.pages << " policy "
+                  << to_string(config.kv.host.write_policy));
+    for (int op = 0; op < ops; ++op) {
+      INFO("op " << op);
+      d.random_op();
+      std::string why;
+      const bool ok = d.instance.check(&why);
+      INFO(why);
+      REQUIRE(ok);
+      for (const Batch& b : d.plan.batches.ranks)  // a load is priced on the bytes of the pages it loads
+        for (const BatchEntry& e : b.entries) REQUIRE(e.host_load_tokens <= e.context_tokens);
+    }
+    d.arrivals = false;
+    for (int64_t steps = 0; d.instance.has_work() && steps < kMaxDrainSteps; ++steps) d.step();
+    REQUIRE_FALSE(d.instance.has_work());
+    d.drain();
+    std::string why;
+    const bool ok = d.instance.check(&why);
+    INFO(why);
+    REQUIRE(ok);
+    const InstanceCounters c = d.instance.counters();
+    REQUIRE(c.finished + c.rejected == c.arrived);
+    REQUIRE(c.kv.owned_pages == 0);
+    REQUIRE(c.kv.free_pages + c.kv.cached_pages == c.kv.total_pages);
+    REQUIRE(c.kv.host_cached_pages <= c.kv.host_total_pages);
+    REQUIRE(c.kv.host_hit_tokens <= c.kv.prefix_hit_tokens);
+    REQUIRE(c.kv.host_loaded_pages * config.kv.page_tokens == c.kv.host_hit_tokens);
+    // Every page the host holds was written once, the rest of what was written was evicted by its LRU.
+    REQUIRE(c.kv.host_written_pages == c.kv.host_cached_pages + c.kv.host_evicted_pages);
+    fingerprint.insert(fingerprint.end(),
+                       {c.kv.prefix_hit_tokens, c.kv.host_hit_tokens, c.kv.host_written_pages,
+                        c.kv.host_evicted_pages, c.kv.evicted_pages, c.finished, c.preemptions});
+  }
+  return fingerprint;
+}
+
+}  // namespace
+
+TEST_CASE("Randomized: a host tier keeps both tiers' invariants and replays bit for bit",
+          "[core][property]") {
+  const uint64_t seed = seed_from_env();
+  INFO("seed " << seed << " (replay: TOKENLINE_SEED=" << seed << ")");
+  constexpr int kHostRounds = 6;
+  constexpr int kHostOps = 4000;
+  const std::vector<int64_t> first = run_host_tier_rounds(seed, kHostRounds, kHostOps);
+  const std::vector<int64_t> again = run_host_tier_rounds(seed, kHostRounds, kHostOps);
+  REQUIRE(first == again);
+  int64_t host_hits = 0;
+  for (size_t i = 1; i < first.size(); i += 7) host_hits += first[i];
+  REQUIRE(host_hits > 0);  // the runs exercised load-back, not only the HBM tier
+}
+
 }  // namespace tokenline
