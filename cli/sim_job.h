@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "cli/scale_options.h"
 #include "cli/trace_options.h"
 
 namespace tokenline {
@@ -85,6 +86,7 @@ struct SimJob {
   int32_t mtp_drafts = 0;
   double mtp_accept_mean = 0.7;
   double mtp_accept_std = 0.0;  // the CLI sets it when stderr is a terminal
+  cli::ScaleOptions scale;      // --gpu-price, autoscaling (cli/scale_options.h)
 };
 
 // Runs the job. Throws InputError for bad input (exit code 2); returns the process exit code otherwise

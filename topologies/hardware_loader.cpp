@@ -109,9 +109,10 @@ void check_ranges(const Where& root, const Hardware& hw) {
 Hardware parse_hardware(const std::string& text, const std::string& file) {
   const json doc = spec::parse_document(text, file);
   const Where root{file, ""};
-  spec::reject_unknown_keys(
-      doc, {"name", "description", "peak_flops", "hbm", "nvlink", "ib", "node", "overheads", "efficiency"},
-      root);
+  spec::reject_unknown_keys(doc,
+                            {"name", "description", "peak_flops", "hbm", "nvlink", "ib", "node", "overheads",
+                             "efficiency", "price"},  // price: read by topologies/gpu_price.h
+                            root);
   Hardware hw;
   hw.name = spec::require_string(doc, "name", root);
   spec::require_string(doc, "description", root);
