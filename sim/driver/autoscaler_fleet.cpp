@@ -15,20 +15,6 @@ double rounded(double v) {
   return std::isfinite(v) ? std::round(v * kRoundTo) / kRoundTo : 0.0;
 }
 
-std::string_view state_name(SlotState s) {
-  switch (s) {
-    case SlotState::kOff:
-      return "off";
-    case SlotState::kStarting:
-      return "starting";
-    case SlotState::kLive:
-      return "live";
-    case SlotState::kDraining:
-      return "draining";
-  }
-  return "";
-}
-
 bool serving(SlotState s) {
   return s == SlotState::kLive || s == SlotState::kDraining;
 }

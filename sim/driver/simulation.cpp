@@ -59,9 +59,9 @@ struct InstanceSlot final : StepObserver {
   const ReplayBackend* replay = nullptr;  // --backend replay: the executor
   SimClock clock;
   // Autoscaled runs: the slot's actor waits on `control` while off or starting; the times of its current
-  // cold start (start_s, ready_s) and drain (drain_s); whether it has been live before.
+  // cold start (started_s, ready_s) and drain (drain_s); whether it has been live before.
   std::unique_ptr<sg::Signal> control;
-  double start_s = 0, ready_s = 0, drain_s = 0;
+  double started_s = 0, ready_s = 0, drain_s = 0;
   bool served = false;
 };
 
@@ -113,7 +113,7 @@ class Driver {
   // Autoscaling (config_.autoscale.enabled()): the fleet's log and policy, the live slots the router
   // picks from (instance_views_ and live_slots_, in slot order), each slot's actor and the policy's.
   void start_fleet();
-  bool slot_finished(int32_t index) const;
+  bool slot_finished(int32_t index);
   void run_slot(InstanceSlot& slot);
   void run_autoscaler();
   void sync(double now_s);
@@ -237,7 +237,7 @@ void Driver::start_fleet() {
 
 // An autoscaled instance's loop ends once the feed has ended and it is idle (as a fixed fleet's), or once
 // it drains and has nothing left.
-bool Driver::slot_finished(int32_t index) const {
+bool Driver::slot_finished(int32_t index) {
   const InstanceSlot& slot = *slots_[static_cast<size_t>(index)];
   if (frame_.feeder().done()) return true;
   return fleet_->state(index) == SlotState::kDraining && !slot.instance->has_work();
@@ -285,7 +285,7 @@ void Driver::run_slot(InstanceSlot& slot) {
     if (fleet_->state(slot.index) == SlotState::kStarting) {
       if (sg::now_s() < slot.ready_s) {  // the feed ended first: no request will come to it
         frame_.recorder().trace().complete(slot.index + 1, kLifecycleTid, "cold_start (called off)",
-                                           slot.start_s, sg::now_s() - slot.start_s);
+                                           slot.started_s, sg::now_s() - slot.started_s);
         set_state(slot, SlotState::kOff, sg::now_s());
         return;
       }
@@ -304,9 +304,9 @@ void Driver::go_live(InstanceSlot& slot) {
   slot.served = true;
   ChromeTraceWriter& trace = frame_.recorder().trace();
   const int pid = slot.index + 1;
-  trace.complete(pid, kLifecycleTid, "cold_start", slot.start_s, slot.ready_s - slot.start_s);
-  trace.complete(pid, kLifecycleTid, "load_weights", slot.start_s, config_.autoscale.weights_load_s);
-  trace.complete(pid, kLifecycleTid, "engine_start", slot.start_s + config_.autoscale.weights_load_s,
+  trace.complete(pid, kLifecycleTid, "cold_start", slot.started_s, slot.ready_s - slot.started_s);
+  trace.complete(pid, kLifecycleTid, "load_weights", slot.started_s, config_.autoscale.weights_load_s);
+  trace.complete(pid, kLifecycleTid, "engine_start", slot.started_s + config_.autoscale.weights_load_s,
                  config_.autoscale.engine_start_s);
   set_state(slot, SlotState::kLive, sg::now_s());
   note_load(slot, sg::now_s());
@@ -346,7 +346,7 @@ void Driver::sync(double now_s) {
 void Driver::start_instance(double now_s) {
   for (auto& slot : slots_) {
     if (fleet_->state(slot->index) != SlotState::kOff) continue;
-    slot->start_s = now_s;
+    slot->started_s = now_s;
     slot->ready_s = now_s + config_.autoscale.cold_start_s();
     set_state(*slot, SlotState::kStarting, now_s);
     if (slot->control) slot->control->notify();
@@ -360,8 +360,8 @@ void Driver::stop_instance(double now_s) {
   for (auto it = slots_.rbegin(); it != slots_.rend(); ++it) {
     InstanceSlot& slot = **it;
     if (fleet_->state(slot.index) != SlotState::kStarting) continue;
-    frame_.recorder().trace().complete(slot.index + 1, kLifecycleTid, "cold_start (called off)", slot.start_s,
-                                       now_s - slot.start_s);
+    frame_.recorder().trace().complete(slot.index + 1, kLifecycleTid, "cold_start (called off)", slot.started_s,
+                                       now_s - slot.started_s);
     set_state(slot, SlotState::kOff, now_s);
     if (slot.control) slot.control->notify();
     return;
