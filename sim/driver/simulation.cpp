@@ -333,9 +333,16 @@ void Driver::run_autoscaler() {
   }
 }
 
+// The metric is averaged over the instances that served (live and draining), while the policy counts those
+// live and starting: a load metric is rescaled to the latter, so that a cold start under way counts as an
+// instance with no load yet (HPA treats not-yet-ready pods as using 0% when it scales up) and the desired
+// count is the load over the target.
 void Driver::sync(double now_s) {
-  const std::optional<double> metric = fleet_->sync(now_s);
+  std::optional<double> metric = fleet_->sync(now_s);
   int32_t current = fleet_->count(SlotState::kLive) + fleet_->count(SlotState::kStarting);
+  const int32_t serving = fleet_->count(SlotState::kLive) + fleet_->count(SlotState::kDraining);
+  if (metric && config_.autoscale.metric != ScaleMetric::kSlo && current > 0)
+    metric = *metric * serving / current;
   const int32_t desired = autoscaler_->recommend(now_s, current, metric);
   fleet_->on_decision(now_s, current, desired, metric);
   for (; current < desired && fleet_->count(SlotState::kOff) > 0; ++current) start_instance(now_s);
@@ -360,8 +367,8 @@ void Driver::stop_instance(double now_s) {
   for (auto it = slots_.rbegin(); it != slots_.rend(); ++it) {
     InstanceSlot& slot = **it;
     if (fleet_->state(slot.index) != SlotState::kStarting) continue;
-    frame_.recorder().trace().complete(slot.index + 1, kLifecycleTid, "cold_start (called off)", slot.started_s,
-                                       now_s - slot.started_s);
+    frame_.recorder().trace().complete(slot.index + 1, kLifecycleTid, "cold_start (called off)",
+                                       slot.started_s, now_s - slot.started_s);
     set_state(slot, SlotState::kOff, now_s);
     if (slot.control) slot.control->notify();
     return;
