@@ -162,6 +162,11 @@ Json row_to_json(const PlanRow& r) {
   j["tokens_per_user"] = r.tokens_per_user();
   j["at"] = probe_to_json(r.at);
   j["sim_command"] = r.sim_command;
+  if (!r.hardware.empty()) j["hardware"] = r.hardware;  // plans over several --hardware
+  if (r.usd_per_gpu_hour > 0) {                         // priced plans (docs/cost.md)
+    j["usd_per_gpu_hour"] = r.usd_per_gpu_hour;
+    j["usd_per_million_output_tokens"] = r.usd_per_million_output_tokens();
+  }
   return j;
 }
 
