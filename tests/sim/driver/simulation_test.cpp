@@ -389,12 +389,24 @@ TEST_CASE(
   }
   CHECK(seen.size() == 3880);
   for (const auto& [id, n] : seen) CHECK(n == 1);
+  // The router sends nothing to a draining instance: no arrival at it between its drain and its next cold
+  // start's end.
+  const auto rows = testing::read_csv_rows(dir.file("o/requests.csv"));
   // A draining instance steps on until its own requests are done (the span ends with its last step), and
   // steps again only as a new instance after a cold start.
   for (const auto& [pid, spans] : autoscale::spans_by_pid(read_json(dir.file("o/trace.json")))) {
     for (const auto& d : spans) {
       if (d.name != "draining") continue;
       const double end = d.ts + d.dur;
+      double back = 1e300;  // the end of the next cold start after the drain
+      for (const auto& c : spans) {
+        if (c.name == "cold_start" && c.ts >= end) back = std::min(back, c.ts + c.dur);
+      }
+      for (const auto& row : rows) {
+        if (std::stoi(row[8]) != pid - 1) continue;
+        const double arrival_us = std::stod(row[1]) * 1e6;
+        CHECK_FALSE((arrival_us > d.ts + 1 && arrival_us < back - 1));
+      }
       for (const auto& s : spans) {
         if (s.name.rfind("step", 0) != 0 || s.ts < d.ts) continue;
         if (s.ts < end) {
