@@ -266,7 +266,7 @@ std::string plan_json(const PlanSetup& setup, const std::vector<PlanRow>& ranked
   j["pruned_by_reason"] = pruned;
   const bool found = !ranked.empty() && ranked.front().status == RowStatus::kMeets;
   j["best"] = found ? Json{{"id", ranked.front().candidate.id},
-                           {"deployment", ranked.front().candidate.deployment()},
+                           {"deployment", ranked.front().deployment()},
                            {"sim_command", ranked.front().sim_command},
                            {launch_engine_name(setup.launch_engine), best_launch}}
                     : Json(nullptr);

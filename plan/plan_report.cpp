@@ -59,7 +59,7 @@ std::string table_head() {
 }
 
 std::string closest_line(const PlanRow& r) {
-  std::string s = "  #" + std::to_string(r.candidate.id) + " " + r.candidate.deployment() + " chunk " +
+  std::string s = "  #" + std::to_string(r.candidate.id) + " " + r.deployment() + " chunk " +
                   std::to_string(r.candidate.chunk_tokens) + " mrun " +
                   std::to_string(r.candidate.max_running) + ": " + fmt("%.2fx the SLO", r.slo_ratio);
   if (r.status == RowStatus::kPruned) return s + " (pruned: " + r.verdict.detail + ")\n";
@@ -125,7 +125,7 @@ std::string stdout_report(const PlanSetup& setup, const std::vector<PlanRow>& ra
          " candidate(s) met the SLO at the top of the widest rate search (\">=\"): their limit lies above, "
          "so their order among themselves is not a ranking; --rate-range widens the search\n";
   const PlanRow& best = ranked.front();
-  s += "best: " + best.candidate.deployment() + " at " + rate_text(best) + " req/s, " +
+  s += "best: " + best.deployment() + " at " + rate_text(best) + " req/s, " +
        fmt("%.1f", best.throughput_per_gpu()) + " output tok/s per GPU, TTFT p90 " +
        fmt("%.1f", best.at.ttft_p90_ms) + " ms, TPOT p90 " + fmt("%.2f", best.at.tpot_p90_ms) + " ms" +
        "\n  reproduce: " + ranked.front().sim_command + "\n  " + engine_title(setup.launch_engine) + ":\n";
@@ -179,7 +179,7 @@ std::string write_plan_outputs(const PlanSetup& setup, std::vector<PlanRow> rows
   for (const PlanRow& r : rows) {
     if (r.status != RowStatus::kMeets) continue;
     points.push_back({r.tokens_per_user(), r.throughput_per_gpu(),
-                      "#" + std::to_string(r.candidate.id) + " " + r.candidate.deployment() + " chunk " +
+                      "#" + std::to_string(r.candidate.id) + " " + r.deployment() + " chunk " +
                           std::to_string(r.candidate.chunk_tokens) + " mrun " +
                           std::to_string(r.candidate.max_running)});
   }
