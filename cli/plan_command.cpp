@@ -26,6 +26,7 @@
 #include "run/model_files.h"
 #include "run/workload_arrivals.h"
 #include "sim/backends/cluster_hardware.h"
+#include "topologies/gpu_price.h"
 #include "topologies/hardware_loader.h"
 
 namespace tokenline::cli {
@@ -53,6 +54,8 @@ struct PlanOptions {
   std::string profile_set;
   std::vector<std::string> merge_inputs;
   std::string merge_out;
+  std::string rank = "throughput";  // throughput | cost (docs/cost.md)
+  std::string gpu_price;  // "": none ("list" under --rank cost); "list"; USD or a list per --hardware
 };
 
 template <typename T>
@@ -163,55 +166,153 @@ void write_text(const std::string& path, const std::string& text) {
   if (!out) throw InputError("--out", "a writable directory", path);
 }
 
-void run_plan(const PlanOptions& o) {
-  if (o.jobs < 1) throw InputError("--jobs", "a positive count", std::to_string(o.jobs));
-  if (o.out.empty()) throw InputError("--out", "an output directory", "nothing");
-  const auto [shard, shards] = o.shard.empty() ? std::pair<int32_t, int32_t>{1, 1} : parse_shard(o.shard);
-  PlanPricing pricing;
-  PlanSetup setup = build_setup(o, pricing.hardware);
-  pricing.model = load_model(o.model);
-  // Loaded here so that a bad profile is exit 2 before any simulation (each probe loads it again).
-  pricing.profile = load_op_profile(setup.target.profile, o.profile_set);
-  if (pricing.profile != nullptr && pricing.profile->engine_name == "vllm")
-    setup.launch_engine = LaunchEngine::kVllm;
-  if (pricing.profile != nullptr && pricing.profile->engine_name == "trtllm")
-    setup.launch_engine = LaunchEngine::kTrtllm;
-  const std::pair<double, double> rate_range =
-      o.rate_range.empty() ? std::pair<double, double>{0, 0} : parse_rate_range(o.rate_range);
-  setup.workload = read_workload_profile(o);
-  if (rate_range.first > 0) {  // the user's range, searched as given: no widening above it
-    if (!(setup.workload.rate_per_s > 0))
-      throw InputError("--rate-range", "a workload with an arrival rate to rescale",
-                       "all requests at one time");
-    setup.search.lo_log2 = std::log2(rate_range.first / setup.workload.rate_per_s);
-    setup.search.hi_log2 = std::log2(rate_range.second / setup.workload.rate_per_s);
-    setup.search.max_widenings = 0;
+// --hardware h200,b200: the plans of each, ranked together (docs/cost.md).
+std::vector<std::string> hardware_list(const std::string& text) {
+  std::vector<std::string> out;
+  std::stringstream ss(text);
+  std::string part;
+  while (std::getline(ss, part, ',')) {
+    if (part.empty()) throw InputError("--hardware", "a hardware or a comma list of them", "'" + text + "'");
+    out.push_back(part);
   }
-  const std::vector<Candidate> all = enumerate_candidates(pricing.model, setup.space);
-  setup.candidates = static_cast<int32_t>(all.size());
-  std::vector<Candidate> mine;
-  for (const Candidate& c : all) {
-    if (c.id % shards == shard - 1) mine.push_back(c);
+  if (out.empty()) out.emplace_back();  // --cluster: its hardware
+  return out;
+}
+
+// Each hardware's price per GPU-hour for the rows (0: none): --gpu-price USD for all, one per --hardware
+// (comma list), or "list" (the hardware JSON's list price; the default under --rank cost).
+std::vector<double> gpu_prices(const PlanOptions& o, const std::vector<std::string>& hardware,
+                               const std::string& cluster_hardware) {
+  const std::string given = o.gpu_price.empty() && o.rank == "cost" ? "list" : o.gpu_price;
+  std::vector<double> prices(hardware.size(), 0.0);
+  if (given.empty()) return prices;
+  if (given == "list") {
+    for (size_t i = 0; i < hardware.size(); ++i) {
+      const std::string name = hardware[i].empty() ? cluster_hardware : hardware[i];
+      prices[i] = load_gpu_price(name).usd_per_gpu_hour;
+      if (prices[i] <= 0)
+        throw InputError("--gpu-price list", "a hardware JSON with a list price (or --gpu-price USD)",
+                         name + " lists no price");
+    }
+    return prices;
   }
-  std::filesystem::create_directories(o.out);
+  std::vector<double> listed;
+  std::stringstream ss(given);
+  std::string part;
+  while (std::getline(ss, part, ',')) {
+    char* end = nullptr;
+    const double v = std::strtod(part.c_str(), &end);
+    if (part.empty() || *end != '\0' || !std::isfinite(v) || v <= 0)
+      throw InputError("--gpu-price", "USD per GPU-hour > 0, one or one per --hardware, or 'list'",
+                       "'" + given + "'");
+    listed.push_back(v);
+  }
+  if (listed.size() != 1 && listed.size() != hardware.size())
+    throw InputError("--gpu-price",
+                     "one price or one per --hardware (" + std::to_string(hardware.size()) + ")",
+                     std::to_string(listed.size()) + " prices");
+  for (size_t i = 0; i < prices.size(); ++i) prices[i] = listed.size() == 1 ? listed[0] : listed[i];
+  return prices;
+}
+
+RankBy parse_rank(const std::string& v) {
+  if (v == "throughput") return RankBy::kThroughput;
+  if (v == "cost") return RankBy::kCost;
+  throw InputError("--rank", "throughput or cost", "'" + v + "'");
+}
+
+void run_plan(const PlanOptions& given) {
+  const RankBy rank = parse_rank(given.rank);
+  const std::vector<std::string> hardware = hardware_list(given.hardware);
+  const bool several = hardware.size() > 1;
+  if (!given.shard.empty() && (several || rank == RankBy::kCost || !given.gpu_price.empty()))
+    throw InputError("--shard", "one --hardware and no --rank cost / --gpu-price (partials carry no prices)",
+                     given.shard);
+  const std::vector<double> prices = gpu_prices(
+      given, hardware, given.cluster.empty() ? "" : load_cluster_hardware(given.cluster).hardware.name);
+  if (given.jobs < 1) throw InputError("--jobs", "a positive count", std::to_string(given.jobs));
+  if (given.out.empty()) throw InputError("--out", "an output directory", "nothing");
+  const auto [shard, shards] =
+      given.shard.empty() ? std::pair<int32_t, int32_t>{1, 1} : parse_shard(given.shard);
+  std::vector<PlanSetup> setups;
+  std::vector<std::vector<Candidate>> candidates;
+  std::vector<PlanPricing> pricings(hardware.size());
+  int32_t next_id = 0;
+  for (size_t h = 0; h < hardware.size(); ++h) {  // every flag of every hardware judged before a simulation
+    PlanOptions o = given;
+    o.hardware = hardware[h];
+    PlanPricing& pricing = pricings[h];
+    PlanSetup setup = build_setup(o, pricing.hardware);
+    pricing.model = load_model(o.model);
+    // Loaded here so that a bad profile is exit 2 before any simulation (each probe loads it again).
+    pricing.profile = load_op_profile(setup.target.profile, o.profile_set);
+    if (pricing.profile != nullptr && pricing.profile->engine_name == "vllm")
+      setup.launch_engine = LaunchEngine::kVllm;
+    if (pricing.profile != nullptr && pricing.profile->engine_name == "trtllm")
+      setup.launch_engine = LaunchEngine::kTrtllm;
+    const std::pair<double, double> rate_range =
+        o.rate_range.empty() ? std::pair<double, double>{0, 0} : parse_rate_range(o.rate_range);
+    setup.workload = read_workload_profile(o);
+    if (rate_range.first > 0) {  // the user's range, searched as given: no widening above it
+      if (!(setup.workload.rate_per_s > 0))
+        throw InputError("--rate-range", "a workload with an arrival rate to rescale",
+                         "all requests at one time");
+      setup.search.lo_log2 = std::log2(rate_range.first / setup.workload.rate_per_s);
+      setup.search.hi_log2 = std::log2(rate_range.second / setup.workload.rate_per_s);
+      setup.search.max_widenings = 0;
+    }
+    std::vector<Candidate> all = enumerate_candidates(pricing.model, setup.space);
+    for (Candidate& c : all) c.id += next_id;  // ids stay unique over the hardware
+    next_id += static_cast<int32_t>(all.size());
+    setup.candidates = static_cast<int32_t>(all.size());
+    std::vector<Candidate> mine;
+    for (const Candidate& c : all) {
+      if (c.id % shards == shard - 1) mine.push_back(c);
+    }
+    setups.push_back(std::move(setup));
+    candidates.push_back(std::move(mine));
+  }
+  std::filesystem::create_directories(given.out);
   const auto start = std::chrono::steady_clock::now();
-  std::vector<PlanRow> rows = ledger_rows(mine, pricing, setup);
-  RunnerOptions runner{std::filesystem::read_symlink("/proc/self/exe").string(), o.out + "/probes", o.jobs,
-                       ::isatty(STDERR_FILENO) != 0};
-  const RunnerStats stats = simulate_rows(setup, rows, runner);
+  std::vector<PlanRow> rows;
+  RunnerStats stats;
+  RunnerOptions runner{std::filesystem::read_symlink("/proc/self/exe").string(), given.out + "/probes",
+                       given.jobs, ::isatty(STDERR_FILENO) != 0};
+  for (size_t h = 0; h < hardware.size(); ++h) {
+    std::vector<PlanRow> some = ledger_rows(candidates[h], pricings[h], setups[h]);
+    const RunnerStats s = simulate_rows(setups[h], some, runner);
+    if (stats.first_failure.empty()) {
+      stats.first_failure = s.first_failure;
+      stats.first_failure_exit = s.first_failure_exit;
+    }
+    stats.simulations += s.simulations;
+    stats.failed += s.failed;
+    for (PlanRow& r : some) {
+      if (several) r.hardware = setups[h].hardware_name;
+      r.usd_per_gpu_hour = prices[h];
+      rows.push_back(std::move(r));
+    }
+  }
+  PlanSetup& setup = setups.front();
+  setup.rank = rank;
+  if (several) {
+    setup.candidates = next_id;
+    for (size_t h = 1; h < setups.size(); ++h) setup.hardware_name += "," + setups[h].hardware_name;
+  }
   const double wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  if (o.shard.empty()) {
-    std::fputs(write_plan_outputs(setup, rows, o.out).c_str(), stdout);
+  if (given.shard.empty()) {
+    std::fputs(write_plan_outputs(setup, rows, given.out).c_str(), stdout);
   } else {
-    write_text(o.out + "/plan-partial-" + std::to_string(shard) + "-of-" + std::to_string(shards) + ".json",
-               partial_json(setup, shard, shards, rows));
+    write_text(
+        given.out + "/plan-partial-" + std::to_string(shard) + "-of-" + std::to_string(shards) + ".json",
+        partial_json(setup, shard, shards, rows));
   }
   std::fprintf(
       stderr,
       "tokenline plan: %zu of %d candidates evaluated (shard %d/%d), %lld simulations (%lld failed) with "
       "%d jobs in %.1f s; outputs in %s\n",
       rows.size(), setup.candidates, shard, shards, static_cast<long long>(stats.simulations),
-      static_cast<long long>(stats.failed), o.jobs, wall_s, o.out.c_str());
+      static_cast<long long>(stats.failed), given.jobs, wall_s, given.out.c_str());
   if (stats.all_failed()) {
     // Nothing was measured: a table of candidates that "miss" at 0 ms would hide why. Exit 2 when the
     // simulations refused their input (a layout the model cannot take), else 1.
@@ -273,7 +374,9 @@ void run_merge(const PlanOptions& o) {
 void add_plan_options(CLI::App& cmd, PlanOptions& o) {
   cmd.add_option("--model", o.model, "model preset or config.json path")->capture_default_str();
   cmd.add_option("--cluster", o.cluster, "cluster preset or JSON path (its hardware and GPU count)");
-  cmd.add_option("--hardware", o.hardware, "hardware preset or JSON path (with --gpus)");
+  cmd.add_option(
+      "--hardware", o.hardware,
+      "hardware preset or JSON path (with --gpus); a comma list plans on each and ranks them together");
   cmd.add_option("--gpus", o.gpus, "GPUs to deploy on (with --hardware)");
   cmd.add_option("--workload", o.workload, "as tokenline sim --workload (default: the embedded trace)");
   cmd.add_option("--slo", o.slo, "latency target on p90 TTFT and p90 TPOT, e.g. ttft=2s,tpot=50ms");
@@ -298,6 +401,13 @@ void add_plan_options(CLI::App& cmd, PlanOptions& o) {
       "sglang | vllm | trtllm: price with that engine's profile on --hardware (<hardware>-<engine>)");
   cmd.add_option("--profile-set", o.profile_set,
                  "override the profile's timing parameters: name=value[,...]");
+  cmd.add_option("--rank", o.rank,
+                 "rank the candidates meeting the SLO by throughput (per GPU) or cost ($ per million output "
+                 "tokens; with several --hardware h200,b200 the cheapest hardware wins)")
+      ->capture_default_str();
+  cmd.add_option("--gpu-price", o.gpu_price,
+                 "USD per GPU-hour (one, or one per --hardware), or 'list': the hardware JSON's list price "
+                 "(the default with --rank cost)");
 }
 
 void add_plan(CLI::App& app) {

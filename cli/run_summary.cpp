@@ -93,6 +93,7 @@ Json summary_json(const nlohmann::json& metrics, const SummaryContext& c) {
   if (c.offered_rate_rps > 0) load["asked_requests_per_s"] = c.offered_rate_rps;
   if (c.native_rate_rps > 0) load["trace_native_requests_per_s"] = c.native_rate_rps;
   s["load"] = load;
+  if (metrics.contains("cost")) s["cost"] = metrics["cost"];  // docs/cost.md
   return s;
 }
 
@@ -152,6 +153,14 @@ std::string summary_table(const Json& s) {
     << format("%.0f", kv["capacity"].get<double>()) << " pages ("
     << format("%.1f", 100 * kv["peak_fraction"].get<double>()) << "%), prefix hit "
     << format("%.1f", 100 * s["prefix_hit_rate"].get<double>()) << "%\n";
+  if (s.contains("cost"))
+    o << "  cost          $" << format("%.2f", s["cost"]["usd_total"].get<double>()) << " for "
+      << format("%.3f", s["cost"]["gpu_hours"].get<double>()) << " GPU-hours at $"
+      << format("%.2f", s["cost"]["usd_per_gpu_hour"].get<double>()) << "/GPU-hour: $"
+      << format("%.3f", s["cost"]["usd_per_million_output_tokens"].is_number()
+                            ? s["cost"]["usd_per_million_output_tokens"].get<double>()
+                            : 0.0)
+      << " per million output tokens\n";
   if (!s["time_source"].get<std::string>().empty())
     o << "  step times    " << s["time_source"].get<std::string>() << "\n";
   for (size_t i = 0; i < s["defaults"].size(); ++i)

@@ -151,6 +151,7 @@ void add_run_options(CLI::App& cmd, SimJob& job) {
   cmd.add_option("--trace-detail", job.trace_detail, "trace.json detail: none | step | op")
       ->capture_default_str();
   cli::add_trace_options(cmd, job.trace);
+  cli::add_scale_options(cmd, job.scale);
   cmd.add_flag("--skip-bad-lines", job.skip_bad_lines, "skip and count malformed workload lines");
   cmd.add_flag("--json", job.json, "print the summary as one JSON object on stdout instead of the table");
   cmd.add_flag("--wall-time-in-metrics", job.wall_time_in_metrics,

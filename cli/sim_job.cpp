@@ -497,7 +497,8 @@ SimConfig build_config(const SimJob& job, const ModelConfig& model, const Deploy
   const SimJob as_prefill = prefill_job(job);
   for (const CostModel& cm : d.cost_models) {
     const bool prefill = static_cast<int32_t>(c.instances.size()) < prefill_instances;
-    c.instances.push_back({cm.parallel.name(), instance_config(prefill ? as_prefill : job, model, cm)});
+    c.instances.push_back(
+        {cm.parallel.name(), instance_config(prefill ? as_prefill : job, model, cm), cm.parallel.gpus()});
     c.parallel_name += (c.parallel_name.empty() ? "" : ",") + cm.parallel.name();
   }
   check_total_pages(c.instances, job.page_tokens);
@@ -665,6 +666,35 @@ int run_reported(const SimJob& job, const SimConfig& config, const Deployment& d
   }
 }
 
+// Autoscaling (--max-instances): judged here, then the run holds --max-instances slots of the one layout,
+// --instances of them live at the start. Returns the starting count.
+int32_t scale_fleet(SimJob& job, bool pd) {
+  cli::check_scale_options(job.scale, job.instances, !job.slo.empty());
+  if (!job.scale.autoscaled()) return job.instances;
+  if (pd) throw InputError("--max-instances", "no --pd (autoscaling scales co-located instances)", job.pd);
+  if (job.backend != "analytic")
+    throw InputError("--max-instances",
+                     "--backend analytic (instances come and go; a platform's GPUs do not)",
+                     "--backend " + job.backend);
+  if (job.parallel.find(',') != std::string::npos)
+    throw InputError("--max-instances", "one --parallel layout for every instance", job.parallel);
+  const int32_t initial = job.instances;
+  job.instances = job.scale.max_instances;
+  return initial;
+}
+
+// The cost block's price, and with autoscaling its policy and each new instance's cold start: the weights
+// a GPU holds over the storage link, then the engine's start-up.
+void apply_scale_options(const SimJob& job, int32_t initial_instances, const Deployment& d, SimConfig& c) {
+  c.cost = cli::cost_config(job.scale, d.hardware_name);
+  if (!job.scale.autoscaled()) return;
+  const CostModel& cm = d.cost_models.front();
+  const KvCapacity cap = kv_capacity(cm, engine_behavior(job, cm.options.profile.get()),
+                                     cm.model.max_context_tokens, job.page_tokens);
+  c.autoscale = cli::autoscale_config(job.scale, initial_instances, cap.weight_bytes,
+                                      d.hardware.ib_bw * d.hardware.nics_per_gpu);
+}
+
 }  // namespace
 
 int run_sim_job(const SimJob& given) {
@@ -693,11 +723,13 @@ int run_sim_job(const SimJob& given) {
   }
   const ModelConfig model = load_model(job.model);
   resolve_layout(job, model, resolved);
+  const int32_t initial_instances = scale_fleet(job, pd.enabled());
   require_at_most(job.instances, limits::kMaxInstances, "--instances");
   const Deployment deployment = load_deployment(job, model, parse_layouts(job, model));
   const WorkloadSpec workload = workload_spec(job, &resolved);
   SimConfig config = build_config(job, model, deployment, pd.prefill_instances);
   config.workload_name = describe_workload(workload);
+  apply_scale_options(job, initial_instances, deployment, config);
   if (!job.skip_bad_lines) prevalidate_workload(workload);  // malformed input stops the run before it starts
   if (pd.enabled()) {
     apply_pd_roles(config, pd);
@@ -715,6 +747,10 @@ int run_sim_job(const SimJob& given) {
 int run_replay_job(const SimJob& given) {
   if (!given.pd.empty())
     throw InputError("--pd", "no --pd with --backend replay (PD runs the analytic backend)", given.pd);
+  if (given.scale.autoscaled())
+    throw InputError("--max-instances", "no autoscaling with --backend replay (it replays a fixed fleet)",
+                     std::to_string(given.scale.max_instances));
+  cli::check_scale_options(given.scale, given.instances, !given.slo.empty());
   refuse_prefill_options(given, "only with --pd, so not with --backend replay");
   const std::string path = replay_trace_path(given.backend);
   check_numbers(given);
@@ -731,6 +767,7 @@ int run_replay_job(const SimJob& given) {
   const WorkloadSpec workload = workload_spec(job, &resolved);
   SimConfig config = build_config(job, model, deployment);
   config.workload_name = describe_workload(workload);
+  config.cost = cli::cost_config(job.scale, deployment.hardware_name);
   const RecordedRun recorded = read_recorded_run(path);
   if (recorded.instances.size() != config.instances.size()) {
     throw InputError(

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "cli/kv_tier_options.h"
+#include "cli/scale_options.h"
 #include "cli/trace_options.h"
 
 namespace tokenline {
@@ -89,6 +90,7 @@ struct SimJob {
   int32_t mtp_drafts = 0;
   double mtp_accept_mean = 0.7;
   double mtp_accept_std = 0.0;  // the CLI sets it when stderr is a terminal
+  cli::ScaleOptions scale;      // --gpu-price, autoscaling (cli/scale_options.h)
 };
 
 // Runs the job. Throws InputError for bad input (exit code 2); returns the process exit code otherwise

@@ -162,6 +162,11 @@ Json row_to_json(const PlanRow& r) {
   j["tokens_per_user"] = r.tokens_per_user();
   j["at"] = probe_to_json(r.at);
   j["sim_command"] = r.sim_command;
+  if (!r.hardware.empty()) j["hardware"] = r.hardware;  // plans over several --hardware
+  if (r.usd_per_gpu_hour > 0) {                         // priced plans (docs/cost.md)
+    j["usd_per_gpu_hour"] = r.usd_per_gpu_hour;
+    j["usd_per_million_output_tokens"] = r.usd_per_million_output_tokens();
+  }
   return j;
 }
 
@@ -261,7 +266,7 @@ std::string plan_json(const PlanSetup& setup, const std::vector<PlanRow>& ranked
   j["pruned_by_reason"] = pruned;
   const bool found = !ranked.empty() && ranked.front().status == RowStatus::kMeets;
   j["best"] = found ? Json{{"id", ranked.front().candidate.id},
-                           {"deployment", ranked.front().candidate.deployment()},
+                           {"deployment", ranked.front().deployment()},
                            {"sim_command", ranked.front().sim_command},
                            {launch_engine_name(setup.launch_engine), best_launch}}
                     : Json(nullptr);

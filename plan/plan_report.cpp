@@ -44,12 +44,13 @@ std::string rate_text(const PlanRow& r) {
 
 std::string table_line(size_t rank, const PlanRow& r) {
   char text[320];
-  std::snprintf(text, sizeof text, "%4zu %5d  %-26s %6lld %5d %9s %11.1f %10.1f %10.1f %9.2f  %s\n", rank,
-                r.candidate.id, r.candidate.deployment().c_str(),
-                static_cast<long long>(r.candidate.chunk_tokens), r.candidate.max_running,
-                rate_text(r).c_str(), r.throughput_per_gpu(), r.tokens_per_user(), r.at.ttft_p90_ms,
-                r.at.tpot_p90_ms, row_status_name(r.status).c_str());
-  return text;
+  std::snprintf(text, sizeof text, "%4zu %5d  %-26s %6lld %5d %9s %11.1f %10.1f %10.1f %9.2f  %s", rank,
+                r.candidate.id, r.deployment().c_str(), static_cast<long long>(r.candidate.chunk_tokens),
+                r.candidate.max_running, rate_text(r).c_str(), r.throughput_per_gpu(), r.tokens_per_user(),
+                r.at.ttft_p90_ms, r.at.tpot_p90_ms, row_status_name(r.status).c_str());
+  // With a price: the row's dollars per million output tokens (plan --rank cost, docs/cost.md).
+  if (r.usd_per_gpu_hour > 0) return text + fmt("  $%.3f/Mtok out\n", r.usd_per_million_output_tokens());
+  return std::string(text) + "\n";
 }
 
 std::string table_head() {
@@ -58,7 +59,7 @@ std::string table_head() {
 }
 
 std::string closest_line(const PlanRow& r) {
-  std::string s = "  #" + std::to_string(r.candidate.id) + " " + r.candidate.deployment() + " chunk " +
+  std::string s = "  #" + std::to_string(r.candidate.id) + " " + r.deployment() + " chunk " +
                   std::to_string(r.candidate.chunk_tokens) + " mrun " +
                   std::to_string(r.candidate.max_running) + ": " + fmt("%.2fx the SLO", r.slo_ratio);
   if (r.status == RowStatus::kPruned) return s + " (pruned: " + r.verdict.detail + ")\n";
@@ -124,7 +125,7 @@ std::string stdout_report(const PlanSetup& setup, const std::vector<PlanRow>& ra
          " candidate(s) met the SLO at the top of the widest rate search (\">=\"): their limit lies above, "
          "so their order among themselves is not a ranking; --rate-range widens the search\n";
   const PlanRow& best = ranked.front();
-  s += "best: " + best.candidate.deployment() + " at " + rate_text(best) + " req/s, " +
+  s += "best: " + best.deployment() + " at " + rate_text(best) + " req/s, " +
        fmt("%.1f", best.throughput_per_gpu()) + " output tok/s per GPU, TTFT p90 " +
        fmt("%.1f", best.at.ttft_p90_ms) + " ms, TPOT p90 " + fmt("%.2f", best.at.tpot_p90_ms) + " ms" +
        "\n  reproduce: " + ranked.front().sim_command + "\n  " + engine_title(setup.launch_engine) + ":\n";
@@ -152,7 +153,7 @@ std::string plan_csv(const std::vector<PlanRow>& ranked) {
     const PlanRow& r = ranked[i];
     const Candidate& c = r.candidate;
     s += std::to_string(i + 1) + "," + std::to_string(c.id) + "," + row_status_name(r.status) + "," +
-         csv_field(c.deployment()) + "," + std::to_string(c.gpus()) + "," + (c.pd ? "1" : "0") + "," +
+         csv_field(r.deployment()) + "," + std::to_string(c.gpus()) + "," + (c.pd ? "1" : "0") + "," +
          std::to_string(c.chunk_tokens) + "," + std::to_string(c.max_running) + "," +
          fmt("%.4f", r.rate_per_s) + "," + (r.rate_capped ? "1" : "0") + "," + r.time_scale + "," +
          fmt("%.2f", r.throughput_per_gpu()) + "," + fmt("%.2f", r.tokens_per_user()) + "," +
@@ -168,7 +169,7 @@ std::string plan_csv(const std::vector<PlanRow>& ranked) {
 }
 
 std::string write_plan_outputs(const PlanSetup& setup, std::vector<PlanRow> rows, const std::string& dir) {
-  rank_rows(rows);
+  rank_rows(rows, setup.rank);
   const bool found = !rows.empty() && rows.front().status == RowStatus::kMeets;
   const std::string model_path = "<" + setup.target.model + " checkpoint>";
   const std::vector<std::string> launch =
@@ -178,7 +179,7 @@ std::string write_plan_outputs(const PlanSetup& setup, std::vector<PlanRow> rows
   for (const PlanRow& r : rows) {
     if (r.status != RowStatus::kMeets) continue;
     points.push_back({r.tokens_per_user(), r.throughput_per_gpu(),
-                      "#" + std::to_string(r.candidate.id) + " " + r.candidate.deployment() + " chunk " +
+                      "#" + std::to_string(r.candidate.id) + " " + r.deployment() + " chunk " +
                           std::to_string(r.candidate.chunk_tokens) + " mrun " +
                           std::to_string(r.candidate.max_running)});
   }

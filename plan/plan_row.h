@@ -14,6 +14,9 @@
 namespace tokenline {
 
 enum class RowStatus { kMeets, kMisses, kPruned };
+// How meeting rows are ranked: output tokens/s per GPU (the default), or dollars per million output tokens
+// at each row's GPU price (plan --rank cost: across hardware with different prices, docs/cost.md).
+enum class RankBy { kThroughput, kCost };
 std::string row_status_name(RowStatus s);  // "meets", "misses", "pruned"
 
 struct PlanRow {
@@ -27,13 +30,20 @@ struct PlanRow {
   ProbeResult at;            // meets: the highest rate that met; misses: the lowest rate probed
   std::string sim_command;   // reproduces the reported probe ("" when pruned)
   double slo_ratio = 0;      // meets/misses: the reported probe's; pruned: the floors' ratio to the SLO
+  std::string hardware;      // a plan over several --hardware: the row's ("": the plan's one)
+  double usd_per_gpu_hour = 0;  // the row's GPU price (0: none given)
 
   double throughput_per_gpu() const;  // output tokens/s per GPU at the reported probe
   double tokens_per_user() const;     // 1000 / mean TPOT (ms): one user's decode speed, tokens/s
+  // GPUs x price per hour over the output tokens an hour at the reported probe, per million; 0 without a
+  // price or an output.
+  double usd_per_million_output_tokens() const;
+  std::string deployment() const;  // the candidate's, after its hardware when the row names one
 };
 
-// The ranking: meets by throughput per GPU (desc), tokens/s per user (desc); then misses by SLO ratio;
-// then pruned by floor ratio; ties by candidate id.
-void rank_rows(std::vector<PlanRow>& rows);
+// The ranking: meets by throughput per GPU (desc) - or with RankBy::kCost by dollars per million output
+// tokens (asc) - then tokens/s per user (desc); then misses by SLO ratio; then pruned by floor ratio; ties
+// by candidate id.
+void rank_rows(std::vector<PlanRow>& rows, RankBy by = RankBy::kThroughput);
 
 }  // namespace tokenline

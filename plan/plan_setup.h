@@ -6,6 +6,7 @@
 #include <string>
 
 #include "plan/candidate_space.h"
+#include "plan/plan_row.h"
 #include "plan/rate_search.h"
 #include "plan/sim_invocation.h"
 #include "plan/workload_profile.h"
@@ -27,6 +28,7 @@ struct PlanSetup {
   WorkloadProfile workload;
   int32_t candidates = 0;  // all candidates, over every shard
   LaunchEngine launch_engine = LaunchEngine::kSglang;
+  RankBy rank = RankBy::kThroughput;  // plan --rank; a reporting choice, not written into partials
 };
 
 }  // namespace tokenline

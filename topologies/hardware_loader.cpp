@@ -128,7 +128,7 @@ Hardware parse_hardware(const std::string& text, const std::string& file) {
   const Where root{file, ""};
   spec::reject_unknown_keys(doc,
                             {"name", "description", "peak_flops", "hbm", "nvlink", "ib", "node", "overheads",
-                             "efficiency", "host_link"},
+                             "efficiency", "host_link", "price"},  // price: read by topologies/gpu_price.h
                             root);
   Hardware hw;
   hw.name = spec::require_string(doc, "name", root);

@@ -303,6 +303,7 @@ std::string Metrics::to_json(const RunInfo& info) {
                          {"profile_s", rounded(profiled_s_)},
                          {"other_s", rounded(priced_s_ - profiled_s_)}};
   }
+  for (const auto& [name, block] : info.extra_blocks) j[name] = Json::parse(block);
   j["run"] = MetricsJson::run(info);
   if (!info.configuration_json.empty()) j["configuration"] = Json::parse(info.configuration_json);
   return j.dump(2) + "\n";

@@ -10,6 +10,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "traces/latency_histogram.h"
@@ -49,6 +50,9 @@ struct RunInfo {
   std::optional<double> speed_probe_s;
   // The resolved configuration, a JSON object's text (OutputConfig::configuration_json); "": none.
   std::string configuration_json = {};
+  // Blocks written before "run", each (name, a JSON object's text), in order: a run's "cost" and
+  // "autoscaling" (traces/cost_block.h, sim/driver/autoscaler_fleet.h); none: the document as before.
+  std::vector<std::pair<std::string, std::string>> extra_blocks = {};
 };
 
 // One instance's host KV tier so far (engine/core/kv_tier.h), summed over its ranks.
@@ -94,7 +98,8 @@ class Metrics {
   int64_t preemptions() const { return preemptions_; }
   int64_t retractions() const { return retractions_; }
   int64_t prefix_hit_tokens() const { return cached_tokens_; }
-  int64_t input_tokens() const { return input_tokens_; }  // over completed requests outside the warm-up
+  int64_t input_tokens() const { return input_tokens_; }    // over completed requests outside the warm-up
+  int64_t output_tokens() const { return output_tokens_; }  // the same requests' generated tokens
   // The share of predicted step time priced from a measured op profile (0 without one, or no step).
   double profile_coverage() const { return priced_s_ > 0 ? profiled_s_ / priced_s_ : 0.0; }
 

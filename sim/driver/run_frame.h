@@ -37,7 +37,8 @@ class RunFrame {
   std::unique_ptr<sg::SimEngine> engine(std::function<void()> fed);
   // Runs `engine` (from engine(), with the driver's actors added) until every actor has returned; then the
   // source's input error or the engine's failure as an exception, else finish_simulation()'s result.
-  SimResult run(sg::SimEngine& engine, const std::string& backend_name);
+  // fleet: an autoscaled run's log (RunEnd::fleet).
+  SimResult run(sg::SimEngine& engine, const std::string& backend_name, FleetLog* fleet = nullptr);
 
  private:
   const SimConfig& config_;

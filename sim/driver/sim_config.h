@@ -11,6 +11,7 @@
 #include "cost/step_noise.h"
 #include "engine/core/instance.h"
 #include "engine/core/router.h"
+#include "sim/driver/autoscaler.h"
 #include "traces/metrics.h"
 #include "traces/output_config.h"
 
@@ -36,6 +37,13 @@ struct FeedConfig {
   double first_token_latency_s = 0;
 };
 
+// A price per GPU-hour for metrics.json's "cost" block (traces/cost_block.h); 0: no block.
+struct CostConfig {
+  double usd_per_gpu_hour = 0;
+  std::string price_source;  // "--gpu-price", or the hardware's list price and its source
+  bool enabled() const { return usd_per_gpu_hour > 0; }
+};
+
 struct SimConfig {
   std::string model_name;  // for the run block
   std::string hardware_name;
@@ -52,6 +60,7 @@ struct SimConfig {
   struct InstanceSpec {
     std::string parallel_name;  // "tp8", "dp8-ep8", ...
     InstanceConfig config;      // scheduler + per-rank KV config
+    int32_t gpus = 0;           // its GPUs (GPU-hours; 0: not known)
   };
   std::vector<InstanceSpec> instances;
   int32_t instance_count() const { return static_cast<int32_t>(instances.size()); }
@@ -59,6 +68,10 @@ struct SimConfig {
   StepNoise noise;  // per-step MoE load imbalance and MTP acceptance draws (seeded from seed)
   OutputConfig output;
   Slo slo;
+  // Autoscaling (sim/driver/autoscaler.h): off unless max_instances > 0; then `instances` holds
+  // max_instances slots of which initial_instances are live at time 0.
+  AutoscaleConfig autoscale;
+  CostConfig cost;
   uint64_t seed = 0;
 };
 

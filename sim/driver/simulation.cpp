@@ -1,9 +1,11 @@
 #include "sim/driver/simulation.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <stdexcept>
 #include <vector>
 
@@ -13,15 +15,25 @@
 #include "run/recorder.h"
 #include "sim/backends/replay_backend.h"
 #include "sim/backends/simgrid_backend.h"
+#include "sim/driver/autoscaler.h"
+#include "sim/driver/autoscaler_fleet.h"
 #include "sim/driver/executor_factory.h"
 #include "sim/driver/run_frame.h"
 #include "sim/simgrid/link_meter.h"
 #include "sim/simgrid/sim_clock.h"
 #include "sim/simgrid/simgrid_adapter.h"
 #include "sim/simgrid/simgrid_platform.h"
+#include "traces/cost_block.h"
+#include "traces/request_row.h"
 
 namespace tokenline {
 namespace {
+
+// trace.json: an autoscaled instance's lifecycle spans (cold start, draining) on a thread of its own, above
+// every rank's compute and comm threads; the fleet's instance counts on a process of their own, beside the
+// link counters' (finish_simulation).
+constexpr int kLifecycleTid = 100000;
+constexpr int kFleetTracePid = 1000001;
 
 class Driver;
 
@@ -32,7 +44,7 @@ struct InstanceSlot final : StepObserver {
                std::unique_ptr<SimExecutor> exec, std::function<bool()> finished)
       : driver(owner),
         index(slot_index),
-        instance(config),
+        instance(std::make_unique<Instance>(config)),
         executor(std::move(exec)),
         clock(std::move(finished)) {}
   void on_preemption(RequestId id, double now_s, bool retraction) override;
@@ -42,10 +54,15 @@ struct InstanceSlot final : StepObserver {
 
   Driver& driver;
   int32_t index;
-  Instance instance;
+  std::unique_ptr<Instance> instance;  // autoscaled: a fresh one (empty caches) each time the slot starts
   std::unique_ptr<SimExecutor> executor;
   const ReplayBackend* replay = nullptr;  // --backend replay: the executor
   SimClock clock;
+  // Autoscaled runs: the slot's actor waits on `control` while off or starting; the times of its current
+  // cold start (started_s, ready_s) and drain (drain_s); whether it has been live before.
+  std::unique_ptr<sg::Signal> control;
+  double started_s = 0, ready_s = 0, drain_s = 0;
+  bool served = false;
 };
 
 class Driver {
@@ -58,15 +75,18 @@ class Driver {
     int first_gpu = 0;
     for (int32_t i = 0; i < config.instance_count(); ++i) {
       const SimConfig::InstanceSpec& spec = config.instances[static_cast<size_t>(i)];
+      std::function<bool()> finished = [this] { return frame_.feeder().done(); };
+      if (config.autoscale.enabled()) finished = [this, i] { return slot_finished(i); };
       slots_.push_back(
           std::make_unique<InstanceSlot>(*this, i, spec.config,
                                          make_executor(config, cost_models[static_cast<size_t>(i)], i,
                                                        frame_.platform(), frame_.link_meter(), first_gpu),
-                                         [this] { return frame_.feeder().done(); }));
-      instance_views_.push_back(&slots_.back()->instance);
+                                         std::move(finished)));
+      instance_views_.push_back(slots_.back()->instance.get());
       frame_.recorder().describe_instance(i, spec.parallel_name, spec.config.dp_ranks,
                                           spec.config.kv.total_pages);
     }
+    if (config.autoscale.enabled()) start_fleet();
   }
 
   SimResult run();
@@ -88,12 +108,32 @@ class Driver {
  private:
   void dispatch(RequestSpec&& spec, double sent_s);
   void wake_instances();
+  void fed();
+
+  // Autoscaling (config_.autoscale.enabled()): the fleet's log and policy, the live slots the router
+  // picks from (instance_views_ and live_slots_, in slot order), each slot's actor and the policy's.
+  void start_fleet();
+  bool slot_finished(int32_t index);
+  void run_slot(InstanceSlot& slot);
+  void run_autoscaler();
+  void sync(double now_s);
+  void start_instance(double now_s);
+  void stop_instance(double now_s);
+  void go_live(InstanceSlot& slot);
+  void retire(InstanceSlot& slot);
+  void set_state(InstanceSlot& slot, SlotState state, double now_s);
+  void note_load(const InstanceSlot& slot, double now_s);
+  void refresh_live();
 
   const SimConfig& config_;
   RunFrame frame_;
   Router router_;
   std::vector<std::unique_ptr<InstanceSlot>> slots_;
   std::vector<const Instance*> instance_views_;
+  std::unique_ptr<FleetLog> fleet_;
+  std::optional<Autoscaler> autoscaler_;
+  std::vector<int32_t> live_slots_;
+  std::unique_ptr<sg::Signal> autoscaler_signal_;
 };
 
 void InstanceSlot::on_preemption(RequestId id, double now_s, bool retraction) {
@@ -109,12 +149,15 @@ void InstanceSlot::on_records(std::span<const RequestRecord> records) {
   driver.on_records(index, records);
 }
 
-// The request reaches the engine now; its record's arrival is the client's send time.
+// The request reaches the engine now; its record's arrival is the client's send time. Autoscaled, the
+// router sees the live instances only (instance_views_ holds them, live_slots_ their slot indexes).
 void Driver::dispatch(RequestSpec&& spec, double sent_s) {
-  const int32_t index = router_.pick(instance_views_, spec);
+  const int32_t picked = router_.pick(instance_views_, spec);
+  const int32_t index = fleet_ ? live_slots_[static_cast<size_t>(picked)] : picked;
   InstanceSlot& slot = *slots_[static_cast<size_t>(index)];
   frame_.recorder().on_arrival(index, spec.id, sent_s);
-  slot.instance.add_request(std::move(spec), sent_s);
+  slot.instance->add_request(std::move(spec), sent_s);
+  if (fleet_) note_load(slot, sg::now_s());
   slot.clock.wake();
 }
 
@@ -122,8 +165,29 @@ void Driver::wake_instances() {
   for (auto& slot : slots_) slot->clock.wake();
 }
 
+// The feeder has sent its last request: idle instances may end, and with a fleet the policy stops, slots
+// that are off end and cold starts still under way are called off.
+void Driver::fed() {
+  wake_instances();
+  if (!fleet_) return;
+  if (autoscaler_signal_) autoscaler_signal_->notify();
+  for (auto& slot : slots_) {
+    if (slot->control) slot->control->notify();
+  }
+}
+
 void Driver::on_records(int32_t index, std::span<const RequestRecord> records) {
-  for (const RequestRecord& r : records) frame_.recorder().on_record(r, index);
+  for (const RequestRecord& r : records) {
+    frame_.recorder().on_record(r, index);
+    if (!fleet_ || r.status != RequestStatus::kFinished) continue;
+    // As metrics.json's goodput: the client's first token (the profile's first-token latency after it).
+    const double first_s = r.first_token_s + config_.feed.first_token_latency_s;
+    const double finish_s = std::max(r.finish_s, first_s);
+    const bool ttft_ok = config_.slo.ttft_s <= 0 || first_s - r.arrival_s <= config_.slo.ttft_s;
+    const bool tpot_ok = config_.slo.tpot_s <= 0 ||
+                         request_tpot_s(first_s, finish_s, r.generated_tokens) <= config_.slo.tpot_s;
+    fleet_->on_finished(finish_s, ttft_ok && tpot_ok);
+  }
   frame_.feeder().on_finished(records);
   frame_.feeder().wake();
 }
@@ -131,16 +195,193 @@ void Driver::on_records(int32_t index, std::span<const RequestRecord> records) {
 void Driver::on_step(const InstanceSlot& slot, const StepPlan& plan, const StepOutcome& outcome,
                      double start_s, const InstanceCounters& counters) {
   frame_.recorder().on_step(slot.index, plan, outcome, slot.executor->last_breakdown(), start_s, counters);
+  if (fleet_) note_load(slot, sg::now_s());
 }
 
 SimResult Driver::run() {
-  std::unique_ptr<sg::SimEngine> engine = frame_.engine([this] { wake_instances(); });
+  std::unique_ptr<sg::SimEngine> engine = frame_.engine([this] { fed(); });
   for (auto& slot : slots_) {
     InstanceSlot* s = slot.get();
-    engine->add_actor("instance-" + std::to_string(s->index),
-                      [s] { run_instance_loop(s->instance, *s->executor, s->clock, *s); });
+    if (fleet_) {
+      engine->add_actor("instance-" + std::to_string(s->index), [this, s] { run_slot(*s); });
+    } else {
+      engine->add_actor("instance-" + std::to_string(s->index),
+                        [s] { run_instance_loop(*s->instance, *s->executor, s->clock, *s); });
+    }
   }
-  return frame_.run(*engine, slots_.front()->replay ? "replay" : std::string(to_string(config_.backend)));
+  if (fleet_) engine->add_actor("autoscaler", [this] { run_autoscaler(); });
+  return frame_.run(*engine, slots_.front()->replay ? "replay" : std::string(to_string(config_.backend)),
+                    fleet_.get());
+}
+
+// ---- autoscaling -------------------------------------------------------------------------------------
+
+void Driver::start_fleet() {
+  std::vector<int32_t> gpus;
+  for (const SimConfig::InstanceSpec& spec : config_.instances) gpus.push_back(spec.gpus);
+  fleet_ = std::make_unique<FleetLog>(config_.autoscale, std::move(gpus), config_.slo.enabled());
+  autoscaler_.emplace(config_.autoscale);
+  ChromeTraceWriter& trace = frame_.recorder().trace();
+  if (trace.enabled()) {
+    trace.process_name(kFleetTracePid, "fleet");
+    for (auto& slot : slots_) trace.thread_name(slot->index + 1, kLifecycleTid, "lifecycle");
+  }
+  for (int32_t i = 0; i < config_.autoscale.initial_instances; ++i) {
+    InstanceSlot& slot = *slots_[static_cast<size_t>(i)];
+    set_state(slot, SlotState::kLive, 0.0);  // the starting fleet is up before the run, as a fixed one is
+    slot.served = true;
+    note_load(slot, 0.0);
+  }
+  refresh_live();
+}
+
+// An autoscaled instance's loop ends once the feed has ended and it is idle (as a fixed fleet's), or once
+// it drains and has nothing left.
+bool Driver::slot_finished(int32_t index) {
+  const InstanceSlot& slot = *slots_[static_cast<size_t>(index)];
+  if (frame_.feeder().done()) return true;
+  return fleet_->state(index) == SlotState::kDraining && !slot.instance->has_work();
+}
+
+void Driver::set_state(InstanceSlot& slot, SlotState state, double now_s) {
+  fleet_->set_state(slot.index, state, now_s);
+  ChromeTraceWriter& trace = frame_.recorder().trace();
+  if (!trace.enabled()) return;
+  trace.counter(kFleetTracePid, "instances", now_s,
+                {{"live", fleet_->count(SlotState::kLive)},
+                 {"starting", fleet_->count(SlotState::kStarting)},
+                 {"draining", fleet_->count(SlotState::kDraining)}});
+}
+
+void Driver::note_load(const InstanceSlot& slot, double now_s) {
+  const InstanceCounters c = slot.instance->counters();
+  fleet_->on_load(slot.index, now_s, c.waiting, c.running, c.kv.used_pages, c.kv.total_pages);
+}
+
+void Driver::refresh_live() {
+  live_slots_.clear();
+  instance_views_.clear();
+  for (auto& slot : slots_) {
+    if (fleet_->state(slot->index) != SlotState::kLive) continue;
+    live_slots_.push_back(slot->index);
+    instance_views_.push_back(slot->instance.get());
+  }
+}
+
+// A slot's actor: off until the policy starts it, then its cold start, then the instance loop while it is
+// live and draining; drained, it is off again (and may start again, as a new instance).
+void Driver::run_slot(InstanceSlot& slot) {
+  slot.control = std::make_unique<sg::Signal>();
+  while (true) {
+    while (fleet_->state(slot.index) == SlotState::kOff) {
+      if (frame_.feeder().done()) return;
+      slot.control->wait();
+    }
+    while (fleet_->state(slot.index) == SlotState::kStarting && sg::now_s() < slot.ready_s &&
+           !frame_.feeder().done()) {
+      slot.control->wait_until(slot.ready_s);
+    }
+    if (fleet_->state(slot.index) == SlotState::kOff) continue;  // called off by a scale-down
+    if (fleet_->state(slot.index) == SlotState::kStarting) {
+      if (sg::now_s() < slot.ready_s) {  // the feed ended first: no request will come to it
+        frame_.recorder().trace().complete(slot.index + 1, kLifecycleTid, "cold_start (called off)",
+                                           slot.started_s, sg::now_s() - slot.started_s);
+        set_state(slot, SlotState::kOff, sg::now_s());
+        return;
+      }
+      go_live(slot);
+    }
+    run_instance_loop(*slot.instance, *slot.executor, slot.clock, slot);
+    if (fleet_->state(slot.index) != SlotState::kDraining || slot.instance->has_work()) return;
+    retire(slot);
+  }
+}
+
+void Driver::go_live(InstanceSlot& slot) {
+  if (slot.served) {  // a new instance in a slot used before: empty caches and pools
+    slot.instance = std::make_unique<Instance>(config_.instances[static_cast<size_t>(slot.index)].config);
+  }
+  slot.served = true;
+  ChromeTraceWriter& trace = frame_.recorder().trace();
+  const int pid = slot.index + 1;
+  trace.complete(pid, kLifecycleTid, "cold_start", slot.started_s, slot.ready_s - slot.started_s);
+  trace.complete(pid, kLifecycleTid, "load_weights", slot.started_s, config_.autoscale.weights_load_s);
+  trace.complete(pid, kLifecycleTid, "engine_start", slot.started_s + config_.autoscale.weights_load_s,
+                 config_.autoscale.engine_start_s);
+  set_state(slot, SlotState::kLive, sg::now_s());
+  note_load(slot, sg::now_s());
+  refresh_live();
+}
+
+void Driver::retire(InstanceSlot& slot) {
+  frame_.recorder().trace().complete(slot.index + 1, kLifecycleTid, "draining", slot.drain_s,
+                                     sg::now_s() - slot.drain_s);
+  set_state(slot, SlotState::kOff, sg::now_s());
+}
+
+// The policy's actor: a sync every interval until the feed ends.
+void Driver::run_autoscaler() {
+  autoscaler_signal_ = std::make_unique<sg::Signal>();
+  double next_s = config_.autoscale.interval_s;
+  while (!frame_.feeder().done()) {
+    if (sg::now_s() < next_s) {
+      autoscaler_signal_->wait_until(next_s);
+      continue;
+    }
+    sync(next_s);
+    next_s += config_.autoscale.interval_s;
+  }
+}
+
+// The metric is averaged over the instances that served (live and draining), while the policy counts those
+// live and starting: a load metric is rescaled to the latter, so that a cold start under way counts as an
+// instance with no load yet (HPA treats not-yet-ready pods as using 0% when it scales up) and the desired
+// count is the load over the target.
+void Driver::sync(double now_s) {
+  std::optional<double> metric = fleet_->sync(now_s);
+  int32_t current = fleet_->count(SlotState::kLive) + fleet_->count(SlotState::kStarting);
+  const int32_t serving = fleet_->count(SlotState::kLive) + fleet_->count(SlotState::kDraining);
+  if (metric && config_.autoscale.metric != ScaleMetric::kSlo && current > 0)
+    metric = *metric * serving / current;
+  const int32_t desired = autoscaler_->recommend(now_s, current, metric);
+  fleet_->on_decision(now_s, current, desired, metric);
+  for (; current < desired && fleet_->count(SlotState::kOff) > 0; ++current) start_instance(now_s);
+  for (; current > desired; --current) stop_instance(now_s);
+}
+
+// The lowest off slot starts its cold start.
+void Driver::start_instance(double now_s) {
+  for (auto& slot : slots_) {
+    if (fleet_->state(slot->index) != SlotState::kOff) continue;
+    slot->started_s = now_s;
+    slot->ready_s = now_s + config_.autoscale.cold_start_s();
+    set_state(*slot, SlotState::kStarting, now_s);
+    if (slot->control) slot->control->notify();
+    return;
+  }
+}
+
+// A scale-down calls off the newest cold start if there is one, else drains the highest live slot: it
+// takes no new request and finishes its own.
+void Driver::stop_instance(double now_s) {
+  for (auto it = slots_.rbegin(); it != slots_.rend(); ++it) {
+    InstanceSlot& slot = **it;
+    if (fleet_->state(slot.index) != SlotState::kStarting) continue;
+    frame_.recorder().trace().complete(slot.index + 1, kLifecycleTid, "cold_start (called off)",
+                                       slot.started_s, now_s - slot.started_s);
+    set_state(slot, SlotState::kOff, now_s);
+    if (slot.control) slot.control->notify();
+    return;
+  }
+  for (auto it = slots_.rbegin(); it != slots_.rend(); ++it) {
+    InstanceSlot& slot = **it;
+    if (fleet_->state(slot.index) != SlotState::kLive) continue;
+    slot.drain_s = now_s;
+    set_state(slot, SlotState::kDraining, now_s);
+    refresh_live();
+    slot.clock.wake();  // an idle loop looks again and ends
+    return;
+  }
 }
 
 }  // namespace
@@ -177,6 +418,23 @@ SimResult finish_simulation(const SimConfig& config, Recorder& recorder, const R
   info.simulated_s = result.simulated_s;
   info.skipped_lines = result.skipped_lines;
   if (config.output.wall_time_in_metrics) info.wall_s = result.wall_s;
+  double gpu_hours = 0;
+  if (end.fleet != nullptr) {
+    end.fleet->close(result.simulated_s);
+    gpu_hours = end.fleet->gpu_hours();
+  } else {
+    for (const SimConfig::InstanceSpec& spec : config.instances)
+      gpu_hours += spec.gpus * result.simulated_s / 3600.0;
+  }
+  if (config.cost.enabled()) {
+    info.extra_blocks.emplace_back("cost", cost_block_json({.usd_per_gpu_hour = config.cost.usd_per_gpu_hour,
+                                                            .price_source = config.cost.price_source,
+                                                            .gpu_hours = gpu_hours,
+                                                            .input_tokens = m.input_tokens(),
+                                                            .output_tokens = m.output_tokens(),
+                                                            .cached_tokens = m.prefix_hit_tokens()}));
+  }
+  if (end.fleet != nullptr) info.extra_blocks.emplace_back("autoscaling", end.fleet->json());
   std::string why;
   if (!recorder.finish(info, &why)) throw std::runtime_error(why);
   if (end.links != nullptr && !end.links->write(config.output.dir + "/links.json", &why))

@@ -46,6 +46,7 @@ struct RecordedRun;  // traces/trace_reader.h
 SimResult run_replay_simulation(const SimConfig& config, std::span<const CostModel> cost_models,
                                 ArrivalSource& source, const RecordedRun& recorded);
 
+class FleetLog;
 class LinkMeter;
 class Recorder;
 // What a driver hands finish_simulation() once its actors are done.
@@ -54,9 +55,11 @@ struct RunEnd {
   int64_t skipped_lines = 0;
   std::chrono::steady_clock::time_point wall_start;  // SimResult::wall_s is measured from here
   LinkMeter* links = nullptr;  // --backend simgrid: its counters join trace.json and go to links.json
+  FleetLog* fleet = nullptr;   // autoscaled: closed at the end, its block and GPU-hours in metrics.json
 };
 // Shared by every driver: the run's summary from the recorder at the current virtual time, then
-// metrics.json written and every output published. Throws std::runtime_error when an output cannot be
+// metrics.json written (with the "cost" block under config.cost, the "autoscaling" block with a fleet) and
+// every output published. Throws std::runtime_error when an output cannot be
 // completed (nothing is left half-written).
 SimResult finish_simulation(const SimConfig& config, Recorder& recorder, const RunEnd& end);
 

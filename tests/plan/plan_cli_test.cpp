@@ -220,5 +220,32 @@ TEST_CASE("plan: when every simulation fails it exits non-zero with the first fa
   CHECK(r.err.find("(log: " + dir.file("o") + "/probes/c0-p0.log)") != std::string::npos);
 }
 
+TEST_CASE("plan: --rank cost over two hardware ranks by dollars per million tokens and follows the prices",
+          "[plan][cli]") {
+  TestDir dir("plan-cost");
+  const std::string plan =
+      "plan --model llama-3.1-8b --hardware h200,b200 --gpus 2 "
+      "--workload synthetic:n=20,rate=2,input=uniform:256:2048,output=uniform:16:64,seed=1 "
+      "--chunks 4096 --max-running-set 64 --probes 3 --jobs 2 --no-pd --slo ttft=2s,tpot=50ms --rank cost ";
+  auto best_hardware = [&](const std::string& tag, const std::string& prices) {
+    const Run r = run(plan + "--gpu-price " + prices + " --out " + dir.file(tag), dir, tag);
+    REQUIRE(r.exit_code == 0);
+    const nlohmann::json p = nlohmann::json::parse(read_all(dir.file(tag + "/plan.json")));
+    const auto& rows = p["rows"];
+    REQUIRE(rows.size() >= 2);
+    REQUIRE(rows[0]["status"] == "meets");
+    double last = 0;
+    for (const auto& row : rows) {  // meeting rows by ascending cost
+      if (row["status"] != "meets") break;
+      CHECK(row["usd_per_million_output_tokens"].get<double>() >= last);
+      last = row["usd_per_million_output_tokens"].get<double>();
+    }
+    return rows[0]["hardware"].get<std::string>();
+  };
+  // The same simulations priced two ways: a nearly free B200 wins, a dear one loses.
+  CHECK(best_hardware("cheap-b200", "4,0.01") == "b200");
+  CHECK(best_hardware("dear-b200", "4,1000") == "h200");
+}
+
 }  // namespace
 }  // namespace tokenline

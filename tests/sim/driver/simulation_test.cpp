@@ -286,5 +286,243 @@ TEST_CASE("8xH200 holds the KV of at most 4 1M requests at once and the rest wai
   CHECK(m["requests"]["completed"] == kRequests);
 }
 
+// ---- autoscaling and cost (docs/autoscaling.md, docs/cost.md) ------------------------------------------
+
+namespace autoscale {
+
+constexpr double kColdStartS = 8;    // --cold-start-s
+constexpr double kDownWindowS = 30;  // --scale-down-stabilization
+constexpr int kMaxInstances = 4;
+
+// A burst then a lull: 60 req/s for 60 s (more than one H100 serves for Llama-3.1-8B with these lengths),
+// then 2 req/s to 200 s.
+void write_burst_workload(const std::string& path) {
+  std::ofstream out(path);
+  for (int i = 0; i < 3600; ++i)
+    out << "{\"arrival_s\": " << i / 60.0 << ", \"input_tokens\": 1024, \"output_tokens\": 256}\n";
+  for (int i = 0; i < 280; ++i)
+    out << "{\"arrival_s\": " << 60.0 + i / 2.0 << ", \"input_tokens\": 1024, \"output_tokens\": 256}\n";
+}
+
+std::string args(const std::string& workload, const std::string& out) {
+  return "sim --model llama-3.1-8b --hardware h100 --parallel tp1 --workload '" + workload + "' --out '" +
+         out + "' --slo ttft=2s,tpot=100ms --instances 1 --max-instances " + std::to_string(kMaxInstances) +
+         " --autoscale concurrency --autoscale-target 16 --autoscale-interval 5 --autoscale-window 10 "
+         "--scale-down-stabilization 30 --cold-start-s 8 --gpu-price list";
+}
+
+// Complete ("X") spans of trace.json by process id: (name, start us, duration us).
+struct Span {
+  std::string name;
+  double ts, dur;
+};
+std::map<int, std::vector<Span>> spans_by_pid(const nlohmann::json& trace) {
+  std::map<int, std::vector<Span>> out;
+  for (const auto& e : trace["traceEvents"]) {
+    if (e["ph"] != "X") continue;
+    out[e["pid"].get<int>()].push_back({e["name"], e["ts"], e["dur"]});
+  }
+  return out;
+}
+
+}  // namespace autoscale
+
+TEST_CASE("an autoscaled run starts instances under load, each stepping only after its cold start",
+          "[simulation][autoscale]") {
+  TestDir dir("sim_autoscale_cold_start");
+  const std::string workload = dir.file("w.jsonl");
+  autoscale::write_burst_workload(workload);
+  REQUIRE(run_tokenline(autoscale::args(workload, dir.file("o")), dir).exit_code == 0);
+  const auto m = read_json(dir.file("o/metrics.json"));
+  const auto& a = m["autoscaling"];
+  CHECK(a["scale_ups"].get<int>() >= 1);
+  CHECK(a["scale_downs"].get<int>() >= 1);
+  CHECK(a["cold_starts"].get<int>() >= 1);
+  CHECK(a["drains"].get<int>() >= 1);
+  CHECK(a["policy"]["cold_start_s"] == autoscale::kColdStartS);
+  int cold_starts = 0;
+  for (const auto& [pid, spans] : autoscale::spans_by_pid(read_json(dir.file("o/trace.json")))) {
+    for (const auto& c : spans) {
+      if (c.name != "cold_start") continue;
+      ++cold_starts;
+      CHECK(c.dur == Approx(autoscale::kColdStartS * 1e6));
+      // No step of this instance falls inside its cold start.
+      for (const auto& s : spans) {
+        if (s.name.rfind("step", 0) != 0) continue;
+        CHECK_FALSE((s.ts >= c.ts && s.ts < c.ts + c.dur));
+      }
+    }
+  }
+  CHECK(cold_starts == a["cold_starts"].get<int>() - a["cancelled_starts"].get<int>());
+  // Every request arrived at an instance that was live: none before the first cold start of its instance
+  // ended.
+  std::map<int, double> first_arrival;
+  for (const auto& row : testing::read_csv_rows(dir.file("o/requests.csv"))) {
+    const int instance = std::stoi(row[8]);
+    const double arrival = std::stod(row[1]);
+    if (!first_arrival.count(instance) || arrival < first_arrival[instance])
+      first_arrival[instance] = arrival;
+  }
+  for (const auto& [instance, t] : first_arrival) {
+    INFO("instance " << instance);
+    if (instance > 0) CHECK(t >= autoscale::kColdStartS);  // only instance 0 is up at time 0
+  }
+}
+
+TEST_CASE(
+    "across scale events every request completes or is rejected exactly once and drained instances "
+    "finish theirs",
+    "[simulation][autoscale]") {
+  TestDir dir("sim_autoscale_conservation");
+  const std::string workload = dir.file("w.jsonl");
+  autoscale::write_burst_workload(workload);
+  REQUIRE(run_tokenline(autoscale::args(workload, dir.file("o")), dir).exit_code == 0);
+  const auto m = read_json(dir.file("o/metrics.json"));
+  const auto& req = m["requests"];
+  CHECK(req["arrived"] == 3880);
+  CHECK(req["completed"].get<int64_t>() + req["rejected"].get<int64_t>() == 3880);
+  CHECK(req["in_flight_at_end"] == 0);
+  std::map<int64_t, int> seen;
+  for (const auto& row : testing::read_csv_rows(dir.file("o/requests.csv"))) {
+    ++seen[std::stoll(row[0])];
+    CHECK((row[9] == "completed" || row[9].rfind("rejected", 0) == 0));
+  }
+  CHECK(seen.size() == 3880);
+  for (const auto& [id, n] : seen) CHECK(n == 1);
+  // The router sends nothing to a draining instance: no arrival at it between its drain and its next cold
+  // start's end.
+  const auto rows = testing::read_csv_rows(dir.file("o/requests.csv"));
+  // A draining instance steps on until its own requests are done (the span ends with its last step), and
+  // steps again only as a new instance after a cold start.
+  for (const auto& [pid, spans] : autoscale::spans_by_pid(read_json(dir.file("o/trace.json")))) {
+    for (const auto& d : spans) {
+      if (d.name != "draining") continue;
+      const double end = d.ts + d.dur;
+      double back = 1e300;  // the end of the next cold start after the drain
+      for (const auto& c : spans) {
+        if (c.name == "cold_start" && c.ts >= end) back = std::min(back, c.ts + c.dur);
+      }
+      for (const auto& row : rows) {
+        if (std::stoi(row[8]) != pid - 1) continue;
+        const double arrival_us = std::stod(row[1]) * 1e6;
+        CHECK_FALSE((arrival_us > d.ts + 1 && arrival_us < back - 1));
+      }
+      for (const auto& s : spans) {
+        if (s.name.rfind("step", 0) != 0 || s.ts < d.ts) continue;
+        if (s.ts < end) {
+          CHECK(s.ts + s.dur <= end + 1e-3);
+          continue;
+        }
+        bool restarted = false;
+        for (const auto& c : spans)
+          restarted = restarted || (c.name == "cold_start" && c.ts >= end && c.ts + c.dur <= s.ts + 1e-3);
+        CHECK(restarted);
+      }
+    }
+  }
+}
+
+TEST_CASE(
+    "the instance count stays within min and max and never drops within the stabilisation window of a "
+    "scale-up",
+    "[simulation][autoscale]") {
+  TestDir dir("sim_autoscale_bounds");
+  const std::string workload = dir.file("w.jsonl");
+  autoscale::write_burst_workload(workload);
+  REQUIRE(run_tokenline(autoscale::args(workload, dir.file("o")), dir).exit_code == 0);
+  const auto a = read_json(dir.file("o/metrics.json"))["autoscaling"];
+  for (const auto& c : a["instances_over_time"]) {
+    const int up = c["live"].get<int>() + c["starting"].get<int>() + c["draining"].get<int>();
+    CHECK(up <= autoscale::kMaxInstances);
+    CHECK(c["live"].get<int>() >= 1);  // --min-instances 1: someone always takes requests
+  }
+  const auto& d = a["decisions"];
+  REQUIRE(d.size() >= 2);
+  for (size_t i = 0; i < d.size(); ++i) {
+    CHECK(d[i]["to"].get<int>() <= autoscale::kMaxInstances);
+    CHECK(d[i]["to"].get<int>() >= 1);
+    if (d[i]["to"] > d[i]["from"]) continue;
+    for (size_t j = 0; j < i; ++j) {  // each scale-up inside the window holds the count at its level
+      if (d[j]["to"] <= d[j]["from"]) continue;
+      if (d[i]["t_s"].get<double>() - d[j]["t_s"].get<double>() >= autoscale::kDownWindowS) continue;
+      CHECK(d[i]["to"].get<int>() >= d[j]["to"].get<int>());
+    }
+  }
+}
+
+TEST_CASE("an autoscaled run gives byte-identical outputs twice", "[simulation][autoscale]") {
+  TestDir dir("sim_autoscale_determinism");
+  const std::string workload = dir.file("w.jsonl");
+  autoscale::write_burst_workload(workload);
+  for (const char* out : {"a", "b"})
+    REQUIRE(run_tokenline(autoscale::args(workload, dir.file(out)), dir).exit_code == 0);
+  for (const char* file : {"metrics.json", "requests.csv", "trace.json"}) {
+    INFO(file);
+    CHECK(read_all(dir.file(std::string("a/") + file)) == read_all(dir.file(std::string("b/") + file)));
+  }
+}
+
+TEST_CASE("a fixed fleet's cost is its GPUs x the simulated time at the price per GPU-hour",
+          "[simulation][cost]") {
+  TestDir dir("sim_cost");
+  const std::string workload = dir.file("w.jsonl");
+  testing::write_uniform_workload(workload, 20, 0.0, 1000, 100);
+  const std::string common =
+      "sim --model llama-3.1-8b --hardware h100 --parallel tp2 --instances 2 --workload '" + workload + "' ";
+  REQUIRE(run_tokenline(common + "--out '" + dir.file("o") + "' --gpu-price 2.5", dir).exit_code == 0);
+  const auto m = read_json(dir.file("o/metrics.json"));
+  const auto& c = m["cost"];
+  const double hours = 4 * m["run"]["simulated_s"].get<double>() / 3600.0;
+  CHECK(c["gpu_hours"].get<double>() == Approx(hours));
+  CHECK(c["usd_total"].get<double>() == Approx(2.5 * hours));
+  CHECK(c["price_source"] == "--gpu-price");
+  const double output_tokens =
+      m["throughput"]["output_tokens_per_s"].get<double>() * m["throughput"]["span_s"].get<double>();
+  CHECK(c["usd_per_million_output_tokens"].get<double>() ==
+        Approx(2.5 * hours * 1e6 / output_tokens).epsilon(1e-3));
+  CHECK(c["usd_per_million_cached_tokens"].is_null());  // no prefix hit on distinct prompts
+  // 'list': the hardware JSON's price, with its source and date.
+  REQUIRE(run_tokenline(common + "--out '" + dir.file("l") + "' --gpu-price list", dir).exit_code == 0);
+  const auto l = read_json(dir.file("l/metrics.json"))["cost"];
+  CHECK(l["usd_per_gpu_hour"] == 2.95);
+  CHECK(l["price_source"].get<std::string>().find("2026-05-20") != std::string::npos);
+  // Without --gpu-price the document has neither new block.
+  REQUIRE(run_tokenline(common + "--out '" + dir.file("n") + "'", dir).exit_code == 0);
+  const auto n = read_json(dir.file("n/metrics.json"));
+  CHECK_FALSE(n.contains("cost"));
+  CHECK_FALSE(n.contains("autoscaling"));
+}
+
+TEST_CASE("bad cost and autoscaling flags are refused before the run, naming the flag",
+          "[simulation][cost]") {
+  TestDir dir("sim_scale_flags");
+  const std::string base =
+      "sim --model llama-3.1-8b --hardware h100 --parallel tp1 --max-requests 5 --out '" + dir.file("o") +
+      "' ";
+  const std::pair<const char*, const char*> cases[] = {
+      {"--gpu-price cheap", "--gpu-price"},
+      {"--gpu-price -1", "--gpu-price"},
+      {"--instances 5 --max-instances 4 --autoscale-target 2", "--instances"},
+      {"--max-instances 4 --autoscale slo --autoscale-target 0.9", "--autoscale slo"},
+      {"--max-instances 4 --autoscale-target 2 --autoscale-window 5", "--autoscale-window"},
+      {"--max-instances 4 --autoscale kv --autoscale-target 2", "--autoscale-target"},
+      {"--max-instances 4 --autoscale-target 2 --backend simgrid", "--max-instances"},
+      {"--min-instances 2", "--max-instances"},
+  };
+  for (const auto& [flags, named] : cases) {
+    INFO(flags);
+    const auto r = run_tokenline(base + flags, dir);
+    CHECK(r.exit_code == 2);
+    CHECK(r.stderr_text.find(named) != std::string::npos);
+  }
+  // A hardware JSON with no list price: 'list' says so.
+  const auto r = run_tokenline(
+      "sim --model llama-3.1-8b --hardware b300 --parallel tp1 --max-requests 5 --gpu-price list --out '" +
+          dir.file("b") + "'",
+      dir);
+  CHECK(r.exit_code == 2);
+  CHECK(r.stderr_text.find("lists no price") != std::string::npos);
+}
+
 }  // namespace
 }  // namespace tokenline
