@@ -376,10 +376,20 @@ QuantSpec quant_spec(const json& q, const std::string& where) {
   return s;
 }
 
-// ModelOpt's hf_quant_config.json beside config.json, when there is one.
+// ModelOpt's hf_quant_config.json beside config.json, when there is one; beside a config kept under another
+// name, <name>_hf_quant_config.json next to <name>_config.json (how aiconfigurator's model_configs and
+// calibrate's models folders keep a checkpoint's two files).
 std::optional<QuantSpec> hf_quant_file_spec(const std::string& config_path) {
   std::error_code ec;
-  const std::filesystem::path p = std::filesystem::path(config_path).parent_path() / "hf_quant_config.json";
+  const std::filesystem::path config(config_path);
+  std::filesystem::path p = config.parent_path() / "hf_quant_config.json";
+  const std::string name = config.filename().string();
+  constexpr std::string_view kConfigSuffix = "_config.json";
+  if (name.size() > kConfigSuffix.size() && name.ends_with(kConfigSuffix)) {
+    const std::filesystem::path named =
+        config.parent_path() / (name.substr(0, name.size() - kConfigSuffix.size()) + "_hf_quant_config.json");
+    if (std::filesystem::is_regular_file(named, ec)) p = named;
+  }
   if (!std::filesystem::is_regular_file(p, ec)) return std::nullopt;
   const std::string path = p.string();
   const json j = read_checkpoint_json(path, kMaxQuantFileBytes, "hf_quant_config.json");
