@@ -532,9 +532,9 @@ namespace {
 // Mixtral-8x7B at tp1 (fused QKV 6,144 x 4,096; experts 4,096 / 14,336, top 2 of 8) with its weights in
 // `format` (--weights-format), priced by a scratch profile holding only the GEMM and MoE rows of `labels`,
 // each label at its own latency so that a test sees which rows priced an op.
-constexpr std::pair<std::string_view, double> kLabelMs[] = {{"bfloat16", 0.1},     {"fp8", 0.02},
-                                                            {"fp8_block", 0.03},   {"nvfp4", 0.04},
-                                                            {"w4a16_mxfp4", 0.05}, {"int4_wo", 0.06}};
+constexpr std::pair<std::string_view, double> kLabelMs[] = {
+    {"bfloat16", 0.1},     {"fp8", 0.02},     {"fp8_block", 0.03}, {"nvfp4", 0.04},
+    {"w4a16_mxfp4", 0.05}, {"int4_wo", 0.06}, {"int8_wo", 0.07}};
 
 double label_ms(std::string_view label) {
   for (const auto& [l, ms] : kLabelMs)
@@ -588,11 +588,12 @@ const FormatRows& rows_of(const CostModel& cm, WeightGroup g) {
 // layer), never the BF16 ones.
 TEST_CASE("each weight format prices its GEMMs and fused MoE from its own rows, never the BF16 rows",
           "[op_profile][weight_format]") {
-  const std::initializer_list<std::string_view> all = {"bfloat16", "fp8",         "fp8_block",
-                                                       "nvfp4",    "w4a16_mxfp4", "int4_wo"};
+  const std::initializer_list<std::string_view> all = {"bfloat16",    "fp8",     "fp8_block", "nvfp4",
+                                                       "w4a16_mxfp4", "int4_wo", "int8_wo"};
   for (const auto& [format, label] :
        {std::pair{"bf16", "bfloat16"}, std::pair{"fp8", "fp8"}, std::pair{"fp8-block128", "fp8_block"},
-        std::pair{"nvfp4", "nvfp4"}, std::pair{"mxfp4", "w4a16_mxfp4"}, std::pair{"int4-g128", "int4_wo"}}) {
+        std::pair{"fp8-channel", "fp8"}, std::pair{"nvfp4", "nvfp4"}, std::pair{"mxfp4", "w4a16_mxfp4"},
+        std::pair{"int4-g128", "int4_wo"}, std::pair{"int8-g128", "int8_wo"}}) {
     CAPTURE(format);
     const CostModel cm = mixtral_in(format, all);
     const StepCost sc = decode_step(cm, 1, 1023);
