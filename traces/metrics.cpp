@@ -258,6 +258,10 @@ std::string Metrics::to_json(const RunInfo& info) {
     j["time_sources"] = {{"profile_coverage", rounded(profile_coverage())},
                          {"profile_s", rounded(profiled_s_)},
                          {"other_s", rounded(priced_s_ - profiled_s_)}};
+    if (derived_s_ > 0) {  // only where a format had no rows of its own, so other outputs keep their bytes
+      j["time_sources"]["derived_share"] = rounded(derived_s_ / priced_s_);
+      j["time_sources"]["derived_s"] = rounded(derived_s_);
+    }
   }
   j["run"] = MetricsJson::run(info);
   if (!info.configuration_json.empty()) j["configuration"] = Json::parse(info.configuration_json);
