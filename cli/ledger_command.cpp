@@ -181,6 +181,8 @@ void print_header(const LedgerArgs& a, const Setup& s) {
   const WeightFormats& wf = cm.model.weights;
   if (wf.per_group && !(wf.quantized == wf.unquantized))
     std::printf("weights: %s (%s)\n", weight_formats_summary(cm.model).c_str(), wf.source.c_str());
+  if (const std::string rows = weight_rows_summary(cm); !rows.empty())
+    std::printf("weight rows: %s\n", rows.c_str());
   if (!cm.model.left_out.empty()) std::printf("left out: %s\n", cm.model.left_out.c_str());
   std::printf("layers %d = %d dense + %d MoE; indexer %d full + %d shared\n", cm.model.layers,
               cm.model.mlp_dense_layers(), cm.model.moe_layers(),
@@ -373,6 +375,7 @@ Json time_json(const StepCost& c, bool profiled) {
     t["floor"] = c.floor_s;        // what lifts a short step to its per-layer floor
     t["overhead"] = c.overhead_s;  // per-step CPU time not hidden
     t["coverage"] = c.coverage();  // profile / total
+    t["derived"] = c.derived_s;    // of profile: from another weight format's rows by the rule
   }
   return t;
 }

@@ -6,6 +6,7 @@
 #include <array>
 #include <cstdint>
 #include <memory>
+#include <string>
 
 #include "cost/tier_transfer.h"
 #include "cost/time_source.h"
@@ -74,6 +75,11 @@ struct CostModel {
   // What prices each op: the roofline, or options.profile resolved for this model and layout. Never null.
   std::shared_ptr<const TimeSource> time_source;
 };
+
+// Under a measured profile: per weight group, the gemm / moe table rows that price it, e.g. "routed_experts
+// int4-g32: int4_wo rows; attention bf16: bfloat16 rows; dense_mlp nvfp4: fp8_block rows scaled by bytes and
+// rate (no rows of its own)"; "" under the roofline (op_profile_resolve.cpp).
+std::string weight_rows_summary(const CostModel& cm);
 
 // Builds the rates; validates the parallel layout and the KV layout against the model (InputError).
 CostModel make_cost_model(const ModelConfig& model, const Parallel& parallel, KvLayout kv_layout,

@@ -355,6 +355,9 @@ void ProfileCurves::finish_step(const CostModel& cm, std::span<const std::span<c
   size_t most_requests = 0;
   for (const std::span<const SeqWork>& rank : per_rank) most_requests = std::max(most_requests, rank.size());
   // The floor is per decoder layer run: the model's layers, and with MTP each draft pass's layer too.
+  for (int i = 0; i < kOpCount; ++i)
+    if (derived_op[size_t(i)] && sc.terms[size_t(i)].source == TermSource::kProfile)
+      sc.derived_s += sc.terms[size_t(i)].time_s;
   sc.gpu_floor_s = step_floor_per_layer_s * double(cm.model.layers + draft_layers);
   sc.floor_s = std::max(0.0, sc.gpu_floor_s - sc.total_s);
   sc.total_s += sc.floor_s;

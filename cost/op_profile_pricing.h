@@ -6,6 +6,7 @@
 #include <array>
 #include <memory>
 #include <span>
+#include <string>
 #include <vector>
 
 #include "cost/cost_model.h"
@@ -29,6 +30,18 @@ struct DecodeTokenOps {
 // The curves of one (model, parallel, KV layout, hardware) under one profile, and the time source they make:
 // covered ops at their measured times, the rest at the roofline, plus the profile's step floor and CPU
 // overhead. Times per layer, seconds.
+// Which rows of the GEMM and MoE tables price one weight group (op_profile_resolve.cpp, format_rows): the
+// table's dtype label, and whether they time the group's own format (measured) or another one, scaled by the
+// rule (derived: each measured point x the group's roofline over the rows' format's roofline, so decode
+// GEMMs bound by weight bytes scale by bytes per parameter and compute-bound prefill GEMMs run at the
+// format's GEMM rate: BF16 for weight-only formats).
+struct FormatRows {
+  WeightGroup group = WeightGroup::kAttention;
+  std::string format;  // the group's format (weight_format_name)
+  std::string rows;    // the dtype label of the rows read ("" when the table has none to read)
+  bool derived = false;
+};
+
 struct ProfileCurves final : TimeSource {
   // GEMM-like components of ops, latency by tokens on one GPU (empty: no table covers it)
   OpCurve a_proj, q_b_proj, kv_b_proj, bmm_pre, bmm_post, o_proj;
@@ -66,6 +79,11 @@ struct ProfileCurves final : TimeSource {
   OwnCurves own_all;    // every attention group ran the shape
   OwnCurves own_alone;  // only one ran it, the others idle (DP layouts; empty where not measured)
   std::array<double, kOpCount> own_scale{};  // per op: a run's op times over the profile's (own_op_scales)
+  // Per weight group priced from the gemm / moe tables: the rows read (FormatRows). derived_op: the ops whose
+  // profile time comes from another format's rows by the rule; finish_step sums them into
+  // StepCost::derived_s.
+  std::vector<FormatRows> format_rows;
+  std::array<bool, kOpCount> derived_op{};
   // timing parameters
   double step_cpu_overhead_s = 0;
   double step_cpu_per_request_s = 0;  // x the most requests one attention rank's scheduler holds in the step

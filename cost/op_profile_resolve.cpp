@@ -6,6 +6,7 @@
 #include <array>
 #include <cmath>
 #include <cstdio>
+#include <initializer_list>
 #include <limits>
 #include <string>
 #include <string_view>
@@ -63,25 +64,135 @@ Rates rates_of(const CostModel& cm) {
           cm.link_bw,         cm.weight_bytes_per_param};
 }
 
-// The rows that price the model's weights in a GEMM or MoE table (dtype in column 0): "bfloat16", or for
-// FP8 weights "fp8_block" (128 x 128 block scales) - and "fp8" (per-tensor scales, a checkpoint without
-// weight_block_size such as Llama-3.1 FP8) where the table has such rows: vLLM's per-tensor kernel is
-// not its block kernel. A table without per-tensor rows prices per-tensor weights from its block rows.
-std::string_view weight_rows(const ProfileTable& t, const ModelConfig& m) {
-  if (m.weight_dtype != Dtype::kFp8) return "bfloat16";
-  if (m.weight_block == 0) {
-    for (size_t i = 0; i < t.rows(); ++i)
-      if (t.text_at(i, 0) == "fp8") return "fp8";
+// ---- weight formats: which rows of a GEMM or MoE table (dtype in column 0) price a weight group ----
+
+// The dtype labels of aiconfigurator's collections that time a format's own kernel, best first: per-tensor
+// FP8 takes the "fp8" rows where a table has them, else the block-FP8 ones (vLLM's per-tensor kernel is not
+// its block kernel, but both multiply FP8 by FP8 over the same bytes); NVFP4 "nvfp4" (SGLang's
+// flashinfer/cutedsl and vLLM's trtllm FP4 MoE, the FP4 GEMMs); MXFP4 "w4a16_mxfp4" (gpt-oss experts:
+// vLLM's mxfp4 MoE, SGLang's triton MoE on Hopper); INT4 and INT8 weight-only "int4_wo" / "int8_wo"
+// (Marlin). An FP8 format with BF16 activations (w8a16) has no rows of its own.
+std::vector<std::string_view> own_rows(const WeightFormat& f) {
+  switch (f.kind) {
+    case WeightFormatKind::kBf16:
+    case WeightFormatKind::kFp16:
+    case WeightFormatKind::kFp32:
+      return {"bfloat16"};
+    case WeightFormatKind::kFp8PerTensor:
+    case WeightFormatKind::kFp8PerChannel:
+      if (f.weight_only) return {};
+      return {"fp8", "fp8_block"};
+    case WeightFormatKind::kFp8Block:
+      if (f.weight_only) return {};
+      return {"fp8_block"};
+    case WeightFormatKind::kNvfp4:
+      return {"nvfp4"};
+    case WeightFormatKind::kMxfp4:
+      return {"w4a16_mxfp4"};
+    case WeightFormatKind::kInt4:
+      if (!f.weight_only) return {};
+      return {"int4_wo"};
+    case WeightFormatKind::kInt8:
+      if (!f.weight_only) return {};
+      return {"int8_wo"};
   }
-  return "fp8_block";
+  return {};
 }
 
-// A GEMM of n x k weights by tokens; bf16: the BF16 rows and rates instead of the weight dtype's.
-OpCurve gemm_curve(const ProfileTable& t, const CostModel& cm, double n, double k, bool bf16) {
-  if (t.empty() || n < 1 || k < 1) return {};
-  const Rates r = rates_of(cm);
-  const std::string_view dtype = bf16 ? "bfloat16" : weight_rows(t, cm.model);
-  const double flops = bf16 ? r.bf16_gemm : r.gemm, bpp = bf16 ? 2 : r.bpp;
+// The format a dtype label times (the rows' side of the rule).
+WeightFormat rows_format(std::string_view rows) {
+  if (rows == "fp8") return {.kind = WeightFormatKind::kFp8PerTensor};
+  if (rows == "fp8_block") return {.kind = WeightFormatKind::kFp8Block, .group = 128};
+  return {.kind = WeightFormatKind::kBf16};
+}
+
+// The group's format: the one most of its parameters are in (a checkpoint's exclusions keep some of a group
+// in BF16: DeepSeek-V3.1-NVFP4's attention holds q_a / q_b / kv_a / kv_b in BF16 and o_proj in NVFP4); pure
+// when every parameter is. Presets: the model's weight dtype (FP8 with its block edge).
+std::pair<WeightFormat, bool> group_format(const ModelConfig& m, WeightGroup g) {
+  if (!m.weights.per_group) {
+    if (m.weight_dtype == Dtype::kFp8 && m.weight_block > 0)
+      return {{.kind = WeightFormatKind::kFp8Block, .group = m.weight_block}, true};
+    return {weight_format_of(m.weight_dtype), true};
+  }
+  constexpr double kMajority = 0.5;
+  const double s = m.weights.share(g);
+  return {s >= kMajority ? m.weights.quantized : m.weights.unquantized, s <= 0 || s >= 1};
+}
+
+// Whether t has rows of that dtype passing `usable` (the MoE's: of the layout's routing, TP and EP).
+template <class Usable>
+bool has_rows(const ProfileTable& t, std::string_view rows, Usable usable) {
+  for (size_t i = 0; i < t.rows(); ++i)
+    if (t.text_at(i, 0) == rows && usable(i)) return true;
+  return false;
+}
+
+// The rows pricing group g's GEMMs in table t, and the two rates scaling them: `want` the group's (its
+// bytes per parameter and GEMM rate on this hardware, exclusions included), `got` the rows' format's.
+// Where the table has none of the format's own rows, the rows of the format its math runs in: BF16 for
+// weight-only formats (W4A16, Marlin; FP4 on a GPU without an FP4 rate dequantizes to BF16), block-FP8,
+// then per-tensor FP8, then BF16 for FP8 and FP4 math - the nearest measured kernel, scaled by the rule.
+struct PickedRows {
+  FormatRows info;
+  Rates want, got;
+};
+
+template <class Usable>
+PickedRows pick_rows(const ProfileTable& t, const CostModel& cm, WeightGroup g, Usable usable) {
+  const auto [format, pure] = group_format(cm.model, g);
+  PickedRows p;
+  p.info.group = g;
+  p.info.format = weight_format_name(format);
+  p.want = rates_of(cm);
+  p.want.gemm = cm.gemm_rate(g);
+  p.want.bpp = cm.bpp(g);
+  p.got = p.want;
+  for (std::string_view r : own_rows(format)) {
+    if (!has_rows(t, r, usable)) continue;
+    p.info.rows = std::string(r);
+    if (!pure) {  // the majority format's rows, scaled to the group's mix of formats
+      p.got.gemm = weight_gemm_peak_flops(format, cm.hardware) * cm.hardware.efficiency.gemm;
+      p.got.bpp = weight_bytes_per_param(format, cm.model.hidden);
+    }
+    return p;
+  }
+  const double rate = weight_gemm_peak_flops(format, cm.hardware);
+  const std::vector<std::string_view> nearest =
+      rate <= cm.hardware.peak_flops_bf16 ? std::vector<std::string_view>{"bfloat16"}
+                                          : std::vector<std::string_view>{"fp8_block", "fp8", "bfloat16"};
+  for (std::string_view r : nearest) {
+    if (!has_rows(t, r, usable)) continue;
+    const WeightFormat measured = rows_format(r);
+    p.info.rows = std::string(r);
+    p.info.derived = true;
+    p.got.gemm = weight_gemm_peak_flops(measured, cm.hardware) * cm.hardware.efficiency.gemm;
+    p.got.bpp = weight_bytes_per_param(measured, cm.model.hidden);
+    return p;
+  }
+  return p;
+}
+
+PickedRows pick_rows(const ProfileTable& t, const CostModel& cm, WeightGroup g) {
+  return pick_rows(t, cm, g, [](size_t) { return true; });
+}
+
+// The BF16 rows at BF16 rates (the LM head and the MoE gate, BF16 in SGLang whatever the weight format).
+PickedRows bf16_rows(const CostModel& cm) {
+  PickedRows p;
+  p.info.rows = "bfloat16";
+  p.want = rates_of(cm);
+  p.want.gemm = p.want.bf16_gemm;
+  p.want.bpp = 2;
+  p.got = p.want;
+  return p;
+}
+
+// A GEMM of n x k weights by tokens from the picked rows (the nearest measured shape, scaled by the two
+// shapes' rooflines and, for derived rows, the two formats').
+OpCurve gemm_curve(const ProfileTable& t, double n, double k, const PickedRows& p) {
+  if (t.empty() || n < 1 || k < 1 || p.info.rows.empty()) return {};
+  const std::string_view dtype = p.info.rows;
   auto keep = [&](size_t i) { return t.text_at(i, 0) == dtype; };
   std::array<double, 2> nk{};
   if (!nearest_key<2>(
@@ -95,8 +206,8 @@ OpCurve gemm_curve(const ProfileTable& t, const CostModel& cm, double n, double 
   for (size_t i = 0; i < t.rows(); ++i)
     if (keep(i) && t.at(i, 1) == nk[0] && t.at(i, 2) == nk[1])
       pts.emplace_back(t.at(i, 0), t.at(i, 3) * kMsToS);
-  return make_curve(std::move(pts), 1, gemm_roof(n, k, flops, bpp, r.hbm),
-                    gemm_roof(nk[0], nk[1], flops, bpp, r.hbm));
+  return make_curve(std::move(pts), 1, gemm_roof(n, k, p.want.gemm, p.want.bpp, p.want.hbm),
+                    gemm_roof(nk[0], nk[1], p.got.gemm, p.got.bpp, p.got.hbm));
 }
 
 OpRoofline moe_roof(const std::array<double, 4>& s, double moe_tp, double ep, const Rates& r) {
@@ -142,17 +253,18 @@ std::string routing_name(double alpha) {
   return buf;
 }
 
-// Columns: dtype, routing | tokens, hidden, inter, topk, experts, moe_tp, moe_ep, latency_ms.
-OpCurve moe_curve(const ProfileTable& t, const CostModel& cm, double routing_alpha) {
+// Columns: dtype, routing | tokens, hidden, inter, topk, experts, moe_tp, moe_ep, latency_ms. The rows of the
+// routed experts' format (pick_rows), of the profile's routing and the layout's MoE TP and EP.
+OpCurve moe_curve(const ProfileTable& t, const CostModel& cm, double routing_alpha, PickedRows& picked) {
   const ModelConfig& m = cm.model;
   if (t.empty() || !m.is_moe()) return {};
-  const Rates r = rates_of(cm);
-  const std::string_view dtype = weight_rows(t, m);
   const std::string routing = routing_name(routing_alpha);
   const double mtp = cm.parallel.moe_tp(), ep = cm.parallel.ep;
-  auto keep = [&](size_t i) {
-    return t.text_at(i, 0) == dtype && t.text_at(i, 1) == routing && t.at(i, 5) == mtp && t.at(i, 6) == ep;
-  };
+  auto layout = [&](size_t i) { return t.text_at(i, 1) == routing && t.at(i, 5) == mtp && t.at(i, 6) == ep; };
+  picked = pick_rows(t, cm, WeightGroup::kRoutedExperts, layout);
+  if (picked.info.rows.empty()) return {};
+  const std::string_view dtype = picked.info.rows;
+  auto keep = [&](size_t i) { return t.text_at(i, 0) == dtype && layout(i); };
   auto key = [&](size_t i) { return std::array<double, 4>{t.at(i, 1), t.at(i, 2), t.at(i, 3), t.at(i, 4)}; };
   const std::array<double, 4> want{double(m.hidden), double(m.moe_intermediate), double(m.experts_per_token),
                                    double(m.routed_experts)};
@@ -162,10 +274,11 @@ OpCurve moe_curve(const ProfileTable& t, const CostModel& cm, double routing_alp
   for (size_t i = 0; i < t.rows(); ++i) {
     if (!keep(i) || key(i) != got) continue;
     const double tokens = t.at(i, 0), s = t.at(i, 7) * kMsToS;
-    pts.emplace_back(tokens, s * moe_reach_roof_s(want, mtp, ep, r, tokens) /
-                                 moe_reach_roof_s(got, mtp, ep, r, tokens));  // 1 at a measured shape
+    pts.emplace_back(tokens,
+                     s * moe_reach_roof_s(want, mtp, ep, picked.want, tokens) /
+                         moe_reach_roof_s(got, mtp, ep, picked.got, tokens));  // 1 at a measured shape
   }
-  const OpRoofline roof = moe_roof(want, mtp, ep, r);  // beyond the last row: every expert is reached
+  const OpRoofline roof = moe_roof(want, mtp, ep, picked.want);  // beyond the last row: every expert reached
   return make_curve(std::move(pts), 1, roof, roof);
 }
 
@@ -231,32 +344,46 @@ std::string_view kv_dtype_name(KvLayout layout) {
   return "fp8";
 }
 
+// The GEMMs of each weight group from the rows of its format (pick_rows); the router and the LM head from
+// the BF16 rows. Records the rows each group read and the ops priced from another format's rows.
 void resolve_gemms(const ProfileTable& g, const CostModel& cm, ProfileCurves& pc) {
   const ModelConfig& m = cm.model;
   const double tp = cm.parallel.tp, h = double(m.hidden);
+  auto rows = [&](WeightGroup group, std::initializer_list<Op> ops) {
+    PickedRows p = pick_rows(g, cm, group);
+    for (Op op : ops) pc.derived_op[size_t(op)] = pc.derived_op[size_t(op)] || p.info.derived;
+    if (!p.info.rows.empty()) pc.format_rows.push_back(p.info);
+    return p;
+  };
+  const PickedRows attn = rows(WeightGroup::kAttention, {Op::kAProj, Op::kQBProj, Op::kOProj});
   if (m.attention == AttentionKind::kMla) {
-    pc.a_proj = gemm_curve(g, cm, double(m.q_lora_rank + m.kv_lora_rank + m.qk_rope_head_dim), h, false);
-    pc.q_b_proj = gemm_curve(g, cm, m.heads / tp * double(m.qk_nope_head_dim + m.qk_rope_head_dim),
-                             double(m.q_lora_rank > 0 ? m.q_lora_rank : m.hidden), false);
-    pc.kv_b_proj = gemm_curve(g, cm, m.heads / tp * double(m.qk_nope_head_dim + m.v_head_dim),
-                              double(m.kv_lora_rank), false);
-    pc.o_proj = gemm_curve(g, cm, h, m.heads / tp * double(m.v_head_dim), false);
+    pc.a_proj = gemm_curve(g, double(m.q_lora_rank + m.kv_lora_rank + m.qk_rope_head_dim), h, attn);
+    pc.q_b_proj = gemm_curve(g, m.heads / tp * double(m.qk_nope_head_dim + m.qk_rope_head_dim),
+                             double(m.q_lora_rank > 0 ? m.q_lora_rank : m.hidden), attn);
+    pc.kv_b_proj =
+        gemm_curve(g, m.heads / tp * double(m.qk_nope_head_dim + m.v_head_dim), double(m.kv_lora_rank), attn);
+    pc.o_proj = gemm_curve(g, h, m.heads / tp * double(m.v_head_dim), attn);
   } else {
     const double kvh = std::max(1.0, m.kv_heads / tp);
-    pc.a_proj = gemm_curve(g, cm, (m.heads / tp + 2 * kvh) * double(m.head_dim), h, false);
-    pc.o_proj = gemm_curve(g, cm, h, m.heads / tp * double(m.head_dim), false);
+    pc.a_proj = gemm_curve(g, (m.heads / tp + 2 * kvh) * double(m.head_dim), h, attn);
+    pc.o_proj = gemm_curve(g, h, m.heads / tp * double(m.head_dim), attn);
   }
   if (m.mlp_dense_layers() > 0) {
-    pc.dense_up = gemm_curve(g, cm, 2 * double(m.dense_intermediate) / tp, h, false);
-    pc.dense_down = gemm_curve(g, cm, h, double(m.dense_intermediate) / tp, false);
+    const PickedRows dense = rows(WeightGroup::kDenseMlp, {Op::kDenseMlp});
+    pc.dense_up = gemm_curve(g, 2 * double(m.dense_intermediate) / tp, h, dense);
+    pc.dense_down = gemm_curve(g, h, double(m.dense_intermediate) / tp, dense);
   }
+  const PickedRows bf16 = bf16_rows(cm);
   if (m.is_moe()) {
-    pc.router = gemm_curve(g, cm, double(m.routed_experts), h, true);
+    pc.router = gemm_curve(g, double(m.routed_experts), h, bf16);
     const double sh = double(m.moe_intermediate) * m.shared_experts;
-    pc.shared_up = gemm_curve(g, cm, 2 * sh / tp, h, false);
-    pc.shared_down = gemm_curve(g, cm, h, sh / tp, false);
+    if (sh > 0) {
+      const PickedRows shared = rows(WeightGroup::kSharedExperts, {Op::kSharedExpert});
+      pc.shared_up = gemm_curve(g, 2 * sh / tp, h, shared);
+      pc.shared_down = gemm_curve(g, h, sh / tp, shared);
+    }
   }
-  pc.lm_head = gemm_curve(g, cm, double(m.vocab) / tp, h, true);
+  pc.lm_head = gemm_curve(g, double(m.vocab) / tp, h, bf16);
 }
 
 struct AttnShape {
@@ -430,8 +557,11 @@ void resolve_dsa(const OpProfile& p, const CostModel& cm, ProfileCurves& pc) {
   pc.dsa_topk_pair_s = 2 * r.topk_prefill.mbxx;
   const ProfileTable& g = p.table(ProfileTableKind::kGemm);
   const double q_in = double(m.q_lora_rank > 0 ? m.q_lora_rank : m.hidden);
-  pc.index_q_proj = gemm_curve(g, cm, double(m.indexer_heads) * double(m.indexer_head_dim), q_in, false);
-  pc.index_k_proj = gemm_curve(g, cm, double(m.indexer_head_dim + m.indexer_heads), double(m.hidden), false);
+  const PickedRows index = pick_rows(g, cm, WeightGroup::kIndexer);
+  pc.derived_op[size_t(Op::kIndexerScore)] = index.info.derived;
+  if (!index.info.rows.empty()) pc.format_rows.push_back(index.info);
+  pc.index_q_proj = gemm_curve(g, double(m.indexer_heads) * double(m.indexer_head_dim), q_in, index);
+  pc.index_k_proj = gemm_curve(g, double(m.indexer_head_dim + m.indexer_heads), double(m.hidden), index);
 }
 
 void resolve_collectives(const OpProfile& p, const CostModel& cm, ProfileCurves& pc) {
@@ -491,7 +621,12 @@ void remember_curves(const CostModel& cm, ProfileCurves& pc) {
 std::shared_ptr<const ProfileCurves> resolve_profile(const OpProfile& p, const CostModel& cm) {
   auto pc = std::make_shared<ProfileCurves>();
   resolve_gemms(p.table(ProfileTableKind::kGemm), cm, *pc);
-  pc->moe = moe_curve(p.table(ProfileTableKind::kMoe), cm, p.param(TimingParam::kMoeRoutingAlpha));
+  PickedRows experts;
+  pc->moe = moe_curve(p.table(ProfileTableKind::kMoe), cm, p.param(TimingParam::kMoeRoutingAlpha), experts);
+  if (!pc->moe.empty()) {
+    pc->format_rows.push_back(experts.info);
+    pc->derived_op[size_t(Op::kExpertGemm)] = experts.info.derived;
+  }
   if (cm.model.attention == AttentionKind::kMla) {
     pc->bmm_pre = bmm_curve(p.table(ProfileTableKind::kMlaBmm), cm, "pre");
     pc->bmm_post = bmm_curve(p.table(ProfileTableKind::kMlaBmm), cm, "post");
@@ -517,6 +652,7 @@ std::shared_ptr<const ProfileCurves> resolve_profile(const OpProfile& p, const C
   pc->overlap_schedule = p.param(TimingParam::kOverlapSchedule) != 0;
   if (p.param(TimingParam::kSharedExpertsFusion) != 0 && fuses_shared_expert(cm) && !pc->moe.empty())
     pc->fused_shared_rows = double(cm.model.experts_per_token + 1) / cm.model.experts_per_token;
+  if (pc->fused_shared_rows > 0) pc->derived_op[size_t(Op::kSharedExpert)] = experts.info.derived;
   // 0: the engine block's cuda_graph_max_bs, derived for this layout as the engine derives it (one source
   // for the graph buckets priced here and the memory the graphs keep back in memory.cpp).
   pc->cuda_graph_max_bs = int64_t(p.param(TimingParam::kCudaGraphMaxBs));
@@ -528,6 +664,17 @@ std::shared_ptr<const ProfileCurves> resolve_profile(const OpProfile& p, const C
   apply_speed_scale(p, *pc);
   remember_curves(cm, *pc);
   return pc;
+}
+
+std::string weight_rows_summary(const CostModel& cm) {
+  if (!cm.time_source->measured()) return "";
+  std::string out;
+  for (const FormatRows& r : profile_curves(cm).format_rows) {
+    out += (out.empty() ? "" : "; ") + std::string(weight_group_name(r.group)) + " " + r.format + ": " +
+           r.rows + " rows";
+    if (r.derived) out += " scaled by bytes and rate (no rows of its own)";
+  }
+  return out;
 }
 
 std::vector<std::string> engine_names() {

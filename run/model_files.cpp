@@ -2,6 +2,7 @@
 
 #include <filesystem>
 #include <optional>
+#include <string_view>
 #include <system_error>
 
 #include "common/input_error.h"
@@ -25,8 +26,19 @@ CheckpointFiles read_checkpoint_files(const std::string& path) {
   CheckpointFiles files;
   files.config_path = path;
   files.config = read_text(path, kMaxConfigFileBytes, "config.json");
+  // ModelOpt's hf_quant_config.json beside config.json; beside a config kept under another name,
+  // <name>_hf_quant_config.json next to <name>_config.json (how aiconfigurator's model_configs and
+  // calibrate's models folders keep a checkpoint's two files).
   std::error_code ec;
-  const std::filesystem::path quant = std::filesystem::path(path).parent_path() / "hf_quant_config.json";
+  const std::filesystem::path config(path);
+  std::filesystem::path quant = config.parent_path() / "hf_quant_config.json";
+  const std::string name = config.filename().string();
+  constexpr std::string_view kConfigSuffix = "_config.json";
+  if (name.size() > kConfigSuffix.size() && name.ends_with(kConfigSuffix)) {
+    const std::filesystem::path named =
+        config.parent_path() / (name.substr(0, name.size() - kConfigSuffix.size()) + "_hf_quant_config.json");
+    if (std::filesystem::is_regular_file(named, ec)) quant = named;
+  }
   if (std::filesystem::is_regular_file(quant, ec)) {
     files.quant_path = quant.string();
     files.quant = read_text(files.quant_path, kMaxQuantFileBytes, "hf_quant_config.json");

@@ -8,7 +8,8 @@
 
 namespace tokenline {
 
-// config.json at `path`, and ModelOpt's hf_quant_config.json in the same directory when there is one.
+// config.json at `path`, and ModelOpt's hf_quant_config.json in the same directory when there is one (for
+// a config kept as <name>_config.json, <name>_hf_quant_config.json first).
 // InputError naming the file: unreadable ("a readable config.json"), too large (16 MiB each: a config is
 // a few KB, an exclusion list a few MB), or a directory.
 CheckpointFiles read_checkpoint_files(const std::string& path);

@@ -302,6 +302,10 @@ std::string Metrics::to_json(const RunInfo& info) {
     j["time_sources"] = {{"profile_coverage", rounded(profile_coverage())},
                          {"profile_s", rounded(profiled_s_)},
                          {"other_s", rounded(priced_s_ - profiled_s_)}};
+    if (derived_s_ > 0) {  // only where a format had no rows of its own, so other outputs keep their bytes
+      j["time_sources"]["derived_share"] = rounded(derived_s_ / priced_s_);
+      j["time_sources"]["derived_s"] = rounded(derived_s_);
+    }
   }
   for (const auto& [name, block] : info.extra_blocks) j[name] = Json::parse(block);
   j["run"] = MetricsJson::run(info);

@@ -80,10 +80,12 @@ class Metrics {
   // A request's wait from arrival to the start of the first step that computes it (once per request).
   void on_queue_wait(double wait_s) { queueing_s_.add(wait_s); }
   void on_step(int32_t instance) { ++steps_[static_cast<size_t>(instance)]; }
-  // A priced step: its time and the part of it priced from a measured op profile (--profile).
-  void on_step_sources(double total_s, double profile_s) {
+  // A priced step: its time, the part of it priced from a measured op profile (--profile), and of that the
+  // part priced from another weight format's rows by the rule (docs/weight-formats.md).
+  void on_step_sources(double total_s, double profile_s, double derived_s = 0) {
     priced_s_ += total_s;
     profiled_s_ += profile_s;
+    derived_s_ += derived_s;
   }
   // The host tier's totals of an instance (a run without one never calls it: no kv_tiers block).
   void set_tier_totals(int32_t instance, const TierTotals& totals);
@@ -138,6 +140,7 @@ class Metrics {
   int64_t retracted_requests_ = 0;
   double priced_s_ = 0;       // summed predicted step times
   double profiled_s_ = 0;     // of which priced from a measured op profile
+  double derived_s_ = 0;      // of that, from another weight format's rows by the rule
   int64_t input_tokens_ = 0;  // over completed requests
   int64_t output_tokens_ = 0;
   int64_t cached_tokens_ = 0;

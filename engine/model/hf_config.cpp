@@ -165,11 +165,48 @@ void require_full_attention(const Reader& r, const ModelConfig& c, std::string_v
     return;
   }
   const int64_t window = r.integer_or("sliding_window", 0);
+  if (window > c.max_context_tokens)  // a window the context never fills: a config that contradicts itself
+    throw InputError(r.where("sliding_window"),
+                     "null or at most max_position_embeddings (" + std::to_string(c.max_context_tokens) + ")",
+                     std::to_string(window));
   if (window > 0 && window < c.max_context_tokens)
     throw InputError(r.where("sliding_window"),
                      "null or at least max_position_embeddings (tokenline models full attention, not a "
                      "sliding window)",
                      std::to_string(window));
+}
+
+// transformers writes layer_types (one kind per layer) into configs of every family since 4.53; the families
+// read here run full attention on every layer (the GDN hybrids read their own list: read_qwen3_next). A kind
+// that needs a mechanism tokenline lacks is refused naming it; a kind no family has is refused as unknown.
+void require_full_attention_layers(const Reader& r, const ModelConfig& c) {
+  auto types = r.raw().find("layer_types");
+  if (types == r.raw().end() || types->is_null()) return;
+  if (!types->is_array() || types->size() != size_t(c.layers))
+    throw InputError(r.where("layer_types"), "a layer kind per layer (" + std::to_string(c.layers) + ")",
+                     types->is_array() ? std::to_string(types->size()) + " entries" : types->dump());
+  constexpr std::pair<std::string_view, std::string_view> kKnownKinds[] = {
+      {"sliding_attention", "sliding-window attention"},
+      {"chunked_attention", "chunked local attention"},
+      {"linear_attention", "linear attention (Gated DeltaNet)"},
+      {"mamba", "Mamba-2 state-space layers"},
+  };
+  for (size_t i = 0; i < types->size(); ++i) {
+    const json& t = (*types)[i];
+    if (t == "full_attention") continue;
+    const std::string field = "layer_types[" + std::to_string(i) + "]";
+    for (const auto& [kind, mechanism] : kKnownKinds)
+      if (t == kind)
+        throw InputError(r.where(field),
+                         "full_attention (" + std::string(kind) + " needs " + std::string(mechanism) +
+                             ", which tokenline does not model for " + c.hf_model_type + ")",
+                         t.dump());
+    throw InputError(
+        r.where(field),
+        "a layer kind: full_attention (sliding_attention, chunked_attention, linear_attention and "
+        "mamba in the families that have them)",
+        t.dump());
+  }
 }
 
 // Mixtral: GQA with routed experts (num_local_experts, top num_experts_per_tok) of intermediate_size, no
@@ -454,8 +491,9 @@ HfModelRead read_config(const CheckpointFiles& files, bool simulate) {
   network->read(r, c);
   if (unsupported != nullptr) {
     out.unsupported = unsupported_message(r, *unsupported);
-  } else if (c.attention == AttentionKind::kGqa) {
-    require_full_attention(r, c, network->model_type);
+  } else {
+    if (c.attention == AttentionKind::kGqa) require_full_attention(r, c, network->model_type);
+    if (network->read != read_qwen3_next) require_full_attention_layers(r, c);
   }
   validate_model(c, path);
   c.weights = read_weight_formats(j, top, files, c, network->names);

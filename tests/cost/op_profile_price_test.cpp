@@ -526,4 +526,152 @@ TEST_CASE("a profile measured on one GPU is refused on another", "[op_profile]")
   }
 }
 
+// ---- weight formats: each format's GEMMs and fused MoE from its own rows, else from another's by the rule
+// ----
+namespace {
+
+// Mixtral-8x7B at tp1 (fused QKV 6,144 x 4,096; experts 4,096 / 14,336, top 2 of 8) with its weights in
+// `format` (--weights-format), priced by a scratch profile holding only the GEMM and MoE rows of `labels`,
+// each label at its own latency so that a test sees which rows priced an op.
+constexpr std::pair<std::string_view, double> kLabelMs[] = {
+    {"bfloat16", 0.1},     {"fp8", 0.02},     {"fp8_block", 0.03}, {"nvfp4", 0.04},
+    {"w4a16_mxfp4", 0.05}, {"int4_wo", 0.06}, {"int8_wo", 0.07}};
+
+double label_ms(std::string_view label) {
+  for (const auto& [l, ms] : kLabelMs)
+    if (l == label) return ms;
+  FAIL("no label " << label);
+  return 0;
+}
+
+CostModel mixtral_in(const std::string& format, std::initializer_list<std::string_view> labels,
+                     const char* hardware = "h200") {
+  namespace fs = std::filesystem;
+  std::string name = format + "-" + hardware;
+  for (std::string_view l : labels) name += "-" + std::string(l);
+  const fs::path dir =
+      fs::temp_directory_path() / ("tl_op_profile_formats_" + name + "-" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  std::ofstream(dir / "profile.json")
+      << R"({"name": "t", "hardware": ")" << hardware
+      << R"(", "engine_name": "vllm", "tables": {"gemm": "gemm.csv", "moe": "moe.csv"}})";
+  std::ofstream gemm(dir / "gemm.csv"), moe(dir / "moe.csv");
+  gemm << "dtype,m,n,k,latency_ms\n";
+  moe << "dtype,routing,tokens,hidden,inter,topk,experts,moe_tp,moe_ep,latency_ms\n";
+  for (std::string_view l : labels) {
+    for (int m : {1, 16}) {
+      gemm << l << "," << m << ",6144,4096," << label_ms(l) << "\n";
+      moe << l << ",balanced," << m << ",4096,14336,2,8,1,1," << label_ms(l) << "\n";
+    }
+  }
+  gemm.close();
+  moe.close();
+  ModelConfig m = load_hf_config(std::string(TOKENLINE_MODEL_TEST_DATA) + "/mixtral-8x7b.json");
+  override_weight_format(m, format);
+  auto p = load_op_profile(dir.string());
+  apply_profile_sets(*p, "moe_routing_alpha=0");
+  CostOptions o;
+  o.profile = std::move(p);
+  return make_cost_model(m, parse_parallel("tp1", "test"), KvLayout::kBf16, load_hardware(hardware), o);
+}
+
+const FormatRows& rows_of(const CostModel& cm, WeightGroup g) {
+  for (const FormatRows& r : profile_curves(cm).format_rows)
+    if (r.group == g) return r;
+  FAIL("no rows for " << weight_group_name(g));
+  static const FormatRows none;
+  return none;
+}
+
+}  // namespace
+
+// Every format's rows present beside BF16's: each format reads its own (a one-token decode step: one row per
+// layer), never the BF16 ones.
+TEST_CASE("each weight format prices its GEMMs and fused MoE from its own rows, never the BF16 rows",
+          "[op_profile][weight_format]") {
+  const std::initializer_list<std::string_view> all = {"bfloat16",    "fp8",     "fp8_block", "nvfp4",
+                                                       "w4a16_mxfp4", "int4_wo", "int8_wo"};
+  for (const auto& [format, label] :
+       {std::pair{"bf16", "bfloat16"}, std::pair{"fp8", "fp8"}, std::pair{"fp8-block128", "fp8_block"},
+        std::pair{"fp8-channel", "fp8"}, std::pair{"nvfp4", "nvfp4"}, std::pair{"mxfp4", "w4a16_mxfp4"},
+        std::pair{"int4-g128", "int4_wo"}, std::pair{"int8-g128", "int8_wo"}}) {
+    CAPTURE(format);
+    const CostModel cm = mixtral_in(format, all);
+    const StepCost sc = decode_step(cm, 1, 1023);
+    REQUIRE(sc[Op::kAProj].source == TermSource::kProfile);
+    REQUIRE(sc[Op::kExpertGemm].source == TermSource::kProfile);
+    CHECK(sc[Op::kAProj].time_s == Approx(32 * label_ms(label) * 1e-3));
+    CHECK(sc[Op::kExpertGemm].time_s == Approx(32 * label_ms(label) * 1e-3));
+    CHECK(rows_of(cm, WeightGroup::kRoutedExperts).rows == label);
+    CHECK_FALSE(rows_of(cm, WeightGroup::kAttention).derived);
+    CHECK(sc.derived_s == 0);
+    if (std::string_view(format) != "bf16") CHECK(sc[Op::kExpertGemm].time_s != Approx(32 * 0.1e-3));
+  }
+}
+
+// A profile with no rows of the format: the rows of the format its math runs in, each point scaled by the two
+// formats' rooflines. A one-token decode GEMM is bound by its weight bytes, so it scales by bytes per
+// parameter: weight-only INT4 with a BF16 scale per 128 weights reads 0.5 + 2 / 128 B per parameter, BF16 2
+// B, and both read and write the activations (6,144 + 4,096 values of 2 B).
+TEST_CASE("a format without rows of its own is priced from the nearest measured format by bytes and rate",
+          "[op_profile][weight_format]") {
+  const double n = 6144, k = 4096, act = (n + k) * 2;
+  const CostModel int4 = mixtral_in("int4-g128", {"bfloat16"});
+  const StepCost sc = decode_step(int4, 1, 1023);
+  const FormatRows& attn = rows_of(int4, WeightGroup::kAttention);
+  CHECK(attn.rows == "bfloat16");
+  CHECK(attn.derived);
+  CHECK(attn.format == "int4-g128");
+  CHECK(sc[Op::kAProj].source == TermSource::kProfile);
+  const double bytes_ratio = (n * k * (0.5 + 2.0 / 128) + act) / (n * k * 2 + act);
+  CHECK(sc[Op::kAProj].time_s == Approx(32 * 0.1e-3 * bytes_ratio));
+  CHECK(rows_of(int4, WeightGroup::kRoutedExperts).derived);
+  CHECK(sc[Op::kExpertGemm].time_s <
+        0.35 * 32 * 0.1e-3);  // 1 token reaches 2 of 8 experts at ~0.27 x the bytes
+  // The share priced by the rule: every derived op's profile time, nothing else.
+  double derived = 0;
+  for (Op op : {Op::kAProj, Op::kOProj, Op::kExpertGemm}) derived += sc[op].time_s;
+  CHECK(sc.derived_s == Approx(derived));
+  CHECK(sc.derived_s < sc.profile_s);
+
+  // NVFP4 on B200 (an FP4 rate) with only block-FP8 and BF16 rows: from the block-FP8 rows, scaled by
+  // 0.5 + 1 / 16 B (an E4M3 scale per 16 weights) over 1 + 4 / 128^2 B.
+  const CostModel nvfp4 = mixtral_in("nvfp4", {"bfloat16", "fp8_block"}, "b200");
+  CHECK(rows_of(nvfp4, WeightGroup::kRoutedExperts).rows == "fp8_block");
+  CHECK(rows_of(nvfp4, WeightGroup::kRoutedExperts).derived);
+  const double fp4_ratio = (n * k * (0.5 + 1.0 / 16) + act) / (n * k * (1 + 4.0 / (128 * 128)) + act);
+  CHECK(decode_step(nvfp4, 1, 1023)[Op::kAProj].time_s == Approx(32 * 0.03e-3 * fp4_ratio));
+  // And the same model with its own rows reads them unscaled.
+  CHECK(decode_step(mixtral_in("nvfp4", {"bfloat16", "fp8_block", "nvfp4"}, "b200"), 1, 1023)[Op::kAProj]
+            .time_s == Approx(32 * 0.04e-3));
+}
+
+// The shipped profiles: Kimi-K2.5's INT4 experts read h200-vllm's Marlin rows (its attention, excluded, the
+// BF16 rows), DeepSeek-V3.1-NVFP4's NVFP4 experts b200-sglang's FP4 rows - and its attention too: q_a, q_b,
+// kv_a and kv_b stay BF16 (70M parameters a layer) but o_proj, NVFP4, holds 117M of its 187M.
+TEST_CASE("Kimi-K2.5 INT4 and DeepSeek-V3.1-NVFP4 experts read their formats' rows in the shipped profiles",
+          "[op_profile][weight_format]") {
+  const std::string hf = std::string(TOKENLINE_MODEL_TEST_DATA) + "/hf/";
+  CostOptions o;
+  o.profile = load_op_profile("h200-vllm");
+  const CostModel kimi =
+      make_cost_model(load_hf_config(hf + "kimi-k2.5/config.json"), parse_parallel("tp8", "test"),
+                      KvLayout::kFp8E4m3, load_hardware("h200"), o);
+  CHECK(rows_of(kimi, WeightGroup::kRoutedExperts).rows == "int4_wo");
+  CHECK_FALSE(rows_of(kimi, WeightGroup::kRoutedExperts).derived);
+  CHECK(rows_of(kimi, WeightGroup::kAttention).rows == "bfloat16");
+  const StepCost k = decode_step(kimi, 32, 1023);
+  CHECK(k[Op::kExpertGemm].source == TermSource::kProfile);
+  CHECK(k.derived_s == 0);
+  o.profile = load_op_profile("b200-sglang");
+  const CostModel ds =
+      make_cost_model(load_hf_config(hf + "deepseek-v3.1-nvfp4/config.json"), parse_parallel("tp8", "test"),
+                      KvLayout::kFp8E4m3, load_hardware("b200"), o);
+  CHECK(rows_of(ds, WeightGroup::kRoutedExperts).rows == "nvfp4");
+  CHECK_FALSE(rows_of(ds, WeightGroup::kRoutedExperts).derived);
+  CHECK(rows_of(ds, WeightGroup::kDenseMlp).rows == "nvfp4");
+  CHECK(ds.model.weights.share(WeightGroup::kAttention) == Approx(117.4 / 187.1).epsilon(0.01));
+  CHECK(rows_of(ds, WeightGroup::kAttention).rows == "nvfp4");
+}
+
 }  // namespace tokenline

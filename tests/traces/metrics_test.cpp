@@ -159,4 +159,19 @@ TEST_CASE("KV pages mean is weighted by time", "[metrics]") {
 }
 
 }  // namespace
+
+TEST_CASE("time sources: the share priced from another weight format's rows, only where there is one",
+          "[metrics]") {
+  Metrics m(1, Slo{});
+  m.on_step_sources(2.0, 1.0);
+  const auto none = nlohmann::json::parse(m.to_json(run_ending_at(2.0)));
+  CHECK(none["time_sources"]["profile_coverage"].get<double>() == Approx(0.5));
+  CHECK_FALSE(none["time_sources"].contains("derived_share"));
+  m.on_step_sources(2.0, 2.0, 1.0);
+  const auto some = nlohmann::json::parse(m.to_json(run_ending_at(4.0)));
+  CHECK(some["time_sources"]["profile_coverage"].get<double>() == Approx(0.75));
+  CHECK(some["time_sources"]["derived_share"].get<double>() == Approx(0.25));
+  CHECK(some["time_sources"]["derived_s"].get<double>() == Approx(1.0));
+}
+
 }  // namespace tokenline

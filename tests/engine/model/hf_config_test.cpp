@@ -330,3 +330,38 @@ TEST_CASE("AWQ, GPTQ and fp8 without blocks read as their formats, exclusions as
   CHECK(bf16.weights.quantized == bf16.weights.unquantized);
   CHECK(uniform_weight_bytes(bf16));
 }
+
+// transformers writes layer_types into configs of every family; Llama-3.1-8B has 32 layers.
+TEST_CASE("A layer kind in layer_types that is unknown, or needs a missing mechanism, is refused naming it",
+          "[hf_config]") {
+  const testing::TestDir dir("hf-layer-kinds");
+  auto kinds = [](const std::string& at_5) {
+    std::string list;
+    for (int i = 0; i < 32; ++i)
+      list += std::string(i ? ", " : "") + "\"" + (i == 5 ? at_5 : "full_attention") + "\"";
+    return "\"layer_types\": [" + list + "]";
+  };
+  const ModelConfig full = load_hf_config(llama_with(dir, "full.json", kinds("full_attention")));
+  CHECK(full.layers == 32);
+  CHECK_THROWS_WITH(load_hf_config(llama_with(dir, "unknown.json", kinds("hyena"))),
+                    Catch::Contains("unknown.json: layer_types[5]") && Catch::Contains("a layer kind") &&
+                        Catch::Contains("\"hyena\""));
+  CHECK_THROWS_WITH(
+      load_hf_config(llama_with(dir, "swa.json", kinds("sliding_attention"))),
+      Catch::Contains("swa.json: layer_types[5]") && Catch::Contains("sliding-window attention"));
+  CHECK_THROWS_WITH(load_hf_config(llama_with(dir, "short.json", R"("layer_types": ["full_attention"])")),
+                    Catch::Contains("short.json: layer_types") && Catch::Contains("1 entries"));
+}
+
+TEST_CASE("A sliding window longer than the context is refused naming sliding_window and the context",
+          "[hf_config]") {
+  const testing::TestDir dir("hf-window");
+  // Llama-3.1-8B: max_position_embeddings 131072.
+  CHECK_THROWS_WITH(load_hf_config(llama_with(dir, "long.json", R"("sliding_window": 262144)")),
+                    Catch::Contains("long.json: sliding_window") &&
+                        Catch::Contains("at most max_position_embeddings (131072)") &&
+                        Catch::Contains("262144"));
+  CHECK(load_hf_config(llama_with(dir, "equal.json", R"("sliding_window": 131072)")).layers == 32);
+  // Qwen2.5 writes a window of 131072 beside a 32768 context with use_sliding_window false: not used, read.
+  CHECK(load_hf_config(data("qwen2.5-72b.json")).layers == 80);
+}

@@ -94,3 +94,17 @@ TEST_CASE("A malformed pattern or field type names its place in quantization_con
   CHECK_THROWS_WITH(deepseek_with(dir, R"({"quant_method": 8})"),
                     Catch::Contains("quantization_config.quant_method: expected one of fp8"));
 }
+
+TEST_CASE("A config kept as <name>_config.json reads <name>_hf_quant_config.json beside it", "[hf_quant]") {
+  const testing::TestDir dir("hf-quant-named");
+  const std::string hf = data("hf/deepseek-v3.1-nvfp4/");
+  std::ofstream(dir.file("nvidia--DeepSeek-V3.1-NVFP4_config.json")) << testing::read_all(hf + "config.json");
+  const ModelConfig alone = load_hf_config(dir.file("nvidia--DeepSeek-V3.1-NVFP4_config.json"));
+  CHECK(alone.weights.source != "hf_quant_config.json");  // no companion file yet
+  std::ofstream(dir.file("nvidia--DeepSeek-V3.1-NVFP4_hf_quant_config.json"))
+      << testing::read_all(hf + "hf_quant_config.json");
+  const ModelConfig m = load_hf_config(dir.file("nvidia--DeepSeek-V3.1-NVFP4_config.json"));
+  CHECK(m.weights.source == "hf_quant_config.json");
+  CHECK(m.weights.quantized.kind == WeightFormatKind::kNvfp4);
+  CHECK(m.weights.share(WeightGroup::kRoutedExperts) == 1);
+}
