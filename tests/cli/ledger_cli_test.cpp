@@ -142,6 +142,25 @@ TEST_CASE("ledger rejects bad input with exit code 2 and one message naming what
   }
 }
 
+TEST_CASE("ledger warns when the instance's KV cache cannot hold what the step prices", "[ledger_cli]") {
+  // Llama-3.1-70B on 8 x H200 tp8 at 128K context holds a few dozen requests, not 1,000 (issue 45).
+  const Run over = run("decode --model llama-3.1-70b --parallel tp8 --batch 1000 --context 131072");
+  CHECK(over.rc == 0);
+  CHECK(over.out.find("tokenline ledger: warning: the KV cache of 8 x h200 tp8") != std::string::npos);
+  CHECK(over.out.find("not the 1000 of --batch 1000") != std::string::npos);
+  const Run fits = run("decode --model llama-3.1-70b --parallel tp8 --batch 8 --context 131072");
+  CHECK(fits.rc == 0);
+  CHECK(fits.out.find("warning") == std::string::npos);
+  const Run json = run("decode --model llama-3.1-70b --parallel tp8 --batch 1000 --context 131072 --json");
+  const auto j = nlohmann::json::parse(json.out.substr(json.out.find('{')));  // after the stderr line
+  CHECK(j["kv_warning"].get<std::string>().find("1000") != std::string::npos);
+  const Run prompt =
+      run("prefill --model llama-3.1-8b --parallel tp1 --context 131072 --hardware h100 --chunk 8192");
+  CHECK(prompt.out.find("warning: the KV cache") == std::string::npos);
+  const Run no_room = run("prefill --model llama-3.1-70b --parallel tp2 --context 131072 --hardware h100");
+  CHECK(no_room.out.find("warning:") != std::string::npos);
+}
+
 TEST_CASE("ledger --profile names each op's time source in tables and JSON", "[ledger_cli]") {
   const Run table =
       run("decode --model deepseek-v3 --parallel tp8 --batch 16 --context 1535 --profile h200-sglang");
