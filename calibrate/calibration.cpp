@@ -293,7 +293,8 @@ int run_calibration(const CalibrationOptions& o) {
   if (!o.profile.empty()) {
     eo.sim.extra_args.insert(eo.sim.extra_args.end(), {"--profile", o.profile});
   } else if (std::none_of(eo.sim.extra_args.begin(), eo.sim.extra_args.end(), [](const std::string& a) {
-               return a == "--profile" || a == "--engine" || a == "--roofline" || a == "--ideal";
+               const std::string name = a.substr(0, a.find('='));  // --profile=P as --profile P
+               return name == "--profile" || name == "--engine" || name == "--roofline" || name == "--ideal";
              })) {
     // Without a profile calibrate fits and predicts the roofline; sim's default would pick a shipped one.
     eo.sim.extra_args.push_back("--roofline");
