@@ -331,6 +331,25 @@ TEST_CASE("sim --isl / --osl make a synthetic workload at --rate with lengths in
   CHECK(no_rate.stderr_text.find("--rate") != std::string::npos);
 }
 
+TEST_CASE("without --workload sim runs the Azure conversation head: the CSV's requests, arrivals and all",
+          "[sim_job]") {
+  // workloads/data/azure_conv_head1000.jsonl is docs/data/azure_conv_head1000.csv converted by
+  // scripts/chat-workload: the two give the same simulation, request for request.
+  TestDir dir("sim_chat_workload");
+  const std::string csv = testing::source_file("docs/data/azure_conv_head1000.csv");
+  const std::string flags = "sim --model llama-3.1-8b --max-requests 120 --rate 8 --roofline ";
+  REQUIRE(run_tokenline(flags + "--out '" + dir.file("default") + "'", dir).exit_code == 0);
+  REQUIRE(run_tokenline(flags + "--workload '" + csv + "' --out '" + dir.file("csv") + "'", dir).exit_code ==
+          0);
+  const std::string rows = testing::read_all(dir.file("default/requests.csv"));
+  CHECK(std::count(rows.begin(), rows.end(), '\n') == 121);
+  CHECK(rows == testing::read_all(dir.file("csv/requests.csv")));
+  const auto unknown =
+      run_tokenline("sim --workload embedded:nothing.jsonl --out '" + dir.file("u") + "'", dir);
+  CHECK(unknown.exit_code == 2);
+  CHECK(unknown.stderr_text.find("embedded:") != std::string::npos);
+}
+
 TEST_CASE("metrics.json's configuration block reproduces the run byte for byte", "[sim_job]") {
   TestDir dir("sim_configuration");
   const std::string workload =
