@@ -290,7 +290,15 @@ int run_calibration(const CalibrationOptions& o) {
                      "(or --keep-overloaded)",
                      "none");
   EvaluatorOptions eo = o.evaluator;
-  if (!o.profile.empty()) eo.sim.extra_args.insert(eo.sim.extra_args.end(), {"--profile", o.profile});
+  if (!o.profile.empty()) {
+    eo.sim.extra_args.insert(eo.sim.extra_args.end(), {"--profile", o.profile});
+  } else if (std::none_of(eo.sim.extra_args.begin(), eo.sim.extra_args.end(), [](const std::string& a) {
+               const std::string name = a.substr(0, a.find('='));  // --profile=P as --profile P
+               return name == "--profile" || name == "--engine" || name == "--roofline" || name == "--ideal";
+             })) {
+    // Without a profile calibrate fits and predicts the roofline; sim's default would pick a shipped one.
+    eo.sim.extra_args.push_back("--roofline");
+  }
   PointEvaluator ev(points, models, r.fit, eo);
   const std::vector<size_t> all = all_indices(points.size());
   r.start = start_values(r.fit, eo.hardware, o.profile);

@@ -14,6 +14,7 @@
 #include "calibrate/process_pool.h"
 #include "calibrate/trace_fit.h"
 #include "cli/command.h"
+#include "cli/preset_names.h"
 #include "common/input_error.h"
 #include "cost/op_profile.h"
 #include "topologies/hardware_loader.h"
@@ -78,6 +79,7 @@ void run(CalibrateArgs& a) {
     return;
   }
   CalibrationOptions& o = a.options;
+  check_preset_flags({.hardware = o.evaluator.hardware, .profile = o.profile, .engine = a.engine});
   if (!a.engine.empty())
     o.profile = profile_for_engine(o.profile, a.engine, load_hardware(o.evaluator.hardware).name);
   if (o.points_path.empty() || o.models_dir.empty() || o.evaluator.out_dir.empty())

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "cli/command.h"
+#include "cli/preset_names.h"
 #include "common/input_error.h"
 #include "cost/memory.h"
 #include "cost/op_profile.h"
@@ -55,6 +56,7 @@ struct LedgerArgs {
 struct Setup {
   CostModel cm;
   int64_t context = 0;
+  std::string kv_warning{};  // "" when the step's KV fits the instance's cache (kv_warning)
 };
 
 void check_range(const char* option, int64_t value, int64_t lo, int64_t hi, const std::string& what) {
@@ -471,6 +473,7 @@ void emit_step(const LedgerArgs& a, const Setup& s, const StepCost& c, Json* ext
   const int64_t held = a.phase == "decode" ? s.context + 1 : s.context + a.prefix;
   out["kv_capacity"] = memory_json(s.cm, held, out);
   out["batch_limit"] = batch_limit_json(s.cm, held);
+  if (!s.kv_warning.empty()) out["kv_warning"] = s.kv_warning;
   if (extra_chunks != nullptr) {
     out["chunks"] = std::move(*extra_chunks);
     out["totals"]["ttft_s"] = c.total_s;
@@ -517,13 +520,42 @@ void run_pd(const LedgerArgs& a, const Setup& s) {
   Json out = header_json(a, s);
   out["transfer_bytes"] = {{"kv", t.kv_bytes}, {"indexer", t.indexer_bytes}, {"total", t.total_bytes()}};
   out["time_s"] = {{"nvlink", t.time_s(Link::kNvlink, s.cm)}, {"ib", t.time_s(Link::kIb, s.cm)}};
+  if (!s.kv_warning.empty()) out["kv_warning"] = s.kv_warning;
   std::cout << out.dump(2) << "\n";
 }
 
+// What the priced step holds in KV against what the instance's KV cache holds: "" when it fits, else the
+// warning (the step is priced all the same; a scheduler would run fewer requests at a time or refuse them).
+std::string kv_warning(const LedgerArgs& a, const Setup& s) {
+  const CostModel& cm = s.cm;
+  const int64_t held = a.phase == "decode" ? s.context + 1 : s.context + a.prefix;
+  const KvCapacity k = capacity(cm, held);
+  const std::string where = std::to_string(cm.parallel.gpus()) + " x " + cm.hardware.name + " " +
+                            cm.parallel.name() + " (" + memory_rules(cm) + " memory rules)";
+  if (!k.weights_fit) return "the weights do not fit " + where + ": no KV at all";
+  if (a.phase == "decode") {
+    const int64_t requests = a.batch * cm.parallel.dp_attention;
+    if (requests <= k.max_concurrent_requests) return "";
+    return "the KV cache of " + where + " holds " + std::to_string(k.max_concurrent_requests) +
+           " requests of " + std::to_string(held) + " tokens, not the " + std::to_string(requests) +
+           " of --batch " + std::to_string(a.batch) +
+           (cm.parallel.dp_attention > 1 ? " per attention rank" : "") +
+           "; the step is priced as asked, but no engine would run it";
+  }
+  if (held <= k.tokens_per_rank) return "";
+  return "the KV cache of " + where + " holds " + std::to_string(k.tokens_per_rank) +
+         " tokens per attention rank, not the " + std::to_string(held) +
+         " of this request; the step is priced as asked, but no engine would run it";
+}
+
 void run_ledger(const LedgerArgs& given) {
+  check_preset_flags(
+      {.model = given.model, .hardware = given.hardware, .profile = given.profile, .engine = given.engine});
   LedgerArgs a = given;  // --engine E: the profile <hardware>-E, named in the output as --profile is
   if (!a.engine.empty()) a.profile = profile_for_engine(a.profile, a.engine, load_hardware(a.hardware).name);
-  const Setup s = build_setup(a);
+  Setup s = build_setup(a);
+  s.kv_warning = kv_warning(a, s);
+  if (!s.kv_warning.empty()) std::fprintf(stderr, "tokenline ledger: warning: %s\n", s.kv_warning.c_str());
   if (!a.json) print_header(a, s);
   if (a.phase == "decode") {
     emit_step(a, s, decode_step(s.cm, a.batch, s.context), nullptr);

@@ -12,6 +12,7 @@
 
 #include "cli/command.h"
 #include "cli/options.h"
+#include "cli/preset_names.h"
 #include "common/input_error.h"
 
 namespace tokenline::cli {
@@ -20,22 +21,6 @@ namespace {
 std::map<std::string, AddCommandFn>& registry() {
   static std::map<std::string, AddCommandFn> commands;  // ordered: --help lists them by name
   return commands;
-}
-
-// Levenshtein distance, for "did you mean".
-size_t edit_distance(const std::string& a, const std::string& b) {
-  std::vector<size_t> row(b.size() + 1);
-  for (size_t j = 0; j <= b.size(); ++j) row[j] = j;
-  for (size_t i = 1; i <= a.size(); ++i) {
-    size_t diagonal = row[0];
-    row[0] = i;
-    for (size_t j = 1; j <= b.size(); ++j) {
-      const size_t above = row[j];
-      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] == b[j - 1] ? 0 : 1)});
-      diagonal = above;
-    }
-  }
-  return row[b.size()];
 }
 
 // A mistyped flag (CLI11 leaves it among the remaining arguments): the closest flag of the command that

@@ -16,6 +16,7 @@
 
 #include "calibrate/process_pool.h"
 #include "cli/command.h"
+#include "cli/preset_names.h"
 #include "cli/slo_option.h"
 #include "common/input_error.h"
 #include "cost/op_profile.h"
@@ -99,6 +100,11 @@ std::pair<int32_t, int32_t> parse_shard(const std::string& text) {
 
 PlanSetup build_setup(const PlanOptions& o, Hardware& hardware) {
   PlanSetup s;
+  check_preset_flags({.model = o.model,
+                      .hardware = o.hardware,
+                      .cluster = o.cluster,
+                      .profile = o.profile,
+                      .engine = o.engine});
   if (o.slo.empty()) throw InputError("--slo", "ttft=<duration>,tpot=<duration>", "nothing");
   s.slo = parse_slo(o.slo);
   s.target = PlanTarget{.model = o.model,

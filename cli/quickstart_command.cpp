@@ -23,7 +23,7 @@ void add_quickstart(CLI::App& app) {
   cmd->add_flag("--json", job->json, "print the summary as one JSON object on stdout instead of the table");
   cmd->callback([job, cmd] {
     job->arguments = given_arguments(*cmd);
-    job->workload.clear();  // the embedded default workload
+    job->workload = "default";  // the embedded Mooncake conversation head, the seed's workload
     job->cluster = "h200x8";
     job->progress = ::isatty(STDERR_FILENO) != 0;
     const int rc = run_sim_job(*job);

@@ -172,11 +172,17 @@ std::string overload_warning(const Json& s) {
   const Json& load = s["load"];
   if (!load.value("saturated", false)) return "";
   const Json& q = load["ttft_mean_ms_by_arrival_quarter"];
+  std::string grew = "mean TTFT " + ms(q[0].get<double>()) + " ms for the first quarter of arrivals, " +
+                     ms(q[3].get<double>()) + " ms for the last";
+  if (load.contains("requests_in_system_by_arrival_quarter")) {
+    const Json& n = load["requests_in_system_by_arrival_quarter"];
+    grew += "; " + format("%.0f", n[0].get<double>()) + " requests in the system at the end of the first, " +
+            format("%.0f", n[3].get<double>()) + " at the end of the last";
+  }
   return "overloaded: offered " + rate(load["offered_requests_per_s"].get<double>()) + " req/s, sustained " +
          rate(load["sustained_requests_per_s"].get<double>()) +
-         " req/s; the queue grew through the run (mean TTFT " + ms(q[0].get<double>()) +
-         " ms for the first quarter of arrivals, " + ms(q[3].get<double>()) +
-         " ms for the last). Latencies depend on the run's length; lower --rate or add GPUs.";
+         " req/s; requests piled up through the run, waiting or in a slowing batch (" + grew +
+         "). Latencies depend on the run's length; lower --rate or add GPUs.";
 }
 
 bool print_run_summary(const std::string& out_dir, const SummaryContext& c) {

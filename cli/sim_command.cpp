@@ -14,11 +14,12 @@ namespace tokenline::cli {
 namespace {
 
 void add_deployment_options(CLI::App& cmd, SimJob& job) {
-  cmd.add_option("--workload", job.workload,
-                 "a trace file (Mooncake/tokenline JSONL, Azure CSV; or mooncake:|azure:|tokenline:<path>), "
-                 "synthetic:<spec>, sessions:<path> | synthetic-sessions:<spec> (multi-turn, "
-                 "docs/sessions-and-routing.md), or default (the embedded Mooncake conversation head, also "
-                 "when omitted)");
+  cmd.add_option(
+      "--workload", job.workload,
+      "a trace file (Mooncake/tokenline JSONL, Azure CSV; or mooncake:|azure:|tokenline:<path>), "
+      "synthetic:<spec>, sessions:<path> | synthetic-sessions:<spec> (multi-turn, "
+      "docs/sessions-and-routing.md), default (the embedded Mooncake conversation head: ~14k-token "
+      "prompts); omitted: the first 1,000 requests of the Azure 2023 conversation trace (chat, embedded)");
   cmd.add_option("--model", job.model, "model preset or config.json path")->capture_default_str();
   cmd.add_option("--hardware", job.hardware, "hardware preset or JSON path (default: h200)");
   cmd.add_option("--cluster", job.cluster,
@@ -47,11 +48,18 @@ void add_deployment_options(CLI::App& cmd, SimJob& job) {
   cmd.add_option("--kv-layout", job.kv_layout,
                  "fp8_ds_mla | fp8_e4m3 | nvfp4_ds_mla | bf16 (default: the model's)");
   cmd.add_flag("--ideal", job.ideal, "the seed's ideal rates (no efficiency factors, no kernel launches)");
-  cmd.add_option("--profile", job.profile,
-                 "price ops from a measured op profile (h200-sglang, or a directory) where it covers them");
+  cmd.add_option(
+      "--profile", job.profile,
+      "price ops from a measured op profile (h200-sglang, or a directory) where it covers them "
+      "(default: the best available: sglang's shipped profile on --hardware where it measures every "
+      "kernel of the model, else the roofline)");
   cmd.add_option(
       "--engine", job.engine,
-      "sglang | vllm | trtllm: price with that engine's profile on --hardware (<hardware>-<engine>)");
+      "sglang | vllm | trtllm: price with that engine's profile on --hardware (<hardware>-<engine>); "
+      "default sglang");
+  cmd.add_flag(
+      "--roofline", job.roofline,
+      "price every op by its roofline with the seed's engine, whatever profile exists (the seed's model)");
   cmd.add_option("--profile-set", job.profile_set,
                  "override profile timing parameters: name=value[,name=value]");
   cmd.add_option(

@@ -10,8 +10,10 @@
 
 #include "cli/options.h"
 #include "cli/pd_job.h"
+#include "cli/preset_names.h"
 #include "cli/run_summary.h"
 #include "cli/slo_option.h"
+#include "cli/time_source_choice.h"
 #include "common/input_error.h"
 #include "common/input_limits.h"
 #include "cost/memory.h"
@@ -161,8 +163,17 @@ void check_numbers(const SimJob& job) {
 // What the run took without being told, and what --rate found: for the summary (cli/run_summary.h).
 struct Resolved {
   std::vector<std::string> defaults;
-  double native_rate_rps = 0;  // the workload's own rate, when --rate rescaled it
+  double native_rate_rps = 0;         // the workload's own rate, when --rate rescaled it
+  cli::TimeSourceChoice time_source;  // what prices the steps, and why
 };
+
+// The workload a run takes without --workload: chat requests as a service receives them, the first 1,000 of
+// the Azure LLM inference trace 2023 conversation service (1,014 prompt / 247 output tokens on average, 4.6
+// requests/s; docs/data/SOURCE.md), compiled in. The Mooncake conversation head ("--workload default", the
+// seed's and quickstart's) averages 13,900-token prompts: 5 requests/s of them is 9.7 PFLOP/s of
+// Llama-3.1-70B prefill, past eight H200s' 7.9 PFLOP/s dense BF16 peak, so it answers a long-context
+// question.
+constexpr const char* kChatWorkload = "embedded:azure_conv_head1000.jsonl";
 
 // vllm bench serve --num-prompts' default: enough requests for a steady state at most rates.
 constexpr int64_t kSyntheticRequests = 1000;
@@ -199,7 +210,7 @@ WorkloadSpec workload_spec(const SimJob& job, Resolved* resolved = nullptr) {
   if (!synthetic_lengths && job.range_ratio != 0)
     throw InputError("--range-ratio", "--isl and --osl to spread", std::to_string(job.range_ratio));
   WorkloadSpec w;
-  w.spec = synthetic_lengths ? synthetic_workload(job) : job.workload;
+  w.spec = synthetic_lengths ? synthetic_workload(job) : job.workload.empty() ? kChatWorkload : job.workload;
   w.options.reader.skip_bad_lines = job.skip_bad_lines;
   w.options.seed = job.seed;
   w.options.window.time_scale = job.time_scale;
@@ -316,6 +327,33 @@ void resolve_layout(SimJob& job, const ModelConfig& model, Resolved& resolved) {
   }
   throw InputError("--parallel", "a layout (none of the defaults fits " + model.name + " on " + n + " GPUs)",
                    "none given");
+}
+
+Hardware job_hardware(const SimJob& job) {
+  return job.cluster.empty() ? load_hardware(job.hardware) : load_cluster_hardware(job.cluster).hardware;
+}
+
+// --profile, --engine, --roofline, --ideal or the best available (cli/time_source_choice.h): sets the
+// profile the job prices with and says why. REQUIRES: the hardware and the layout resolved.
+void resolve_time_source(SimJob& job, const ModelConfig& model, Resolved& resolved) {
+  if (!job.profile_set.empty() && job.profile.empty() && job.engine.empty())
+    throw InputError("--profile-set", "a --profile (or --engine) to override", "no --profile");
+  if (!job.speed_of.empty() && job.profile.empty())
+    throw InputError("--speed-of", "a --profile measured by tokenline profile", "no --profile");
+  const cli::TimeSourceFlags flags{.profile = job.profile,
+                                   .engine = job.engine,
+                                   .roofline = job.roofline,
+                                   .ideal = job.ideal,
+                                   .replay = !replay_trace_path(job.backend).empty()};
+  resolved.time_source =
+      cli::choose_time_source(flags, model, parse_layouts(job, model), job_hardware(job), job.kv_layout);
+  job.profile = resolved.time_source.profile;
+  if (!resolved.time_source.defaulted) return;
+  resolved.defaults.push_back(resolved.time_source.kind == "profile"
+                                  ? "engine " + std::string(cli::kDefaultEngine) + ", profile " +
+                                        job.profile + " (no --engine or --profile)"
+                                  : "engine: the seed's, times from the roofline (" +
+                                        resolved.time_source.why + ")");
 }
 
 // "--parallel tp8,dp8-ep8": one layout per instance; a single layout is repeated --instances times.
@@ -524,8 +562,20 @@ SimConfig build_config(const SimJob& job, const ModelConfig& model, const Deploy
   return c;
 }
 
-// The run's one-line summary, and where its step times came from (the job's replay trace or --profile).
-void print_summary(const SimJob& job, const SimConfig& c, const SimResult& r) {
+// What priced the steps, as the summary says it: the source, the share a profile measured, and why.
+std::string time_source(const cli::TimeSourceChoice& t, const SimResult& r) {
+  const std::string why = " (" + std::string(t.defaulted ? "default: " : "") + t.why + ")";
+  if (t.kind == "replay") return "the recorded run (replay)";
+  if (t.kind == "ideal") return "the seed's ideal rates" + why;
+  if (t.kind == "roofline") return "the roofline" + why;
+  char text[160];
+  std::snprintf(text, sizeof text, "profile %s: %.1f%% of step time measured, the rest roofline",
+                t.profile.c_str(), 100.0 * r.profile_coverage);
+  return text + why;
+}
+
+// The run's one-line summary, and where its step times came from.
+void print_summary(const SimConfig& c, const Resolved& resolved, const SimResult& r) {
   const double ratio = r.wall_s > 0 ? r.simulated_s / r.wall_s : 0.0;
   std::fprintf(
       stderr,
@@ -535,16 +585,7 @@ void print_summary(const SimJob& job, const SimConfig& c, const SimResult& r) {
       static_cast<long long>(r.rejected), static_cast<long long>(r.in_flight),
       static_cast<long long>(r.preemptions), 100.0 * r.prefix_hit_rate, r.simulated_s, r.wall_s, ratio,
       c.output.dir.c_str());
-  if (!replay_trace_path(job.backend).empty()) {
-    std::fputs("tokenline sim: step times from the recorded run (replay)\n", stderr);
-  } else if (job.profile.empty()) {
-    std::fputs("tokenline sim: step times from the roofline (no --profile)\n", stderr);
-  } else {
-    std::fprintf(
-        stderr,
-        "tokenline sim: step times from profile %s: %.1f%% of step time measured, the rest roofline\n",
-        job.profile.c_str(), 100.0 * r.profile_coverage);
-  }
+  std::fprintf(stderr, "tokenline sim: step times from %s\n", time_source(resolved.time_source, r).c_str());
   if (r.in_flight > 0) {
     std::fprintf(
         stderr,
@@ -583,6 +624,10 @@ std::string configuration_json(const SimJob& job, const SimConfig& c, const Depl
   j["overlap"] = job.overlap;
   j["profile"] = job.profile;
   j["profile_set"] = job.profile_set;
+  j["time_source"] = {{"kind", r.time_source.kind},
+                      {"profile", r.time_source.profile},
+                      {"defaulted", r.time_source.defaulted},
+                      {"why", r.time_source.why}};
   j["engine"] = {{"admission", std::string(to_string(engine.admission))},
                  {"mixed_steps", engine.mixed_steps},
                  {"plan_ahead", engine.plan_ahead},
@@ -620,26 +665,13 @@ std::string configuration_json(const SimJob& job, const SimConfig& c, const Depl
   return j.dump();
 }
 
-// What priced the steps, as the summary says it.
-std::string time_source(const SimJob& job, const SimResult& r) {
-  if (!replay_trace_path(job.backend).empty()) return "the recorded run (replay)";
-  if (job.profile.empty())
-    return std::string(job.ideal ? "the seed's ideal rates" : "the roofline") + " (no --profile)";
-  char text[160];
-  std::snprintf(text, sizeof text, "profile %s: %.1f%% of step time measured, the rest roofline",
-                job.profile.c_str(), 100.0 * r.profile_coverage);
-  return text;
-}
-
 cli::SummaryContext summary_context(const SimJob& job, const SimConfig& config, const Deployment& d,
                                     const Resolved& resolved, const SimResult& r) {
   cli::SummaryContext c;
   c.command = "sim";
-  c.time_source = time_source(job, r);
+  c.time_source = time_source(resolved.time_source, r);
   c.defaults = resolved.defaults;
   for (const CostModel& cm : d.cost_models) c.gpus += cm.parallel.gpus();
-  if (job.profile.empty() && replay_trace_path(job.backend).empty())
-    c.defaults.push_back("engine: the seed's (whole-request reservation, mixed steps; no --profile)");
   if (job.workload.empty() && job.isl == 0)
     c.defaults.push_back("workload: " + config.workload_name + " (no --workload)");
   c.offered_rate_rps = job.rate;
@@ -654,7 +686,7 @@ int run_reported(const SimJob& job, const SimConfig& config, const Deployment& d
                  RunOutputs& outputs, const std::function<SimResult()>& simulate) {
   try {
     const SimResult result = simulate();
-    print_summary(job, config, result);
+    print_summary(config, resolved, result);
     outputs.commit();
     cli::print_run_summary(config.output.dir, summary_context(job, config, d, resolved, result));
     return 0;
@@ -700,6 +732,11 @@ void apply_scale_options(const SimJob& job, int32_t initial_instances, const Dep
 int run_sim_job(const SimJob& given) {
   // Every flag and the workload are judged before --out is touched (RunOutputs, last).
   check_numbers(given);
+  cli::check_preset_flags({.model = given.model,
+                           .hardware = given.hardware,
+                           .cluster = given.cluster,
+                           .profile = given.profile,
+                           .engine = given.engine});
   const PdConfig pd = parse_pd(given.pd, given.pd_link, given.pd_transfer);
   SimJob job = given;
   Resolved resolved;
@@ -716,15 +753,11 @@ int run_sim_job(const SimJob& given) {
     refuse_prefill_options(given, "only with --pd (the prefill instances')");
   }
   resolve_hardware(job, resolved);
-  if (!job.engine.empty()) {  // --engine E: the profile <hardware>-E
-    const std::string hw = job.cluster.empty() ? load_hardware(job.hardware).name
-                                               : load_cluster_hardware(job.cluster).hardware.name;
-    job.profile = profile_for_engine(job.profile, job.engine, hw);
-  }
   const ModelConfig model = load_model(job.model);
   resolve_layout(job, model, resolved);
   const int32_t initial_instances = scale_fleet(job, pd.enabled());
   require_at_most(job.instances, limits::kMaxInstances, "--instances");
+  resolve_time_source(job, model, resolved);
   const Deployment deployment = load_deployment(job, model, parse_layouts(job, model));
   const WorkloadSpec workload = workload_spec(job, &resolved);
   SimConfig config = build_config(job, model, deployment, pd.prefill_instances);
@@ -754,6 +787,11 @@ int run_replay_job(const SimJob& given) {
   refuse_prefill_options(given, "only with --pd, so not with --backend replay");
   const std::string path = replay_trace_path(given.backend);
   check_numbers(given);
+  cli::check_preset_flags({.model = given.model,
+                           .hardware = given.hardware,
+                           .cluster = given.cluster,
+                           .profile = given.profile,
+                           .engine = given.engine});
   // tokenline run serves requests open loop; MTP drafts (--mtp as the run's) take the run's acceptances.
   if (given.concurrency > 0)
     throw InputError("--concurrency", "0 (open loop) with --backend replay",
@@ -763,6 +801,7 @@ int run_replay_job(const SimJob& given) {
   resolve_hardware(job, resolved);
   const ModelConfig model = load_model(job.model);
   resolve_layout(job, model, resolved);
+  resolve_time_source(job, model, resolved);
   const Deployment deployment = load_deployment(job, model, parse_layouts(job, model));
   const WorkloadSpec workload = workload_spec(job, &resolved);
   SimConfig config = build_config(job, model, deployment);

@@ -49,11 +49,12 @@ struct SimJob {
   int32_t prefill_max_running = 0;
   int64_t kv_pages = 0;  // 0: sized from HBM left after weights; else pages per rank
   bool prefix_cache = true;
-  KvTierFlags kv_tier;      // the host KV tier (cli/kv_tier_options.h); off unless asked for
-  std::string kv_layout;    // "" = the model's default
-  bool ideal = false;       // the seed's ideal rates instead of the hardware's efficiencies
-  std::string profile;      // op profile name or directory ("": roofline only)
-  std::string engine;       // sglang | vllm | trtllm: the profile <hardware>-<engine> ("": --profile's)
+  KvTierFlags kv_tier;    // the host KV tier (cli/kv_tier_options.h); off unless asked for
+  std::string kv_layout;  // "" = the model's default
+  bool ideal = false;     // the seed's ideal rates instead of the hardware's efficiencies
+  bool roofline = false;  // --roofline: every op from the roofline and the seed's engine, no default profile
+  std::string profile;    // op profile name or directory ("": the best available, cli/time_source_choice.h)
+  std::string engine;  // sglang | vllm | trtllm: the profile <hardware>-<engine> ("": --profile's, or sglang)
   std::string profile_set;  // its timing overrides "name=value,..."
   std::string speed_of;     // a run (dir or metrics.json): price an own profile at that run's machine speed
   std::string backend = "analytic";

@@ -31,7 +31,8 @@ std::vector<std::string> sim_arguments(const PlanTarget& t, const Candidate& c, 
   } else {
     a.insert(a.end(), {"--hardware", t.hardware});
   }
-  if (!t.workload.empty()) a.insert(a.end(), {"--workload", t.workload});
+  // Named even when it is plan's default (the embedded Mooncake head): sim's own default is another workload.
+  a.insert(a.end(), {"--workload", t.workload.empty() ? std::string("default") : t.workload});
   a.insert(a.end(), {"--parallel", c.parallel_arg()});
   if (c.pd) {
     a.insert(a.end(), {"--pd", c.pd_arg()});
@@ -43,7 +44,12 @@ std::vector<std::string> sim_arguments(const PlanTarget& t, const Candidate& c, 
   if (t.max_requests > 0) a.insert(a.end(), {"--max-requests", std::to_string(t.max_requests)});
   if (t.seed != 0) a.insert(a.end(), {"--seed", std::to_string(t.seed)});
   if (!t.slo.empty()) a.insert(a.end(), {"--slo", t.slo});
-  if (!t.profile.empty()) a.insert(a.end(), {"--profile", t.profile});
+  // Without a profile plan prices by the roofline (its ledger pruning too); sim would pick a shipped profile.
+  if (!t.profile.empty()) {
+    a.insert(a.end(), {"--profile", t.profile});
+  } else {
+    a.push_back("--roofline");
+  }
   if (!t.profile_set.empty()) a.insert(a.end(), {"--profile-set", t.profile_set});
   a.insert(a.end(), {"--out", out_dir});
   return a;

@@ -62,13 +62,13 @@ void Metrics::on_request(const RequestRow& r) {
   ttft_s_.add(ttft);
   if (r.generated_tokens > 1) tpot_s_.add(tpot);
   e2e_s_.add(r.finish_s - r.arrival_s);
-  add_load(r.arrival_s, ttft);
+  add_load(r.arrival_s, ttft, r.finish_s);
   const bool ttft_ok = slo_.ttft_s <= 0 || ttft <= slo_.ttft_s;
   const bool tpot_ok = slo_.tpot_s <= 0 || tpot <= slo_.tpot_s;
   good_requests_ += ttft_ok && tpot_ok ? 1 : 0;
 }
 
-void Metrics::add_load(double arrival_s, double ttft_s) {
+void Metrics::add_load(double arrival_s, double ttft_s, double finish_s) {
   const double at_s = std::max(arrival_s, 0.0);
   while (at_s >= load_bin_s_ * static_cast<double>(kLoadBins)) {  // finite: arrivals are bounded
     for (size_t i = 0; i < kLoadBins / 2; ++i) {
@@ -81,6 +81,13 @@ void Metrics::add_load(double arrival_s, double ttft_s) {
   LoadBin& bin = load_[static_cast<size_t>(at_s / load_bin_s_)];
   ++bin.requests;
   bin.ttft_s += ttft_s;
+  const double end_s = std::max(finish_s, 0.0);
+  while (end_s >= finished_bin_s_ * static_cast<double>(kLoadBins)) {  // finite: finishes are bounded
+    for (size_t i = 0; i < kLoadBins / 2; ++i) finished_[i] = finished_[2 * i] + finished_[2 * i + 1];
+    std::fill(finished_.begin() + kLoadBins / 2, finished_.end(), 0);
+    finished_bin_s_ *= 2;
+  }
+  ++finished_[static_cast<size_t>(end_s / finished_bin_s_)];
 }
 
 void Metrics::advance(KvTrack& track, double time_s) {
@@ -214,15 +221,39 @@ struct MetricsJson {
   }
 
   // Saturation (docs/architecture.md "Outputs"): an open loop offered more than the deployment sustains
-  // queues without bound, so a request's wait grows with its arrival time: at offered rate L and sustained
-  // rate S, by (1 - S/L) of the time since the run began. The verdict asks for that signature in full, so
-  // that a burst or a short run's drain does not raise it: the mean TTFT of each quarter of the arrivals
-  // (by arrival time) at least the previous quarter's, the last quarter's above kTtftRise x the first's and
-  // above it by kGrowthShare of the arrival span (the growth of a >= ~7% overload between quarter centres
-  // 0.75 span apart), and the sustained rate below kSustainedShare of the offered one.
-  static constexpr double kTtftRise = 2.0;
+  // piles requests up without bound: at offered rate L and sustained rate S, (L - S) more requests are in
+  // the system each second. The pile is the waiting queue (a request's wait, so TTFT, grows with its arrival
+  // time by (1 - S/L) of the time since the run began) where the engine admits no more, or the running batch
+  // where it admits every arrival and each step slows with the batch (SGLang and vLLM prefill first: TTFT
+  // stays flat while TPOT grows). The verdict asks for that signature in full, so that a burst or a short
+  // run's drain does not raise it: the sustained rate below kSustainedShare of the offered one, and either
+  // the mean TTFT of each quarter of the arrivals (by arrival time) at least the previous quarter's, the last
+  // quarter's above kRise x the first's and above it by kGrowthShare of the arrival span, or the requests in
+  // the system at the end of each quarter of the arrival span at least the previous count, the last above
+  // kRise x the first and above it by kGrowthShare of the requests (the growth of a >= ~7% overload over
+  // 0.75 of the span: 0.07 x 0.75 = 0.0525).
+  static constexpr double kRise = 2.0;
   static constexpr double kGrowthShare = 0.05;
   static constexpr double kSustainedShare = 0.95;
+
+  // Of `counts` (bins of width_s from 0), how many lie before `t_s`, a bin cut by t_s in proportion.
+  template <typename CountOf>
+  static double before(size_t bins, double width_s, double t_s, CountOf count_of) {
+    double n = 0;
+    for (size_t i = 0; i < bins; ++i) {
+      const double lo = static_cast<double>(i) * width_s;
+      if (lo >= t_s) break;
+      n += static_cast<double>(count_of(i)) * std::min(1.0, (t_s - lo) / width_s);
+    }
+    return n;
+  }
+
+  // Each of four values at least the previous, the last above kRise x the first and above it by `growth`.
+  static bool growing(const std::array<double, 4>& v, double growth) {
+    for (size_t q = 1; q < v.size(); ++q)
+      if (v[q] < v[q - 1]) return false;
+    return v[3] > kRise * v[0] && v[3] - v[0] > growth;
+  }
 
   static Json load(const Metrics& m, double sustained_rps) {
     const double span_s = m.last_arrival_s_ - std::max(m.first_arrival_s_, 0.0);
@@ -237,24 +268,30 @@ struct MetricsJson {
       quarters[q].requests += m.load_[i].requests;
       quarters[q].ttft_s += m.load_[i].ttft_s;
     }
-    std::array<double, 4> ttft_s{};
-    bool rising = true;
+    std::array<double, 4> ttft_s{}, in_system{};
+    bool every_quarter = true;  // too few requests to see a trend otherwise
     for (size_t q = 0; q < quarters.size(); ++q) {
+      const double end_s = std::max(m.first_arrival_s_, 0.0) + span_s * static_cast<double>(q + 1) / 4;
+      in_system[q] =
+          before(m.load_.size(), m.load_bin_s_, end_s, [&](size_t i) { return m.load_[i].requests; }) -
+          before(m.finished_.size(), m.finished_bin_s_, end_s, [&](size_t i) { return m.finished_[i]; });
       if (quarters[q].requests == 0) {
-        rising = false;  // too few requests to see a trend
+        every_quarter = false;
         continue;
       }
       ttft_s[q] = quarters[q].ttft_s / static_cast<double>(quarters[q].requests);
-      if (q > 0 && ttft_s[q] < ttft_s[q - 1]) rising = false;
     }
-    const bool saturated = rising && offered_rps > 0 && ttft_s[3] > kTtftRise * ttft_s[0] &&
-                           ttft_s[3] - ttft_s[0] > kGrowthShare * span_s &&
-                           sustained_rps < kSustainedShare * offered_rps;
-    Json ttft = Json::array();
+    const bool saturated = every_quarter && offered_rps > 0 &&
+                           sustained_rps < kSustainedShare * offered_rps &&
+                           (growing(ttft_s, kGrowthShare * span_s) ||
+                            growing(in_system, kGrowthShare * static_cast<double>(m.measured_requests_)));
+    Json ttft = Json::array(), held = Json::array();
     for (const double t : ttft_s) ttft.push_back(rounded(t * kMs));
+    for (const double n : in_system) held.push_back(rounded(n));
     return {{"offered_requests_per_s", rounded(offered_rps)},
             {"sustained_requests_per_s", rounded(sustained_rps)},
             {"ttft_mean_ms_by_arrival_quarter", ttft},
+            {"requests_in_system_by_arrival_quarter", held},
             {"saturated", saturated}};
   }
 

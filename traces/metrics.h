@@ -126,7 +126,7 @@ class Metrics {
   static constexpr size_t kLoadBins = 64;
   static constexpr double kFirstLoadBinS = 0.125;  // doubles up to the run's span: 64 bins cover 8 s first
   static void advance(KvTrack& track, double time_s);
-  void add_load(double arrival_s, double ttft_s);
+  void add_load(double arrival_s, double ttft_s, double finish_s);
   friend struct MetricsJson;  // the serializer (metrics.cpp), kept out of this header with its JSON type
 
   Slo slo_;
@@ -153,6 +153,10 @@ class Metrics {
   double last_finish_s_ = 0;
   std::vector<LoadBin> load_ = std::vector<LoadBin>(kLoadBins);
   double load_bin_s_ = kFirstLoadBinS;
+  // The same requests by finish time, binned as load_ is (the width doubles likewise): with load_'s
+  // arrivals, how many were in the system at any time (the saturation verdict, metrics.cpp).
+  std::vector<int64_t> finished_ = std::vector<int64_t>(kLoadBins);
+  double finished_bin_s_ = kFirstLoadBinS;
   LatencyHistogram ttft_s_;
   LatencyHistogram tpot_s_;
   LatencyHistogram itl_s_;

@@ -18,6 +18,7 @@ namespace tokenline {
 namespace {
 
 constexpr std::string_view kDefaultPath = "data/mooncake_conversation_head.jsonl";
+constexpr std::string_view kEmbeddedPrefix = "embedded:";
 
 enum class TraceFormat { kTokenline, kMooncake, kAzure };
 
@@ -111,6 +112,17 @@ std::unique_ptr<WorkloadSource> open_source(const std::string& spec, const Workl
     return make_reader(TraceFormat::kMooncake,
                        LineReader(std::move(in), "<embedded>/workloads/" + std::string(kDefaultPath)),
                        options.reader);
+  }
+  if (starts_with(spec,
+                  kEmbeddedPrefix)) {  // embedded:<file of workloads/data/>, Mooncake or tokenline JSONL
+    const std::string path = "data/" + spec.substr(kEmbeddedPrefix.size());
+    const std::optional<std::string_view> text = find_embedded(workloads_embedded_data(), path);
+    if (!text) throw InputError("--workload", "embedded:<a file of workloads/data/>", "'" + spec + "'");
+    const bool mooncake = text->substr(0, text->find('\n')).find("\"timestamp\"") != std::string_view::npos;
+    return make_reader(
+        mooncake ? TraceFormat::kMooncake : TraceFormat::kTokenline,
+        LineReader(std::make_unique<std::istringstream>(std::string(*text)), "<embedded>/workloads/" + path),
+        options.reader);
   }
   const std::pair<std::string_view, TraceFormat> prefixes[] = {{"mooncake:", TraceFormat::kMooncake},
                                                                {"azure:", TraceFormat::kAzure},

@@ -4,6 +4,8 @@
 //   JSONL default                 the embedded 200-request head of the Mooncake conversation trace <path> by
 //   content: a first line "TIMESTAMP,..." is Azure; a JSON first line with
 //                           "timestamp" is Mooncake, otherwise tokenline JSONL
+//   embedded:<file>         a file of workloads/data/ compiled in (embedded:azure_conv_head1000.jsonl, the
+//                           chat workload `tokenline sim` takes by default), Mooncake or tokenline JSONL
 // A workload that is not a regular file (a FIFO, a pipe, /dev/stdin) can be read only once, so its first
 // open reads it whole into the options' StreamCache (at most limits::kMaxStreamedWorkloadBytes) and every
 // later open of the same options (describe, prevalidate, run) reads that copy.

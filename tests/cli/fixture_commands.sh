@@ -18,11 +18,15 @@ fx="tests/cli/fixtures"
 
 # The embedded default: the first 200 Mooncake conversation requests, GLM-5.3, one dp8-ep8 instance.
 "$tl" quickstart --out "$out/quickstart" 2>/dev/null
+# sim with nothing but a model and a rate: the embedded chat workload, the default layout and time source.
+"$tl" sim --model llama-3.1-70b --rate 5 --out "$out/sim_defaults" 2>/dev/null
 
 slice="$fx/mooncake_conversation_3001_3300.jsonl"
 # A Mooncake slice at op detail (batches, op spans), and routed over two instances by prefix.
 "$tl" sim --workload "$slice" --trace-detail op --out "$out/mooncake_slice" 2>/dev/null
-"$tl" sim --workload "$slice" --instances 2 --router prefix-aware --dp-assign prefix-aware \
+# Every run without a time-source flag is priced by the best available source (h200-sglang); this one keeps
+# the seed's model (--roofline: the roofline and the seed's engine).
+"$tl" sim --workload "$slice" --instances 2 --router prefix-aware --dp-assign prefix-aware --roofline \
   --out "$out/mooncake_routed" 2>/dev/null
 # Memory pressure, MTP draws, expert skew, a closed loop and the lpm policy on a synthetic workload.
 "$tl" sim --workload "synthetic:n=120,rate=8,input=lognormal:mean=3000,sigma=1,output=uniform:16:256,prefix_groups=4,prefix_tokens=2048,seed=3" \

@@ -11,7 +11,8 @@ namespace {
 
 struct Run {
   int rc = -1;
-  std::string out;  // stdout and stderr together
+  std::string out;       // stdout and stderr together, less the warning lines
+  std::string warnings;  // the "tokenline ledger: warning:" lines (stderr)
 };
 
 Run run(const std::string& args) {
@@ -24,6 +25,12 @@ Run run(const std::string& args) {
   while ((n = fread(buf, 1, sizeof buf, p)) > 0) r.out.append(buf, n);
   const int status = pclose(p);
   r.rc = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  const std::string kWarning = "tokenline ledger: warning:";
+  for (size_t at = r.out.find(kWarning); at != std::string::npos; at = r.out.find(kWarning)) {
+    const size_t end = r.out.find('\n', at);
+    r.warnings += r.out.substr(at, end == std::string::npos ? std::string::npos : end + 1 - at);
+    r.out.erase(at, end == std::string::npos ? std::string::npos : end + 1 - at);
+  }
   return r;
 }
 
@@ -140,6 +147,24 @@ TEST_CASE("ledger rejects bad input with exit code 2 and one message naming what
     CHECK(r.out.find(c.expect) != std::string::npos);
     CHECK(r.out.find("terminate") == std::string::npos);
   }
+}
+
+TEST_CASE("ledger warns when the instance's KV cache cannot hold what the step prices", "[ledger_cli]") {
+  // Llama-3.1-70B on 8 x H200 tp8 at 100K context holds a few dozen requests, not 1,000 (issue 45).
+  const Run over = run("decode --model llama-3.1-70b --parallel tp8 --batch 1000 --context 100000");
+  CHECK(over.rc == 0);
+  CHECK(over.warnings.find("tokenline ledger: warning: the KV cache of 8 x h200 tp8") != std::string::npos);
+  CHECK(over.warnings.find("not the 1000 of --batch 1000") != std::string::npos);
+  const Run fits = run("decode --model llama-3.1-70b --parallel tp8 --batch 8 --context 100000");
+  CHECK(fits.rc == 0);
+  CHECK(fits.warnings.empty());
+  const Run json = run("decode --model llama-3.1-70b --parallel tp8 --batch 1000 --context 100000 --json");
+  CHECK(nlohmann::json::parse(json.out)["kv_warning"].get<std::string>().find("1000") != std::string::npos);
+  const Run prompt = run("prefill --model llama-3.1-8b --parallel tp1 --context 100000 --hardware h100");
+  CHECK(prompt.rc == 0);
+  CHECK(prompt.warnings.empty());
+  const Run no_room = run("prefill --model llama-3.1-70b --parallel tp2 --context 100000 --hardware h100");
+  CHECK(no_room.warnings.find("warning:") != std::string::npos);
 }
 
 TEST_CASE("ledger --profile names each op's time source in tables and JSON", "[ledger_cli]") {

@@ -22,7 +22,7 @@ using testing::TestDir;
 // of KV at full length. Replicated BF16 latent (70,272 B per token per GPU) leaves ~579K tokens; sharded
 // over tp8, ~4.6M.
 std::string sglang_like(const TestDir& dir, const char* out, const char* replicated) {
-  return std::string("sim --model deepseek-v3 --parallel tp8 --concurrency 96 ") +
+  return std::string("sim --model deepseek-v3 --parallel tp8 --concurrency 96 --roofline ") +
          "--workload 'synthetic:n=288,rate=1000,input=fixed:1024,output=fixed:8192,seed=1' " +
          "--reservation estimate --mixed-steps off --mem-fraction 0.89 --chunk 8192 --max-running 2048 " +
          "--kv-replicated " + replicated + " --out '" + dir.file(out) + "'";
@@ -62,11 +62,11 @@ TEST_CASE("the summary says where step times came from: the roofline, or the pro
           "[sim_job][engine]") {
   TestDir dir("sim_time_source");
   const std::string base = "sim --model deepseek-v3 --parallel tp8 --workload 'synthetic:n=8,seed=1' --out ";
-  const auto roof = run_tokenline(base + "'" + dir.file("roof") + "'", dir);
+  const auto roof = run_tokenline(base + "'" + dir.file("roof") + "' --roofline", dir);
   const auto prof = run_tokenline(base + "'" + dir.file("prof") + "' --profile h200-sglang", dir);
   REQUIRE(roof.exit_code == 0);
   REQUIRE(prof.exit_code == 0);
-  CHECK(roof.stderr_text.find("tokenline sim: step times from the roofline (no --profile)\n") !=
+  CHECK(roof.stderr_text.find("tokenline sim: step times from the roofline (--roofline)\n") !=
         std::string::npos);
   // the share printed is metrics.json's time_sources.profile_coverage
   const double coverage = read_json(dir.file("prof/metrics.json"))["time_sources"]["profile_coverage"];
@@ -74,7 +74,7 @@ TEST_CASE("the summary says where step times came from: the roofline, or the pro
   char expected[160];
   std::snprintf(expected, sizeof expected,
                 "tokenline sim: step times from profile h200-sglang: %.1f%% of step time measured, the rest "
-                "roofline\n",
+                "roofline (--profile)\n",
                 100 * coverage);
   CHECK(prof.stderr_text.find(expected) != std::string::npos);
 }

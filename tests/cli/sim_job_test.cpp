@@ -113,6 +113,7 @@ TEST_CASE("a layout the chunk's activations leave no KV is refused naming weight
   job.parallel = "dp8-ep8";
   job.mem_fraction = 0.82;
   job.chunk_tokens = 262144;
+  job.roofline = true;  // the seed's engine and memory rule (h200-sglang keeps its reserve outside)
   CHECK_THROWS_WITH(run_sim_job(job), Catch::Contains("--parallel dp8-ep8") &&
                                           Catch::Contains("GB of weights per GPU and 30.1 GB of activations "
                                                           "for 262144-token chunks with 115.6 GB usable"));
@@ -127,9 +128,9 @@ TEST_CASE("window options bound what is simulated", "[sim_job]") {
   TestDir dir("sim_window");
   constexpr int kRequests = 40;
   constexpr double kTimeScale = 0.5;
-  const auto r = run_tokenline(
-      "sim --max-requests " + std::to_string(kRequests) + " --time-scale 0.5 --out '" + dir.file("o") + "'",
-      dir);
+  const auto r = run_tokenline("sim --workload default --max-requests " + std::to_string(kRequests) +
+                                   " --time-scale 0.5 --out '" + dir.file("o") + "'",
+                               dir);
   REQUIRE(r.exit_code == 0);
   const auto m = read_json(dir.file("o/metrics.json"));
   CHECK(m["requests"]["arrived"] == kRequests);
@@ -151,16 +152,19 @@ TEST_CASE("window options bound what is simulated", "[sim_job]") {
 
 TEST_CASE("a warm-up phase drains before the measured requests go, all clients at once", "[sim_job]") {
   TestDir dir("sim_warmup");
-  // Co-located (the default deployment) and disaggregated: one feeder serves both drivers.
+  // Co-located (the default deployment) and disaggregated: one feeder serves both drivers. The roofline:
+  // under h200-sglang's first_token_latency_s the PD driver sends the measured requests when the engine
+  // finishes the warm-up, before requests.csv's client-side finish of its last request (co-located waits for
+  // the latter).
   const std::string pd =
       GENERATE(std::string(), std::string("--model deepseek-v3 --parallel tp8,tp8 --pd 1P1D "));
   CAPTURE(pd);
   const std::string out = dir.file(pd.empty() ? "o" : "o_pd");
-  const auto r = run_tokenline(
-      "sim " + pd +
-          "--workload synthetic:n=12,input=fixed:256,output=fixed:16 --concurrency 4 --warmup 8 --out '" +
-          out + "'",
-      dir);
+  const auto r = run_tokenline("sim " + pd +
+                                   "--workload synthetic:n=12,input=fixed:256,output=fixed:16 --concurrency "
+                                   "4 --warmup 8 --roofline --out '" +
+                                   out + "'",
+                               dir);
   REQUIRE(r.exit_code == 0);
   const auto metrics = read_json(out + "/metrics.json");
   CHECK(metrics["run"]["warmup_requests"] == 8);
@@ -327,6 +331,25 @@ TEST_CASE("sim --isl / --osl make a synthetic workload at --rate with lengths in
   CHECK(no_rate.stderr_text.find("--rate") != std::string::npos);
 }
 
+TEST_CASE("without --workload sim runs the Azure conversation head: the CSV's requests, arrivals and all",
+          "[sim_job]") {
+  // workloads/data/azure_conv_head1000.jsonl is docs/data/azure_conv_head1000.csv converted by
+  // scripts/chat-workload: the two give the same simulation, request for request.
+  TestDir dir("sim_chat_workload");
+  const std::string csv = testing::source_file("docs/data/azure_conv_head1000.csv");
+  const std::string flags = "sim --model llama-3.1-8b --max-requests 120 --rate 8 --roofline ";
+  REQUIRE(run_tokenline(flags + "--out '" + dir.file("default") + "'", dir).exit_code == 0);
+  REQUIRE(run_tokenline(flags + "--workload '" + csv + "' --out '" + dir.file("csv") + "'", dir).exit_code ==
+          0);
+  const std::string rows = testing::read_all(dir.file("default/requests.csv"));
+  CHECK(std::count(rows.begin(), rows.end(), '\n') == 121);
+  CHECK(rows == testing::read_all(dir.file("csv/requests.csv")));
+  const auto unknown =
+      run_tokenline("sim --workload embedded:nothing.jsonl --out '" + dir.file("u") + "'", dir);
+  CHECK(unknown.exit_code == 2);
+  CHECK(unknown.stderr_text.find("embedded:") != std::string::npos);
+}
+
 TEST_CASE("metrics.json's configuration block reproduces the run byte for byte", "[sim_job]") {
   TestDir dir("sim_configuration");
   const std::string workload =
@@ -338,6 +361,8 @@ TEST_CASE("metrics.json's configuration block reproduces the run byte for byte",
   REQUIRE(first.exit_code == 0);
   const auto configuration = read_json(dir.file("a/metrics.json"))["configuration"];
   CHECK(configuration["layout"] == "tp8");
+  CHECK(configuration["time_source"]["profile"] == "h200-sglang");  // chosen, and chosen again below
+  CHECK(configuration["time_source"]["defaulted"] == true);
   CHECK(configuration["instances"][0]["max_running_requests_per_rank"].get<int64_t>() > 0);
   CHECK(configuration["tokenline_version"].get<std::string>().size() > 0);
   std::string again;

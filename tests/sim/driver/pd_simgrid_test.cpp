@@ -36,7 +36,8 @@ constexpr double kUsPerS = 1e6;       // trace.json timestamps are microseconds
 constexpr double kPerMille = 1000.0;  // links.json utilisation unit
 
 std::string sim_args(const std::string& workload, const std::string& out, const std::string& extra) {
-  return "sim --workload '" + workload + "' --out '" + out + "' " + extra;
+  // The seed's model (tokenline sim's default time source would be the shipped h200-sglang profile).
+  return "sim --roofline --workload '" + workload + "' --out '" + out + "' " + extra;
 }
 
 // The slowest and fastest bottleneck rate, and the largest latency, over the routes from GPUs [src_lo,

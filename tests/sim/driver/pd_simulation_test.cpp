@@ -37,7 +37,8 @@ std::string head_workload() {
 }
 
 std::string sim(const std::string& workload, const std::string& out, const std::string& extra) {
-  return "sim --workload '" + workload + "' --out '" + out + "' " + extra;
+  // The seed's model (tokenline sim's default time source would be the shipped h200-sglang profile).
+  return "sim --roofline --workload '" + workload + "' --out '" + out + "' " + extra;
 }
 
 CostModel glm(const char* parallel) {

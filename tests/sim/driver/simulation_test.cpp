@@ -36,7 +36,8 @@ CostModel glm_cost_model(const char* parallel, bool ideal) {
 }
 
 std::string sim_args(const std::string& workload, const std::string& out, const std::string& extra) {
-  return "sim --workload '" + workload + "' --out '" + out + "' " + extra;
+  // The seed's model (tokenline sim's default time source would be the shipped h200-sglang profile).
+  return "sim --roofline --workload '" + workload + "' --out '" + out + "' " + extra;
 }
 
 TEST_CASE("the same command twice gives byte-identical outputs", "[simulation]") {

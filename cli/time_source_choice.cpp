@@ -1,0 +1,111 @@
+#include "cli/time_source_choice.h"
+
+#include <algorithm>
+#include <span>
+
+#include "common/input_error.h"
+#include "cost/cost_model.h"
+#include "cost/engine_behavior.h"
+#include "cost/op_profile.h"
+#include "cost/step_cost.h"
+
+namespace tokenline::cli {
+namespace {
+
+// The ops a profile's tables are there to price (topologies/profiles/README.md "Tables"): GEMMs, attention,
+// the fused MoE, the indexer and the TP all-reduces. Norms, RoPE, routing and sampling stay on the roofline
+// under every profile, so they do not decide whether one covers a model.
+constexpr Op kKernelOps[] = {Op::kAProj,        Op::kQBProj,     Op::kSparseMla,    Op::kOProj,
+                             Op::kDenseMlp,     Op::kExpertGemm, Op::kSharedExpert, Op::kAttnAllreduce,
+                             Op::kMlpAllreduce, Op::kLmHead,     Op::kIndexerScore};
+
+// The representative steps: a decode step of 16 requests at 2K context per rank, and a 2K-token prefill
+// chunk (the shapes tests/cost/op_profile_price_test.cpp checks each shipped profile's claims on).
+constexpr int64_t kDecodeBatch = 16;
+constexpr int64_t kDecodeContext = 2047;
+constexpr int64_t kPrefillTokens = 2048;
+
+std::string phrase(const std::vector<std::string>& names) {
+  std::string s;
+  for (const std::string& n : names) s += (s.empty() ? "" : ", ") + n;
+  return s;
+}
+
+}  // namespace
+
+std::vector<std::string> uncovered_kernels(const std::string& profile_name, const ModelConfig& model,
+                                           const std::vector<Parallel>& layouts, const Hardware& hardware,
+                                           const std::string& kv_layout_flag) {
+  CostOptions options;
+  options.profile = load_op_profile(profile_name);
+  const KvLayout kv =
+      run_kv_layout(profile_engine(options.profile.get()), model.default_kv_layout, kv_layout_flag);
+  std::vector<std::string> missing;
+  for (const Parallel& p : layouts) {
+    const CostModel cm = make_cost_model(model, p, kv, hardware, options);
+    for (const bool prefill : {false, true}) {
+      const StepCost sc =
+          prefill ? prefill_step(cm, kPrefillTokens, 0, true) : decode_step(cm, kDecodeBatch, kDecodeContext);
+      for (const Op op : kKernelOps) {
+        if (sc[op].time_s <= 0 || sc[op].source == TermSource::kProfile) continue;
+        const std::string name = std::string(op_name(op)) + (prefill ? " (prefill)" : " (decode)");
+        if (std::find(missing.begin(), missing.end(), name) == missing.end()) missing.push_back(name);
+      }
+    }
+  }
+  return missing;
+}
+
+TimeSourceChoice choose_time_source(const TimeSourceFlags& f, const ModelConfig& model,
+                                    const std::vector<Parallel>& layouts, const Hardware& hardware,
+                                    const std::string& kv_layout_flag) {
+  if (f.roofline && (!f.profile.empty() || !f.engine.empty()))
+    throw InputError(
+        "--roofline", "either --roofline or a profile (--profile, --engine)",
+        "both (" + (f.profile.empty() ? "--engine " + f.engine : "--profile " + f.profile) + ")");
+  // A replay takes its times from the recorded run; a --profile given beside it still sizes the engine.
+  if (f.replay)
+    return {.profile = f.profile, .kind = "replay", .defaulted = false, .why = "--backend replay"};
+  if (f.ideal && f.profile.empty() && f.engine.empty())
+    return {.profile = "", .kind = "ideal", .defaulted = false, .why = "--ideal"};
+  if (f.roofline) return {.profile = "", .kind = "roofline", .defaulted = false, .why = "--roofline"};
+  if (!f.profile.empty() || !f.engine.empty()) {
+    const std::string name = profile_for_engine(f.profile, f.engine, hardware.name);
+    return {.profile = name,
+            .kind = "profile",
+            .defaulted = false,
+            .why = f.profile.empty() ? "--engine " + f.engine : "--profile"};
+  }
+  const std::string candidate = hardware.name + "-" + kDefaultEngine;
+  const std::vector<std::string> shipped = embedded_profile_names();
+  if (std::find(shipped.begin(), shipped.end(), candidate) == shipped.end()) {
+    return {.profile = "",
+            .kind = "roofline",
+            .defaulted = true,
+            .why = "no shipped profile " + candidate + " (no rule carries another GPU's profile to " +
+                   hardware.name + ")"};
+  }
+  std::vector<std::string> missing;
+  try {
+    missing = uncovered_kernels(candidate, model, layouts, hardware, kv_layout_flag);
+  } catch (const InputError& e) {
+    return {.profile = "",
+            .kind = "roofline",
+            .defaulted = true,
+            .why = candidate + " cannot price " + model.name + " (" + e.what() + ")"};
+  }
+  if (!missing.empty()) {
+    return {.profile = "",
+            .kind = "roofline",
+            .defaulted = true,
+            .why = "the shipped profile " + candidate + " leaves " + phrase(missing) + " of " + model.name +
+                   " to the roofline (--engine " + kDefaultEngine + " prices with it anyway)"};
+  }
+  return {.profile = candidate,
+          .kind = "profile",
+          .defaulted = true,
+          .why = "the shipped profile for " + hardware.name + " x " + kDefaultEngine +
+                 " measures every kernel of " + model.name};
+}
+
+}  // namespace tokenline::cli

@@ -1,0 +1,114 @@
+// What prices a run when no flag says (cli/time_source_choice.h): the engine's shipped profile on the
+// hardware where it measures the model's kernels, else the roofline, each with its reason; and the binary's
+// summary and metrics.json saying so.
+#include "cli/time_source_choice.h"
+
+#include <catch2/catch.hpp>
+
+#include "common/input_error.h"
+#include "engine/model/model_config.h"
+#include "tests/cli/tokenline_process.h"
+#include "topologies/hardware_loader.h"
+
+namespace tokenline::cli {
+namespace {
+
+using testing::read_json;
+using testing::run_tokenline_both;
+using testing::TestDir;
+
+TimeSourceChoice choose(const TimeSourceFlags& f, const std::string& model, const std::string& layout,
+                        const std::string& hardware) {
+  return choose_time_source(f, model_preset(model), {parse_parallel(layout, "test")}, load_hardware(hardware),
+                            "");
+}
+
+TEST_CASE("no flag: the shipped SGLang profile of the hardware where it measures the model's kernels",
+          "[time_source]") {
+  const TimeSourceChoice c = choose({}, "llama-3.1-70b", "tp8", "h200");
+  CHECK(c.kind == "profile");
+  CHECK(c.profile == "h200-sglang");
+  CHECK(c.defaulted);
+  CHECK_THAT(c.why, Catch::Contains("h200 x sglang"));
+  CHECK(choose({}, "deepseek-v3", "tp8", "b200").profile == "b200-sglang");
+}
+
+TEST_CASE("no flag and no profile of the engine on that GPU: the roofline, saying why", "[time_source]") {
+  const TimeSourceChoice c = choose({}, "llama-3.1-70b", "tp8", "gb200");
+  CHECK(c.kind == "roofline");
+  CHECK(c.profile.empty());
+  CHECK(c.defaulted);
+  CHECK_THAT(c.why, Catch::Contains("no shipped profile gb200-sglang"));
+}
+
+TEST_CASE("a profile that leaves a kernel of the model to the roofline is not a default", "[time_source]") {
+  // TensorRT-LLM's block-FP8 MoE rows on B200 are measured with expert parallelism only: DeepSeek-V3 at TP8
+  // without EP leaves the routed experts unmeasured (tests/cost/op_profile_price_test.cpp).
+  const std::vector<std::string> missing = uncovered_kernels(
+      "b200-trtllm", model_preset("deepseek-v3"), {parse_parallel("tp8", "test")}, load_hardware("b200"), "");
+  REQUIRE_FALSE(missing.empty());
+  CHECK_THAT(missing.front(), Catch::Contains("expert_gemm"));
+  CHECK(uncovered_kernels("b200-trtllm", model_preset("deepseek-v3"), {parse_parallel("tp8-ep8", "test")},
+                          load_hardware("b200"), "")
+            .empty());
+}
+
+TEST_CASE("flags name the source: --profile, --engine, --roofline, --ideal, a replay", "[time_source]") {
+  CHECK(choose({.profile = "h200-vllm"}, "llama-3.1-70b", "tp8", "h200").profile == "h200-vllm");
+  const TimeSourceChoice e = choose({.engine = "trtllm"}, "llama-3.1-70b", "tp8", "b200");
+  CHECK(e.profile == "b200-trtllm");
+  CHECK_FALSE(e.defaulted);
+  CHECK(choose({.roofline = true}, "llama-3.1-70b", "tp8", "h200").kind == "roofline");
+  CHECK(choose({.ideal = true}, "llama-3.1-70b", "tp8", "h200").kind == "ideal");
+  CHECK(choose({.replay = true}, "llama-3.1-70b", "tp8", "h200").kind == "replay");
+  CHECK_THROWS_AS(choose({.engine = "sglang", .roofline = true}, "llama-3.1-70b", "tp8", "h200"), InputError);
+  CHECK_THROWS_AS(choose({.engine = "trtllm"}, "llama-3.1-70b", "tp8", "gb200"), InputError);
+}
+
+TEST_CASE("sim with --engine and no --profile prices with that engine's profile and says so",
+          "[time_source]") {
+  TestDir dir("time_source_engine");
+  const auto r = run_tokenline_both(
+      "sim --model llama-3.1-70b --hardware b200 --engine trtllm --max-requests 20 --out '" + dir.file("o") +
+          "'",
+      dir);
+  REQUIRE(r.exit_code == 0);
+  CHECK_THAT(r.stdout_text, Catch::Contains("step times    profile b200-trtllm:") &&
+                                Catch::Contains("% of step time measured") &&
+                                Catch::Contains("(--engine trtllm)"));
+  const auto t = read_json(dir.file("o/metrics.json"))["configuration"]["time_source"];
+  CHECK(t["kind"] == "profile");
+  CHECK(t["profile"] == "b200-trtllm");
+  CHECK(t["defaulted"] == false);
+}
+
+TEST_CASE("sim without a time-source flag says what it chose and why, and --roofline forces the roofline",
+          "[time_source]") {
+  TestDir dir("time_source_default");
+  const auto d = run_tokenline_both(
+      "sim --model llama-3.1-70b --hardware h200 --max-requests 20 --out '" + dir.file("d") + "'", dir);
+  REQUIRE(d.exit_code == 0);
+  CHECK_THAT(d.stdout_text, Catch::Contains("step times    profile h200-sglang:") &&
+                                Catch::Contains("(default: the shipped profile for h200 x sglang"));
+  const auto dm = read_json(dir.file("d/metrics.json"));
+  CHECK(dm["configuration"]["time_source"]["defaulted"] == true);
+  CHECK(dm["configuration"]["profile"] == "h200-sglang");
+  CHECK(dm["time_sources"]["profile_coverage"].get<double>() > 0.5);
+  const auto r = run_tokenline_both(
+      "sim --model llama-3.1-70b --hardware h200 --max-requests 20 --roofline --out '" + dir.file("r") + "'",
+      dir);
+  REQUIRE(r.exit_code == 0);
+  CHECK_THAT(r.stdout_text, Catch::Contains("step times    the roofline (--roofline)"));
+  CHECK(read_json(dir.file("r/metrics.json"))["configuration"]["time_source"]["kind"] == "roofline");
+  const auto gb = run_tokenline_both(
+      "sim --model llama-3.1-70b --hardware gb200 --max-requests 20 --out '" + dir.file("g") + "'", dir);
+  REQUIRE(gb.exit_code == 0);
+  CHECK_THAT(gb.stdout_text, Catch::Contains("the roofline (default: no shipped profile gb200-sglang"));
+  const auto both =
+      run_tokenline_both("sim --roofline --profile h200-sglang --out '" + dir.file("b") + "'", dir);
+  CHECK(both.exit_code == 2);
+  CHECK_THAT(both.stderr_text, Catch::Contains("--roofline"));
+}
+
+}  // namespace
+}  // namespace tokenline::cli
