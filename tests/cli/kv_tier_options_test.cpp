@@ -41,8 +41,10 @@ std::string write_conversation(const TestDir& dir) {
 
 std::string sim_args(const TestDir& dir, const std::string& out, const std::string& extra,
                      const std::string& where = "--cluster h200x8") {
+  // --roofline: the seed's engine (MLA KV sharded over TP), whose page sizes the figures below count; the
+  // default would be h200-sglang's engine, which replicates MLA KV on every TP rank.
   return "sim --workload '" + write_conversation(dir) + "' --model deepseek-v3 " + where +
-         " --parallel tp8 --kv-pages 400 --out '" + dir.file(out) + "' " + extra;
+         " --parallel tp8 --roofline --kv-pages 400 --out '" + dir.file(out) + "' " + extra;
 }
 
 }  // namespace

@@ -42,13 +42,14 @@ TEST_CASE("no flag and no profile of the engine on that GPU: the roofline, sayin
 }
 
 TEST_CASE("a profile that leaves a kernel of the model to the roofline is not a default", "[time_source]") {
-  // TensorRT-LLM's block-FP8 MoE rows on B200 are measured with expert parallelism only: DeepSeek-V3 at TP8
-  // without EP leaves the routed experts unmeasured (tests/cost/op_profile_price_test.cpp).
-  const std::vector<std::string> missing = uncovered_kernels(
-      "b200-trtllm", model_preset("deepseek-v3"), {parse_parallel("tp8", "test")}, load_hardware("b200"), "");
+  // b200-sglang measures no DSA kernel (sparse MLA, the indexer): DeepSeek-V3.2 leaves them to the roofline,
+  // DeepSeek-V3 on the same layout leaves nothing.
+  const std::vector<std::string> missing =
+      uncovered_kernels("b200-sglang", model_preset("deepseek-v3.2"), {parse_parallel("tp8", "test")},
+                        load_hardware("b200"), "");
   REQUIRE_FALSE(missing.empty());
-  CHECK_THAT(missing.front(), Catch::Contains("expert_gemm"));
-  CHECK(uncovered_kernels("b200-trtllm", model_preset("deepseek-v3"), {parse_parallel("tp8-ep8", "test")},
+  CHECK_THAT(missing.front(), Catch::Contains("sparse_mla"));
+  CHECK(uncovered_kernels("b200-sglang", model_preset("deepseek-v3"), {parse_parallel("tp8", "test")},
                           load_hardware("b200"), "")
             .empty());
 }

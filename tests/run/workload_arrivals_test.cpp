@@ -65,8 +65,9 @@ TEST_CASE("the Mooncake conversation trace hits the prefix cache and the cache s
   }
   TestDir dir("mooncake");
   // The first 20 minutes of the trace (about a third of it) keep the test fast.
-  const std::string common = "sim --workload '" + trace +
-                             "' --duration 1200 --cluster h200x8 --parallel dp8-ep8 --dp-assign prefix-aware";
+  const std::string common =
+      "sim --workload '" + trace +
+      "' --duration 1200 --cluster h200x8 --parallel dp8-ep8 --dp-assign prefix-aware --roofline";
   REQUIRE(run_tokenline(common + " --out '" + dir.file("big") + "'", dir).exit_code == 0);
   // 1024 pages x 64 tokens = 64K tokens per rank: room for the running requests, little for the cache.
   REQUIRE(run_tokenline(common + " --kv-pages 1024 --out '" + dir.file("small") + "'", dir).exit_code == 0);
