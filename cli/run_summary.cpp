@@ -93,7 +93,15 @@ Json summary_json(const nlohmann::json& metrics, const SummaryContext& c) {
   if (c.offered_rate_rps > 0) load["asked_requests_per_s"] = c.offered_rate_rps;
   if (c.native_rate_rps > 0) load["trace_native_requests_per_s"] = c.native_rate_rps;
   s["load"] = load;
-  if (metrics.contains("cost")) s["cost"] = metrics["cost"];  // docs/cost.md
+  if (metrics.contains("cost")) s["cost"] = metrics["cost"];              // docs/cost.md
+  if (metrics.contains("kv_tiers")) s["kv_tiers"] = metrics["kv_tiers"];  // docs/kv-tiers.md
+  if (metrics.contains("autoscaling")) {                                  // docs/autoscaling.md
+    const Json& a = metrics["autoscaling"];
+    s["autoscaling"] = Json::object();
+    for (const char* key : {"instances_peak", "instances_mean", "scale_ups", "scale_downs", "cold_starts",
+                            "drains", "gpu_hours"})
+      if (a.contains(key)) s["autoscaling"][key] = a[key];
+  }
   return s;
 }
 
@@ -153,6 +161,22 @@ std::string summary_table(const Json& s) {
     << format("%.0f", kv["capacity"].get<double>()) << " pages ("
     << format("%.1f", 100 * kv["peak_fraction"].get<double>()) << "%), prefix hit "
     << format("%.1f", 100 * s["prefix_hit_rate"].get<double>()) << "%\n";
+  if (s.contains("kv_tiers")) {
+    const Json& k = s["kv_tiers"];
+    o << "  KV host tier  hit " << format("%.1f", 100 * k.value("host_hit_rate", 0.0))
+      << "% of looked-up tokens (" << format("%.1f", 100 * k.value("hit_rate", 0.0)) << "% with HBM); "
+      << format("%.1f", k.value("bytes_host_to_hbm", 0.0) / 1e9) << " GB loaded back, "
+      << format("%.1f", k.value("bytes_hbm_to_host", 0.0) / 1e9) << " GB written; stalls "
+      << format("%.3f", k.value("stall_s", 0.0)) << " s\n";
+  }
+  if (s.contains("autoscaling")) {
+    const Json& a = s["autoscaling"];
+    o << "  instances     peak " << a.value("instances_peak", int64_t{0}) << ", mean "
+      << format("%.2f", a.value("instances_mean", 0.0)) << "; " << a.value("scale_ups", int64_t{0})
+      << " scale-ups, " << a.value("scale_downs", int64_t{0}) << " scale-downs, "
+      << a.value("cold_starts", int64_t{0}) << " cold starts; " << format("%.3f", a.value("gpu_hours", 0.0))
+      << " GPU-hours\n";
+  }
   if (s.contains("cost"))
     o << "  cost          $" << format("%.2f", s["cost"]["usd_total"].get<double>()) << " for "
       << format("%.3f", s["cost"]["gpu_hours"].get<double>()) << " GPU-hours at $"

@@ -72,6 +72,34 @@ TEST_CASE("the summary carries throughput per GPU, every percentile and what pri
   CHECK(overload_warning(s).empty());
 }
 
+TEST_CASE("a host tier's hits and stalls and an autoscaled fleet get a line each, only when present",
+          "[summary]") {
+  SummaryContext c;
+  c.command = "sim";
+  c.gpus = 8;
+  const std::string plain = summary_table(summary_json(metrics_document(false), c));
+  CHECK(plain.find("KV host tier") == std::string::npos);
+  CHECK(plain.find("instances     ") == std::string::npos);
+  nlohmann::json m = metrics_document(false);
+  m["kv_tiers"] = {{"host_hit_rate", 0.026},
+                   {"hit_rate", 0.071},
+                   {"bytes_host_to_hbm", 5.2e9},
+                   {"bytes_hbm_to_host", 183.4e9},
+                   {"stall_s", 0.0014}};
+  m["autoscaling"] = {{"instances_peak", 3}, {"instances_mean", 1.42},
+                      {"scale_ups", 2},      {"scale_downs", 1},
+                      {"cold_starts", 2},    {"drains", 1},
+                      {"gpu_hours", 0.0233}, {"decisions", nlohmann::json::array()}};
+  const nlohmann::ordered_json s = summary_json(m, c);
+  CHECK_FALSE(s["autoscaling"].contains("decisions"));  // the totals, not the run's history
+  const std::string table = summary_table(s);
+  CHECK(table.find("KV host tier  hit 2.6% of looked-up tokens (7.1% with HBM); 5.2 GB loaded back, 183.4 GB "
+                   "written; stalls 0.001 s") != std::string::npos);
+  CHECK(table.find(
+            "instances     peak 3, mean 1.42; 2 scale-ups, 1 scale-downs, 2 cold starts; 0.023 GPU-hours") !=
+        std::string::npos);
+}
+
 TEST_CASE("a saturated run's summary warns with the offered and the sustained rate", "[summary]") {
   SummaryContext c;
   c.command = "sim";
