@@ -10,6 +10,7 @@
 #include "common/input_error.h"
 #include "common/input_limits.h"
 #include "common/number_text.h"
+#include "workloads/spec_items.h"
 
 namespace tokenline {
 namespace {
@@ -23,44 +24,8 @@ std::string where_of(std::string_view key) {
   return "synthetic-sessions: " + std::string(key);
 }
 
-bool is_key(std::string_view k) {
-  for (std::string_view key : kKeys)
-    if (k == key) return true;
-  return false;
-}
-
-bool takes_commas(std::string_view key) {
-  return key == "turns" || key == "first" || key == "new" || key == "output" || key == "think";
-}
-
-std::string key_list() {
-  std::string keys;
-  for (std::string_view k : kKeys) keys += (keys.empty() ? "" : ", ") + std::string(k);
-  return keys;
-}
-
-// As synthetic_spec.cpp: an item without a known key continues the previous value where it takes commas.
-std::vector<std::pair<std::string, std::string>> split_items(std::string_view text) {
-  std::vector<std::pair<std::string, std::string>> items;
-  size_t start = 0;
-  while (start <= text.size()) {
-    size_t end = text.find(',', start);
-    if (end == std::string_view::npos) end = text.size();
-    const std::string_view item = text.substr(start, end - start);
-    const size_t eq = item.find('=');
-    const std::string_view key = item.substr(0, eq);
-    if (eq != std::string_view::npos && is_key(key)) {
-      items.emplace_back(std::string(key), std::string(item.substr(eq + 1)));
-    } else if (!items.empty() && !item.empty() && takes_commas(items.back().first)) {
-      items.back().second += "," + std::string(item);
-    } else {
-      throw InputError(where_of(key), "key=value items with keys {" + key_list() + "}",
-                       "'" + std::string(item) + "'");
-    }
-    start = end + 1;
-  }
-  return items;
-}
+// Keys whose values may contain commas (length distributions): "lognormal:mean=2000,sigma=1".
+constexpr std::array<std::string_view, 5> kCommaKeys = {"turns", "first", "new", "output", "think"};
 
 double to_number(std::string_view v, const std::string& where, double min) {
   double x = 0;
@@ -161,13 +126,8 @@ SessionGeneratorSpec parse_session_generator_spec(std::string_view text) {
   SessionGeneratorSpec s;
   s.text = std::string(text);
   if (text.empty()) return s;
-  std::vector<std::string> seen;
-  for (const auto& [key, value] : split_items(text)) {
-    for (const std::string& k : seen)
-      if (k == key) throw InputError(where_of(key), "each key once", "'" + key + "' twice");
-    seen.push_back(key);
+  for (const auto& [key, value] : split_spec_items(text, "synthetic-sessions", kKeys, kCommaKeys))
     apply(key, value, s);
-  }
   if ((s.prefix_groups > 0) != (s.prefix_tokens > 0))
     throw InputError(where_of("prefix_tokens"), "prefix_groups and prefix_tokens both > 0 or both absent",
                      "prefix_groups=" + std::to_string(s.prefix_groups) +

@@ -7,6 +7,7 @@
 
 #include "common/input_error.h"
 #include "common/input_limits.h"
+#include "workloads/spec_items.h"
 
 namespace tokenline {
 namespace {
@@ -16,55 +17,12 @@ constexpr std::array<std::string_view, 12> kKeys = {"n",      "rate",          "
                                                     "turns",  "think_s",       "block_tokens",  "seed"};
 constexpr int64_t kDefaultRequests = 100;  // a quick run when neither n nor sessions is given
 
-bool is_key(std::string_view k) {
-  for (std::string_view key : kKeys) {
-    if (k == key) return true;
-  }
-  return false;
-}
-
 std::string where_of(std::string_view key) {
   return "synthetic: " + std::string(key);
 }
 
 // Keys whose values may contain commas (length distributions): "lognormal:mean=2000,sigma=1".
-bool takes_commas(std::string_view key) {
-  return key == "input" || key == "output";
-}
-
-std::string key_list() {
-  std::string keys;
-  for (std::string_view k : kKeys) keys += (keys.empty() ? "" : ", ") + std::string(k);
-  return keys;
-}
-
-// "n=1000,input=lognormal:mean=2000,sigma=1" -> {{"n","1000"}, {"input","lognormal:mean=2000,sigma=1"}}.
-// An item that is not a key=value item continues the previous value only where that value takes commas,
-// so "n=10,foo=3" blames foo, not n.
-std::vector<std::pair<std::string, std::string>> split_items(std::string_view text) {
-  std::vector<std::pair<std::string, std::string>> items;
-  size_t start = 0;
-  while (start <= text.size()) {
-    size_t end = text.find(',', start);
-    if (end == std::string_view::npos) end = text.size();
-    const std::string_view item = text.substr(start, end - start);
-    const size_t eq = item.find('=');
-    const std::string_view key = item.substr(0, eq);
-    if (eq != std::string_view::npos && is_key(key)) {
-      items.emplace_back(std::string(key), std::string(item.substr(eq + 1)));
-    } else if (!items.empty() && !item.empty() && takes_commas(items.back().first)) {
-      items.back().second += "," + std::string(item);
-    } else if (eq != std::string_view::npos) {
-      throw InputError("synthetic: " + std::string(key), "one of the keys {" + key_list() + "}",
-                       "unknown key '" + std::string(key) + "'");
-    } else {
-      throw InputError("synthetic", "key=value items with keys {" + key_list() + "}",
-                       "'" + std::string(item) + "'");
-    }
-    start = end + 1;
-  }
-  return items;
-}
+constexpr std::array<std::string_view, 2> kCommaKeys = {"input", "output"};
 
 int64_t to_int(const std::string& v, std::string_view key, int64_t min) {
   int64_t x = 0;
@@ -156,14 +114,8 @@ SyntheticSpec parse_synthetic_spec(std::string_view text) {
   SyntheticSpec s;
   s.text = std::string(text);
   if (text.empty()) return s;
-  std::vector<std::string> seen;
-  for (const auto& [key, value] : split_items(text)) {
-    for (const std::string& k : seen) {
-      if (k == key) throw InputError(where_of(key), "each key once", "'" + key + "' twice");
-    }
-    seen.push_back(key);
+  for (const auto& [key, value] : split_spec_items(text, "synthetic", kKeys, kCommaKeys))
     apply(key, value, s);
-  }
   if ((s.prefix_groups > 0) != (s.prefix_tokens > 0))
     throw InputError(where_of("prefix_tokens"), "prefix_groups and prefix_tokens both > 0 or both absent",
                      "prefix_groups=" + std::to_string(s.prefix_groups) +
