@@ -456,7 +456,11 @@ KvConfig size_kv(const SimJob& job, const CostModel& cm, const EngineBehavior& e
   kv.main_bytes_per_page = page.main;
   kv.indexer_bytes_per_page = page.indexer;
   kv.reservation = reservation_of(engine.admission);
-  kv.prefix_cache = job.prefix_cache;
+  // A linear-attention model: a state slot per running request (engine/core/state_pool.h), and no prefix
+  // cache (its KV pages alone cannot resume a request: docs/layers.md "Prefix caching").
+  kv.state_slots = cap.state.slots_per_rank;
+  kv.state_bytes_per_slot = cap.state.bytes_per_slot;
+  kv.prefix_cache = job.prefix_cache && kv.state_slots == 0;
   apply_kv_tier(job.kv_tier, cm, kv);
   return kv;
 }

@@ -4,6 +4,7 @@
 #include "common/input_error.h"
 #include "cost/op_profile_pricing.h"
 #include "cost/step_cost.h"
+#include "engine/model/linear_state.h"
 
 namespace tokenline {
 namespace {
@@ -14,6 +15,14 @@ constexpr double kSeedNvlinkRingBw = 787e9;  // "NVLink(ring 有效带宽约 787
 constexpr double kSeedIbBw = 25e9;           // "IB(200Gb/s ≈ 25GB/s)"
 constexpr double kSeedCollectiveLaunchS =
     5e-6;  // "每次约 3–5µs": the upper end gives its 156 x 5 us ≈ 0.8 ms
+
+// One full-attention layer's parameters (an MTP layer's attention; a hybrid's MTP layer is full attention).
+double attention_params_per_layer(const ModelConfig& model, const ParamCounts& p) {
+  if (model.linear_layers() == 0) return p.attention / model.layers;
+  ModelConfig full = model;
+  full.mixers.clear();
+  return count_params(full).attention / model.layers;
+}
 
 void require_positive(double v, const std::string& hw, const char* field) {
   if (!(v > 0)) throw InputError("hardware " + hw + ": " + field, "a positive value", std::to_string(v));
@@ -75,7 +84,7 @@ CostModel make_cost_model(const ModelConfig& model, const Parallel& parallel, Kv
   const double h = double(model.hidden);
   // One MoE decoder layer's attention, eh_proj (2h -> h), and the experts one token touches.
   cm.mtp_active_params =
-      p.attention / model.layers + 2 * h * h +
+      attention_params_per_layer(model, p) + 2 * h * h +
       3 * h * double(model.moe_intermediate) * (model.experts_per_token + model.shared_experts);
   cm.mtp_params = p.mtp;
   cm.time_source = roofline_time_source();
@@ -107,7 +116,9 @@ double PdTransfer::time_s(Link link, const CostModel& cm) const {
 
 PdTransfer pd_transfer(const CostModel& cm, int64_t context) {
   PdTransfer t;
-  t.kv_bytes = double(cm.kv_bytes_token_layer) * cm.model.layers * double(context);
+  // A hybrid hands over its attention layers' KV and each linear layer's state (whole, at tp 1).
+  t.kv_bytes = double(cm.kv_bytes_token_layer) * cm.model.attention_layers() * double(context) +
+               double(linear_state_bytes_per_request(cm.model, 1));
   t.indexer_bytes = double(cm.indexer_bytes_token_layer) * cm.model.indexer_full_layers * double(context);
   return t;
 }

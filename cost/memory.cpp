@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include "engine/model/linear_state.h"
+
 namespace tokenline {
 
 WeightBytes weight_bytes_per_gpu(const CostModel& cm) {
@@ -46,7 +48,7 @@ KvShare kv_share_per_gpu(const CostModel& cm, KvPlacement placement) {
 KvTokenBytes kv_bytes_per_token_per_gpu(const CostModel& cm, KvPlacement placement) {
   const ModelConfig& m = cm.model;
   const KvShare s = kv_share_per_gpu(cm, placement);
-  const double main = double(cm.kv_bytes_token_layer) * m.layers;
+  const double main = double(cm.kv_bytes_token_layer) * m.attention_layers();
   const double indexer = double(cm.indexer_bytes_token_layer) * (m.has_indexer() ? m.indexer_full_layers : 0);
   return {main * double(s.num) / double(s.den), indexer * double(s.num) / double(s.den)};
 }
@@ -55,8 +57,18 @@ KvPageBytes kv_page_bytes(const CostModel& cm, KvPlacement placement, int64_t pa
   const ModelConfig& m = cm.model;
   const KvShare s = kv_share_per_gpu(cm, placement);
   const int64_t indexer_layers = m.has_indexer() ? m.indexer_full_layers : 0;
-  return {cm.kv_bytes_token_layer * m.layers * page_tokens * s.num / s.den,
+  return {cm.kv_bytes_token_layer * m.attention_layers() * page_tokens * s.num / s.den,
           cm.indexer_bytes_token_layer * indexer_layers * page_tokens * s.num / s.den};
+}
+
+StateCapacity linear_state_capacity(const CostModel& cm, double free_bytes) {
+  StateCapacity s;
+  s.bytes_per_slot = linear_state_bytes_per_request(cm.model, cm.parallel.tp);
+  if (s.bytes_per_slot <= 0 || free_bytes <= 0) return s;
+  const double r = kSglangMambaFullMemoryRatio;
+  s.slots_per_rank = int64_t(std::floor(free_bytes * r / (1 + r) / double(s.bytes_per_slot)));
+  s.bytes = double(s.slots_per_rank) * double(s.bytes_per_slot);
+  return s;
 }
 
 KvCapacity kv_capacity(const CostModel& cm, int64_t context, int64_t page_tokens) {
@@ -85,11 +97,13 @@ KvCapacity kv_capacity(const CostModel& cm, const EngineBehavior& behavior, int6
   k.free_bytes = std::max(0.0, k.usable_hbm_bytes - k.weight_bytes - k.activation_reserve_bytes);
   // TensorRT-LLM: the KV cache takes its fraction of what is left (KvCacheConfig.free_gpu_memory_fraction).
   if (rule == MemoryRule::kFreeFraction) k.free_bytes *= e.mem_fraction;
+  k.state = linear_state_capacity(cm, k.free_bytes);
+  k.free_bytes -= k.state.bytes;
   k.weights_fit = k.usable_hbm_bytes > k.weight_bytes + k.activation_reserve_bytes;
   // Summed before the share is taken, so the seed's figure stays bit-identical: (KV + indexer) / tp.
   const KvShare share = kv_share_per_gpu(cm, behavior.kv_placement);
   const double token_bytes =
-      double(cm.kv_bytes_token_layer) * m.layers +
+      double(cm.kv_bytes_token_layer) * m.attention_layers() +
       double(cm.indexer_bytes_token_layer) * (m.has_indexer() ? m.indexer_full_layers : 0);
   k.bytes_per_token = token_bytes * double(share.num) / double(share.den);
   // Every GPU of a rank holds its share of each of the rank's tokens, so one GPU's free bytes bound them.
@@ -97,7 +111,8 @@ KvCapacity kv_capacity(const CostModel& cm, const EngineBehavior& behavior, int6
   k.pages_per_rank = page_tokens > 0 ? k.tokens_per_rank / page_tokens : 0;
   if (context > 0) {
     const int64_t pages_per_request = (context + page_tokens - 1) / page_tokens;
-    const int64_t per_rank = page_tokens > 0 ? k.pages_per_rank / pages_per_request : 0;
+    int64_t per_rank = page_tokens > 0 ? k.pages_per_rank / pages_per_request : 0;
+    if (k.state.slots_per_rank > 0) per_rank = std::min(per_rank, k.state.slots_per_rank);
     k.max_concurrent_requests = per_rank * cm.parallel.dp_attention;
   }
   return k;

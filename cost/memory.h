@@ -45,6 +45,21 @@ struct KvPageBytes {
 };
 KvPageBytes kv_page_bytes(const CostModel& cm, KvPlacement placement, int64_t page_tokens);
 
+// A linear-attention model's recurrent-state slots on one attention rank (engine/core/state_pool.h), sized
+// as SGLang 0.5.x sizes its MambaPool (python/sglang/srt/model_executor/model_runner_kv_cache_mixin.py
+// _handle_max_mamba_cache, server_args.py defaults max_mamba_cache_size None, mamba_full_memory_ratio 0.9,
+// no speculative decoding): of the memory left for caches, ratio / (1 + ratio) goes to state slots of
+// mamba_cache_per_req bytes each, and the KV pool gets the rest less what the slots take. Every engine is
+// sized by this rule here; vLLM's hybrid KV cache manager instead draws each running request's state
+// blocks from the KV pool itself (docs/layers.md).
+inline constexpr double kSglangMambaFullMemoryRatio = 0.9;
+struct StateCapacity {
+  int64_t bytes_per_slot = 0;  // one request's state, all linear layers, one GPU (linear_state.h)
+  int64_t slots_per_rank = 0;  // 0: no linear layers
+  double bytes = 0;            // per GPU: slots_per_rank x bytes_per_slot
+};
+StateCapacity linear_state_capacity(const CostModel& cm, double free_bytes);
+
 struct KvCapacity {
   double usable_hbm_bytes = 0;  // per GPU: device memory (less start-up memory) x the engine's fraction
   double mem_fraction = 0;      // the fraction used (engine's, or the hardware JSON's usable share)
@@ -53,6 +68,7 @@ struct KvCapacity {
   double activation_reserve_bytes =
       0;                        // per GPU, inside the fraction: chunk x hidden x 2 B x kActivationBuffers
                                 // (0 under MemoryRule::kStaticFraction, whose reserve is outside)
+  StateCapacity state;          // linear-attention state slots, taken out of the free bytes first
   double free_bytes = 0;        // per GPU, for main KV + indexer cache (0 when weights do not fit)
   double bytes_per_token = 0;   // one token of context on one GPU (kv_bytes_per_token_per_gpu)
   int64_t tokens_per_rank = 0;  // tokens of context one attention rank can hold

@@ -103,7 +103,7 @@ void price_dsa(const CostModel& cm, const ProfileWork& w, std::array<Term, kOpCo
   const ModelConfig& m = cm.model;
   double s = 0;
   if (dsa_part_s(pc.dsa_attn_decode, pc.dsa_attn_prefill, 0, w, s))
-    set_profile(terms[size_t(Op::kSparseMla)], m.layers * s);
+    set_profile(terms[size_t(Op::kSparseMla)], m.attention_layers() * s);
   const int Lf = m.indexer_full_layers;
   const bool module = w.decode_seqs > 0 && !pc.dsa_indexer_decode.empty();
   ProfileWork parts = w;
@@ -123,8 +123,14 @@ void price_dsa(const CostModel& cm, const ProfileWork& w, std::array<Term, kOpCo
 // The projections around attention (a_proj, q_b_proj with its batched GEMM, o_proj with its), by tokens.
 void price_projections(const CostModel& cm, const ProfileWork& w, std::array<Term, kOpCount>& terms) {
   const ProfileCurves& pc = profile_curves(cm);
-  const int L = cm.model.layers;
+  const int L = cm.model.attention_layers();
   const double decode_tokens = w.prefill_seqs > 0 ? w.tokens - w.prefill_tokens : w.tokens;
+  if (const int Lg = cm.model.mixer_layers(MixerKind::kGatedDeltaNet); Lg > 0)
+    price_parts(terms[size_t(Op::kGdnProj)], Lg,
+                {{&pc.gdn_in, w.tokens}, {&pc.gdn_ba, w.tokens}, {&pc.gdn_out, w.tokens}});
+  if (const int Lm = cm.model.mixer_layers(MixerKind::kMamba2); Lm > 0)
+    price_parts(terms[size_t(Op::kMamba2Proj)], Lm, {{&pc.mamba2_in, w.tokens}, {&pc.mamba2_out, w.tokens}});
+  if (L == 0) return;
   price_parts(terms[size_t(Op::kAProj)], L, {{&pc.a_proj, w.tokens}});
   if (cm.model.attention == AttentionKind::kMla) {
     // decode absorbs W_UK / W_UV into batched GEMMs; prefill (MHA) expands the latent through kv_b_proj
@@ -149,7 +155,7 @@ void price_attention(const CostModel& cm, const ProfileWork& w, std::array<Term,
   const ProfileCurves& pc = profile_curves(cm);
   const ModelConfig& m = cm.model;
   if (mla_module_prices(cm, w)) {
-    price_mla_module(pc, w, m.layers, terms);
+    price_mla_module(pc, w, m.attention_layers(), terms);
     return;
   }
   if (m.has_indexer()) {
@@ -157,7 +163,7 @@ void price_attention(const CostModel& cm, const ProfileWork& w, std::array<Term,
     return;
   }
   double attn_s = 0;
-  if (attention_s(pc, w, attn_s)) set_profile(terms[size_t(Op::kSparseMla)], m.layers * attn_s);
+  if (attention_s(pc, w, attn_s)) set_profile(terms[size_t(Op::kSparseMla)], m.attention_layers() * attn_s);
 }
 
 // The ops the token curves alone price, besides the projections: the dense MLP, the MoE router, the
@@ -196,8 +202,8 @@ void price_fused_shared(double table_s, Term& shared) {
 }
 
 // The ops that price_projections and price_token_ops price from tokens alone (DecodeTokenOps' order).
-constexpr Op kTokenOps[] = {Op::kAProj,  Op::kQBProj,       Op::kOProj, Op::kDenseMlp,
-                            Op::kRouter, Op::kSharedExpert, Op::kLmHead};
+constexpr Op kTokenOps[] = {Op::kAProj,    Op::kQBProj, Op::kOProj,        Op::kGdnProj, Op::kMamba2Proj,
+                            Op::kDenseMlp, Op::kRouter, Op::kSharedExpert, Op::kLmHead};
 static_assert(std::size(kTokenOps) == std::tuple_size_v<decltype(DecodeTokenOps::time_s)>);
 
 // A pure decode rank's token ops remembered by whole tokens under a run (ProfileCurves::decode_ops), or

@@ -18,11 +18,11 @@
 
 namespace tokenline {
 
-// A pure decode rank's ops that token curves alone price (a_proj, q_b_proj, o_proj, dense MLP, router,
-// shared expert, LM head), remembered by its whole tokens: each op's time (NaN: no curve prices it) and the
+// A pure decode rank's ops that token curves alone price (a_proj, q_b_proj, o_proj, the linear-attention
+// projections, dense MLP, router, shared expert, LM head), remembered by its whole tokens: each op's time (NaN: no curve prices it) and the
 // fused shared expert's table time (NaN: not fused).
 struct DecodeTokenOps {
-  std::array<double, 7> time_s{};
+  std::array<double, 9> time_s{};
   double fused_table_s = 0;
   bool filled = false;
 };
@@ -46,6 +46,9 @@ struct ProfileCurves final : TimeSource {
   // GEMM-like components of ops, latency by tokens on one GPU (empty: no table covers it)
   OpCurve a_proj, q_b_proj, kv_b_proj, bmm_pre, bmm_post, o_proj;
   OpCurve dense_up, dense_down, shared_up, shared_down, router, lm_head;
+  // Linear-attention projections (GEMMs of the gemm table): GDN in_proj_qkvz, in_proj_ba, out_proj;
+  // Mamba-2 in_proj, out_proj. Their scans have no table converted: roofline (docs/layers.md).
+  OpCurve gdn_in, gdn_ba, gdn_out, mamba2_in, mamba2_out;
   OpCurve moe;  // fused MoE layer by the tokens entering it (all attention ranks together)
   // The shared expert fused into the MoE kernel as expert topk + 1 (shared_experts_fusion, where SGLang
   // fuses it): 0 when it runs as its own GEMMs, else (topk + 1) / topk, the kernel's rows per token over

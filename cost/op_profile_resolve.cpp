@@ -365,8 +365,25 @@ void resolve_gemms(const ProfileTable& g, const CostModel& cm, ProfileCurves& pc
     pc.o_proj = gemm_curve(g, h, m.heads / tp * double(m.v_head_dim), attn);
   } else {
     const double kvh = std::max(1.0, m.kv_heads / tp);
-    pc.a_proj = gemm_curve(g, (m.heads / tp + 2 * kvh) * double(m.head_dim), h, attn);
+    const double q_heads = m.heads / tp * (m.attn_output_gate ? 2 : 1);  // the gate rides on q_proj
+    pc.a_proj = gemm_curve(g, (q_heads + 2 * kvh) * double(m.head_dim), h, attn);
     pc.o_proj = gemm_curve(g, h, m.heads / tp * double(m.head_dim), attn);
+  }
+  if (m.mixer_layers(MixerKind::kGatedDeltaNet) > 0) {  // SGLang's Qwen3-Next layer: three GEMMs
+    const GdnShape& d = m.gdn;
+    const double key = double(d.key_heads) * double(d.key_head_dim);
+    const double value = double(d.value_heads) * double(d.value_head_dim);
+    const PickedRows gdn = rows(WeightGroup::kAttention, {Op::kGdnProj});
+    pc.gdn_in = gemm_curve(g, (2 * key + 2 * value) / tp, h, gdn);
+    pc.gdn_ba = gemm_curve(g, 2.0 * d.value_heads / tp, h, gdn);
+    pc.gdn_out = gemm_curve(g, h, value / tp, gdn);
+  }
+  if (m.mixer_layers(MixerKind::kMamba2) > 0) {
+    const Mamba2Shape& d = m.mamba;
+    const double inner = double(d.inner());
+    const PickedRows mamba = rows(WeightGroup::kAttention, {Op::kMamba2Proj});
+    pc.mamba2_in = gemm_curve(g, (2 * inner + 2.0 * d.groups * double(d.state_size) + d.heads) / tp, h, mamba);
+    pc.mamba2_out = gemm_curve(g, h, inner / tp, mamba);
   }
   if (m.mlp_dense_layers() > 0) {
     const PickedRows dense = rows(WeightGroup::kDenseMlp, {Op::kDenseMlp});
@@ -598,6 +615,7 @@ void remember_curves(const CostModel& cm, ProfileCurves& pc) {
   const int64_t up_to = cm.options.remembered_tokens;
   if (up_to <= 0) return;
   for (OpCurve* c : {&pc.a_proj, &pc.q_b_proj, &pc.kv_b_proj, &pc.bmm_pre, &pc.bmm_post, &pc.o_proj,
+                     &pc.gdn_in, &pc.gdn_ba, &pc.gdn_out, &pc.mamba2_in, &pc.mamba2_out,
                      &pc.dense_up, &pc.dense_down, &pc.shared_up, &pc.shared_down, &pc.router, &pc.lm_head,
                      &pc.moe, &pc.index_q_proj, &pc.index_k_proj})
     c->tabulate(up_to);

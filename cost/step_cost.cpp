@@ -12,6 +12,7 @@
 
 #include "cost/op_profile_pricing.h"
 #include "cost/rank_work.h"
+#include "engine/model/linear_state.h"
 
 namespace tokenline {
 namespace {
@@ -179,10 +180,12 @@ void attention_block_ops(const CostModel& cm, const RankWork& w, Terms& out) {
   const ModelConfig& m = cm.model;
   const double T = w.tokens, tp = cm.parallel.tp, bpp = cm.weight_bytes_per_param;
   const double h = double(m.hidden);
-  const int L = m.layers, Lf = m.has_indexer() ? m.indexer_full_layers : 0;
+  // Norms run on every layer; the attention ops on the attention layers only (linear ones: linear_mixer_ops).
+  const int Ln = m.layers, L = m.attention_layers(), Lf = m.has_indexer() ? m.indexer_full_layers : 0;
   const bool mla = m.attention == AttentionKind::kMla;
+  // GQA's fused qkv; with an output gate (Qwen3-Next, Qwen3.5) q_proj yields a gate per query dim too.
   const double a_out = mla ? double(m.q_lora_rank + m.kv_lora_rank + m.qk_rope_head_dim)
-                           : double(m.heads + 2 * m.kv_heads) * double(m.head_dim);
+                           : double(m.heads * (m.attn_output_gate ? 2 : 1) + 2 * m.kv_heads) * double(m.head_dim);
   const double w_a = mla ? h * double(m.kv_lora_rank + m.qk_rope_head_dim) +
                                (m.q_lora_rank > 0 ? h * double(m.q_lora_rank) : 0)
                          : h * a_out;
@@ -190,7 +193,7 @@ void attention_block_ops(const CostModel& cm, const RankWork& w, Terms& out) {
             {1, 0, T * h * cm.bpp(WeightGroup::kEmbed), 0, 0, T * h * kActBytes, Rate::kVector});
   finish_op(
       cm, at(out, Op::kRmsnorm),
-      {2 * L, 2 * L * T * h * kNormFlopsPerElem, 0, 0, 0, 2 * L * T * 3 * h * kActBytes, Rate::kVector});
+      {2 * Ln, 2 * Ln * T * h * kNormFlopsPerElem, 0, 0, 0, 2 * Ln * T * 3 * h * kActBytes, Rate::kVector});
   finish_op(
       cm, at(out, Op::kAProj),
       {L, L * 2 * T * w_a / tp, L * w_a * bpp / tp, 0, 0, L * T * (h + a_out / tp) * kActBytes, Rate::kGemm});
@@ -223,6 +226,68 @@ void attention_block_ops(const CostModel& cm, const RankWork& w, Terms& out) {
   finish_op(cm, at(out, Op::kOProj),
             {L, L * 2 * T * w_o / tp, L * w_o * bpp / tp, 0, 0, L * T * (attn_out / tp + h) * kActBytes,
              Rate::kGemm});
+}
+
+// One linear-attention kind's sizes over the whole model (heads split tp ways by the ops below).
+struct LinearDims {
+  double proj_out = 0;   // in_proj outputs per token
+  double out_in = 0;     // out_proj inputs per token
+  double conv = 0;       // conv1d channels
+  double kernel = 0;     // conv1d width
+  double heads = 0;      // state heads
+  double key_dim = 0;    // GDN: key head dim; Mamba-2: state size
+  double value_dim = 0;  // GDN: value head dim; Mamba-2: head dim
+};
+
+LinearDims linear_dims(const ModelConfig& m, MixerKind kind) {
+  if (kind == MixerKind::kMamba2) {
+    const Mamba2Shape& s = m.mamba;
+    const double inner = double(s.inner()), bc = 2.0 * s.groups * double(s.state_size);
+    return {2 * inner + bc + s.heads, inner,           inner + bc, double(s.conv_kernel), double(s.heads),
+            double(s.state_size),     double(s.head_dim)};
+  }
+  const GdnShape& g = m.gdn;
+  const double key = double(g.key_heads) * double(g.key_head_dim);
+  const double value = double(g.value_heads) * double(g.value_head_dim);
+  return {2 * key + 2 * value + 2.0 * g.value_heads, value, 2 * key + value, double(g.conv_kernel),
+          double(g.value_heads), double(g.key_head_dim), double(g.value_head_dim)};
+}
+
+// The chunk the prefill scan works in: flash-linear-attention's chunk_gated_delta_rule (which SGLang and
+// vLLM run for GDN) and Mamba-2's SSD kernels (chunk_size 128 in Nemotron-H's config; 64 in FLA) split a
+// sequence into chunks of 64 tokens, each an attention-like block plus one state update.
+constexpr double kScanChunk = 64;
+// FLOPs per state element per token of one recurrent (decode) step of the delta rule: S^T k (2), the rank-1
+// update (2), the decay (1), the output q^T S (2); Mamba-2's step (dA x S + dt x B x, C^T S) is fewer, the
+// same figure kept for both.
+constexpr double kRecurrentFlopsPerStateElem = 7;
+
+// A linear-attention kind's layers: projections (in_proj, out_proj) and the scan. Decode tokens step the
+// recurrence, each reading and writing the request's state (conv window and SSM state, linear_state.h);
+// prefill runs the chunked scan: per chunk an attention-like block within it and a state update, the
+// chunk states written and read back, and each sequence's state read once and written once.
+void linear_mixer_ops(const CostModel& cm, const RankWork& w, MixerKind kind, Op proj, Op scan, Terms& out) {
+  const ModelConfig& m = cm.model;
+  const int Ll = m.mixer_layers(kind);
+  if (Ll == 0) return;
+  const double T = w.tokens, tp = cm.parallel.tp, h = double(m.hidden);
+  const LinearDims d = linear_dims(m, kind);
+  const double w_proj = h * d.proj_out + d.out_in * h;
+  finish_op(cm, at(out, proj),
+            {Ll, Ll * 2 * T * w_proj / tp, Ll * w_proj * cm.bpp(WeightGroup::kAttention) / tp, 0, 0,
+             Ll * T * (2 * h + (d.proj_out + d.out_in) / tp) * kActBytes, Rate::kGemm});
+  const LinearStateBytes sb = linear_state_bytes(m, kind, cm.parallel.tp);
+  const double state_elems = d.heads / tp * d.key_dim * d.value_dim;
+  const double conv_flops = 2 * d.conv / tp * d.kernel;
+  const double decode_flops = w.decode_tokens * (kRecurrentFlopsPerStateElem * state_elems + conv_flops);
+  const double prefill_flops =
+      w.prefill_tokens * (d.heads / tp * (2 * kScanChunk * (d.key_dim + d.value_dim) +
+                                          4 * d.key_dim * d.value_dim) + conv_flops);
+  const double state_io = 2 * double(sb.total()) * (w.decode_tokens + w.prefill_seqs) +
+                          2 * std::ceil(w.prefill_tokens / kScanChunk) * double(sb.recurrent);
+  finish_op(cm, at(out, scan),
+            {Ll, Ll * (decode_flops + prefill_flops), 0, Ll * state_io, 0,
+             Ll * T * (2 * d.conv + d.out_in + 2 * d.heads) / tp * kActBytes, Rate::kAttention});
 }
 
 // The lightning indexer on the full layers: q/k projections, scoring of every cached key, top-k.
@@ -444,6 +509,8 @@ StepCost step_cost(const CostModel& cm, std::span<const std::span<const SeqWork>
     Terms& t = buffers[here].terms;
     std::memcpy(&t, &kNoTerms, sizeof(Terms));  // ~3 KB: a bulk copy, not member by member
     attention_block_ops(cm, w, t);
+    linear_mixer_ops(cm, w, MixerKind::kGatedDeltaNet, Op::kGdnProj, Op::kGdnScan, t);
+    linear_mixer_ops(cm, w, MixerKind::kMamba2, Op::kMamba2Proj, Op::kMamba2Scan, t);
     mlp_ops(cm, w, t);
     output_ops(cm, w, t);
     rank_collectives(cm, w, expert_imbalance, t);

@@ -164,6 +164,13 @@ void Recorder::trace_counters(int32_t instance, double time_s, const InstanceCou
     metrics_.on_kv_pages(instance, time_s, c.kv.used_pages);
     kv_used_[i] = c.kv.used_pages;
   }
+  if (c.kv.state_total_slots > 0) {
+    if (state_used_.size() <= i) state_used_.resize(i + 1, -1);
+    if (c.kv.state_used_slots != state_used_[i]) {
+      metrics_.on_state_slots(instance, time_s, c.kv.state_used_slots, c.kv.state_total_slots);
+      state_used_[i] = c.kv.state_used_slots;
+    }
+  }
   CounterState& last = counters_[i];
   if (!trace_.enabled() || !window_.contains(time_s)) {
     last = CounterState{};  // the first counters inside the window are written whatever their values
@@ -178,6 +185,10 @@ void Recorder::trace_counters(int32_t instance, double time_s, const InstanceCou
   if (c.kv.used_pages != last.kv_used) {
     trace_.counter(pid, "kv_pages", time_s, {{"used", c.kv.used_pages}});
     last.kv_used = c.kv.used_pages;
+  }
+  if (c.kv.state_total_slots > 0 && c.kv.state_used_slots != last.state_used) {
+    trace_.counter(pid, "state_slots", time_s, {{"used", c.kv.state_used_slots}});
+    last.state_used = c.kv.state_used_slots;
   }
   if (c.last_batch_tokens != last.batch_tokens) {
     trace_.counter(pid, "batch_tokens", time_s, {{"tokens", c.last_batch_tokens}});

@@ -101,6 +101,7 @@ class Recorder {
     int64_t waiting = -1;
     int64_t kv_used = -1;
     int64_t batch_tokens = -1;
+    int64_t state_used = -1;  // linear-attention state slots (never written without them)
   };
   // A rank's step span; at op detail its args end with the batch composition ("batch", trace_reader.h).
   void step_span(int pid, int tid, const Batch& batch, std::span<const int32_t> accepted, double start_s,
@@ -130,6 +131,7 @@ class Recorder {
   std::set<int> host_link_named_;                     // pids whose host-link thread has its name
   std::vector<CounterState> counters_;                // last values written to the trace, by instance
   std::vector<int64_t> kv_used_;                      // last KV pages given to the metrics, by instance
+  std::vector<int64_t> state_used_;                   // last state slots given to the metrics, by instance
   std::vector<InstanceRole> roles_;                   // by instance
   std::vector<std::string> parallel_names_;           // by instance (describe_instance)
   ProgressLine progress_;                             // stderr, when OutputConfig::progress

@@ -125,6 +125,19 @@ void Metrics::on_kv_pages(int32_t instance, double time_s, int64_t used_pages) {
   k.peak_pages = std::max(k.peak_pages, used_pages);
 }
 
+void Metrics::on_state_slots(int32_t instance, double time_s, int64_t used, int64_t total) {
+  if (state_.size() <= static_cast<size_t>(instance)) state_.resize(static_cast<size_t>(instance) + 1);
+  KvTrack& k = state_[static_cast<size_t>(instance)];
+  advance(k, time_s);
+  advance(state_total_, time_s);
+  state_total_.capacity_pages += total - k.capacity_pages;
+  k.capacity_pages = total;
+  state_total_.used_pages += used - k.used_pages;
+  state_total_.peak_pages = std::max(state_total_.peak_pages, state_total_.used_pages);
+  k.used_pages = used;
+  k.peak_pages = std::max(k.peak_pages, used);
+}
+
 // Builds metrics.json section by section (a friend, so the JSON type stays out of metrics.h).
 struct MetricsJson {
   static constexpr double kMs = 1e3;  // latencies are reported in milliseconds
@@ -332,6 +345,10 @@ std::string Metrics::to_json(const RunInfo& info) {
                        {"hit_tokens", cached_tokens_},
                        {"hit_rate", MetricsJson::ratio(cached_tokens_, input_tokens_)}};
   j["kv_pages"] = MetricsJson::kv(kv_total_, end_s);
+  if (state_total_.capacity_pages > 0) {  // only for linear-attention models: other outputs keep their bytes
+    advance(state_total_, end_s);
+    j["state_slots"] = MetricsJson::kv(state_total_, end_s);
+  }
   if (!tiers_.empty()) j["kv_tiers"] = MetricsJson::tiers(*this);
   j["instances"] = MetricsJson::instances(*this, end_s);
   // Only with a profile, so that roofline outputs keep their bytes.

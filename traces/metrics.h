@@ -93,6 +93,9 @@ class Metrics {
   void on_tier_step(double load_s, double store_s, double stall_s);
   void set_kv_capacity(int32_t instance, int64_t pages);
   void on_kv_pages(int32_t instance, double time_s, int64_t used_pages);  // used pages from time_s on
+  // A linear-attention model's state slots (engine/core/state_pool.h), the instance's over its ranks: used
+  // from time_s on, of `total`. metrics.json has a state_slots block only when some instance has slots.
+  void on_state_slots(int32_t instance, double time_s, int64_t used, int64_t total);
 
   int64_t arrived() const { return arrived_; }
   int64_t completed() const { return completed_; }
@@ -170,6 +173,8 @@ class Metrics {
   double tier_stall_s_ = 0;
   int64_t tier_steps_ = 0;
   KvTrack kv_total_;
+  std::vector<KvTrack> state_;  // by instance, the slots as KvTrack's pages; empty without linear layers
+  KvTrack state_total_;
 };
 
 }  // namespace tokenline

@@ -18,7 +18,7 @@ std::string_view to_string(ReservationPolicy policy) {
 }
 
 KvManager::KvManager(const KvConfig& config)
-    : config_(config), pool_(config.total_pages), cache_(config.total_pages) {
+    : config_(config), pool_(config.total_pages), cache_(config.total_pages), state_(config.state_slots) {
   assert(config.page_tokens > 0 && "page_tokens must be positive");
   if ((config.page_tokens & (config.page_tokens - 1)) == 0) {
     page_shift_ = 0;
@@ -63,6 +63,7 @@ void KvManager::admit(HolderId holder, const PrefixMatch& match, int64_t query_t
   t.pages.clear();
   cache_.lock(match, ++tick_, t.pages);
   t.cached = match.pages;
+  if (state_.enabled()) state_.take(holder);
   prefix_query_tokens_ += query_tokens;
   prefix_hit_tokens_ += (match.pages + match.host_pages) * config_.page_tokens;
   hash_comparisons_ += match.comparisons;
@@ -122,6 +123,7 @@ void KvManager::release(HolderId holder) {
   t.pages.clear();
   t.cached = 0;
   t.active = false;
+  state_.give(holder);
 }
 
 int64_t KvManager::evict(int64_t pages) {
@@ -174,6 +176,10 @@ KvCounters KvManager::counters() const {
     c.host_loaded_bytes = host_loaded_pages_ * config_.transfer_bytes_per_page();
     c.host_written_bytes = host_written_pages_ * config_.transfer_bytes_per_page();
   }
+  c.state_total_slots = state_.total_slots();
+  c.state_used_slots = state_.used_slots();
+  c.state_peak_used_slots = state_.peak_used_slots();
+  c.state_used_bytes = c.state_used_slots * config_.state_bytes_per_slot;
   return c;
 }
 
@@ -184,6 +190,16 @@ bool KvManager::check(std::string* why) const {
   };
   if (!cache_.check(why)) return false;
   if (host_ && !host_->check(why)) return false;
+  if (!state_.check(why)) return false;
+  if (state_.enabled()) {
+    for (size_t h = 0; h < tables_.size(); ++h)
+      if (tables_[h].active != state_.holds(static_cast<HolderId>(h)))
+        return fail("holder " + std::to_string(h) + (tables_[h].active ? " holds pages and no state slot"
+                                                                       : " holds a state slot and no pages"));
+    int64_t active = 0;  // a slot held beyond the tables is a holder without one
+    for (const PageTable& t : tables_) active += t.active ? 1 : 0;
+    if (active != state_.used_slots()) return fail("state slots held by holders without page tables");
+  }
   const size_t total = static_cast<size_t>(pool_.total_pages());
   std::vector<int32_t> owners(total, 0);   // page tables holding the page as owned
   std::vector<int32_t> holders(total, 0);  // page tables holding the page as cached

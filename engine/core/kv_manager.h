@@ -16,6 +16,7 @@
 #include "engine/core/kv_tier.h"
 #include "engine/core/page_pool.h"
 #include "engine/core/radix_cache.h"
+#include "engine/core/state_pool.h"
 
 namespace tokenline {
 
@@ -36,6 +37,10 @@ struct KvConfig {
   ReservationPolicy reservation = ReservationPolicy::kIncremental;
   bool prefix_cache = true;  // false: no matching and no insertion; finished pages go free
   HostTierConfig host;       // the host-DRAM tier (kv_tier.h); pages 0: HBM only
+  // Linear-attention models (state_pool.h): recurrent-state slots of this rank, one per running request,
+  // and the bytes of one (all linear layers, one GPU). 0 slots: no linear layers, no state pool.
+  int64_t state_slots = 0;
+  int64_t state_bytes_per_slot = 0;
   // Bytes one page moves between HBM and host: main KV plus the indexer cache that shares its ids.
   int64_t transfer_bytes_per_page() const { return main_bytes_per_page + indexer_bytes_per_page; }
 };
@@ -63,6 +68,11 @@ struct KvCounters {
   int64_t host_evicted_pages = 0;  // pages dropped from host by its LRU
   int64_t host_loaded_bytes = 0;   // host_loaded_pages x transfer_bytes_per_page
   int64_t host_written_bytes = 0;  // host_written_pages x transfer_bytes_per_page
+  // Recurrent-state slots (all 0 without linear-attention layers).
+  int64_t state_total_slots = 0;
+  int64_t state_used_slots = 0;
+  int64_t state_peak_used_slots = 0;
+  int64_t state_used_bytes = 0;  // state_used_slots x state_bytes_per_slot
 };
 
 using HolderId = int32_t;  // a request's slot in its scheduler
@@ -124,8 +134,13 @@ class KvManager {
   int64_t pending_store_pages() const { return pending_store_pages_; }
   void take_pending_store(int64_t pages) { pending_store_pages_ -= std::min(pages, pending_store_pages_); }
 
+  // The recurrent-state slots beside the pages (disabled without linear-attention layers): admit takes
+  // the holder's slot, release returns it.
+  const StatePool& state() const { return state_; }
+
   KvCounters counters() const;
-  // Every page free, owned or cached exactly once; refs equal the holders; tree and tables agree.
+  // Every page free, owned or cached exactly once; refs equal the holders; tree and tables agree; with a
+  // state pool, every holder of pages holds one slot and no other holder does.
   bool check(std::string* why) const;
 
  private:
@@ -151,6 +166,7 @@ class KvManager {
   int64_t hash_comparisons_ = 0;
   int64_t evicted_pages_ = 0;
   std::optional<HostTier> host_;  // none: HBM only
+  StatePool state_;
   std::vector<uint64_t> evicted_paths_;
   std::vector<size_t> evicted_path_ends_;
   int64_t host_hit_tokens_ = 0;

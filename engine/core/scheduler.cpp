@@ -359,6 +359,9 @@ void Scheduler::plan_pass(Batch& batch, RankDecision& decision, const PassFilter
   budget.tokens = config_.max_batch_tokens;
   budget.pages = kv_.available_pages();
   budget.running = config_.max_running_requests - static_cast<int64_t>(running_.size());
+  // A linear-attention model's running requests each hold a state slot (state_pool.h): the free slots
+  // bound admissions as the request limit does (SGLang: its req pool is the mamba pool's size).
+  if (kv_.state().enabled()) budget.running = std::min(budget.running, kv_.state().free_slots());
   budget.victim_cursor = static_cast<int64_t>(running_.size()) - 1;
   if (estimating()) {
     if (pass.decode && pass.only_slot < 0) plan_retractions(decision, budget);

@@ -249,21 +249,13 @@ void read_gpt_oss(const Reader& r, ModelConfig& c) {
   c.router_score_bias = true;
 }
 
-// Qwen3-Next / Qwen3.5-MoE: Qwen3-MoE's GQA (q/k norms, plus an output gate on q: attn_output_gate) on the
-// full_attention layers, Gated DeltaNet on the linear_attention ones (layer_types; without it every
-// full_attention_interval-th layer is full, as transformers' Qwen3NextConfig builds it), Qwen3-MoE's experts
-// plus one shared expert of shared_expert_intermediate_size (its 1 x hidden gate not counted), and
-// mtp_num_hidden_layers MTP layers. Read for weights; refused for simulation (kUnsupported).
-void read_qwen3_next(const Reader& r, ModelConfig& c) {
-  read_qwen3_moe(r, c);
+// The Gated DeltaNet hybrids' layer list (Qwen3-Next, Qwen3.5): Gated DeltaNet on the linear_attention
+// layers of layer_types, full attention on the full_attention ones; without layer_types every
+// full_attention_interval-th layer is full, as transformers' Qwen3NextConfig builds it. The full layers'
+// attention has an output gate on q (attn_output_gate); mtp_num_hidden_layers MTP layers; the recurrent
+// state in mamba_ssm_dtype (Qwen3.5 says float32; absent: SGLang's float32, linear_state.h).
+void read_gdn_hybrid(const Reader& r, ModelConfig& c) {
   c.attn_output_gate = r.boolean_or("attn_output_gate", true);
-  const int64_t shared = r.integer_or("shared_expert_intermediate_size", 0);
-  if (shared > 0 && shared != c.moe_intermediate)
-    throw InputError(
-        r.where("shared_expert_intermediate_size"),
-        "moe_intermediate_size (" + std::to_string(c.moe_intermediate) + ": one shared expert of it)",
-        std::to_string(shared));
-  c.shared_experts = shared > 0 ? 1 : 0;
   c.mtp_layers = to_int(r.integer_or("mtp_num_hidden_layers", 0), r, "mtp_num_hidden_layers");
   c.gdn = {.key_heads = to_int(r.integer("linear_num_key_heads"), r, "linear_num_key_heads"),
            .value_heads = to_int(r.integer("linear_num_value_heads"), r, "linear_num_value_heads"),
@@ -275,6 +267,14 @@ void read_qwen3_next(const Reader& r, ModelConfig& c) {
                                  std::pair{c.gdn.conv_kernel, "linear_conv_kernel_dim"}}) {
     if (v < 1 || v > (int64_t{1} << 16)) throw InputError(r.where(field), "1 .. 65536", std::to_string(v));
   }
+  for (const auto& [v, field] : {std::pair{c.gdn.key_heads, "linear_num_key_heads"},
+                                 std::pair{c.gdn.value_heads, "linear_num_value_heads"}}) {
+    if (v < 1 || v > (1 << 16)) throw InputError(r.where(field), "1 .. 65536", std::to_string(v));
+  }
+  const std::string ssm = r.string_or("mamba_ssm_dtype", "float32");
+  if (ssm != "float32" && ssm != "bfloat16" && ssm != "float16")
+    throw InputError(r.where("mamba_ssm_dtype"), "float32, bfloat16 or float16", "'" + ssm + "'");
+  c.ssm_state_bytes = ssm == "float32" ? 4 : 2;
   if (c.layers > (int64_t{1} << 10))  // validate_model names the range; the list below is not built first
     return;
   c.mixers.assign(size_t(c.layers), MixerKind::kAttention);
@@ -288,7 +288,8 @@ void read_qwen3_next(const Reader& r, ModelConfig& c) {
       if (t == "linear_attention") {
         c.mixers[i] = MixerKind::kGatedDeltaNet;
       } else if (t != "full_attention") {
-        throw InputError(r.where("layer_types"), "linear_attention or full_attention", t.dump());
+        throw InputError(r.where("layer_types[" + std::to_string(i) + "]"), "linear_attention or full_attention",
+                         t.dump());
       }
     }
     return;
@@ -297,6 +298,30 @@ void read_qwen3_next(const Reader& r, ModelConfig& c) {
   if (interval < 1) throw InputError(r.where("full_attention_interval"), "a count >= 1", "0");
   for (int i = 0; i < c.layers; ++i)
     if ((i + 1) % interval != 0) c.mixers[size_t(i)] = MixerKind::kGatedDeltaNet;
+}
+
+// Qwen3-Next / Qwen3.5-MoE: Qwen3-MoE's GQA (q/k norms) and experts plus one shared expert of
+// shared_expert_intermediate_size (its 1 x hidden gate not counted), on read_gdn_hybrid's layers.
+void read_qwen3_next(const Reader& r, ModelConfig& c) {
+  read_qwen3_moe(r, c);
+  const int64_t shared = r.integer_or("shared_expert_intermediate_size", 0);
+  if (shared > 0 && shared != c.moe_intermediate)
+    throw InputError(
+        r.where("shared_expert_intermediate_size"),
+        "moe_intermediate_size (" + std::to_string(c.moe_intermediate) + ": one shared expert of it)",
+        std::to_string(shared));
+  c.shared_experts = shared > 0 ? 1 : 0;
+  read_gdn_hybrid(r, c);
+}
+
+// Qwen3.5 dense (qwen3_5_text, Qwen3.5-27B): Qwen3's GQA and dense MLP on read_gdn_hybrid's layers.
+void read_qwen3_5(const Reader& r, ModelConfig& c) {
+  read_qwen3(r, c);
+  read_gdn_hybrid(r, c);
+}
+
+bool reads_own_layer_types(void (*read)(const Reader&, ModelConfig&)) {
+  return read == read_qwen3_next || read == read_qwen3_5;
 }
 
 // How each family names its expert modules (ModuleNaming: what quantization exclusion lists match).
@@ -335,6 +360,7 @@ constexpr Network kNetworks[] = {
     {"qwen3", "Qwen3ForCausalLM", read_qwen3, kQwenNames},
     {"qwen3_moe", "Qwen3MoeForCausalLM", read_qwen3_moe, kQwenNames},
     {"qwen3_next", "Qwen3NextForCausalLM", read_qwen3_next, kQwenNames},
+    {"qwen3_5_text", "", read_qwen3_5, kQwen35Names},
     {"qwen3_5_moe_text", "", read_qwen3_next, kQwen35Names},
 };
 
@@ -347,11 +373,6 @@ struct Unsupported {
 };
 constexpr Unsupported kUnsupported[] = {
     {"gpt_oss", "layer_types", "sliding-window attention (sliding_window) with attention sinks"},
-    {"qwen3_next", "layer_types", "Gated DeltaNet linear attention (linear_attention layers)"},
-    {"qwen3_5", "layer_types", "Gated DeltaNet linear attention (linear_attention layers)"},
-    {"qwen3_5_text", "layer_types", "Gated DeltaNet linear attention (linear_attention layers)"},
-    {"qwen3_5_moe", "layer_types", "Gated DeltaNet linear attention (linear_attention layers)"},
-    {"qwen3_5_moe_text", "layer_types", "Gated DeltaNet linear attention (linear_attention layers)"},
     {"nemotron_h", "hybrid_override_pattern", "Mamba-2 state-space layers"},
     {"llama4", "attention_chunk_size", "chunked local attention"},
     {"llama4_text", "attention_chunk_size", "chunked local attention"},
@@ -493,7 +514,7 @@ HfModelRead read_config(const CheckpointFiles& files, bool simulate) {
     out.unsupported = unsupported_message(r, *unsupported);
   } else {
     if (c.attention == AttentionKind::kGqa) require_full_attention(r, c, network->model_type);
-    if (network->read != read_qwen3_next) require_full_attention_layers(r, c);
+    if (!reads_own_layer_types(network->read)) require_full_attention_layers(r, c);
   }
   validate_model(c, path);
   c.weights = read_weight_formats(j, top, files, c, network->names);

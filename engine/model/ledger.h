@@ -26,6 +26,12 @@ enum class Op : uint8_t {
   kTopkSelect,       // top-k over the indexer scores (full layers only; shared layers reuse the indices)
   kSparseMla,        // attention over the selected keys (GQA: dense attention over the context)
   kOProj,            // W_UV + o_proj
+  // Linear-attention layers (ModelConfig::mixers), priced over their own count; the ops above then run on
+  // the attention layers only (docs/layers.md).
+  kGdnProj,    // Gated DeltaNet: in_proj_qkvz + in_proj_ba (hidden -> q, k, v, z, b, a) and out_proj
+  kGdnScan,    // Gated DeltaNet: causal conv1d + gated delta rule (chunked in prefill), state read + write
+  kMamba2Proj,  // Mamba-2: in_proj (hidden -> z, x, B, C, dt) and out_proj
+  kMamba2Scan,  // Mamba-2: causal conv1d + selective state-space scan (chunked in prefill), state read + write
   kAttnAllreduce,    // pure TP: AllReduce after o_proj
   kReduceScatter,    // DP attention: ReduceScatter after attention
   kDenseMlp,         // dense layers' MLP (gate/up/down)
@@ -74,6 +80,10 @@ constexpr CollectiveKind op_collective(Op op) {
     case Op::kTopkSelect:
     case Op::kSparseMla:
     case Op::kOProj:
+    case Op::kGdnProj:
+    case Op::kGdnScan:
+    case Op::kMamba2Proj:
+    case Op::kMamba2Scan:
     case Op::kDenseMlp:
     case Op::kRouter:
     case Op::kExpertGemm:

@@ -36,6 +36,17 @@ double gdn_params(const ModelConfig& c) {
          2.0 * g.value_heads + double(g.value_head_dim) + value * h;
 }
 
+// One Mamba-2 mixer (transformers' NemotronHMamba2Mixer): in_proj (hidden -> z, x, B, C and dt: 2 x inner
+// + 2 x groups x state + heads), the depthwise conv1d over x, B and C (with bias), A_log, D and dt_bias per
+// head, the gated RMSNorm over inner, out_proj.
+double mamba2_params(const ModelConfig& c) {
+  const Mamba2Shape& m = c.mamba;
+  const double h = static_cast<double>(c.hidden), inner = double(m.inner());
+  const double bc = 2.0 * m.groups * double(m.state_size);
+  return h * (2 * inner + bc + m.heads) + (inner + bc) * double(m.conv_kernel + 1) + 3.0 * m.heads + inner +
+         inner * h;
+}
+
 // One full layer's indexer: wq_b (q_lora -> heads x dim), wk (hidden -> dim), k_norm (LayerNorm weight +
 // bias), weights_proj (hidden -> heads).
 double indexer_params(const ModelConfig& c) {
@@ -82,9 +93,28 @@ bool ModelConfig::indexer_full_layer(int layer) const {
          ceil_div(int64_t{layer} * indexer_full_layers, layers);
 }
 
+std::string_view mixer_kind_name(MixerKind kind) {
+  switch (kind) {
+    case MixerKind::kAttention:
+      return "attention";
+    case MixerKind::kGatedDeltaNet:
+      return "gdn";
+    case MixerKind::kMamba2:
+      return "mamba2";
+  }
+  return "attention";
+}
+
 int ModelConfig::linear_layers() const {
   int n = 0;
-  for (const MixerKind k : mixers) n += k == MixerKind::kGatedDeltaNet ? 1 : 0;
+  for (const MixerKind k : mixers) n += k != MixerKind::kAttention ? 1 : 0;
+  return n;
+}
+
+int ModelConfig::mixer_layers(MixerKind kind) const {
+  if (mixers.empty()) return kind == MixerKind::kAttention ? layers : 0;
+  int n = 0;
+  for (const MixerKind k : mixers) n += k == kind ? 1 : 0;
   return n;
 }
 
@@ -99,8 +129,9 @@ double ParamCounts::active() const {
 ParamCounts count_params(const ModelConfig& c) {
   ParamCounts p;
   const double h = static_cast<double>(c.hidden);
-  const int linear = c.linear_layers();
-  p.attention = attention_params(c) * (c.layers - linear) + gdn_params(c) * linear;
+  p.attention = attention_params(c) * c.attention_layers() +
+                gdn_params(c) * c.mixer_layers(MixerKind::kGatedDeltaNet) +
+                mamba2_params(c) * c.mixer_layers(MixerKind::kMamba2);
   p.indexer = indexer_params(c) * c.indexer_full_layers;
   p.dense_mlp = mlp_params(c.hidden, c.dense_intermediate) * c.mlp_dense_layers();
   const double expert = mlp_params(c.hidden, c.moe_intermediate);

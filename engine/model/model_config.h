@@ -19,9 +19,11 @@ enum class AttentionKind {
   kGqa,  // grouped-query attention (Llama, Qwen3): KV cache holds kv_heads x head_dim keys and values
 };
 
-// A layer's token mixer where a hybrid's layers differ (layer_types): the model's attention, or Gated
-// DeltaNet linear attention (Qwen3-Next, Qwen3.5: a recurrent state per request, no KV).
-enum class MixerKind { kAttention, kGatedDeltaNet };
+// A layer's token mixer where a hybrid's layers differ (layer_types, hybrid_override_pattern): the model's
+// attention (paged KV), or a linear-attention mixer that keeps a fixed-size recurrent state per request and
+// no KV: Gated DeltaNet (Qwen3-Next, Qwen3.5) or Mamba-2 (Nemotron-H). docs/layers.md.
+enum class MixerKind { kAttention, kGatedDeltaNet, kMamba2 };
+std::string_view mixer_kind_name(MixerKind kind);  // "attention", "gdn", "mamba2"
 
 // Gated DeltaNet sizes (Qwen3-Next's linear_* fields).
 struct GdnShape {
@@ -30,6 +32,17 @@ struct GdnShape {
   int64_t key_head_dim = 0;
   int64_t value_head_dim = 0;
   int64_t conv_kernel = 0;
+};
+
+// Mamba-2 sizes (Nemotron-H's mamba_num_heads, mamba_head_dim, ssm_state_size, n_groups, conv_kernel):
+// heads x head_dim is the inner width the SSM runs over; B and C have n_groups x state_size each.
+struct Mamba2Shape {
+  int heads = 0;
+  int64_t head_dim = 0;
+  int64_t state_size = 0;
+  int groups = 0;
+  int64_t conv_kernel = 0;
+  int64_t inner() const { return int64_t{heads} * head_dim; }
 };
 
 struct ModelConfig {
@@ -55,10 +68,15 @@ struct ModelConfig {
   int64_t head_dim = 0;
   bool qk_norm = false;  // Qwen3: an RMSNorm over each head's query and key (2 x head_dim weights per layer)
   bool attn_output_gate = false;  // Qwen3-Next / Qwen3.5: q_proj also yields a sigmoid gate per head dim
-  // Per layer mixer, empty: every layer `attention`. Only weights and parameter counts read the
-  // Gated DeltaNet layers yet: such a config is refused for simulation (HfModelRead::unsupported).
+  // Per layer mixer, empty: every layer `attention`. Linear-attention layers hold no KV: their state is a
+  // fixed-size slot per request (engine/model/linear_state.h), priced by their own ledger ops.
   std::vector<MixerKind> mixers;
   GdnShape gdn;
+  Mamba2Shape mamba;
+  // Bytes of one element of the linear layers' recurrent (SSM / delta) state: SGLang keeps it in float32
+  // unless the config's mamba_ssm_dtype says otherwise (python/sglang/srt/configs/mamba_utils.py
+  // mamba2_state_dtype: env SGLANG_MAMBA_SSM_DTYPE, else the config's mamba_ssm_dtype, else float32).
+  int64_t ssm_state_bytes = 4;
   // MLP / MoE
   int routed_experts = 0;  // 0: dense model
   int experts_per_token = 0;
@@ -84,9 +102,12 @@ struct ModelConfig {
   KvLayout default_kv_layout = KvLayout::kFp8DsMla;
 
   bool is_moe() const { return routed_experts > 0; }
-  int linear_layers() const;  // layers whose mixer is Gated DeltaNet
+  int linear_layers() const;             // layers whose mixer is linear attention (GDN or Mamba-2)
+  int mixer_layers(MixerKind kind) const;  // layers of one mixer kind
+  // Layers with attention and so paged KV: every layer but the linear ones.
+  int attention_layers() const { return layers - linear_layers(); }
   bool linear_layer(int layer) const {
-    return layer >= 0 && size_t(layer) < mixers.size() && mixers[size_t(layer)] == MixerKind::kGatedDeltaNet;
+    return layer >= 0 && size_t(layer) < mixers.size() && mixers[size_t(layer)] != MixerKind::kAttention;
   }
   bool has_indexer() const { return indexer_heads > 0; }
   int moe_layers() const { return is_moe() ? layers - dense_layers : 0; }
@@ -155,11 +176,12 @@ struct CheckpointFiles {
 
 // A Hugging Face config.json (model_type deepseek_v3, deepseek_v32, glm_moe_dsa, glm4_moe, llama, minimax_m2,
 // mistral, mixtral, qwen2, qwen3, qwen3_moe, or another whose architectures class is one of theirs; GQA
-// models with full attention only), or a multimodal wrapper's text_config (Kimi-K2.5), with its weight
+// models with full attention only; the Gated DeltaNet hybrids qwen3_next, qwen3_5_text, qwen3_5_moe_text), or
+// a multimodal wrapper's text_config (Kimi-K2.5, Qwen3.5), with its weight
 // formats (quantization_config, or hf_quant_config.json beside it). Python's Infinity / NaN literals are
 // read. Throws InputError naming the file and the field on missing, mistyped or out-of-range fields, an
 // unknown quant_method or format, or a family whose layers need a mechanism tokenline does not model
-// (gpt_oss, qwen3_next, qwen3_5*, nemotron_h, llama4, gemma3/4).
+// (gpt_oss, nemotron_h, llama4, gemma3/4).
 ModelConfig parse_hf_model(const CheckpointFiles& files);
 
 // A config.json read as far as tokenline describes it. unsupported: the one-line refusal of a family whose

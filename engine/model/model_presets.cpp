@@ -124,11 +124,47 @@ ModelConfig llama(const char* name, int layers, int64_t hidden, int heads, int64
   return c;
 }
 
+// Qwen3.5-397B-A17B (Qwen/Qwen3.5-397B-A17B's config.json, Apache-2.0; a copy in
+// tests/engine/model/data/hf/qwen3.5-397b-a17b): 60 layers, Gated DeltaNet on three of every four and gated
+// full attention on every fourth (layer_types), 512 experts top-10 plus one shared expert, one MTP layer,
+// its vision tower left out. Weights in FP8 128 x 128 blocks, as Qwen/Qwen3.5-397B-A17B-FP8 serves them.
+ModelConfig qwen3_5_397b() {
+  ModelConfig c;
+  c.name = "qwen3.5-397b-a17b";
+  c.hf_model_type = "qwen3_5_moe_text";
+  c.attention = AttentionKind::kGqa;
+  c.layers = 60;
+  c.hidden = 4096;
+  c.heads = 32;
+  c.kv_heads = 2;
+  c.head_dim = 256;
+  c.qk_norm = true;
+  c.attn_output_gate = true;
+  c.mixers.assign(size_t(c.layers), MixerKind::kGatedDeltaNet);
+  for (int l = 3; l < c.layers; l += 4) c.mixers[size_t(l)] = MixerKind::kAttention;
+  c.gdn = {.key_heads = 16, .value_heads = 64, .key_head_dim = 128, .value_head_dim = 128, .conv_kernel = 4};
+  c.ssm_state_bytes = 4;  // mamba_ssm_dtype float32
+  c.routed_experts = 512;
+  c.experts_per_token = 10;
+  c.shared_experts = 1;
+  c.moe_intermediate = 1024;
+  c.router_score_bias = false;
+  c.vocab = 248320;
+  c.mtp_layers = 1;
+  c.max_context_tokens = 262144;
+  c.weight_dtype = Dtype::kFp8;
+  c.weight_block = 128;
+  c.default_kv_layout = KvLayout::kBf16;
+  c.left_out = "vision_config (its encoder is not modelled: text only)";
+  return c;
+}
+
 }  // namespace
 
 const std::vector<std::string>& model_preset_names() {
-  static const std::vector<std::string> names = {"glm-5.3",     "glm-5.3-tiny", "deepseek-v3.2",
-                                                 "deepseek-v3", "llama-3.1-8b", "llama-3.1-70b"};
+  static const std::vector<std::string> names = {"glm-5.3",      "glm-5.3-tiny",  "deepseek-v3.2",
+                                                 "deepseek-v3",  "llama-3.1-8b",  "llama-3.1-70b",
+                                                 "qwen3.5-397b-a17b"};
   return names;
 }
 
@@ -139,6 +175,7 @@ ModelConfig model_preset(std::string_view name) {
   if (name == "deepseek-v3") return deepseek_v3();
   if (name == "llama-3.1-8b") return llama("llama-3.1-8b", 32, 4096, 32, 14336);
   if (name == "llama-3.1-70b") return llama("llama-3.1-70b", 80, 8192, 64, 28672);
+  if (name == "qwen3.5-397b-a17b") return qwen3_5_397b();
   std::string names;
   for (const std::string& n : model_preset_names()) names += (names.empty() ? "" : ", ") + n;
   throw InputError("--model", "one of " + names, "'" + std::string(name) + "'");

@@ -33,6 +33,14 @@ std::string_view op_name(Op op) {
       return "sparse_mla";
     case Op::kOProj:
       return "o_proj";
+    case Op::kGdnProj:
+      return "gdn_proj";
+    case Op::kGdnScan:
+      return "gdn_scan";
+    case Op::kMamba2Proj:
+      return "mamba2_proj";
+    case Op::kMamba2Scan:
+      return "mamba2_scan";
     case Op::kAttnAllreduce:
       return "attn_allreduce";
     case Op::kReduceScatter:

@@ -1,0 +1,36 @@
+#include "engine/model/linear_state.h"
+
+#include <algorithm>
+
+namespace tokenline {
+
+LinearStateBytes linear_state_bytes(const ModelConfig& c, MixerKind kind, int tp) {
+  const int64_t t = std::max(1, tp);
+  switch (kind) {
+    case MixerKind::kAttention:
+      return {};
+    case MixerKind::kGatedDeltaNet: {
+      const GdnShape& g = c.gdn;
+      const int64_t channels = 2 * int64_t{g.key_heads} * g.key_head_dim + int64_t{g.value_heads} * g.value_head_dim;
+      return {.conv = channels / t * std::max<int64_t>(0, g.conv_kernel - 1) * kConvStateBytes,
+              .recurrent = int64_t{g.value_heads} / t * g.key_head_dim * g.value_head_dim * c.ssm_state_bytes};
+    }
+    case MixerKind::kMamba2: {
+      const Mamba2Shape& m = c.mamba;
+      const int64_t groups = m.groups % t == 0 ? m.groups : t;
+      const int64_t channels = m.inner() + 2 * groups * m.state_size;
+      return {.conv = channels / t * std::max<int64_t>(0, m.conv_kernel - 1) * kConvStateBytes,
+              .recurrent = int64_t{m.heads} / t * m.head_dim * m.state_size * c.ssm_state_bytes};
+    }
+  }
+  return {};
+}
+
+int64_t linear_state_bytes_per_request(const ModelConfig& c, int tp) {
+  int64_t bytes = 0;
+  for (const MixerKind k : {MixerKind::kGatedDeltaNet, MixerKind::kMamba2})
+    bytes += linear_state_bytes(c, k, tp).total() * c.mixer_layers(k);
+  return bytes;
+}
+
+}  // namespace tokenline
