@@ -189,6 +189,9 @@ void print_header(const LedgerArgs& a, const Setup& s) {
   std::printf("layers %d = %d dense + %d MoE; indexer %d full + %d shared\n", cm.model.layers,
               cm.model.mlp_dense_layers(), cm.model.moe_layers(),
               cm.model.has_indexer() ? cm.model.indexer_full_layers : 0, cm.model.indexer_shared_layers());
+  if (cm.model.linear_layers() > 0)
+    std::printf("mixers: %d attention + %d gdn + %d mamba2\n", cm.model.attention_layers(),
+                cm.model.mixer_layers(MixerKind::kGatedDeltaNet), cm.model.mixer_layers(MixerKind::kMamba2));
   const std::string profile_times =
       a.profile.empty() ? "" : "profile " + a.profile + " where measured, else roofline";
   const char* times = cm.options.ideal     ? "ideal (the seed's 4.8 TB/s, 787 GB/s, 25 GB/s, 5 us)"
@@ -297,6 +300,10 @@ void print_memory(const CostModel& cm, int64_t context) {
       "tokens in the instance%s\n",
       (long long)k.tokens_per_rank, (long long)k.pages_per_rank, (long long)kDefaultPageTokens,
       (long long)k.max_concurrent_requests, (long long)context, k.weights_fit ? "" : " (weights do not fit)");
+  if (k.state.slots_per_rank > 0)  // a linear-attention model (docs/layers.md): slots beside the KV
+    std::printf("State slots: %lld of %.2f MB per attention rank (%d linear layers), %.2f GB per GPU\n",
+                (long long)k.state.slots_per_rank, double(k.state.bytes_per_slot) / 1e6, cm.model.linear_layers(),
+                k.state.bytes / 1e9);
   std::printf("Batch limit (context tokens: requests holding KV in the instance):");
   for (int64_t ctx : batch_limit_contexts(cm, context)) {
     std::printf("  %lld: %lld", (long long)ctx, (long long)capacity(cm, ctx).max_concurrent_requests);

@@ -154,6 +154,10 @@ InstanceCounters Instance::counters() const {
     c.kv.host_evicted_pages += k.host_evicted_pages;
     c.kv.host_loaded_bytes += k.host_loaded_bytes;
     c.kv.host_written_bytes += k.host_written_bytes;
+    c.kv.state_total_slots += k.state_total_slots;
+    c.kv.state_used_slots += k.state_used_slots;
+    c.kv.state_peak_used_slots += k.state_peak_used_slots;
+    c.kv.state_used_bytes += k.state_used_bytes;
   }
   return c;
 }
