@@ -118,8 +118,8 @@ TEST_CASE("Qwen3.5-397B-A17B weights per GPU: BF16 and FP8 blocks match the tens
   CHECK(bf16 / 1e9 == Approx(2 * 396.9).epsilon(0.01));  // the model card's 397B
   ModelConfig m = qwen35();
   CHECK(weight_bytes_per_gpu(cm_of(m, "tp8")).total() * 8 == Approx(bf16).epsilon(0.02));
-  // FP8 blocks on the Linear layers (--weights-format fp8_block; Qwen's FP8 release quantizes these),
+  // FP8 blocks on the Linear layers (--weights-format fp8-block128; Qwen's FP8 release quantizes these),
   // embeddings, norms, routers and the LM head in BF16.
-  override_weight_format(m, "fp8_block");
+  override_weight_format(m, "fp8-block128");
   CHECK(weight_bytes_per_gpu(cm_of(m, "tp8")).total() * 8 == Approx(fp8_bytes + 2 * other).epsilon(0.02));
 }
