@@ -302,8 +302,8 @@ void print_memory(const CostModel& cm, int64_t context) {
       (long long)k.max_concurrent_requests, (long long)context, k.weights_fit ? "" : " (weights do not fit)");
   if (k.state.slots_per_rank > 0)  // a linear-attention model (docs/layers.md): slots beside the KV
     std::printf("State slots: %lld of %.2f MB per attention rank (%d linear layers), %.2f GB per GPU\n",
-                (long long)k.state.slots_per_rank, double(k.state.bytes_per_slot) / 1e6, cm.model.linear_layers(),
-                k.state.bytes / 1e9);
+                (long long)k.state.slots_per_rank, double(k.state.bytes_per_slot) / 1e6,
+                cm.model.linear_layers(), k.state.bytes / 1e9);
   std::printf("Batch limit (context tokens: requests holding KV in the instance):");
   for (int64_t ctx : batch_limit_contexts(cm, context)) {
     std::printf("  %lld: %lld", (long long)ctx, (long long)capacity(cm, ctx).max_concurrent_requests);

@@ -19,8 +19,8 @@
 namespace tokenline {
 
 // A pure decode rank's ops that token curves alone price (a_proj, q_b_proj, o_proj, the linear-attention
-// projections, dense MLP, router, shared expert, LM head), remembered by its whole tokens: each op's time (NaN: no curve prices it) and the
-// fused shared expert's table time (NaN: not fused).
+// projections, dense MLP, router, shared expert, LM head), remembered by its whole tokens: each op's time
+// (NaN: no curve prices it) and the fused shared expert's table time (NaN: not fused).
 struct DecodeTokenOps {
   std::array<double, 9> time_s{};
   double fused_table_s = 0;

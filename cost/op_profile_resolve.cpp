@@ -382,7 +382,8 @@ void resolve_gemms(const ProfileTable& g, const CostModel& cm, ProfileCurves& pc
     const Mamba2Shape& d = m.mamba;
     const double inner = double(d.inner());
     const PickedRows mamba = rows(WeightGroup::kAttention, {Op::kMamba2Proj});
-    pc.mamba2_in = gemm_curve(g, (2 * inner + 2.0 * d.groups * double(d.state_size) + d.heads) / tp, h, mamba);
+    pc.mamba2_in =
+        gemm_curve(g, (2 * inner + 2.0 * d.groups * double(d.state_size) + d.heads) / tp, h, mamba);
     pc.mamba2_out = gemm_curve(g, h, inner / tp, mamba);
   }
   if (m.mlp_dense_layers() > 0) {
@@ -614,10 +615,10 @@ void apply_speed_scale(const OpProfile& p, ProfileCurves& pc) {
 void remember_curves(const CostModel& cm, ProfileCurves& pc) {
   const int64_t up_to = cm.options.remembered_tokens;
   if (up_to <= 0) return;
-  for (OpCurve* c : {&pc.a_proj, &pc.q_b_proj, &pc.kv_b_proj, &pc.bmm_pre, &pc.bmm_post, &pc.o_proj,
-                     &pc.gdn_in, &pc.gdn_ba, &pc.gdn_out, &pc.mamba2_in, &pc.mamba2_out,
-                     &pc.dense_up, &pc.dense_down, &pc.shared_up, &pc.shared_down, &pc.router, &pc.lm_head,
-                     &pc.moe, &pc.index_q_proj, &pc.index_k_proj})
+  for (OpCurve* c : {&pc.a_proj,     &pc.q_b_proj, &pc.kv_b_proj,  &pc.bmm_pre,      &pc.bmm_post,
+                     &pc.o_proj,     &pc.gdn_in,   &pc.gdn_ba,     &pc.gdn_out,      &pc.mamba2_in,
+                     &pc.mamba2_out, &pc.dense_up, &pc.dense_down, &pc.shared_up,    &pc.shared_down,
+                     &pc.router,     &pc.lm_head,  &pc.moe,        &pc.index_q_proj, &pc.index_k_proj})
     c->tabulate(up_to);
   for (OpGrid* g : {&pc.attn_prefill, &pc.dsa_attn_prefill, &pc.dsa_logits_prefill, &pc.dsa_topk_prefill})
     g->tabulate(up_to);

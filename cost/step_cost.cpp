@@ -184,8 +184,9 @@ void attention_block_ops(const CostModel& cm, const RankWork& w, Terms& out) {
   const int Ln = m.layers, L = m.attention_layers(), Lf = m.has_indexer() ? m.indexer_full_layers : 0;
   const bool mla = m.attention == AttentionKind::kMla;
   // GQA's fused qkv; with an output gate (Qwen3-Next, Qwen3.5) q_proj yields a gate per query dim too.
-  const double a_out = mla ? double(m.q_lora_rank + m.kv_lora_rank + m.qk_rope_head_dim)
-                           : double(m.heads * (m.attn_output_gate ? 2 : 1) + 2 * m.kv_heads) * double(m.head_dim);
+  const double a_out =
+      mla ? double(m.q_lora_rank + m.kv_lora_rank + m.qk_rope_head_dim)
+          : double(m.heads * (m.attn_output_gate ? 2 : 1) + 2 * m.kv_heads) * double(m.head_dim);
   const double w_a = mla ? h * double(m.kv_lora_rank + m.qk_rope_head_dim) +
                                (m.q_lora_rank > 0 ? h * double(m.q_lora_rank) : 0)
                          : h * a_out;
@@ -243,14 +244,20 @@ LinearDims linear_dims(const ModelConfig& m, MixerKind kind) {
   if (kind == MixerKind::kMamba2) {
     const Mamba2Shape& s = m.mamba;
     const double inner = double(s.inner()), bc = 2.0 * s.groups * double(s.state_size);
-    return {2 * inner + bc + s.heads, inner,           inner + bc, double(s.conv_kernel), double(s.heads),
-            double(s.state_size),     double(s.head_dim)};
+    return {2 * inner + bc + s.heads, inner,           inner + bc,
+            double(s.conv_kernel),    double(s.heads), double(s.state_size),
+            double(s.head_dim)};
   }
   const GdnShape& g = m.gdn;
   const double key = double(g.key_heads) * double(g.key_head_dim);
   const double value = double(g.value_heads) * double(g.value_head_dim);
-  return {2 * key + 2 * value + 2.0 * g.value_heads, value, 2 * key + value, double(g.conv_kernel),
-          double(g.value_heads), double(g.key_head_dim), double(g.value_head_dim)};
+  return {2 * key + 2 * value + 2.0 * g.value_heads,
+          value,
+          2 * key + value,
+          double(g.conv_kernel),
+          double(g.value_heads),
+          double(g.key_head_dim),
+          double(g.value_head_dim)};
 }
 
 // The chunk the prefill scan works in: flash-linear-attention's chunk_gated_delta_rule (which SGLang and
@@ -281,8 +288,9 @@ void linear_mixer_ops(const CostModel& cm, const RankWork& w, MixerKind kind, Op
   const double conv_flops = 2 * d.conv / tp * d.kernel;
   const double decode_flops = w.decode_tokens * (kRecurrentFlopsPerStateElem * state_elems + conv_flops);
   const double prefill_flops =
-      w.prefill_tokens * (d.heads / tp * (2 * kScanChunk * (d.key_dim + d.value_dim) +
-                                          4 * d.key_dim * d.value_dim) + conv_flops);
+      w.prefill_tokens *
+      (d.heads / tp * (2 * kScanChunk * (d.key_dim + d.value_dim) + 4 * d.key_dim * d.value_dim) +
+       conv_flops);
   const double state_io = 2 * double(sb.total()) * (w.decode_tokens + w.prefill_seqs) +
                           2 * std::ceil(w.prefill_tokens / kScanChunk) * double(sb.recurrent);
   finish_op(cm, at(out, scan),

@@ -194,8 +194,9 @@ bool KvManager::check(std::string* why) const {
   if (state_.enabled()) {
     for (size_t h = 0; h < tables_.size(); ++h)
       if (tables_[h].active != state_.holds(static_cast<HolderId>(h)))
-        return fail("holder " + std::to_string(h) + (tables_[h].active ? " holds pages and no state slot"
-                                                                       : " holds a state slot and no pages"));
+        return fail(
+            "holder " + std::to_string(h) +
+            (tables_[h].active ? " holds pages and no state slot" : " holds a state slot and no pages"));
     int64_t active = 0;  // a slot held beyond the tables is a holder without one
     for (const PageTable& t : tables_) active += t.active ? 1 : 0;
     if (active != state_.used_slots()) return fail("state slots held by holders without page tables");

@@ -288,8 +288,8 @@ void read_gdn_hybrid(const Reader& r, ModelConfig& c) {
       if (t == "linear_attention") {
         c.mixers[i] = MixerKind::kGatedDeltaNet;
       } else if (t != "full_attention") {
-        throw InputError(r.where("layer_types[" + std::to_string(i) + "]"), "linear_attention or full_attention",
-                         t.dump());
+        throw InputError(r.where("layer_types[" + std::to_string(i) + "]"),
+                         "linear_attention or full_attention", t.dump());
       }
     }
     return;

@@ -28,24 +28,25 @@ enum class Op : uint8_t {
   kOProj,            // W_UV + o_proj
   // Linear-attention layers (ModelConfig::mixers), priced over their own count; the ops above then run on
   // the attention layers only (docs/layers.md).
-  kGdnProj,    // Gated DeltaNet: in_proj_qkvz + in_proj_ba (hidden -> q, k, v, z, b, a) and out_proj
-  kGdnScan,    // Gated DeltaNet: causal conv1d + gated delta rule (chunked in prefill), state read + write
+  kGdnProj,     // Gated DeltaNet: in_proj_qkvz + in_proj_ba (hidden -> q, k, v, z, b, a) and out_proj
+  kGdnScan,     // Gated DeltaNet: causal conv1d + gated delta rule (chunked in prefill), state read + write
   kMamba2Proj,  // Mamba-2: in_proj (hidden -> z, x, B, C, dt) and out_proj
-  kMamba2Scan,  // Mamba-2: causal conv1d + selective state-space scan (chunked in prefill), state read + write
-  kAttnAllreduce,    // pure TP: AllReduce after o_proj
-  kReduceScatter,    // DP attention: ReduceScatter after attention
-  kDenseMlp,         // dense layers' MLP (gate/up/down)
-  kDenseAllreduce,   // DP attention: AllReduce after the dense MLP
-  kRouter,           // MoE gate + grouped top-k
-  kDispatch,         // EP: all-to-all of each token to its experts (FP8)
-  kExpertGemm,       // routed experts' grouped GEMMs (w1, w3, w2)
-  kSharedExpert,     // shared expert MLP
-  kCombine,          // EP: all-to-all back (BF16)
-  kMlpAllreduce,     // pure TP: AllReduce after the MLP / MoE
-  kLmHead,           // vocab-parallel LM head GEMM (decode tokens and last prefill chunks only)
-  kVocabAllgather,   // AllGather of FP32 logits over the vocab shards
-  kSample,           // sampling (decode tokens and last prefill chunks)
-  kMtpDraft,         // MTP layer forward when speculative decoding is on
+  kMamba2Scan,  // Mamba-2: causal conv1d + selective state-space scan (chunked in prefill), state read +
+                // write
+  kAttnAllreduce,   // pure TP: AllReduce after o_proj
+  kReduceScatter,   // DP attention: ReduceScatter after attention
+  kDenseMlp,        // dense layers' MLP (gate/up/down)
+  kDenseAllreduce,  // DP attention: AllReduce after the dense MLP
+  kRouter,          // MoE gate + grouped top-k
+  kDispatch,        // EP: all-to-all of each token to its experts (FP8)
+  kExpertGemm,      // routed experts' grouped GEMMs (w1, w3, w2)
+  kSharedExpert,    // shared expert MLP
+  kCombine,         // EP: all-to-all back (BF16)
+  kMlpAllreduce,    // pure TP: AllReduce after the MLP / MoE
+  kLmHead,          // vocab-parallel LM head GEMM (decode tokens and last prefill chunks only)
+  kVocabAllgather,  // AllGather of FP32 logits over the vocab shards
+  kSample,          // sampling (decode tokens and last prefill chunks)
+  kMtpDraft,        // MTP layer forward when speculative decoding is on
   kCount,
 };
 inline constexpr int kOpCount = static_cast<int>(Op::kCount);

@@ -11,9 +11,11 @@ LinearStateBytes linear_state_bytes(const ModelConfig& c, MixerKind kind, int tp
       return {};
     case MixerKind::kGatedDeltaNet: {
       const GdnShape& g = c.gdn;
-      const int64_t channels = 2 * int64_t{g.key_heads} * g.key_head_dim + int64_t{g.value_heads} * g.value_head_dim;
-      return {.conv = channels / t * std::max<int64_t>(0, g.conv_kernel - 1) * kConvStateBytes,
-              .recurrent = int64_t{g.value_heads} / t * g.key_head_dim * g.value_head_dim * c.ssm_state_bytes};
+      const int64_t channels =
+          2 * int64_t{g.key_heads} * g.key_head_dim + int64_t{g.value_heads} * g.value_head_dim;
+      return {
+          .conv = channels / t * std::max<int64_t>(0, g.conv_kernel - 1) * kConvStateBytes,
+          .recurrent = int64_t{g.value_heads} / t * g.key_head_dim * g.value_head_dim * c.ssm_state_bytes};
     }
     case MixerKind::kMamba2: {
       const Mamba2Shape& m = c.mamba;

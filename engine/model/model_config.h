@@ -102,7 +102,7 @@ struct ModelConfig {
   KvLayout default_kv_layout = KvLayout::kFp8DsMla;
 
   bool is_moe() const { return routed_experts > 0; }
-  int linear_layers() const;             // layers whose mixer is linear attention (GDN or Mamba-2)
+  int linear_layers() const;               // layers whose mixer is linear attention (GDN or Mamba-2)
   int mixer_layers(MixerKind kind) const;  // layers of one mixer kind
   // Layers with attention and so paged KV: every layer but the linear ones.
   int attention_layers() const { return layers - linear_layers(); }

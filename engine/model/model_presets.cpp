@@ -162,8 +162,8 @@ ModelConfig qwen3_5_397b() {
 }  // namespace
 
 const std::vector<std::string>& model_preset_names() {
-  static const std::vector<std::string> names = {"glm-5.3",      "glm-5.3-tiny",  "deepseek-v3.2",
-                                                 "deepseek-v3",  "llama-3.1-8b",  "llama-3.1-70b",
+  static const std::vector<std::string> names = {"glm-5.3",          "glm-5.3-tiny", "deepseek-v3.2",
+                                                 "deepseek-v3",      "llama-3.1-8b", "llama-3.1-70b",
                                                  "qwen3.5-397b-a17b"};
   return names;
 }

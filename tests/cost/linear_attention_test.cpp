@@ -89,8 +89,8 @@ TEST_CASE("State slots take SGLang's mamba share of the free memory, KV counts t
   CHECK(k.bytes_per_token == 15.0 * 2 * 1 * 256 * 2);
   CHECK(k.max_concurrent_requests <= k.state.slots_per_rank);
   // A model without linear layers has no slots.
-  CHECK(kv_capacity(cm_of(model_preset("llama-3.1-70b"), "tp8"), sglang_behavior(), 4096).state.slots_per_rank ==
-        0);
+  CHECK(kv_capacity(cm_of(model_preset("llama-3.1-70b"), "tp8"), sglang_behavior(), 4096)
+            .state.slots_per_rank == 0);
 }
 
 TEST_CASE("Qwen3.5-397B-A17B weights per GPU: BF16 and FP8 blocks match the tensors' bytes",
@@ -102,10 +102,16 @@ TEST_CASE("Qwen3.5-397B-A17B weights per GPU: BF16 and FP8 blocks match the tens
   struct Linear {
     double count, out, in;
   };
-  const std::vector<Linear> linears = {
-      {gdn, 2 * key + value, h},  {gdn, value, h},      {gdn, 2 * 64, h},        {gdn, h, value},
-      {full, 2 * 32 * 256, h},    {full, 2 * 2 * 256, h}, {full, h, 32 * 256},   {3 * layers, inter, h},
-      {2 * layers * experts, inter, h}, {layers * experts, h, inter}};
+  const std::vector<Linear> linears = {{gdn, 2 * key + value, h},
+                                       {gdn, value, h},
+                                       {gdn, 2 * 64, h},
+                                       {gdn, h, value},
+                                       {full, 2 * 32 * 256, h},
+                                       {full, 2 * 2 * 256, h},
+                                       {full, h, 32 * 256},
+                                       {3 * layers, inter, h},
+                                       {2 * layers * experts, inter, h},
+                                       {layers * experts, h, inter}};
   double linear_params = 0, fp8_bytes = 0;
   for (const Linear& l : linears) {
     linear_params += l.count * l.out * l.in;
