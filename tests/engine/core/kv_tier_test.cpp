@@ -168,7 +168,7 @@ TEST_CASE("Logged tier copies, made in order before each step, give every hit pa
        {WritePolicy::kWriteThrough, WritePolicy::kWriteThroughSelective, WritePolicy::kWriteBack}) {
     for (uint64_t seed = 1; seed <= 6; ++seed) {
       INFO(to_string(policy) << " seed " << seed);
-      constexpr int64_t kHbm = 10, kHost = 9;
+      constexpr int64_t kHbm = 10, kHost = 16;
       KvConfig config = tiered(kHbm, kHost, policy);
       config.host.log_copies = true;
       KvManager kv(config);
@@ -224,7 +224,9 @@ TEST_CASE("Logged tier copies, made in order before each step, give every hit pa
         }
         kv.take_pending_store(kv.pending_store_pages());
       }
-      CHECK(host_hits > 20);  // the tier was exercised: loads and stores both ran
+      INFO("host hits " << host_hits << ", host evictions " << kv.counters().host_evicted_pages);
+      CHECK(host_hits > 20);  // the tier was exercised: loads, stores and host evictions all ran
+      CHECK(kv.counters().host_evicted_pages > 20);
       CHECK(bytes.loads > 20);
       CHECK(bytes.stores > 20);
       CHECK(bytes.loads == kv.counters().host_loaded_pages);

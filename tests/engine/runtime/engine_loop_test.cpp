@@ -150,16 +150,15 @@ struct TierTokens final : EngineObserver {
 };
 
 TEST_CASE("engine loop: prefixes loaded back from the host tier give the tokens of computing them") {
-  // 12 HBM pages cannot keep the 3 groups' prefixes between their requests; 48 host slots can.
+  // 8 HBM pages of 16 tokens cannot keep the 3 groups' prefixes between their requests; 48 host slots can.
   // log_copies false: the same decisions (the core's log changes none) with no page copied, what a tier
   // that only pretended to copy would compute from.
   auto generate = [](WritePolicy policy, bool log_copies, InstanceCounters* counters) {
     test::FakeClock clock(1e-5);
     const ModelShape shape = load_model_shape("glm-5.3-tiny");
     ModelRunner runner(shape, ModelWeights::random(shape, 5),
-                       RunnerConfig{.total_pages = 12, .page_tokens = kPageTokens, .host_pages = 48}, clock);
-    InstanceConfig config = small_instance(12, ReservationPolicy::kIncremental);
-    config.scheduler.max_running_requests = 2;  // requests of one group follow each other: they hit
+                       RunnerConfig{.total_pages = 8, .page_tokens = kPageTokens, .host_pages = 48}, clock);
+    InstanceConfig config = small_instance(8, ReservationPolicy::kIncremental);
     config.kv.host = HostTierConfig{.pages = 48, .write_policy = policy, .log_copies = log_copies};
     Instance instance(config);
     TierTokens out;
