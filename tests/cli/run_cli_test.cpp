@@ -259,7 +259,7 @@ TEST_CASE(
   check_equivalence("equivalence", kSchedulerFlags, "", "tp1");
 }
 
-TEST_CASE("decision equivalence with a host KV tier: pages copied out and back, the same decisions") {
+TEST_CASE("decision equivalence with a host KV tier whose pages are copied out and back") {
   check_equivalence("equivalence_host", kSchedulerFlags + " --kv-host-ratio 4", "", "tp1", false, true);
 }
 

@@ -226,9 +226,10 @@ TEST_CASE("Logged tier copies, made in order before each step, give every hit pa
       }
       INFO("host hits " << host_hits << ", host evictions " << kv.counters().host_evicted_pages);
       CHECK(host_hits > 20);  // the tier was exercised: loads, stores and host evictions all ran
-      CHECK(kv.counters().host_evicted_pages > 20);
       CHECK(bytes.loads > 20);
-      CHECK(bytes.stores > 20);
+      CHECK(bytes.stores > 10);
+      // write_through_selective backs up only the groups' shared pages, which 16 slots nearly hold
+      if (policy != WritePolicy::kWriteThroughSelective) CHECK(kv.counters().host_evicted_pages > 20);
       CHECK(bytes.loads == kv.counters().host_loaded_pages);
     }
   }
