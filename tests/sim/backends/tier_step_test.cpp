@@ -119,7 +119,7 @@ TEST_CASE("write-through copies run as flows toward host memory: an outgoing han
   // The hand-off node0/gpu0 (GPU 0) -> node1/gpu0 (GPU 8) leaves GPU 0 through its PCIe link, the way
   // GPU 0's write-through copies go to host memory.
   constexpr int kPdSrc = 0, kPdDst = 8;
-  constexpr double kPdBytes = 3e9, kStoreBytes = 20e9;
+  constexpr double kPdBytes = 3e9, kStoreBytes = 60e9;  // the copies outlast the hand-off
   bool crosses = false;
   for (const sg::PlatformHop& h : platform.routes[kPdSrc][kPdDst])
     crosses |= h.link == platform.host_links[kPdSrc] && h.up;
@@ -154,6 +154,14 @@ TEST_CASE("write-through copies run as flows toward host memory: an outgoing han
   CHECK(storing.duration_s == Approx(plain.duration_s).epsilon(1e-9));
   CHECK(storing.tier_stall_s == 0);
   CHECK(pd_shared_s > 1.5 * pd_alone_s);
+  // The PCIe direction is split as for a load beside a hand-off (CM02, inverse to route latencies): the
+  // hand-off keeps bw x L_host / (L_host + L_pd), below what its IB NIC allows it alone.
+  const sg::PlatformLink& pcie = platform.links[static_cast<size_t>(platform.host_links[kPdSrc])];
+  double pd_latency = 0;
+  for (const sg::PlatformHop& h : platform.routes[kPdSrc][kPdDst])
+    pd_latency += platform.links[static_cast<size_t>(h.link)].latency_s;
+  const double share = pcie.bw_per_direction * pcie.latency_s / (pcie.latency_s + pd_latency);
+  CHECK(pd_shared_s == Approx(kPdBytes / share + pd_latency).epsilon(0.03));
   // A load comes in over the other direction of the full-duplex link (PCIe; the GPU's copy engines
   // for each direction run concurrently): the copies do not slow it.
   CHECK(load_storing.tier_load_s == Approx(load_alone.tier_load_s).epsilon(1e-6));
