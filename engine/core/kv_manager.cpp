@@ -107,7 +107,8 @@ void KvManager::finish_load(PageTable& t) {
 void KvManager::log_stores(std::span<const PageId> path_pages, int64_t written) {
   assert(path_pages.size() == slot_scratch_.size() && static_cast<size_t>(written) <= path_pages.size());
   for (size_t i = path_pages.size() - static_cast<size_t>(written); i < path_pages.size(); ++i)
-    copies_.push_back(TierCopy{.kind = TierCopy::Kind::kStore, .hbm = path_pages[i], .host = slot_scratch_[i]});
+    copies_.push_back(
+        TierCopy{.kind = TierCopy::Kind::kStore, .hbm = path_pages[i], .host = slot_scratch_[i]});
 }
 
 void KvManager::take_copies(std::vector<TierCopy>& out) {
@@ -173,7 +174,8 @@ int64_t KvManager::evict(int64_t pages) {
   for (size_t end : evicted_path_ends_) {
     const std::span<const uint64_t> path(evicted_paths_.data() + begin, end - begin);
     const int64_t written = host_->store(path, ++tick_, log ? &slot_scratch_ : nullptr);
-    if (log) log_stores(std::span<const PageId>(evicted_path_pages_).subspan(begin, slot_scratch_.size()), written);
+    if (log)
+      log_stores(std::span<const PageId>(evicted_path_pages_).subspan(begin, slot_scratch_.size()), written);
     host_written_pages_ += written;
     pending_store_pages_ += written;
     begin = end;

@@ -35,7 +35,8 @@ int64_t HostTier::match(std::span<const uint64_t> keys, int64_t max_pages) const
   return tree_.match(keys, max_pages).pages;
 }
 
-void HostTier::lock(std::span<const uint64_t> keys, int64_t pages, uint64_t tick, std::vector<PageId>& slots) {
+void HostTier::lock(std::span<const uint64_t> keys, int64_t pages, uint64_t tick,
+                    std::vector<PageId>& slots) {
   const PrefixMatch m = tree_.match(keys, pages);
   assert(m.pages == pages && "host lock of pages the tier does not hold");
   tree_.lock(m, tick, slots);
@@ -78,8 +79,9 @@ bool HostTier::check(std::string* why, std::span<const int32_t> held) const {
     }
     const int32_t expected = static_cast<size_t>(p) < held.size() ? held[static_cast<size_t>(p)] : 0;
     if (tree_.contains(p) && tree_.ref(p) != expected) {
-      if (why) *why = "host tier: slot " + std::to_string(p) + " held " + std::to_string(tree_.ref(p)) +
-                      " times, expected " + std::to_string(expected);
+      if (why)
+        *why = "host tier: slot " + std::to_string(p) + " held " + std::to_string(tree_.ref(p)) +
+               " times, expected " + std::to_string(expected);
       return false;
     }
   }

@@ -43,7 +43,6 @@ struct HostTierConfig {
   bool log_copies = false;
 };
 
-
 class HostTier {
  public:
   explicit HostTier(int64_t pages);

@@ -7,7 +7,8 @@ namespace tokenline {
 HostKvPool::HostKvPool(const KernelSet& kernels, std::vector<KvRegion> regions, int64_t slots)
     : kernels_(kernels), regions_(std::move(regions)), slots_(slots) {
   host_.reserve(regions_.size());
-  for (const KvRegion& r : regions_) host_.emplace_back(static_cast<size_t>(slots * r.page_bytes), uint8_t{0});
+  for (const KvRegion& r : regions_)
+    host_.emplace_back(static_cast<size_t>(slots * r.page_bytes), uint8_t{0});
 }
 
 int64_t HostKvPool::bytes_per_slot() const {

@@ -347,7 +347,8 @@ void SimgridBackend::start_write_through(const StepBatches& step) {
     if (bytes <= 0) continue;
     for (int t = 0; t < cost_model_.parallel.tp; ++t) {
       const int gpu = first_gpu_ + b.rank * cost_model_.parallel.tp + t;
-      if (platform_.host_links[static_cast<size_t>(gpu)] >= 0) write_through_->host_transfer(gpu, bytes, false);
+      if (platform_.host_links[static_cast<size_t>(gpu)] >= 0)
+        write_through_->host_transfer(gpu, bytes, false);
     }
   }
 }

@@ -1,5 +1,5 @@
-// The host KV tier's flags of `tokenline sim` and `run` (cli/kv_tier_options.cpp), run as separate processes: bad
-// values and impossible tiers are input errors naming the flag (exit 2, no outputs), a tier shows in
+// The host KV tier's flags of `tokenline sim` and `run` (cli/kv_tier_options.cpp), run as separate processes:
+// bad values and impossible tiers are input errors naming the flag (exit 2, no outputs), a tier shows in
 // metrics.json and trace.json only when asked for, and on a workload with a reuse distance beyond HBM the
 // tier turns recomputed prefixes into host hits.
 #include "cli/kv_tier_options.h"
@@ -75,12 +75,13 @@ TEST_CASE("bad host-tier flags are input errors naming the flag, before any outp
 
 TEST_CASE("the real engine takes the tier flags but not the simulator's load overlap", "[kv_tier_cli]") {
   TestDir dir("kv_tier_run_flags");
-  const std::string run = "run --model glm-5.3-tiny --workload 'synthetic:n=2,input=fixed:64,output=fixed:2' ";
-  for (const auto& [flags, named] :
-       std::vector<std::pair<std::string, std::string>>{{"--kv-host --no-prefix-cache", "--kv-host"},
-                                                        {"--kv-host-ratio -2", "--kv-host-ratio"},
-                                                        {"--kv-host --kv-write-policy later", "--kv-write-policy"},
-                                                        {"--kv-host --kv-load-overlap layer", "--kv-load-overlap"}}) {
+  const std::string run =
+      "run --model glm-5.3-tiny --workload 'synthetic:n=2,input=fixed:64,output=fixed:2' ";
+  for (const auto& [flags, named] : std::vector<std::pair<std::string, std::string>>{
+           {"--kv-host --no-prefix-cache", "--kv-host"},
+           {"--kv-host-ratio -2", "--kv-host-ratio"},
+           {"--kv-host --kv-write-policy later", "--kv-write-policy"},
+           {"--kv-host --kv-load-overlap layer", "--kv-load-overlap"}}) {
     INFO(flags);
     const auto r = run_tokenline(run + flags + " --out '" + dir.file("o") + "'", dir);
     INFO(r.stderr_text);

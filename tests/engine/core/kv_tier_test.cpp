@@ -188,7 +188,8 @@ TEST_CASE("Logged tier copies, made in order before each step, give every hit pa
           const uint64_t group = next_random(rng) % 4;
           const int64_t len = 2 + static_cast<int64_t>(next_random(rng) % 4);
           const int64_t shared = 1 + static_cast<int64_t>(next_random(rng) % static_cast<uint64_t>(len));
-          for (int64_t i = 0; i < len; ++i) p.push_back(i < shared ? group * 1000 + static_cast<uint64_t>(i) : ++fresh);
+          for (int64_t i = 0; i < len; ++i)
+            p.push_back(i < shared ? group * 1000 + static_cast<uint64_t>(i) : ++fresh);
           matches.push_back(kv.match(p, len));
         }
         for (int j = 0; j < n; ++j) {
