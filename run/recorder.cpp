@@ -219,7 +219,9 @@ void Recorder::record_tiers(int32_t instance, int pid, const StepPlan& plan, con
   int64_t load_bytes = 0, store_bytes = 0;
   for (const Batch& b : plan.batches.ranks) {
     load_bytes += b.host_load_bytes;
-    store_bytes += b.host_store_bytes;
+    // write_back's blocking stores, or the write-through copies where a world waits for them (the CPU
+    // engine); a policy has one or the other
+    store_bytes += b.host_store_bytes + b.host_async_store_bytes;
   }
   if (outcome.tier_store_s > 0)
     trace_.complete(pid, kHostLinkTid, "kv_store_host", start_s, outcome.tier_store_s,

@@ -83,6 +83,11 @@ StepPlan Instance::plan() const {
   return out;
 }
 
+void Instance::take_tier_copies(int32_t r, std::vector<TierCopy>& out) {
+  out.clear();
+  ranks_[static_cast<size_t>(r)].kv().take_copies(out);
+}
+
 void Instance::allocate(const StepPlan& plan) {
   assert(plan.batches.ranks.size() == ranks_.size() && plan.ranks.size() == ranks_.size());
   for (size_t r = 0; r < ranks_.size(); ++r) ranks_[r].allocate(plan.batches.ranks[r], plan.ranks[r]);

@@ -123,6 +123,14 @@ class KvManager {
   // step pays (HiCache's evict waits on writing_check(write_back=True)).
   int64_t pending_store_pages() const { return pending_store_pages_; }
   void take_pending_store(int64_t pages) { pending_store_pages_ -= std::min(pages, pending_store_pages_); }
+  // write_through / write_through_selective: pages backed up since the last take (asynchronous copies,
+  // which the next step starts and does not wait for).
+  int64_t pending_async_store_pages() const { return pending_async_store_pages_; }
+  void take_pending_async_store(int64_t pages) {
+    pending_async_store_pages_ -= std::min(pages, pending_async_store_pages_);
+  }
+  // With config().host.log_copies: appends the page copies decided since the last take, in order, to out.
+  void take_copies(std::vector<TierCopy>& out);
 
   KvCounters counters() const;
   // Every page free, owned or cached exactly once; refs equal the holders; tree and tables agree.
@@ -133,9 +141,17 @@ class KvManager {
     std::vector<PageId> pages;  // token order
     int64_t cached = 0;         // pages[0, cached) are tree pages
     bool active = false;
+    // A host hit between admit and the grow that allocates its pages: the host path held (slots, root
+    // first); pages[load_from, host_slots.size()) receive slots[load_from, ...).
+    std::vector<PageId> host_slots;
+    int64_t load_from = 0;
   };
   PageTable& table(HolderId holder);
   void note_usage();
+  // Host tier (kv_tier.h): the load-back of t's host hit into the pages just allocated, and the copies of
+  // a store whose stored path has these HBM pages (the last `written` of them were written).
+  void finish_load(PageTable& t);
+  void log_stores(std::span<const PageId> path_pages, int64_t written);
 
   KvConfig config_;
   int page_shift_ = -1;  // log2(page_tokens) when a power of two, else -1
@@ -153,10 +169,14 @@ class KvManager {
   std::optional<HostTier> host_;  // none: HBM only
   std::vector<uint64_t> evicted_paths_;
   std::vector<size_t> evicted_path_ends_;
+  std::vector<PageId> evicted_path_pages_;  // log_copies: the HBM page of each evicted path key
+  std::vector<PageId> slot_scratch_;
+  std::vector<TierCopy> copies_;  // log_copies: decided, not yet taken
   int64_t host_hit_tokens_ = 0;
   int64_t host_loaded_pages_ = 0;
   int64_t host_written_pages_ = 0;
   int64_t pending_store_pages_ = 0;
+  int64_t pending_async_store_pages_ = 0;
 };
 
 }  // namespace tokenline

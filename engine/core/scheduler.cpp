@@ -348,6 +348,8 @@ void Scheduler::plan_pass(Batch& batch, RankDecision& decision, const PassFilter
   batch.host_load_bytes = 0;
   decision.host_store_pages = kv_.pending_store_pages();
   batch.host_store_bytes = decision.host_store_pages * kv_.config().transfer_bytes_per_page();
+  decision.host_async_store_pages = kv_.pending_async_store_pages();
+  batch.host_async_store_bytes = decision.host_async_store_pages * kv_.config().transfer_bytes_per_page();
   decision.entry_slots.clear();
   decision.admissions.clear();
   decision.preemptions.clear();
@@ -460,6 +462,7 @@ void Scheduler::commit(const Batch& batch, const RankDecision& decision,
   if (!batch.empty()) {
     ++steps_;
     kv_.take_pending_store(decision.host_store_pages);  // an empty step executes nothing: it waits on
+    kv_.take_pending_async_store(decision.host_async_store_pages);
   }
   ++version_;
 }
