@@ -31,36 +31,43 @@ int64_t WindowKv::held_pages(HolderId holder) const {
              : 0;
 }
 
-int64_t WindowKv::pages_needed(HolderId holder, int64_t tokens) const {
-  if (tokens <= 0) return 0;
+// What growing holder to `tokens` takes from the pool (alloc) and gives back (drop: pages below the window).
+void WindowKv::change(HolderId holder, int64_t tokens, int64_t& alloc, int64_t& drop) const {
+  alloc = drop = 0;
+  if (tokens <= 0) return;
   const int64_t end = (tokens + page_tokens_ - 1) / page_tokens_;
   const int64_t first = first_kept_page(tokens);
-  if (held_pages(holder) == 0) return end - first;
+  if (held_pages(holder) == 0) {
+    alloc = end - first;
+    return;
+  }
   const Ring& r = rings_[static_cast<size_t>(holder)];
   const int64_t held_end = r.first + static_cast<int64_t>(r.pages.size());
-  return std::max<int64_t>(0, end - std::max(held_end, first));
+  drop = std::clamp<int64_t>(first - r.first, 0, static_cast<int64_t>(r.pages.size()));
+  alloc = std::max<int64_t>(0, end - std::max(held_end, first));
+}
+
+int64_t WindowKv::pages_needed(HolderId holder, int64_t tokens) const {
+  int64_t alloc = 0, drop = 0;
+  change(holder, tokens, alloc, drop);
+  return std::max<int64_t>(0, alloc - drop);
 }
 
 bool WindowKv::grow(HolderId holder, int64_t tokens) {
   if (static_cast<size_t>(holder) >= rings_.size()) rings_.resize(static_cast<size_t>(holder) + 1);
+  int64_t alloc = 0, drop = 0;
+  change(holder, tokens, alloc, drop);
+  if (alloc > pool_.free_pages() + drop) return false;
   Ring& r = rings_[static_cast<size_t>(holder)];
   const int64_t first = first_kept_page(tokens);
-  const int64_t end = tokens > 0 ? (tokens + page_tokens_ - 1) / page_tokens_ : 0;
-  const int64_t held_end = r.first + static_cast<int64_t>(r.pages.size());
-  // Pages dropped below go back before the new ones are taken: count them as free already.
-  const int64_t dropping = std::clamp<int64_t>(first - r.first, 0, static_cast<int64_t>(r.pages.size()));
-  const int64_t need = pages_needed(holder, tokens);
-  if (need > pool_.free_pages() + dropping) return false;
-  for (int64_t i = 0; i < dropping; ++i) pool_.release(r.pages[static_cast<size_t>(i)]);
-  r.pages.erase(r.pages.begin(), r.pages.begin() + dropping);
-  held_ -= dropping;
-  dropped_ += dropping;
-  if (r.pages.empty() || held_end < first) r.first = first;
-  else r.first += dropping;
-  pool_.allocate(need, r.pages);
-  held_ += need;
+  for (int64_t i = 0; i < drop; ++i) pool_.release(r.pages[static_cast<size_t>(i)]);  // back before taking
+  r.pages.erase(r.pages.begin(), r.pages.begin() + drop);
+  held_ -= drop;
+  dropped_ += drop;
+  r.first = r.pages.empty() ? first : r.first + drop;
+  pool_.allocate(alloc, r.pages);
+  held_ += alloc;
   peak_used_ = std::max(peak_used_, held_);
-  assert(r.first + static_cast<int64_t>(r.pages.size()) == std::max(end, held_end) || need == 0);
   return true;
 }
 

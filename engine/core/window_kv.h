@@ -43,7 +43,8 @@ class WindowKv {
   int64_t pages_to_hold(int64_t tokens) const;
   int64_t free_pages() const { return pool_.free_pages(); }
   int64_t held_pages(HolderId holder) const;
-  // Pages holder must take from the pool to cover `tokens` (its pages out of the window given back first).
+  // Pages holder takes from the pool, net of those it gives back, to cover `tokens` (never below 0): what a
+  // plan charges to its budget. A grow succeeds when the free pages cover each request's charge in turn.
   int64_t pages_needed(HolderId holder, int64_t tokens) const;
   // Allocates what holder needs to cover `tokens` and frees what fell out of the window. Returns false (and
   // changes nothing) when the pool lacks the pages: a planning error upstream, never input.
@@ -60,6 +61,7 @@ class WindowKv {
     int64_t first = 0;          // index (in pages of the request's tokens) of pages[0]
   };
   int64_t first_kept_page(int64_t tokens) const;
+  void change(HolderId holder, int64_t tokens, int64_t& alloc, int64_t& drop) const;
 
   WindowKvConfig config_;
   int64_t page_tokens_ = 0;

@@ -329,6 +329,17 @@ TEST_CASE("Randomized: a window-layer pool keeps its invariants and bound under 
     }
     d.arrivals = false;
     for (int64_t steps = 0; d.instance.has_work() && steps < kMaxDrainSteps; ++steps) d.step();
+    if (d.instance.has_work()) {  // what is stuck, for the failure message
+      const InstanceCounters c = d.instance.counters();
+      const StepPlan p = d.instance.plan();
+      for (size_t r = 0; r < p.ranks.size(); ++r)
+        UNSCOPED_INFO("rank " << r << " plans " << p.batches.ranks[r].entries.size() << " entries, stop "
+                              << to_string(p.ranks[r].stop));
+      UNSCOPED_INFO("waiting " << c.waiting << " running " << c.running << " free " << c.kv.free_pages
+                               << " window used " << c.kv.window.used_pages << " of "
+                               << c.kv.window.total_pages << " role " << to_string(config.scheduler.role)
+                               << " reservation " << to_string(config.kv.reservation));
+    }
     REQUIRE_FALSE(d.instance.has_work());
     d.drain();
     std::string why;
