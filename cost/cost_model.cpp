@@ -113,9 +113,10 @@ double PdTransfer::time_s(Link link, const CostModel& cm) const {
 PdTransfer pd_transfer(const CostModel& cm, int64_t context) {
   PdTransfer t;
   // Window layers hand over the window's KV only (SGLang and vLLM send what the decode side attends to).
-  t.kv_bytes = double(cm.kv_bytes_token_layer) *
-               (cm.full_attention_layers * double(context) +
-                cm.window_layers * double(std::min(context, cm.model.window_tokens)));
+  t.kv_bytes = double(cm.kv_bytes_token_layer) * cm.full_attention_layers * double(context);
+  if (cm.window_layers > 0)
+    t.kv_bytes += double(cm.kv_bytes_token_layer) * cm.window_layers *
+                  double(std::min(context, cm.model.window_tokens));
   t.indexer_bytes = double(cm.indexer_bytes_token_layer) * cm.model.indexer_full_layers * double(context);
   return t;
 }

@@ -250,9 +250,9 @@ void attention_block_ops(const CostModel& cm, const RankWork& w, Terms& out) {
   const int La = cm.full_attention_layers, Lw = cm.window_layers;
   if (La > 0)
     finish_op(cm, at(out, Op::kSparseMla),
-              {La, La * (w.attn_keys * attn_flops_per_key + sink_flops) / tp, La * sink_bytes / tp,
-               La * w.kv_read_keys * double(cm.kv_bytes_token_layer) / tp, 0, La * T * attn_act * kActBytes / tp,
-               Rate::kAttention});
+              {La, La * w.attn_keys * attn_flops_per_key / tp + La * sink_flops / tp, La * sink_bytes / tp,
+               La * w.kv_read_keys * double(cm.kv_bytes_token_layer) / tp, 0,
+               La * T * attn_act * kActBytes / tp, Rate::kAttention});
   if (Lw > 0)
     finish_op(cm, at(out, Op::kWindowAttn),
               {Lw, Lw * (w.win_attn_keys * attn_flops_per_key + sink_flops) / tp, Lw * sink_bytes / tp,

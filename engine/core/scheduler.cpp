@@ -94,7 +94,8 @@ RejectReason Scheduler::validate(const RequestSpec& spec, bool kv_ready) const {
                                 ? spec.prompt_tokens
                                 : spec.prompt_tokens + spec.output_tokens - 1;
   if (kv_.pages_for_tokens(kv_tokens) > kv_.config().total_pages) return RejectReason::kNeverFitsKv;
-  if (kv_.window_pages_needed(-1, kv_tokens) > kv_.config().window.total_pages) return RejectReason::kNeverFitsKv;
+  if (kv_.window_pages_needed(-1, kv_tokens) > kv_.config().window.total_pages)
+    return RejectReason::kNeverFitsKv;
   return RejectReason::kNone;
 }
 

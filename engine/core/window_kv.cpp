@@ -102,7 +102,8 @@ bool WindowKv::check(std::string* why) const {
       return fail("holder " + std::to_string(h) + " holds " + std::to_string(r.pages.size()) +
                   " pages, more than the window's " + std::to_string(max_pages_per_request()));
     for (PageId p : r.pages) {
-      if (p < 0 || static_cast<size_t>(p) >= total) return fail("holder " + std::to_string(h) + " bad page id");
+      if (p < 0 || static_cast<size_t>(p) >= total)
+        return fail("holder " + std::to_string(h) + " bad page id");
       if (pool_.is_free(p)) return fail("page " + std::to_string(p) + " held and free");
       if (seen[static_cast<size_t>(p)]++ != 0) return fail("page " + std::to_string(p) + " held twice");
       ++held;

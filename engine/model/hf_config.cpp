@@ -243,8 +243,8 @@ void read_minimax_m2(const Reader& r, ModelConfig& c) {
 
 // Window layers (docs/layers.md): layer_types as transformers writes it (sliding_attention, chunked_attention
 // or full_attention per layer), else the family's own rule (`window_layer`); the window is the config's
-// window_field. Every layer is full when the window field is null. A window longer than the context is refused
-// by validate_model, naming window_field.
+// window_field. Every layer is full when the window field is null. A window longer than the context is
+// refused by validate_model, naming window_field.
 void read_window_layers(const Reader& r, ModelConfig& c, const char* window_field, MixerKind kind,
                         bool (*window_layer)(const Reader&, int layer)) {
   auto w = r.raw().find(window_field);
@@ -532,7 +532,8 @@ HfModelRead read_config(const CheckpointFiles& files, bool simulate) {
     out.unsupported = unsupported_message(r, *unsupported);
   } else {
     // A network that built its per-layer mixers (window layers, GDN) read layer_types and its window itself.
-    if (c.mixers.empty() && c.attention == AttentionKind::kGqa) require_full_attention(r, c, network->model_type);
+    if (c.mixers.empty() && c.attention == AttentionKind::kGqa)
+      require_full_attention(r, c, network->model_type);
     if (c.mixers.empty() && network->read != read_qwen3_next) require_full_attention_layers(r, c);
   }
   validate_model(c, path);

@@ -131,8 +131,8 @@ ModelConfig llama(const char* name, int layers, int64_t hidden, int heads, int64
 ModelConfig gpt_oss(const char* name, int layers, int experts) {
   const std::string config = R"({
     "architectures": ["GptOssForCausalLM"], "model_type": "gpt_oss",
-    "num_hidden_layers": )" + std::to_string(layers) + R"(, "num_local_experts": )" +
-                             std::to_string(experts) + R"(,
+    "num_hidden_layers": )" + std::to_string(layers) +
+                             R"(, "num_local_experts": )" + std::to_string(experts) + R"(,
     "hidden_size": 2880, "intermediate_size": 2880, "head_dim": 64, "num_attention_heads": 64,
     "num_key_value_heads": 8, "num_experts_per_tok": 4, "experts_per_token": 4, "sliding_window": 128,
     "max_position_embeddings": 131072, "vocab_size": 201088, "tie_word_embeddings": false,
@@ -146,8 +146,8 @@ ModelConfig gpt_oss(const char* name, int layers, int experts) {
 }  // namespace
 
 const std::vector<std::string>& model_preset_names() {
-  static const std::vector<std::string> names = {"glm-5.3",      "glm-5.3-tiny",  "deepseek-v3.2",
-                                                 "deepseek-v3",  "llama-3.1-8b",  "llama-3.1-70b",
+  static const std::vector<std::string> names = {"glm-5.3",      "glm-5.3-tiny", "deepseek-v3.2",
+                                                 "deepseek-v3",  "llama-3.1-8b", "llama-3.1-70b",
                                                  "gpt-oss-120b", "gpt-oss-20b"};
   return names;
 }

@@ -239,15 +239,15 @@ TEST_CASE("gpt-oss-120b MXFP4 experts: weights per GPU match the checkpoint's te
   // biases and sinks included.
   const double h = 2880, v = 201088, layers = 36, experts = 128, inter = 2880, q = 64 * 64, kv = 8 * 64;
   Tensors t;
-  t.add(2, v, h, 2);                                       // embed_tokens, unembedding
-  t.add(1 + 2 * layers, 1, h, 2);                          // final norm, input / post-attention norms
-  t.add(layers, q + 2 * kv, h + 1, 2);                     // q/k/v_proj weights and biases
-  t.add(layers, h, q + 1, 2);                              // o_proj weight and bias
-  t.add(layers, 1, 64, 2);                                 // sinks
-  t.add(layers, experts, h + 1, 2);                        // router weight and bias
-  t.add(layers * experts, 2 * inter, h, 4.25 / 8);         // gate_up_proj blocks + scales
-  t.add(layers * experts, h, inter, 4.25 / 8);             // down_proj blocks + scales
-  t.add(layers * experts, 1, 2 * inter + h, 2);            // gate_up / down biases
+  t.add(2, v, h, 2);                                // embed_tokens, unembedding
+  t.add(1 + 2 * layers, 1, h, 2);                   // final norm, input / post-attention norms
+  t.add(layers, q + 2 * kv, h + 1, 2);              // q/k/v_proj weights and biases
+  t.add(layers, h, q + 1, 2);                       // o_proj weight and bias
+  t.add(layers, 1, 64, 2);                          // sinks
+  t.add(layers, experts, h + 1, 2);                 // router weight and bias
+  t.add(layers * experts, 2 * inter, h, 4.25 / 8);  // gate_up_proj blocks + scales
+  t.add(layers * experts, h, inter, 4.25 / 8);      // down_proj blocks + scales
+  t.add(layers * experts, 1, 2 * inter + h, 2);     // gate_up / down biases
   CHECK(t.bytes / (1024.0 * 1024 * 1024) == Approx(60.8).epsilon(0.005));  // the model card's 60.8 GiB
   const WeightBytes tp1 = weight_bytes_per_gpu(cm_of(m, "tp1"));
   CHECK(tp1.total() == Approx(t.bytes).epsilon(0.02));

@@ -15,8 +15,9 @@ constexpr int64_t kWindowBytesPerToken = 18 * 1 * 64 * 2 * 2;
 
 TEST_CASE("A sliding-window request holds its last W tokens: ceil(W / page) + 1 pages at most",
           "[core][window]") {
-  WindowKv w({.window_tokens = kWindow, .total_pages = 16, .bytes_per_page = kWindowBytesPerToken * test::kPage},
-             test::kPage);
+  WindowKv w(
+      {.window_tokens = kWindow, .total_pages = 16, .bytes_per_page = kWindowBytesPerToken * test::kPage},
+      test::kPage);
   CHECK(w.max_pages_per_request() == 3);  // 128 / 64 + 1
   // Pages by covered tokens (the last 128 kept): 1..64 -> 1, 65..128 -> 2, 129 -> 3 (pages 0..2), 192 -> 2
   // (tokens 64..191: pages 1, 2), 193 -> 3 (pages 1..3), 256 -> 2 (pages 2, 3), 257 -> 3.

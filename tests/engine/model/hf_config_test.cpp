@@ -396,12 +396,12 @@ TEST_CASE("gpt_oss: a window longer than the context, or a layer kind it lacks, 
     std::ofstream(path) << b;
     return path;
   };
-  CHECK_THROWS_WITH(load_hf_config(with("long.json", "\"sliding_window\": 128", "\"sliding_window\": 262144")),
-                    Catch::Contains("long.json: sliding_window") && Catch::Contains("131072") &&
-                        Catch::Contains("262144"));
+  CHECK_THROWS_WITH(
+      load_hf_config(with("long.json", "\"sliding_window\": 128", "\"sliding_window\": 262144")),
+      Catch::Contains("long.json: sliding_window") && Catch::Contains("131072") && Catch::Contains("262144"));
   CHECK_THROWS_WITH(load_hf_config(with("chunk.json", "\"full_attention\"", "\"chunked_attention\"")),
                     Catch::Contains("chunk.json: layer_types[1]") && Catch::Contains("sliding_attention or "
-                                                                                      "full_attention"));
+                                                                                     "full_attention"));
   // No layer_types: transformers' rule (even layers slide) gives the same layers.
   std::string b = body;
   b.erase(b.find("\"layer_types\""), b.find("\"max_position_embeddings\"") - b.find("\"layer_types\""));
