@@ -47,7 +47,8 @@ enum class MemoryRule {
 std::string_view to_string(MemoryRule rule);
 MemoryRule parse_memory_rule(std::string_view name, const std::string& where);
 
-// How the engine sizes the KV of window layers (sliding-window, chunked) beside the full layers' (docs/layers.md).
+// How the engine sizes the KV of window layers (sliding-window, chunked) beside the full layers'
+// (docs/layers.md).
 enum class WindowPoolRule {
   // SGLang: two pools, window tokens = swa_full_tokens_ratio x full tokens, splitting the KV bytes
   // (model_runner.py, hybrid SWA: full = total / (ratio x swa_layers + full_layers); server_args.py

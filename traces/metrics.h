@@ -173,7 +173,7 @@ class Metrics {
   LatencyHistogram queueing_s_;
   std::vector<int64_t> steps_;
   std::vector<KvTrack> kv_;
-  std::vector<TierTotals> tiers_;  // by instance; empty without a host tier
+  std::vector<TierTotals> tiers_;        // by instance; empty without a host tier
   std::vector<WindowKvTotals> windows_;  // by instance; empty without window layers
   double tier_load_s_ = 0;
   double tier_store_s_ = 0;

@@ -163,7 +163,7 @@ class KvManager {
   int64_t prefix_hit_tokens_ = 0;
   int64_t hash_comparisons_ = 0;
   int64_t evicted_pages_ = 0;
-  std::optional<HostTier> host_;  // none: HBM only
+  std::optional<HostTier> host_;    // none: HBM only
   std::optional<WindowKv> window_;  // none: no window layers
   std::vector<uint64_t> evicted_paths_;
   std::vector<size_t> evicted_path_ends_;
