@@ -189,6 +189,10 @@ void print_header(const LedgerArgs& a, const Setup& s) {
   std::printf("layers %d = %d dense + %d MoE; indexer %d full + %d shared\n", cm.model.layers,
               cm.model.mlp_dense_layers(), cm.model.moe_layers(),
               cm.model.has_indexer() ? cm.model.indexer_full_layers : 0, cm.model.indexer_shared_layers());
+  if (cm.window_layers > 0)  // docs/layers.md: the window_attention row's layers
+    std::printf("attention %d full + %d %s of %lld tokens%s\n", cm.full_attention_layers, cm.window_layers,
+                cm.chunked_window ? "chunked" : "sliding-window", (long long)cm.model.window_tokens,
+                cm.model.attention_sinks ? ", with sinks" : "");
   const std::string profile_times =
       a.profile.empty() ? "" : "profile " + a.profile + " where measured, else roofline";
   const char* times = cm.options.ideal     ? "ideal (the seed's 4.8 TB/s, 787 GB/s, 25 GB/s, 5 us)"

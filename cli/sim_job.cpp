@@ -455,6 +455,10 @@ KvConfig size_kv(const SimJob& job, const CostModel& cm, const EngineBehavior& e
   const KvPageBytes page = kv_page_bytes(cm, engine.kv_placement, job.page_tokens);
   kv.main_bytes_per_page = page.main;
   kv.indexer_bytes_per_page = page.indexer;
+  if (cap.window_pages_per_rank > 0)  // window layers' own pool (engine/core/window_kv.h, docs/layers.md)
+    kv.window = {.window_tokens = cm.model.window_tokens,
+                 .total_pages = cap.window_pages_per_rank,
+                 .bytes_per_page = page.window};
   kv.reservation = reservation_of(engine.admission);
   kv.prefix_cache = job.prefix_cache;
   apply_kv_tier(job.kv_tier, cm, kv);

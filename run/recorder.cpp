@@ -179,6 +179,10 @@ void Recorder::trace_counters(int32_t instance, double time_s, const InstanceCou
     trace_.counter(pid, "kv_pages", time_s, {{"used", c.kv.used_pages}});
     last.kv_used = c.kv.used_pages;
   }
+  if (c.kv.window.used_pages != last.window_used) {  // 0 throughout without window layers: never written
+    trace_.counter(pid, "kv_window_pages", time_s, {{"used", c.kv.window.used_pages}});
+    last.window_used = c.kv.window.used_pages;
+  }
   if (c.last_batch_tokens != last.batch_tokens) {
     trace_.counter(pid, "batch_tokens", time_s, {{"tokens", c.last_batch_tokens}});
     last.batch_tokens = c.last_batch_tokens;
@@ -194,6 +198,10 @@ void Recorder::on_step(int32_t instance, const StepPlan& plan, const StepOutcome
   if (trace_.enabled() && window_.contains(start_s)) trace_steps(pid, plan, outcome, cost, start_s);
   const double end_s = start_s + outcome.duration_s;
   if (counters.kv.host_total_pages > 0) record_tiers(instance, pid, plan, outcome, start_s, counters);
+  if (counters.kv.window.total_pages > 0)  // window layers' pool (engine/core/window_kv.h)
+    metrics_.set_window_totals(instance, WindowKvTotals{.capacity_pages = counters.kv.window.total_pages,
+                                                        .peak_used_pages = counters.kv.window.peak_used_pages,
+                                                        .dropped_pages = counters.kv.window.dropped_pages});
   trace_entries(pid, plan, start_s, end_s);
   trace_counters(instance, end_s, counters);
   progress_.tick(end_s, metrics_.arrived(), metrics_.completed() + metrics_.rejected());

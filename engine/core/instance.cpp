@@ -159,6 +159,11 @@ InstanceCounters Instance::counters() const {
     c.kv.host_evicted_pages += k.host_evicted_pages;
     c.kv.host_loaded_bytes += k.host_loaded_bytes;
     c.kv.host_written_bytes += k.host_written_bytes;
+    c.kv.window.total_pages += k.window.total_pages;
+    c.kv.window.used_pages += k.window.used_pages;
+    c.kv.window.peak_used_pages += k.window.peak_used_pages;
+    c.kv.window.used_bytes += k.window.used_bytes;
+    c.kv.window.dropped_pages += k.window.dropped_pages;
   }
   return c;
 }

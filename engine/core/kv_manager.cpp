@@ -24,7 +24,12 @@ KvManager::KvManager(const KvConfig& config)
     page_shift_ = 0;
     while ((int64_t{1} << page_shift_) < config.page_tokens) ++page_shift_;
   }
-  if (config.host.pages > 0 && config.prefix_cache) host_.emplace(config.host.pages);
+  // A model with window layers runs without prefix hits: its window KV is not cached (docs/layers.md).
+  if (config.window.active()) {
+    window_.emplace(config.window, config.page_tokens);
+    config_.prefix_cache = false;
+  }
+  if (config.host.pages > 0 && config_.prefix_cache) host_.emplace(config.host.pages);
 }
 
 KvManager::PageTable& KvManager::table(HolderId holder) {
@@ -84,6 +89,9 @@ bool KvManager::grow(HolderId holder, int64_t tokens) {
   PageTable& t = table(holder);
   t.active = true;
   const int64_t need = pages_needed(holder, tokens);
+  if (window_) {  // the window pool first: a refusal there changes nothing
+    if (need > available_pages() || !window_->grow(holder, tokens)) return false;
+  }
   if (need == 0) return true;
   if (need > available_pages()) return false;
   if (need > pool_.free_pages()) evict(need - pool_.free_pages());
@@ -139,6 +147,7 @@ void KvManager::cache_pages(HolderId holder, std::span<const uint64_t> keys) {
 }
 
 void KvManager::release(HolderId holder) {
+  if (window_) window_->release(holder);
   if (!holds(holder)) return;
   PageTable& t = tables_[static_cast<size_t>(holder)];
   if (!t.host_slots.empty()) {  // admitted, never grown: its load-back is dropped
@@ -213,6 +222,7 @@ KvCounters KvManager::counters() const {
     c.host_loaded_bytes = host_loaded_pages_ * config_.transfer_bytes_per_page();
     c.host_written_bytes = host_written_pages_ * config_.transfer_bytes_per_page();
   }
+  if (window_) c.window = window_->counters();
   return c;
 }
 
@@ -227,6 +237,12 @@ bool KvManager::check(std::string* why) const {
     for (const PageTable& t : tables_)
       for (PageId slot : t.host_slots) ++held[static_cast<size_t>(slot)];
     if (!host_->check(why, held)) return false;
+  }
+  if (window_ && !window_->check(why)) return false;
+  if (window_) {
+    for (HolderId h = 0; h < static_cast<HolderId>(std::max<size_t>(tables_.size(), 1)); ++h)
+      if (window_->held_pages(h) > 0 && !holds(h))
+        return fail("holder " + std::to_string(h) + " holds window pages but no page table");
   }
   const size_t total = static_cast<size_t>(pool_.total_pages());
   std::vector<int32_t> owners(total, 0);   // page tables holding the page as owned

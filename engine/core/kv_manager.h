@@ -16,6 +16,7 @@
 #include "engine/core/kv_tier.h"
 #include "engine/core/page_pool.h"
 #include "engine/core/radix_cache.h"
+#include "engine/core/window_kv.h"
 
 namespace tokenline {
 
@@ -36,6 +37,9 @@ struct KvConfig {
   ReservationPolicy reservation = ReservationPolicy::kIncremental;
   bool prefix_cache = true;  // false: no matching and no insertion; finished pages go free
   HostTierConfig host;       // the host-DRAM tier (kv_tier.h); pages 0: HBM only
+  // The window layers' own pool (window_kv.h); inactive: no window layers. The pages above then hold the
+  // full-attention layers only (main_bytes_per_page counts those).
+  WindowKvConfig window;
   // Bytes one page moves between HBM and host: main KV plus the indexer cache that shares its ids.
   int64_t transfer_bytes_per_page() const { return main_bytes_per_page + indexer_bytes_per_page; }
 };
@@ -63,6 +67,7 @@ struct KvCounters {
   int64_t host_evicted_pages = 0;  // pages dropped from host by its LRU
   int64_t host_loaded_bytes = 0;   // host_loaded_pages x transfer_bytes_per_page
   int64_t host_written_bytes = 0;  // host_written_pages x transfer_bytes_per_page
+  WindowKvCounters window;         // the window pool (all 0 without one)
 };
 
 using HolderId = int32_t;  // a request's slot in its scheduler
@@ -98,8 +103,16 @@ class KvManager {
   }
   // Pages that release(holder) would make available (its owned pages plus tree pages only it holds).
   int64_t releasable_pages(HolderId holder) const;
+  // The window pool (window_kv.h), what the scheduler budgets beside the pages above; 0 without one.
+  bool has_window() const { return window_.has_value(); }
+  int64_t window_pages_needed(HolderId holder, int64_t tokens) const {
+    return window_ ? window_->pages_needed(holder, tokens) : 0;
+  }
+  int64_t window_free_pages() const { return window_ ? window_->free_pages() : 0; }
+  int64_t window_held_pages(HolderId holder) const { return window_ ? window_->held_pages(holder) : 0; }
 
-  // Longest cached prefix of keys, limited to max_pages; a miss when the cache is off.
+  // Longest cached prefix of keys, limited to max_pages; a miss when the cache is off, and with a window pool
+  // (window layers' KV is not kept in the tree: docs/layers.md "Prefix cache").
   PrefixMatch match(std::span<const uint64_t> keys, int64_t max_pages) const;
   // match() resumed from an earlier result (see RadixCache::extend): cheap when polled every step.
   PrefixMatch extend(std::span<const uint64_t> keys, int64_t max_pages, const PrefixMatch& previous) const;
@@ -166,7 +179,8 @@ class KvManager {
   int64_t prefix_hit_tokens_ = 0;
   int64_t hash_comparisons_ = 0;
   int64_t evicted_pages_ = 0;
-  std::optional<HostTier> host_;  // none: HBM only
+  std::optional<HostTier> host_;    // none: HBM only
+  std::optional<WindowKv> window_;  // none: no window layers
   std::vector<uint64_t> evicted_paths_;
   std::vector<size_t> evicted_path_ends_;
   std::vector<PageId> evicted_path_pages_;  // log_copies: the HBM page of each evicted path key

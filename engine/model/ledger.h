@@ -24,7 +24,8 @@ enum class Op : uint8_t {
   kQBProj,           // q_b projection (+ W_UK absorption into the latent space)
   kIndexerScore,     // indexer q/k projections and scoring of every cached key (full layers only)
   kTopkSelect,       // top-k over the indexer scores (full layers only; shared layers reuse the indices)
-  kSparseMla,        // attention over the selected keys (GQA: dense attention over the context)
+  kSparseMla,        // attention over the selected keys (GQA: dense attention over the context); full layers
+  kWindowAttn,       // attention of sliding-window / chunked layers over at most window_tokens keys
   kOProj,            // W_UV + o_proj
   kAttnAllreduce,    // pure TP: AllReduce after o_proj
   kReduceScatter,    // DP attention: ReduceScatter after attention
@@ -73,6 +74,7 @@ constexpr CollectiveKind op_collective(Op op) {
     case Op::kIndexerScore:
     case Op::kTopkSelect:
     case Op::kSparseMla:
+    case Op::kWindowAttn:
     case Op::kOProj:
     case Op::kDenseMlp:
     case Op::kRouter:

@@ -88,6 +88,25 @@ int ModelConfig::linear_layers() const {
   return n;
 }
 
+int ModelConfig::window_layers() const {
+  int n = 0;
+  for (int i = 0; i < int(mixers.size()); ++i) n += window_layer(i) ? 1 : 0;
+  return n;
+}
+
+bool ModelConfig::chunked_attention() const {
+  for (const MixerKind k : mixers)
+    if (k == MixerKind::kChunkedAttention) return true;
+  return false;
+}
+
+int ModelConfig::full_attention_layers() const {
+  if (mixers.empty()) return layers;
+  int n = 0;
+  for (const MixerKind k : mixers) n += k == MixerKind::kAttention ? 1 : 0;
+  return n;
+}
+
 double ParamCounts::total() const {
   return attention + indexer + dense_mlp + routed_experts + shared_experts + router + norms + embed + lm_head;
 }
@@ -101,6 +120,7 @@ ParamCounts count_params(const ModelConfig& c) {
   const double h = static_cast<double>(c.hidden);
   const int linear = c.linear_layers();
   p.attention = attention_params(c) * (c.layers - linear) + gdn_params(c) * linear;
+  if (c.attention_sinks) p.attention += double(c.heads) * (c.layers - linear);  // one sink logit per head
   p.indexer = indexer_params(c) * c.indexer_full_layers;
   p.dense_mlp = mlp_params(c.hidden, c.dense_intermediate) * c.mlp_dense_layers();
   const double expert = mlp_params(c.hidden, c.moe_intermediate);
@@ -248,6 +268,11 @@ void validate_model(const ModelConfig& c, const std::string& where) {
             "1 .. num_hidden_layers", c.indexer_full_layers);
   }
   require(c.mtp_layers >= 0, where, "num_nextn_predict_layers", "a count >= 0", c.mtp_layers);
+  if (c.window_layers() > 0) {  // a window the context never fills contradicts the config (docs/layers.md)
+    const char* field = c.chunked_attention() ? "attention_chunk_size" : "sliding_window";
+    require(c.window_tokens >= 1 && c.window_tokens <= c.max_context_tokens, where, field,
+            "1 .. max_position_embeddings (" + std::to_string(c.max_context_tokens) + ")", c.window_tokens);
+  }
   if (!layout_fits(c.default_kv_layout, c)) {
     throw InputError(where, "a default KV layout that fits the model",
                      std::string(kv_layout_name(c.default_kv_layout)));

@@ -182,7 +182,7 @@ void SimgridBackend::build_segments() {
     Segment s;
     add(s,
         {Op::kAProj, Op::kNormRopeKvWrite, Op::kQBProj, Op::kIndexerScore, Op::kTopkSelect, Op::kSparseMla,
-         Op::kOProj},
+         Op::kWindowAttn, Op::kOProj},
         {Op::kDispatch});
     segments_.push_back(s);
   }
