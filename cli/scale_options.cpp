@@ -28,9 +28,6 @@ void require_seconds(double v, const char* option, bool positive) {
     throw InputError(option, positive ? "seconds > 0" : "seconds >= 0", number_text(v));
 }
 
-void check_timing(const ScaleOptions& o);
-void check_pd_options(const ScaleOptions& o);
-
 // "xPyD" as prefill and decode counts, each >= 1; throws InputError naming `flag`.
 std::pair<int32_t, int32_t> parse_pd_counts(const std::string& v, const char* flag) {
   const size_t p = v.find_first_of("Pp");
@@ -52,6 +49,49 @@ std::pair<int32_t, int32_t> parse_pd_counts(const std::string& v, const char* fl
     throw InputError(flag, "xPyD with 1 <= x, y <= " + std::to_string(limits::kMaxInstances) + " (e.g. 2P4D)",
                      "'" + v + "'");
   return {prefill, decode};
+}
+
+// The settings both a co-located fleet and PD pools take: the sync, window, tolerance, stabilisation and
+// cold start.
+void check_timing(const ScaleOptions& o) {
+  require_seconds(o.interval_s, "--autoscale-interval", true);
+  require_seconds(o.window_s, "--autoscale-window", true);
+  if (o.window_s < o.interval_s)
+    throw InputError("--autoscale-window",
+                     "at least --autoscale-interval (" + number_text(o.interval_s) + " s)",
+                     number_text(o.window_s));
+  if (!(o.tolerance >= 0 && o.tolerance < 1))
+    throw InputError("--autoscale-tolerance", "a fraction in [0, 1)", number_text(o.tolerance));
+  require_seconds(o.scale_up_stabilization_s, "--scale-up-stabilization", false);
+  require_seconds(o.scale_down_stabilization_s, "--scale-down-stabilization", false);
+  if (o.storage_gb_per_s < 0 || !std::isfinite(o.storage_gb_per_s))
+    throw InputError("--storage-gb-per-s", "GB/s > 0 (0: the GPU's NICs)", number_text(o.storage_gb_per_s));
+  if (o.engine_start_s != -1) require_seconds(o.engine_start_s, "--engine-start-s", false);
+  if (o.cold_start_s != -1) require_seconds(o.cold_start_s, "--cold-start-s", false);
+}
+
+// --pd-max: the pools' metrics are fixed (prefill queue, decode KV), each with its own target; the
+// co-located fleet's flags are refused.
+void check_pd_options(const ScaleOptions& o) {
+  if (o.max_instances != 0)
+    throw InputError("--max-instances", "no --max-instances with --pd-max (each pool's bounds are xPyD)",
+                     std::to_string(o.max_instances));
+  if (!o.metric.empty())
+    throw InputError("--autoscale",
+                     "no --autoscale with --pd-max (the prefill pool scales by its queue, the decode pool by "
+                     "its KV use)",
+                     o.metric);
+  if (o.target != 0)
+    throw InputError("--autoscale-target",
+                     "--autoscale-prefill-target and --autoscale-decode-target with --pd-max", number_text(o.target));
+  if (o.min_instances != 1)
+    throw InputError("--min-instances", "--pd-min xPyD with --pd-max", std::to_string(o.min_instances));
+  if (!(o.prefill_target > 0) || !std::isfinite(o.prefill_target))
+    throw InputError("--autoscale-prefill-target", "waiting requests per prefill instance > 0",
+                     number_text(o.prefill_target));
+  if (!(o.decode_target > 0 && o.decode_target <= 1))
+    throw InputError("--autoscale-decode-target", "a KV use fraction in (0, 1]", number_text(o.decode_target));
+  check_timing(o);
 }
 
 }  // namespace
@@ -145,54 +185,13 @@ void check_scale_options(const ScaleOptions& o, int32_t initial_instances, bool 
       throw InputError("--autoscale-target", "an SLO attainment in (0, 1) with --autoscale slo",
                        number_text(o.target));
   } else if (!(o.target > 0) || !std::isfinite(o.target)) {
-    throw InputError("--autoscale-target", "a target > 0 for --autoscale " + o.metric, number_text(o.target));
+    throw InputError("--autoscale-target",
+                     "a target > 0 for --autoscale " + (o.metric.empty() ? std::string("queue") : o.metric),
+                     number_text(o.target));
   }
   if (metric == ScaleMetric::kKv && o.target > 1)
     throw InputError("--autoscale-target", "a KV use fraction in (0, 1] with --autoscale kv",
                      number_text(o.target));
-  check_timing(o);
-}
-
-// The settings both a co-located fleet and PD pools take: the sync, window, tolerance, stabilisation and
-// cold start.
-void check_timing(const ScaleOptions& o) {
-  require_seconds(o.interval_s, "--autoscale-interval", true);
-  require_seconds(o.window_s, "--autoscale-window", true);
-  if (o.window_s < o.interval_s)
-    throw InputError("--autoscale-window",
-                     "at least --autoscale-interval (" + number_text(o.interval_s) + " s)",
-                     number_text(o.window_s));
-  if (!(o.tolerance >= 0 && o.tolerance < 1))
-    throw InputError("--autoscale-tolerance", "a fraction in [0, 1)", number_text(o.tolerance));
-  require_seconds(o.scale_up_stabilization_s, "--scale-up-stabilization", false);
-  require_seconds(o.scale_down_stabilization_s, "--scale-down-stabilization", false);
-  if (o.storage_gb_per_s < 0 || !std::isfinite(o.storage_gb_per_s))
-    throw InputError("--storage-gb-per-s", "GB/s > 0 (0: the GPU's NICs)", number_text(o.storage_gb_per_s));
-  if (o.engine_start_s != -1) require_seconds(o.engine_start_s, "--engine-start-s", false);
-  if (o.cold_start_s != -1) require_seconds(o.cold_start_s, "--cold-start-s", false);
-}
-
-// --pd-max: the pools' metrics are fixed (prefill queue, decode KV), each with its own target; the
-// co-located fleet's flags are refused.
-void check_pd_options(const ScaleOptions& o) {
-  if (o.max_instances != 0)
-    throw InputError("--max-instances", "no --max-instances with --pd-max (each pool's bounds are xPyD)",
-                     std::to_string(o.max_instances));
-  if (!o.metric.empty())
-    throw InputError("--autoscale",
-                     "no --autoscale with --pd-max (the prefill pool scales by its queue, the decode pool by "
-                     "its KV use)",
-                     o.metric);
-  if (o.target != 0)
-    throw InputError("--autoscale-target",
-                     "--autoscale-prefill-target and --autoscale-decode-target with --pd-max", number_text(o.target));
-  if (o.min_instances != 1)
-    throw InputError("--min-instances", "--pd-min xPyD with --pd-max", std::to_string(o.min_instances));
-  if (!(o.prefill_target > 0) || !std::isfinite(o.prefill_target))
-    throw InputError("--autoscale-prefill-target", "waiting requests per prefill instance > 0",
-                     number_text(o.prefill_target));
-  if (!(o.decode_target > 0 && o.decode_target <= 1))
-    throw InputError("--autoscale-decode-target", "a KV use fraction in (0, 1]", number_text(o.decode_target));
   check_timing(o);
 }
 

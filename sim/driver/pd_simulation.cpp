@@ -169,7 +169,7 @@ class PdDriver {
     return sender_base_[static_cast<size_t>(prefill_instance)] + static_cast<size_t>(rank);
   }
   int32_t pick_decode(const RequestSpec& spec);
-  bool prefill_finished(int32_t index) const;
+  bool prefill_finished(int32_t index);
   bool decode_finished(int32_t index) const;
   void end_slot(const PdSlot& slot);
   void fed();
@@ -246,7 +246,7 @@ PdDriver::PdDriver(const SimConfig& config, const PdConfig& pd, std::span<const 
 
 // A prefill instance's loop ends once it is idle and the feed has ended (and its waiting hand-offs no longer
 // hold its pool), or, draining, once it is idle and every hand-off it made has been delivered.
-bool PdDriver::prefill_finished(int32_t index) const {
+bool PdDriver::prefill_finished(int32_t index) {
   if (slots_[static_cast<size_t>(index)]->instance->has_work()) return false;
   if (scaled() && pools_[0].log->state(index) == SlotState::kDraining)
     return outstanding_[static_cast<size_t>(index)] == 0;
