@@ -125,8 +125,8 @@ std::string summary_table(const Json& s) {
   std::string on = gpus > 0 ? std::to_string(gpus) + " x " : std::string();
   if (gpus > 0 && s.contains("gpus_mean"))  // autoscaled: the mean provisioned, of the slots' most
     on = format("%.2f", s["gpus_mean"].get<double>()) + " (mean; at most " + std::to_string(gpus) + ") x ";
-  o << "tokenline " << s["command"].get<std::string>() << ": " << s["model"].get<std::string>() << " on " << on
-    << s["hardware"].get<std::string>() << ", " << s["parallelism"].get<std::string>() << "\n";
+  o << "tokenline " << s["command"].get<std::string>() << ": " << s["model"].get<std::string>() << " on "
+    << on << s["hardware"].get<std::string>() << ", " << s["parallelism"].get<std::string>() << "\n";
   o << "  workload      " << s["workload"].get<std::string>() << "\n";
   const Json& load = s["load"];
   if (load.contains("offered_requests_per_s") && load["offered_requests_per_s"].get<double>() > 0) {
@@ -195,10 +195,9 @@ std::string summary_table(const Json& s) {
       o << "peak " << a.value("instances_peak", int64_t{0}) << ", mean "
         << format("%.2f", a.value("instances_mean", 0.0));
     }
-    o << "; " << a.value("scale_ups", int64_t{0})
-      << " scale-ups, " << a.value("scale_downs", int64_t{0}) << " scale-downs, "
-      << a.value("cold_starts", int64_t{0}) << " cold starts; " << format("%.3f", a.value("gpu_hours", 0.0))
-      << " GPU-hours\n";
+    o << "; " << a.value("scale_ups", int64_t{0}) << " scale-ups, " << a.value("scale_downs", int64_t{0})
+      << " scale-downs, " << a.value("cold_starts", int64_t{0}) << " cold starts; "
+      << format("%.3f", a.value("gpu_hours", 0.0)) << " GPU-hours\n";
   }
   if (s.contains("cost"))
     o << "  cost          $" << format("%.2f", s["cost"]["usd_total"].get<double>()) << " for "

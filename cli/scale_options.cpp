@@ -83,14 +83,16 @@ void check_pd_options(const ScaleOptions& o) {
                      o.metric);
   if (o.target != 0)
     throw InputError("--autoscale-target",
-                     "--autoscale-prefill-target and --autoscale-decode-target with --pd-max", number_text(o.target));
+                     "--autoscale-prefill-target and --autoscale-decode-target with --pd-max",
+                     number_text(o.target));
   if (o.min_instances != 1)
     throw InputError("--min-instances", "--pd-min xPyD with --pd-max", std::to_string(o.min_instances));
   if (!(o.prefill_target > 0) || !std::isfinite(o.prefill_target))
     throw InputError("--autoscale-prefill-target", "waiting requests per prefill instance > 0",
                      number_text(o.prefill_target));
   if (!(o.decode_target > 0 && o.decode_target <= 1))
-    throw InputError("--autoscale-decode-target", "a KV use fraction in (0, 1]", number_text(o.decode_target));
+    throw InputError("--autoscale-decode-target", "a KV use fraction in (0, 1]",
+                     number_text(o.decode_target));
   check_timing(o);
 }
 
@@ -132,8 +134,9 @@ void add_scale_options(CLI::App& cmd, ScaleOptions& o) {
                  "with --pd: autoscale the prefill and decode pools up to xPyD instances (--pd: the start)");
   cmd.add_option("--pd-min", o.pd_min, "with --pd-max: each pool's fewest instances, as xPyD")
       ->capture_default_str();
-  cmd.add_option("--autoscale-prefill-target", o.prefill_target,
-                 "with --pd-max: waiting requests per prefill instance to keep (Dynamo planner: prefill queue)");
+  cmd.add_option(
+      "--autoscale-prefill-target", o.prefill_target,
+      "with --pd-max: waiting requests per prefill instance to keep (Dynamo planner: prefill queue)");
   cmd.add_option("--autoscale-decode-target", o.decode_target,
                  "with --pd-max: KV use fraction of the decode instances to keep, (0, 1] (Dynamo planner: "
                  "decode KV utilisation)");
@@ -158,8 +161,8 @@ void check_scale_options(const ScaleOptions& o, int32_t initial_instances, bool 
     return;
   }
   if (o.prefill_target != 0 || o.decode_target != 0 || o.pd_min != "1P1D")
-    throw InputError("--autoscale-prefill-target / --autoscale-decode-target / --pd-min", "--pd-max with them",
-                     "no --pd-max");
+    throw InputError("--autoscale-prefill-target / --autoscale-decode-target / --pd-min",
+                     "--pd-max with them", "no --pd-max");
   if (!o.autoscaled()) {
     if (o.max_instances < 0)
       throw InputError("--max-instances", "a positive count (0: no autoscaling)",

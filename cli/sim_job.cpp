@@ -725,8 +725,7 @@ int32_t scale_fleet(SimJob& job, PdConfig& pd) {
     throw InputError("--pd-max", "--pd xPyD (the pools at the start)", job.scale.pd_max);
   scale_pd_pools(job, pd);
   if (!job.scale.autoscaled()) return job.instances;
-  if (pd.enabled())
-    throw InputError("--max-instances", "no --pd (--pd-max scales the PD pools)", job.pd);
+  if (pd.enabled()) throw InputError("--max-instances", "no --pd (--pd-max scales the PD pools)", job.pd);
   if (job.backend != "analytic")
     throw InputError("--max-instances",
                      "--backend analytic (instances come and go; a platform's GPUs do not)",
@@ -755,10 +754,10 @@ void apply_scale_options(const SimJob& job, int32_t initial_instances, const Dep
   }
   const cli::PdScaleBounds b =
       cli::pd_scale_bounds(job.scale, pd.prefill_scale.initial_instances, pd.decode_scale.initial_instances);
-  pd.prefill_scale = cli::pd_autoscale_config(job.scale, b, true, pd.prefill_scale.initial_instances,
-                                              cap.weight_bytes, nic);
-  pd.decode_scale = cli::pd_autoscale_config(job.scale, b, false, pd.decode_scale.initial_instances,
-                                             cap.weight_bytes, nic);
+  pd.prefill_scale =
+      cli::pd_autoscale_config(job.scale, b, true, pd.prefill_scale.initial_instances, cap.weight_bytes, nic);
+  pd.decode_scale =
+      cli::pd_autoscale_config(job.scale, b, false, pd.decode_scale.initial_instances, cap.weight_bytes, nic);
 }
 
 }  // namespace

@@ -16,8 +16,8 @@ namespace tokenline {
 namespace {
 
 constexpr std::array<std::string_view, 13> kKeys = {
-    "sessions", "turns",         "first",         "new",  "output",       "think", "rate",
-    "rate_low", "day_s",         "prefix_groups", "prefix_tokens", "seed", "block_tokens"};
+    "sessions", "turns", "first",         "new",           "output", "think",       "rate",
+    "rate_low", "day_s", "prefix_groups", "prefix_tokens", "seed",   "block_tokens"};
 constexpr int64_t kMaxSessions = 10'000'000;  // sessions x turns stays within limits::kMaxSyntheticRequests
 
 std::string where_of(std::string_view key) {
@@ -137,8 +137,8 @@ SessionGeneratorSpec parse_session_generator_spec(std::string_view text) {
                      "prefix_groups=" + std::to_string(s.prefix_groups) +
                          ", prefix_tokens=" + std::to_string(s.prefix_tokens));
   if ((s.day_s > 0) != (s.rate_low >= 0))
-    throw InputError(where_of("day_s"), "day_s=S and rate_low=R together (a day-shaped rate curve) or neither",
-                     s.text);
+    throw InputError(where_of("day_s"),
+                     "day_s=S and rate_low=R together (a day-shaped rate curve) or neither", s.text);
   if (s.day_s > 0 && !(s.rate > 0 && s.rate_low <= s.rate))
     throw InputError(where_of("rate_low"), "a trough rate in [0, rate] with a peak rate > 0",
                      "rate_low=" + number_text(s.rate_low) + ", rate=" + number_text(s.rate));

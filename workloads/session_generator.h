@@ -42,9 +42,9 @@ struct SessionGeneratorSpec {
   LengthDistribution new_tokens = LengthDistribution(LengthParams{.kind = LengthKind::kFixed, .fixed = 256});
   LengthDistribution output = LengthDistribution(LengthParams{.kind = LengthKind::kFixed, .fixed = 128});
   ThinkTime think;
-  double rate = 0;  // session starts per second (with day_s: the peak); 0: all at 0
-  double rate_low = -1;  // with day_s: the trough's rate (-1: not given)
-  double day_s = 0;     // > 0: the rate curve's period (a day, time-scaled)
+  double rate = 0;                   // session starts per second (with day_s: the peak); 0: all at 0
+  double rate_low = -1;              // with day_s: the trough's rate (-1: not given)
+  double day_s = 0;                  // > 0: the rate curve's period (a day, time-scaled)
   double rate_at(double t_s) const;  // session starts per second at t_s
   int64_t prefix_groups = 0;
   int64_t prefix_tokens = 0;

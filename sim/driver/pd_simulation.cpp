@@ -58,7 +58,7 @@ struct PdSlot final : StepObserver {
 
   PdDriver& driver;
   int32_t index;
-  bool prefill;  // a prefill instance (else decode)
+  bool prefill;                        // a prefill instance (else decode)
   std::unique_ptr<Instance> instance;  // autoscaled: a fresh one (empty caches) each time the slot starts
   std::unique_ptr<SimExecutor> executor;
   SimgridBackend* simgrid = nullptr;  // --backend simgrid: the executor
@@ -263,8 +263,8 @@ bool PdDriver::decode_finished(int32_t index) const {
 }
 
 int32_t PdDriver::decode_reservations(int32_t decode_instance) const {
-  const int32_t ranks = config_.instances[static_cast<size_t>(pd_.prefill_instances + decode_instance)]
-                            .config.dp_ranks;
+  const int32_t ranks =
+      config_.instances[static_cast<size_t>(pd_.prefill_instances + decode_instance)].config.dp_ranks;
   int32_t n = 0;
   for (int32_t r = 0; r < ranks; ++r) n += pd_state_.handoff().reserved_requests(decode_instance, r);
   return n;
@@ -455,7 +455,8 @@ void PdDriver::grant() {
   pd_state_.grant(grants_);
   for (const PdGrant& g : grants_) {
     senders_[sender_of(g.prefill_instance, pd_state_.live(g.id).prefill_rank)].queue.push_back(g.id);
-    if (scaled()) note_load(*slots_[static_cast<size_t>(pd_.prefill_instances + g.decode_instance)], sg::now_s());
+    if (scaled())
+      note_load(*slots_[static_cast<size_t>(pd_.prefill_instances + g.decode_instance)], sg::now_s());
   }
   if (!grants_.empty()) wake_all();
 }

@@ -41,7 +41,8 @@ TEST_CASE("runs that would grow memory without bound are refused at once", "[cli
       run_tokenline("sim --workload synthetic-sessions:sessions=100000000000 --out " + dir.file("o"), dir);
   CHECK(sessions.exit_code == 2);
   CHECK(contains(sessions.stderr_text, "synthetic-sessions: sessions: expected an integer in [1, 10000000]"));
-  const auto old_keys = run_tokenline("sim --workload synthetic:sessions=10,turns=4 --out " + dir.file("o"), dir);
+  const auto old_keys =
+      run_tokenline("sim --workload synthetic:sessions=10,turns=4 --out " + dir.file("o"), dir);
   CHECK(old_keys.exit_code == 2);
   CHECK(contains(old_keys.stderr_text, "synthetic: sessions: expected synthetic-sessions:"));
 }

@@ -119,8 +119,8 @@ TEST_CASE("an autoscaled run's per-GPU figures count the GPU-hours provisioned, 
   // PD pools: a line with each pool's peak and mean.
   m["autoscaling"]["prefill"] = {{"instances_peak", 2}, {"instances_mean", 1.5}};
   m["autoscaling"]["decode"] = {{"instances_peak", 3}, {"instances_mean", 0.5}};
-  CHECK(summary_table(summary_json(m, c)).find("instances     prefill peak 2, mean 1.50; decode peak 3, mean 0.50") !=
-        std::string::npos);
+  CHECK(summary_table(summary_json(m, c))
+            .find("instances     prefill peak 2, mean 1.50; decode peak 3, mean 0.50") != std::string::npos);
 }
 
 TEST_CASE("a saturated run's summary warns with the offered and the sustained rate", "[summary]") {

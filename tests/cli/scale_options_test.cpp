@@ -70,7 +70,8 @@ TEST_CASE("autoscaling flags out of range are refused naming the flag", "[cli][a
   CHECK(error_of(fixed).find("--max-instances") != std::string::npos);
 }
 
-TEST_CASE("PD pools: bounds as xPyD, the prefill pool by queue and the decode pool by KV", "[cli][autoscale]") {
+TEST_CASE("PD pools: bounds as xPyD, the prefill pool by queue and the decode pool by KV",
+          "[cli][autoscale]") {
   ScaleOptions o;
   o.pd_max = "3P4D";
   o.prefill_target = 2;

@@ -100,11 +100,12 @@ TEST_CASE("session generator: a day-shaped rate curve of session starts", "[sess
   const double pi = 3.141592653589793;
   const double low_mean = lo + (hi - lo) * (0.5 - 1 / pi);
   const double high_mean = lo + (hi - lo) * (0.5 + 1 / pi);
-  CHECK(quarter[0] / (day / 4) == Approx(low_mean).epsilon(0.06));  // ~6,300 starts
+  CHECK(quarter[0] / (day / 4) == Approx(low_mean).epsilon(0.06));   // ~6,300 starts
   CHECK(quarter[1] / (day / 4) == Approx(high_mean).epsilon(0.06));  // ~16,700 starts
   CHECK(quarter[2] / (day / 4) == Approx(high_mean).epsilon(0.06));
   CHECK(same(s, all("sessions=50000,turns=fixed:1,rate=20,rate_low=2,day_s=4000", 5)));
-  CHECK_THROWS_WITH(parse_session_generator_spec("rate=5,day_s=100"), Catch::Contains("synthetic-sessions: day_s"));
+  CHECK_THROWS_WITH(parse_session_generator_spec("rate=5,day_s=100"),
+                    Catch::Contains("synthetic-sessions: day_s"));
   CHECK_THROWS_WITH(parse_session_generator_spec("rate=5,rate_low=9,day_s=100"),
                     Catch::Contains("synthetic-sessions: rate_low"));
 }

@@ -29,7 +29,8 @@ constexpr int kLull = 1120;   // 140 s at 8 req/s
 void write_workload(const std::string& path) {
   std::ofstream out(path);
   auto line = [&](double t, int id) {
-    out << "{\"arrival_s\": " << t << ", \"input_tokens\": 2048, \"output_tokens\": 384, \"block_tokens\": 512, "
+    out << "{\"arrival_s\": " << t
+        << ", \"input_tokens\": 2048, \"output_tokens\": 384, \"block_tokens\": 512, "
         << "\"hash_ids\": [1, 2, " << 1000 + 2 * id << ", " << 1001 + 2 * id << "]}\n";
   };
   for (int i = 0; i < kBurst; ++i) line(i / 60.0, i);
@@ -148,7 +149,8 @@ TEST_CASE("PD pools scale each by its own metric and conserve requests and pages
 TEST_CASE("PD autoscaling flags are refused with the flag named", "[simulation][autoscale][pd]") {
   TestDir dir("autoscale_property_pd_flags");
   const std::string base =
-      "sim --model llama-3.1-8b --hardware h100 --parallel tp1 --max-requests 5 --out '" + dir.file("o") + "' ";
+      "sim --model llama-3.1-8b --hardware h100 --parallel tp1 --max-requests 5 --out '" + dir.file("o") +
+      "' ";
   const std::pair<const char*, const char*> cases[] = {
       {"--pd-max 2P2D --autoscale-prefill-target 2 --autoscale-decode-target 0.5", "--pd-max"},
       {"--pd 1P1D --pd-max 2P2D --autoscale-decode-target 0.5", "--autoscale-prefill-target"},
