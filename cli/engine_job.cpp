@@ -55,8 +55,9 @@ double engine_host_bytes(const ModelShape& shape, const RunnerConfig& c, bool cp
   if (!cpu) return weights;
   const double ranks = static_cast<double>(c.dp_ranks) * c.tp;
   const double slots = static_cast<double>(c.total_pages) * c.page_tokens;
-  const double kv =
-      ranks * slots * static_cast<double>(shape.kv_bytes_per_token + shape.indexer_bytes_per_token);
+  const double host_slots = static_cast<double>(c.host_pages) * c.page_tokens;  // the host KV tier's
+  const double kv = ranks * (slots + host_slots) *
+                    static_cast<double>(shape.kv_bytes_per_token + shape.indexer_bytes_per_token);
   return 2 * weights + kv;
 }
 
@@ -102,6 +103,8 @@ InstanceConfig instance_config(const EngineJob& job, const EngineSetup& s) {
   c.kv.indexer_bytes_per_page = s.shape.indexer_bytes_per_token * job.page_tokens;
   c.kv.reservation = parse_reservation(job.reservation);
   c.kv.prefix_cache = job.prefix_cache;
+  size_host_tier(job.kv_tier, c.kv);  // docs/kv-tiers.md: the CPU engine copies the pages it logs
+  c.kv.host.log_copies = true;
   return c;
 }
 
@@ -129,6 +132,7 @@ void add_engine_options(CLI::App& cmd, EngineJob& job) {
   cmd.add_option("--policy", job.policy, "fcfs | lpm | priority")->capture_default_str();
   cmd.add_option("--max-running", job.max_running, "running requests")->capture_default_str();
   cmd.add_flag("!--no-prefix-cache", job.prefix_cache, "disable the radix prefix cache");
+  add_kv_tier_options(cmd, job.kv_tier, false);
   cmd.add_option("--trace-detail", job.trace_detail, "none | step | op")->capture_default_str();
   add_trace_options(cmd, job.trace);
   cmd.add_option("--slo", job.slo, "goodput SLO, e.g. ttft=2s,tpot=50ms (bare numbers are ms)");
@@ -151,8 +155,10 @@ EngineSetup prepare_engine(const EngineJob& job) {
         std::to_string(job.page_tokens));
   require_at_most(job.kv_pages, limits::kMaxKvPages, "--kv-pages");
   check_mtp(job, s.shape);
+  check_kv_tier_flags(job.kv_tier);
   s.runner = runner_config(job, s, kernels);
   s.instance = instance_config(job, s);
+  s.runner.host_pages = s.instance.kv.host.pages;
   check_host_memory(job, s);
   require_writable_directory(job.out);
   s.output = OutputConfig{.dir = job.out, .trace_detail = parse_detail(job.trace_detail)};

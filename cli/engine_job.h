@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <string>
 
+#include "cli/kv_tier_options.h"
 #include "cli/trace_options.h"
 #include "engine/core/instance.h"
 #include "engine/model/parallel.h"
@@ -37,6 +38,7 @@ struct EngineJob {
   std::string policy = "fcfs";
   int32_t max_running = 1024;
   bool prefix_cache = true;
+  KvTierFlags kv_tier;  // the host KV tier (cli/kv_tier_options.h): pages really copied out and back
   std::string trace_detail = "op";
   TraceOptions trace;  // --trace-window, --trace-requests, --trace-gzip
   std::string slo;     // goodput SLO, as tokenline sim's --slo

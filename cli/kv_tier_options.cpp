@@ -5,6 +5,7 @@
 
 #include "common/input_error.h"
 #include "common/number_text.h"
+#include "cost/cost_model.h"
 
 namespace tokenline {
 namespace {
@@ -28,7 +29,7 @@ TierLoadOverlap parse_load_overlap(const std::string& text) {
   throw InputError("--kv-load-overlap", "layer | none", text);
 }
 
-void add_kv_tier_options(CLI::App& cmd, KvTierFlags& flags) {
+void add_kv_tier_options(CLI::App& cmd, KvTierFlags& flags, bool load_overlap) {
   cmd.add_flag("--kv-host", flags.host,
                "keep KV evicted from HBM in a host-DRAM tier and load prefix hits back (SGLang "
                "--enable-hierarchical-cache; size 2x the HBM pool, SGLang's --hicache-ratio default)");
@@ -42,6 +43,7 @@ void add_kv_tier_options(CLI::App& cmd, KvTierFlags& flags) {
                  "HBM -> host writes: write_through | write_through_selective | write_back (SGLang "
                  "--hicache-write-policy, default write_through)")
       ->capture_default_str();
+  if (!load_overlap) return;
   cmd.add_option("--kv-load-overlap", flags.load_overlap,
                  "a host hit's load-back: layer (layer by layer under the forward, as SGLang HiCache) | none "
                  "(blocking)")
@@ -57,14 +59,26 @@ void check_kv_tier_flags(const KvTierFlags& flags) {
   parse_load_overlap(flags.load_overlap);
 }
 
+namespace {
+
+std::string tier_flag(const KvTierFlags& flags) {
+  return flags.host_gb > 0 ? "--kv-host-gb" : flags.host_ratio > 0 ? "--kv-host-ratio" : "--kv-host";
+}
+
+}  // namespace
+
 void apply_kv_tier(const KvTierFlags& flags, const CostModel& cm, KvConfig& kv) {
   if (!flags.enabled()) return;
-  const std::string flag = flags.host_gb > 0      ? "--kv-host-gb"
-                           : flags.host_ratio > 0 ? "--kv-host-ratio"
-                                                  : "--kv-host";
+  if (kv.prefix_cache && cm.hardware.host_link_bw <= 0)
+    throw InputError(tier_flag(flags), "hardware whose JSON gives a host_link",
+                     cm.hardware.name + " without one");
+  size_host_tier(flags, kv);
+}
+
+void size_host_tier(const KvTierFlags& flags, KvConfig& kv) {
+  if (!flags.enabled()) return;
+  const std::string flag = tier_flag(flags);
   if (!kv.prefix_cache) throw InputError(flag, "the prefix cache on", "--no-prefix-cache");
-  if (cm.hardware.host_link_bw <= 0)
-    throw InputError(flag, "hardware whose JSON gives a host_link", cm.hardware.name + " without one");
   const int64_t page_bytes = kv.transfer_bytes_per_page();
   if (flags.host_gb > 0) {
     kv.host.pages =

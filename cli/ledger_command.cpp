@@ -192,6 +192,10 @@ void print_header(const LedgerArgs& a, const Setup& s) {
   if (cm.model.linear_layers() > 0)
     std::printf("mixers: %d attention + %d gdn + %d mamba2\n", cm.model.attention_layers(),
                 cm.model.mixer_layers(MixerKind::kGatedDeltaNet), cm.model.mixer_layers(MixerKind::kMamba2));
+  if (cm.window_layers > 0)  // docs/layers.md: the window_attention row's layers
+    std::printf("attention %d full + %d %s of %lld tokens%s\n", cm.full_attention_layers, cm.window_layers,
+                cm.chunked_window ? "chunked" : "sliding-window", (long long)cm.model.window_tokens,
+                cm.model.attention_sinks ? ", with sinks" : "");
   const std::string profile_times =
       a.profile.empty() ? "" : "profile " + a.profile + " where measured, else roofline";
   const char* times = cm.options.ideal     ? "ideal (the seed's 4.8 TB/s, 787 GB/s, 25 GB/s, 5 us)"

@@ -72,7 +72,9 @@ std::string_view to_string(PdTransferMode mode) {
 }
 
 PdConfig parse_pd(const std::string& spec, const std::string& link, const std::string& mode) {
-  PdConfig pd{.prefill_instances = 0, .decode_instances = 0};
+  PdConfig pd;
+  pd.prefill_instances = 0;
+  pd.decode_instances = 0;
   if (spec.empty()) return pd;
   const size_t p = spec.find_first_of("Pp");
   const size_t d = spec.find_first_of("Dd");

@@ -80,6 +80,9 @@ std::string configuration_json(const RunJob& job, const EngineSetup& setup, doub
                               {"workload", job.workload.empty() ? "default" : job.workload},
                               {"time_scale", time_scale},
                               {"seed", job.engine.seed}};
+  if (ic.kv.host.pages > 0)  // only with a tier, so other runs keep their bytes (docs/kv-tiers.md)
+    j["host_tier"] = {{"pages_per_rank", ic.kv.host.pages},
+                      {"write_policy", std::string(to_string(ic.kv.host.write_policy))}};
   return j.dump();
 }
 

@@ -16,7 +16,7 @@ double number_at(const nlohmann::json& j, const char* section, const char* key) 
   return j[section][key].get<double>();
 }
 
-double per_gpu(double value, int32_t gpus) {
+double per_gpu(double value, double gpus) {
   return gpus > 0 ? value / gpus : 0.0;
 }
 
@@ -61,11 +61,18 @@ Json summary_json(const nlohmann::json& metrics, const SummaryContext& c) {
   const double rps = number_at(metrics, "throughput", "requests_per_s");
   const double out_tps = number_at(metrics, "throughput", "output_tokens_per_s");
   const double in_tps = number_at(metrics, "throughput", "input_tokens_per_s");
+  // Per GPU: an autoscaled fleet's GPUs are those provisioned on average over the run (its GPU-hours over
+  // the simulated time), not every slot up to --max-instances / --pd-max.
+  double gpus = c.gpus;
+  const double simulated_s = run.value("simulated_s", 0.0);
+  if (metrics.contains("autoscaling") && simulated_s > 0)
+    gpus = metrics["autoscaling"].value("gpu_hours", 0.0) * 3600.0 / simulated_s;
   Json s;
   s["command"] = c.command;
   s["model"] = run.value("model", "");
   s["hardware"] = run.value("hardware", "");
   s["gpus"] = c.gpus;
+  if (metrics.contains("autoscaling")) s["gpus_mean"] = gpus;
   s["parallelism"] = run.value("parallelism", "");
   s["instances"] = run.value("instances", 1);
   s["workload"] = run.value("workload", "");
@@ -76,9 +83,9 @@ Json summary_json(const nlohmann::json& metrics, const SummaryContext& c) {
       {"retractions", requests.at("retractions")}};
   s["duration_s"] = number_at(metrics, "throughput", "span_s");
   s["throughput"] = {{"requests_per_s", rps},
-                     {"requests_per_s_per_gpu", per_gpu(rps, c.gpus)},
+                     {"requests_per_s_per_gpu", per_gpu(rps, gpus)},
                      {"output_tokens_per_s", out_tps},
-                     {"output_tokens_per_s_per_gpu", per_gpu(out_tps, c.gpus)},
+                     {"output_tokens_per_s_per_gpu", per_gpu(out_tps, gpus)},
                      {"input_tokens_per_s", in_tps}};
   s["latency_ms"] = latency(metrics);
   s["goodput"] = goodput(metrics);
@@ -101,6 +108,11 @@ Json summary_json(const nlohmann::json& metrics, const SummaryContext& c) {
     for (const char* key : {"instances_peak", "instances_mean", "scale_ups", "scale_downs", "cold_starts",
                             "drains", "gpu_hours"})
       if (a.contains(key)) s["autoscaling"][key] = a[key];
+    for (const char* pool : {"prefill", "decode"}) {  // autoscaled PD pools
+      if (!a.contains(pool)) continue;
+      s["autoscaling"][pool] = {{"instances_peak", a[pool]["instances_peak"]},
+                                {"instances_mean", a[pool]["instances_mean"]}};
+    }
   }
   return s;
 }
@@ -110,9 +122,11 @@ std::string summary_table(const Json& s) {
   const Json& r = s["requests"];
   const Json& t = s["throughput"];
   const int gpus = s["gpus"].get<int>();
+  std::string on = gpus > 0 ? std::to_string(gpus) + " x " : std::string();
+  if (gpus > 0 && s.contains("gpus_mean"))  // autoscaled: the mean provisioned, of the slots' most
+    on = format("%.2f", s["gpus_mean"].get<double>()) + " (mean; at most " + std::to_string(gpus) + ") x ";
   o << "tokenline " << s["command"].get<std::string>() << ": " << s["model"].get<std::string>() << " on "
-    << (gpus > 0 ? std::to_string(gpus) + " x " : std::string()) << s["hardware"].get<std::string>() << ", "
-    << s["parallelism"].get<std::string>() << "\n";
+    << on << s["hardware"].get<std::string>() << ", " << s["parallelism"].get<std::string>() << "\n";
   o << "  workload      " << s["workload"].get<std::string>() << "\n";
   const Json& load = s["load"];
   if (load.contains("offered_requests_per_s") && load["offered_requests_per_s"].get<double>() > 0) {
@@ -171,11 +185,19 @@ std::string summary_table(const Json& s) {
   }
   if (s.contains("autoscaling")) {
     const Json& a = s["autoscaling"];
-    o << "  instances     peak " << a.value("instances_peak", int64_t{0}) << ", mean "
-      << format("%.2f", a.value("instances_mean", 0.0)) << "; " << a.value("scale_ups", int64_t{0})
-      << " scale-ups, " << a.value("scale_downs", int64_t{0}) << " scale-downs, "
-      << a.value("cold_starts", int64_t{0}) << " cold starts; " << format("%.3f", a.value("gpu_hours", 0.0))
-      << " GPU-hours\n";
+    o << "  instances     ";
+    if (a.contains("prefill")) {
+      o << "prefill peak " << a["prefill"].value("instances_peak", int64_t{0}) << ", mean "
+        << format("%.2f", a["prefill"].value("instances_mean", 0.0)) << "; decode peak "
+        << a["decode"].value("instances_peak", int64_t{0}) << ", mean "
+        << format("%.2f", a["decode"].value("instances_mean", 0.0));
+    } else {
+      o << "peak " << a.value("instances_peak", int64_t{0}) << ", mean "
+        << format("%.2f", a.value("instances_mean", 0.0));
+    }
+    o << "; " << a.value("scale_ups", int64_t{0}) << " scale-ups, " << a.value("scale_downs", int64_t{0})
+      << " scale-downs, " << a.value("cold_starts", int64_t{0}) << " cold starts; "
+      << format("%.3f", a.value("gpu_hours", 0.0)) << " GPU-hours\n";
   }
   if (s.contains("cost"))
     o << "  cost          $" << format("%.2f", s["cost"]["usd_total"].get<double>()) << " for "

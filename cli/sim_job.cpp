@@ -455,6 +455,10 @@ KvConfig size_kv(const SimJob& job, const CostModel& cm, const EngineBehavior& e
   const KvPageBytes page = kv_page_bytes(cm, engine.kv_placement, job.page_tokens);
   kv.main_bytes_per_page = page.main;
   kv.indexer_bytes_per_page = page.indexer;
+  if (cap.window_pages_per_rank > 0)  // window layers' own pool (engine/core/window_kv.h, docs/layers.md)
+    kv.window = {.window_tokens = cm.model.window_tokens,
+                 .total_pages = cap.window_pages_per_rank,
+                 .bytes_per_page = page.window};
   kv.reservation = reservation_of(engine.admission);
   // A linear-attention model: a state slot per running request (engine/core/state_pool.h), and no prefix
   // cache (its KV pages alone cannot resume a request: docs/layers.md "Prefix caching").
@@ -702,12 +706,34 @@ int run_reported(const SimJob& job, const SimConfig& config, const Deployment& d
   }
 }
 
+// Autoscaled PD pools (--pd-max): judged here, then the run holds each pool's most instances of the one
+// layout (prefill slots first), --pd's counts of them live at the start (kept in the pools' policies).
+void scale_pd_pools(SimJob& job, PdConfig& pd) {
+  if (!job.scale.pd_autoscaled()) return;
+  if (job.backend != "analytic")
+    throw InputError("--pd-max", "--backend analytic (instances come and go; a platform's GPUs do not)",
+                     "--backend " + job.backend);
+  if (job.parallel.find(',') != std::string::npos)
+    throw InputError("--pd-max", "one --parallel layout for every instance", job.parallel);
+  const cli::PdScaleBounds b = cli::pd_scale_bounds(job.scale, pd.prefill_instances, pd.decode_instances);
+  pd.prefill_scale.max_instances = b.max_prefill;  // marks the pools autoscaled; apply_scale_options fills
+  pd.decode_scale.max_instances = b.max_decode;    // the rest of both policies
+  pd.prefill_scale.initial_instances = pd.prefill_instances;
+  pd.decode_scale.initial_instances = pd.decode_instances;
+  pd.prefill_instances = b.max_prefill;
+  pd.decode_instances = b.max_decode;
+  job.instances = b.max_prefill + b.max_decode;
+}
+
 // Autoscaling (--max-instances): judged here, then the run holds --max-instances slots of the one layout,
 // --instances of them live at the start. Returns the starting count.
-int32_t scale_fleet(SimJob& job, bool pd) {
+int32_t scale_fleet(SimJob& job, PdConfig& pd) {
   cli::check_scale_options(job.scale, job.instances, !job.slo.empty());
+  if (job.scale.pd_autoscaled() && !pd.enabled())
+    throw InputError("--pd-max", "--pd xPyD (the pools at the start)", job.scale.pd_max);
+  scale_pd_pools(job, pd);
   if (!job.scale.autoscaled()) return job.instances;
-  if (pd) throw InputError("--max-instances", "no --pd (autoscaling scales co-located instances)", job.pd);
+  if (pd.enabled()) throw InputError("--max-instances", "no --pd (--pd-max scales the PD pools)", job.pd);
   if (job.backend != "analytic")
     throw InputError("--max-instances",
                      "--backend analytic (instances come and go; a platform's GPUs do not)",
@@ -721,14 +747,25 @@ int32_t scale_fleet(SimJob& job, bool pd) {
 
 // The cost block's price, and with autoscaling its policy and each new instance's cold start: the weights
 // a GPU holds over the storage link, then the engine's start-up.
-void apply_scale_options(const SimJob& job, int32_t initial_instances, const Deployment& d, SimConfig& c) {
+// Autoscaled PD pools: each pool's policy from the same settings and cold start.
+void apply_scale_options(const SimJob& job, int32_t initial_instances, const Deployment& d, SimConfig& c,
+                         PdConfig& pd) {
   c.cost = cli::cost_config(job.scale, d.hardware_name);
-  if (!job.scale.autoscaled()) return;
+  if (!job.scale.autoscaled() && !job.scale.pd_autoscaled()) return;
   const CostModel& cm = d.cost_models.front();
   const KvCapacity cap = kv_capacity(cm, engine_behavior(job, cm.options.profile.get()),
                                      cm.model.max_context_tokens, job.page_tokens);
-  c.autoscale = cli::autoscale_config(job.scale, initial_instances, cap.weight_bytes,
-                                      d.hardware.ib_bw * d.hardware.nics_per_gpu);
+  const double nic = d.hardware.ib_bw * d.hardware.nics_per_gpu;
+  if (job.scale.autoscaled()) {
+    c.autoscale = cli::autoscale_config(job.scale, initial_instances, cap.weight_bytes, nic);
+    return;
+  }
+  const cli::PdScaleBounds b =
+      cli::pd_scale_bounds(job.scale, pd.prefill_scale.initial_instances, pd.decode_scale.initial_instances);
+  pd.prefill_scale =
+      cli::pd_autoscale_config(job.scale, b, true, pd.prefill_scale.initial_instances, cap.weight_bytes, nic);
+  pd.decode_scale =
+      cli::pd_autoscale_config(job.scale, b, false, pd.decode_scale.initial_instances, cap.weight_bytes, nic);
 }
 
 }  // namespace
@@ -741,7 +778,7 @@ int run_sim_job(const SimJob& given) {
                            .cluster = given.cluster,
                            .profile = given.profile,
                            .engine = given.engine});
-  const PdConfig pd = parse_pd(given.pd, given.pd_link, given.pd_transfer);
+  PdConfig pd = parse_pd(given.pd, given.pd_link, given.pd_transfer);
   SimJob job = given;
   Resolved resolved;
   if (pd.enabled()) {
@@ -759,14 +796,14 @@ int run_sim_job(const SimJob& given) {
   resolve_hardware(job, resolved);
   const ModelConfig model = load_model(job.model);
   resolve_layout(job, model, resolved);
-  const int32_t initial_instances = scale_fleet(job, pd.enabled());
+  const int32_t initial_instances = scale_fleet(job, pd);
   require_at_most(job.instances, limits::kMaxInstances, "--instances");
   resolve_time_source(job, model, resolved);
   const Deployment deployment = load_deployment(job, model, parse_layouts(job, model));
   const WorkloadSpec workload = workload_spec(job, &resolved);
   SimConfig config = build_config(job, model, deployment, pd.prefill_instances);
   config.workload_name = describe_workload(workload);
-  apply_scale_options(job, initial_instances, deployment, config);
+  apply_scale_options(job, initial_instances, deployment, config, pd);
   if (!job.skip_bad_lines) prevalidate_workload(workload);  // malformed input stops the run before it starts
   if (pd.enabled()) {
     apply_pd_roles(config, pd);
@@ -787,6 +824,9 @@ int run_replay_job(const SimJob& given) {
   if (given.scale.autoscaled())
     throw InputError("--max-instances", "no autoscaling with --backend replay (it replays a fixed fleet)",
                      std::to_string(given.scale.max_instances));
+  if (given.scale.pd_autoscaled())
+    throw InputError("--pd-max", "no autoscaling with --backend replay (it replays a fixed fleet)",
+                     given.scale.pd_max);
   cli::check_scale_options(given.scale, given.instances, !given.slo.empty());
   refuse_prefill_options(given, "only with --pd, so not with --backend replay");
   const std::string path = replay_trace_path(given.backend);

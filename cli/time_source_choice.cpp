@@ -15,9 +15,9 @@ namespace {
 // The ops a profile's tables are there to price (topologies/profiles/README.md "Tables"): GEMMs, attention,
 // the fused MoE, the indexer and the TP all-reduces. Norms, RoPE, routing and sampling stay on the roofline
 // under every profile, so they do not decide whether one covers a model.
-constexpr Op kKernelOps[] = {Op::kAProj,        Op::kQBProj,     Op::kSparseMla,    Op::kOProj,
-                             Op::kDenseMlp,     Op::kExpertGemm, Op::kSharedExpert, Op::kAttnAllreduce,
-                             Op::kMlpAllreduce, Op::kLmHead,     Op::kIndexerScore};
+constexpr Op kKernelOps[] = {Op::kAProj,         Op::kQBProj,       Op::kSparseMla,  Op::kWindowAttn,
+                             Op::kOProj,         Op::kDenseMlp,     Op::kExpertGemm, Op::kSharedExpert,
+                             Op::kAttnAllreduce, Op::kMlpAllreduce, Op::kLmHead,     Op::kIndexerScore};
 
 // The representative steps: a decode step of 16 requests at 2K context per rank, and a 2K-token prefill
 // chunk (the shapes tests/cost/op_profile_price_test.cpp checks each shipped profile's claims on).

@@ -1,6 +1,8 @@
 // make_cost_model: the rates a step's roofline and collectives use, ideal (the seed's) or achieved.
 #include "cost/cost_model.h"
 
+#include <algorithm>
+
 #include "common/input_error.h"
 #include "cost/op_profile_pricing.h"
 #include "cost/step_cost.h"
@@ -80,6 +82,9 @@ CostModel make_cost_model(const ModelConfig& model, const Parallel& parallel, Kv
   cm.indexer_read_bytes_token_layer = options.indexer_read_scales ? indexer_bytes_per_token_layer(model)
                                                                   : indexer_key_bytes_per_token_layer(model);
   cm.weight_bytes_per_param = cm.bpp(WeightGroup::kAttention);
+  cm.full_attention_layers = model.full_attention_layers();
+  cm.window_layers = model.window_tokens > 0 ? model.window_layers() : 0;
+  cm.chunked_window = model.chunked_attention();
   const ParamCounts p = count_params(model);
   const double h = double(model.hidden);
   // One MoE decoder layer's attention, eh_proj (2h -> h), and the experts one token touches.
@@ -116,9 +121,13 @@ double PdTransfer::time_s(Link link, const CostModel& cm) const {
 
 PdTransfer pd_transfer(const CostModel& cm, int64_t context) {
   PdTransfer t;
-  // A hybrid hands over its attention layers' KV and each linear layer's state (whole, at tp 1).
-  t.kv_bytes = double(cm.kv_bytes_token_layer) * cm.model.attention_layers() * double(context) +
-               double(linear_state_bytes_per_request(cm.model, 1));
+  // Window layers hand over the window's KV only (SGLang and vLLM send what the decode side attends to).
+  t.kv_bytes = double(cm.kv_bytes_token_layer) * cm.full_attention_layers * double(context);
+  if (cm.window_layers > 0)
+    t.kv_bytes += double(cm.kv_bytes_token_layer) * cm.window_layers *
+                  double(std::min(context, cm.model.window_tokens));
+  if (cm.model.linear_layers() > 0)  // a hybrid also hands over each linear layer's state (whole, at tp 1)
+    t.kv_bytes += double(linear_state_bytes_per_request(cm.model, 1));
   t.indexer_bytes = double(cm.indexer_bytes_token_layer) * cm.model.indexer_full_layers * double(context);
   return t;
 }

@@ -113,7 +113,8 @@ EngineBehavior vllm_behavior() {
                         .max_running_requests = 1024,  // max_num_seqs
                         .mixed_steps = true,
                         .admission = Admission::kIncremental,
-                        .ratio = {}};
+                        .ratio = {},
+                        .window_pool = WindowPoolRule::kSharedPool};
 }
 
 // Sources, TensorRT-LLM 1.x (tensorrt_llm/llmapi/llm_args.py unless named):
@@ -149,7 +150,10 @@ EngineBehavior trtllm_behavior() {
                         .max_running_requests = 2048,  // max_batch_size
                         .mixed_steps = true,           // inflight batching
                         .admission = Admission::kWholeRequest,
-                        .ratio = {}};
+                        .ratio = {},
+                        // Assumed: TensorRT-LLM gives each attention window its own pool, split statically
+                        // at start (docs "KV Cache System"); the split rule was not read.
+                        .window_pool = WindowPoolRule::kSharedPool};
 }
 
 EngineBehavior seed_behavior() {

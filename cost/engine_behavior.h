@@ -47,6 +47,20 @@ enum class MemoryRule {
 std::string_view to_string(MemoryRule rule);
 MemoryRule parse_memory_rule(std::string_view name, const std::string& where);
 
+// How the engine sizes the KV of window layers (sliding-window, chunked) beside the full layers'
+// (docs/layers.md).
+enum class WindowPoolRule {
+  // SGLang: two pools, window tokens = swa_full_tokens_ratio x full tokens, splitting the KV bytes
+  // (model_runner.py, hybrid SWA: full = total / (ratio x swa_layers + full_layers); server_args.py
+  // swa_full_tokens_ratio default 0.8).
+  kRatio,
+  // vLLM V1: one block pool shared by the KV cache groups (v1/core/kv_cache_manager.py, block_pool.py); a
+  // sliding-window group frees blocks that fall out of the window (single_type_kv_cache_manager.py
+  // SlidingWindowManager.remove_skipped_blocks). Modelled as the window group's most (max running requests x
+  // (ceil(W / page) + 1) pages) set apart and the rest for the full group.
+  kSharedPool,
+};
+
 // SGLang's new_token_ratio scheme (python/sglang/srt/environ.py, SGLang 0.5.x; read in scheduler.py
 // Scheduler.init_schedule_policy / update_running_batch and schedule_batch.py retract_decode).
 struct TokenRatio {
@@ -114,6 +128,8 @@ struct EngineBehavior {
   bool plan_ahead = false;
   Admission admission = Admission::kEstimate;
   TokenRatio ratio;
+  WindowPoolRule window_pool = WindowPoolRule::kRatio;  // SGLang's two pools
+  double swa_full_tokens_ratio = 0.8;                   // server_args.py default (SGLang 0.5.x)
 };
 
 // SGLang 0.5.x on H200, every field as documented above.

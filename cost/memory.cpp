@@ -29,6 +29,38 @@ WeightBytes weight_bytes_per_gpu(const CostModel& cm) {
   return w;
 }
 
+namespace {
+
+// Layers whose KV grows with the context: the attention layers but the window ones; linear-attention layers
+// hold a state slot instead (linear_state_capacity). A model without either: every layer, so every figure
+// before window layers existed stays bit for bit.
+int full_kv_layers(const CostModel& cm) {
+  return cm.model.attention_layers() - cm.window_layers;
+}
+
+// Splits free bytes between the full layers' tokens and the window pool by the engine's rule (kv_capacity).
+void split_window_pool(const EngineBehavior& b, const CostModel& cm, int64_t page_tokens, int64_t max_running,
+                       KvCapacity& k) {
+  const double full = k.bytes_per_token, window = k.window_bytes_per_token;
+  const int64_t running = max_running > 0 ? max_running : b.max_running_requests;
+  if (b.window_pool == WindowPoolRule::kSharedPool && running > 0 && page_tokens > 0) {
+    // The window group's most: every running request's ceil(W / page) + 1 pages (window_kv.h).
+    const int64_t per_request = (cm.model.window_tokens + page_tokens - 1) / page_tokens + 1;
+    const double most = double(running) * double(per_request) * double(page_tokens);
+    const double window_tokens = std::min(most, k.free_bytes / (full + window));
+    k.window_tokens_per_rank = int64_t(window_tokens);
+    k.tokens_per_rank = int64_t(std::floor((k.free_bytes - window_tokens * window) / full));
+    return;
+  }
+  // SGLang: full x full_bytes + ratio x full x window_bytes = free (per layer: the denominator ratio x
+  // swa_layers + full_layers of model_runner.py).
+  const double r = b.swa_full_tokens_ratio;
+  k.tokens_per_rank = int64_t(std::floor(k.free_bytes / (full + r * window)));
+  k.window_tokens_per_rank = int64_t(double(k.tokens_per_rank) * r);
+}
+
+}  // namespace
+
 KvShare kv_share_per_gpu(const CostModel& cm, KvPlacement placement) {
   const int64_t tp = cm.parallel.tp;
   switch (placement) {
@@ -48,17 +80,20 @@ KvShare kv_share_per_gpu(const CostModel& cm, KvPlacement placement) {
 KvTokenBytes kv_bytes_per_token_per_gpu(const CostModel& cm, KvPlacement placement) {
   const ModelConfig& m = cm.model;
   const KvShare s = kv_share_per_gpu(cm, placement);
-  const double main = double(cm.kv_bytes_token_layer) * m.attention_layers();
+  const double main = double(cm.kv_bytes_token_layer) * full_kv_layers(cm);
   const double indexer = double(cm.indexer_bytes_token_layer) * (m.has_indexer() ? m.indexer_full_layers : 0);
-  return {main * double(s.num) / double(s.den), indexer * double(s.num) / double(s.den)};
+  const double window = double(cm.kv_bytes_token_layer) * cm.window_layers;
+  return {main * double(s.num) / double(s.den), indexer * double(s.num) / double(s.den),
+          window * double(s.num) / double(s.den)};
 }
 
 KvPageBytes kv_page_bytes(const CostModel& cm, KvPlacement placement, int64_t page_tokens) {
   const ModelConfig& m = cm.model;
   const KvShare s = kv_share_per_gpu(cm, placement);
   const int64_t indexer_layers = m.has_indexer() ? m.indexer_full_layers : 0;
-  return {cm.kv_bytes_token_layer * m.attention_layers() * page_tokens * s.num / s.den,
-          cm.indexer_bytes_token_layer * indexer_layers * page_tokens * s.num / s.den};
+  return {cm.kv_bytes_token_layer * full_kv_layers(cm) * page_tokens * s.num / s.den,
+          cm.indexer_bytes_token_layer * indexer_layers * page_tokens * s.num / s.den,
+          cm.kv_bytes_token_layer * cm.window_layers * page_tokens * s.num / s.den};
 }
 
 StateCapacity linear_state_capacity(const CostModel& cm, double free_bytes) {
@@ -78,7 +113,7 @@ KvCapacity kv_capacity(const CostModel& cm, int64_t context, int64_t page_tokens
 }
 
 KvCapacity kv_capacity(const CostModel& cm, const EngineBehavior& behavior, int64_t context,
-                       int64_t page_tokens) {
+                       int64_t page_tokens, int64_t max_running) {
   const ModelConfig& m = cm.model;
   const Hardware& hw = cm.hardware;
   const ResolvedEngine e = resolve_engine(behavior, hw, cm.parallel.tp, cm.parallel.dp_attention);
@@ -103,11 +138,18 @@ KvCapacity kv_capacity(const CostModel& cm, const EngineBehavior& behavior, int6
   // Summed before the share is taken, so the seed's figure stays bit-identical: (KV + indexer) / tp.
   const KvShare share = kv_share_per_gpu(cm, behavior.kv_placement);
   const double token_bytes =
-      double(cm.kv_bytes_token_layer) * m.attention_layers() +
+      double(cm.kv_bytes_token_layer) * full_kv_layers(cm) +
       double(cm.indexer_bytes_token_layer) * (m.has_indexer() ? m.indexer_full_layers : 0);
   k.bytes_per_token = token_bytes * double(share.num) / double(share.den);
   // Every GPU of a rank holds its share of each of the rank's tokens, so one GPU's free bytes bound them.
-  k.tokens_per_rank = int64_t(std::floor(k.free_bytes / k.bytes_per_token));
+  if (cm.window_layers > 0) {
+    k.window_bytes_per_token =
+        double(cm.kv_bytes_token_layer) * cm.window_layers * double(share.num) / double(share.den);
+    split_window_pool(behavior, cm, page_tokens, max_running, k);
+    k.window_pages_per_rank = page_tokens > 0 ? k.window_tokens_per_rank / page_tokens : 0;
+  } else {
+    k.tokens_per_rank = int64_t(std::floor(k.free_bytes / k.bytes_per_token));
+  }
   k.pages_per_rank = page_tokens > 0 ? k.tokens_per_rank / page_tokens : 0;
   if (context > 0) {
     const int64_t pages_per_request = (context + page_tokens - 1) / page_tokens;

@@ -29,19 +29,22 @@ struct KvShare {
 };
 KvShare kv_share_per_gpu(const CostModel& cm, KvPlacement placement);
 
-// Bytes of one token's KV on one GPU, all layers: main KV and the DSA indexer cache.
+// Bytes of one token's KV on one GPU: main KV of the full-attention layers, the DSA indexer cache, and the
+// window layers' KV (held for at most window_tokens tokens of a request; 0 without window layers).
 struct KvTokenBytes {
   double main = 0;
   double indexer = 0;
-  double total() const { return main + indexer; }
+  double window = 0;
+  double total() const { return main + indexer; }  // what grows with the context
 };
 KvTokenBytes kv_bytes_per_token_per_gpu(const CostModel& cm, KvPlacement placement);
 
 // Bytes of one KV page of page_tokens tokens on one GPU (integer: KvConfig's unit). The one formula every
 // KvConfig is sized with.
 struct KvPageBytes {
-  int64_t main = 0;
-  int64_t indexer = 0;
+  int64_t main = 0;     // full-attention layers
+  int64_t indexer = 0;  // DSA indexer layers
+  int64_t window = 0;   // window layers (their own pool: KvConfig::window)
 };
 KvPageBytes kv_page_bytes(const CostModel& cm, KvPlacement placement, int64_t page_tokens);
 
@@ -75,6 +78,11 @@ struct KvCapacity {
   int64_t pages_per_rank = 0;   // pages of page_tokens
   int64_t max_concurrent_requests = 0;  // instance-wide, each holding `context` tokens
   bool weights_fit = false;
+  // Window layers (0 without): their KV of one token on one GPU, and the window pool the engine's rule
+  // (EngineBehavior::window_pool) carves from free_bytes beside the full layers' tokens_per_rank.
+  double window_bytes_per_token = 0;
+  int64_t window_tokens_per_rank = 0;
+  int64_t window_pages_per_rank = 0;
 };
 
 // Live activation buffers the reserve holds per chunk token (hidden, residual, q, kv latent, attention
@@ -88,7 +96,9 @@ inline constexpr int64_t kDefaultPageTokens = 64;  // SGLang's KV page (the seed
 KvCapacity kv_capacity(const CostModel& cm, int64_t context, int64_t page_tokens = kDefaultPageTokens);
 
 // The same under an engine's behaviour (placement, memory rule and fraction, chunk; resolve_engine).
+// max_running: the engine's request limit per rank, which bounds a shared pool's window pages (kSharedPool;
+// 0: behavior.max_running_requests, and where that is derived too, the ratio rule).
 KvCapacity kv_capacity(const CostModel& cm, const EngineBehavior& behavior, int64_t context,
-                       int64_t page_tokens = kDefaultPageTokens);
+                       int64_t page_tokens = kDefaultPageTokens, int64_t max_running = 0);
 
 }  // namespace tokenline

@@ -53,6 +53,18 @@ bool attention_s(const ProfileCurves& pc, const ProfileWork& w, double& s) {
   return true;
 }
 
+// A window layer's attention as the grids see it, asked at min(ctx, W) (docs/layers.md): decode at the mean
+// keys within the window; prefill as chunks of at most W new tokens each, whose causal pairs the table holds,
+// plus the window's further pairs at the roofline rate (attention_s's prefix term).
+ProfileWork window_view(const ProfileWork& w, int64_t window) {
+  ProfileWork v = w;
+  v.decode_context = w.win_decode_context;
+  if (w.prefill_seqs > 0)
+    v.prefill_tokens = w.prefill_seqs * std::min(w.prefill_tokens / w.prefill_seqs, double(window));
+  v.prefill_keys = w.win_prefill_keys;
+  return v;
+}
+
 // One layer's MLA block. Rows of another KV dtype: the block at the shortest measured context plus the
 // attention table's rise from there to the batch's context in the model's dtype.
 double mla_module_s(const ProfileCurves& pc, const ProfileWork& w) {
@@ -163,7 +175,10 @@ void price_attention(const CostModel& cm, const ProfileWork& w, std::array<Term,
     return;
   }
   double attn_s = 0;
-  if (attention_s(pc, w, attn_s)) set_profile(terms[size_t(Op::kSparseMla)], m.attention_layers() * attn_s);
+  const int La = cm.full_attention_layers, Lw = cm.window_layers;
+  if (La > 0 && attention_s(pc, w, attn_s)) set_profile(terms[size_t(Op::kSparseMla)], La * attn_s);
+  if (Lw > 0 && attention_s(pc, window_view(w, m.window_tokens), attn_s))
+    set_profile(terms[size_t(Op::kWindowAttn)], Lw * attn_s);
 }
 
 // The ops the token curves alone price, besides the projections: the dense MLP, the MoE router, the
@@ -307,6 +322,8 @@ ProfileWork profile_work(const ProfileCurves& pc, const RankWork& w) {
   p.prefill_seqs = w.prefill_seqs;
   p.prefill_tokens = w.prefill_tokens;
   p.prefill_keys = w.prefill_pairs;
+  p.win_decode_context = w.decode_seqs > 0 ? w.win_decode_keys / w.decode_seqs : 0;
+  p.win_prefill_keys = w.win_prefill_pairs;
   const int64_t max_bs = pc.cuda_graph_max_bs;
   p.graph = w.prefill_seqs == 0 && w.decode_seqs > 0 && int64_t(w.decode_seqs) <= max_bs;
   if (p.graph) {

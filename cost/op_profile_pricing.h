@@ -133,7 +133,10 @@ struct ProfileWork {
   double prefill_seqs = 0;
   double prefill_tokens = 0;
   double prefill_keys = 0;  // causal (query, key) pairs of the prefill chunks, prefix included
-  bool graph = false;       // replayed from a CUDA graph (pure decode within the largest bucket)
+  // Window layers (RankWork's win_*): what decode_context and prefill_keys are over at most W keys.
+  double win_decode_context = 0;
+  double win_prefill_keys = 0;
+  bool graph = false;  // replayed from a CUDA graph (pure decode within the largest bucket)
   // Own profiles under DP: the other attention groups' work over this one's, each capped at 1, mean over
   // them (own_peer_load): 0 while they idle, 1 when as busy as this one; < 0: not known, taken as 1.
   double peer_load = -1;

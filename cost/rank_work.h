@@ -27,6 +27,11 @@ struct RankWork {
   double prefill_seqs = 0;
   double prefill_tokens = 0;
   double prefill_pairs = 0;  // causal (query, key) pairs of the prefill chunks
+  // Window layers (ModelConfig::window_tokens; 0 without): the same sums over at most W keys per query.
+  double win_attn_keys = 0;      // sum over tokens of the keys each attends to
+  double win_kv_read_keys = 0;   // keys read from the window KV (once per query tile)
+  double win_decode_keys = 0;    // sum over decode sequences of the keys their last token attends to
+  double win_prefill_pairs = 0;  // (query, key) pairs of the prefill chunks
 };
 
 // Sums one rank's sequences (step_cost.cpp).

@@ -25,6 +25,8 @@ constexpr double kNormFlopsPerElem = 4;     // square, sum, scale, multiply
 constexpr double kRopeFlopsPerElem = 5;     // q_a/kv_a RMSNorm (4) + RoPE rotation (~1 per dim on average)
 constexpr double kSampleFlopsPerLogit = 5;  // softmax (exp, sum, divide) + top-k/top-p compare
 constexpr double kTopkIndexBytes = 4;       // int32 indices written by top-k
+constexpr double kSinkFlopsPerHead = 4;     // gpt-oss's sink: one more exp, add to the sum, max, rescale
+constexpr double kSinkBytes = 2;            // one BF16 sink logit per head per layer
 
 // Sum over i in [0, n) of (c + i + 1): causal keys of n new tokens after c cached ones.
 double causal_keys(double c, double n) {
@@ -45,6 +47,32 @@ double tiled_keys(int64_t c, int64_t n, int64_t q) {
   return double(tiles) * double(c) + double(q) * double(tiles - 1) * double(tiles) / 2 + double(n);
 }
 
+// Sum over positions p in [c, c + n) of (p mod k + 1): the keys of chunked attention (Llama 4's
+// attention_chunk_size), where a query sees its own k-token chunk up to itself.
+double chunked_keys(int64_t c, int64_t n, int64_t k) {
+  auto upto = [k](int64_t x) {  // the sum over p in [0, x)
+    const int64_t whole = x / k, rest = x % k;
+    return double(whole) * double(k) * double(k + 1) / 2 + double(rest) * double(rest + 1) / 2;
+  };
+  return upto(c + n) - upto(c);
+}
+
+// Window layers' keys of one sequence's n tokens after c (sliding: the last W before each query; chunked:
+// its chunk). KV read per query tile: a tile of q queries reads at most W + q - 1 keys.
+void window_work(const CostModel& cm, int64_t c, int64_t n, int64_t q, bool prefill, RankWork& w) {
+  const int64_t W = cm.model.window_tokens;
+  const double keys = cm.chunked_window ? chunked_keys(c, n, W) : capped_keys(c, n, W);
+  w.win_attn_keys += keys;
+  const int64_t tiles = (n + q - 1) / q;
+  w.win_kv_read_keys += n == 1 ? keys : std::min(tiled_keys(c, n, q), double(tiles) * double(W + q - 1));
+  if (prefill) {
+    w.win_prefill_pairs += keys;
+  } else {
+    const int64_t last = c + n - 1;  // the last token's position
+    w.win_decode_keys += cm.chunked_window ? double(last % W + 1) : double(std::min(last + 1, W));
+  }
+}
+
 }  // namespace
 
 RankWork summarize(const CostModel& cm, std::span<const SeqWork> seqs) {
@@ -52,9 +80,11 @@ RankWork summarize(const CostModel& cm, std::span<const SeqWork> seqs) {
   const ModelConfig& m = cm.model;
   const int64_t q = cm.options.indexer_q_tile_tokens;
   const int64_t topk = m.has_indexer() ? m.indexer_topk : m.max_context_tokens;
+  const bool windows = cm.window_layers > 0;
   for (const SeqWork& s : seqs) {
     if (s.new_tokens <= 0) continue;
     const int64_t n = s.new_tokens, c = s.context_tokens;
+    if (windows) window_work(cm, c, n, q, s.prefill, w);
     if (n == 1 && !s.prefill) {           // a plain decode, most of a run's work: the sums below at n = 1
       const double keys = double(c + 1);  // causal_keys(c, 1) and tiled_keys(c, 1, q)
       const double attended = double(std::min(c + 1, topk));  // capped_keys(c, 1, topk)
@@ -217,10 +247,21 @@ void attention_block_ops(const CostModel& cm, const RankWork& w, Terms& out) {
           : double(m.heads) * 4 * double(m.head_dim);
   const double attn_act = mla ? double(m.heads) * double(2 * m.kv_lora_rank + m.qk_rope_head_dim)
                               : 2 * double(m.heads) * double(m.head_dim);
-  finish_op(cm, at(out, Op::kSparseMla),
-            {L, L * w.attn_keys * attn_flops_per_key / tp, 0,
-             L * w.kv_read_keys * double(cm.kv_bytes_token_layer) / tp, 0, L * T * attn_act * kActBytes / tp,
-             Rate::kAttention});
+  // Full layers over the context, window layers over at most W keys (docs/layers.md); the same heads and
+  // bytes per key. Sinks: per (query, head) one more logit in the softmax, and the heads' BF16 sink weights.
+  const double sink_flops = m.attention_sinks ? T * double(m.heads) * kSinkFlopsPerHead : 0;
+  const double sink_bytes = m.attention_sinks ? double(m.heads) * kSinkBytes : 0;
+  const int La = cm.full_attention_layers, Lw = cm.window_layers;
+  if (La > 0)
+    finish_op(cm, at(out, Op::kSparseMla),
+              {La, La * w.attn_keys * attn_flops_per_key / tp + La * sink_flops / tp, La * sink_bytes / tp,
+               La * w.kv_read_keys * double(cm.kv_bytes_token_layer) / tp, 0,
+               La * T * attn_act * kActBytes / tp, Rate::kAttention});
+  if (Lw > 0)
+    finish_op(cm, at(out, Op::kWindowAttn),
+              {Lw, Lw * (w.win_attn_keys * attn_flops_per_key + sink_flops) / tp, Lw * sink_bytes / tp,
+               Lw * w.win_kv_read_keys * double(cm.kv_bytes_token_layer) / tp, 0,
+               Lw * T * attn_act * kActBytes / tp, Rate::kAttention});
   const double attn_out = mla ? double(m.heads) * double(m.v_head_dim) : double(m.heads) * double(m.head_dim);
   const double w_o =
       (mla ? double(m.heads) * double(m.kv_lora_rank) * double(m.v_head_dim) : 0) + attn_out * h;
@@ -551,7 +592,7 @@ StepCost step_cost(const CostModel& cm, std::span<const std::span<const SeqWork>
   for (const Term& t : sc.terms) sc.bytes.weight_read += t.weight_bytes;
   sc.bytes.kv_write = sc[Op::kNormRopeKvWrite].kv_bytes;
   sc.bytes.indexer_write = sc[Op::kNormRopeKvWrite].indexer_bytes;
-  sc.bytes.kv_read = sc[Op::kSparseMla].kv_bytes;
+  sc.bytes.kv_read = sc[Op::kSparseMla].kv_bytes + sc[Op::kWindowAttn].kv_bytes;
   sc.bytes.indexer_read = sc[Op::kIndexerScore].indexer_bytes;
   accumulate(sc);
   source.finish_step(cm, per_rank, draft_layers, sc);

@@ -8,7 +8,7 @@
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   using namespace tokenline;
-  constexpr int64_t kRequestsDrawn = 64;  // enough for sessions to interleave; keeps each input fast
+  constexpr int64_t kRequestsDrawn = 64;  // enough to cross prefix groups; keeps each input fast
   fuzz::expect_input_errors_only([&] {
     SyntheticGenerator generator(parse_synthetic_spec(fuzz::text_of(data, size)), 7);
     fuzz::check_requests(generator, kRequestsDrawn);

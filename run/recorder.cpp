@@ -190,6 +190,10 @@ void Recorder::trace_counters(int32_t instance, double time_s, const InstanceCou
     trace_.counter(pid, "state_slots", time_s, {{"used", c.kv.state_used_slots}});
     last.state_used = c.kv.state_used_slots;
   }
+  if (c.kv.window.used_pages != last.window_used) {  // 0 throughout without window layers: never written
+    trace_.counter(pid, "kv_window_pages", time_s, {{"used", c.kv.window.used_pages}});
+    last.window_used = c.kv.window.used_pages;
+  }
   if (c.last_batch_tokens != last.batch_tokens) {
     trace_.counter(pid, "batch_tokens", time_s, {{"tokens", c.last_batch_tokens}});
     last.batch_tokens = c.last_batch_tokens;
@@ -205,6 +209,10 @@ void Recorder::on_step(int32_t instance, const StepPlan& plan, const StepOutcome
   if (trace_.enabled() && window_.contains(start_s)) trace_steps(pid, plan, outcome, cost, start_s);
   const double end_s = start_s + outcome.duration_s;
   if (counters.kv.host_total_pages > 0) record_tiers(instance, pid, plan, outcome, start_s, counters);
+  if (counters.kv.window.total_pages > 0)  // window layers' pool (engine/core/window_kv.h)
+    metrics_.set_window_totals(instance, WindowKvTotals{.capacity_pages = counters.kv.window.total_pages,
+                                                        .peak_used_pages = counters.kv.window.peak_used_pages,
+                                                        .dropped_pages = counters.kv.window.dropped_pages});
   trace_entries(pid, plan, start_s, end_s);
   trace_counters(instance, end_s, counters);
   progress_.tick(end_s, metrics_.arrived(), metrics_.completed() + metrics_.rejected());
@@ -230,7 +238,9 @@ void Recorder::record_tiers(int32_t instance, int pid, const StepPlan& plan, con
   int64_t load_bytes = 0, store_bytes = 0;
   for (const Batch& b : plan.batches.ranks) {
     load_bytes += b.host_load_bytes;
-    store_bytes += b.host_store_bytes;
+    // write_back's blocking stores, or the write-through copies where a world waits for them (the CPU
+    // engine); a policy has one or the other
+    store_bytes += b.host_store_bytes + b.host_async_store_bytes;
   }
   if (outcome.tier_store_s > 0)
     trace_.complete(pid, kHostLinkTid, "kv_store_host", start_s, outcome.tier_store_s,

@@ -102,6 +102,7 @@ class Recorder {
     int64_t kv_used = -1;
     int64_t batch_tokens = -1;
     int64_t state_used = -1;  // linear-attention state slots (never written without them)
+    int64_t window_used = 0;  // 0, not -1: a model without window layers never writes the counter
   };
   // A rank's step span; at op detail its args end with the batch composition ("batch", trace_reader.h).
   void step_span(int pid, int tid, const Batch& batch, std::span<const int32_t> accepted, double start_s,

@@ -109,6 +109,11 @@ void Metrics::on_tier_step(double load_s, double store_s, double stall_s) {
   ++tier_steps_;
 }
 
+void Metrics::set_window_totals(int32_t instance, const WindowKvTotals& totals) {
+  if (windows_.size() < steps_.size()) windows_.resize(steps_.size());
+  windows_[static_cast<size_t>(instance)] = totals;
+}
+
 void Metrics::set_kv_capacity(int32_t instance, int64_t pages) {
   kv_[static_cast<size_t>(instance)].capacity_pages = pages;
   kv_total_.capacity_pages = 0;
@@ -147,6 +152,18 @@ struct MetricsJson {
   }
 
   // The host KV tier: hits per tier over admissions' lookups, bytes each way, transfer and stall time.
+  static Json windows(const Metrics& m) {
+    WindowKvTotals t;
+    for (const WindowKvTotals& i : m.windows_) {
+      t.capacity_pages += i.capacity_pages;
+      t.peak_used_pages += i.peak_used_pages;
+      t.dropped_pages += i.dropped_pages;
+    }
+    return {{"capacity_pages", t.capacity_pages},
+            {"peak_used_pages", t.peak_used_pages},
+            {"dropped_pages", t.dropped_pages}};
+  }
+
   static Json tiers(const Metrics& m) {
     TierTotals t;
     for (const TierTotals& i : m.tiers_) {
@@ -349,6 +366,7 @@ std::string Metrics::to_json(const RunInfo& info) {
     advance(state_total_, end_s);
     j["state_slots"] = MetricsJson::kv(state_total_, end_s);
   }
+  if (!windows_.empty()) j["kv_window_pages"] = MetricsJson::windows(*this);
   if (!tiers_.empty()) j["kv_tiers"] = MetricsJson::tiers(*this);
   j["instances"] = MetricsJson::instances(*this, end_s);
   // Only with a profile, so that roofline outputs keep their bytes.

@@ -67,6 +67,13 @@ struct TierTotals {
   int64_t host_evicted_pages = 0;
 };
 
+// One instance's window-layer KV pool (engine/core/window_kv.h), summed over its ranks.
+struct WindowKvTotals {
+  int64_t capacity_pages = 0;
+  int64_t peak_used_pages = 0;  // the ranks' peaks, summed
+  int64_t dropped_pages = 0;    // returned as they fell out of a request's window
+};
+
 class Metrics {
  public:
   Metrics(int32_t instances, Slo slo);
@@ -91,6 +98,8 @@ class Metrics {
   void set_tier_totals(int32_t instance, const TierTotals& totals);
   // A step that moved pages between tiers: its load-back and write-back times and its stall.
   void on_tier_step(double load_s, double store_s, double stall_s);
+  // The window pool's totals of an instance (a model without window layers never calls it: no block).
+  void set_window_totals(int32_t instance, const WindowKvTotals& totals);
   void set_kv_capacity(int32_t instance, int64_t pages);
   void on_kv_pages(int32_t instance, double time_s, int64_t used_pages);  // used pages from time_s on
   // A linear-attention model's state slots (engine/core/state_pool.h), the instance's over its ranks: used
@@ -167,7 +176,8 @@ class Metrics {
   LatencyHistogram queueing_s_;
   std::vector<int64_t> steps_;
   std::vector<KvTrack> kv_;
-  std::vector<TierTotals> tiers_;  // by instance; empty without a host tier
+  std::vector<TierTotals> tiers_;        // by instance; empty without a host tier
+  std::vector<WindowKvTotals> windows_;  // by instance; empty without window layers
   double tier_load_s_ = 0;
   double tier_store_s_ = 0;
   double tier_stall_s_ = 0;

@@ -367,6 +367,11 @@ void read_event(const json& e, const std::string& where, std::map<int32_t, Recor
   }
   if (inst.steps.empty()) throw InputError(where, "op spans after their step span", "'" + name + "' first");
   RecordedStep& s = inst.steps.back();
+  if (name == "kv_load_host" || name == "kv_store_host") {  // run/recorder.cpp's host-tier spans
+    (name == "kv_load_host" ? s.tier_load_s : s.tier_store_s) = duration_s;
+    s.tier_stall_s += static_cast<double>(arg(e, "stall_ns")) * 1e-9;
+    return;
+  }
   s.ops.push_back(RecordedOp{.name = name,
                              .rank = rank,
                              .comm = tid % kStreamsPerRank == 1,

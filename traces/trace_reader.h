@@ -58,6 +58,11 @@ struct RecordedStep {
   double duration_s = 0;
   std::vector<RecordedRankStep> ranks;  // one per rank that computed (a "step" span each)
   std::vector<RecordedOp> ops;
+  // The host KV tier's spans of the step ("kv_load_host", "kv_store_host" on the instance's host-link
+  // thread; docs/kv-tiers.md): their durations and the stall they caused (part of duration_s).
+  double tier_load_s = 0;
+  double tier_store_s = 0;
+  double tier_stall_s = 0;
 };
 
 struct RecordedInstance {

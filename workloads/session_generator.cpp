@@ -15,9 +15,9 @@
 namespace tokenline {
 namespace {
 
-constexpr std::array<std::string_view, 11> kKeys = {"sessions",      "turns", "first",       "new",
-                                                    "output",        "think", "rate",        "prefix_groups",
-                                                    "prefix_tokens", "seed",  "block_tokens"};
+constexpr std::array<std::string_view, 13> kKeys = {
+    "sessions", "turns", "first",         "new",           "output", "think",       "rate",
+    "rate_low", "day_s", "prefix_groups", "prefix_tokens", "seed",   "block_tokens"};
 constexpr int64_t kMaxSessions = 10'000'000;  // sessions x turns stays within limits::kMaxSyntheticRequests
 
 std::string where_of(std::string_view key) {
@@ -90,6 +90,10 @@ void apply(const std::string& key, const std::string& v, SessionGeneratorSpec& s
     s.think = parse_think(v);
   else if (key == "rate")
     s.rate = to_number(v, where_of(key), 0);
+  else if (key == "rate_low")
+    s.rate_low = to_number(v, where_of(key), 0);
+  else if (key == "day_s")
+    s.day_s = to_number(v, where_of(key), 0);
   else if (key == "prefix_groups")
     s.prefix_groups = to_int(v, key, 0, limits::kMaxSyntheticRequests);
   else if (key == "prefix_tokens")
@@ -132,7 +136,19 @@ SessionGeneratorSpec parse_session_generator_spec(std::string_view text) {
     throw InputError(where_of("prefix_tokens"), "prefix_groups and prefix_tokens both > 0 or both absent",
                      "prefix_groups=" + std::to_string(s.prefix_groups) +
                          ", prefix_tokens=" + std::to_string(s.prefix_tokens));
+  if ((s.day_s > 0) != (s.rate_low >= 0))
+    throw InputError(where_of("day_s"),
+                     "day_s=S and rate_low=R together (a day-shaped rate curve) or neither", s.text);
+  if (s.day_s > 0 && !(s.rate > 0 && s.rate_low <= s.rate))
+    throw InputError(where_of("rate_low"), "a trough rate in [0, rate] with a peak rate > 0",
+                     "rate_low=" + number_text(s.rate_low) + ", rate=" + number_text(s.rate));
   return s;
+}
+
+double SessionGeneratorSpec::rate_at(double t_s) const {
+  if (day_s <= 0) return rate;
+  constexpr double kTwoPi = 6.283185307179586;
+  return rate_low + (rate - rate_low) * (1.0 - std::cos(kTwoPi * t_s / day_s)) / 2.0;
 }
 
 SessionGenerator::SessionGenerator(SessionGeneratorSpec spec, uint64_t default_seed)
@@ -151,7 +167,18 @@ std::optional<SessionScript> SessionGenerator::next() {
   s.index = made_++;
   s.name = std::to_string(s.index);
   s.start_s = next_start_s_;
-  if (spec_.rate > 0) next_start_s_ += starts_.exponential(1.0 / spec_.rate);
+  if (spec_.day_s > 0) {
+    // The day's curve by thinning (Lewis and Shedler, 1979): candidates at the peak rate, each kept with
+    // probability r(t) / rate. The bound keeps a trough of rate 0 from looping without end.
+    constexpr int kMaxCandidates = 1'000'000;
+    for (int i = 0; i < kMaxCandidates; ++i) {
+      next_start_s_ += starts_.exponential(1.0 / spec_.rate);
+      if (!(next_start_s_ <= limits::kMaxArrivalS)) break;
+      if (starts_.uniform01() * spec_.rate <= spec_.rate_at(next_start_s_)) break;
+    }
+  } else if (spec_.rate > 0) {
+    next_start_s_ += starts_.exponential(1.0 / spec_.rate);
+  }
   if (!(s.start_s <= limits::kMaxArrivalS))
     throw InputError(describe() + ": session " + s.name + " start",
                      "a time <= " + number_text(limits::kMaxArrivalS) + " s (rate sets the gaps)",

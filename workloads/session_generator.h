@@ -6,6 +6,9 @@
 // turns' new tokens, default fixed:256), output (default fixed:128), think (think/tool time before each
 // later turn: exp:MEAN | fixed:S | uniform:A:B | lognormal:mean=M,sigma=S; default exp:5), rate (session
 // starts per second, Poisson; default: every session may start at 0, the client count paces them),
+// rate_low + day_s (together: a day-shaped curve of session starts, rate(t) = rate_low + (rate - rate_low)
+// (1 - cos(2 pi t / day_s)) / 2, trough at 0, peak `rate` at day_s / 2, drawn by thinning a Poisson
+// process at `rate` on the same stream),
 // prefix_groups + prefix_tokens (each session opens with one of G shared prefixes, drawn uniformly),
 // seed. Length distributions as in length_distribution.h; a value with commas continues until the next
 // key. Streams (common/rng.h): "session_starts", "session_turns", "session_first", "session_new",
@@ -39,7 +42,10 @@ struct SessionGeneratorSpec {
   LengthDistribution new_tokens = LengthDistribution(LengthParams{.kind = LengthKind::kFixed, .fixed = 256});
   LengthDistribution output = LengthDistribution(LengthParams{.kind = LengthKind::kFixed, .fixed = 128});
   ThinkTime think;
-  double rate = 0;  // session starts per second; 0: all at 0
+  double rate = 0;                   // session starts per second (with day_s: the peak); 0: all at 0
+  double rate_low = -1;              // with day_s: the trough's rate (-1: not given)
+  double day_s = 0;                  // > 0: the rate curve's period (a day, time-scaled)
+  double rate_at(double t_s) const;  // session starts per second at t_s
   int64_t prefix_groups = 0;
   int64_t prefix_tokens = 0;
   std::optional<uint64_t> seed;

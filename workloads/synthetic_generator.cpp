@@ -16,7 +16,6 @@ SyntheticGenerator::SyntheticGenerator(SyntheticSpec spec, uint64_t default_seed
       input_(spec_.seed.value_or(default_seed), "input_tokens"),
       output_(spec_.seed.value_or(default_seed), "output_tokens"),
       groups_(spec_.seed.value_or(default_seed), "prefix_group"),
-      think_(spec_.seed.value_or(default_seed), "think_time"),
       total_(spec_.request_count()) {}
 
 double SyntheticGenerator::next_gap_s() {
@@ -38,63 +37,37 @@ int64_t SyntheticGenerator::draw_group() {
 
 std::optional<WorkloadRequest> SyntheticGenerator::next() {
   if (emitted_ >= total_) return std::nullopt;
-  const bool more_starts = spec_.sessions == 0 || started_sessions_ < spec_.sessions;
-  if (!pending_.empty() && (!more_starts || pending_.top().arrival_s <= next_start_s_)) {
-    const Turn t = pending_.top();
-    pending_.pop();
-    return emit(t);
-  }
-  if (!more_starts) return std::nullopt;  // unreachable while emitted_ < total_; kept for safety
-  Turn t;
-  t.arrival_s = next_start_s_;
-  t.sequence = sequence_++;
-  t.session = spec_.sessions > 0 ? started_sessions_ : -1;
-  t.group = draw_group();
-  ++started_sessions_;
-  next_start_s_ += next_gap_s();
-  return emit(t);
-}
-
-WorkloadRequest SyntheticGenerator::emit(const Turn& t) {
-  // A tiny rate or a huge think_s puts arrivals past the end of int64 nanosecond time: refused here, so
-  // the generator keeps the WorkloadSource contract (arrivals within limits::kMaxArrivalS) on its own.
-  if (!(t.arrival_s <= limits::kMaxArrivalS))
+  const double arrival_s = next_arrival_s_;
+  // A tiny rate puts arrivals past the end of int64 nanosecond time: refused here, so the generator keeps
+  // the WorkloadSource contract (arrivals within limits::kMaxArrivalS) on its own.
+  if (!(arrival_s <= limits::kMaxArrivalS))
     throw InputError("synthetic:" + spec_.text + ": request " + std::to_string(emitted_) + " arrival",
                      "a time <= " + number_text(limits::kMaxArrivalS) +
-                         " s (int64 nanoseconds of virtual time; rate and think_s set the gaps)",
-                     number_text(t.arrival_s) + " s");
-  const int64_t prefix = t.turn == 0 && t.group >= 0 ? spec_.prefix_tokens : 0;
+                         " s (int64 nanoseconds of virtual time; rate sets the gaps)",
+                     number_text(arrival_s) + " s");
+  const int64_t group = draw_group();
+  next_arrival_s_ += next_gap_s();
+  const int64_t prefix = group >= 0 ? spec_.prefix_tokens : 0;
   const int64_t fresh_tokens = spec_.input.sample(input_);
   const int64_t output_tokens = spec_.output.sample(output_);
-  // Each term is bounded before the sum (context <= 2 x the limit, prefix <= the limit), so it cannot wrap.
+  // Each term is bounded before the sum (prefix <= the limit), so it cannot wrap.
   constexpr int64_t kMost = limits::kMaxRequestTokens;
-  if (fresh_tokens > kMost || output_tokens > kMost || t.context_tokens + prefix + fresh_tokens > kMost) {
+  if (fresh_tokens > kMost || output_tokens > kMost || prefix + fresh_tokens > kMost) {
     throw InputError("synthetic:" + spec_.text + ": request " + std::to_string(emitted_),
-                     "prompts and outputs of at most " + std::to_string(kMost) +
-                         " tokens (a session's prompt carries its history)",
-                     std::to_string(t.context_tokens + prefix + std::min(fresh_tokens, kMost)) +
-                         "-token prompt, " + std::to_string(output_tokens) + "-token output");
+                     "prompts and outputs of at most " + std::to_string(kMost) + " tokens",
+                     std::to_string(prefix + std::min(fresh_tokens, kMost)) + "-token prompt, " +
+                         std::to_string(output_tokens) + "-token output");
   }
-  const int64_t input_tokens = t.context_tokens + prefix + fresh_tokens;
-  WorkloadRequest r = make_request(t, input_tokens, output_tokens);
-  if (t.session >= 0 && t.turn + 1 < spec_.turns) {
-    Turn follow = t;
-    follow.turn = t.turn + 1;
-    follow.arrival_s = t.arrival_s + think_.exponential(spec_.think_s);
-    follow.sequence = sequence_++;
-    follow.context_tokens = input_tokens + output_tokens;
-    pending_.push(follow);
-  }
-  return r;
+  return make_request(arrival_s, group, prefix + fresh_tokens, output_tokens);
 }
 
-WorkloadRequest SyntheticGenerator::make_request(const Turn& t, int64_t input_tokens, int64_t output_tokens) {
+WorkloadRequest SyntheticGenerator::make_request(double arrival_s, int64_t group, int64_t input_tokens,
+                                                 int64_t output_tokens) {
   WorkloadRequest r;
   r.id = emitted_++;
-  r.arrival_s = t.arrival_s;
+  r.arrival_s = arrival_s;
   r.input_tokens = input_tokens;
   r.output_tokens = output_tokens;
-  r.session = t.session;
   r.block_tokens = spec_.block_tokens;
   const int64_t b = spec_.block_tokens;
   const int64_t blocks = (input_tokens + b - 1) / b;
@@ -102,10 +75,8 @@ WorkloadRequest SyntheticGenerator::make_request(const Turn& t, int64_t input_to
   for (int64_t j = 0; j < blocks; ++j) {
     const bool full = (j + 1) * b <= input_tokens;
     const uint64_t block = static_cast<uint64_t>(j);
-    if (full && t.group >= 0 && (j + 1) * b <= spec_.prefix_tokens)
-      r.block_hashes.push_back(block_hash(BlockOwner::kPrefixGroup, static_cast<uint64_t>(t.group), block));
-    else if (full && t.session >= 0)
-      r.block_hashes.push_back(block_hash(BlockOwner::kSession, static_cast<uint64_t>(t.session), block));
+    if (full && group >= 0 && (j + 1) * b <= spec_.prefix_tokens)
+      r.block_hashes.push_back(block_hash(BlockOwner::kPrefixGroup, static_cast<uint64_t>(group), block));
     else
       r.block_hashes.push_back(block_hash(BlockOwner::kRequest, static_cast<uint64_t>(r.id), block));
   }

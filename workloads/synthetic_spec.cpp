@@ -15,7 +15,7 @@ namespace {
 constexpr std::array<std::string_view, 12> kKeys = {"n",      "rate",          "arrival",       "input",
                                                     "output", "prefix_groups", "prefix_tokens", "sessions",
                                                     "turns",  "think_s",       "block_tokens",  "seed"};
-constexpr int64_t kDefaultRequests = 100;  // a quick run when neither n nor sessions is given
+constexpr int64_t kDefaultRequests = 100;  // a quick run when no n is given
 
 std::string where_of(std::string_view key) {
   return "synthetic: " + std::string(key);
@@ -74,40 +74,31 @@ void apply(const std::string& key, const std::string& v, SyntheticSpec& s) {
     s.prefix_groups = to_int(v, key, 0);
   else if (key == "prefix_tokens")
     s.prefix_tokens = to_int(v, key, 0);
-  else if (key == "sessions")
-    s.sessions = to_int(v, key, 0);
-  else if (key == "turns")
-    s.turns = to_int(v, key, 1);
-  else if (key == "think_s")
-    s.think_s = to_positive(v, key);
+  else if (key == "sessions" || key == "turns" || key == "think_s")
+    throw InputError(where_of(key),
+                     "synthetic-sessions:sessions=N,turns=fixed:T,think=exp:S,... for multi-turn sessions "
+                     "(each turn sent after the last answer plus a think time; docs/sessions-and-routing.md)",
+                     key + "=" + v + " in synthetic:");
   else if (key == "block_tokens")
     s.block_tokens = static_cast<int32_t>(to_block_tokens(v));
   else if (key == "seed")
     s.seed = static_cast<uint64_t>(to_int(v, key, 0));
 }
 
-// The explicit bounds (common/input_limits.h): sessions x turns is checked before it is multiplied.
+// The explicit bounds (common/input_limits.h).
 void check_limits(const SyntheticSpec& s) {
   if (s.prefix_tokens > limits::kMaxRequestTokens)
     throw InputError(where_of("prefix_tokens"), "at most " + std::to_string(limits::kMaxRequestTokens),
                      std::to_string(s.prefix_tokens));
-  if (s.turns > limits::kMaxTurns)
-    throw InputError(where_of("turns"), "at most " + std::to_string(limits::kMaxTurns) + " turns per session",
-                     std::to_string(s.turns));
   const int64_t most = limits::kMaxSyntheticRequests;
   if (s.n && *s.n > most)
     throw InputError(where_of("n"), "at most " + std::to_string(most) + " requests", std::to_string(*s.n));
-  if (!s.n && s.sessions > most / s.turns)
-    throw InputError(where_of("sessions"),
-                     "sessions x turns of at most " + std::to_string(most) + " requests (or n=N)",
-                     std::to_string(s.sessions) + " x " + std::to_string(s.turns));
 }
 
 }  // namespace
 
 int64_t SyntheticSpec::request_count() const {
-  if (n) return *n;
-  return sessions > 0 ? sessions * turns : kDefaultRequests;
+  return n.value_or(kDefaultRequests);
 }
 
 SyntheticSpec parse_synthetic_spec(std::string_view text) {
@@ -121,9 +112,6 @@ SyntheticSpec parse_synthetic_spec(std::string_view text) {
                      "prefix_groups=" + std::to_string(s.prefix_groups) +
                          ", prefix_tokens=" + std::to_string(s.prefix_tokens));
   check_limits(s);
-  if (s.turns > 1 && s.sessions == 0)
-    throw InputError(where_of("turns"), "sessions=N with turns > 1",
-                     "turns=" + std::to_string(s.turns) + " without sessions");
   return s;
 }
 

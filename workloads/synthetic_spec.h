@@ -1,11 +1,13 @@
 // SyntheticSpec: the parsed form of a `synthetic:` workload string, e.g.
 //   synthetic:n=1000,rate=5,arrival=gamma:cv=2,input=lognormal:mean=2000,sigma=1,output=uniform:64:512,
-//             prefix_groups=8,prefix_tokens=2048,sessions=50,turns=4,think_s=5,seed=42
+//             prefix_groups=8,prefix_tokens=2048,seed=42
 // Keys (all optional; defaults in the struct): n, rate, arrival (poisson | gamma:cv=C), input, output
-// (length distributions, length_distribution.h), prefix_groups, prefix_tokens, sessions, turns, think_s,
-// block_tokens, seed. A comma-separated item that is not a key=value item continues the previous value
-// when that is input or output (so "lognormal:mean=2000,sigma=1" stays one value); an unknown key is an
-// error naming it. Limits: turns <= limits::kMaxTurns, n (or sessions x turns) <=
+// (length distributions, length_distribution.h), prefix_groups, prefix_tokens, block_tokens, seed. A
+// comma-separated item that is not a key=value item continues the previous value when that is input or
+// output (so "lognormal:mean=2000,sigma=1" stays one value); an unknown key is an error naming it.
+// Multi-turn sessions are `synthetic-sessions:` (workloads/session_generator.h: each turn sent after the
+// last answer plus a think time): the keys sessions, turns and think_s of earlier versions, which sent
+// turns at fixed times, are refused with a message pointing there. Limits: n <=
 // limits::kMaxSyntheticRequests; the generator refuses prompts above limits::kMaxRequestTokens.
 #pragma once
 
@@ -21,17 +23,14 @@ namespace tokenline {
 enum class ArrivalKind { kPoisson, kGamma };
 
 struct SyntheticSpec {
-  std::optional<int64_t> n;  // total requests; default: sessions * turns, or 100 without sessions
-  double rate = 1.0;         // requests/s (sessions/s when sessions > 0)
+  std::optional<int64_t> n;  // total requests; default 100
+  double rate = 1.0;         // requests/s
   ArrivalKind arrival = ArrivalKind::kPoisson;
   double arrival_cv = 1.0;  // gamma: coefficient of variation of inter-arrival times
   LengthDistribution input = LengthDistribution(LengthParams{.kind = LengthKind::kFixed, .fixed = 1024});
   LengthDistribution output = LengthDistribution(LengthParams{.kind = LengthKind::kFixed, .fixed = 128});
-  int64_t prefix_groups = 0;     // > 0: every request (session) starts with one of this many shared prefixes
+  int64_t prefix_groups = 0;     // > 0: every request starts with one of this many shared prefixes
   int64_t prefix_tokens = 0;     // length of each shared prefix
-  int64_t sessions = 0;          // > 0: multi-turn conversations
-  int64_t turns = 1;             // turns per session
-  double think_s = 10.0;         // mean (exponential) gap between a session's turn arrivals
   int32_t block_tokens = 512;    // tokens per hashed block (Mooncake's 512)
   std::optional<uint64_t> seed;  // absent: the caller's default seed
   std::string text;              // the spec as given, for describe()

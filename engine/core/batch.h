@@ -35,6 +35,9 @@ struct Batch {
   // loaded back for its admissions, and bytes written back (write_back) by the last step's evictions.
   int64_t host_load_bytes = 0;
   int64_t host_store_bytes = 0;
+  // Write-through copies (HBM -> host) of the pages inserted since the last step: asynchronous, the step
+  // does not wait for them, but in the simgrid backend they share the GPU's link from this step's start.
+  int64_t host_async_store_bytes = 0;
 
   bool empty() const { return entries.empty(); }
   int64_t prefill_tokens() const {

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "engine/core/batch.h"
+#include "engine/core/tier_copy.h"
 
 namespace tokenline {
 
@@ -41,6 +42,9 @@ struct StepBatches {
   // Per rank, the page table of its batch's entries; filled by the instance loop only for executors that
   // read page tables (empty otherwise).
   std::vector<BatchPages> pages;
+  // Per rank, the host-tier page copies to make before the step, in order (attach_tier_copies; only for
+  // executors that read page tables, and only with a host tier that logs them: empty otherwise).
+  std::vector<std::vector<TierCopy>> tier_copies;
 };
 
 class Executor {

@@ -83,6 +83,11 @@ StepPlan Instance::plan() const {
   return out;
 }
 
+void Instance::take_tier_copies(int32_t r, std::vector<TierCopy>& out) {
+  out.clear();
+  ranks_[static_cast<size_t>(r)].kv().take_copies(out);
+}
+
 void Instance::allocate(const StepPlan& plan) {
   assert(plan.batches.ranks.size() == ranks_.size() && plan.ranks.size() == ranks_.size());
   for (size_t r = 0; r < ranks_.size(); ++r) ranks_[r].allocate(plan.batches.ranks[r], plan.ranks[r]);
@@ -158,6 +163,11 @@ InstanceCounters Instance::counters() const {
     c.kv.state_used_slots += k.state_used_slots;
     c.kv.state_peak_used_slots += k.state_peak_used_slots;
     c.kv.state_used_bytes += k.state_used_bytes;
+    c.kv.window.total_pages += k.window.total_pages;
+    c.kv.window.used_pages += k.window.used_pages;
+    c.kv.window.peak_used_pages += k.window.peak_used_pages;
+    c.kv.window.used_bytes += k.window.used_bytes;
+    c.kv.window.dropped_pages += k.window.dropped_pages;
   }
   return c;
 }

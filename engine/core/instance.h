@@ -91,6 +91,8 @@ class Instance {
   int32_t dp_ranks() const { return static_cast<int32_t>(ranks_.size()); }
   bool plans_ahead() const { return config_.plan_ahead; }
   const Scheduler& rank(int32_t r) const { return ranks_[static_cast<size_t>(r)]; }
+  // Moves out rank r's logged host-tier page copies (KvManager::take_copies) into out (cleared first).
+  void take_tier_copies(int32_t r, std::vector<TierCopy>& out);
   // Test and driver hooks (memory pressure from outside): evict cached pages, preempt one request.
   int64_t evict_cached_pages(int32_t rank, int64_t pages);
   bool preempt_one(int32_t rank);

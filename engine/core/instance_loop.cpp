@@ -67,6 +67,7 @@ bool Loop::step() {
   if (executor_.reads_page_tables()) {
     instance_.allocate(plan_);  // the core's first half of commit: page tables now cover the step
     attach_page_tables(instance_, plan_);
+    attach_tier_copies(instance_, plan_);
   }
   observer_.before_execute(plan_, start_s);
   const StepOutcome outcome = executor_.execute(plan_.batches);
@@ -115,6 +116,12 @@ void attach_page_tables(const Instance& instance, StepPlan& plan) {
       pages.indptr.push_back(static_cast<int32_t>(pages.indices.size()));
     }
   }
+}
+
+void attach_tier_copies(Instance& instance, StepPlan& plan) {
+  plan.batches.tier_copies.resize(plan.batches.ranks.size());
+  for (size_t r = 0; r < plan.batches.ranks.size(); ++r)
+    instance.take_tier_copies(static_cast<int32_t>(r), plan.batches.tier_copies[r]);
 }
 
 InstanceLoopResult run_instance_loop(Instance& instance, Executor& executor, LoopClock& clock,

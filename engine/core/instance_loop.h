@@ -69,5 +69,7 @@ InstanceLoopResult run_instance_loop(Instance& instance, Executor& executor, Loo
 // Fills plan.batches.pages (one CSR page table per rank) from the instance's page tables. REQUIRES:
 // instance.allocate(plan) ran and nothing changed the instance since.
 void attach_page_tables(const Instance& instance, StepPlan& plan);
+// Moves each rank's logged host-tier copies (decided since the last step's) into plan.batches.tier_copies.
+void attach_tier_copies(Instance& instance, StepPlan& plan);
 
 }  // namespace tokenline

@@ -24,7 +24,12 @@ KvManager::KvManager(const KvConfig& config)
     page_shift_ = 0;
     while ((int64_t{1} << page_shift_) < config.page_tokens) ++page_shift_;
   }
-  if (config.host.pages > 0 && config.prefix_cache) host_.emplace(config.host.pages);
+  // A model with window layers runs without prefix hits: its window KV is not cached (docs/layers.md).
+  if (config.window.active()) {
+    window_.emplace(config.window, config.page_tokens);
+    config_.prefix_cache = false;
+  }
+  if (config.host.pages > 0 && config_.prefix_cache) host_.emplace(config.host.pages);
 }
 
 KvManager::PageTable& KvManager::table(HolderId holder) {
@@ -70,8 +75,11 @@ void KvManager::admit(HolderId holder, const PrefixMatch& match, int64_t query_t
   if (match.host_pages > 0) {
     // The loaded pages are allocated by the grow() that follows (they are the first pages it adds): an
     // eviction here could drop a prefix another admission of the same step matched and has not locked yet.
+    // The host path stays held until then: another admission's write-back may store (and evict) first.
     assert(host_ && static_cast<int64_t>(keys.size()) >= match.pages + match.host_pages);
-    host_->touch(keys, match.pages + match.host_pages, ++tick_);
+    t.host_slots.clear();
+    host_->lock(keys, match.pages + match.host_pages, ++tick_, t.host_slots);
+    t.load_from = match.pages;
     host_hit_tokens_ += match.host_pages * config_.page_tokens;
     host_loaded_pages_ += match.host_pages;
   }
@@ -82,13 +90,39 @@ bool KvManager::grow(HolderId holder, int64_t tokens) {
   PageTable& t = table(holder);
   t.active = true;
   const int64_t need = pages_needed(holder, tokens);
+  if (window_) {  // the window pool first: a refusal there changes nothing
+    if (need > available_pages() || !window_->grow(holder, tokens)) return false;
+  }
   if (need == 0) return true;
   if (need > available_pages()) return false;
   if (need > pool_.free_pages()) evict(need - pool_.free_pages());
   pool_.allocate(need, t.pages);
   owned_pages_ += need;
+  if (!t.host_slots.empty()) finish_load(t);
   note_usage();
   return true;
+}
+
+void KvManager::finish_load(PageTable& t) {
+  assert(t.pages.size() >= t.host_slots.size() && "a host hit's pages not allocated with its first grow");
+  if (config_.host.log_copies) {
+    for (size_t i = static_cast<size_t>(t.load_from); i < t.host_slots.size(); ++i)
+      copies_.push_back(TierCopy{.kind = TierCopy::Kind::kLoad, .hbm = t.pages[i], .host = t.host_slots[i]});
+  }
+  host_->unlock(t.host_slots);
+  t.host_slots.clear();
+}
+
+void KvManager::log_stores(std::span<const PageId> path_pages, int64_t written) {
+  assert(path_pages.size() == slot_scratch_.size() && static_cast<size_t>(written) <= path_pages.size());
+  for (size_t i = path_pages.size() - static_cast<size_t>(written); i < path_pages.size(); ++i)
+    copies_.push_back(
+        TierCopy{.kind = TierCopy::Kind::kStore, .hbm = path_pages[i], .host = slot_scratch_[i]});
+}
+
+void KvManager::take_copies(std::vector<TierCopy>& out) {
+  out.insert(out.end(), copies_.begin(), copies_.end());
+  copies_.clear();
 }
 
 void KvManager::cache_pages(HolderId holder, std::span<const uint64_t> keys) {
@@ -105,13 +139,22 @@ void KvManager::cache_pages(HolderId holder, std::span<const uint64_t> keys) {
   if (threshold > 0) {  // write-through backs up the inserted path's pages inserted often enough
     size_t backed = 0;  // a parent is inserted whenever a child is: the qualifying pages are a prefix
     while (backed < n && cache_.hits(t.pages[backed]) >= threshold) ++backed;
-    host_written_pages_ += host_->store(keys.first(backed), ++tick_);
+    const bool log = config_.host.log_copies;
+    const int64_t written = host_->store(keys.first(backed), ++tick_, log ? &slot_scratch_ : nullptr);
+    host_written_pages_ += written;
+    pending_async_store_pages_ += written;
+    if (log) log_stores(std::span<const PageId>(t.pages).first(slot_scratch_.size()), written);
   }
 }
 
 void KvManager::release(HolderId holder) {
+  if (window_) window_->release(holder);
   if (!holds(holder)) return;
   PageTable& t = tables_[static_cast<size_t>(holder)];
+  if (!t.host_slots.empty()) {  // admitted, never grown: its load-back is dropped
+    host_->unlock(t.host_slots);
+    t.host_slots.clear();
+  }
   for (size_t i = 0; i < t.pages.size(); ++i) {
     if (static_cast<int64_t>(i) < t.cached) {
       cache_.release(t.pages[i]);
@@ -131,14 +174,19 @@ int64_t KvManager::evict(int64_t pages) {
   const bool write_back = host_ && config_.host.write_policy == WritePolicy::kWriteBack;
   evicted_paths_.clear();
   evicted_path_ends_.clear();
-  const int64_t n = write_back ? cache_.evict(pages, scratch_, &evicted_paths_, &evicted_path_ends_)
+  evicted_path_pages_.clear();
+  const bool log = write_back && config_.host.log_copies;
+  const int64_t n = write_back ? cache_.evict(pages, scratch_, &evicted_paths_, &evicted_path_ends_,
+                                              log ? &evicted_path_pages_ : nullptr)
                                : cache_.evict(pages, scratch_);
   for (PageId page : scratch_) pool_.release(page);
   evicted_pages_ += n;
   size_t begin = 0;
   for (size_t end : evicted_path_ends_) {
     const std::span<const uint64_t> path(evicted_paths_.data() + begin, end - begin);
-    const int64_t written = host_->store(path, ++tick_);
+    const int64_t written = host_->store(path, ++tick_, log ? &slot_scratch_ : nullptr);
+    if (log)
+      log_stores(std::span<const PageId>(evicted_path_pages_).subspan(begin, slot_scratch_.size()), written);
     host_written_pages_ += written;
     pending_store_pages_ += written;
     begin = end;
@@ -180,6 +228,7 @@ KvCounters KvManager::counters() const {
   c.state_used_slots = state_.used_slots();
   c.state_peak_used_slots = state_.peak_used_slots();
   c.state_used_bytes = c.state_used_slots * config_.state_bytes_per_slot;
+  if (window_) c.window = window_->counters();
   return c;
 }
 
@@ -189,7 +238,12 @@ bool KvManager::check(std::string* why) const {
     return false;
   };
   if (!cache_.check(why)) return false;
-  if (host_ && !host_->check(why)) return false;
+  if (host_) {
+    std::vector<int32_t> held(static_cast<size_t>(host_->total_pages()), 0);  // by pending load-backs
+    for (const PageTable& t : tables_)
+      for (PageId slot : t.host_slots) ++held[static_cast<size_t>(slot)];
+    if (!host_->check(why, held)) return false;
+  }
   if (!state_.check(why)) return false;
   if (state_.enabled()) {
     for (size_t h = 0; h < tables_.size(); ++h)
@@ -200,6 +254,12 @@ bool KvManager::check(std::string* why) const {
     int64_t active = 0;  // a slot held beyond the tables is a holder without one
     for (const PageTable& t : tables_) active += t.active ? 1 : 0;
     if (active != state_.used_slots()) return fail("state slots held by holders without page tables");
+  }
+  if (window_ && !window_->check(why)) return false;
+  if (window_) {
+    for (HolderId h = 0; h < static_cast<HolderId>(std::max<size_t>(tables_.size(), 1)); ++h)
+      if (window_->held_pages(h) > 0 && !holds(h))
+        return fail("holder " + std::to_string(h) + " holds window pages but no page table");
   }
   const size_t total = static_cast<size_t>(pool_.total_pages());
   std::vector<int32_t> owners(total, 0);   // page tables holding the page as owned

@@ -17,6 +17,7 @@
 #include "engine/core/page_pool.h"
 #include "engine/core/radix_cache.h"
 #include "engine/core/state_pool.h"
+#include "engine/core/window_kv.h"
 
 namespace tokenline {
 
@@ -41,6 +42,9 @@ struct KvConfig {
   // and the bytes of one (all linear layers, one GPU). 0 slots: no linear layers, no state pool.
   int64_t state_slots = 0;
   int64_t state_bytes_per_slot = 0;
+  // The window layers' own pool (window_kv.h); inactive: no window layers. The pages above then hold the
+  // full-attention layers only (main_bytes_per_page counts those).
+  WindowKvConfig window;
   // Bytes one page moves between HBM and host: main KV plus the indexer cache that shares its ids.
   int64_t transfer_bytes_per_page() const { return main_bytes_per_page + indexer_bytes_per_page; }
 };
@@ -73,6 +77,7 @@ struct KvCounters {
   int64_t state_used_slots = 0;
   int64_t state_peak_used_slots = 0;
   int64_t state_used_bytes = 0;  // state_used_slots x state_bytes_per_slot
+  WindowKvCounters window;         // the window pool (all 0 without one)
 };
 
 using HolderId = int32_t;  // a request's slot in its scheduler
@@ -108,8 +113,16 @@ class KvManager {
   }
   // Pages that release(holder) would make available (its owned pages plus tree pages only it holds).
   int64_t releasable_pages(HolderId holder) const;
+  // The window pool (window_kv.h), what the scheduler budgets beside the pages above; 0 without one.
+  bool has_window() const { return window_.has_value(); }
+  int64_t window_pages_needed(HolderId holder, int64_t tokens) const {
+    return window_ ? window_->pages_needed(holder, tokens) : 0;
+  }
+  int64_t window_free_pages() const { return window_ ? window_->free_pages() : 0; }
+  int64_t window_held_pages(HolderId holder) const { return window_ ? window_->held_pages(holder) : 0; }
 
-  // Longest cached prefix of keys, limited to max_pages; a miss when the cache is off.
+  // Longest cached prefix of keys, limited to max_pages; a miss when the cache is off, and with a window pool
+  // (window layers' KV is not kept in the tree: docs/layers.md "Prefix cache").
   PrefixMatch match(std::span<const uint64_t> keys, int64_t max_pages) const;
   // match() resumed from an earlier result (see RadixCache::extend): cheap when polled every step.
   PrefixMatch extend(std::span<const uint64_t> keys, int64_t max_pages, const PrefixMatch& previous) const;
@@ -133,6 +146,14 @@ class KvManager {
   // step pays (HiCache's evict waits on writing_check(write_back=True)).
   int64_t pending_store_pages() const { return pending_store_pages_; }
   void take_pending_store(int64_t pages) { pending_store_pages_ -= std::min(pages, pending_store_pages_); }
+  // write_through / write_through_selective: pages backed up since the last take (asynchronous copies,
+  // which the next step starts and does not wait for).
+  int64_t pending_async_store_pages() const { return pending_async_store_pages_; }
+  void take_pending_async_store(int64_t pages) {
+    pending_async_store_pages_ -= std::min(pages, pending_async_store_pages_);
+  }
+  // With config().host.log_copies: appends the page copies decided since the last take, in order, to out.
+  void take_copies(std::vector<TierCopy>& out);
 
   // The recurrent-state slots beside the pages (disabled without linear-attention layers): admit takes
   // the holder's slot, release returns it.
@@ -148,9 +169,17 @@ class KvManager {
     std::vector<PageId> pages;  // token order
     int64_t cached = 0;         // pages[0, cached) are tree pages
     bool active = false;
+    // A host hit between admit and the grow that allocates its pages: the host path held (slots, root
+    // first); pages[load_from, host_slots.size()) receive slots[load_from, ...).
+    std::vector<PageId> host_slots;
+    int64_t load_from = 0;
   };
   PageTable& table(HolderId holder);
   void note_usage();
+  // Host tier (kv_tier.h): the load-back of t's host hit into the pages just allocated, and the copies of
+  // a store whose stored path has these HBM pages (the last `written` of them were written).
+  void finish_load(PageTable& t);
+  void log_stores(std::span<const PageId> path_pages, int64_t written);
 
   KvConfig config_;
   int page_shift_ = -1;  // log2(page_tokens) when a power of two, else -1
@@ -167,12 +196,18 @@ class KvManager {
   int64_t evicted_pages_ = 0;
   std::optional<HostTier> host_;  // none: HBM only
   StatePool state_;
+  std::optional<HostTier> host_;    // none: HBM only
+  std::optional<WindowKv> window_;  // none: no window layers
   std::vector<uint64_t> evicted_paths_;
   std::vector<size_t> evicted_path_ends_;
+  std::vector<PageId> evicted_path_pages_;  // log_copies: the HBM page of each evicted path key
+  std::vector<PageId> slot_scratch_;
+  std::vector<TierCopy> copies_;  // log_copies: decided, not yet taken
   int64_t host_hit_tokens_ = 0;
   int64_t host_loaded_pages_ = 0;
   int64_t host_written_pages_ = 0;
   int64_t pending_store_pages_ = 0;
+  int64_t pending_async_store_pages_ = 0;
 };
 
 }  // namespace tokenline

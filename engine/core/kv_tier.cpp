@@ -35,14 +35,18 @@ int64_t HostTier::match(std::span<const uint64_t> keys, int64_t max_pages) const
   return tree_.match(keys, max_pages).pages;
 }
 
-void HostTier::touch(std::span<const uint64_t> keys, int64_t pages, uint64_t tick) {
+void HostTier::lock(std::span<const uint64_t> keys, int64_t pages, uint64_t tick,
+                    std::vector<PageId>& slots) {
   const PrefixMatch m = tree_.match(keys, pages);
-  path_.clear();
-  tree_.lock(m, tick, path_);
-  for (PageId p : path_) tree_.release(p);
+  assert(m.pages == pages && "host lock of pages the tier does not hold");
+  tree_.lock(m, tick, slots);
 }
 
-int64_t HostTier::store(std::span<const uint64_t> keys, uint64_t tick) {
+void HostTier::unlock(std::span<const PageId> slots) {
+  for (PageId p : slots) tree_.release(p);
+}
+
+int64_t HostTier::store(std::span<const uint64_t> keys, uint64_t tick, std::vector<PageId>* slots) {
   const PrefixMatch m = tree_.match(keys, static_cast<int64_t>(keys.size()));
   path_.clear();
   tree_.lock(m, tick, path_);  // held: the path's own pages cannot be evicted to make room for its tail
@@ -58,10 +62,11 @@ int64_t HostTier::store(std::span<const uint64_t> keys, uint64_t tick) {
   tree_.insert(keys.first(static_cast<size_t>(m.pages + written)), path_, m.pages, tick, scratch_);
   assert(scratch_.empty() && "host store of a page it already holds");
   for (PageId p : path_) tree_.release(p);
+  if (slots != nullptr) slots->assign(path_.begin(), path_.end());
   return written;
 }
 
-bool HostTier::check(std::string* why) const {
+bool HostTier::check(std::string* why, std::span<const int32_t> held) const {
   if (!tree_.check(why)) {
     if (why) *why = "host tier: " + *why;
     return false;
@@ -72,8 +77,11 @@ bool HostTier::check(std::string* why) const {
       if (why) *why = "host tier: slot " + std::to_string(p) + " is in " + std::to_string(states) + " states";
       return false;
     }
-    if (tree_.ref(p) != 0) {
-      if (why) *why = "host tier: slot " + std::to_string(p) + " still referenced";
+    const int32_t expected = static_cast<size_t>(p) < held.size() ? held[static_cast<size_t>(p)] : 0;
+    if (tree_.contains(p) && tree_.ref(p) != expected) {
+      if (why)
+        *why = "host tier: slot " + std::to_string(p) + " held " + std::to_string(tree_.ref(p)) +
+               " times, expected " + std::to_string(expected);
       return false;
     }
   }

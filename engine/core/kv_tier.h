@@ -24,6 +24,7 @@
 
 #include "engine/core/page_pool.h"
 #include "engine/core/radix_cache.h"
+#include "engine/core/tier_copy.h"
 
 namespace tokenline {
 
@@ -37,6 +38,9 @@ int32_t write_through_threshold(WritePolicy policy);
 struct HostTierConfig {
   int64_t pages = 0;  // host page slots of this rank (0: no host tier)
   WritePolicy write_policy = WritePolicy::kWriteThrough;
+  // Log every page copy (TierCopy) for a world that moves the bytes (the real engine); off in simulation,
+  // where only their count is priced. Changes no decision.
+  bool log_copies = false;
 };
 
 class HostTier {
@@ -48,14 +52,19 @@ class HostTier {
   int64_t evicted_pages() const { return evicted_pages_; }
   // Pages of keys held as one path from the root, at most max_pages. Const; no LRU touch.
   int64_t match(std::span<const uint64_t> keys, int64_t max_pages) const;
-  // Marks the first pages of keys' path recently used (a load-back reads them).
-  void touch(std::span<const uint64_t> keys, int64_t pages, uint64_t tick);
+  // Marks the first pages of keys' path recently used and holds them (a reference each, appended to
+  // slots root first) until unlock: a load-back reads them after other admissions of its step may have
+  // stored (and evicted) in between. REQUIRES: match(keys, pages) == pages.
+  void lock(std::span<const uint64_t> keys, int64_t pages, uint64_t tick, std::vector<PageId>& slots);
+  void unlock(std::span<const PageId> slots);
   // Stores the path keys (root first): pages already held are touched, missing ones written, evicting
-  // least recently used host pages off the path. When the tier cannot hold it all, the longest prefix that
-  // fits is stored. Returns the pages written.
-  int64_t store(std::span<const uint64_t> keys, uint64_t tick);
-  // Tree integrity and slot conservation (every slot free or in the tree, exactly once).
-  bool check(std::string* why) const;
+  // least recently used unheld host pages off the path. When the tier cannot hold it all, the longest
+  // prefix that fits is stored. Returns the pages written (the last ones of the stored prefix); with slots,
+  // sets it to the slot of every page of the stored prefix, root first.
+  int64_t store(std::span<const uint64_t> keys, uint64_t tick, std::vector<PageId>* slots = nullptr);
+  // Tree integrity and slot conservation (every slot free or in the tree, exactly once); held[s] is the
+  // number of locks on slot s that are expected (empty: none).
+  bool check(std::string* why, std::span<const int32_t> held = {}) const;
 
  private:
   PagePool pool_;

@@ -69,6 +69,8 @@ class PdCoordinator {
   bool prefill_blocked(int32_t prefill_instance) const { return handoff_.prefill_blocked(prefill_instance); }
   int64_t waiting() const { return handoff_.waiting(); }
   int64_t in_transfer() const { return in_transfer_; }  // granted, not yet delivered
+  // An autoscaled decode pool: whether decode_instance may get grants (PdHandoff::set_open).
+  void set_decode_open(int32_t decode_instance, bool open) { handoff_.set_open(decode_instance, open); }
   const PdHandoff& handoff() const { return handoff_; }
 
  private:

@@ -8,7 +8,8 @@ PdHandoff::PdHandoff(const PdPoolShape& shape)
     : shape_(shape),
       reserved_(static_cast<size_t>(shape.decode_instances) * static_cast<size_t>(shape.decode_ranks), 0),
       requests_(reserved_.size(), 0),
-      waiting_pages_(static_cast<size_t>(shape.prefill_instances), 0) {
+      waiting_pages_(static_cast<size_t>(shape.prefill_instances), 0),
+      open_(static_cast<size_t>(shape.decode_instances), 1) {
   assert(shape.page_tokens > 0 && shape.decode_instances > 0 && shape.decode_ranks > 0 &&
          shape.decode_requests_per_rank >= 0);
 }
@@ -68,7 +69,7 @@ bool PdHandoff::place(const PdWaiting& w, int64_t pages, PdGrant& out) const {
   };
   int32_t rank = -1;
   int64_t free = -1;
-  if (w.preferred_decode >= 0) {
+  if (w.preferred_decode >= 0 && open_[static_cast<size_t>(w.preferred_decode)] != 0) {
     emptiest(w.preferred_decode, rank, free);
     if (free >= pages) {
       out = PdGrant{w.id, w.prefill_instance, w.preferred_decode, rank, pages};
@@ -78,6 +79,7 @@ bool PdHandoff::place(const PdWaiting& w, int64_t pages, PdGrant& out) const {
   int32_t best_instance = -1, best_rank = -1;
   int64_t best_free = -1;
   for (int32_t i = 0; i < shape_.decode_instances; ++i) {
+    if (open_[static_cast<size_t>(i)] == 0) continue;
     emptiest(i, rank, free);
     if (free > best_free) {
       best_free = free;

@@ -64,6 +64,9 @@ class PdHandoff {
   void release(const PdGrant& grant);
   // Back-pressure: prompt pages of prefill_instance's waiting hand-offs fill its pool.
   bool prefill_blocked(int32_t prefill_instance) const;
+  // An autoscaled decode pool: a closed decode instance (starting, draining or off) gets no new grant, even
+  // as the preferred one; its reservations are released as before. Every instance is open at first.
+  void set_open(int32_t decode_instance, bool open) { open_[static_cast<size_t>(decode_instance)] = open; }
 
   int64_t waiting() const { return static_cast<int64_t>(queue_.size()); }
   int64_t reserved_pages(int32_t decode_instance, int32_t rank) const;
@@ -81,6 +84,7 @@ class PdHandoff {
   std::vector<int64_t> reserved_;       // pages, [instance * ranks + rank]
   std::vector<int32_t> requests_;       // requests holding a reservation, [instance * ranks + rank]
   std::vector<int64_t> waiting_pages_;  // per prefill instance: prompt pages of its queued hand-offs
+  std::vector<char> open_;              // per decode instance: may get grants (set_open)
 };
 
 }  // namespace tokenline

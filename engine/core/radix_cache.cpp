@@ -188,15 +188,20 @@ int32_t RadixCache::hits(PageId page) const {
   return node < 0 ? 0 : nodes_[static_cast<size_t>(node)].hits;
 }
 
-void RadixCache::append_path(int32_t node, std::vector<uint64_t>& paths) const {
+void RadixCache::append_path(int32_t node, std::vector<uint64_t>& paths, std::vector<PageId>* pages) const {
   const size_t begin = paths.size();
   for (int32_t n = node; n >= 0; n = nodes_[static_cast<size_t>(n)].parent)
     paths.push_back(nodes_[static_cast<size_t>(n)].key);
   std::reverse(paths.begin() + static_cast<std::ptrdiff_t>(begin), paths.end());
+  if (pages == nullptr) return;
+  const size_t first = pages->size();
+  for (int32_t n = node; n >= 0; n = nodes_[static_cast<size_t>(n)].parent)
+    pages->push_back(nodes_[static_cast<size_t>(n)].page);
+  std::reverse(pages->begin() + static_cast<std::ptrdiff_t>(first), pages->end());
 }
 
 int64_t RadixCache::evict(int64_t n, std::vector<PageId>& freed, std::vector<uint64_t>* paths,
-                          std::vector<size_t>* path_ends) {
+                          std::vector<size_t>* path_ends, std::vector<PageId>* path_pages) {
   int64_t evicted = 0;
   int32_t next = -1;         // a parent that became the least recently used leaf: evicted without a heap trip
   int32_t last_parent = -1;  // the parent of the node evicted last (paths: its path is already out)
@@ -212,7 +217,7 @@ int64_t RadixCache::evict(int64_t n, std::vector<PageId>& freed, std::vector<uin
     }
     // A node evicted right after its child has a path that is a prefix of the child's: already given.
     if (paths != nullptr && id != last_parent) {
-      append_path(id, *paths);
+      append_path(id, *paths, path_pages);
       path_ends->push_back(paths->size());
     }
     Node& node = nodes_[static_cast<size_t>(id)];

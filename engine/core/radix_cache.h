@@ -43,9 +43,10 @@ class RadixCache {
   void release(PageId page);
   // Evicts up to n unreferenced leaves, least recently used first; appends their pages to freed. With
   // paths, also appends each evicted page's key path (root first) to it and the path's end to path_ends
-  // (a host tier's write-back stores them).
+  // (a host tier's write-back stores them); with path_pages, each path key's page too (an engine copies
+  // their bytes; the evicted ones are in freed and stay unallocated until the caller reuses them).
   int64_t evict(int64_t n, std::vector<PageId>& freed, std::vector<uint64_t>* paths = nullptr,
-                std::vector<size_t>* path_ends = nullptr);
+                std::vector<size_t>* path_ends = nullptr, std::vector<PageId>* path_pages = nullptr);
   // Times page was inserted (a re-insert of an existing prefix counts): write_through_selective's count.
   int32_t hits(PageId page) const;
 
@@ -97,7 +98,7 @@ class RadixCache {
   int32_t new_node(int32_t parent, uint64_t key, PageId page, uint64_t tick);
   void push_if_evictable(int32_t node);
   bool evictable(int32_t node) const;
-  void append_path(int32_t node, std::vector<uint64_t>& paths) const;
+  void append_path(int32_t node, std::vector<uint64_t>& paths, std::vector<PageId>* pages) const;
 
   std::vector<Node> nodes_;
   std::vector<int32_t> free_nodes_;

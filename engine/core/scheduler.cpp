@@ -94,6 +94,8 @@ RejectReason Scheduler::validate(const RequestSpec& spec, bool kv_ready) const {
                                 ? spec.prompt_tokens
                                 : spec.prompt_tokens + spec.output_tokens - 1;
   if (kv_.pages_for_tokens(kv_tokens) > kv_.config().total_pages) return RejectReason::kNeverFitsKv;
+  if (kv_.window_pages_needed(-1, kv_tokens) > kv_.config().window.total_pages)
+    return RejectReason::kNeverFitsKv;
   return RejectReason::kNone;
 }
 
@@ -234,13 +236,16 @@ void Scheduler::plan_running(Batch& batch, RankDecision& decision, Budget& budge
       return;
     }
     if (prefill && estimating()) want = estimate_chunk(slot, r, want, budget);
-    const int64_t need = kv_.pages_needed(slot, kv_target_tokens(r, r.computed_tokens, want));
+    const int64_t target = kv_target_tokens(r, r.computed_tokens, want);
+    const int64_t need = kv_.pages_needed(slot, target);
+    const int64_t window_need = kv_.window_pages_needed(slot, target);
     bool self_preempted = false;
-    while (need > budget.pages) {
+    while (need > budget.pages || window_need > budget.window_pages) {
       const int32_t victim = pick_victim(budget, i);
       marked_[static_cast<size_t>(victim)] = 1;
       decision.preemptions.push_back(victim);
       budget.pages += kv_.releasable_pages(victim);
+      budget.window_pages += kv_.window_held_pages(victim);
       budget.preempted = true;
       ++budget.running;
       if (victim == slot) {
@@ -251,6 +256,7 @@ void Scheduler::plan_running(Batch& batch, RankDecision& decision, Budget& budge
     if (self_preempted) continue;
     if (!prefill) budget.decode_reserve_pages = std::max<int64_t>(0, budget.decode_reserve_pages - need);
     budget.pages -= need;
+    budget.window_pages -= window_need;
     budget.tokens -= want;
     decision.new_pages += need;
     batch.entries.push_back(make_entry(r, prefill, r.computed_tokens, want));
@@ -323,12 +329,14 @@ void Scheduler::plan_waiting(Batch& batch, RankDecision& decision, Budget& budge
     // Locking the matched prefix takes its unreferenced pages out of the evictable ones.
     const int64_t need = kv_.pages_for_tokens(kv_target_tokens(r, context, want)) - admission.match.pages +
                          admission.match.unreferenced_pages;
-    if (need > budget.pages - budget.decode_reserve_pages) {
+    const int64_t window_need = kv_.window_pages_needed(slot, kv_target_tokens(r, context, want));
+    if (need > budget.pages - budget.decode_reserve_pages || window_need > budget.window_pages) {
       decision.stop = StopReason::kKvPages;
       return;
     }
     if (estimated) charge_estimate(r, cached, want, budget);
     budget.pages -= need;
+    budget.window_pages -= window_need;
     budget.tokens -= want;
     --budget.running;
     decision.new_pages += need;
@@ -348,6 +356,8 @@ void Scheduler::plan_pass(Batch& batch, RankDecision& decision, const PassFilter
   batch.host_load_bytes = 0;
   decision.host_store_pages = kv_.pending_store_pages();
   batch.host_store_bytes = decision.host_store_pages * kv_.config().transfer_bytes_per_page();
+  decision.host_async_store_pages = kv_.pending_async_store_pages();
+  batch.host_async_store_bytes = decision.host_async_store_pages * kv_.config().transfer_bytes_per_page();
   decision.entry_slots.clear();
   decision.admissions.clear();
   decision.preemptions.clear();
@@ -358,6 +368,7 @@ void Scheduler::plan_pass(Batch& batch, RankDecision& decision, const PassFilter
   Budget budget;
   budget.tokens = config_.max_batch_tokens;
   budget.pages = kv_.available_pages();
+  budget.window_pages = kv_.window_free_pages();
   budget.running = config_.max_running_requests - static_cast<int64_t>(running_.size());
   // A linear-attention model's running requests each hold a state slot (state_pool.h): the free slots
   // bound admissions as the request limit does (SGLang: its req pool is the mamba pool's size).
@@ -463,6 +474,7 @@ void Scheduler::commit(const Batch& batch, const RankDecision& decision,
   if (!batch.empty()) {
     ++steps_;
     kv_.take_pending_store(decision.host_store_pages);  // an empty step executes nothing: it waits on
+    kv_.take_pending_async_store(decision.host_async_store_pages);
   }
   ++version_;
 }

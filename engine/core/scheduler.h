@@ -92,6 +92,7 @@ struct RankDecision {
   std::vector<int32_t> retractions;          // kEstimate: those of the preemptions that are retractions
   int64_t new_pages = 0;                     // pages the step needs beyond those held (upper bound)
   int64_t host_store_pages = 0;              // write_back pages whose writes this step pays
+  int64_t host_async_store_pages = 0;        // write-through copies started with this step (not waited on)
   uint64_t version = 0;                      // the scheduler state the plan was made against
 };
 

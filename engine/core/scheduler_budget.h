@@ -9,9 +9,10 @@ namespace tokenline {
 
 // What is left of a step's three budgets while planning.
 struct Scheduler::Budget {
-  int64_t tokens = 0;   // tokens the step may still compute
-  int64_t pages = 0;    // pages still obtainable (free + evictable, minus what is planned)
-  int64_t running = 0;  // admissions left under max_running_requests
+  int64_t tokens = 0;        // tokens the step may still compute
+  int64_t pages = 0;         // pages still obtainable (free + evictable, minus what is planned)
+  int64_t running = 0;       // admissions left under max_running_requests
+  int64_t window_pages = 0;  // window-pool pages still free (kv_manager.h has_window; 0 and unused without)
   bool preempted = false;
   bool retracted = false;
   int64_t victim_cursor = 0;  // running_ index of the next preemption candidate, from the back

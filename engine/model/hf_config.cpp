@@ -241,12 +241,52 @@ void read_minimax_m2(const Reader& r, ModelConfig& c) {
   c.shared_experts = 0;
 }
 
+// Window layers (docs/layers.md): layer_types as transformers writes it (sliding_attention, chunked_attention
+// or full_attention per layer), else the family's own rule (`window_layer`); the window is the config's
+// window_field. Every layer is full when the window field is null. A window longer than the context is
+// refused by validate_model, naming window_field.
+void read_window_layers(const Reader& r, ModelConfig& c, const char* window_field, MixerKind kind,
+                        bool (*window_layer)(const Reader&, int layer)) {
+  auto w = r.raw().find(window_field);
+  if (w == r.raw().end() || w->is_null() || c.layers > (int64_t{1} << 10)) return;  // validate_model: range
+  c.window_tokens = r.integer(window_field);
+  c.mixers.assign(size_t(c.layers), MixerKind::kAttention);
+  auto types = r.raw().find("layer_types");
+  if (types == r.raw().end() || types->is_null()) {
+    for (int i = 0; i < c.layers; ++i)
+      if (window_layer(r, i)) c.mixers[size_t(i)] = kind;
+    return;
+  }
+  const char* window_name = kind == MixerKind::kChunkedAttention ? "chunked_attention" : "sliding_attention";
+  if (!types->is_array() || types->size() != size_t(c.layers))
+    throw InputError(r.where("layer_types"), "a layer kind per layer (" + std::to_string(c.layers) + ")",
+                     types->is_array() ? std::to_string(types->size()) + " entries" : types->dump());
+  for (size_t i = 0; i < types->size(); ++i) {
+    const json& t = (*types)[i];
+    if (t == window_name) {
+      c.mixers[i] = kind;
+    } else if (t != "full_attention") {
+      throw InputError(r.where("layer_types[" + std::to_string(i) + "]"),
+                       std::string(window_name) + " or full_attention (" + c.hf_model_type + ")", t.dump());
+    }
+  }
+}
+
+// transformers' GptOssConfig: without layer_types, even layers (0, 2, ...) slide, odd ones are full.
+bool gpt_oss_window_layer(const Reader&, int layer) {
+  return layer % 2 == 0;
+}
+
 // gpt-oss: GQA (head_dim 64, q wider than hidden) and num_local_experts experts of intermediate_size, top
-// num_experts_per_tok, a router with a bias (counted as the score bias: one value per expert). Read for
-// its weights; refused for simulation (its sliding-window layers and attention sinks, kUnsupported).
+// num_experts_per_tok, a router with a bias (counted as the score bias: one value per expert); sliding-window
+// layers of sliding_window tokens (128) alternating with full ones, and a sink logit per head in every
+// attention layer (transformers' GptOssAttention.sinks). Its q/k/v/o and expert biases (under 0.1% of the
+// weights) are not counted.
 void read_gpt_oss(const Reader& r, ModelConfig& c) {
   read_mixtral(r, c);
   c.router_score_bias = true;
+  c.attention_sinks = true;
+  read_window_layers(r, c, "sliding_window", MixerKind::kSlidingWindow, gpt_oss_window_layer);
 }
 
 // The Gated DeltaNet hybrids' layer list (Qwen3-Next, Qwen3.5): Gated DeltaNet on the linear_attention
@@ -372,7 +412,6 @@ struct Unsupported {
   std::string_view mechanism;
 };
 constexpr Unsupported kUnsupported[] = {
-    {"gpt_oss", "layer_types", "sliding-window attention (sliding_window) with attention sinks"},
     {"nemotron_h", "hybrid_override_pattern", "Mamba-2 state-space layers"},
     {"llama4", "attention_chunk_size", "chunked local attention"},
     {"llama4_text", "attention_chunk_size", "chunked local attention"},
@@ -513,8 +552,9 @@ HfModelRead read_config(const CheckpointFiles& files, bool simulate) {
   if (unsupported != nullptr) {
     out.unsupported = unsupported_message(r, *unsupported);
   } else {
-    if (c.attention == AttentionKind::kGqa) require_full_attention(r, c, network->model_type);
-    if (!reads_own_layer_types(network->read)) require_full_attention_layers(r, c);
+    // A network that built its per-layer mixers (window layers, GDN) read layer_types and its window itself.
+    if (c.mixers.empty() && c.attention == AttentionKind::kGqa) require_full_attention(r, c, network->model_type);
+    if (c.mixers.empty() && !reads_own_layer_types(network->read)) require_full_attention_layers(r, c);
   }
   validate_model(c, path);
   c.weights = read_weight_formats(j, top, files, c, network->names);

@@ -24,7 +24,8 @@ enum class Op : uint8_t {
   kQBProj,           // q_b projection (+ W_UK absorption into the latent space)
   kIndexerScore,     // indexer q/k projections and scoring of every cached key (full layers only)
   kTopkSelect,       // top-k over the indexer scores (full layers only; shared layers reuse the indices)
-  kSparseMla,        // attention over the selected keys (GQA: dense attention over the context)
+  kSparseMla,        // attention over the selected keys (GQA: dense attention over the context); full layers
+  kWindowAttn,       // attention of sliding-window / chunked layers over at most window_tokens keys
   kOProj,            // W_UV + o_proj
   // Linear-attention layers (ModelConfig::mixers), priced over their own count; the ops above then run on
   // the attention layers only (docs/layers.md).
@@ -80,6 +81,7 @@ constexpr CollectiveKind op_collective(Op op) {
     case Op::kIndexerScore:
     case Op::kTopkSelect:
     case Op::kSparseMla:
+    case Op::kWindowAttn:
     case Op::kOProj:
     case Op::kGdnProj:
     case Op::kGdnScan:

@@ -101,13 +101,17 @@ std::string_view mixer_kind_name(MixerKind kind) {
       return "gdn";
     case MixerKind::kMamba2:
       return "mamba2";
+    case MixerKind::kSlidingWindow:
+      return "sliding_window";
+    case MixerKind::kChunkedAttention:
+      return "chunked_attention";
   }
   return "attention";
 }
 
 int ModelConfig::linear_layers() const {
   int n = 0;
-  for (const MixerKind k : mixers) n += k != MixerKind::kAttention ? 1 : 0;
+  for (const MixerKind k : mixers) n += k == MixerKind::kGatedDeltaNet || k == MixerKind::kMamba2 ? 1 : 0;
   return n;
 }
 
@@ -115,6 +119,25 @@ int ModelConfig::mixer_layers(MixerKind kind) const {
   if (mixers.empty()) return kind == MixerKind::kAttention ? layers : 0;
   int n = 0;
   for (const MixerKind k : mixers) n += k == kind ? 1 : 0;
+  return n;
+}
+
+int ModelConfig::window_layers() const {
+  int n = 0;
+  for (int i = 0; i < int(mixers.size()); ++i) n += window_layer(i) ? 1 : 0;
+  return n;
+}
+
+bool ModelConfig::chunked_attention() const {
+  for (const MixerKind k : mixers)
+    if (k == MixerKind::kChunkedAttention) return true;
+  return false;
+}
+
+int ModelConfig::full_attention_layers() const {
+  if (mixers.empty()) return layers;
+  int n = 0;
+  for (const MixerKind k : mixers) n += k == MixerKind::kAttention ? 1 : 0;
   return n;
 }
 
@@ -132,6 +155,7 @@ ParamCounts count_params(const ModelConfig& c) {
   p.attention = attention_params(c) * c.attention_layers() +
                 gdn_params(c) * c.mixer_layers(MixerKind::kGatedDeltaNet) +
                 mamba2_params(c) * c.mixer_layers(MixerKind::kMamba2);
+  if (c.attention_sinks) p.attention += double(c.heads) * c.attention_layers();  // one sink logit per head
   p.indexer = indexer_params(c) * c.indexer_full_layers;
   p.dense_mlp = mlp_params(c.hidden, c.dense_intermediate) * c.mlp_dense_layers();
   const double expert = mlp_params(c.hidden, c.moe_intermediate);
@@ -279,6 +303,11 @@ void validate_model(const ModelConfig& c, const std::string& where) {
             "1 .. num_hidden_layers", c.indexer_full_layers);
   }
   require(c.mtp_layers >= 0, where, "num_nextn_predict_layers", "a count >= 0", c.mtp_layers);
+  if (c.window_layers() > 0) {  // a window the context never fills contradicts the config (docs/layers.md)
+    const char* field = c.chunked_attention() ? "attention_chunk_size" : "sliding_window";
+    require(c.window_tokens >= 1 && c.window_tokens <= c.max_context_tokens, where, field,
+            "1 .. max_position_embeddings (" + std::to_string(c.max_context_tokens) + ")", c.window_tokens);
+  }
   if (!layout_fits(c.default_kv_layout, c)) {
     throw InputError(where, "a default KV layout that fits the model",
                      std::string(kv_layout_name(c.default_kv_layout)));

@@ -20,10 +20,14 @@ enum class AttentionKind {
 };
 
 // A layer's token mixer where a hybrid's layers differ (layer_types, hybrid_override_pattern): the model's
-// attention (paged KV), or a linear-attention mixer that keeps a fixed-size recurrent state per request and
-// no KV: Gated DeltaNet (Qwen3-Next, Qwen3.5) or Mamba-2 (Nemotron-H). docs/layers.md.
-enum class MixerKind { kAttention, kGatedDeltaNet, kMamba2 };
-std::string_view mixer_kind_name(MixerKind kind);  // "attention", "gdn", "mamba2"
+// attention over the whole context (paged KV); attention over the last window_tokens keys only: kSlidingWindow
+// (gpt-oss, Gemma 3: each query sees the window_tokens keys before it, itself included) or kChunkedAttention
+// (Llama 4: each query sees the keys of its own window_tokens-long chunk), both keeping at most window_tokens
+// of KV per request; or a linear-attention mixer that keeps a fixed-size recurrent state per request and no
+// KV: Gated DeltaNet (Qwen3-Next, Qwen3.5) or Mamba-2 (Nemotron-H). docs/layers.md.
+enum class MixerKind { kAttention, kGatedDeltaNet, kSlidingWindow, kChunkedAttention, kMamba2 };
+// "attention", "gdn", "sliding_window", "chunked_attention", "mamba2"
+std::string_view mixer_kind_name(MixerKind kind);
 
 // Gated DeltaNet sizes (Qwen3-Next's linear_* fields).
 struct GdnShape {
@@ -77,6 +81,11 @@ struct ModelConfig {
   // unless the config's mamba_ssm_dtype says otherwise (python/sglang/srt/configs/mamba_utils.py
   // mamba2_state_dtype: env SGLANG_MAMBA_SSM_DTYPE, else the config's mamba_ssm_dtype, else float32).
   int64_t ssm_state_bytes = 4;
+  // Window layers (kSlidingWindow, kChunkedAttention): the keys a query sees at most (W), 0 without any.
+  int64_t window_tokens = 0;
+  // gpt-oss: a learned sink logit per query head in every attention layer's softmax (one more "key" whose
+  // value is zero): heads parameters per layer, one more exp per (query, head).
+  bool attention_sinks = false;
   // MLP / MoE
   int routed_experts = 0;  // 0: dense model
   int experts_per_token = 0;
@@ -107,8 +116,19 @@ struct ModelConfig {
   // Layers with attention and so paged KV: every layer but the linear ones.
   int attention_layers() const { return layers - linear_layers(); }
   bool linear_layer(int layer) const {
-    return layer >= 0 && size_t(layer) < mixers.size() && mixers[size_t(layer)] != MixerKind::kAttention;
+    if (layer < 0 || size_t(layer) >= mixers.size()) return false;
+    const MixerKind k = mixers[size_t(layer)];
+    return k == MixerKind::kGatedDeltaNet || k == MixerKind::kMamba2;
   }
+  int window_layers() const;  // layers whose mixer is kSlidingWindow or kChunkedAttention
+  bool window_layer(int layer) const {
+    if (layer < 0 || size_t(layer) >= mixers.size()) return false;
+    const MixerKind k = mixers[size_t(layer)];
+    return k == MixerKind::kSlidingWindow || k == MixerKind::kChunkedAttention;
+  }
+  bool chunked_attention() const;  // its window layers are chunked (Llama 4), not sliding
+  // Layers attending over the whole context (kAttention: the model's MLA / GQA), all of them without mixers.
+  int full_attention_layers() const;
   bool has_indexer() const { return indexer_heads > 0; }
   int moe_layers() const { return is_moe() ? layers - dense_layers : 0; }
   int mlp_dense_layers() const { return is_moe() ? dense_layers : layers; }
@@ -159,7 +179,7 @@ bool uniform_weight_bytes(const ModelConfig& cfg);
 void override_weight_format(ModelConfig& cfg, std::string_view format);
 
 // The preset names, in a fixed order: glm-5.3, glm-5.3-tiny, deepseek-v3.2, deepseek-v3, llama-3.1-8b,
-// llama-3.1-70b.
+// llama-3.1-70b, gpt-oss-120b, gpt-oss-20b.
 const std::vector<std::string>& model_preset_names();
 
 // A preset by name; throws InputError naming the known presets when `name` is unknown.
@@ -180,12 +200,14 @@ struct CheckpointFiles {
 // a multimodal wrapper's text_config (Kimi-K2.5, Qwen3.5), with its weight
 // formats (quantization_config, or hf_quant_config.json beside it). Python's Infinity / NaN literals are
 // read. Throws InputError naming the file and the field on missing, mistyped or out-of-range fields, an
-// unknown quant_method or format, or a family whose layers need a mechanism tokenline does not model
-// (gpt_oss, nemotron_h, llama4, gemma3/4).
+// unknown quant_method or format, a window longer than the context (sliding_window), or a family whose layers
+// need a mechanism tokenline does not model (nemotron_h, llama4, gemma3/4). gpt_oss is read with its
+// sliding-window layers and attention sinks, qwen3_next / qwen3_5* with their Gated DeltaNet layers
+// (docs/layers.md).
 ModelConfig parse_hf_model(const CheckpointFiles& files);
 
 // A config.json read as far as tokenline describes it. unsupported: the one-line refusal of a family whose
-// layers need a mechanism tokenline does not model yet (gpt_oss's sliding windows and sinks), empty when it
+// layers need a mechanism tokenline does not model yet (qwen3_next's Gated DeltaNet), empty when it
 // can be simulated; the shape, parameter counts and weight formats are read either way (weights per GPU
 // can be priced). parse_hf_model throws the refusal.
 struct HfModelRead {

@@ -159,12 +159,31 @@ ModelConfig qwen3_5_397b() {
   return c;
 }
 
+// gpt-oss (openai/gpt-oss-120b and -20b, Apache-2.0): their config.json's fields (the copies in
+// tests/engine/model/data/hf/gpt-oss-*/, from aiconfigurator at 095f58a), read by the same rules as a file
+// (parse_hf_model): alternating 128-token sliding-window and full layers (layer_types left to
+// transformers' rule, which gives the configs' own list), sinks, MXFP4 experts and BF16 elsewhere.
+ModelConfig gpt_oss(const char* name, int layers, int experts) {
+  const std::string config = R"({
+    "architectures": ["GptOssForCausalLM"], "model_type": "gpt_oss",
+    "num_hidden_layers": )" + std::to_string(layers) +
+                             R"(, "num_local_experts": )" + std::to_string(experts) + R"(,
+    "hidden_size": 2880, "intermediate_size": 2880, "head_dim": 64, "num_attention_heads": 64,
+    "num_key_value_heads": 8, "num_experts_per_tok": 4, "experts_per_token": 4, "sliding_window": 128,
+    "max_position_embeddings": 131072, "vocab_size": 201088, "tie_word_embeddings": false,
+    "quantization_config": {"quant_method": "mxfp4", "modules_to_not_convert": ["model.layers.*.self_attn",
+        "model.layers.*.mlp.router", "model.embed_tokens", "lm_head"]}})";
+  ModelConfig c = parse_hf_model({.config_path = name, .config = config, .quant_path = "", .quant = ""});
+  c.name = name;
+  return c;
+}
+
 }  // namespace
 
 const std::vector<std::string>& model_preset_names() {
-  static const std::vector<std::string> names = {"glm-5.3",          "glm-5.3-tiny", "deepseek-v3.2",
-                                                 "deepseek-v3",      "llama-3.1-8b", "llama-3.1-70b",
-                                                 "qwen3.5-397b-a17b"};
+  static const std::vector<std::string> names = {"glm-5.3",      "glm-5.3-tiny", "deepseek-v3.2",
+                                                 "deepseek-v3",  "llama-3.1-8b", "llama-3.1-70b",
+                                                 "gpt-oss-120b", "gpt-oss-20b",  "qwen3.5-397b-a17b"};
   return names;
 }
 
@@ -176,6 +195,8 @@ ModelConfig model_preset(std::string_view name) {
   if (name == "llama-3.1-8b") return llama("llama-3.1-8b", 32, 4096, 32, 14336);
   if (name == "llama-3.1-70b") return llama("llama-3.1-70b", 80, 8192, 64, 28672);
   if (name == "qwen3.5-397b-a17b") return qwen3_5_397b();
+  if (name == "gpt-oss-120b") return gpt_oss("gpt-oss-120b", 36, 128);
+  if (name == "gpt-oss-20b") return gpt_oss("gpt-oss-20b", 24, 32);
   std::string names;
   for (const std::string& n : model_preset_names()) names += (names.empty() ? "" : ", ") + n;
   throw InputError("--model", "one of " + names, "'" + std::string(name) + "'");

@@ -31,6 +31,8 @@ std::string_view op_name(Op op) {
       return "topk_select";
     case Op::kSparseMla:
       return "sparse_mla";
+    case Op::kWindowAttn:
+      return "window_attention";
     case Op::kOProj:
       return "o_proj";
     case Op::kGdnProj:

@@ -72,6 +72,18 @@ ForwardPass::ForwardPass(const ModelShape& shape, const RankWeights& weights, co
   }
 }
 
+std::vector<KvRegion> ForwardPass::kv_regions() const {
+  std::vector<KvRegion> out;
+  const int64_t pages = config_.total_pages;
+  for (const auto* buffers : {&kv_, &idx_k_}) {
+    for (const DeviceBuffer<uint8_t>& b : *buffers) {
+      if (b.bytes() == 0) continue;  // a shared layer's indexer keys (it reuses the last full layer's)
+      out.push_back(KvRegion{.base = b.data(), .page_bytes = b.bytes() / pages, .pages = pages});
+    }
+  }
+  return out;
+}
+
 PagedKvTable ForwardPass::table() const {
   return PagedKvTable{config_.page_tokens, sequences_, indptr_.data(), indices_.data(),
                       last_page_len_.data()};

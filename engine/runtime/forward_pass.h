@@ -15,6 +15,7 @@
 
 #include "engine/runtime/clock.h"
 #include "engine/runtime/device_buffer.h"
+#include "engine/runtime/host_kv_pool.h"
 #include "engine/runtime/model_shape.h"
 #include "engine/runtime/rank_weights.h"
 #include "kernels/communicator.h"
@@ -76,6 +77,9 @@ class ForwardPass {
   // chain drafts per drafting row into out.drafts (fewer where the entry's pages end). REQUIRES: the
   // shape has an MTP layer; every rank calls it with the same chain (an idle one with an empty d).
   void draft(const ForwardInput& in, const DraftInput& d, int32_t chain, Clock& clock, ForwardOutput& out);
+  // The rank's paged caches (every layer's KV, every full layer's indexer keys) as regions of whole pages:
+  // what a host-tier copy of a page moves (host_kv_pool.h).
+  std::vector<KvRegion> kv_regions() const;
 
  private:
   void upload(const ForwardInput& in);

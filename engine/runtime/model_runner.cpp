@@ -5,6 +5,7 @@
 #include <thread>
 
 #include "engine/runtime/forward_pass.h"
+#include "engine/runtime/host_kv_pool.h"
 #include "engine/runtime/rank_cpus.h"
 #include "engine/runtime/rank_threads.h"
 #include "engine/runtime/rank_weights.h"
@@ -27,6 +28,7 @@ struct ModelRunner::Ranks {
   std::vector<std::vector<EntryResult>> results;            // per rank, per entry of its group
   std::vector<DraftInput> drafts;                           // per rank: the MTP layer's rows
   std::unique_ptr<RankThreads> threads;                     // when there is more than one rank
+  std::vector<std::unique_ptr<HostKvPool>> host;            // per rank, with a host KV tier
 };
 
 namespace {
@@ -81,6 +83,8 @@ ModelRunner::ModelRunner(ModelShape shape, const ModelWeights& weights, const Ru
                      .page_tokens = config_.page_tokens};
     r.weights.push_back(std::make_unique<RankWeights>(shape_, weights, fc.shard, k));
     r.passes.push_back(std::make_unique<ForwardPass>(shape_, *r.weights.back(), k, fc));
+    if (config_.host_pages > 0)
+      r.host.push_back(std::make_unique<HostKvPool>(k, r.passes.back()->kv_regions(), config_.host_pages));
   }
   r.outputs.resize(static_cast<size_t>(ranks));
   r.inputs.resize(static_cast<size_t>(config_.dp_ranks));
@@ -244,6 +248,7 @@ StepOutcome ModelRunner::execute(const StepBatches& step) {
       active[static_cast<size_t>(d * config_.tp + t)] = busy || r.ep_group != nullptr;
   }
   const double step_start_s = clock_.now_s();
+  apply_tier_copies(step, outcome);
   std::vector<double> start_s(static_cast<size_t>(ranks), 0.0);
   run_ranks(active, start_s);
   if (config_.mtp_draft_tokens > 0) outcome.accepted_drafts.resize(static_cast<size_t>(config_.dp_ranks));
@@ -255,6 +260,34 @@ StepOutcome ModelRunner::execute(const StepBatches& step) {
   }
   outcome.duration_s = ns_to_s(to_whole_ns(clock_.now_s() - step_start_s));
   return outcome;
+}
+
+// Each group's host-tier copies on each of its ranks (every rank holds its own KV slice), in the core's
+// order; a run of copies of one kind is timed as a whole.
+void ModelRunner::apply_tier_copies(const StepBatches& step, StepOutcome& outcome) {
+  Ranks& r = *ranks_;
+  if (r.host.empty()) {
+    for ([[maybe_unused]] const std::vector<TierCopy>& copies : step.tier_copies)
+      assert(copies.empty() && "host-tier copies for a runner without host_pages");
+    return;
+  }
+  double load_s = 0, store_s = 0;
+  const size_t groups = std::min(step.tier_copies.size(), static_cast<size_t>(config_.dp_ranks));
+  for (size_t d = 0; d < groups; ++d) {
+    const std::span<const TierCopy> copies(step.tier_copies[d]);
+    for (size_t i = 0; i < copies.size();) {
+      size_t j = i;
+      while (j < copies.size() && copies[j].kind == copies[i].kind) ++j;
+      const double t0 = clock_.now_s();
+      for (int32_t t = 0; t < config_.tp; ++t)
+        r.host[d * static_cast<size_t>(config_.tp) + static_cast<size_t>(t)]->apply(copies.subspan(i, j - i));
+      (copies[i].kind == TierCopy::Kind::kLoad ? load_s : store_s) += clock_.now_s() - t0;
+      i = j;
+    }
+  }
+  outcome.tier_load_s = load_s;
+  outcome.tier_store_s = store_s;
+  outcome.tier_stall_s = load_s + store_s;
 }
 
 // The group's first rank's results: emitted tokens appended, the next drafts kept, accepted counts.

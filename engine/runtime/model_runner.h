@@ -13,6 +13,9 @@
 // the MTP layer: a decode entry's rows are [last token, k drafts], verified greedily (speculation.h:
 // the emitted tokens are those of decoding without drafts) and StepOutcome::accepted_drafts says how many
 // stood; every entry that emitted gets its next k drafts (the MTP layer chained, ForwardPass::draft).
+// With host_pages, each rank keeps a host KV tier (host_kv_pool.h) and makes the step's host-tier copies
+// (StepBatches::tier_copies) before its forward: their measured time is the step's tier_store_s and
+// tier_load_s, and all of it stalls the step (the CPU copies block; nothing overlaps them).
 #pragma once
 
 #include <cstdint>
@@ -47,6 +50,7 @@ struct RunnerConfig {
   int64_t total_pages = 0;  // per attention group, as the core's KvConfig
   int32_t page_tokens = 64;
   int32_t mtp_draft_tokens = 0;        // k: the MTP layer chained k times per decode step (0: off)
+  int64_t host_pages = 0;              // host KV tier slots per attention group, as the core's (0: none)
   bool op_detail = true;               // fill StepOutcome::ops
   const KernelSet* kernels = nullptr;  // nullptr: cpu_kernel_set()
 };
@@ -83,6 +87,7 @@ class ModelRunner final : public Executor {
   bool build_input(const Batch& batch, const BatchPages& pages, int32_t group);
   void run_ranks(const std::vector<bool>& active, std::vector<double>& start_s);
   void append_spans(int32_t group, double start_s, StepOutcome& outcome) const;
+  void apply_tier_copies(const StepBatches& step, StepOutcome& outcome);
   void apply_results(int32_t group, StepOutcome& outcome);
 
   ModelShape shape_;

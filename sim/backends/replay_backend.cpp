@@ -101,6 +101,9 @@ StepOutcome ReplayBackend::execute(const StepBatches& step) {
   const RecordedStep& rec = recorded_.steps[next_++];
   check_step(step, rec);
   outcome.duration_s = rec.duration_s;
+  outcome.tier_load_s = rec.tier_load_s;  // the host tier's recorded copies (in duration_s already)
+  outcome.tier_store_s = rec.tier_store_s;
+  outcome.tier_stall_s = rec.tier_stall_s;
   outcome.accepted_drafts = accepted_drafts(step, rec);
   for (const RecordedOp& op : rec.ops) {
     const auto it = std::find(names_.begin(), names_.end(), op.name);

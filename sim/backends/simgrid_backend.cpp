@@ -182,7 +182,7 @@ void SimgridBackend::build_segments() {
     Segment s;
     add(s,
         {Op::kAProj, Op::kNormRopeKvWrite, Op::kQBProj, Op::kIndexerScore, Op::kTopkSelect, Op::kSparseMla,
-         Op::kOProj},
+         Op::kWindowAttn, Op::kOProj},
         {Op::kDispatch});
     segments_.push_back(s);
   }
@@ -335,6 +335,24 @@ const StepCost& SimgridBackend::price_ahead(const StepBatches& step) {
   return last_cost_;
 }
 
+// Write-through copies of the pages the last steps inserted: asynchronous in HiCache (write_backup on its
+// own CUDA stream, cache_controller.py, v0.5.x), so the step starts them and goes on; they occupy the GPU's
+// PCIe link toward host memory, the direction a prefill GPU's outgoing PD hand-offs and the write_back
+// stores also take, until they finish.
+void SimgridBackend::start_write_through(const StepBatches& step) {
+  if (!write_through_) write_through_ = std::make_unique<sg::Activities>();
+  write_through_->drop_finished();
+  for (const Batch& b : step.ranks) {
+    const auto bytes = static_cast<double>(b.host_async_store_bytes);
+    if (bytes <= 0) continue;
+    for (int t = 0; t < cost_model_.parallel.tp; ++t) {
+      const int gpu = first_gpu_ + b.rank * cost_model_.parallel.tp + t;
+      if (platform_.host_links[static_cast<size_t>(gpu)] >= 0)
+        write_through_->host_transfer(gpu, bytes, false);
+    }
+  }
+}
+
 // Host-tier flows of the step: each rank's bytes on every GPU of the rank (MLA KV is replicated across its
 // TP GPUs, each loading its own copy over its own PCIe link), host memory -> GPU for loads.
 bool SimgridBackend::start_tier_flows(sg::Activities& acts, const StepBatches& step, bool loads) const {
@@ -386,6 +404,7 @@ StepOutcome SimgridBackend::execute(const StepBatches& step) {
   StepOutcome outcome;
   const double start = sg::now_s();
   if (last_cost_.overhead_s > 0) sg::sleep_for(last_cost_.overhead_s);  // profile: CPU time not hidden
+  start_write_through(step);
   const double store_s = run_tier_flows(step, false);  // write_back: the evictions' writes block first
   sg::Activities loads;
   const double load_start = sg::now_s();

@@ -72,6 +72,7 @@ class SimgridBackend final : public SimExecutor {
     bool serial = false;
   };
   bool start_tier_flows(sg::Activities& acts, const StepBatches& step, bool loads) const;
+  void start_write_through(const StepBatches& step);
   double run_tier_flows(const StepBatches& step, bool loads);
   void finish_tier_loads(sg::Activities& loads, double load_start, double store_s, StepOutcome& outcome);
   void build_segments();
@@ -107,6 +108,9 @@ class SimgridBackend final : public SimExecutor {
   double pending_start_s_ = 0;
   StepCost last_cost_;
   bool priced_ahead_ = false;  // last_cost_ is the next execute()'s price
+  // Write-through copies in flight (GPU -> host, over the PCIe link's outgoing direction): started with a
+  // step, never waited on; they slow what shares the link while they run.
+  std::unique_ptr<sg::Activities> write_through_;
 };
 
 }  // namespace tokenline

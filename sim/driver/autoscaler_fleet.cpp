@@ -87,6 +87,24 @@ void FleetLog::on_load(int32_t index, double now_s, int64_t waiting, int64_t run
   s.kv_pages = kv_pages;
 }
 
+void FleetLog::on_drain_start(int32_t slot, double now_s, int64_t requests, int64_t used_pages,
+                              int64_t cached_pages) {
+  drain_log_.push_back({.slot = slot,
+                        .start_s = now_s,
+                        .requests = requests,
+                        .used_pages = used_pages,
+                        .cached_pages = cached_pages});
+}
+
+void FleetLog::on_drain_end(int32_t slot, double now_s, int64_t used_pages) {
+  for (auto it = drain_log_.rbegin(); it != drain_log_.rend(); ++it) {
+    if (it->slot != slot || it->end_s >= 0) continue;
+    it->end_s = now_s;
+    it->used_pages_at_end = used_pages;
+    return;
+  }
+}
+
 void FleetLog::on_finished(double finish_s, bool good) {
   ++now_.finished;
   now_.good += good ? 1 : 0;
@@ -166,6 +184,17 @@ std::string FleetLog::json() const {
     }
     windows.push_back(std::move(row));
   }
+  Json drains = Json::array();
+  for (const Drain& d : drain_log_) {
+    Json row = {{"slot", d.slot},
+                {"start_s", rounded(d.start_s)},
+                {"requests_at_start", d.requests},
+                {"used_pages_at_start", d.used_pages},
+                {"cached_pages_at_start", d.cached_pages}};
+    row["end_s"] = d.end_s >= 0 ? Json(rounded(d.end_s)) : Json(nullptr);  // null: still draining at the end
+    row["used_pages_at_end"] = d.used_pages_at_end;
+    drains.push_back(std::move(row));
+  }
   int64_t ups = 0, downs = 0;
   for (const Decision& d : decisions_) (d.to > d.from ? ups : downs) += 1;
   Json j = {{"policy", policy},
@@ -179,7 +208,19 @@ std::string FleetLog::json() const {
             {"gpu_hours", rounded(gpu_hours())},
             {"instances_over_time", changes},
             {"decisions", decisions},
-            {"slo_windows", windows}};
+            {"slo_windows", windows},
+            {"drain_log", drains}};
+  return j.dump();
+}
+
+std::string pd_fleet_json(const FleetLog& prefill, const FleetLog& decode) {
+  const Json p = Json::parse(prefill.json());
+  const Json d = Json::parse(decode.json());
+  Json j = {{"prefill", p}, {"decode", d}};
+  for (const char* key : {"scale_ups", "scale_downs", "cold_starts", "cancelled_starts", "drains"})
+    j[key] = p[key].get<int64_t>() + d[key].get<int64_t>();
+  j["instances_mean"] = rounded(p["instances_mean"].get<double>() + d["instances_mean"].get<double>());
+  j["gpu_hours"] = rounded(prefill.gpu_hours() + decode.gpu_hours());
   return j.dump();
 }
 

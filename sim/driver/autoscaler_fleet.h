@@ -33,6 +33,11 @@ class FleetLog {
   // The slot's load from now_s on: requests waiting and running, KV pages used and held (over its ranks).
   void on_load(int32_t slot, double now_s, int64_t waiting, int64_t running, int64_t kv_used_pages,
                int64_t kv_pages);
+  // What a draining slot held when its drain began (requests in it, KV pages someone needs, cached pages)
+  // and, once drained, the pages someone still needs (0: every request's pages came back) - metrics.json's
+  // drain_log, which the conservation tests read.
+  void on_drain_start(int32_t slot, double now_s, int64_t requests, int64_t used_pages, int64_t cached_pages);
+  void on_drain_end(int32_t slot, double now_s, int64_t used_pages);
   // A request completed at finish_s; good: within the --slo.
   void on_finished(double finish_s, bool good);
   // One sync at now_s: the policy's metric over the last window (nullopt: nothing to average).
@@ -69,6 +74,11 @@ class FleetLog {
   struct Window {
     int64_t finished = 0, good = 0;
   };
+  struct Drain {
+    int32_t slot = 0;
+    double start_s = 0, end_s = -1;
+    int64_t requests = 0, used_pages = 0, cached_pages = 0, used_pages_at_end = 0;
+  };
   void advance(double now_s);
   void note_counts(double now_s);
 
@@ -88,7 +98,13 @@ class FleetLog {
   std::vector<ChangePoint> changes_;
   std::vector<Decision> decisions_;
   std::vector<Window> windows_;  // by finish time, window_s wide from 0
+  std::vector<Drain> drain_log_;
   double end_s_ = 0;
 };
+
+// An autoscaled PD run's "autoscaling" object, as JSON text: each pool's block ("prefill", "decode") and the
+// totals over both (scale_ups, scale_downs, cold_starts, cancelled_starts, drains, instances_mean,
+// gpu_hours). REQUIRES: both logs were closed.
+std::string pd_fleet_json(const FleetLog& prefill, const FleetLog& decode);
 
 }  // namespace tokenline

@@ -7,6 +7,7 @@
 #include <string_view>
 
 #include "cost/pd_link.h"
+#include "sim/driver/autoscaler.h"
 
 namespace tokenline {
 
@@ -25,6 +26,12 @@ struct PdConfig {
   int32_t decode_instances = 1;
   PdLink link = PdLink::kIb400;
   PdTransferMode mode = PdTransferMode::kWholeRequest;
+  // Autoscaled pools (--pd-max; docs/autoscaling.md "PD"): prefill_instances and decode_instances are then
+  // each pool's slots (its maximum), and each pool has its own policy, as Dynamo's planner scales prefill
+  // workers by their queue and decode workers by their KV use. Both off (max_instances 0) or both on.
+  AutoscaleConfig prefill_scale;
+  AutoscaleConfig decode_scale;
+  bool autoscaled() const { return prefill_scale.enabled(); }
   bool enabled() const { return prefill_instances > 0 && decode_instances > 0; }
 };
 

@@ -32,7 +32,8 @@ std::unique_ptr<sg::SimEngine> RunFrame::engine(std::function<void()> fed) {
   return engine;
 }
 
-SimResult RunFrame::run(sg::SimEngine& engine, const std::string& backend_name, FleetLog* fleet) {
+SimResult RunFrame::run(sg::SimEngine& engine, const std::string& backend_name, FleetLog* fleet,
+                        FleetLog* decode_fleet) {
   const bool ok = engine.run();
   if (feeder_.input_error()) throw *feeder_.input_error();
   if (!ok && engine.horizon_passed()) throw InputError("simulation stopped: " + engine.error());
@@ -42,7 +43,8 @@ SimResult RunFrame::run(sg::SimEngine& engine, const std::string& backend_name, 
                             .skipped_lines = source_.skipped_lines(),
                             .wall_start = wall_start_,
                             .links = link_meter_.get(),
-                            .fleet = fleet});
+                            .fleet = fleet,
+                            .decode_fleet = decode_fleet});
 }
 
 }  // namespace tokenline

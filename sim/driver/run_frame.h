@@ -37,8 +37,9 @@ class RunFrame {
   std::unique_ptr<sg::SimEngine> engine(std::function<void()> fed);
   // Runs `engine` (from engine(), with the driver's actors added) until every actor has returned; then the
   // source's input error or the engine's failure as an exception, else finish_simulation()'s result.
-  // fleet: an autoscaled run's log (RunEnd::fleet).
-  SimResult run(sg::SimEngine& engine, const std::string& backend_name, FleetLog* fleet = nullptr);
+  // fleet: an autoscaled run's log (RunEnd::fleet); decode_fleet: an autoscaled PD run's decode pool's.
+  SimResult run(sg::SimEngine& engine, const std::string& backend_name, FleetLog* fleet = nullptr,
+                FleetLog* decode_fleet = nullptr);
 
  private:
   const SimConfig& config_;

@@ -7,6 +7,7 @@
 #include <memory>
 #include <optional>
 #include <stdexcept>
+#include <string>
 #include <vector>
 
 #include "common/input_error.h"
@@ -313,9 +314,18 @@ void Driver::go_live(InstanceSlot& slot) {
   refresh_live();
 }
 
+// A drained instance: every request it held has left, so every KV page is free or only cached (the
+// conservation the drain log records); a page still needed, or a broken pool, fails the run.
 void Driver::retire(InstanceSlot& slot) {
   frame_.recorder().trace().complete(slot.index + 1, kLifecycleTid, "draining", slot.drain_s,
                                      sg::now_s() - slot.drain_s);
+  const InstanceCounters c = slot.instance->counters();
+  fleet_->on_drain_end(slot.index, sg::now_s(), c.kv.used_pages);
+  std::string why;
+  if (c.kv.used_pages != 0 || !slot.instance->check(&why))
+    throw std::runtime_error("instance " + std::to_string(slot.index) + " drained holding " +
+                             std::to_string(c.kv.used_pages) + " KV pages someone needs" +
+                             (why.empty() ? "" : ": " + why));
   set_state(slot, SlotState::kOff, sg::now_s());
 }
 
@@ -377,6 +387,8 @@ void Driver::stop_instance(double now_s) {
     InstanceSlot& slot = **it;
     if (fleet_->state(slot.index) != SlotState::kLive) continue;
     slot.drain_s = now_s;
+    const InstanceCounters c = slot.instance->counters();
+    fleet_->on_drain_start(slot.index, now_s, c.waiting + c.running, c.kv.used_pages, c.kv.cached_pages);
     set_state(slot, SlotState::kDraining, now_s);
     refresh_live();
     slot.clock.wake();  // an idle loop looks again and ends
@@ -422,6 +434,10 @@ SimResult finish_simulation(const SimConfig& config, Recorder& recorder, const R
   if (end.fleet != nullptr) {
     end.fleet->close(result.simulated_s);
     gpu_hours = end.fleet->gpu_hours();
+    if (end.decode_fleet != nullptr) {
+      end.decode_fleet->close(result.simulated_s);
+      gpu_hours += end.decode_fleet->gpu_hours();
+    }
   } else {
     for (const SimConfig::InstanceSpec& spec : config.instances)
       gpu_hours += spec.gpus * result.simulated_s / 3600.0;
@@ -434,7 +450,11 @@ SimResult finish_simulation(const SimConfig& config, Recorder& recorder, const R
                                                             .output_tokens = m.output_tokens(),
                                                             .cached_tokens = m.prefix_hit_tokens()}));
   }
-  if (end.fleet != nullptr) info.extra_blocks.emplace_back("autoscaling", end.fleet->json());
+  if (end.fleet != nullptr) {
+    info.extra_blocks.emplace_back("autoscaling", end.decode_fleet != nullptr
+                                                      ? pd_fleet_json(*end.fleet, *end.decode_fleet)
+                                                      : end.fleet->json());
+  }
   std::string why;
   if (!recorder.finish(info, &why)) throw std::runtime_error(why);
   if (end.links != nullptr && !end.links->write(config.output.dir + "/links.json", &why))

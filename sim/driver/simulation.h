@@ -56,6 +56,9 @@ struct RunEnd {
   std::chrono::steady_clock::time_point wall_start;  // SimResult::wall_s is measured from here
   LinkMeter* links = nullptr;  // --backend simgrid: its counters join trace.json and go to links.json
   FleetLog* fleet = nullptr;   // autoscaled: closed at the end, its block and GPU-hours in metrics.json
+  // An autoscaled PD run: `fleet` is the prefill pool's log and this the decode pool's; the block then
+  // holds one object per pool and the totals.
+  FleetLog* decode_fleet = nullptr;
 };
 // Shared by every driver: the run's summary from the recorder at the current virtual time, then
 // metrics.json written (with the "cost" block under config.cost, the "autoscaling" block with a fleet) and

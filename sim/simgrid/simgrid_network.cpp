@@ -112,6 +112,10 @@ void Activities::wait_all() {
   impl_->running.clear();
 }
 
+void Activities::drop_finished() {
+  std::erase_if(impl_->running, [](s4u::ActivityPtr& a) { return a->test(); });
+}
+
 bool Activities::empty() const {
   return impl_->running.empty();
 }

@@ -28,6 +28,8 @@ class Activities {
   // wait_all(), returning the virtual time the last of them finished (0 when none ran).
   double wait_all_finish_s();
   void wait_all();
+  // Forgets the activities that have finished, without blocking (fire-and-forget flows).
+  void drop_finished();
   bool empty() const;
 
  private:

@@ -1,5 +1,5 @@
-// The host KV tier's flags of `tokenline sim` (cli/kv_tier_options.cpp), run as separate processes: bad
-// values and impossible tiers are input errors naming the flag (exit 2, no outputs), a tier shows in
+// The host KV tier's flags of `tokenline sim` and `run` (cli/kv_tier_options.cpp), run as separate processes:
+// bad values and impossible tiers are input errors naming the flag (exit 2, no outputs), a tier shows in
 // metrics.json and trace.json only when asked for, and on a workload with a reuse distance beyond HBM the
 // tier turns recomputed prefixes into host hits.
 #include "cli/kv_tier_options.h"
@@ -71,6 +71,30 @@ TEST_CASE("bad host-tier flags are input errors naming the flag, before any outp
   CHECK(r.exit_code == 2);
   CHECK(r.stderr_text.find("--kv-host-gb: expected hardware whose JSON gives a host_link") !=
         std::string::npos);
+}
+
+TEST_CASE("the real engine takes the tier flags but not the simulator's load overlap", "[kv_tier_cli]") {
+  TestDir dir("kv_tier_run_flags");
+  const std::string run =
+      "run --model glm-5.3-tiny --workload 'synthetic:n=2,input=fixed:64,output=fixed:2' ";
+  for (const auto& [flags, named] : std::vector<std::pair<std::string, std::string>>{
+           {"--kv-host --no-prefix-cache", "--kv-host"},
+           {"--kv-host-ratio -2", "--kv-host-ratio"},
+           {"--kv-host --kv-write-policy later", "--kv-write-policy"},
+           {"--kv-host --kv-load-overlap layer", "--kv-load-overlap"}}) {
+    INFO(flags);
+    const auto r = run_tokenline(run + flags + " --out '" + dir.file("o") + "'", dir);
+    INFO(r.stderr_text);
+    CHECK(r.exit_code != 0);
+    CHECK(r.stderr_text.find(named) != std::string::npos);
+    CHECK_FALSE(std::filesystem::exists(dir.file("o/metrics.json")));
+  }
+  const auto ok = run_tokenline(run + "--kv-host --out '" + dir.file("ok") + "'", dir);
+  INFO(ok.stderr_text);
+  REQUIRE(ok.exit_code == 0);
+  const auto metrics = read_json(dir.file("ok/metrics.json"));
+  CHECK(metrics.contains("kv_tiers"));
+  CHECK(metrics["configuration"]["host_tier"]["pages_per_rank"] == 512);  // 2 x the default 256 pages
 }
 
 TEST_CASE("a host tier turns evicted prefixes into host hits and reports its transfers", "[kv_tier_cli]") {

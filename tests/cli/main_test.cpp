@@ -37,10 +37,14 @@ TEST_CASE("runs that would grow memory without bound are refused at once", "[cli
   const auto many = run_tokenline("sim --instances 100000 --out " + dir.file("o"), dir);
   CHECK(many.exit_code == 2);
   CHECK(contains(many.stderr_text, "--instances: expected at most 1024"));
-  const auto turns =
-      run_tokenline("sim --workload synthetic:sessions=10,turns=1000000 --out " + dir.file("o"), dir);
-  CHECK(turns.exit_code == 2);
-  CHECK(contains(turns.stderr_text, "synthetic: turns: expected at most 1000 turns per session"));
+  const auto sessions =
+      run_tokenline("sim --workload synthetic-sessions:sessions=100000000000 --out " + dir.file("o"), dir);
+  CHECK(sessions.exit_code == 2);
+  CHECK(contains(sessions.stderr_text, "synthetic-sessions: sessions: expected an integer in [1, 10000000]"));
+  const auto old_keys =
+      run_tokenline("sim --workload synthetic:sessions=10,turns=4 --out " + dir.file("o"), dir);
+  CHECK(old_keys.exit_code == 2);
+  CHECK(contains(old_keys.stderr_text, "synthetic: sessions: expected synthetic-sessions:"));
 }
 
 TEST_CASE("a line nesting 100,000 brackets is a bad line, not a segfault", "[cli][input_limits]") {

@@ -150,8 +150,9 @@ void write_echo_mtp_checkpoint(const std::string& path) {
 }
 
 // With echo_mtp, the real run uses that checkpoint and some decode must have accepted its draft.
+// With host_tier, some prefix must have come back from the host tier, and both runs' tier totals agree.
 void check_equivalence(const std::string& name, const std::string& flags, const std::string& run_flags,
-                       const std::string& parallel, bool echo_mtp = false) {
+                       const std::string& parallel, bool echo_mtp = false, bool host_tier = false) {
   Scratch s(name);
   testing::write_prefix_group_workload(s.file("w.jsonl"), kPageTokens);
   std::string weights;
@@ -233,6 +234,22 @@ void check_equivalence(const std::string& name, const std::string& flags, const 
   const auto metrics = nlohmann::json::parse(read_all(s.file("sim/metrics.json")));
   CHECK(metrics["run"]["backend"] == "replay");
   CHECK(metrics["run"]["parallelism"] == parallel);
+  CHECK(metrics.contains("kv_tiers") == host_tier);
+  if (host_tier) {
+    const auto real_metrics = nlohmann::json::parse(read_all(s.file("real/metrics.json")));
+    const auto& real_tiers = real_metrics["kv_tiers"];
+    INFO(real_tiers.dump());
+    CHECK(real_tiers["host_hit_tokens"].get<int64_t>() > 0);
+    CHECK(real_tiers["bytes_host_to_hbm"].get<int64_t>() > 0);
+    // Pages and tokens, not bytes: the simulator sizes a page by the model's KV layout, the CPU engine by
+    // its buffers.
+    for (const char* key : {"lookup_tokens", "hbm_hit_tokens", "host_hit_tokens", "host_cached_pages",
+                            "host_evicted_pages", "steps_with_transfers"})
+      CHECK(metrics["kv_tiers"][key] == real_tiers[key]);
+    // The copies' measured times, read back from the trace's kv_*_host spans (written to the nanosecond).
+    for (const char* key : {"load_s", "store_s", "stall_s"})
+      CHECK(metrics["kv_tiers"][key].get<double>() == Approx(real_tiers[key].get<double>()).epsilon(1e-3));
+  }
 }
 
 }  // namespace
@@ -240,6 +257,16 @@ void check_equivalence(const std::string& name, const std::string& flags, const 
 TEST_CASE(
     "decision equivalence: a replay of a real run's trace reproduces its batches, preemptions and hits") {
   check_equivalence("equivalence", kSchedulerFlags, "", "tp1");
+}
+
+TEST_CASE("decision equivalence with a host KV tier whose pages are copied out and back") {
+  check_equivalence("equivalence_host", kSchedulerFlags + " --kv-host-ratio 4", "", "tp1", false, true);
+}
+
+TEST_CASE("decision equivalence with a write_back host tier on a dp2-tp2-ep4 split") {
+  check_equivalence("equivalence_host_wb",
+                    kBaseFlags + " --chunk 64 --kv-pages 8 --kv-host-ratio 3 --kv-write-policy write_back",
+                    " --parallel dp2-tp2-ep4", "dp2-tp2-ep4", false, true);
 }
 
 TEST_CASE("decision equivalence with attention DP over two ranks, each with its own KV pool") {

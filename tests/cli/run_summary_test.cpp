@@ -100,6 +100,29 @@ TEST_CASE("a host tier's hits and stalls and an autoscaled fleet get a line each
         std::string::npos);
 }
 
+TEST_CASE("an autoscaled run's per-GPU figures count the GPU-hours provisioned, not every slot",
+          "[summary][autoscale]") {
+  SummaryContext c;
+  c.command = "sim";
+  c.gpus = 8;  // --max-instances 8 of one GPU each
+  nlohmann::json m = metrics_document(false);
+  m["run"]["simulated_s"] = 3600.0;
+  m["autoscaling"] = {{"instances_peak", 4}, {"instances_mean", 2.0}, {"gpu_hours", 2.0}};
+  const nlohmann::ordered_json s = summary_json(m, c);
+  CHECK(s["gpus"] == 8);
+  CHECK(s["gpus_mean"].get<double>() == Approx(2.0));
+  CHECK(s["throughput"]["output_tokens_per_s_per_gpu"].get<double>() == Approx(400.0));  // 800 / 2
+  CHECK(s["throughput"]["requests_per_s_per_gpu"].get<double>() == Approx(1.96 / 2));
+  const std::string table = summary_table(s);
+  CHECK(table.find("on 2.00 (mean; at most 8) x h200") != std::string::npos);
+  CHECK(table.find("(400 per GPU)") != std::string::npos);
+  // PD pools: a line with each pool's peak and mean.
+  m["autoscaling"]["prefill"] = {{"instances_peak", 2}, {"instances_mean", 1.5}};
+  m["autoscaling"]["decode"] = {{"instances_peak", 3}, {"instances_mean", 0.5}};
+  CHECK(summary_table(summary_json(m, c))
+            .find("instances     prefill peak 2, mean 1.50; decode peak 3, mean 0.50") != std::string::npos);
+}
+
 TEST_CASE("a saturated run's summary warns with the offered and the sustained rate", "[summary]") {
   SummaryContext c;
   c.command = "sim";

@@ -70,5 +70,58 @@ TEST_CASE("autoscaling flags out of range are refused naming the flag", "[cli][a
   CHECK(error_of(fixed).find("--max-instances") != std::string::npos);
 }
 
+TEST_CASE("PD pools: bounds as xPyD, the prefill pool by queue and the decode pool by KV",
+          "[cli][autoscale]") {
+  ScaleOptions o;
+  o.pd_max = "3P4D";
+  o.prefill_target = 2;
+  o.decode_target = 0.6;
+  REQUIRE(error_of(o) == "no error");
+  const PdScaleBounds b = pd_scale_bounds(o, 1, 2);
+  CHECK(b.max_prefill == 3);
+  CHECK(b.max_decode == 4);
+  CHECK(b.min_prefill == 1);
+  CHECK(b.min_decode == 1);
+  const AutoscaleConfig p = pd_autoscale_config(o, b, true, 1, 16e9, 50e9);
+  const AutoscaleConfig d = pd_autoscale_config(o, b, false, 2, 16e9, 50e9);
+  CHECK(p.metric == ScaleMetric::kQueue);
+  CHECK(p.target == 2);
+  CHECK(p.max_instances == 3);
+  CHECK(p.initial_instances == 1);
+  CHECK(d.metric == ScaleMetric::kKv);
+  CHECK(d.target == 0.6);
+  CHECK(d.max_instances == 4);
+  CHECK(d.initial_instances == 2);
+  CHECK(d.weights_load_s == Approx(0.32));  // the same cold start as a co-located fleet's
+  auto bound_error = [&](const std::string& max, const std::string& min, int32_t prefill, int32_t decode) {
+    ScaleOptions e = o;
+    e.pd_max = max;
+    e.pd_min = min;
+    try {
+      pd_scale_bounds(e, prefill, decode);
+    } catch (const InputError& err) {
+      return std::string(err.what());
+    }
+    return std::string("no error");
+  };
+  CHECK(bound_error("3P", "1P1D", 1, 1).find("--pd-max: expected xPyD") == 0);
+  CHECK(bound_error("0P2D", "1P1D", 1, 1).find("--pd-max") == 0);
+  CHECK(bound_error("2P2D", "1P1D", 3, 1).find("--pd-max: expected at least --pd 3P1D") == 0);
+  CHECK(bound_error("4P4D", "2P1D", 1, 1).find("--pd-min: expected at most --pd 1P1D") == 0);
+  auto with = [&](auto edit) {
+    ScaleOptions e = o;
+    edit(e);
+    return error_of(e);
+  };
+  CHECK(with([](ScaleOptions& e) { e.prefill_target = 0; }).find("--autoscale-prefill-target") == 0);
+  CHECK(with([](ScaleOptions& e) { e.decode_target = 1.5; }).find("--autoscale-decode-target") == 0);
+  CHECK(with([](ScaleOptions& e) { e.metric = "kv"; }).find("--autoscale:") == 0);
+  CHECK(with([](ScaleOptions& e) { e.target = 3; }).find("--autoscale-target") == 0);
+  CHECK(with([](ScaleOptions& e) { e.max_instances = 4; }).find("--max-instances") == 0);
+  ScaleOptions plain;
+  plain.decode_target = 0.5;  // a pool target without --pd-max
+  CHECK(error_of(plain).find("--pd-max with them") != std::string::npos);
+}
+
 }  // namespace
 }  // namespace tokenline::cli

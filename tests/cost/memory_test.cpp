@@ -221,7 +221,7 @@ TEST_CASE("gpt-oss weights per GPU match the model card's MXFP4 checkpoint sizes
   // 12.8 GiB (MXFP4 experts, BF16 elsewhere).
   for (const auto& [name, gib] : {std::pair{"gpt-oss-120b", 60.8}, std::pair{"gpt-oss-20b", 12.8}}) {
     const HfModelRead read = read_hf_config(hf(name) + "/config.json");
-    CHECK_FALSE(read.unsupported.empty());  // sliding windows and sinks: priced for weights only
+    CHECK(read.unsupported.empty());  // sliding windows and sinks are simulated (docs/layers.md)
     const ModelConfig& m = read.config;
     CHECK(m.weights.quantized.kind == WeightFormatKind::kMxfp4);
     CHECK(m.weights.share(WeightGroup::kRoutedExperts) == 1);
@@ -230,6 +230,31 @@ TEST_CASE("gpt-oss weights per GPU match the model card's MXFP4 checkpoint sizes
     CHECK(tp1.total() == Approx(gib * kGiB).epsilon(0.02));
     CHECK(weight_bytes_per_gpu(cm_of(m, "tp8")).total() * 8 == Approx(tp1.total()));
   }
+}
+
+TEST_CASE("gpt-oss-120b MXFP4 experts: weights per GPU match the checkpoint's tensors", "[memory][weights]") {
+  const ModelConfig m = model_preset("gpt-oss-120b");
+  // openai/gpt-oss-120b's safetensors: experts as MXFP4 blocks (uint8 [.., in / 32, 16]: 4 bits a weight) and
+  // E8M0 scales (uint8 [.., in / 32]: 8 bits per 32), so 4.25 bits per parameter; everything else BF16,
+  // biases and sinks included.
+  const double h = 2880, v = 201088, layers = 36, experts = 128, inter = 2880, q = 64 * 64, kv = 8 * 64;
+  Tensors t;
+  t.add(2, v, h, 2);                                // embed_tokens, unembedding
+  t.add(1 + 2 * layers, 1, h, 2);                   // final norm, input / post-attention norms
+  t.add(layers, q + 2 * kv, h + 1, 2);              // q/k/v_proj weights and biases
+  t.add(layers, h, q + 1, 2);                       // o_proj weight and bias
+  t.add(layers, 1, 64, 2);                          // sinks
+  t.add(layers, experts, h + 1, 2);                 // router weight and bias
+  t.add(layers * experts, 2 * inter, h, 4.25 / 8);  // gate_up_proj blocks + scales
+  t.add(layers * experts, h, inter, 4.25 / 8);      // down_proj blocks + scales
+  t.add(layers * experts, 1, 2 * inter + h, 2);     // gate_up / down biases
+  CHECK(t.bytes / (1024.0 * 1024 * 1024) == Approx(60.8).epsilon(0.005));  // the model card's 60.8 GiB
+  const WeightBytes tp1 = weight_bytes_per_gpu(cm_of(m, "tp1"));
+  CHECK(tp1.total() == Approx(t.bytes).epsilon(0.02));
+  CHECK(weight_bytes_per_gpu(cm_of(m, "tp8")).total() * 8 == Approx(tp1.total()));
+  // MoE EP8: each GPU holds 16 of the 128 experts per layer and all the rest.
+  const WeightBytes ep8 = weight_bytes_per_gpu(cm_of(m, "tp8-ep8"));
+  CHECK(ep8.routed_experts * 8 == Approx(tp1.routed_experts));
 }
 
 TEST_CASE("Kimi-K2.5 INT4 experts: weights per GPU match the checkpoint's tensors", "[memory][weights]") {

@@ -88,5 +88,27 @@ TEST_CASE("session generator: think-time draws have the asked mean", "[session_g
   }
 }
 
+// A day-shaped curve of session starts (rate_low + day_s): the starts per quarter of the day follow
+// rate(t) = LO + (HI - LO) (1 - cos(2 pi t / D)) / 2, whose mean over the first quarter is
+// LO + (HI - LO) (1/2 - 1/pi) and over the second and third LO + (HI - LO) (1/2 + 1/pi).
+TEST_CASE("session generator: a day-shaped rate curve of session starts", "[session_generator]") {
+  const double lo = 2, hi = 20, day = 4000;
+  const auto s = all("sessions=50000,turns=fixed:1,rate=20,rate_low=2,day_s=4000", 5);
+  std::vector<double> quarter(4, 0.0);
+  for (const SessionScript& x : s)
+    if (x.start_s < day) quarter[static_cast<size_t>(x.start_s / (day / 4))] += 1;
+  const double pi = 3.141592653589793;
+  const double low_mean = lo + (hi - lo) * (0.5 - 1 / pi);
+  const double high_mean = lo + (hi - lo) * (0.5 + 1 / pi);
+  CHECK(quarter[0] / (day / 4) == Approx(low_mean).epsilon(0.06));   // ~6,300 starts
+  CHECK(quarter[1] / (day / 4) == Approx(high_mean).epsilon(0.06));  // ~16,700 starts
+  CHECK(quarter[2] / (day / 4) == Approx(high_mean).epsilon(0.06));
+  CHECK(same(s, all("sessions=50000,turns=fixed:1,rate=20,rate_low=2,day_s=4000", 5)));
+  CHECK_THROWS_WITH(parse_session_generator_spec("rate=5,day_s=100"),
+                    Catch::Contains("synthetic-sessions: day_s"));
+  CHECK_THROWS_WITH(parse_session_generator_spec("rate=5,rate_low=9,day_s=100"),
+                    Catch::Contains("synthetic-sessions: rate_low"));
+}
+
 }  // namespace
 }  // namespace tokenline

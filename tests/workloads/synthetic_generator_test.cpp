@@ -40,7 +40,6 @@ TEST_CASE("synthetic spec: values with commas stay whole, defaults apply", "[syn
   CHECK(s.output.params().hi == 9);
   CHECK(s.seed == uint64_t{42});
   CHECK(parse_synthetic_spec("").request_count() == 100);
-  CHECK(parse_synthetic_spec("sessions=10,turns=3").request_count() == 30);
 }
 
 TEST_CASE("synthetic spec errors name the key", "[synthetic]") {
@@ -51,8 +50,6 @@ TEST_CASE("synthetic spec errors name the key", "[synthetic]") {
   CHECK(spec_error("prefix_groups=4") ==
         "synthetic: prefix_tokens: expected prefix_groups and prefix_tokens both > 0 or both absent, found "
         "prefix_groups=4, prefix_tokens=0");
-  CHECK(spec_error("turns=3") ==
-        "synthetic: turns: expected sessions=N with turns > 1, found turns=3 without sessions");
   CHECK(spec_error("speed=3").find("synthetic: speed: expected one of the keys {n, rate,") == 0);
   CHECK(spec_error("fast").find("synthetic: expected key=value items with keys {n, rate,") == 0);
 }
@@ -64,16 +61,21 @@ TEST_CASE("an unknown key is blamed, not the key before it", "[synthetic][input_
   CHECK(spec_error("input=lognormal:mean=2000,sigma=1,seed=5,bar=1").find("synthetic: bar:") == 0);
 }
 
-TEST_CASE("turns and requests are bounded before anything is generated", "[synthetic][input_limits]") {
-  CHECK(spec_error("sessions=10,turns=1000000") ==
-        "synthetic: turns: expected at most 1000 turns per session, found 1000000");
+TEST_CASE("requests are bounded before anything is generated", "[synthetic][input_limits]") {
   CHECK(spec_error("n=1000000000") == "synthetic: n: expected at most 100000000 requests, found 1000000000");
-  CHECK(spec_error("sessions=9223372036854775807,turns=2") ==
-        "synthetic: sessions: expected sessions x turns of at most 100000000 requests (or n=N), found "
-        "9223372036854775807 x 2");
   CHECK(spec_error("prefix_groups=1,prefix_tokens=9223372036854775807")
             .find("synthetic: prefix_tokens: expected at most 134217728") == 0);
-  CHECK(parse_synthetic_spec("sessions=10,turns=1000").request_count() == 10000);
+}
+
+// One session generator: the fixed-time session keys of earlier versions point at synthetic-sessions:,
+// whose next turn waits for the last answer (workloads/session_generator.h).
+TEST_CASE("synthetic: the old session keys are refused, pointing at synthetic-sessions:", "[synthetic]") {
+  for (const std::string key : {"sessions=10", "turns=3", "think_s=5"}) {
+    INFO(key);
+    const std::string e = spec_error("n=4," + key);
+    CHECK(e.find("synthetic: " + key.substr(0, key.find('=')) + ": expected synthetic-sessions:") == 0);
+    CHECK(e.find("found " + key + " in synthetic:") != std::string::npos);
+  }
 }
 
 TEST_CASE("a generated prompt above the token limit is an input error", "[synthetic][input_limits]") {
@@ -90,20 +92,17 @@ TEST_CASE("a generated prompt above the token limit is an input error", "[synthe
 // Found by fuzz/synthetic_spec_fuzz.cpp (corpus: think-s-1e120-arrival-overflow): the generator itself
 // returned arrivals of 1e119 s, past the WorkloadSource contract; only the CLI's window refused them.
 TEST_CASE("arrivals past the time limit are an input error from the generator", "[synthetic][input_limits]") {
-  for (const std::string spec : {"sessions=2,turns=2,think_s=1e120", "n=3,rate=1e-300"}) {
-    INFO(spec);
-    SyntheticGenerator g(parse_synthetic_spec(spec), 1);
-    REQUIRE(g.next()->arrival_s == 0);
-    try {
-      while (g.next()) {
-      }
-      FAIL("no error");
-    } catch (const InputError& e) {
-      CHECK(std::string(e.what()).find("arrival: expected a time <= 1e+09 s") != std::string::npos);
+  SyntheticGenerator g(parse_synthetic_spec("n=3,rate=1e-300"), 1);
+  REQUIRE(g.next()->arrival_s == 0);
+  try {
+    while (g.next()) {
     }
+    FAIL("no error");
+  } catch (const InputError& e) {
+    CHECK(std::string(e.what()).find("arrival: expected a time <= 1e+09 s") != std::string::npos);
   }
-  // A long think time within the limit still generates: the session's second turn ~1e6 s later.
-  CHECK(generate("sessions=1,turns=2,think_s=1e6,seed=3").size() == 2);
+  // A slow rate within the limit still generates: the second request ~1e6 s later.
+  CHECK(generate("n=2,rate=1e-6,seed=3").size() == 2);
 }
 
 TEST_CASE("synthetic: the same spec and seed give byte-identical requests", "[synthetic]") {
@@ -174,35 +173,6 @@ TEST_CASE("synthetic: shared-prefix groups share exactly the prefix's full block
   }
   CHECK(first_block_users.size() == 4);
   for (const auto& [hash, users] : first_block_users) CHECK(users > 20);  // uniform over 4 groups: ~50 each
-}
-
-TEST_CASE("synthetic: multi-turn sessions extend the previous prompt and answer", "[synthetic]") {
-  const auto rs =
-      generate("sessions=20,turns=3,rate=1,think_s=30,input=uniform:100:900,output=uniform:50:600,seed=11");
-  REQUIRE(rs.size() == 60);
-  std::map<int64_t, std::vector<WorkloadRequest>> by_session;
-  double last = 0;
-  for (const auto& r : rs) {
-    CHECK(r.arrival_s >= last);  // merged in arrival order across sessions
-    last = r.arrival_s;
-    by_session[r.session].push_back(r);
-  }
-  REQUIRE(by_session.size() == 20);
-  bool interleaved = false;
-  for (const auto& [session, turns] : by_session) {
-    REQUIRE(turns.size() == 3);
-    for (size_t k = 1; k < turns.size(); ++k) {
-      const WorkloadRequest& prev = turns[k - 1];
-      const WorkloadRequest& cur = turns[k];
-      CHECK(cur.input_tokens > prev.input_tokens + prev.output_tokens);
-      const size_t shared_full = static_cast<size_t>((prev.input_tokens + prev.output_tokens) / 512);
-      const size_t prev_full = static_cast<size_t>(prev.input_tokens / 512);
-      for (size_t j = 0; j < prev_full; ++j) CHECK(cur.block_hashes[j] == prev.block_hashes[j]);
-      CHECK(cur.block_hashes.size() >= shared_full);
-      interleaved = interleaved || cur.id != prev.id + 1;
-    }
-  }
-  CHECK(interleaved);  // think time lets other sessions' turns arrive in between
 }
 
 }  // namespace

@@ -131,4 +131,127 @@ TEST_CASE("The host tier is off without host pages or without the prefix cache",
   CHECK(KvManager(tiered(8, 16, WritePolicy::kWriteBack)).has_host_tier());
 }
 
+namespace {
+
+// A world that moves bytes as the real engine does: each HBM page and host slot holds the key last written
+// to it (-1: never written).
+struct PageBytes {
+  std::vector<int64_t> hbm, host;
+  int64_t loads = 0, stores = 0;
+  void apply(const std::vector<TierCopy>& copies) {
+    for (const TierCopy& c : copies) {
+      auto& page = hbm.at(static_cast<size_t>(c.hbm));
+      auto& slot = host.at(static_cast<size_t>(c.host));
+      if (c.kind == TierCopy::Kind::kLoad) {
+        page = slot;
+        ++loads;
+      } else {
+        slot = page;
+        ++stores;
+      }
+    }
+  }
+};
+
+uint64_t next_random(uint64_t& state) {  // splitmix64: a test's own deterministic stream
+  uint64_t z = (state += 0x9e3779b97f4a7c15ULL);
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+  return z ^ (z >> 31);
+}
+
+}  // namespace
+
+TEST_CASE("Logged tier copies, made in order before each step, give every hit page its key's bytes",
+          "[core][kv_tier]") {
+  for (const WritePolicy policy :
+       {WritePolicy::kWriteThrough, WritePolicy::kWriteThroughSelective, WritePolicy::kWriteBack}) {
+    for (uint64_t seed = 1; seed <= 6; ++seed) {
+      INFO(to_string(policy) << " seed " << seed);
+      constexpr int64_t kHbm = 10, kHost = 16;
+      KvConfig config = tiered(kHbm, kHost, policy);
+      config.host.log_copies = true;
+      KvManager kv(config);
+      PageBytes bytes{std::vector<int64_t>(kHbm, -1), std::vector<int64_t>(kHost, -1)};
+      uint64_t rng = seed;
+      uint64_t fresh = 1'000'000;
+      int64_t host_hits = 0;
+      std::vector<TierCopy> copies;
+      std::string why;
+      for (int step = 0; step < 400; ++step) {
+        // Up to two admissions a step, matched against the state before either (as Scheduler::plan),
+        // then all admits, then all grows (as Scheduler::allocate), then the copies, then the forward.
+        const int n = 1 + static_cast<int>(next_random(rng) % 2);
+        std::vector<std::vector<uint64_t>> prompts(static_cast<size_t>(n));
+        std::vector<PrefixMatch> matches;
+        for (auto& p : prompts) {
+          const uint64_t group = next_random(rng) % 4;
+          const int64_t len = 2 + static_cast<int64_t>(next_random(rng) % 4);
+          const int64_t shared = 1 + static_cast<int64_t>(next_random(rng) % static_cast<uint64_t>(len));
+          for (int64_t i = 0; i < len; ++i)
+            p.push_back(i < shared ? group * 1000 + static_cast<uint64_t>(i) : ++fresh);
+          matches.push_back(kv.match(p, len));
+        }
+        for (int j = 0; j < n; ++j) {
+          const auto& p = prompts[static_cast<size_t>(j)];
+          kv.admit(j, matches[static_cast<size_t>(j)], static_cast<int64_t>(p.size()) * kPage, p);
+          REQUIRE(kv.check(&why));
+        }
+        for (int j = 0; j < n; ++j) {
+          REQUIRE(kv.grow(j, static_cast<int64_t>(prompts[static_cast<size_t>(j)].size()) * kPage));
+          REQUIRE(kv.check(&why));
+        }
+        copies.clear();
+        kv.take_copies(copies);
+        bytes.apply(copies);
+        for (int j = 0; j < n; ++j) {
+          const auto& p = prompts[static_cast<size_t>(j)];
+          const PrefixMatch& m = matches[static_cast<size_t>(j)];
+          const std::span<const PageId> table = kv.page_table(j);
+          host_hits += m.host_pages;
+          for (int64_t i = 0; i < m.pages + m.host_pages; ++i) {
+            INFO("step " << step << " request " << j << " page " << i << " of " << m.pages << " + "
+                         << m.host_pages);
+            CHECK(bytes.hbm[static_cast<size_t>(table[static_cast<size_t>(i)])] ==
+                  static_cast<int64_t>(p[static_cast<size_t>(i)]));
+          }
+          for (size_t i = static_cast<size_t>(m.pages + m.host_pages); i < p.size(); ++i)
+            bytes.hbm[static_cast<size_t>(table[i])] = static_cast<int64_t>(p[i]);  // the forward writes
+        }
+        for (int j = 0; j < n; ++j) {
+          kv.cache_pages(j, prompts[static_cast<size_t>(j)]);
+          kv.release(j);
+          REQUIRE(kv.check(&why));
+        }
+        kv.take_pending_store(kv.pending_store_pages());
+      }
+      INFO("host hits " << host_hits << ", host evictions " << kv.counters().host_evicted_pages);
+      CHECK(host_hits > 20);  // the tier was exercised: loads, stores and host evictions all ran
+      CHECK(bytes.loads > 20);
+      CHECK(bytes.stores > 10);
+      // write_through_selective backs up only the groups' shared pages, which 16 slots nearly hold
+      if (policy != WritePolicy::kWriteThroughSelective) CHECK(kv.counters().host_evicted_pages > 20);
+      CHECK(bytes.loads == kv.counters().host_loaded_pages);
+    }
+  }
+}
+
+TEST_CASE("Without log_copies the tier decides the same and logs nothing", "[core][kv_tier]") {
+  KvConfig logged = tiered(8, 16, WritePolicy::kWriteBack);
+  logged.host.log_copies = true;
+  KvManager a(logged), b(tiered(8, 16, WritePolicy::kWriteBack));
+  for (KvManager* kv : {&a, &b}) {
+    serve(*kv, 0, keys(100, 6));
+    serve(*kv, 1, keys(200, 6));
+    serve(*kv, 2, keys(100, 6));
+  }
+  std::vector<TierCopy> ca, cb;
+  a.take_copies(ca);
+  b.take_copies(cb);
+  CHECK_FALSE(ca.empty());
+  CHECK(cb.empty());
+  CHECK(a.counters().host_loaded_pages == b.counters().host_loaded_pages);
+  CHECK(a.counters().host_written_pages == b.counters().host_written_pages);
+}
+
 }  // namespace tokenline

@@ -301,4 +301,58 @@ TEST_CASE("Randomized: a host tier keeps both tiers' invariants and replays bit 
   REQUIRE(host_hits > 0);  // the runs exercised load-back, not only the HBM tier
 }
 
+TEST_CASE("Randomized: a window-layer pool keeps its invariants and bound under every operation",
+          "[core][property][window]") {
+  // Sliding-window models (docs/layers.md): a second pool beside the full layers' pages, from scarce (a few
+  // requests' windows) to ample. check() after every operation covers both pools and the per-request bound.
+  const uint64_t seed = seed_from_env();
+  INFO("seed " << seed << " (replay: TOKENLINE_SEED=" << seed << ")");
+  pcg32 rng(seed);
+  int64_t dropped = 0, window_stops = 0;
+  for (int round = 0; round < 6; ++round) {
+    InstanceConfig config = random_config(rng);
+    config.kv.window = {.window_tokens = uniform(rng, 1, 300), .total_pages = 0, .bytes_per_page = 1000};
+    const int64_t per_request = (config.kv.window.window_tokens + test::kPage - 1) / test::kPage + 1;
+    config.kv.window.total_pages = per_request * uniform(rng, 1, 8);
+    Driver d(rng, config);
+    INFO("round " << round << " window " << config.kv.window.window_tokens << " pool "
+                  << config.kv.window.total_pages);
+    for (int op = 0; op < 4000; ++op) {
+      INFO("op " << op);
+      d.random_op();
+      std::string why;
+      const bool ok = d.instance.check(&why);
+      INFO(why);
+      REQUIRE(ok);
+      for (size_t r = 0; r < d.plan.ranks.size(); ++r)
+        window_stops += d.plan.ranks[r].stop == StopReason::kKvPages ? 1 : 0;
+    }
+    d.arrivals = false;
+    for (int64_t steps = 0; d.instance.has_work() && steps < kMaxDrainSteps; ++steps) d.step();
+    if (d.instance.has_work()) {  // what is stuck, for the failure message
+      const InstanceCounters c = d.instance.counters();
+      const StepPlan p = d.instance.plan();
+      for (size_t r = 0; r < p.ranks.size(); ++r)
+        UNSCOPED_INFO("rank " << r << " plans " << p.batches.ranks[r].entries.size() << " entries, stop "
+                              << to_string(p.ranks[r].stop));
+      UNSCOPED_INFO("waiting " << c.waiting << " running " << c.running << " free " << c.kv.free_pages
+                               << " window used " << c.kv.window.used_pages << " of "
+                               << c.kv.window.total_pages << " role " << to_string(config.scheduler.role)
+                               << " reservation " << to_string(config.kv.reservation));
+    }
+    REQUIRE_FALSE(d.instance.has_work());
+    d.drain();
+    std::string why;
+    REQUIRE(d.instance.check(&why));
+    const InstanceCounters c = d.instance.counters();
+    REQUIRE(c.finished + c.rejected == c.arrived);
+    REQUIRE(c.kv.window.used_pages == 0);  // every window page back in its pool
+    REQUIRE(c.kv.window.peak_used_pages <= c.kv.window.total_pages);
+    REQUIRE(c.kv.prefix_hit_tokens == 0);  // window models run without prefix hits
+    dropped += c.kv.window.dropped_pages;
+  }
+  CHECK(dropped > 0);  // requests outgrew their windows and gave pages back
+  CHECK(window_stops > 0);
+}
+
 }  // namespace tokenline

@@ -241,8 +241,6 @@ TEST_CASE("minimax_m2 loads as GQA with q/k norms, 256 routed experts and FP8 12
 
 TEST_CASE("Families that need a mechanism tokenline lacks are refused naming the field and mechanism",
           "[hf_config]") {
-  CHECK_THROWS_WITH(load_hf_config(data("hf/gpt-oss-120b/config.json")),
-                    Catch::Contains("config.json: layer_types") && Catch::Contains("attention sinks"));
   const testing::TestDir dir("hf-refused");
   const std::string nemotron = dir.file("nemotron.json");
   std::ofstream(nemotron) << R"({"model_type": "nemotron_h", "hybrid_override_pattern": "M-M*",
@@ -358,4 +356,54 @@ TEST_CASE("A sliding window longer than the context is refused naming sliding_wi
   CHECK(load_hf_config(llama_with(dir, "equal.json", R"("sliding_window": 131072)")).layers == 32);
   // Qwen2.5 writes a window of 131072 beside a 32768 context with use_sliding_window false: not used, read.
   CHECK(load_hf_config(data("qwen2.5-72b.json")).layers == 80);
+}
+
+TEST_CASE("gpt_oss: alternating 128-token sliding-window and full layers, sinks, one kind per layer",
+          "[hf_config][window]") {
+  const ModelConfig m = load_hf_config(data("hf/gpt-oss-120b/config.json"));
+  CHECK(m.layers == 36);
+  CHECK(m.window_tokens == 128);
+  CHECK(m.attention_sinks);
+  CHECK(m.window_layers() == 18);
+  CHECK(m.full_attention_layers() == 18);
+  CHECK_FALSE(m.chunked_attention());
+  for (int i = 0; i < m.layers; ++i) CHECK(m.window_layer(i) == (i % 2 == 0));  // layer_types: even slide
+  // The preset is the same model read by the same rules.
+  const ModelConfig p = model_preset("gpt-oss-120b");
+  CHECK(p.mixers == m.mixers);
+  CHECK(count_params(p).total() == count_params(m).total());
+  CHECK(model_preset("gpt-oss-20b").window_layers() == 12);
+  // A Llama has no window layers: every layer full.
+  const ModelConfig llama = load_hf_config(data("llama-3.1-8b.json"));
+  CHECK(llama.window_layers() == 0);
+  CHECK(llama.full_attention_layers() == 32);
+}
+
+TEST_CASE("gpt_oss: a window longer than the context, or a layer kind it lacks, is refused naming the field",
+          "[hf_config][window]") {
+  const testing::TestDir dir("hf-gpt-oss");
+  const std::string body = testing::read_all(data("hf/gpt-oss-120b/config.json"));
+  auto with = [&](const std::string& name, const std::string& from, const std::string& to) {
+    std::string b = body;
+    b.replace(b.find(from), from.size(), to);
+    const std::string path = dir.file(name);
+    std::ofstream(path) << b;
+    return path;
+  };
+  CHECK_THROWS_WITH(
+      load_hf_config(with("long.json", "\"sliding_window\": 128", "\"sliding_window\": 262144")),
+      Catch::Contains("long.json: sliding_window") && Catch::Contains("131072") && Catch::Contains("262144"));
+  CHECK_THROWS_WITH(load_hf_config(with("chunk.json", "\"full_attention\"", "\"chunked_attention\"")),
+                    Catch::Contains("chunk.json: layer_types[1]") && Catch::Contains("sliding_attention or "
+                                                                                     "full_attention"));
+  // No layer_types: transformers' rule (even layers slide) gives the same layers.
+  std::string b = body;
+  b.erase(b.find("\"layer_types\""), b.find("\"max_position_embeddings\"") - b.find("\"layer_types\""));
+  const std::string path = dir.file("rule.json");
+  std::ofstream(path) << b;
+  CHECK(load_hf_config(path).mixers == load_hf_config(data("hf/gpt-oss-120b/config.json")).mixers);
+  // sliding_window null and no layer_types: every layer full.
+  b.replace(b.find("\"sliding_window\": 128"), 21, "\"sliding_window\": null");
+  std::ofstream(dir.file("null.json")) << b;
+  CHECK(load_hf_config(dir.file("null.json")).window_layers() == 0);
 }

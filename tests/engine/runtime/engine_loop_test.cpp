@@ -131,6 +131,77 @@ TEST_CASE("engine loop: preemption (recompute) and prefix-cache hits leave every
   }
 }
 
+// Keeps each finished request's tokens and the instance's last counters (the host tier's hits).
+struct TierTokens final : EngineObserver {
+  const ModelRunner* runner = nullptr;
+  std::map<RequestId, std::vector<int32_t>> by_id;
+  InstanceCounters last;
+  int64_t steps_with_copies = 0;
+  void on_arrival(RequestId, double) override {}
+  void on_preemption(RequestId, double, bool) override {}
+  void on_step(const StepPlan& plan, const StepOutcome& o, double, const InstanceCounters& c) override {
+    last = c;
+    bool copies = false;
+    for (const auto& rank : plan.batches.tier_copies) copies |= !rank.empty();
+    steps_with_copies += copies ? 1 : 0;
+    if (copies) CHECK(o.tier_stall_s > 0);  // the copies' measured time is in the step
+  }
+  void on_record(const RequestRecord& r) override { by_id[r.id] = *runner->tokens(r.id); }
+};
+
+TEST_CASE("engine loop: prefixes loaded back from the host tier give the tokens of computing them") {
+  // 8 HBM pages of 16 tokens cannot keep the 3 groups' prefixes between their requests; 48 host slots can.
+  // log_copies false: the same decisions (the core's log changes none) with no page copied, what a tier
+  // that only pretended to copy would compute from.
+  auto generate = [](WritePolicy policy, bool log_copies, InstanceCounters* counters) {
+    test::FakeClock clock(1e-5);
+    const ModelShape shape = load_model_shape("glm-5.3-tiny");
+    ModelRunner runner(shape, ModelWeights::random(shape, 5),
+                       RunnerConfig{.total_pages = 8, .page_tokens = kPageTokens, .host_pages = 48}, clock);
+    InstanceConfig config = small_instance(8, ReservationPolicy::kIncremental);
+    config.kv.host = HostTierConfig{.pages = 48, .write_policy = policy, .log_copies = log_copies};
+    Instance instance(config);
+    TierTokens out;
+    out.runner = &runner;
+    (void)run_engine_loop(instance, runner, clock, workload(), 9, out);
+    std::string why;
+    CHECK(instance.check(&why));
+    CHECK((out.steps_with_copies > 0) == log_copies);
+    *counters = out.last;
+    return out.by_id;
+  };
+  InstanceCounters none;
+  const auto computed = [&] {
+    test::FakeClock clock(1e-5);
+    ModelRunner runner = make_runner(clock, 64);
+    InstanceConfig config = small_instance(64, ReservationPolicy::kIncremental);
+    config.kv.prefix_cache = false;
+    Instance instance(config);
+    Tokens out;
+    out.runner = &runner;
+    (void)run_engine_loop(instance, runner, clock, workload(), 9, out);
+    return out.by_id;
+  }();
+  REQUIRE(computed.size() == 12);
+  for (const WritePolicy policy : {WritePolicy::kWriteThrough, WritePolicy::kWriteBack}) {
+    INFO(to_string(policy));
+    InstanceCounters c;
+    const auto tiered = generate(policy, true, &c);
+    CHECK(c.kv.host_hit_tokens > 0);  // some prefixes came back from host ...
+    CHECK(c.kv.host_loaded_pages > 0);
+    REQUIRE(tiered.size() == 12);
+    for (const auto& [id, tokens] : computed) {
+      INFO("request " << id);
+      CHECK(tiered.at(id) == tokens);  // ... and gave the tokens of computing them
+    }
+    // The same decisions with no copy made: stale pages change some token (the check above can fail).
+    const auto stale = generate(policy, false, &none);
+    int64_t differ = 0;
+    for (const auto& [id, tokens] : computed) differ += stale.at(id) != tokens ? 1 : 0;
+    CHECK(differ > 0);
+  }
+}
+
 TEST_CASE("engine loop: the MTP layer's drafts, verified in the runner, change no generated token") {
   auto generate = [](int64_t pages, int32_t mtp, int64_t* steps, int64_t* preemptions) {
     test::FakeClock clock(1e-5);

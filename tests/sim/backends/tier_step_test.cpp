@@ -112,4 +112,59 @@ TEST_CASE("a host-tier load takes longer while a PD hand-off shares the GPU's PC
   CHECK(after.tier_load_s == Approx(alone.tier_load_s).epsilon(1e-6));  // the link is free again
 }
 
+TEST_CASE("write-through copies run as flows toward host memory: an outgoing hand-off shares the link",
+          "[tier]") {
+  const CostModel cm = deepseek_on_h200();
+  const sg::PlatformSpec platform = sg::load_platform(kCluster, cm.hbm_bw);
+  // The hand-off node0/gpu0 (GPU 0) -> node1/gpu0 (GPU 8) leaves GPU 0 through its PCIe link, the way
+  // GPU 0's write-through copies go to host memory.
+  constexpr int kPdSrc = 0, kPdDst = 8;
+  constexpr double kPdBytes = 3e9, kStoreBytes = 60e9;  // the copies outlast the hand-off
+  bool crosses = false;
+  for (const sg::PlatformHop& h : platform.routes[kPdSrc][kPdDst])
+    crosses |= h.link == platform.host_links[kPdSrc] && h.up;
+  REQUIRE(crosses);
+  double pd_alone_s = 0, pd_shared_s = 0;
+  StepOutcome plain, storing, load_alone, load_storing;
+  sg::SimEngine engine(platform);
+  engine.add_actor("steps", [&] {
+    SimgridBackend backend(cm, platform, 0, false);
+    auto hand_off = [] {
+      const double t0 = sg::now_s();
+      sg::Activities pd;
+      pd.transfer(kPdSrc, kPdDst, kPdBytes);
+      pd.wait_all();
+      return sg::now_s() - t0;
+    };
+    pd_alone_s = hand_off();
+    plain = backend.execute(loading_step(0));
+    StepBatches step = loading_step(0);
+    step.ranks[0].host_async_store_bytes = static_cast<int64_t>(kStoreBytes);
+    storing = backend.execute(step);  // starts the copies and returns: the step does not wait on them
+    pd_shared_s = hand_off();         // while they run
+    sg::sleep_for(10);                // the copies end
+    load_alone = backend.execute(loading_step(kLoadBytes));
+    step = loading_step(kLoadBytes);
+    step.ranks[0].host_async_store_bytes = static_cast<int64_t>(kStoreBytes);
+    load_storing = backend.execute(step);
+    sg::sleep_for(10);
+  });
+  REQUIRE(engine.run());
+  INFO("hand-off alone " << pd_alone_s << " s, beside write-through copies " << pd_shared_s << " s");
+  CHECK(storing.duration_s == Approx(plain.duration_s).epsilon(1e-9));
+  CHECK(storing.tier_stall_s == 0);
+  CHECK(pd_shared_s > 1.5 * pd_alone_s);
+  // The PCIe direction is split as for a load beside a hand-off (CM02, inverse to route latencies): the
+  // hand-off keeps bw x L_host / (L_host + L_pd), below what its IB NIC allows it alone.
+  const sg::PlatformLink& pcie = platform.links[static_cast<size_t>(platform.host_links[kPdSrc])];
+  double pd_latency = 0;
+  for (const sg::PlatformHop& h : platform.routes[kPdSrc][kPdDst])
+    pd_latency += platform.links[static_cast<size_t>(h.link)].latency_s;
+  const double share = pcie.bw_per_direction * pcie.latency_s / (pcie.latency_s + pd_latency);
+  CHECK(pd_shared_s == Approx(kPdBytes / share + pd_latency).epsilon(0.03));
+  // A load comes in over the other direction of the full-duplex link (PCIe; the GPU's copy engines
+  // for each direction run concurrently): the copies do not slow it.
+  CHECK(load_storing.tier_load_s == Approx(load_alone.tier_load_s).epsilon(1e-6));
+}
+
 }  // namespace tokenline
