@@ -194,7 +194,6 @@ class KvManager {
   int64_t prefix_hit_tokens_ = 0;
   int64_t hash_comparisons_ = 0;
   int64_t evicted_pages_ = 0;
-  std::optional<HostTier> host_;  // none: HBM only
   StatePool state_;
   std::optional<HostTier> host_;    // none: HBM only
   std::optional<WindowKv> window_;  // none: no window layers
