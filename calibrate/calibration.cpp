@@ -226,27 +226,21 @@ HardwareLeftOut leave_one_hardware_out(const CalibrationOptions& o, const std::v
 
 void print_hardware_left_out(std::FILE* out, const HardwareLeftOut& h) {
   if (h.source.empty()) {
-    std::fprintf(out, "
-leave-one-hardware-out: no %s profile on a GPU other than %s to transfer
-",
+    std::fprintf(out, "\nleave-one-hardware-out: no %s profile on a GPU other than %s to transfer\n",
                  h.engine.c_str(), h.hardware.c_str());
     return;
   }
   std::fprintf(out,
-               "
-leave-one-hardware-out (%s's points priced by %s transferred to %s: no %s profile, no value "
-               "fitted here):
-",
+               "\nleave-one-hardware-out (%s's points priced by %s transferred to %s: no %s profile, no value "
+               "fitted here):\n",
                h.hardware.c_str(), h.source.c_str(), h.hardware.c_str(), h.hardware.c_str());
-  std::fprintf(out, "%-9s %-26s %-7s %6s | %9s %9s %8s | %9s %9s %8s | %s
-", "hardware", "model", "mode",
+  std::fprintf(out, "%-9s %-26s %-7s %6s | %9s %9s %8s | %9s %9s %8s | %s\n", "hardware", "model", "mode",
                "points", "TTFT_MAPE", "TPOT_MAPE", "E2E_MAPE", "loho_TTFT", "loho_TPOT", "loho_E2E",
                "transferred from");
   for (size_t i = 0; i < h.predicted.size() && i < h.in_sample.size(); ++i) {
     const GroupError& b = h.in_sample[i];
     const GroupError& p = h.predicted[i];
-    std::fprintf(out, "%-9s %-26s %-7s %6d | %8.1f%% %8.1f%% %7.1f%% | %8.1f%% %8.1f%% %7.1f%% | %s
-",
+    std::fprintf(out, "%-9s %-26s %-7s %6d | %8.1f%% %8.1f%% %7.1f%% | %8.1f%% %8.1f%% %7.1f%% | %s\n",
                  h.hardware.c_str(), b.model.c_str(), group_mode(b).c_str(), b.points, 100 * b.ttft_mape,
                  100 * b.tpot_mape, 100 * b.e2e_mape, 100 * p.ttft_mape, 100 * p.tpot_mape, 100 * p.e2e_mape,
                  h.source.c_str());

@@ -669,6 +669,7 @@ std::shared_ptr<const ProfileCurves> resolve_profile(const OpProfile& p, const C
 
 std::string weight_rows_summary(const CostModel& cm) {
   if (!cm.time_source->measured()) return "";
+  if (const CostModel* source = transferred_source_model(cm)) return weight_rows_summary(*source);
   std::string out;
   for (const FormatRows& r : profile_curves(cm).format_rows) {
     out += (out.empty() ? "" : "; ") + std::string(weight_group_name(r.group)) + " " + r.format + ": " +

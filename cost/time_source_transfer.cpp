@@ -12,6 +12,8 @@
 #include "cost/op_profile_pricing.h"
 #include "cost/rank_work.h"
 #include "cost/step_cost.h"
+#include "cost/time_source.h"
+#include "topologies/hardware.h"
 #include "topologies/hardware_loader.h"
 
 namespace tokenline {
@@ -85,6 +87,8 @@ class TransferredTimeSource final : public TimeSource {
     ex.source = TermSource::kTransferred;
   }
 
+  const CostModel& source() const { return source_; }
+
   // The engine's step terms (floor per layer, CPU per step and per request, overlap) as the profile prices
   // them: they describe the engine, not the GPU.
   void finish_step(const CostModel& cm, std::span<const std::span<const SeqWork>> per_rank,
@@ -144,6 +148,11 @@ std::vector<std::string> transfer_sources(const std::string& engine, const Hardw
   std::vector<std::string> names;
   for (auto& [distance, name] : found) names.push_back(std::move(name));
   return names;
+}
+
+const CostModel* transferred_source_model(const CostModel& cm) {
+  const auto* t = dynamic_cast<const TransferredTimeSource*>(cm.time_source.get());
+  return t != nullptr ? &t->source() : nullptr;
 }
 
 std::shared_ptr<const TimeSource> transferred_time_source(const CostModel& cm) {

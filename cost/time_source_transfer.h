@@ -14,13 +14,12 @@
 #include <string_view>
 #include <vector>
 
-#include "cost/time_source.h"
-#include "topologies/hardware.h"
-
 namespace tokenline {
 
-struct OpProfile;  // op_profile.h
-struct CostModel;  // cost_model.h
+struct OpProfile;    // op_profile.h
+struct CostModel;    // cost_model.h
+class TimeSource;    // time_source.h
+struct Hardware;     // topologies/hardware.h
 
 inline constexpr std::string_view kTransferPrefix = "transfer:";
 
@@ -45,6 +44,10 @@ double roofline_distance(const Hardware& a, const Hardware& b);
 // The engine's shipped profiles on other GPUs than `target` (hardware name differs), nearest first by
 // roofline_distance (ties by name). Empty for an engine without shipped profiles.
 std::vector<std::string> transfer_sources(const std::string& engine, const Hardware& target);
+
+// Under a transferred time source, the cost model it prices the ranks' work with on the profile's own GPU
+// (what the profile's rows and terms apply to); else null.
+const CostModel* transferred_source_model(const CostModel& cm);
 
 // The time source of cm priced by cm.options.profile transferred to cm.hardware (make_cost_model calls it).
 // REQUIRES: cm.options.profile->transferred; cm's rates built, its time source the roofline.
