@@ -230,10 +230,11 @@ void print_hardware_left_out(std::FILE* out, const HardwareLeftOut& h) {
                  h.engine.c_str(), h.hardware.c_str());
     return;
   }
-  std::fprintf(out,
-               "\nleave-one-hardware-out (%s's points priced by %s transferred to %s: no %s profile, no value "
-               "fitted here):\n",
-               h.hardware.c_str(), h.source.c_str(), h.hardware.c_str(), h.hardware.c_str());
+  std::fprintf(
+      out,
+      "\nleave-one-hardware-out (%s's points priced by %s transferred to %s: no %s profile, no value "
+      "fitted here):\n",
+      h.hardware.c_str(), h.source.c_str(), h.hardware.c_str(), h.hardware.c_str());
   std::fprintf(out, "%-9s %-26s %-7s %6s | %9s %9s %8s | %9s %9s %8s | %s\n", "hardware", "model", "mode",
                "points", "TTFT_MAPE", "TPOT_MAPE", "E2E_MAPE", "loho_TTFT", "loho_TPOT", "loho_E2E",
                "transferred from");
@@ -415,8 +416,7 @@ int run_calibration(const CalibrationOptions& o) {
     print_left_out(stdout, r.fit, r.left_out);
   }
   if (o.leave_one_hardware_out) {
-    r.hardware_left_out =
-        leave_one_hardware_out(o, points, models, eo, r.fit.empty() ? r.before : r.after);
+    r.hardware_left_out = leave_one_hardware_out(o, points, models, eo, r.fit.empty() ? r.before : r.after);
     print_hardware_left_out(stdout, *r.hardware_left_out);
   }
   const double wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();

@@ -80,7 +80,8 @@ void check_preset_flags(const PresetFlags& f) {
   if (!f.cluster.empty() && !topology_path(f.cluster) && !known(f.cluster, cluster_presets()))
     refuse("--cluster", f.cluster, cluster_presets(), ", or a cluster JSON path");
   // "transfer:<profile>" names another GPU's profile carried to this one (cost/time_source_transfer.h).
-  const std::string profile = is_transfer_name(f.profile) ? f.profile.substr(kTransferPrefix.size()) : f.profile;
+  const std::string profile =
+      is_transfer_name(f.profile) ? f.profile.substr(kTransferPrefix.size()) : f.profile;
   if (!profile.empty() && !known(profile, embedded_profile_names()) && !exists(profile))
     refuse("--profile", f.profile, embedded_profile_names(), ", or a profile directory (transfer:<either>)");
   if (!f.engine.empty() && !known(f.engine, engine_names())) refuse("--engine", f.engine, engine_names(), "");

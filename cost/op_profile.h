@@ -142,6 +142,7 @@ std::vector<std::string> engine_names();
 // engine's profile on the nearest GPU transferred to it ("transfer:b200-trtllm" on gb200;
 // time_source_transfer.h). Throws InputError naming --engine for an unknown engine and for --engine beside
 // --profile.
-std::string profile_for_engine(const std::string& profile, const std::string& engine, const Hardware& hardware);
+std::string profile_for_engine(const std::string& profile, const std::string& engine,
+                               const Hardware& hardware);
 
 }  // namespace tokenline

@@ -683,7 +683,8 @@ std::vector<std::string> engine_names() {
   return {"sglang", "vllm", "trtllm"};
 }
 
-std::string profile_for_engine(const std::string& profile, const std::string& engine, const Hardware& hardware) {
+std::string profile_for_engine(const std::string& profile, const std::string& engine,
+                               const Hardware& hardware) {
   if (engine.empty()) return profile;
   const std::vector<std::string> engines = engine_names();
   if (std::find(engines.begin(), engines.end(), engine) == engines.end())

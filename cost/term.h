@@ -14,7 +14,9 @@ namespace tokenline {
 enum class TermSource : uint8_t { kRoofline, kProfile, kTransferred };
 std::string_view time_source_name(TermSource source);  // "roofline" | "profile" | "transferred"
 // A term whose time_s is its time as priced (a profile's or a transferred one), not max(compute, memory).
-inline bool priced(TermSource source) { return source != TermSource::kRoofline; }
+inline bool priced(TermSource source) {
+  return source != TermSource::kRoofline;
+}
 
 // One op's or collective's share of a step: instance-wide totals, and the busiest attention rank's share
 // (one rank = its tp GPUs together; one GPU under dp8, the whole instance under tp8).

@@ -16,10 +16,10 @@
 
 namespace tokenline {
 
-struct OpProfile;    // op_profile.h
-struct CostModel;    // cost_model.h
-class TimeSource;    // time_source.h
-struct Hardware;     // topologies/hardware.h
+struct OpProfile;  // op_profile.h
+struct CostModel;  // cost_model.h
+class TimeSource;  // time_source.h
+struct Hardware;   // topologies/hardware.h
 
 inline constexpr std::string_view kTransferPrefix = "transfer:";
 

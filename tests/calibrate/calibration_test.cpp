@@ -324,7 +324,8 @@ TEST_CASE("calibrate --loho prices the points by the nearest other GPU's profile
   write_points(dir.file("points.csv"));
   const std::string base = "--points '" + dir.file("points.csv") + "' --models-dir '" + models_dir(dir) +
                            "' --no-fit --min-requests 4 --jobs 2 --hardware h100 ";
-  const Run r = calibrate(base + "--profile '" + leaky.string() + "' --loho --out '" + dir.file("out") + "'", dir);
+  const Run r =
+      calibrate(base + "--profile '" + leaky.string() + "' --loho --out '" + dir.file("out") + "'", dir);
   INFO(r.err);
   REQUIRE(r.exit_code == 0);
   CHECK(r.out.find("leave-one-hardware-out (h100's points priced by h200-trtllm") != std::string::npos);

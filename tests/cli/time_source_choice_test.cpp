@@ -123,10 +123,10 @@ TEST_CASE("sim without a time-source flag says what it chose and why, and --roof
   CHECK(gm["configuration"]["time_source"]["kind"] == "transferred");
   CHECK(gm["configuration"]["time_source"]["profile"] == "transfer:b200-sglang");
   CHECK(gm["time_sources"]["profile_coverage"].get<double>() > 0.3);  // transferred ops: most of the GPU time
-  const auto forced = run_tokenline_both(
-      "sim --model llama-3.1-70b --hardware gb200 --max-requests 20 --roofline --out '" + dir.file("gr") +
-          "'",
-      dir);
+  const auto forced =
+      run_tokenline_both("sim --model llama-3.1-70b --hardware gb200 --max-requests 20 --roofline --out '" +
+                             dir.file("gr") + "'",
+                         dir);
   REQUIRE(forced.exit_code == 0);
   CHECK_THAT(forced.stdout_text, Catch::Contains("step times    the roofline (--roofline)"));
   const auto both =

@@ -54,8 +54,7 @@ TEST_CASE("on another GPU each measured op keeps its efficiency over that GPU's 
     REQUIRE(measured[op].source == TermSource::kProfile);
     CHECK(t.source == TermSource::kTransferred);
     // decode batch 8 is a CUDA-graph bucket: no padding, the same work on both GPUs
-    CHECK(t.time_s ==
-          Approx(on_b200[op].time_s * measured[op].time_s / on_h200[op].time_s).epsilon(1e-9));
+    CHECK(t.time_s == Approx(on_b200[op].time_s * measured[op].time_s / on_h200[op].time_s).epsilon(1e-9));
     ++transferred;
   }
   CHECK(transferred == 4);
