@@ -6,12 +6,15 @@
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <optional>
 
 #include "calibrate/calibration_report.h"
 #include "calibrate/prefill_load.h"
 #include "calibrate/sim_point.h"
 #include "common/input_error.h"
 #include "cost/op_profile.h"
+#include "cost/time_source_transfer.h"
+#include "topologies/hardware_loader.h"
 #include "topologies/preset_source.h"
 
 namespace tokenline {
@@ -181,12 +184,77 @@ void print_left_out(std::FILE* out, const std::vector<FitParameter>& fit, const 
   }
 }
 
+// Leave-one-hardware-out: the run's points priced as a GPU without a profile of the engine is, by the
+// engine's profile on the nearest other GPU transferred to this one (cost/time_source_transfer.h): no table
+// and no term of a profile measured on this hardware, no value fitted here.
+struct HardwareLeftOut {
+  std::string hardware;               // the run's hardware, left out
+  std::string engine;                 // the profile's engine
+  std::string source;                 // the profile transferred ("": the engine has none on another GPU)
+  std::vector<GroupError> in_sample;  // the points as the run priced them (after the fit, if any)
+  std::vector<GroupError> predicted;  // ... by the transferred source
+};
+
+// `args` with every --profile's value (also --profile=P) replaced by `profile`.
+std::vector<std::string> with_profile(std::vector<std::string> args, const std::string& profile) {
+  for (size_t i = 0; i < args.size(); ++i) {
+    if (args[i] == "--profile" && i + 1 < args.size()) args[i + 1] = profile;
+    if (args[i].rfind("--profile=", 0) == 0) args[i] = "--profile=" + profile;
+  }
+  return args;
+}
+
+HardwareLeftOut leave_one_hardware_out(const CalibrationOptions& o, const std::vector<E2ePoint>& points,
+                                       const PointModels& models, const EvaluatorOptions& eo,
+                                       const std::vector<GroupError>& in_sample) {
+  HardwareLeftOut out;
+  const Hardware hardware = load_hardware(eo.hardware);
+  out.hardware = hardware.name;
+  out.engine = load_op_profile(o.profile)->engine_name;
+  out.in_sample = in_sample;
+  const std::vector<std::string> sources = transfer_sources(out.engine, hardware);
+  if (sources.empty()) return out;
+  out.source = sources.front();
+  EvaluatorOptions lo = eo;
+  lo.out_dir = eo.out_dir + "/leave-one-hardware-out";
+  lo.sim.extra_args = with_profile(eo.sim.extra_args, transfer_name(out.source));
+  PointEvaluator ev(points, models, {}, lo);
+  const std::vector<size_t> all = all_indices(points.size());
+  out.predicted = group_errors(points, all, ev.predict({}, all));
+  return out;
+}
+
+void print_hardware_left_out(std::FILE* out, const HardwareLeftOut& h) {
+  if (h.source.empty()) {
+    std::fprintf(out, "\nleave-one-hardware-out: no %s profile on a GPU other than %s to transfer\n",
+                 h.engine.c_str(), h.hardware.c_str());
+    return;
+  }
+  std::fprintf(
+      out,
+      "\nleave-one-hardware-out (%s's points priced by %s transferred to %s: no %s profile, no value "
+      "fitted here):\n",
+      h.hardware.c_str(), h.source.c_str(), h.hardware.c_str(), h.hardware.c_str());
+  std::fprintf(out, "%-9s %-26s %-7s %6s | %9s %9s %8s | %9s %9s %8s | %s\n", "hardware", "model", "mode",
+               "points", "TTFT_MAPE", "TPOT_MAPE", "E2E_MAPE", "loho_TTFT", "loho_TPOT", "loho_E2E",
+               "transferred from");
+  for (size_t i = 0; i < h.predicted.size() && i < h.in_sample.size(); ++i) {
+    const GroupError& b = h.in_sample[i];
+    const GroupError& p = h.predicted[i];
+    std::fprintf(out, "%-9s %-26s %-7s %6d | %8.1f%% %8.1f%% %7.1f%% | %8.1f%% %8.1f%% %7.1f%% | %s\n",
+                 h.hardware.c_str(), b.model.c_str(), group_mode(b).c_str(), b.points, 100 * b.ttft_mape,
+                 100 * b.tpot_mape, 100 * b.e2e_mape, 100 * p.ttft_mape, 100 * p.tpot_mape, 100 * p.e2e_mape,
+                 h.source.c_str());
+  }
+}
+
 struct Outcome {
   std::vector<FitParameter> fit;
   std::vector<double> start, fitted;
   std::vector<GroupError> before, after;
   std::vector<GroupError> before_by_deployment, after_by_deployment;  // the same split by layout
   std::vector<LeftOut> left_out;
+  std::optional<HardwareLeftOut> hardware_left_out;
 };
 
 void write_outputs(const CalibrationOptions& o, const PointEvaluator& ev, const Outcome& r) {
@@ -201,6 +269,15 @@ void write_outputs(const CalibrationOptions& o, const PointEvaluator& ev, const 
                     {"values", values},
                     {"before", groups_json(l.before)},
                     {"predicted", groups_json(l.predicted)}});
+  }
+  Json loho = nullptr;  // not asked for
+  if (r.hardware_left_out) {
+    const HardwareLeftOut& h = *r.hardware_left_out;
+    loho = {{"hardware", h.hardware},
+            {"engine", h.engine},
+            {"transferred_from", h.source},
+            {"in_sample", groups_json(h.in_sample)},
+            {"predicted", groups_json(h.predicted)}};
   }
   char objective[192];
   std::snprintf(objective, sizeof objective,
@@ -217,6 +294,7 @@ void write_outputs(const CalibrationOptions& o, const PointEvaluator& ev, const 
                   {"before_by_deployment", groups_json(r.before_by_deployment)},
                   {"after_by_deployment", groups_json(r.after_by_deployment)},
                   {"leave_one_model_out", lomo},
+                  {"leave_one_hardware_out", loho},
                   {"simulations", ev.simulations()}};
   const std::string dir = o.evaluator.out_dir;
   std::ofstream(dir + "/calibration.json") << j.dump(2) << "\n";
@@ -270,6 +348,9 @@ bool all_failed(const std::vector<GroupError>& groups) {
 
 int run_calibration(const CalibrationOptions& o) {
   const auto t0 = std::chrono::steady_clock::now();
+  if (o.leave_one_hardware_out && o.profile.empty())
+    throw InputError("--loho", "a --profile or --engine (the engine whose other GPUs' profiles transfer)",
+                     "none");
   std::vector<E2ePoint> points = read_e2e_points(o.points_path);
   fs::create_directories(o.evaluator.out_dir);
   const PointModels models(points, o.points_path, o.models_dir, o.evaluator.out_dir);
@@ -333,6 +414,10 @@ int run_calibration(const CalibrationOptions& o) {
       r.left_out = leave_one_model_out(ev, models, r.fit, r.start, blind, o.search);
     }
     print_left_out(stdout, r.fit, r.left_out);
+  }
+  if (o.leave_one_hardware_out) {
+    r.hardware_left_out = leave_one_hardware_out(o, points, models, eo, r.fit.empty() ? r.before : r.after);
+    print_hardware_left_out(stdout, *r.hardware_left_out);
   }
   const double wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   std::fprintf(stderr,

@@ -81,7 +81,7 @@ void run(CalibrateArgs& a) {
   CalibrationOptions& o = a.options;
   check_preset_flags({.hardware = o.evaluator.hardware, .profile = o.profile, .engine = a.engine});
   if (!a.engine.empty())
-    o.profile = profile_for_engine(o.profile, a.engine, load_hardware(o.evaluator.hardware).name);
+    o.profile = profile_for_engine(o.profile, a.engine, load_hardware(o.evaluator.hardware));
   if (o.points_path.empty() || o.models_dir.empty() || o.evaluator.out_dir.empty())
     throw InputError("tokenline calibrate", "--points, --models-dir and --out (or --trace and --profile)",
                      "a missing one");
@@ -139,6 +139,9 @@ void add_calibrate(CLI::App& app) {
       "none: predict only");
   cmd->add_flag("--no-fit", a->no_fit, "predict only, even with --fit (the validation benchmark)");
   cmd->add_flag("--no-lomo", a->no_lomo, "skip the leave-one-model-out fits");
+  cmd->add_flag("--loho", o.leave_one_hardware_out,
+                "leave-one-hardware-out: predict the points again with the engine's profile of the nearest "
+                "other GPU transferred to --hardware (no profile of it, no fitted value)");
   char load[16];
   std::snprintf(load, sizeof load, "%.1f", kMaxPrefillLoad);
   cmd->add_flag("--keep-overloaded", o.keep_overloaded,

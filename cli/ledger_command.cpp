@@ -126,7 +126,7 @@ void add_into(StepCost& sum, const StepCost& s) {
     a.memory_s += b.memory_s;
     a.launch_s += b.launch_s;
     a.time_s += b.time_s;
-    if (b.source == TermSource::kProfile) a.source = TermSource::kProfile;
+    if (priced(b.source)) a.source = b.source;
   }
   sum.bytes.weight_read += s.bytes.weight_read;
   sum.bytes.kv_read += s.bytes.kv_read;
@@ -563,7 +563,7 @@ void run_ledger(const LedgerArgs& given) {
   check_preset_flags(
       {.model = given.model, .hardware = given.hardware, .profile = given.profile, .engine = given.engine});
   LedgerArgs a = given;  // --engine E: the profile <hardware>-E, named in the output as --profile is
-  if (!a.engine.empty()) a.profile = profile_for_engine(a.profile, a.engine, load_hardware(a.hardware).name);
+  if (!a.engine.empty()) a.profile = profile_for_engine(a.profile, a.engine, load_hardware(a.hardware));
   Setup s = build_setup(a);
   s.kv_warning = kv_warning(a, s);
   if (!s.kv_warning.empty()) std::fprintf(stderr, "tokenline ledger: warning: %s\n", s.kv_warning.c_str());

@@ -130,7 +130,7 @@ PlanSetup build_setup(const PlanOptions& o, Hardware& hardware) {
     s.hardware_name = o.hardware;
     s.space.gpus = o.gpus;
   }
-  s.target.profile = profile_for_engine(o.profile, o.engine, hardware.name);
+  s.target.profile = profile_for_engine(o.profile, o.engine, hardware);
   s.space.chunk_tokens = parse_list<int64_t>(o.chunks, "--chunks");
   s.space.max_running = parse_list<int32_t>(o.max_running, "--max-running-set");
   s.space.pd = !o.no_pd;

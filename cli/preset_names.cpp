@@ -5,6 +5,7 @@
 
 #include "common/input_error.h"
 #include "cost/op_profile.h"
+#include "cost/time_source_transfer.h"
 #include "engine/model/model_config.h"
 #include "topologies/cluster_loader.h"
 #include "topologies/hardware_loader.h"
@@ -78,8 +79,11 @@ void check_preset_flags(const PresetFlags& f) {
     refuse("--hardware", f.hardware, hardware_presets(), ", or a hardware JSON path");
   if (!f.cluster.empty() && !topology_path(f.cluster) && !known(f.cluster, cluster_presets()))
     refuse("--cluster", f.cluster, cluster_presets(), ", or a cluster JSON path");
-  if (!f.profile.empty() && !known(f.profile, embedded_profile_names()) && !exists(f.profile))
-    refuse("--profile", f.profile, embedded_profile_names(), ", or a profile directory");
+  // "transfer:<profile>" names another GPU's profile carried to this one (cost/time_source_transfer.h).
+  const std::string profile =
+      is_transfer_name(f.profile) ? f.profile.substr(kTransferPrefix.size()) : f.profile;
+  if (!profile.empty() && !known(profile, embedded_profile_names()) && !exists(profile))
+    refuse("--profile", f.profile, embedded_profile_names(), ", or a profile directory (transfer:<either>)");
   if (!f.engine.empty() && !known(f.engine, engine_names())) refuse("--engine", f.engine, engine_names(), "");
 }
 

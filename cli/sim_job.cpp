@@ -349,11 +349,11 @@ void resolve_time_source(SimJob& job, const ModelConfig& model, Resolved& resolv
       cli::choose_time_source(flags, model, parse_layouts(job, model), job_hardware(job), job.kv_layout);
   job.profile = resolved.time_source.profile;
   if (!resolved.time_source.defaulted) return;
-  resolved.defaults.push_back(resolved.time_source.kind == "profile"
-                                  ? "engine " + std::string(cli::kDefaultEngine) + ", profile " +
-                                        job.profile + " (no --engine or --profile)"
-                                  : "engine: the seed's, times from the roofline (" +
-                                        resolved.time_source.why + ")");
+  resolved.defaults.push_back(resolved.time_source.kind == "roofline"
+                                  ? "engine: the seed's, times from the roofline (" +
+                                        resolved.time_source.why + ")"
+                                  : "engine " + std::string(cli::kDefaultEngine) + ", profile " +
+                                        job.profile + " (no --engine or --profile)");
 }
 
 // "--parallel tp8,dp8-ep8": one layout per instance; a single layout is repeated --instances times.
@@ -576,7 +576,14 @@ std::string time_source(const cli::TimeSourceChoice& t, const SimResult& r) {
   if (t.kind == "replay") return "the recorded run (replay)";
   if (t.kind == "ideal") return "the seed's ideal rates" + why;
   if (t.kind == "roofline") return "the roofline" + why;
-  char text[160];
+  char text[200];
+  if (t.kind == "transferred") {
+    std::snprintf(text, sizeof text,
+                  "transferred from %s: its engine and step terms, %.1f%% of step time at its kernels' "
+                  "measured efficiency over the roofline, the rest roofline",
+                  t.profile.substr(t.profile.find(':') + 1).c_str(), 100.0 * r.profile_coverage);
+    return text + why;
+  }
   std::snprintf(text, sizeof text, "profile %s: %.1f%% of step time measured, the rest roofline",
                 t.profile.c_str(), 100.0 * r.profile_coverage);
   return text + why;

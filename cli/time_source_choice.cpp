@@ -8,6 +8,7 @@
 #include "cost/engine_behavior.h"
 #include "cost/op_profile.h"
 #include "cost/step_cost.h"
+#include "cost/time_source_transfer.h"
 
 namespace tokenline::cli {
 namespace {
@@ -47,7 +48,7 @@ std::vector<std::string> uncovered_kernels(const std::string& profile_name, cons
       const StepCost sc =
           prefill ? prefill_step(cm, kPrefillTokens, 0, true) : decode_step(cm, kDecodeBatch, kDecodeContext);
       for (const Op op : kKernelOps) {
-        if (sc[op].time_s <= 0 || sc[op].source == TermSource::kProfile) continue;
+        if (sc[op].time_s <= 0 || priced(sc[op].source)) continue;
         const std::string name = std::string(op_name(op)) + (prefill ? " (prefill)" : " (decode)");
         if (std::find(missing.begin(), missing.end(), name) == missing.end()) missing.push_back(name);
       }
@@ -55,6 +56,23 @@ std::vector<std::string> uncovered_kernels(const std::string& profile_name, cons
   }
   return missing;
 }
+
+namespace {
+
+// The source profile's name in a "transfer:<profile>" name.
+std::string transferred_from(const std::string& name) {
+  return name.substr(kTransferPrefix.size());
+}
+
+// A choice priced by `name`: a shipped profile, or another GPU's transferred.
+TimeSourceChoice priced_by(const std::string& name, bool defaulted, const std::string& why) {
+  return {.profile = name,
+          .kind = is_transfer_name(name) ? "transferred" : "profile",
+          .defaulted = defaulted,
+          .why = why};
+}
+
+}  // namespace
 
 TimeSourceChoice choose_time_source(const TimeSourceFlags& f, const ModelConfig& model,
                                     const std::vector<Parallel>& layouts, const Hardware& hardware,
@@ -70,42 +88,55 @@ TimeSourceChoice choose_time_source(const TimeSourceFlags& f, const ModelConfig&
     return {.profile = "", .kind = "ideal", .defaulted = false, .why = "--ideal"};
   if (f.roofline) return {.profile = "", .kind = "roofline", .defaulted = false, .why = "--roofline"};
   if (!f.profile.empty() || !f.engine.empty()) {
-    const std::string name = profile_for_engine(f.profile, f.engine, hardware.name);
-    return {.profile = name,
-            .kind = "profile",
-            .defaulted = false,
-            .why = f.profile.empty() ? "--engine " + f.engine : "--profile"};
+    const std::string name = profile_for_engine(f.profile, f.engine, hardware);
+    if (!f.profile.empty()) return priced_by(name, false, "--profile");
+    if (!is_transfer_name(name)) return priced_by(name, false, "--engine " + f.engine);
+    return priced_by(name, false,
+                     "--engine " + f.engine + ": no profile " + hardware.name + "-" + f.engine + "; " +
+                         transferred_from(name) + " is the engine's profile on the nearest GPU");
   }
+  // The engine's own profile on this GPU where it measures every kernel; else the nearest GPU's profile of
+  // the engine that does, transferred; else the GPU's own profile anyway (its engine and step terms, the
+  // unmeasured kernels on the roofline), or without one the nearest GPU's transferred.
   const std::string candidate = hardware.name + "-" + kDefaultEngine;
   const std::vector<std::string> shipped = embedded_profile_names();
-  if (std::find(shipped.begin(), shipped.end(), candidate) == shipped.end()) {
-    return {.profile = "",
-            .kind = "roofline",
-            .defaulted = true,
-            .why = "no shipped profile " + candidate + " (no rule carries another GPU's profile to " +
-                   hardware.name + ")"};
+  const bool own = std::find(shipped.begin(), shipped.end(), candidate) != shipped.end();
+  std::string gap = "no shipped profile " + candidate;
+  if (own) {
+    std::vector<std::string> missing;
+    try {
+      missing = uncovered_kernels(candidate, model, layouts, hardware, kv_layout_flag);
+    } catch (const InputError& e) {
+      missing = {std::string("its kernels (") + e.what() + ")"};
+    }
+    if (missing.empty())
+      return priced_by(candidate, true,
+                       "the shipped profile for " + hardware.name + " x " + kDefaultEngine +
+                           " measures every kernel of " + model.name);
+    gap = "the shipped profile " + candidate + " leaves " + phrase(missing) + " of " + model.name +
+          " to the roofline";
   }
-  std::vector<std::string> missing;
-  try {
-    missing = uncovered_kernels(candidate, model, layouts, hardware, kv_layout_flag);
-  } catch (const InputError& e) {
-    return {.profile = "",
-            .kind = "roofline",
-            .defaulted = true,
-            .why = candidate + " cannot price " + model.name + " (" + e.what() + ")"};
+  const std::vector<std::string> sources = transfer_sources(kDefaultEngine, hardware);
+  for (const std::string& source : sources) {
+    const std::string name = transfer_name(source);
+    try {
+      if (!uncovered_kernels(name, model, layouts, hardware, kv_layout_flag).empty()) continue;
+    } catch (const InputError&) {
+      continue;
+    }
+    return priced_by(name, true,
+                     gap + "; " + source + " measures every kernel of " + model.name +
+                         " and is the nearest such GPU's " + kDefaultEngine + " profile");
   }
-  if (!missing.empty()) {
-    return {.profile = "",
-            .kind = "roofline",
-            .defaulted = true,
-            .why = "the shipped profile " + candidate + " leaves " + phrase(missing) + " of " + model.name +
-                   " to the roofline (--engine " + kDefaultEngine + " prices with it anyway)"};
-  }
-  return {.profile = candidate,
-          .kind = "profile",
-          .defaulted = true,
-          .why = "the shipped profile for " + hardware.name + " x " + kDefaultEngine +
-                 " measures every kernel of " + model.name};
+  if (own)
+    return priced_by(candidate, true,
+                     gap + " (no other GPU's " + std::string(kDefaultEngine) +
+                         " profile measures them): its engine, step terms and measured kernels");
+  if (!sources.empty())
+    return priced_by(transfer_name(sources.front()), true,
+                     gap + "; " + sources.front() + " is the nearest GPU's " + kDefaultEngine +
+                         " profile (it leaves some kernels of " + model.name + " to the roofline)");
+  return {.profile = "", .kind = "roofline", .defaulted = true, .why = gap};
 }
 
 }  // namespace tokenline::cli

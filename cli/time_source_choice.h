@@ -1,9 +1,11 @@
 // What prices a command's steps when the user did not say (docs/architecture.md "Where a step's time comes
-// from"): the best source available for (hardware, engine). `--profile P` and `--engine E` name one;
-// `--roofline` and `--ideal` ask for the seed's models; otherwise the engine is SGLang and its shipped
-// profile on the hardware prices the run where that profile's tables cover the model's kernels on the layout,
-// else the roofline (no rule carries a profile to another GPU: make_cost_model refuses it). Every choice
-// comes with the reason the summary and metrics.json's configuration block print.
+// from"): the best source available for (hardware, engine). `--profile P` and `--engine E` name one (E on a
+// GPU without an E profile: the nearest GPU's, transferred; cost/time_source_transfer.h); `--roofline` and
+// `--ideal` ask for the seed's models; otherwise the engine is SGLang and its shipped profile on the hardware
+// prices the run where that profile's tables cover the model's kernels on the layout, else the nearest
+// other GPU's SGLang profile that covers them, transferred, else the GPU's own profile anyway (or the nearest
+// GPU's transferred where it has none). Every choice comes with the reason the summary and metrics.json's
+// configuration block print.
 #pragma once
 
 #include <string>
@@ -31,8 +33,9 @@ struct TimeSourceFlags {
 
 // What the run is priced by, and why.
 struct TimeSourceChoice {
-  std::string profile;     // the profile that prices ops ("": the roofline, or the replayed run)
-  std::string kind;        // "profile" | "roofline" | "ideal" | "replay"
+  std::string profile;     // the profile that prices ops ("": the roofline, or the replayed run;
+                           // "transfer:<profile>" when transferred)
+  std::string kind;        // "profile" | "transferred" | "roofline" | "ideal" | "replay"
   bool defaulted = false;  // chosen by the rule above, not named by --profile / --engine
   std::string why;         // one phrase: "--profile", "the shipped profile for h200 x sglang covers ...", ...
 };
@@ -46,8 +49,8 @@ std::vector<std::string> uncovered_kernels(const std::string& profile_name, cons
                                            const std::string& kv_layout_flag);
 
 // Chooses the time source for `model` on `layouts` of `hardware`. Throws InputError for flags that
-// contradict each other (--roofline beside --profile or --engine) and for --engine on hardware that has no
-// profile of that engine (profile_for_engine's message).
+// contradict each other (--roofline beside --profile or --engine, an unknown engine: profile_for_engine's
+// messages).
 TimeSourceChoice choose_time_source(const TimeSourceFlags& flags, const ModelConfig& model,
                                     const std::vector<Parallel>& layouts, const Hardware& hardware,
                                     const std::string& kv_layout_flag);

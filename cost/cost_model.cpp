@@ -6,6 +6,7 @@
 #include "common/input_error.h"
 #include "cost/op_profile_pricing.h"
 #include "cost/step_cost.h"
+#include "cost/time_source_transfer.h"
 #include "engine/model/linear_state.h"
 
 namespace tokenline {
@@ -95,6 +96,10 @@ CostModel make_cost_model(const ModelConfig& model, const Parallel& parallel, Kv
   cm.time_source = roofline_time_source();
   if (options.profile) {
     if (options.ideal) throw InputError("--profile", "no --ideal (the seed's figures are rooflines)", "both");
+    if (options.profile->transferred) {  // another GPU's profile, carried by efficiency
+      cm.time_source = transferred_time_source(cm);
+      return cm;
+    }
     if (options.profile->hardware != hardware.name) {
       throw InputError("--profile " + options.profile->name,
                        "hardware " + options.profile->hardware + " (what its tables were measured on)",

@@ -17,6 +17,7 @@
 #include "common/number_text.h"
 #include "cost/engine_behavior_json.h"
 #include "cost/step_cost.h"
+#include "cost/time_source_transfer.h"
 #include "topologies/embedded_specs.h"
 
 namespace tokenline {
@@ -470,6 +471,7 @@ std::vector<std::string> embedded_profile_names() {
 }
 
 std::shared_ptr<OpProfile> load_op_profile(const std::string& name_or_dir) {
+  if (is_transfer_name(name_or_dir)) return load_transferred_profile(name_or_dir);
   const ProfileSource src = resolve_source(name_or_dir, "--profile");
   const std::string where = src.where("profile.json");
   const std::optional<std::string> text = src.read("profile.json");

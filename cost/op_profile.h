@@ -93,6 +93,10 @@ struct OpProfile {
   // has_engine false, and a job keeps the seed's engine unless its flags say otherwise.
   bool has_engine = false;
   EngineBehavior engine;
+  // A transferred profile (cost/time_source_transfer.h, loaded as "transfer:<profile>"): `hardware`'s tables
+  // price another GPU by their efficiency over the roofline on the same shapes, with this engine and these
+  // step terms; make_cost_model then accepts any hardware.
+  bool transferred = false;
   const ProfileTable& table(ProfileTableKind k) const { return tables[static_cast<size_t>(k)]; }
   double param(TimingParam p) const { return timing[static_cast<size_t>(p)]; }
 };
@@ -134,10 +138,11 @@ std::vector<std::string> embedded_profile_names();
 std::vector<std::string> engine_names();
 
 // The profile a command prices with when it names an engine (--engine): `profile` as given when `engine` is
-// empty; else the embedded profile <hardware_name>-<engine> (b200-trtllm). Throws InputError naming --engine
-// for an unknown engine, for --engine beside --profile, and for hardware without a profile of that engine
-// (naming the ones there are).
+// empty; else the embedded profile <hardware>-<engine> (b200-trtllm), and where the hardware has none, the
+// engine's profile on the nearest GPU transferred to it ("transfer:b200-trtllm" on gb200;
+// time_source_transfer.h). Throws InputError naming --engine for an unknown engine and for --engine beside
+// --profile.
 std::string profile_for_engine(const std::string& profile, const std::string& engine,
-                               const std::string& hardware_name);
+                               const Hardware& hardware);
 
 }  // namespace tokenline

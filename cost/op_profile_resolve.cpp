@@ -13,6 +13,7 @@
 
 #include "common/input_error.h"
 #include "cost/op_profile_pricing.h"
+#include "cost/time_source_transfer.h"
 
 namespace tokenline {
 namespace {
@@ -687,6 +688,7 @@ std::shared_ptr<const ProfileCurves> resolve_profile(const OpProfile& p, const C
 
 std::string weight_rows_summary(const CostModel& cm) {
   if (!cm.time_source->measured()) return "";
+  if (const CostModel* source = transferred_source_model(cm)) return weight_rows_summary(*source);
   std::string out;
   for (const FormatRows& r : profile_curves(cm).format_rows) {
     out += (out.empty() ? "" : "; ") + std::string(weight_group_name(r.group)) + " " + r.format + ": " +
@@ -701,7 +703,7 @@ std::vector<std::string> engine_names() {
 }
 
 std::string profile_for_engine(const std::string& profile, const std::string& engine,
-                               const std::string& hardware_name) {
+                               const Hardware& hardware) {
   if (engine.empty()) return profile;
   const std::vector<std::string> engines = engine_names();
   if (std::find(engines.begin(), engines.end(), engine) == engines.end())
@@ -709,16 +711,13 @@ std::string profile_for_engine(const std::string& profile, const std::string& en
   if (!profile.empty())
     throw InputError("--engine", "either --engine (the profile <hardware>-<engine>) or --profile",
                      "both (--profile " + profile + ")");
-  const std::string name = hardware_name + "-" + engine;
-  std::string there;
-  for (const std::string& n : embedded_profile_names()) {
+  const std::string name = hardware.name + "-" + engine;
+  for (const std::string& n : embedded_profile_names())
     if (n == name) return name;
-    if (n.rfind(hardware_name + "-", 0) == 0) there += (there.empty() ? "" : ", ") + n;
-  }
-  throw InputError(
-      "--engine " + engine,
-      "an engine measured on " + hardware_name + " (" + (there.empty() ? "none is" : there) + ")",
-      "no profile " + name + " (use --profile with a directory, or no --engine: the roofline)");
+  // No profile of the engine on this GPU: the nearest GPU's, transferred (time_source_transfer.h).
+  const std::vector<std::string> sources = transfer_sources(engine, hardware);
+  if (!sources.empty()) return transfer_name(sources.front());
+  throw InputError("--engine " + engine, "an engine with a profile on some GPU", "no profile of " + engine);
 }
 
 }  // namespace tokenline

@@ -2,9 +2,11 @@
 // each TimeSource prices). Private to cost/.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <span>
 
+#include "cost/term.h"
 #include "engine/model/ledger.h"
 
 namespace tokenline {
@@ -36,5 +38,12 @@ struct RankWork {
 
 // Sums one rank's sequences (step_cost.cpp).
 RankWork summarize(const CostModel& cm, std::span<const SeqWork> seqs);
+
+// One busy rank's terms at cm's roofline, as step_cost hands them to the time source (step_cost.cpp); and
+// the routed experts' over all_tokens of every rank. What a time source pricing ops from another GPU's
+// profile compares that GPU's measured times with (time_source_transfer.cpp).
+void roofline_rank_terms(const CostModel& cm, const RankWork& w, double expert_imbalance,
+                         std::array<Term, kOpCount>& out);
+void roofline_expert_term(const CostModel& cm, double all_tokens, double expert_imbalance, Term& t);
 
 }  // namespace tokenline

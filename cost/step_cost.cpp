@@ -501,7 +501,7 @@ double rank_time(const Terms& t) {
 void accumulate(StepCost& sc) {
   for (int i = 0; i < kOpCount; ++i) {
     const Term& t = sc.terms[i];
-    if (t.source == TermSource::kProfile) {
+    if (priced(t.source)) {
       sc.profile_s += t.time_s;
       continue;
     }
@@ -525,6 +525,19 @@ void accumulate(StepCost& sc) {
 }
 
 }  // namespace
+
+void roofline_rank_terms(const CostModel& cm, const RankWork& w, double expert_imbalance, Terms& out) {
+  attention_block_ops(cm, w, out);
+  linear_mixer_ops(cm, w, MixerKind::kGatedDeltaNet, Op::kGdnProj, Op::kGdnScan, out);
+  linear_mixer_ops(cm, w, MixerKind::kMamba2, Op::kMamba2Proj, Op::kMamba2Scan, out);
+  mlp_ops(cm, w, out);
+  output_ops(cm, w, out);
+  rank_collectives(cm, w, expert_imbalance, out);
+}
+
+void roofline_expert_term(const CostModel& cm, double all_tokens, double expert_imbalance, Term& t) {
+  expert_op(cm, all_tokens, expert_imbalance, t);
+}
 
 StepCost step_cost(const CostModel& cm, std::span<const std::span<const SeqWork>> per_rank) {
   return step_cost(cm, per_rank, 1.0);
@@ -557,12 +570,7 @@ StepCost step_cost(const CostModel& cm, std::span<const std::span<const SeqWork>
     const int here = busiest == 0 ? 1 : 0;
     Terms& t = buffers[here].terms;
     std::memcpy(&t, &kNoTerms, sizeof(Terms));  // ~3 KB: a bulk copy, not member by member
-    attention_block_ops(cm, w, t);
-    linear_mixer_ops(cm, w, MixerKind::kGatedDeltaNet, Op::kGdnProj, Op::kGdnScan, t);
-    linear_mixer_ops(cm, w, MixerKind::kMamba2, Op::kMamba2Proj, Op::kMamba2Scan, t);
-    mlp_ops(cm, w, t);
-    output_ops(cm, w, t);
-    rank_collectives(cm, w, expert_imbalance, t);
+    roofline_rank_terms(cm, w, expert_imbalance, t);
     step.moe_tokens += w.tokens;
     source.price_rank(cm, w, r, step, t);
     for (int i = 0; i < kOpCount; ++i) {

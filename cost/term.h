@@ -9,9 +9,14 @@
 
 namespace tokenline {
 
-// What priced a term's time: the roofline (rates x work) or a measured op profile (op_profile.h).
-enum class TermSource : uint8_t { kRoofline, kProfile };
-std::string_view time_source_name(TermSource source);  // "roofline" | "profile"
+// What priced a term's time: the roofline (rates x work), a measured op profile (op_profile.h), or the
+// roofline x the efficiency another GPU's profile measured on the same shapes (time_source_transfer.h).
+enum class TermSource : uint8_t { kRoofline, kProfile, kTransferred };
+std::string_view time_source_name(TermSource source);  // "roofline" | "profile" | "transferred"
+// A term whose time_s is its time as priced (a profile's or a transferred one), not max(compute, memory).
+inline bool priced(TermSource source) {
+  return source != TermSource::kRoofline;
+}
 
 // One op's or collective's share of a step: instance-wide totals, and the busiest attention rank's share
 // (one rank = its tp GPUs together; one GPU under dp8, the whole instance under tp8).
@@ -54,7 +59,7 @@ struct StepCost {
   double activations_s = 0;
   double comm_s = 0;       // collectives' transfer time
   double launch_s = 0;     // collective launches + kernel launches
-  double profile_s = 0;    // terms priced from the profile (not split into the classes above)
+  double profile_s = 0;    // terms priced from the profile or transferred (not split into the classes above)
   double derived_s = 0;    // of profile_s: terms from rows of another weight format, scaled by the rule
                            // (op_profile_pricing.h FormatRows)
   double gpu_floor_s = 0;  // profile timing: the GPU part lasts at least this (per layer run x layers run)

@@ -35,6 +35,8 @@ std::string_view time_source_name(TermSource source) {
       return "roofline";
     case TermSource::kProfile:
       return "profile";
+    case TermSource::kTransferred:
+      return "transferred";
   }
   return "?";
 }

@@ -15,7 +15,7 @@ namespace {
 
 // A collective's time alone on the link: the measured time for a profile-priced term, else the transfer.
 double link_time_s(const Term& t) {
-  return t.source == TermSource::kProfile ? t.time_s : t.memory_s;
+  return priced(t.source) ? t.time_s : t.memory_s;
 }
 
 constexpr int kPatternCount = 2;  // Pattern::kRing, Pattern::kAllToAll
@@ -240,7 +240,7 @@ void SimgridBackend::run_merged(const StepCost& sc, int gpu) {
     for (Op op : seg.compute) {
       const Term& t = sc[op];
       if (t.time_s <= 0) continue;
-      if (t.source == TermSource::kProfile) {
+      if (priced(t.source)) {
         compute_s += t.time_s;  // measured: the GPU is busy that long
       } else if (t.compute_s > t.memory_s) {
         compute_s += t.compute_s;
@@ -310,7 +310,7 @@ void SimgridBackend::run_overlapped_ops(const Segment& seg, const StepCost& sc, 
     const Term& t = sc[op];
     if (t.time_s <= 0) continue;
     const double start = sg::now_s();
-    if (t.source == TermSource::kProfile) {
+    if (priced(t.source)) {
       run_rooflines(gpu, t.time_s, 0);
     } else {
       run_rooflines(gpu, t.compute_s, t.memory_s * cost_model_.hbm_bw);

@@ -310,3 +310,42 @@ TEST_CASE("calibrate sets apart a row whose measured rate needs more prefill tha
     CHECK(r.out.find(" agg!  ") == std::string::npos);
   }
 }
+
+TEST_CASE("calibrate --loho prices the points by the nearest other GPU's profile, none of this GPU's",
+          "[calibration][transfer]") {
+  // A copy of h100-trtllm whose per-layer floor (10 ms) no real step has: if any of the left-out GPU's
+  // profile leaked into the leave-one-hardware-out prediction, its TPOT would carry it.
+  TestDir dir("calibrate-loho");
+  const fs::path leaky = dir.file("h100-leaky");
+  fs::copy(fs::path(TOKENLINE_SOURCE_DIR) / "topologies/profiles/h100-trtllm", leaky);
+  nlohmann::json p = nlohmann::json::parse(read_all((leaky / "profile.json").string()));
+  p["timing"]["step_floor_per_layer_s"]["value"] = 0.01;
+  std::ofstream((leaky / "profile.json").string()) << p.dump(2);
+  write_points(dir.file("points.csv"));
+  const std::string base = "--points '" + dir.file("points.csv") + "' --models-dir '" + models_dir(dir) +
+                           "' --no-fit --min-requests 4 --jobs 2 --hardware h100 ";
+  const Run r =
+      calibrate(base + "--profile '" + leaky.string() + "' --loho --out '" + dir.file("out") + "'", dir);
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  CHECK(r.out.find("leave-one-hardware-out (h100's points priced by h200-trtllm") != std::string::npos);
+  const nlohmann::json j = nlohmann::json::parse(read_all(dir.file("out/calibration.json")));
+  const nlohmann::json& h = j["leave_one_hardware_out"];
+  CHECK(h["hardware"] == "h100");
+  CHECK(h["engine"] == "trtllm");
+  CHECK(h["transferred_from"] == "h200-trtllm");
+  REQUIRE(h["predicted"].size() == 1);
+  CHECK(h["predicted"][0]["failed"] == 0);
+  CHECK(h["in_sample"][0]["tpot_mape"].get<double>() > 10);  // 32 layers x 10 ms against 8-9 ms measured
+  CHECK(h["predicted"][0]["tpot_mape"].get<double>() < 1);
+  // The prediction is the transferred source's, exactly: the same points priced by it in sample.
+  const Run t = calibrate(base + "--profile transfer:h200-trtllm --out '" + dir.file("direct") + "'", dir);
+  REQUIRE(t.exit_code == 0);
+  const nlohmann::json d = nlohmann::json::parse(read_all(dir.file("direct/calibration.json")));
+  CHECK(d["before"][0]["tpot_mape"] == h["predicted"][0]["tpot_mape"]);
+  CHECK(d["before"][0]["ttft_mape"] == h["predicted"][0]["ttft_mape"]);
+  // Without a profile there is no engine to transfer: exit 2 naming the flag.
+  const Run none = calibrate(base + "--loho --out '" + dir.file("none") + "'", dir);
+  CHECK(none.exit_code == 2);
+  CHECK(none.err.find("--loho") != std::string::npos);
+}

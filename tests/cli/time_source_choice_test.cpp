@@ -1,6 +1,6 @@
 // What prices a run when no flag says (cli/time_source_choice.h): the engine's shipped profile on the
-// hardware where it measures the model's kernels, else the roofline, each with its reason; and the binary's
-// summary and metrics.json saying so.
+// hardware where it measures the model's kernels, else the nearest other GPU's that does, transferred, each
+// with its reason; and the binary's summary and metrics.json saying so.
 #include "cli/time_source_choice.h"
 
 #include <catch2/catch.hpp>
@@ -33,12 +33,14 @@ TEST_CASE("no flag: the shipped SGLang profile of the hardware where it measures
   CHECK(choose({}, "deepseek-v3", "tp8", "b200").profile == "b200-sglang");
 }
 
-TEST_CASE("no flag and no profile of the engine on that GPU: the roofline, saying why", "[time_source]") {
+TEST_CASE("no flag and no profile of the engine on that GPU: the nearest GPU's, transferred, saying why",
+          "[time_source]") {
   const TimeSourceChoice c = choose({}, "llama-3.1-70b", "tp8", "gb200");
-  CHECK(c.kind == "roofline");
-  CHECK(c.profile.empty());
+  CHECK(c.kind == "transferred");
+  CHECK(c.profile == "transfer:b200-sglang");
   CHECK(c.defaulted);
-  CHECK_THAT(c.why, Catch::Contains("no shipped profile gb200-sglang"));
+  CHECK_THAT(c.why, Catch::Contains("no shipped profile gb200-sglang") && Catch::Contains("b200-sglang"));
+  CHECK(choose({}, "llama-3.1-70b", "tp8", "b300").profile == "transfer:b200-sglang");
 }
 
 TEST_CASE("a profile that leaves a kernel of the model to the roofline is not a default", "[time_source]") {
@@ -52,6 +54,12 @@ TEST_CASE("a profile that leaves a kernel of the model to the roofline is not a 
   CHECK(uncovered_kernels("b200-sglang", model_preset("deepseek-v3"), {parse_parallel("tp8", "test")},
                           load_hardware("b200"), "")
             .empty());
+  // No SGLang profile measures DeepSeek-V3.2's sparse attention: b200-sglang prices it anyway (its engine,
+  // step terms and measured kernels), not the bare roofline.
+  const TimeSourceChoice c = choose({}, "deepseek-v3.2", "tp8", "b200");
+  CHECK(c.profile == "b200-sglang");
+  CHECK(c.kind == "profile");
+  CHECK_THAT(c.why, Catch::Contains("leaves sparse_mla"));
 }
 
 TEST_CASE("flags name the source: --profile, --engine, --roofline, --ideal, a replay", "[time_source]") {
@@ -63,7 +71,12 @@ TEST_CASE("flags name the source: --profile, --engine, --roofline, --ideal, a re
   CHECK(choose({.ideal = true}, "llama-3.1-70b", "tp8", "h200").kind == "ideal");
   CHECK(choose({.replay = true}, "llama-3.1-70b", "tp8", "h200").kind == "replay");
   CHECK_THROWS_AS(choose({.engine = "sglang", .roofline = true}, "llama-3.1-70b", "tp8", "h200"), InputError);
-  CHECK_THROWS_AS(choose({.engine = "trtllm"}, "llama-3.1-70b", "tp8", "gb200"), InputError);
+  const TimeSourceChoice g = choose({.engine = "trtllm"}, "llama-3.1-70b", "tp8", "gb200");
+  CHECK(g.kind == "transferred");
+  CHECK(g.profile == "transfer:b200-trtllm");
+  CHECK_FALSE(g.defaulted);
+  CHECK_THAT(g.why, Catch::Contains("--engine trtllm: no profile gb200-trtllm"));
+  CHECK(choose({.profile = "transfer:h200-vllm"}, "llama-3.1-70b", "tp8", "b200").kind == "transferred");
 }
 
 TEST_CASE("sim with --engine and no --profile prices with that engine's profile and says so",
@@ -104,7 +117,18 @@ TEST_CASE("sim without a time-source flag says what it chose and why, and --roof
   const auto gb = run_tokenline_both(
       "sim --model llama-3.1-70b --hardware gb200 --max-requests 20 --out '" + dir.file("g") + "'", dir);
   REQUIRE(gb.exit_code == 0);
-  CHECK_THAT(gb.stdout_text, Catch::Contains("the roofline (default: no shipped profile gb200-sglang"));
+  CHECK_THAT(gb.stdout_text, Catch::Contains("step times    transferred from b200-sglang: its engine") &&
+                                 Catch::Contains("(default: no shipped profile gb200-sglang"));
+  const auto gm = read_json(dir.file("g/metrics.json"));
+  CHECK(gm["configuration"]["time_source"]["kind"] == "transferred");
+  CHECK(gm["configuration"]["time_source"]["profile"] == "transfer:b200-sglang");
+  CHECK(gm["time_sources"]["profile_coverage"].get<double>() > 0.3);  // transferred ops: most of the GPU time
+  const auto forced =
+      run_tokenline_both("sim --model llama-3.1-70b --hardware gb200 --max-requests 20 --roofline --out '" +
+                             dir.file("gr") + "'",
+                         dir);
+  REQUIRE(forced.exit_code == 0);
+  CHECK_THAT(forced.stdout_text, Catch::Contains("step times    the roofline (--roofline)"));
   const auto both =
       run_tokenline_both("sim --roofline --profile h200-sglang --out '" + dir.file("b") + "'", dir);
   CHECK(both.exit_code == 2);

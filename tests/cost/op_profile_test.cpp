@@ -15,6 +15,7 @@
 
 #include "common/input_error.h"
 #include "tests/cost/profile_load_error.h"
+#include "topologies/hardware_loader.h"
 
 namespace tokenline {
 namespace {
@@ -298,16 +299,17 @@ TEST_CASE("every shipped profile loads, names its GPU and engine as its name doe
   }
 }
 
-TEST_CASE("profile_for_engine: --engine picks <hardware>-<engine>, and says which exist where none does",
+TEST_CASE("profile_for_engine: --engine picks <hardware>-<engine>, else the nearest GPU's transferred",
           "[op_profile]") {
-  CHECK(profile_for_engine("", "", "b200").empty());
-  CHECK(profile_for_engine("./mine", "", "b200") == "./mine");
-  CHECK(profile_for_engine("", "trtllm", "b200") == "b200-trtllm");
-  CHECK(profile_for_engine("", "vllm", "h100") == "h100-vllm");
-  CHECK_THROWS_WITH(profile_for_engine("", "tgi", "h200"), Catch::Contains("sglang | vllm | trtllm"));
-  CHECK_THROWS_WITH(profile_for_engine("h200-sglang", "sglang", "h200"), Catch::Contains("both"));
-  CHECK_THROWS_WITH(profile_for_engine("", "sglang", "gb200"),
-                    Catch::Contains("--engine sglang") && Catch::Contains("no profile gb200-sglang"));
+  const Hardware b200 = load_hardware("b200"), h100 = load_hardware("h100"), h200 = load_hardware("h200");
+  CHECK(profile_for_engine("", "", b200).empty());
+  CHECK(profile_for_engine("./mine", "", b200) == "./mine");
+  CHECK(profile_for_engine("", "trtllm", b200) == "b200-trtllm");
+  CHECK(profile_for_engine("", "vllm", h100) == "h100-vllm");
+  CHECK_THROWS_WITH(profile_for_engine("", "tgi", h200), Catch::Contains("sglang | vllm | trtllm"));
+  CHECK_THROWS_WITH(profile_for_engine("h200-sglang", "sglang", h200), Catch::Contains("both"));
+  CHECK(profile_for_engine("", "sglang", load_hardware("gb200")) == "transfer:b200-sglang");
+  CHECK(profile_for_engine("", "trtllm", load_hardware("b300")) == "transfer:b200-trtllm");
 }
 
 }  // namespace tokenline
