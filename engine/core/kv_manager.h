@@ -77,7 +77,7 @@ struct KvCounters {
   int64_t state_used_slots = 0;
   int64_t state_peak_used_slots = 0;
   int64_t state_used_bytes = 0;  // state_used_slots x state_bytes_per_slot
-  WindowKvCounters window;         // the window pool (all 0 without one)
+  WindowKvCounters window;       // the window pool (all 0 without one)
 };
 
 using HolderId = int32_t;  // a request's slot in its scheduler

@@ -553,7 +553,8 @@ HfModelRead read_config(const CheckpointFiles& files, bool simulate) {
     out.unsupported = unsupported_message(r, *unsupported);
   } else {
     // A network that built its per-layer mixers (window layers, GDN) read layer_types and its window itself.
-    if (c.mixers.empty() && c.attention == AttentionKind::kGqa) require_full_attention(r, c, network->model_type);
+    if (c.mixers.empty() && c.attention == AttentionKind::kGqa)
+      require_full_attention(r, c, network->model_type);
     if (c.mixers.empty() && !reads_own_layer_types(network->read)) require_full_attention_layers(r, c);
   }
   validate_model(c, path);

@@ -8,7 +8,9 @@ LinearStateBytes linear_state_bytes(const ModelConfig& c, MixerKind kind, int tp
   const int64_t t = std::max(1, tp);
   switch (kind) {
     case MixerKind::kAttention:
-      return {};
+    case MixerKind::kSlidingWindow:
+    case MixerKind::kChunkedAttention:
+      return {};  // attention layers keep KV pages, not a state
     case MixerKind::kGatedDeltaNet: {
       const GdnShape& g = c.gdn;
       const int64_t channels =

@@ -20,11 +20,11 @@ enum class AttentionKind {
 };
 
 // A layer's token mixer where a hybrid's layers differ (layer_types, hybrid_override_pattern): the model's
-// attention over the whole context (paged KV); attention over the last window_tokens keys only: kSlidingWindow
-// (gpt-oss, Gemma 3: each query sees the window_tokens keys before it, itself included) or kChunkedAttention
-// (Llama 4: each query sees the keys of its own window_tokens-long chunk), both keeping at most window_tokens
-// of KV per request; or a linear-attention mixer that keeps a fixed-size recurrent state per request and no
-// KV: Gated DeltaNet (Qwen3-Next, Qwen3.5) or Mamba-2 (Nemotron-H). docs/layers.md.
+// attention over the whole context (paged KV); attention over the last window_tokens keys only:
+// kSlidingWindow (gpt-oss, Gemma 3: each query sees the window_tokens keys before it, itself included) or
+// kChunkedAttention (Llama 4: each query sees the keys of its own window_tokens-long chunk), both keeping at
+// most window_tokens of KV per request; or a linear-attention mixer that keeps a fixed-size recurrent state
+// per request and no KV: Gated DeltaNet (Qwen3-Next, Qwen3.5) or Mamba-2 (Nemotron-H). docs/layers.md.
 enum class MixerKind { kAttention, kGatedDeltaNet, kSlidingWindow, kChunkedAttention, kMamba2 };
 // "attention", "gdn", "sliding_window", "chunked_attention", "mamba2"
 std::string_view mixer_kind_name(MixerKind kind);
