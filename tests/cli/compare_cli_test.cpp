@@ -24,7 +24,9 @@ using testing::TestDir;
 
 constexpr int kPageTokens = 16;
 // A pool of 12 pages x 16 tokens holds ~3 of the requests: the burst preempts (incremental reservation).
-// Every option that steers the scheduler is passed to both commands (their defaults differ: --kv-pages).
+// Every option that steers the scheduler is passed to both commands (their defaults differ: --kv-pages), and
+// the sim is priced by the roofline with the seed's engine, as the run is (the default profile brings its
+// engine's rules, docs/hardware-and-engines.md).
 const std::string kSchedulerFlags =
     " --model glm-5.3-tiny --page-size 16 --reservation incremental"
     " --max-running 64 --kv-pages 12 --chunk 64";
@@ -51,7 +53,7 @@ json run_and_compare(const TestDir& dir, const std::string& extra, Result* compa
   INFO(real.err);
   REQUIRE(real.exit_code == 0);
   const Result sim = run_tokenline(
-      "sim --backend analytic --parallel tp1 --trace-detail op --out " + dir.file("sim") + common, dir);
+      "sim --backend analytic --parallel tp1 --trace-detail op --roofline --out " + dir.file("sim") + common, dir);
   INFO(sim.err);
   REQUIRE(sim.exit_code == 0);
   *compare = run_tokenline("compare " + dir.file("sim/trace.json") + " " + dir.file("real/trace.json") +
