@@ -64,7 +64,7 @@ struct CostModel {
   int64_t indexer_read_bytes_token_layer = 0;  // read: 132, or 128 without scales
   double weight_bytes_per_param = 1;           // the attention projections' (group_bytes_per_param)
   // Attention layers by kind (ModelConfig::mixers, counted once here: step_cost asks every step).
-  int full_attention_layers = 0;  // over the whole context
+  int full_attention_layers = 0;  // over the whole context: the layers whose KV grows with it (memory.h)
   int window_layers = 0;          // over at most model.window_tokens keys (sliding or chunked)
   bool chunked_window = false;    // the window layers are chunked (Llama 4), not sliding
   // Per weight group (WeightGroup's order): bytes per parameter with scales, and the GEMM rate (FLOP/s,

@@ -31,13 +31,6 @@ WeightBytes weight_bytes_per_gpu(const CostModel& cm) {
 
 namespace {
 
-// Layers whose KV grows with the context: the attention layers but the window ones; linear-attention layers
-// hold a state slot instead (linear_state_capacity). A model without either: every layer, so every figure
-// before window layers existed stays bit for bit.
-int full_kv_layers(const CostModel& cm) {
-  return cm.model.attention_layers() - cm.window_layers;
-}
-
 // Splits free bytes between the full layers' tokens and the window pool by the engine's rule (kv_capacity).
 void split_window_pool(const EngineBehavior& b, const CostModel& cm, int64_t page_tokens, int64_t max_running,
                        KvCapacity& k) {
@@ -80,7 +73,7 @@ KvShare kv_share_per_gpu(const CostModel& cm, KvPlacement placement) {
 KvTokenBytes kv_bytes_per_token_per_gpu(const CostModel& cm, KvPlacement placement) {
   const ModelConfig& m = cm.model;
   const KvShare s = kv_share_per_gpu(cm, placement);
-  const double main = double(cm.kv_bytes_token_layer) * full_kv_layers(cm);
+  const double main = double(cm.kv_bytes_token_layer) * cm.full_attention_layers;
   const double indexer = double(cm.indexer_bytes_token_layer) * (m.has_indexer() ? m.indexer_full_layers : 0);
   const double window = double(cm.kv_bytes_token_layer) * cm.window_layers;
   return {main * double(s.num) / double(s.den), indexer * double(s.num) / double(s.den),
@@ -91,7 +84,7 @@ KvPageBytes kv_page_bytes(const CostModel& cm, KvPlacement placement, int64_t pa
   const ModelConfig& m = cm.model;
   const KvShare s = kv_share_per_gpu(cm, placement);
   const int64_t indexer_layers = m.has_indexer() ? m.indexer_full_layers : 0;
-  return {cm.kv_bytes_token_layer * full_kv_layers(cm) * page_tokens * s.num / s.den,
+  return {cm.kv_bytes_token_layer * cm.full_attention_layers * page_tokens * s.num / s.den,
           cm.indexer_bytes_token_layer * indexer_layers * page_tokens * s.num / s.den,
           cm.kv_bytes_token_layer * cm.window_layers * page_tokens * s.num / s.den};
 }
@@ -138,7 +131,7 @@ KvCapacity kv_capacity(const CostModel& cm, const EngineBehavior& behavior, int6
   // Summed before the share is taken, so the seed's figure stays bit-identical: (KV + indexer) / tp.
   const KvShare share = kv_share_per_gpu(cm, behavior.kv_placement);
   const double token_bytes =
-      double(cm.kv_bytes_token_layer) * full_kv_layers(cm) +
+      double(cm.kv_bytes_token_layer) * cm.full_attention_layers +
       double(cm.indexer_bytes_token_layer) * (m.has_indexer() ? m.indexer_full_layers : 0);
   k.bytes_per_token = token_bytes * double(share.num) / double(share.den);
   // Every GPU of a rank holds its share of each of the rank's tokens, so one GPU's free bytes bound them.
