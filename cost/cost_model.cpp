@@ -91,7 +91,7 @@ CostModel make_cost_model(const ModelConfig& model, const Parallel& parallel, Kv
   // One MoE decoder layer's attention, eh_proj (2h -> h), and the experts one token touches.
   cm.mtp_active_params =
       attention_params_per_layer(model, p) + 2 * h * h +
-      3 * h * double(model.moe_intermediate) * (model.experts_per_token + model.shared_experts);
+      model.mlp_params(model.moe_intermediate) * (model.experts_per_token + model.shared_experts);
   cm.mtp_params = p.mtp;
   cm.time_source = roofline_time_source();
   if (options.profile) {

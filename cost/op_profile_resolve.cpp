@@ -258,7 +258,9 @@ std::string routing_name(double alpha) {
 // routed experts' format (pick_rows), of the profile's routing and the layout's MoE TP and EP.
 OpCurve moe_curve(const ProfileTable& t, const CostModel& cm, double routing_alpha, PickedRows& picked) {
   const ModelConfig& m = cm.model;
-  if (t.empty() || !m.is_moe()) return {};
+  // The tables time gated experts (gate_up and down GEMMs); a plain two-matrix expert (Nemotron-H's squared
+  // ReLU) is priced by its roofline rather than by a kernel it does not run.
+  if (t.empty() || !m.is_moe() || m.mlp_projections != 3) return {};
   const std::string routing = routing_name(routing_alpha);
   const double mtp = cm.parallel.moe_tp(), ep = cm.parallel.ep;
   auto layout = [&](size_t i) { return t.text_at(i, 1) == routing && t.at(i, 5) == mtp && t.at(i, 6) == ep; };
@@ -389,7 +391,8 @@ void resolve_gemms(const ProfileTable& g, const CostModel& cm, ProfileCurves& pc
   }
   if (m.mlp_dense_layers() > 0) {
     const PickedRows dense = rows(WeightGroup::kDenseMlp, {Op::kDenseMlp});
-    pc.dense_up = gemm_curve(g, 2 * double(m.dense_intermediate) / tp, h, dense);
+    // gate and up fused (a plain MLP, Nemotron-H's squared ReLU: up only)
+    pc.dense_up = gemm_curve(g, (m.mlp_projections - 1) * double(m.dense_intermediate) / tp, h, dense);
     pc.dense_down = gemm_curve(g, h, double(m.dense_intermediate) / tp, dense);
   }
   const PickedRows bf16 = bf16_rows(cm);
@@ -398,7 +401,7 @@ void resolve_gemms(const ProfileTable& g, const CostModel& cm, ProfileCurves& pc
     const double sh = double(m.moe_intermediate) * m.shared_experts;
     if (sh > 0) {
       const PickedRows shared = rows(WeightGroup::kSharedExperts, {Op::kSharedExpert});
-      pc.shared_up = gemm_curve(g, 2 * sh / tp, h, shared);
+      pc.shared_up = gemm_curve(g, (m.mlp_projections - 1) * sh / tp, h, shared);
       pc.shared_down = gemm_curve(g, h, sh / tp, shared);
     }
   }

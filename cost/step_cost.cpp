@@ -210,8 +210,9 @@ void attention_block_ops(const CostModel& cm, const RankWork& w, Terms& out) {
   const ModelConfig& m = cm.model;
   const double T = w.tokens, tp = cm.parallel.tp, bpp = cm.weight_bytes_per_param;
   const double h = double(m.hidden);
-  // Norms run on every layer; the attention ops on the attention layers only (linear ones: linear_mixer_ops).
-  const int Ln = m.layers, L = m.attention_layers(), Lf = m.has_indexer() ? m.indexer_full_layers : 0;
+  // Norms before every block's mixer and FFN (two per layer; one per Nemotron-H block); the attention ops on
+  // the attention layers only (linear ones: linear_mixer_ops).
+  const int Ln = m.block_norms(), L = m.attention_layers(), Lf = m.has_indexer() ? m.indexer_full_layers : 0;
   const bool mla = m.attention == AttentionKind::kMla;
   // GQA's fused qkv; with an output gate (Qwen3-Next, Qwen3.5) q_proj yields a gate per query dim too.
   const double a_out =
@@ -222,9 +223,8 @@ void attention_block_ops(const CostModel& cm, const RankWork& w, Terms& out) {
                          : h * a_out;
   finish_op(cm, at(out, Op::kEmbed),
             {1, 0, T * h * cm.bpp(WeightGroup::kEmbed), 0, 0, T * h * kActBytes, Rate::kVector});
-  finish_op(
-      cm, at(out, Op::kRmsnorm),
-      {2 * Ln, 2 * Ln * T * h * kNormFlopsPerElem, 0, 0, 0, 2 * Ln * T * 3 * h * kActBytes, Rate::kVector});
+  finish_op(cm, at(out, Op::kRmsnorm),
+            {Ln, Ln * T * h * kNormFlopsPerElem, 0, 0, 0, Ln * T * 3 * h * kActBytes, Rate::kVector});
   finish_op(
       cm, at(out, Op::kAProj),
       {L, L * 2 * T * w_a / tp, L * w_a * bpp / tp, 0, 0, L * T * (h + a_out / tp) * kActBytes, Rate::kGemm});
@@ -364,10 +364,10 @@ void mlp_ops(const CostModel& cm, const RankWork& w, Terms& out) {
   const double h = double(m.hidden);
   const int Lm = m.moe_layers(), Ld = m.mlp_dense_layers();
   if (Ld > 0) {
-    const double w_mlp = 3 * h * double(m.dense_intermediate);
+    const double w_mlp = m.mlp_params(m.dense_intermediate), proj = m.mlp_projections;
     finish_op(cm, at(out, Op::kDenseMlp),
               {Ld, Ld * 2 * T * w_mlp / tp, Ld * w_mlp * cm.bpp(WeightGroup::kDenseMlp) / tp, 0, 0,
-               Ld * T * (2 * h + 3 * double(m.dense_intermediate) / tp) * kActBytes, Rate::kDenseGemm});
+               Ld * T * (2 * h + proj * double(m.dense_intermediate) / tp) * kActBytes, Rate::kDenseGemm});
   }
   if (Lm == 0) return;
   const double w_gate = double(m.routed_experts) * h;
@@ -375,10 +375,10 @@ void mlp_ops(const CostModel& cm, const RankWork& w, Terms& out) {
             {Lm, Lm * 2 * T * w_gate / tp, Lm * w_gate * cm.bpp(WeightGroup::kRouter) / tp, 0, 0,
              Lm * T * (h + double(m.routed_experts)) * kActBytes / tp, Rate::kRouterGemm});
   if (m.shared_experts > 0) {
-    const double w_sh = 3 * h * double(m.moe_intermediate) * m.shared_experts;
+    const double w_sh = m.mlp_params(m.moe_intermediate) * m.shared_experts, proj = m.mlp_projections;
     finish_op(cm, at(out, Op::kSharedExpert),
               {Lm, Lm * 2 * T * w_sh / tp, Lm * w_sh * cm.bpp(WeightGroup::kSharedExperts) / tp, 0, 0,
-               Lm * T * (2 * h + 3 * double(m.moe_intermediate) * m.shared_experts / tp) * kActBytes,
+               Lm * T * (2 * h + proj * double(m.moe_intermediate) * m.shared_experts / tp) * kActBytes,
                Rate::kSharedGemm});
   }
 }
@@ -455,8 +455,9 @@ void rank_collectives(const CostModel& cm, const RankWork& w, double expert_imba
     finish_collective(cm, at(out, Op::kReduceScatter), L, hidden_msg);
     if (!per_layer) finish_collective(cm, at(out, Op::kDenseAllreduce), m.mlp_dense_layers(), hidden_msg);
   } else if (p.tp > 1) {
-    finish_collective(cm, at(out, Op::kAttnAllreduce), L, hidden_msg);
-    finish_collective(cm, at(out, Op::kMlpAllreduce), L, hidden_msg);
+    // One after each block's mixer and one after its FFN (Nemotron-H's blocks have one or the other).
+    finish_collective(cm, at(out, Op::kAttnAllreduce), m.mixer_blocks(), hidden_msg);
+    finish_collective(cm, at(out, Op::kMlpAllreduce), m.ffn_layers(), hidden_msg);
   }
   if (p.ep > 1 && Lm > 0) {
     // Under TP attention every GPU of the rank holds the same tokens; each dispatches its 1/tp slice.
@@ -478,7 +479,7 @@ void expert_op(const CostModel& cm, double all_tokens, double expert_imbalance, 
   const int Lm = m.moe_layers();
   if (Lm == 0 || all_tokens <= 0) return;
   const double h = double(m.hidden), inter = double(m.moe_intermediate);
-  const double expert_params = 3 * h * inter;
+  const double expert_params = m.mlp_params(m.moe_intermediate), proj = m.mlp_projections;
   const double pairs = all_tokens * m.experts_per_token * expert_imbalance;
   const double touched = 1 - std::pow(1 - double(m.experts_per_token) / m.routed_experts, all_tokens);
   const double local_experts = double(m.routed_experts) / p.ep;
@@ -487,7 +488,7 @@ void expert_op(const CostModel& cm, double all_tokens, double expert_imbalance, 
             Lm * local_experts * touched * expert_params * cm.bpp(WeightGroup::kRoutedExperts) / p.moe_tp(),
             0,
             0,
-            Lm * pairs * (2 * h + 3 * inter / p.moe_tp()) * kActBytes / p.gpus(),
+            Lm * pairs * (2 * h + proj * inter / p.moe_tp()) * kActBytes / p.gpus(),
             Rate::kExpertGemm};
   finish_op(cm, t, g);
 }

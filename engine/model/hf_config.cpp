@@ -1,4 +1,5 @@
 // Hugging Face config.json -> ModelConfig. nlohmann stays in this file.
+#include <algorithm>
 #include <cctype>
 #include <nlohmann/json.hpp>
 #include <sstream>
@@ -360,8 +361,195 @@ void read_qwen3_5(const Reader& r, ModelConfig& c) {
   read_gdn_hybrid(r, c);
 }
 
+// A field that must be null (or absent) or hold `neutral`: it names a mechanism tokenline does not model.
+void refuse_unless(const Reader& r, const char* field, const json& neutral, const std::string& mechanism) {
+  auto it = r.raw().find(field);
+  if (it == r.raw().end() || it->is_null() || *it == neutral) return;
+  throw InputError(r.where(field),
+                   neutral.dump() + " or null (" + mechanism + " is not modelled; model_type " +
+                       r.string_or("model_type", "") + ")",
+                   it->dump());
+}
+
+// transformers 4.50 models/gemma3/configuration_gemma3.py Gemma3TextConfig: sliding_window_pattern=6.
+constexpr int64_t kGemma3WindowPattern = 6;
+
+// Gemma 3 (transformers 4.50 models/gemma3/modeling_gemma3.py Gemma3DecoderLayer): a layer slides unless
+// (layer + 1) is a multiple of sliding_window_pattern (6: five local layers, then a global one).
+bool gemma3_window_layer(const Reader& r, int layer) {
+  return (layer + 1) % r.integer_or("sliding_window_pattern", kGemma3WindowPattern) != 0;
+}
+
+// Gemma 3 text (gemma3_text, and the text_config of a gemma3 wrapper): GQA with its own head_dim (q wider
+// than hidden in the 27B model), q/k RMSNorms over head_dim (Gemma3Attention.q_norm / k_norm), a GeGLU MLP
+// (Gemma3MLP: gate, up and down projections, the same three matrices as SwiGLU), embeddings tied by default.
+// Window layers: layer_types (transformers >= 4.53 writes it), else sliding_window_pattern's rule; W =
+// sliding_window (1024 in the published checkpoints). Its four norms per layer (pre- and post-attention,
+// pre- and post-FFN) are counted as two (2 x hidden per layer: 0.002% of the 27B model).
+void read_gemma3(const Reader& r, ModelConfig& c) {
+  read_llama(r, c);
+  c.qk_norm = true;
+  const int64_t pattern = r.integer_or("sliding_window_pattern", kGemma3WindowPattern);
+  if (pattern < 1 || pattern > kMaxCount)
+    throw InputError(r.where("sliding_window_pattern"), "a period >= 1", std::to_string(pattern));
+  read_window_layers(r, c, "sliding_window", MixerKind::kSlidingWindow, gemma3_window_layer);
+}
+
+// Gemma 4 text (gemma4_text; google/gemma-4-31B-it and -26B-A4B config.json, transformers 5.5): Gemma 3's
+// layers, plus mechanisms the layer description does not hold: global layers with their own head width and
+// KV heads (global_head_dim, num_global_key_value_heads), keys reused as values (attention_k_eq_v), KV shared
+// across layers (num_kv_shared_layers), per-layer input embeddings (hidden_size_per_layer_input), an MoE
+// block beside the dense MLP (enable_moe_block), a double-wide MLP (use_double_wide_mlp). Each is refused
+// naming its field where a config switches it on; without them the config reads as Gemma 3.
+void read_gemma4(const Reader& r, ModelConfig& c) {
+  refuse_unless(r, "global_head_dim", r.raw().value("head_dim", json()), "a global-layer head width");
+  refuse_unless(r, "num_global_key_value_heads", r.raw().value("num_key_value_heads", json()),
+                "global layers with their own KV heads");
+  refuse_unless(r, "attention_k_eq_v", false, "keys shared as values");
+  refuse_unless(r, "num_kv_shared_layers", 0, "KV shared across layers");
+  refuse_unless(r, "hidden_size_per_layer_input", 0, "per-layer input embeddings");
+  refuse_unless(r, "enable_moe_block", false, "an MoE block beside the dense MLP");
+  refuse_unless(r, "use_double_wide_mlp", false, "a double-wide MLP");
+  read_gemma3(r, c);
+}
+
+// Llama 4 (transformers models/llama4/configuration_llama4.py Llama4TextConfig, modeling_llama4.py): a layer
+// attends in chunks of attention_chunk_size (chunked_attention) where it uses RoPE, and over the whole
+// context where it does not (NoPE: no_rope_layers[i] == 0; without the list every no_rope_layer_interval-th
+// layer, 4); layer_types, where written, says the same.
+bool llama4_window_layer(const Reader& r, int layer) {
+  auto nope = r.raw().find("no_rope_layers");
+  if (nope != r.raw().end() && nope->is_array() && !nope->empty()) return (*nope)[size_t(layer)] != 0;
+  return (layer + 1) % r.integer_or("no_rope_layer_interval", 4) != 0;
+}
+
+// Llama 4 text (llama4_text, the text_config of a llama4 wrapper): GQA (its q/k norm is a weightless L2
+// norm), chunked layers (llama4_window_layer), and MoE on the moe_layers (default every
+// interleave_moe_layer_step-th layer from step - 1: all 48 of Scout, every other one of Maverick):
+// num_local_experts routed experts of intermediate_size, top num_experts_per_tok (1) by a sigmoid router
+// without bias, one shared expert of intermediate_size; the other layers a dense MLP of
+// intermediate_size_mlp.
+void read_llama4(const Reader& r, ModelConfig& c) {
+  read_llama(r, c);
+  c.routed_experts = to_int(r.integer("num_local_experts"), r, "num_local_experts");
+  c.experts_per_token = to_int(r.integer("num_experts_per_tok"), r, "num_experts_per_tok");
+  c.shared_experts = 1;
+  c.router_score_bias = false;
+  c.moe_intermediate = r.integer("intermediate_size");
+  c.dense_intermediate = r.integer("intermediate_size_mlp");
+  if (c.layers > (int64_t{1} << 10)) return;  // validate_model names the range
+  auto nope = r.raw().find("no_rope_layers");
+  if (nope != r.raw().end() && !nope->is_null()) {
+    if (!nope->is_array() || (!nope->empty() && nope->size() < size_t(c.layers)))
+      throw InputError(r.where("no_rope_layers"), "a 0 / 1 per layer (" + std::to_string(c.layers) + ")",
+                       nope->is_array() ? std::to_string(nope->size()) + " entries" : nope->dump());
+    for (const json& v : *nope)
+      if (v != 0 && v != 1) throw InputError(r.where("no_rope_layers"), "0 (NoPE) or 1 (RoPE)", v.dump());
+  }
+  const int64_t interval = r.integer_or("no_rope_layer_interval", 4);
+  if (interval < 1 || interval > kMaxCount)
+    throw InputError(r.where("no_rope_layer_interval"), "an interval >= 1", std::to_string(interval));
+  c.ffns.assign(size_t(c.layers), FfnKind::kDense);
+  auto moe = r.raw().find("moe_layers");
+  if (moe != r.raw().end() && !moe->is_null()) {
+    if (!moe->is_array()) throw InputError(r.where("moe_layers"), "a list of layer indices", moe->dump());
+    for (const json& v : *moe) {
+      if (!v.is_number_integer() || v.get<int64_t>() < 0 || v.get<int64_t>() >= c.layers)
+        throw InputError(r.where("moe_layers"), "layer indices 0 .. num_hidden_layers - 1", v.dump());
+      c.ffns[size_t(v.get<int64_t>())] = FfnKind::kMoe;
+    }
+  } else {
+    const int64_t step = r.integer_or("interleave_moe_layer_step", 1);
+    if (step < 1 || step > kMaxCount)
+      throw InputError(r.where("interleave_moe_layer_step"), "a step >= 1", std::to_string(step));
+    for (int64_t i = step - 1; i < c.layers; i += step) c.ffns[size_t(i)] = FfnKind::kMoe;
+  }
+  c.dense_layers = 0;
+  for (const FfnKind k : c.ffns) c.dense_layers += k == FfnKind::kDense ? 1 : 0;
+  read_window_layers(r, c, "attention_chunk_size", MixerKind::kChunkedAttention, llama4_window_layer);
+}
+
+// Nemotron-H / Nemotron 3 (nemotron_h; transformers models/nemotron_h, NemotronHConfig 4.57): each of the
+// num_hidden_layers blocks is a norm and ONE of a Mamba-2 mixer (M), GQA attention (*), a dense MLP (-) or
+// an MoE (E), as hybrid_override_pattern spells it. MLPs and experts are squared-ReLU up / down projections
+// (NemotronHMLP: two matrices). The MoE: n_routed_experts of moe_intermediate_size, top num_experts_per_tok
+// by a sigmoid router with a score-correction bias, n_shared_experts of moe_shared_expert_intermediate_size
+// (counted as that many experts' widths of moe_intermediate_size, so it must be a multiple). Mamba-2:
+// mamba_num_heads x mamba_head_dim, ssm_state_size, n_groups, conv_kernel; its state in
+// mamba_ssm_cache_dtype (float32 in the published configs, SGLang's default too: linear_state.h). A latent
+// MoE (moe_latent_size: Nemotron 3 Super's experts run in a narrower space between two projections) is
+// refused naming the field; MTP layers (mtp_hybrid_override_pattern) are not read.
+void read_nemotron_h(const Reader& r, ModelConfig& c) {
+  refuse_unless(r, "moe_latent_size", json(), "a latent MoE (experts between a down and an up projection)");
+  read_llama(r, c);
+  // Nemotron-H's first configs (4.48, Nemotron-H-56B) name the attention head width attention_head_dim.
+  c.head_dim = r.integer_or("head_dim", r.integer_or("attention_head_dim", c.head_dim));
+  c.mlp_projections = 2;
+  c.mamba = {.heads = to_int(r.integer("mamba_num_heads"), r, "mamba_num_heads"),
+             .head_dim = r.integer("mamba_head_dim"),
+             .state_size = r.integer("ssm_state_size"),
+             .groups = to_int(r.integer("n_groups"), r, "n_groups"),
+             .conv_kernel = r.integer("conv_kernel")};
+  for (const auto& [v, field] :
+       {std::pair{int64_t{c.mamba.heads}, "mamba_num_heads"}, std::pair{c.mamba.head_dim, "mamba_head_dim"},
+        std::pair{c.mamba.state_size, "ssm_state_size"}, std::pair{int64_t{c.mamba.groups}, "n_groups"},
+        std::pair{c.mamba.conv_kernel, "conv_kernel"}}) {
+    if (v < 1 || v > (int64_t{1} << 16)) throw InputError(r.where(field), "1 .. 65536", std::to_string(v));
+  }
+  const std::string ssm = r.string_or("mamba_ssm_cache_dtype", "float32");
+  if (ssm != "float32" && ssm != "bfloat16" && ssm != "float16")
+    throw InputError(r.where("mamba_ssm_cache_dtype"), "float32, bfloat16 or float16", "'" + ssm + "'");
+  c.ssm_state_bytes = ssm == "float32" ? 4 : 2;
+  auto pattern = r.raw().find("hybrid_override_pattern");
+  if (pattern == r.raw().end() || !pattern->is_string())
+    throw InputError(r.where("hybrid_override_pattern"), "a string of M, *, - and E, one per layer",
+                     pattern == r.raw().end() ? "no such field" : pattern->dump());
+  const std::string blocks = pattern->get<std::string>();
+  if (blocks.size() != size_t(c.layers))
+    throw InputError(r.where("hybrid_override_pattern"),
+                     "one of M, *, - and E per layer (" + std::to_string(c.layers) + ")",
+                     std::to_string(blocks.size()) + " characters");
+  c.mixers.assign(blocks.size(), MixerKind::kNone);
+  c.ffns.assign(blocks.size(), FfnKind::kNone);
+  for (size_t i = 0; i < blocks.size(); ++i) {
+    switch (blocks[i]) {
+      case 'M':
+        c.mixers[i] = MixerKind::kMamba2;
+        break;
+      case '*':
+        c.mixers[i] = MixerKind::kAttention;
+        break;
+      case '-':
+        c.ffns[i] = FfnKind::kDense;
+        break;
+      case 'E':
+        c.ffns[i] = FfnKind::kMoe;
+        break;
+      default:
+        throw InputError(r.where("hybrid_override_pattern[" + std::to_string(i) + "]"),
+                         "M (Mamba-2), * (attention), - (MLP) or E (MoE)",
+                         "'" + std::string(1, blocks[i]) + "'");
+    }
+  }
+  c.dense_layers = int(std::count(c.ffns.begin(), c.ffns.end(), FfnKind::kDense));
+  if (std::count(c.ffns.begin(), c.ffns.end(), FfnKind::kMoe) == 0) return;
+  c.routed_experts = to_int(r.integer("n_routed_experts"), r, "n_routed_experts");
+  c.experts_per_token = to_int(r.integer("num_experts_per_tok"), r, "num_experts_per_tok");
+  c.moe_intermediate = r.integer("moe_intermediate_size");
+  c.router_score_bias = true;
+  const int shared = to_int(r.integer_or("n_shared_experts", 0), r, "n_shared_experts");
+  const int64_t shared_width = r.integer_or("moe_shared_expert_intermediate_size", c.moe_intermediate);
+  if (shared > 0 && (c.moe_intermediate < 1 || shared_width % c.moe_intermediate != 0 ||
+                     shared_width / c.moe_intermediate > kMaxCount / shared))
+    throw InputError(r.where("moe_shared_expert_intermediate_size"),
+                     "a multiple of moe_intermediate_size (" + std::to_string(c.moe_intermediate) + ")",
+                     std::to_string(shared_width));
+  c.shared_experts = shared > 0 ? int(shared * (shared_width / c.moe_intermediate)) : 0;
+}
+
 bool reads_own_layer_types(void (*read)(const Reader&, ModelConfig&)) {
-  return read == read_qwen3_next || read == read_qwen3_5;
+  return read == read_qwen3_next || read == read_qwen3_5 || read == read_gemma3 || read == read_gemma4 ||
+         read == read_llama4 || read == read_nemotron_h;
 }
 
 // How each family names its expert modules (ModuleNaming: what quantization exclusion lists match).
@@ -372,6 +560,16 @@ constexpr ModuleNaming kQwen35Names{
 constexpr ModuleNaming kMixtralNames{.experts = "block_sparse_moe.experts.0.",
                                      .expert_projs = {{{"w1", 1.0 / 3}, {"w3", 1.0 / 3}, {"w2", 1.0 / 3}}},
                                      .shared = ""};
+constexpr ModuleNaming kLlama4Names{
+    .layers = "language_model.model.layers.",
+    .experts = "feed_forward.experts.",
+    .expert_projs = {{{"gate_up_proj", 2.0 / 3}, {"down_proj", 1.0 / 3}, {"", 0}}},
+    .shared = "feed_forward.shared_expert."};
+constexpr ModuleNaming kNemotronHNames{.layers = "backbone.layers.",
+                                       .experts = "mixer.experts.0.",
+                                       .expert_projs = {{{"up_proj", 0.5}, {"down_proj", 0.5}, {"", 0}}},
+                                       .shared = "mixer.shared_experts."};
+constexpr ModuleNaming kGemmaNames{.layers = "language_model.model.layers."};
 constexpr ModuleNaming kGptOssNames{
     .experts = "mlp.experts.",
     .expert_projs = {{{"gate_up_proj", 2.0 / 3}, {"down_proj", 1.0 / 3}, {"", 0}}},
@@ -389,13 +587,17 @@ struct Network {
 constexpr Network kNetworks[] = {
     {"deepseek_v3", "DeepseekV3ForCausalLM", read_mla, kDeepseekNames},
     {"deepseek_v32", "", read_dsa, kDeepseekNames},
+    {"gemma3_text", "Gemma3ForCausalLM", read_gemma3, kGemmaNames},
+    {"gemma4_text", "Gemma4ForCausalLM", read_gemma4, kGemmaNames},
     {"glm_moe_dsa", "", read_dsa, kDeepseekNames},
     {"glm4_moe", "Glm4MoeForCausalLM", read_glm4_moe, kDeepseekNames},
     {"gpt_oss", "GptOssForCausalLM", read_gpt_oss, kGptOssNames},
     {"llama", "LlamaForCausalLM", read_llama, kDeepseekNames},
+    {"llama4_text", "Llama4ForCausalLM", read_llama4, kLlama4Names},
     {"minimax_m2", "MiniMaxM2ForCausalLM", read_minimax_m2, kMixtralNames},
     {"mistral", "MistralForCausalLM", read_llama, kDeepseekNames},
     {"mixtral", "MixtralForCausalLM", read_mixtral, kMixtralNames},
+    {"nemotron_h", "NemotronHForCausalLM", read_nemotron_h, kNemotronHNames},
     {"qwen2", "Qwen2ForCausalLM", read_llama, kQwenNames},
     {"qwen3", "Qwen3ForCausalLM", read_qwen3, kQwenNames},
     {"qwen3_moe", "Qwen3MoeForCausalLM", read_qwen3_moe, kQwenNames},
@@ -412,13 +614,8 @@ struct Unsupported {
   std::string_view mechanism;
 };
 constexpr Unsupported kUnsupported[] = {
-    {"nemotron_h", "hybrid_override_pattern", "Mamba-2 state-space layers"},
-    {"llama4", "attention_chunk_size", "chunked local attention"},
-    {"llama4_text", "attention_chunk_size", "chunked local attention"},
-    {"gemma3", "sliding_window", "sliding-window attention"},
-    {"gemma3_text", "sliding_window", "sliding-window attention"},
-    {"gemma4", "sliding_window", "sliding-window attention"},
-    {"gemma4_text", "sliding_window", "sliding-window attention"},
+    {"kimi_linear", "linear_attn_config", "Kimi Delta Attention (KDA) layers"},
+    {"falcon_h1", "mamba_d_ssm", "attention and Mamba-2 side by side in one block"},
 };
 
 const Unsupported* find_unsupported(std::string_view model_type) {
@@ -515,18 +712,47 @@ std::string left_out_towers(const json& top) {
   return out;
 }
 
+// A wrapper's text_config may omit its model_type (transformers builds the text class from the wrapper's
+// sub_configs): the text model type each wrapper implies.
+std::string text_model_type(const json& top) {
+  const std::string wrapper =
+      top.value("model_type", json("")).is_string() ? top.value("model_type", "") : "";
+  for (const auto& [outer, inner] : {std::pair{"gemma3", "gemma3_text"}, std::pair{"gemma4", "gemma4_text"},
+                                     std::pair{"llama4", "llama4_text"}})
+    if (wrapper == outer) return inner;
+  return "";
+}
+
+// The class defaults transformers fills in for fields a family's config.json leaves out, where published
+// checkpoints rely on them: google/gemma-3-27b-it's text_config names neither vocab_size nor
+// max_position_embeddings nor sliding_window_pattern (transformers 4.50 configuration_gemma3.py
+// Gemma3TextConfig: vocab_size 262208, max_position_embeddings 131072, head_dim 256, num_key_value_heads 4,
+// sliding_window 4096, tie_word_embeddings true).
+void fill_class_defaults(json& j, const std::string& model_type) {
+  if (model_type != "gemma3_text") return;
+  for (const auto& [field, value] :
+       {std::pair{"vocab_size", json(262208)}, std::pair{"max_position_embeddings", json(131072)},
+        std::pair{"head_dim", json(256)}, std::pair{"num_key_value_heads", json(4)},
+        std::pair{"sliding_window", json(4096)}, std::pair{"tie_word_embeddings", json(true)}})
+    if (!j.contains(field)) j[field] = value;
+}
+
 // simulate: refuse a family tokenline cannot simulate before reading its fields (parse_hf_model).
 HfModelRead read_config(const CheckpointFiles& files, bool simulate) {
   const std::string& path = files.config_path;
   const json top = parse_config_object(files);
   auto text = top.find("text_config");
   const bool wrapped = text != top.end() && text->is_object() && !top.contains("num_hidden_layers");
-  const json& j = wrapped ? *text : top;
+  json j = wrapped ? *text : top;
+  const Reader outer(j, path, wrapped ? "text_config." : "");
+  std::string model_type = outer.string_or("model_type", "");
+  if (wrapped && model_type.empty()) model_type = text_model_type(top);
+  fill_class_defaults(j, model_type);
   Reader r(j, path, wrapped ? "text_config." : "");
   HfModelRead out;
   ModelConfig& c = out.config;
   c.name = path;
-  c.hf_model_type = r.string_or("model_type", "");
+  c.hf_model_type = model_type;
   if (wrapped) c.left_out = left_out_towers(top);
   const Network* network = find_network(r, c.hf_model_type);
   const Unsupported* unsupported = find_unsupported(c.hf_model_type);

@@ -447,7 +447,7 @@ void attention_modules(const ModelConfig& c, const std::string& at, WeightGroup 
 
 void moe_modules(const ModelConfig& c, const ModuleNaming& n, const std::string& at, bool mtp,
                  std::vector<Module>& out) {
-  const double expert = 3.0 * double(c.hidden) * double(c.moe_intermediate);
+  const double expert = c.mlp_params(c.moe_intermediate);
   for (const auto& [proj, share] : n.expert_projs) {
     if (proj.empty()) continue;
     out.push_back({mtp ? WeightGroup::kMtp : WeightGroup::kRoutedExperts,
@@ -456,7 +456,7 @@ void moe_modules(const ModelConfig& c, const ModuleNaming& n, const std::string&
   if (c.shared_experts > 0) {
     for (const char* proj : {"gate_proj", "up_proj", "down_proj"})
       out.push_back({mtp ? WeightGroup::kMtp : WeightGroup::kSharedExperts, at + std::string(n.shared) + proj,
-                     expert / 3 * c.shared_experts});
+                     expert / c.mlp_projections * c.shared_experts});
   }
 }
 
@@ -472,9 +472,10 @@ std::vector<Module> layer_modules(const ModelConfig& c, const ModuleNaming& n, i
     return out;
   }
   const std::string at = std::string(n.layers) + std::to_string(layer) + ".";
+  const bool mixer = c.mixers.empty() || c.mixers[size_t(layer)] != MixerKind::kNone;
   if (c.linear_layer(layer)) {
     gdn_modules(c, at, out);
-  } else {
+  } else if (mixer) {
     attention_modules(c, at, WeightGroup::kAttention, out);
   }
   if (c.indexer_full_layer(layer)) {
@@ -484,8 +485,13 @@ std::vector<Module> layer_modules(const ModelConfig& c, const ModuleNaming& n, i
     out.push_back({WeightGroup::kIndexer, at + "self_attn.indexer.wk", h * dim});
     out.push_back({WeightGroup::kIndexer, at + "self_attn.indexer.weights_proj", h * c.indexer_heads});
   }
-  // Dense layers first (DeepSeek's first_k_dense_replace; Qwen3-MoE's mlp_only_layers counted the same).
-  if (!c.is_moe() || layer < c.dense_layers) {
+  // Dense layers first (DeepSeek's first_k_dense_replace; Qwen3-MoE's mlp_only_layers counted the same),
+  // or each layer's own FFN kind where the model lists them (Llama 4, Nemotron-H).
+  const FfnKind ffn = !c.ffns.empty()                         ? c.ffns[size_t(layer)]
+                      : !c.is_moe() || layer < c.dense_layers ? FfnKind::kDense
+                                                              : FfnKind::kMoe;
+  if (ffn == FfnKind::kNone) return out;
+  if (ffn == FfnKind::kDense) {
     for (const char* proj : {"gate_proj", "up_proj", "down_proj"})
       out.push_back({WeightGroup::kDenseMlp, at + "mlp." + proj, h * double(c.dense_intermediate)});
   } else {

@@ -11,6 +11,8 @@ LinearStateBytes linear_state_bytes(const ModelConfig& c, MixerKind kind, int tp
     case MixerKind::kSlidingWindow:
     case MixerKind::kChunkedAttention:
       return {};  // attention layers keep KV pages, not a state
+    case MixerKind::kNone:
+      return {};  // an FFN block (Nemotron-H) keeps nothing per request
     case MixerKind::kGatedDeltaNet: {
       const GdnShape& g = c.gdn;
       const int64_t channels =

@@ -56,10 +56,6 @@ double indexer_params(const ModelConfig& c) {
   return q_in * c.indexer_heads * dim + double(c.hidden) * dim + 2 * dim + double(c.hidden) * c.indexer_heads;
 }
 
-double mlp_params(int64_t hidden, int64_t intermediate) {
-  return 3.0 * double(hidden) * double(intermediate);
-}
-
 void require(bool ok, const std::string& where, const std::string& field, const std::string& expected,
              int64_t found) {
   if (!ok) throw InputError(where + ": " + field, expected, std::to_string(found));
@@ -105,8 +101,41 @@ std::string_view mixer_kind_name(MixerKind kind) {
       return "sliding_window";
     case MixerKind::kChunkedAttention:
       return "chunked_attention";
+    case MixerKind::kNone:
+      return "none";
   }
   return "attention";
+}
+
+std::string_view ffn_kind_name(FfnKind kind) {
+  switch (kind) {
+    case FfnKind::kDense:
+      return "dense";
+    case FfnKind::kMoe:
+      return "moe";
+    case FfnKind::kNone:
+      return "none";
+  }
+  return "dense";
+}
+
+int ModelConfig::moe_layers() const {
+  if (!is_moe()) return 0;
+  if (ffns.empty()) return layers - dense_layers;
+  int n = 0;
+  for (const FfnKind k : ffns) n += k == FfnKind::kMoe ? 1 : 0;
+  return n;
+}
+
+int ModelConfig::mlp_dense_layers() const {
+  if (ffns.empty()) return is_moe() ? dense_layers : layers;
+  int n = 0;
+  for (const FfnKind k : ffns) n += k == FfnKind::kDense ? 1 : 0;
+  return n;
+}
+
+double ModelConfig::mlp_params(int64_t intermediate) const {
+  return double(mlp_projections) * double(hidden) * double(intermediate);
 }
 
 int ModelConfig::linear_layers() const {
@@ -157,14 +186,14 @@ ParamCounts count_params(const ModelConfig& c) {
                 mamba2_params(c) * c.mixer_layers(MixerKind::kMamba2);
   if (c.attention_sinks) p.attention += double(c.heads) * c.attention_layers();  // one sink logit per head
   p.indexer = indexer_params(c) * c.indexer_full_layers;
-  p.dense_mlp = mlp_params(c.hidden, c.dense_intermediate) * c.mlp_dense_layers();
-  const double expert = mlp_params(c.hidden, c.moe_intermediate);
+  p.dense_mlp = c.mlp_params(c.dense_intermediate) * c.mlp_dense_layers();
+  const double expert = c.mlp_params(c.moe_intermediate);
   p.routed_experts = expert * c.routed_experts * c.moe_layers();
   p.routed_active = expert * c.experts_per_token * c.moe_layers();
   p.shared_experts = expert * c.shared_experts * c.moe_layers();
   const double score_bias = c.router_score_bias ? c.routed_experts : 0;
   p.router = (double(c.routed_experts) * h + score_bias) * c.moe_layers();
-  p.norms = 2.0 * h * c.layers + h;
+  p.norms = h * c.block_norms() + h;
   p.embed = double(c.vocab) * h;
   p.lm_head = c.tie_embeddings ? 0 : double(c.vocab) * h;
   // MTP layer: enorm + hnorm, eh_proj (2h -> h), one MoE decoder layer, and its final norm.
@@ -308,6 +337,20 @@ void validate_model(const ModelConfig& c, const std::string& where) {
     require(c.window_tokens >= 1 && c.window_tokens <= c.max_context_tokens, where, field,
             "1 .. max_position_embeddings (" + std::to_string(c.max_context_tokens) + ")", c.window_tokens);
   }
+  if (!c.mixers.empty())
+    require(c.mixers.size() == size_t(c.layers), where, "layer_types", "a layer kind per layer",
+            int64_t(c.mixers.size()));
+  if (!c.ffns.empty()) {
+    require(c.ffns.size() == size_t(c.layers), where, "moe_layers", "an FFN kind per layer",
+            int64_t(c.ffns.size()));
+    require(c.is_moe() || c.moe_layers() == 0, where, "n_routed_experts", "experts for the MoE layers",
+            c.routed_experts);
+    require(c.dense_layers == c.mlp_dense_layers(), where, "first_k_dense_replace",
+            "the dense layers of the per-layer FFN list (" + std::to_string(c.mlp_dense_layers()) + ")",
+            c.dense_layers);
+  }
+  require(c.mlp_projections == 2 || c.mlp_projections == 3, where, "mlp_hidden_act",
+          "a gated (3 projections) or plain (2) MLP", c.mlp_projections);
   if (!layout_fits(c.default_kv_layout, c)) {
     throw InputError(where, "a default KV layout that fits the model",
                      std::string(kv_layout_name(c.default_kv_layout)));

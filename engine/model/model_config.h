@@ -24,10 +24,18 @@ enum class AttentionKind {
 // kSlidingWindow (gpt-oss, Gemma 3: each query sees the window_tokens keys before it, itself included) or
 // kChunkedAttention (Llama 4: each query sees the keys of its own window_tokens-long chunk), both keeping at
 // most window_tokens of KV per request; or a linear-attention mixer that keeps a fixed-size recurrent state
-// per request and no KV: Gated DeltaNet (Qwen3-Next, Qwen3.5) or Mamba-2 (Nemotron-H). docs/layers.md.
-enum class MixerKind { kAttention, kGatedDeltaNet, kSlidingWindow, kChunkedAttention, kMamba2 };
-// "attention", "gdn", "sliding_window", "chunked_attention", "mamba2"
+// per request and no KV: Gated DeltaNet (Qwen3-Next, Qwen3.5) or Mamba-2 (Nemotron-H); or kNone, a block with
+// no token mixer (Nemotron-H's MLP and MoE blocks: each of its blocks is a mixer or an FFN). docs/layers.md.
+enum class MixerKind { kAttention, kGatedDeltaNet, kSlidingWindow, kChunkedAttention, kMamba2, kNone };
+// "attention", "gdn", "sliding_window", "chunked_attention", "mamba2", "none"
 std::string_view mixer_kind_name(MixerKind kind);
+
+// A layer's FFN where a model's layers differ beyond "the first dense_layers are dense" (Llama 4's
+// interleaved MoE layers, Nemotron-H's blocks): a dense MLP of dense_intermediate, the MoE (routed experts,
+// shared experts, router), or none (Nemotron-H's mixer blocks). docs/layers.md.
+enum class FfnKind { kDense, kMoe, kNone };
+// "dense", "moe", "none"
+std::string_view ffn_kind_name(FfnKind kind);
 
 // Gated DeltaNet sizes (Qwen3-Next's linear_* fields).
 struct GdnShape {
@@ -86,6 +94,12 @@ struct ModelConfig {
   // gpt-oss: a learned sink logit per query head in every attention layer's softmax (one more "key" whose
   // value is zero): heads parameters per layer, one more exp per (query, head).
   bool attention_sinks = false;
+  // Per layer FFN, empty: the first dense_layers layers dense, the others MoE (all dense without experts).
+  // When set, dense_layers equals its kDense count (the loaders keep them equal).
+  std::vector<FfnKind> ffns;
+  // Weight matrices of one MLP or expert: 3 for a gated MLP (SwiGLU, GeGLU: gate, up, down), 2 for
+  // Nemotron-H's squared-ReLU MLP (up, down; transformers' NemotronHMLP).
+  int mlp_projections = 3;
   // MLP / MoE
   int routed_experts = 0;  // 0: dense model
   int experts_per_token = 0;
@@ -113,8 +127,11 @@ struct ModelConfig {
   bool is_moe() const { return routed_experts > 0; }
   int linear_layers() const;               // layers whose mixer is linear attention (GDN or Mamba-2)
   int mixer_layers(MixerKind kind) const;  // layers of one mixer kind
-  // Layers with attention and so paged KV: every layer but the linear ones.
-  int attention_layers() const { return layers - linear_layers(); }
+  // Layers with attention and so paged KV: every layer but the linear ones and those without a mixer.
+  int attention_layers() const { return layers - linear_layers() - mixer_layers(MixerKind::kNone); }
+  // Layers whose block has a token mixer (all but Nemotron-H's FFN blocks): one norm and, under TP, one
+  // all-reduce each.
+  int mixer_blocks() const { return layers - mixer_layers(MixerKind::kNone); }
   bool linear_layer(int layer) const {
     if (layer < 0 || size_t(layer) >= mixers.size()) return false;
     const MixerKind k = mixers[size_t(layer)];
@@ -130,8 +147,13 @@ struct ModelConfig {
   // Layers attending over the whole context (kAttention: the model's MLA / GQA), all of them without mixers.
   int full_attention_layers() const;
   bool has_indexer() const { return indexer_heads > 0; }
-  int moe_layers() const { return is_moe() ? layers - dense_layers : 0; }
-  int mlp_dense_layers() const { return is_moe() ? dense_layers : layers; }
+  int moe_layers() const;        // layers with the MoE FFN
+  int mlp_dense_layers() const;  // layers with a dense MLP
+  // Layers with an FFN (all but Nemotron-H's mixer blocks): one norm and, under TP, one all-reduce each.
+  int ffn_layers() const { return moe_layers() + mlp_dense_layers(); }
+  // RMSNorms before a block's mixer or FFN: two per layer in most models, one per Nemotron-H block.
+  int block_norms() const { return mixer_blocks() + ffn_layers(); }
+  double mlp_params(int64_t intermediate) const;  // one MLP / expert of that width: projections x hidden x it
   int indexer_shared_layers() const { return has_indexer() ? layers - indexer_full_layers : 0; }
   // True when `layer` (0-based) scores with its own indexer; full layers are spread evenly over the stack.
   bool indexer_full_layer(int layer) const;
@@ -179,7 +201,8 @@ bool uniform_weight_bytes(const ModelConfig& cfg);
 void override_weight_format(ModelConfig& cfg, std::string_view format);
 
 // The preset names, in a fixed order: glm-5.3, glm-5.3-tiny, deepseek-v3.2, deepseek-v3, llama-3.1-8b,
-// llama-3.1-70b, gpt-oss-120b, gpt-oss-20b.
+// llama-3.1-70b, gpt-oss-120b, gpt-oss-20b, qwen3.5-397b-a17b, kimi-k2.5, minimax-m2.5, llama-4-scout,
+// nemotron-3-nano-30b-a3b, gemma-3-27b.
 const std::vector<std::string>& model_preset_names();
 
 // A preset by name; throws InputError naming the known presets when `name` is unknown.
@@ -194,16 +217,15 @@ struct CheckpointFiles {
   std::string quant;        // its text
 };
 
-// A Hugging Face config.json (model_type deepseek_v3, deepseek_v32, glm_moe_dsa, glm4_moe, llama, minimax_m2,
-// mistral, mixtral, qwen2, qwen3, qwen3_moe, or another whose architectures class is one of theirs; GQA
-// models with full attention only; the Gated DeltaNet hybrids qwen3_next, qwen3_5_text, qwen3_5_moe_text), or
-// a multimodal wrapper's text_config (Kimi-K2.5, Qwen3.5), with its weight
-// formats (quantization_config, or hf_quant_config.json beside it). Python's Infinity / NaN literals are
-// read. Throws InputError naming the file and the field on missing, mistyped or out-of-range fields, an
-// unknown quant_method or format, a window longer than the context (sliding_window), or a family whose layers
-// need a mechanism tokenline does not model (nemotron_h, llama4, gemma3/4). gpt_oss is read with its
-// sliding-window layers and attention sinks, qwen3_next / qwen3_5* with their Gated DeltaNet layers
-// (docs/layers.md).
+// A Hugging Face config.json (model_type deepseek_v3, deepseek_v32, glm_moe_dsa, glm4_moe, gpt_oss, llama,
+// minimax_m2, mistral, mixtral, qwen2, qwen3, qwen3_moe, or another whose architectures class is one of
+// theirs; the Gated DeltaNet hybrids qwen3_next, qwen3_5_text, qwen3_5_moe_text; the window-layer families
+// gemma3_text, gemma4_text, llama4_text; the Mamba-2 hybrid nemotron_h), or a multimodal wrapper's
+// text_config (Kimi-K2.5, Qwen3.5, gemma3 / gemma4, llama4), with its weight formats (quantization_config,
+// or hf_quant_config.json beside it). Python's Infinity / NaN literals are read. Throws InputError naming the
+// file and the field on missing, mistyped or out-of-range fields, an unknown quant_method or format, a window
+// longer than the context, or a mechanism tokenline does not model (Gemma 4's global_head_dim, Nemotron 3
+// Super's moe_latent_size, kimi_linear, falcon_h1). docs/layers.md lists each family's rules.
 ModelConfig parse_hf_model(const CheckpointFiles& files);
 
 // A config.json read as far as tokenline describes it. unsupported: the one-line refusal of a family whose

@@ -178,12 +178,114 @@ ModelConfig gpt_oss(const char* name, int layers, int experts) {
   return c;
 }
 
+// A preset read from its checkpoint's config.json fields by the same rules as a file (parse_hf_model), so
+// a preset and the file it came from cannot drift apart (tests/engine/model compare them).
+ModelConfig from_config(const char* name, const std::string& config) {
+  ModelConfig c = parse_hf_model({.config_path = name, .config = config, .quant_path = "", .quant = ""});
+  c.name = name;
+  return c;
+}
+
+// Kimi-K2.5 (moonshotai/Kimi-K2.5, Modified MIT; the copy in tests/engine/model/data/hf/kimi-k2.5): the
+// kimi_k25 wrapper's text_config (DeepSeek-V3's MLA and MoE: 61 layers, the first dense, 384 experts top-8
+// plus one shared) with its compressed-tensors INT4 (group 32, symmetric) routed experts and BF16 elsewhere
+// (its ignore list); the vision tower left out.
+ModelConfig kimi_k2_5() {
+  return from_config("kimi-k2.5",
+                     R"({"architectures": ["KimiK25ForConditionalGeneration"], "model_type": "kimi_k25",
+    "tie_word_embeddings": false, "vision_config": {"model_type": "kimi_k25_vision"},
+    "text_config": {"architectures": ["DeepseekV3ForCausalLM"], "model_type": "kimi_k2",
+      "first_k_dense_replace": 1, "hidden_size": 7168, "intermediate_size": 18432, "kv_lora_rank": 512,
+      "max_position_embeddings": 262144, "moe_intermediate_size": 2048, "moe_layer_freq": 1,
+      "n_routed_experts": 384, "n_shared_experts": 1, "num_attention_heads": 64, "num_experts_per_tok": 8,
+      "num_hidden_layers": 61, "num_key_value_heads": 64, "num_nextn_predict_layers": 0, "q_lora_rank": 1536,
+      "qk_nope_head_dim": 128, "qk_rope_head_dim": 64, "v_head_dim": 128, "vocab_size": 163840,
+      "tie_word_embeddings": false, "topk_method": "noaux_tc",
+      "quantization_config": {"config_groups": {"group_0": {"input_activations": null,
+          "output_activations": null, "targets": ["Linear"], "weights": {"actorder": null,
+          "block_structure": null, "dynamic": false, "group_size": 32, "num_bits": 4, "observer": "minmax",
+          "observer_kwargs": {}, "strategy": "group", "symmetric": true, "type": "int"}}},
+        "format": "pack-quantized", "ignore": ["lm_head", "re:.*self_attn.*", "re:.*shared_experts.*",
+          "re:.*mlp\\.(gate|up|gate_up|down)_proj.*"], "kv_cache_scheme": null,
+        "quant_method": "compressed-tensors", "quantization_status": "compressed"}}})");
+}
+
+// MiniMax-M2.5 (MiniMaxAI/MiniMax-M2.5, Modified MIT; tests/engine/model/data/hf/minimax-m2.5): 62 GQA
+// layers with q/k norms, 256 experts top-8 with a routing bias, FP8 128 x 128 blocks but the router and the
+// LM head.
+ModelConfig minimax_m2_5() {
+  return from_config("minimax-m2.5",
+                     R"({"architectures": ["MiniMaxM2ForCausalLM"], "model_type": "minimax_m2",
+    "num_hidden_layers": 62, "hidden_size": 3072, "num_attention_heads": 48, "num_key_value_heads": 8,
+    "head_dim": 128, "intermediate_size": 1536, "vocab_size": 200064, "num_experts_per_tok": 8,
+    "num_local_experts": 256, "max_position_embeddings": 196608, "tie_word_embeddings": false,
+    "use_qk_norm": true, "use_routing_bias": true, "use_mtp": true, "shared_intermediate_size": 0,
+    "quantization_config": {"quant_method": "fp8", "fmt": "float8_e4m3fn", "activation_scheme": "dynamic",
+      "weight_block_size": [128, 128], "modules_to_not_convert": ["gate", "e_score_correction_bias", "lm_head"]}})");
+}
+
+// Llama-4-Scout-17B-16E (meta-llama/Llama-4-Scout-17B-16E-Instruct, Llama 4 Community License;
+// tests/engine/model/data/hf/llama-4-scout): 48 layers, chunked attention of 8192 tokens on three of every
+// four and full (NoPE) attention on every fourth, MoE on every layer (16 experts top-1 plus a shared
+// expert), BF16.
+ModelConfig llama_4_scout() {
+  return from_config("llama-4-scout",
+                     R"({"architectures": ["Llama4ForConditionalGeneration"], "model_type": "llama4",
+    "text_config": {"attention_chunk_size": 8192, "head_dim": 128, "hidden_size": 5120,
+      "interleave_moe_layer_step": 1, "intermediate_size": 8192, "intermediate_size_mlp": 16384,
+      "max_position_embeddings": 10485760, "model_type": "llama4_text", "num_attention_heads": 40,
+      "num_experts_per_tok": 1, "num_hidden_layers": 48, "num_key_value_heads": 8, "num_local_experts": 16,
+      "use_qk_norm": true, "vocab_size": 202048}, "torch_dtype": "bfloat16"})");
+}
+
+// NVIDIA-Nemotron-3-Nano-30B-A3B (nvidia/NVIDIA-Nemotron-3-Nano-30B-A3B-BF16, NVIDIA Open Model License;
+// tests/engine/model/data/hf/nemotron-3-nano-30b-a3b): 52 blocks, each a Mamba-2 mixer (23), GQA attention
+// (6) or an MoE (23: 128 squared-ReLU experts top-6 plus a shared expert twice their width), BF16. The
+// Nemotron 3 preset: Nemotron-3-Super's config asks for a latent MoE (moe_latent_size), which tokenline
+// refuses (docs/layers.md).
+ModelConfig nemotron_3_nano() {
+  return from_config("nemotron-3-nano-30b-a3b",
+                     R"({"architectures": ["NemotronHForCausalLM"], "model_type": "nemotron_h",
+    "conv_kernel": 4, "head_dim": 128, "hidden_size": 2688,
+    "hybrid_override_pattern": "MEMEM*EMEMEM*EMEMEM*EMEMEM*EMEMEM*EMEMEMEM*EMEMEMEME",
+    "intermediate_size": 1856, "mamba_head_dim": 64, "mamba_num_heads": 64, "mamba_ssm_cache_dtype": "float32",
+    "max_position_embeddings": 262144, "mlp_hidden_act": "relu2", "moe_intermediate_size": 1856,
+    "moe_shared_expert_intermediate_size": 3712, "n_groups": 8, "n_routed_experts": 128, "n_shared_experts": 1,
+    "num_attention_heads": 32, "num_experts_per_tok": 6, "num_hidden_layers": 52, "num_key_value_heads": 2,
+    "sliding_window": null, "ssm_state_size": 128, "tie_word_embeddings": false,
+    "time_step_limit": [0.0, Infinity], "vocab_size": 131072})");
+}
+
+// Gemma 3 27B (google/gemma-3-27b-it, Gemma Terms of Use; tests/engine/model/data/hf/gemma-3-27b-it): the
+// gemma3 wrapper's text_config, 62 layers of which every sixth is global and the others slide over 1024
+// tokens, GQA 32 / 16 heads of 128, transformers' Gemma3TextConfig defaults for what the file leaves out
+// (vocab 262208, context 131072, tied embeddings), BF16; the vision tower left out.
+ModelConfig gemma_3_27b() {
+  return from_config("gemma-3-27b",
+                     R"({"architectures": ["Gemma3ForConditionalGeneration"], "model_type": "gemma3",
+    "text_config": {"head_dim": 128, "hidden_size": 5376, "intermediate_size": 21504, "model_type": "gemma3_text",
+      "num_attention_heads": 32, "num_hidden_layers": 62, "num_key_value_heads": 16,
+      "query_pre_attn_scalar": 168, "sliding_window": 1024},
+    "torch_dtype": "bfloat16", "vision_config": {"model_type": "siglip_vision_model"}})");
+}
+
 }  // namespace
 
 const std::vector<std::string>& model_preset_names() {
-  static const std::vector<std::string> names = {"glm-5.3",      "glm-5.3-tiny", "deepseek-v3.2",
-                                                 "deepseek-v3",  "llama-3.1-8b", "llama-3.1-70b",
-                                                 "gpt-oss-120b", "gpt-oss-20b",  "qwen3.5-397b-a17b"};
+  static const std::vector<std::string> names = {"glm-5.3",
+                                                 "glm-5.3-tiny",
+                                                 "deepseek-v3.2",
+                                                 "deepseek-v3",
+                                                 "llama-3.1-8b",
+                                                 "llama-3.1-70b",
+                                                 "gpt-oss-120b",
+                                                 "gpt-oss-20b",
+                                                 "qwen3.5-397b-a17b",
+                                                 "kimi-k2.5",
+                                                 "minimax-m2.5",
+                                                 "llama-4-scout",
+                                                 "nemotron-3-nano-30b-a3b",
+                                                 "gemma-3-27b"};
   return names;
 }
 
@@ -197,6 +299,11 @@ ModelConfig model_preset(std::string_view name) {
   if (name == "qwen3.5-397b-a17b") return qwen3_5_397b();
   if (name == "gpt-oss-120b") return gpt_oss("gpt-oss-120b", 36, 128);
   if (name == "gpt-oss-20b") return gpt_oss("gpt-oss-20b", 24, 32);
+  if (name == "kimi-k2.5") return kimi_k2_5();
+  if (name == "minimax-m2.5") return minimax_m2_5();
+  if (name == "llama-4-scout") return llama_4_scout();
+  if (name == "nemotron-3-nano-30b-a3b") return nemotron_3_nano();
+  if (name == "gemma-3-27b") return gemma_3_27b();
   std::string names;
   for (const std::string& n : model_preset_names()) names += (names.empty() ? "" : ", ") + n;
   throw InputError("--model", "one of " + names, "'" + std::string(name) + "'");

@@ -242,11 +242,12 @@ TEST_CASE("minimax_m2 loads as GQA with q/k norms, 256 routed experts and FP8 12
 TEST_CASE("Families that need a mechanism tokenline lacks are refused naming the field and mechanism",
           "[hf_config]") {
   const testing::TestDir dir("hf-refused");
-  const std::string nemotron = dir.file("nemotron.json");
-  std::ofstream(nemotron) << R"({"model_type": "nemotron_h", "hybrid_override_pattern": "M-M*",
-                                 "time_step_limit": [0.0, Infinity]})";
-  CHECK_THROWS_WITH(load_hf_config(nemotron),
-                    Catch::Contains("hybrid_override_pattern") && Catch::Contains("Mamba-2"));
+  // nemotron_h, llama4 and gemma3 are read now (families_test.cpp); Kimi Linear's KDA layers are not.
+  const std::string kimi = dir.file("kimi_linear.json");
+  std::ofstream(kimi) << R"({"model_type": "kimi_linear", "linear_attn_config": {"kda_layers": [1, 2, 3]},
+                             "time_step_limit": [0.0, Infinity]})";
+  CHECK_THROWS_WITH(load_hf_config(kimi), Catch::Contains("kimi_linear.json: linear_attn_config") &&
+                                              Catch::Contains("Kimi Delta Attention"));
 }
 
 TEST_CASE("Python's Infinity, -Infinity and NaN literals parse, but not in a field tokenline reads",
