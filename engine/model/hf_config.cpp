@@ -560,15 +560,21 @@ constexpr ModuleNaming kQwen35Names{
 constexpr ModuleNaming kMixtralNames{.experts = "block_sparse_moe.experts.0.",
                                      .expert_projs = {{{"w1", 1.0 / 3}, {"w3", 1.0 / 3}, {"w2", 1.0 / 3}}},
                                      .shared = ""};
+// Llama 4 (transformers' Llama4ForConditionalGeneration): language_model.model.layers.N.feed_forward.*.
 constexpr ModuleNaming kLlama4Names{
     .layers = "language_model.model.layers.",
     .experts = "feed_forward.experts.",
     .expert_projs = {{{"gate_up_proj", 2.0 / 3}, {"down_proj", 1.0 / 3}, {"", 0}}},
-    .shared = "feed_forward.shared_expert."};
+    .shared = "feed_forward.shared_expert.",
+    .mlp = "feed_forward."};
+// Nemotron-H: every block's one module is backbone.layers.N.mixer (Mamba-2, attention, MLP or MoE), as
+// ModelOpt's exclude_modules name them (nvidia/NVIDIA-Nemotron-3-Nano-30B-A3B-NVFP4).
 constexpr ModuleNaming kNemotronHNames{.layers = "backbone.layers.",
                                        .experts = "mixer.experts.0.",
                                        .expert_projs = {{{"up_proj", 0.5}, {"down_proj", 0.5}, {"", 0}}},
-                                       .shared = "mixer.shared_experts."};
+                                       .shared = "mixer.shared_experts.",
+                                       .attention = "mixer.",
+                                       .mlp = "mixer."};
 constexpr ModuleNaming kGemmaNames{.layers = "language_model.model.layers."};
 constexpr ModuleNaming kGptOssNames{
     .experts = "mlp.experts.",

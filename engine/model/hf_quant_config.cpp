@@ -422,27 +422,39 @@ void gdn_modules(const ModelConfig& c, const std::string& at, std::vector<Module
   out.push_back({g, at + "linear_attn.out_proj", value * h});
 }
 
-void attention_modules(const ModelConfig& c, const std::string& at, WeightGroup g, std::vector<Module>& out) {
+// A Mamba-2 mixer's Linear modules (Nemotron-H's mixer.in_proj and mixer.out_proj; its conv1d is not a
+// Linear).
+void mamba2_modules(const ModelConfig& c, const std::string& at, std::vector<Module>& out) {
+  const Mamba2Shape& m = c.mamba;
+  const double h = double(c.hidden), inner = double(m.inner());
+  out.push_back({WeightGroup::kAttention, at + "in_proj",
+                 h * (2 * inner + 2.0 * m.groups * double(m.state_size) + m.heads)});
+  out.push_back({WeightGroup::kAttention, at + "out_proj", inner * h});
+}
+
+void attention_modules(const ModelConfig& c, const std::string& layer, std::string_view prefix, WeightGroup g,
+                       std::vector<Module>& out) {
+  const std::string at = layer + std::string(prefix);
   const double h = double(c.hidden);
   if (c.attention == AttentionKind::kGqa) {
     const double hd = double(c.head_dim);
-    out.push_back({g, at + "self_attn.q_proj", h * c.heads * hd * (c.attn_output_gate ? 2 : 1)});
-    out.push_back({g, at + "self_attn.k_proj", h * c.kv_heads * hd});
-    out.push_back({g, at + "self_attn.v_proj", h * c.kv_heads * hd});
-    out.push_back({g, at + "self_attn.o_proj", double(c.heads) * hd * h});
+    out.push_back({g, at + "q_proj", h * c.heads * hd * (c.attn_output_gate ? 2 : 1)});
+    out.push_back({g, at + "k_proj", h * c.kv_heads * hd});
+    out.push_back({g, at + "v_proj", h * c.kv_heads * hd});
+    out.push_back({g, at + "o_proj", double(c.heads) * hd * h});
     return;
   }
   const double qk = double(c.qk_nope_head_dim + c.qk_rope_head_dim);
   if (c.q_lora_rank > 0) {
-    out.push_back({g, at + "self_attn.q_a_proj", h * double(c.q_lora_rank)});
-    out.push_back({g, at + "self_attn.q_b_proj", double(c.q_lora_rank) * c.heads * qk});
+    out.push_back({g, at + "q_a_proj", h * double(c.q_lora_rank)});
+    out.push_back({g, at + "q_b_proj", double(c.q_lora_rank) * c.heads * qk});
   } else {
-    out.push_back({g, at + "self_attn.q_proj", h * c.heads * qk});
+    out.push_back({g, at + "q_proj", h * c.heads * qk});
   }
-  out.push_back({g, at + "self_attn.kv_a_proj_with_mqa", h * double(c.kv_lora_rank + c.qk_rope_head_dim)});
-  out.push_back({g, at + "self_attn.kv_b_proj",
-                 double(c.kv_lora_rank) * c.heads * double(c.qk_nope_head_dim + c.v_head_dim)});
-  out.push_back({g, at + "self_attn.o_proj", double(c.heads) * double(c.v_head_dim) * h});
+  out.push_back({g, at + "kv_a_proj_with_mqa", h * double(c.kv_lora_rank + c.qk_rope_head_dim)});
+  out.push_back(
+      {g, at + "kv_b_proj", double(c.kv_lora_rank) * c.heads * double(c.qk_nope_head_dim + c.v_head_dim)});
+  out.push_back({g, at + "o_proj", double(c.heads) * double(c.v_head_dim) * h});
 }
 
 void moe_modules(const ModelConfig& c, const ModuleNaming& n, const std::string& at, bool mtp,
@@ -454,9 +466,11 @@ void moe_modules(const ModelConfig& c, const ModuleNaming& n, const std::string&
                    at + std::string(n.experts) + std::string(proj), expert * share * c.routed_experts});
   }
   if (c.shared_experts > 0) {
-    for (const char* proj : {"gate_proj", "up_proj", "down_proj"})
+    for (const char* proj : {"gate_proj", "up_proj", "down_proj"}) {
+      if (c.mlp_projections == 2 && proj[0] == 'g') continue;  // a plain MLP: up and down only
       out.push_back({mtp ? WeightGroup::kMtp : WeightGroup::kSharedExperts, at + std::string(n.shared) + proj,
                      expert / c.mlp_projections * c.shared_experts});
+    }
   }
 }
 
@@ -466,17 +480,19 @@ std::vector<Module> layer_modules(const ModelConfig& c, const ModuleNaming& n, i
   if (layer >= c.layers) {  // an MTP layer (DeepSeek-V3 names it model.layers.<num_hidden_layers + i>)
     const std::string at = n.mtp.empty() ? std::string(n.layers) + std::to_string(layer) + "."
                                          : std::string(n.mtp) + std::to_string(layer - c.layers) + ".";
-    attention_modules(c, at, WeightGroup::kMtp, out);
+    attention_modules(c, at, n.attention, WeightGroup::kMtp, out);
     out.push_back({WeightGroup::kMtp, at + "eh_proj", 2 * h * h});
     moe_modules(c, n, at, true, out);
     return out;
   }
   const std::string at = std::string(n.layers) + std::to_string(layer) + ".";
   const bool mixer = c.mixers.empty() || c.mixers[size_t(layer)] != MixerKind::kNone;
-  if (c.linear_layer(layer)) {
+  if (c.linear_layer(layer) && c.mixers[size_t(layer)] == MixerKind::kMamba2) {
+    mamba2_modules(c, at + std::string(n.attention), out);
+  } else if (c.linear_layer(layer)) {
     gdn_modules(c, at, out);
   } else if (mixer) {
-    attention_modules(c, at, WeightGroup::kAttention, out);
+    attention_modules(c, at, n.attention, WeightGroup::kAttention, out);
   }
   if (c.indexer_full_layer(layer)) {
     const double q_in = double(c.q_lora_rank > 0 ? c.q_lora_rank : c.hidden);
@@ -493,7 +509,9 @@ std::vector<Module> layer_modules(const ModelConfig& c, const ModuleNaming& n, i
   if (ffn == FfnKind::kNone) return out;
   if (ffn == FfnKind::kDense) {
     for (const char* proj : {"gate_proj", "up_proj", "down_proj"})
-      out.push_back({WeightGroup::kDenseMlp, at + "mlp." + proj, h * double(c.dense_intermediate)});
+      if (c.mlp_projections == 3 || proj[0] != 'g')  // a plain MLP: up and down only
+        out.push_back(
+            {WeightGroup::kDenseMlp, at + std::string(n.mlp) + proj, h * double(c.dense_intermediate)});
   } else {
     moe_modules(c, n, at, false, out);
   }

@@ -24,6 +24,8 @@ struct ModuleNaming {
   std::array<std::pair<std::string_view, double>, 3> expert_projs = {
       {{"gate_proj", 1.0 / 3}, {"up_proj", 1.0 / 3}, {"down_proj", 1.0 / 3}}};
   std::string_view shared = "mlp.shared_experts.";
+  std::string_view attention = "self_attn.";  // a layer's attention (and Mamba-2 mixer) modules
+  std::string_view mlp = "mlp.";              // a dense layer's MLP
 };
 
 // A JSON document of a checkpoint's (config.json, hf_quant_config.json text): nesting bounded, Python's

@@ -1,5 +1,7 @@
 #include "engine/model/model_config.h"
 
+#include <algorithm>
+
 #include "common/input_error.h"
 
 namespace tokenline {
@@ -343,7 +345,8 @@ void validate_model(const ModelConfig& c, const std::string& where) {
   if (!c.ffns.empty()) {
     require(c.ffns.size() == size_t(c.layers), where, "moe_layers", "an FFN kind per layer",
             int64_t(c.ffns.size()));
-    require(c.is_moe() || c.moe_layers() == 0, where, "n_routed_experts", "experts for the MoE layers",
+    const bool moe_listed = std::find(c.ffns.begin(), c.ffns.end(), FfnKind::kMoe) != c.ffns.end();
+    require(c.is_moe() || !moe_listed, where, "n_routed_experts", "experts for the MoE layers (a count >= 1)",
             c.routed_experts);
     require(c.dense_layers == c.mlp_dense_layers(), where, "first_k_dense_replace",
             "the dense layers of the per-layer FFN list (" + std::to_string(c.mlp_dense_layers()) + ")",

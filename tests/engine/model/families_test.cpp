@@ -245,6 +245,11 @@ TEST_CASE(
   CHECK_THROWS_WITH(load_hf_config(path),
                     Catch::Contains("hybrid_override_pattern") && Catch::Contains("found 51 characters"));
   bad = body;
+  const std::string experts = "\"n_routed_experts\": 128";
+  bad.replace(bad.find(experts), experts.size(), "\"n_routed_experts\": 0");
+  std::ofstream(path) << bad;
+  CHECK_THROWS_WITH(load_hf_config(path), Catch::Contains("n_routed_experts") && Catch::Contains("found 0"));
+  bad = body;
   const std::string shared = "\"moe_shared_expert_intermediate_size\": 3712";
   bad.replace(bad.find(shared), shared.size(), "\"moe_shared_expert_intermediate_size\": 3000");
   std::ofstream(path) << bad;
@@ -367,4 +372,63 @@ TEST_CASE("issue 44: the ledger prices only the layer kinds a model has", "[step
   CHECK(gemma[Op::kDenseMlp].layers == 62);
   CHECK(gemma[Op::kRouter].count == 0);
   CHECK(gemma[Op::kExpertGemm].count == 0);
+}
+
+TEST_CASE(
+    "issue 44: Nemotron-3-Nano NVFP4 weights per GPU match the checkpoint's tensors, exclusions by name",
+    "[memory][weights][families]") {
+  const json t = text_config("nemotron-3-nano-30b-a3b-nvfp4");
+  const json q =
+      parse_checkpoint_json(testing::read_all(hf("nemotron-3-nano-30b-a3b-nvfp4") + "/hf_quant_config.json"),
+                            "hf_quant_config.json");
+  REQUIRE(q["quantization"]["quant_algo"] == "NVFP4");
+  const json& excluded = q["quantization"]["exclude_modules"];
+  auto bf16 = [&](const std::string& name) {
+    for (const json& e : excluded)
+      if (e == name) return true;
+    return false;
+  };
+  const std::string pattern = t["hybrid_override_pattern"];
+  const double h = t["hidden_size"], v = t["vocab_size"];
+  const double heads = t["mamba_num_heads"], inner = heads * double(t["mamba_head_dim"]);
+  const double bc = 2.0 * double(t["n_groups"]) * double(t["ssm_state_size"]), conv = t["conv_kernel"];
+  const double qd = double(t["num_attention_heads"]) * double(t["head_dim"]);
+  const double kv = double(t["num_key_value_heads"]) * double(t["head_dim"]);
+  const double E = t["n_routed_experts"], inter = t["moe_intermediate_size"];
+  const double shared = t["moe_shared_expert_intermediate_size"];
+  // A ModelOpt NVFP4 Linear of out x in: packed weight [out, in / 2] uint8, weight_scale [out, in / 16] FP8,
+  // two float32 scalars; an excluded one stays BF16.
+  double bytes = (2 * v * h + h) * kBf16Bytes;  // embeddings, lm_head (excluded), norm_f
+  auto linear = [&](const std::string& name, double out, double in) {
+    bytes += bf16(name) ? out * in * kBf16Bytes : out * in / 2 + out * in / 16 + 8;
+  };
+  for (size_t i = 0; i < pattern.size(); ++i) {
+    const std::string at = "backbone.layers." + std::to_string(i) + ".mixer.";
+    bytes += h * kBf16Bytes;  // the block's norm
+    if (pattern[i] == 'M') {
+      linear(at + "in_proj", 2 * inner + bc + heads, h);
+      linear(at + "out_proj", h, inner);
+      bytes +=
+          ((inner + bc) * (conv + 1) + 3 * heads + inner) * kBf16Bytes;  // conv1d, A_log, D, dt_bias, norm
+    } else if (pattern[i] == '*') {
+      for (const char* p : {"q_proj", "o_proj"}) linear(at + p, qd, h);
+      for (const char* p : {"k_proj", "v_proj"}) linear(at + p, kv, h);
+    } else if (pattern[i] == 'E') {
+      bytes += (E * h + E) * kBf16Bytes;  // the router's gate (not a Linear) and its score bias
+      for (int e = 0; e < int(E); ++e) {
+        linear(at + "experts." + std::to_string(e) + ".up_proj", inter, h);
+        linear(at + "experts." + std::to_string(e) + ".down_proj", h, inter);
+      }
+      linear(at + "shared_experts.up_proj", shared, h);
+      linear(at + "shared_experts.down_proj", h, shared);
+    }
+  }
+  const ModelConfig m = load_model(hf("nemotron-3-nano-30b-a3b-nvfp4"));
+  CHECK(m.weights.quantized.kind == WeightFormatKind::kNvfp4);
+  // Layers 4/5, 11/12, ... (each attention block and the Mamba-2 block before it) are excluded: the mixers'
+  // group is partly BF16.
+  CHECK(m.weights.share(WeightGroup::kAttention) > 0);
+  CHECK(m.weights.share(WeightGroup::kAttention) < 1);
+  CHECK(m.weights.share(WeightGroup::kRoutedExperts) == 1);
+  CHECK(weight_bytes_per_gpu(cm_of(m, "tp1")).total() == Approx(bytes).epsilon(0.02));
 }
