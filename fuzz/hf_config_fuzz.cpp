@@ -16,6 +16,11 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   fuzz::expect_input_errors_only([&] { parse_hf_model(files); });
   fuzz::expect_input_errors_only([&] {
     ModelConfig m = parse_hf_config(files).config;
+    // The per-layer description is consistent: kinds partition the layers, counts are finite.
+    if (m.attention_layers() < 0 || m.ffn_layers() > m.layers || m.block_norms() > 2 * m.layers ||
+        m.full_attention_layers() + m.window_layers() != m.attention_layers() ||
+        !(std::isfinite(count_params(m).total()) && count_params(m).total() > 0))
+      std::abort();
     Hardware hw;
     hw.peak_flops_bf16 = 1e15;
     hw.peak_flops_fp8 = 2e15;
