@@ -192,6 +192,9 @@ void print_header(const LedgerArgs& a, const Setup& s) {
   if (cm.model.linear_layers() > 0)
     std::printf("mixers: %d attention + %d gdn + %d mamba2\n", cm.model.attention_layers(),
                 cm.model.mixer_layers(MixerKind::kGatedDeltaNet), cm.model.mixer_layers(MixerKind::kMamba2));
+  if (cm.model.ffn_layers() < cm.model.layers || cm.model.mixer_blocks() < cm.model.layers)  // Nemotron-H
+    std::printf("blocks: %d with a mixer only, %d with an FFN only\n",
+                cm.model.layers - cm.model.ffn_layers(), cm.model.layers - cm.model.mixer_blocks());
   if (cm.window_layers > 0)  // docs/layers.md: the window_attention row's layers
     std::printf("attention %d full + %d %s of %lld tokens%s\n", cm.full_attention_layers, cm.window_layers,
                 cm.chunked_window ? "chunked" : "sliding-window", (long long)cm.model.window_tokens,

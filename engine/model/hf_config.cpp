@@ -366,8 +366,8 @@ void refuse_unless(const Reader& r, const char* field, const json& neutral, cons
   auto it = r.raw().find(field);
   if (it == r.raw().end() || it->is_null() || *it == neutral) return;
   throw InputError(r.where(field),
-                   neutral.dump() + " or null (" + mechanism + " is not modelled; model_type " +
-                       r.string_or("model_type", "") + ")",
+                   (neutral.is_null() ? "null" : neutral.dump() + " or null") + " (" + mechanism +
+                       " is not modelled; model_type " + r.string_or("model_type", "") + ")",
                    it->dump());
 }
 

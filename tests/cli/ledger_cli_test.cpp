@@ -135,6 +135,9 @@ TEST_CASE("ledger rejects bad input with exit code 2 and one message naming what
       {"decode --model " + data("truncated.json"), "truncated.json: expected valid JSON"},
       {"decode --model " + data("missing_field.json"), "kv_lora_rank"},
       {"decode --model " + data("wrong_type.json"), "hidden_size"},
+      // issue 44: a family's mechanism tokenline lacks is refused naming its field
+      {"decode --model " + data("hf/gemma-4-31b-nvfp4"), "text_config.global_head_dim"},
+      {"decode --model " + data("hf/nemotron-3-super-120b-a12b-fp8"), "moe_latent_size: expected null"},
       {"decode --profile no-such-profile", "--profile"},
       {"decode --profile h200-sglang --profile-set warp_speed=2", "warp_speed"},
       {"decode --profile-set overlap_schedule=0", "--profile-set"},
