@@ -548,8 +548,9 @@ void read_nemotron_h(const Reader& r, ModelConfig& c) {
 }
 
 bool reads_own_layer_types(void (*read)(const Reader&, ModelConfig&)) {
-  return read == read_qwen3_next || read == read_qwen3_5 || read == read_gemma3 || read == read_gemma4 ||
-         read == read_llama4 || read == read_nemotron_h;
+  // The window families (gemma3/4, llama4) are not listed: with their window field null, a layer_types that
+  // still names window layers contradicts it and is refused by require_full_attention_layers.
+  return read == read_qwen3_next || read == read_qwen3_5 || read == read_nemotron_h;
 }
 
 // How each family names its expert modules (ModuleNaming: what quantization exclusion lists match).
@@ -735,6 +736,9 @@ std::string text_model_type(const json& top) {
 // Gemma3TextConfig: vocab_size 262208, max_position_embeddings 131072, head_dim 256, num_key_value_heads 4,
 // sliding_window 4096, tie_word_embeddings true).
 void fill_class_defaults(json& j, const std::string& model_type) {
+  // Llama4TextConfig (transformers models/llama4/configuration_llama4.py): attention_chunk_size=8192; an
+  // explicit null turns chunking off.
+  if (model_type == "llama4_text" && !j.contains("attention_chunk_size")) j["attention_chunk_size"] = 8192;
   if (model_type != "gemma3_text") return;
   for (const auto& [field, value] :
        {std::pair{"vocab_size", json(262208)}, std::pair{"max_position_embeddings", json(131072)},

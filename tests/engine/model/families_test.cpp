@@ -432,3 +432,41 @@ TEST_CASE(
   CHECK(m.weights.share(WeightGroup::kRoutedExperts) == 1);
   CHECK(weight_bytes_per_gpu(cm_of(m, "tp1")).total() == Approx(bytes).epsilon(0.02));
 }
+
+TEST_CASE("issue 44: a null window with layer_types naming window layers is refused, naming the layer",
+          "[hf_config][families]") {
+  const testing::TestDir dir("hf-null-window");
+  const std::string path = dir.file("config.json");
+  std::ofstream(path) << R"({"model_type": "gemma3_text", "num_hidden_layers": 2, "hidden_size": 256,
+      "num_attention_heads": 4, "num_key_value_heads": 2, "head_dim": 64, "intermediate_size": 512,
+      "vocab_size": 1000, "max_position_embeddings": 4096, "sliding_window": null,
+      "layer_types": ["sliding_attention", "full_attention"]})";
+  CHECK_THROWS_WITH(load_hf_config(path),
+                    Catch::Contains("layer_types[0]") && Catch::Contains("sliding_attention"));
+  // Every layer full when the window is null and the list agrees.
+  std::ofstream(path) << R"({"model_type": "gemma3_text", "num_hidden_layers": 2, "hidden_size": 256,
+      "num_attention_heads": 4, "num_key_value_heads": 2, "head_dim": 64, "intermediate_size": 512,
+      "vocab_size": 1000, "max_position_embeddings": 4096, "sliding_window": null,
+      "layer_types": ["full_attention", "full_attention"]})";
+  const ModelConfig m = load_hf_config(path);
+  CHECK(m.mixers.empty());
+  CHECK(m.full_attention_layers() == 2);
+}
+
+TEST_CASE("issue 44: llama4 without attention_chunk_size takes Llama4TextConfig's 8192, null turns it off",
+          "[hf_config][families]") {
+  const testing::TestDir dir("hf-llama4-chunk");
+  const std::string path = dir.file("config.json");
+  const std::string head = R"({"model_type": "llama4_text", "num_hidden_layers": 4, "hidden_size": 256,
+      "num_attention_heads": 4, "num_key_value_heads": 2, "head_dim": 64, "intermediate_size": 128,
+      "intermediate_size_mlp": 512, "vocab_size": 1000, "max_position_embeddings": 65536,
+      "num_local_experts": 4, "num_experts_per_tok": 1)";
+  std::ofstream(path) << head + "}";
+  const ModelConfig m = load_hf_config(path);
+  CHECK(m.window_tokens == 8192);
+  CHECK(m.mixer_layers(MixerKind::kChunkedAttention) == 3);
+  std::ofstream(path) << head + R"(, "attention_chunk_size": null})";
+  const ModelConfig full = load_hf_config(path);
+  CHECK(full.window_tokens == 0);
+  CHECK(full.full_attention_layers() == 4);
+}
