@@ -16,6 +16,7 @@
 #include "common/json_depth.h"
 #include "common/number_text.h"
 #include "cost/engine_behavior_json.h"
+#include "cost/op_profile_envelope.h"
 #include "cost/step_cost.h"
 #include "cost/time_source_transfer.h"
 #include "topologies/embedded_specs.h"
@@ -325,6 +326,8 @@ void read_tables(const Json& j, const ProfileSource& src, OpProfile& p, const st
     if (!text)
       throw InputError(src.where(name), "the table profile.json names (tables." + key + ")", "no such file");
     p.tables[size_t(kind)] = parse_table(*text, src.where(name), table_spec(ProfileTableKind(kind)));
+    // The monotone rule: no row prices less work slower than the table measured more (op_profile_envelope.h).
+    apply_lower_envelope(p.tables[size_t(kind)], ProfileTableKind(kind));
   }
 }
 
