@@ -226,6 +226,7 @@ TimingRange timing_range(TimingParam p) {
   switch (p) {
     case TimingParam::kOverlapSchedule:
     case TimingParam::kSharedExpertsFusion:
+    case TimingParam::kMoeW4a16Marlin:
       return {0, 1, true};
     case TimingParam::kCudaGraphMaxBs:
       return {0, kMaxCudaGraphBs, true};
@@ -419,6 +420,8 @@ std::string_view timing_param_name(TimingParam p) {
       return "speed_scale";
     case TimingParam::kFirstTokenLatencyS:
       return "first_token_latency_s";
+    case TimingParam::kMoeW4a16Marlin:
+      return "moe_w4a16_marlin";
     case TimingParam::kCount:
       break;
   }
@@ -453,6 +456,8 @@ double timing_param_default(TimingParam p) {
       return 1;  // the times as measured
     case TimingParam::kFirstTokenLatencyS:
       return 0;  // unmeasured: the first token reaches the client at its step until calibrate fits it
+    case TimingParam::kMoeW4a16Marlin:
+      return 0;  // the format's own kernel (vLLM's default MXFP4 backend on the GPU)
     case TimingParam::kCount:
       break;
   }
