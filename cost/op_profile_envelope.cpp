@@ -18,8 +18,8 @@ namespace tokenline {
 
 std::vector<int> envelope_work_columns(ProfileTableKind kind) {
   switch (kind) {
-    case ProfileTableKind::kGemm:  // m,n,k: m tokens; n and k are the weight's shape
-    case ProfileTableKind::kMoe:   // tokens,hidden,inter,topk,experts,moe_tp,moe_ep
+    case ProfileTableKind::kGemm:    // m,n,k: m tokens; n and k are the weight's shape
+    case ProfileTableKind::kMoe:     // tokens,hidden,inter,topk,experts,moe_tp,moe_ep
     case ProfileTableKind::kMlaBmm:  // tokens,heads
       return {0};
     case ProfileTableKind::kMlaDecode:  // heads,batch,tokens
@@ -44,7 +44,8 @@ std::vector<int> envelope_work_columns(ProfileTableKind kind) {
 namespace {
 
 // The rows of one shape: every text column and every non-work numeric column as a key.
-std::map<std::string, std::vector<size_t>> rows_by_shape(const ProfileTable& t, const std::vector<bool>& work) {
+std::map<std::string, std::vector<size_t>> rows_by_shape(const ProfileTable& t,
+                                                         const std::vector<bool>& work) {
   std::map<std::string, std::vector<size_t>> groups;
   const int shape_numbers = t.numeric_columns - 1;  // latency_ms last
   for (size_t r = 0; r < t.rows(); ++r) {

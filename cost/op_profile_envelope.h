@@ -17,8 +17,8 @@ namespace tokenline {
 std::vector<int> envelope_work_columns(ProfileTableKind kind);
 
 struct EnvelopeChange {
-  int64_t rows = 0;          // rows lowered
-  double max_ratio = 1;      // the largest measured latency over its envelope value
+  int64_t rows = 0;      // rows lowered
+  double max_ratio = 1;  // the largest measured latency over its envelope value
 };
 
 // Replaces each row's latency by the lowest latency measured at no less work: the minimum over the rows of

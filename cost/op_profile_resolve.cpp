@@ -261,7 +261,8 @@ std::string routing_name(double alpha) {
 // int4_wo rows time (aiconfigurator's vllm_marlin_moe: compressed-tensors INT4, group 32, BF16 scales), so
 // those rows price it, scaled by the two formats' bytes (both multiply in BF16). The w4a16_mxfp4 rows
 // (vllm_mxfp4_moe, backend unrecorded) reach ~500 TFLOPS at 8,192 tokens where the Marlin rows reach ~250.
-constexpr int64_t kMarlinRowsGroup = 32;  // Kimi-K2.5's compressed-tensors group_size, the int4_wo rows' shape
+// Kimi-K2.5's compressed-tensors group_size: the int4_wo rows' shape.
+constexpr int64_t kMarlinRowsGroup = 32;
 template <class Usable>
 void take_marlin_rows(const ProfileTable& t, const CostModel& cm, Usable usable, PickedRows& p) {
   if (group_format(cm.model, WeightGroup::kRoutedExperts).first.kind != WeightFormatKind::kMxfp4) return;

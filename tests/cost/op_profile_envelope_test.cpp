@@ -36,7 +36,9 @@ ProfileTable mla_table(const std::vector<MlaRow>& rows) {
   return t;
 }
 
-double latency(const ProfileTable& t, size_t row) { return t.at(row, t.numeric_columns - 1); }
+double latency(const ProfileTable& t, size_t row) {
+  return t.at(row, t.numeric_columns - 1);
+}
 
 TEST_CASE("issue 44: a table row slower than a row of more work is lowered to it", "[op_profile][envelope]") {
   // batch 8, keys 2,048 .. 16,384, as h200-vllm's mla_decode: a spike at 4,096 in a flat floor, then growth.
@@ -55,7 +57,8 @@ TEST_CASE("issue 44: a table row slower than a row of more work is lowered to it
   CHECK(latency(t, 3) == 0.30);  // the largest work keeps its measurement
 }
 
-TEST_CASE("issue 44: the envelope spans batch and keys together, one shape at a time", "[op_profile][envelope]") {
+TEST_CASE("issue 44: the envelope spans batch and keys together, one shape at a time",
+          "[op_profile][envelope]") {
   //            keys 64   keys 128
   //   batch 1   0.50      0.20        row (1, 64) is covered by (1, 128) and (2, 64) and (2, 128): min 0.20
   //   batch 2   0.30      0.40        row (2, 64) is covered by (2, 128) only: keeps 0.30
@@ -76,7 +79,8 @@ TEST_CASE("issue 44: the envelope spans batch and keys together, one shape at a 
   CHECK(latency(t, 5) == 0.01);
 }
 
-TEST_CASE("issue 44: after the envelope no row of less work is slower, on random tables", "[op_profile][envelope]") {
+TEST_CASE("issue 44: after the envelope no row of less work is slower, on random tables",
+          "[op_profile][envelope]") {
   const uint32_t seed = 44;
   INFO("seed " << seed);
   std::mt19937 rng(seed);
@@ -85,7 +89,8 @@ TEST_CASE("issue 44: after the envelope no row of less work is slower, on random
   for (double heads : {8.0, 16.0}) {
     for (double b = 1; b <= 64; b *= 2) {
       for (double x = 16; x <= 8192; x *= 4) {
-        if (rng() % 5 != 0) rows.push_back({"bfloat16", heads, b, x, ms(rng)});  // ragged: some shapes missing
+        if (rng() % 5 != 0)
+          rows.push_back({"bfloat16", heads, b, x, ms(rng)});  // ragged: some shapes missing
       }
     }
   }
@@ -102,11 +107,11 @@ TEST_CASE("issue 44: after the envelope no row of less work is slower, on random
 }
 
 TEST_CASE("issue 44: each table kind's work columns are sizes, not its shape", "[op_profile][envelope]") {
-  CHECK(envelope_work_columns(ProfileTableKind::kGemm) == std::vector<int>{0});            // m, not n or k
-  CHECK(envelope_work_columns(ProfileTableKind::kMoe) == std::vector<int>{0});             // tokens
-  CHECK(envelope_work_columns(ProfileTableKind::kComm) == std::vector<int>{1});            // bytes, not gpus
-  CHECK(envelope_work_columns(ProfileTableKind::kGqaDecode) == std::vector<int>{3, 4});    // batch, tokens
-  CHECK(envelope_work_columns(ProfileTableKind::kDsa) == std::vector<int>{2, 3});          // batch, tokens
+  CHECK(envelope_work_columns(ProfileTableKind::kGemm) == std::vector<int>{0});          // m, not n or k
+  CHECK(envelope_work_columns(ProfileTableKind::kMoe) == std::vector<int>{0});           // tokens
+  CHECK(envelope_work_columns(ProfileTableKind::kComm) == std::vector<int>{1});          // bytes, not gpus
+  CHECK(envelope_work_columns(ProfileTableKind::kGqaDecode) == std::vector<int>{3, 4});  // batch, tokens
+  CHECK(envelope_work_columns(ProfileTableKind::kDsa) == std::vector<int>{2, 3});        // batch, tokens
   CHECK(envelope_work_columns(ProfileTableKind::kMlaModuleDecode) == std::vector<int>{3, 4});
 }
 
