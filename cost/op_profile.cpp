@@ -16,6 +16,7 @@
 #include "common/json_depth.h"
 #include "common/number_text.h"
 #include "cost/engine_behavior_json.h"
+#include "cost/op_profile_envelope.h"
 #include "cost/step_cost.h"
 #include "cost/time_source_transfer.h"
 #include "topologies/embedded_specs.h"
@@ -225,6 +226,7 @@ TimingRange timing_range(TimingParam p) {
   switch (p) {
     case TimingParam::kOverlapSchedule:
     case TimingParam::kSharedExpertsFusion:
+    case TimingParam::kMoeW4a16Marlin:
       return {0, 1, true};
     case TimingParam::kCudaGraphMaxBs:
       return {0, kMaxCudaGraphBs, true};
@@ -325,6 +327,8 @@ void read_tables(const Json& j, const ProfileSource& src, OpProfile& p, const st
     if (!text)
       throw InputError(src.where(name), "the table profile.json names (tables." + key + ")", "no such file");
     p.tables[size_t(kind)] = parse_table(*text, src.where(name), table_spec(ProfileTableKind(kind)));
+    // The monotone rule: no row prices less work slower than the table measured more (op_profile_envelope.h).
+    apply_lower_envelope(p.tables[size_t(kind)], ProfileTableKind(kind));
   }
 }
 
@@ -416,6 +420,8 @@ std::string_view timing_param_name(TimingParam p) {
       return "speed_scale";
     case TimingParam::kFirstTokenLatencyS:
       return "first_token_latency_s";
+    case TimingParam::kMoeW4a16Marlin:
+      return "moe_w4a16_marlin";
     case TimingParam::kCount:
       break;
   }
@@ -450,6 +456,8 @@ double timing_param_default(TimingParam p) {
       return 1;  // the times as measured
     case TimingParam::kFirstTokenLatencyS:
       return 0;  // unmeasured: the first token reaches the client at its step until calibrate fits it
+    case TimingParam::kMoeW4a16Marlin:
+      return 0;  // the format's own kernel (vLLM's default MXFP4 backend on the GPU)
     case TimingParam::kCount:
       break;
   }

@@ -72,6 +72,8 @@ enum class TimingParam : uint8_t {
                          // when profiled: a run's speed probe over the profile's); 1: as profiled
   kFirstTokenLatencyS,   // the client gets a request's first token this long after its step, the request
                          // decoding meanwhile (the serving path's first response) (s)
+  kMoeW4a16Marlin,  // 1: MXFP4 routed experts run Marlin's W4A16 fused MoE (vLLM VLLM_MXFP4_USE_MARLIN=1),
+                    // priced from the int4_wo (Marlin) moe rows instead of the w4a16_mxfp4 ones
   kCount,
 };
 inline constexpr int kTimingParams = static_cast<int>(TimingParam::kCount);

@@ -254,9 +254,31 @@ std::string routing_name(double alpha) {
   return buf;
 }
 
+// MXFP4 experts on Marlin (timing moe_w4a16_marlin = 1): vLLM's get_mxfp4_backend
+// (vllm/model_executor/layers/quantization/mxfp4.py, 0.10-0.18) returns Mxfp4Backend.MARLIN when
+// VLLM_MXFP4_USE_MARLIN=1 is set - fused_marlin_moe with FP4 (E2M1) weights and E8M0 scales per 32 - where on
+// Hopper it would otherwise run the Triton matmul_ogs kernels. The same fused_marlin_moe kernel is what the
+// int4_wo rows time (aiconfigurator's vllm_marlin_moe: compressed-tensors INT4, group 32, BF16 scales), so
+// those rows price it, scaled by the two formats' bytes (both multiply in BF16). The w4a16_mxfp4 rows
+// (vllm_mxfp4_moe, backend unrecorded) reach ~500 TFLOPS at 8,192 tokens where the Marlin rows reach ~250.
+// Kimi-K2.5's compressed-tensors group_size: the int4_wo rows' shape.
+constexpr int64_t kMarlinRowsGroup = 32;
+template <class Usable>
+void take_marlin_rows(const ProfileTable& t, const CostModel& cm, Usable usable, PickedRows& p) {
+  if (group_format(cm.model, WeightGroup::kRoutedExperts).first.kind != WeightFormatKind::kMxfp4) return;
+  if (!has_rows(t, "int4_wo", usable)) return;
+  const WeightFormat int4{.kind = WeightFormatKind::kInt4, .group = kMarlinRowsGroup, .weight_only = true};
+  p.info.rows = "int4_wo";
+  p.info.derived = true;
+  p.got.gemm = weight_gemm_peak_flops(int4, cm.hardware) * cm.hardware.efficiency.gemm;
+  p.got.bpp = weight_bytes_per_param(int4, cm.model.hidden);
+}
+
 // Columns: dtype, routing | tokens, hidden, inter, topk, experts, moe_tp, moe_ep, latency_ms. The rows of the
-// routed experts' format (pick_rows), of the profile's routing and the layout's MoE TP and EP.
-OpCurve moe_curve(const ProfileTable& t, const CostModel& cm, double routing_alpha, PickedRows& picked) {
+// routed experts' format (pick_rows), of the profile's routing and the layout's MoE TP and EP; Marlin's rows
+// for MXFP4 experts when `marlin` (take_marlin_rows).
+OpCurve moe_curve(const ProfileTable& t, const CostModel& cm, double routing_alpha, bool marlin,
+                  PickedRows& picked) {
   const ModelConfig& m = cm.model;
   // The tables time gated experts (gate_up and down GEMMs); a plain two-matrix expert (Nemotron-H's squared
   // ReLU) is priced by its roofline rather than by a kernel it does not run.
@@ -265,6 +287,7 @@ OpCurve moe_curve(const ProfileTable& t, const CostModel& cm, double routing_alp
   const double mtp = cm.parallel.moe_tp(), ep = cm.parallel.ep;
   auto layout = [&](size_t i) { return t.text_at(i, 1) == routing && t.at(i, 5) == mtp && t.at(i, 6) == ep; };
   picked = pick_rows(t, cm, WeightGroup::kRoutedExperts, layout);
+  if (marlin) take_marlin_rows(t, cm, layout, picked);
   if (picked.info.rows.empty()) return {};
   const std::string_view dtype = picked.info.rows;
   auto keep = [&](size_t i) { return t.text_at(i, 0) == dtype && layout(i); };
@@ -645,7 +668,8 @@ std::shared_ptr<const ProfileCurves> resolve_profile(const OpProfile& p, const C
   auto pc = std::make_shared<ProfileCurves>();
   resolve_gemms(p.table(ProfileTableKind::kGemm), cm, *pc);
   PickedRows experts;
-  pc->moe = moe_curve(p.table(ProfileTableKind::kMoe), cm, p.param(TimingParam::kMoeRoutingAlpha), experts);
+  pc->moe = moe_curve(p.table(ProfileTableKind::kMoe), cm, p.param(TimingParam::kMoeRoutingAlpha),
+                      p.param(TimingParam::kMoeW4a16Marlin) == 1, experts);
   if (!pc->moe.empty()) {
     pc->format_rows.push_back(experts.info);
     pc->derived_op[size_t(Op::kExpertGemm)] = experts.info.derived;

@@ -198,3 +198,51 @@ TEST_CASE("the points in the repository parse and every model they name loads", 
   }
   CHECK(inferencemax == 60);
 }
+
+namespace tokenline {
+
+// Issue 44: the H200 vLLM rows as InferenceX deployed them (calibrate/heldout/SOURCE.md, "Launch flags of the
+// vLLM rows"): the flags parse as sim options, MiniMax-M2.5 on 0.18.0 ran expert parallel, gpt-oss's 2026
+// rows run their experts on Marlin and its 2025 rows had no warm-up.
+TEST_CASE("issue 44: the vLLM held-out rows carry their deployments' flags", "[point_models]") {
+  const std::string heldout = std::string(TOKENLINE_SOURCE_DIR) + "/calibrate/heldout";
+  auto has = [](const E2ePoint& p, const std::string& word) {
+    return std::find(p.sim_args.begin(), p.sim_args.end(), word) != p.sim_args.end();
+  };
+  int minimax_ep = 0, kimi = 0;
+  for (const E2ePoint& p : read_e2e_points(heldout + "/e2e-h200-vllm-formats.csv")) {
+    CAPTURE(p.line);
+    CHECK(has(p, "0.95"));  // --mem-fraction 0.95, both scripts
+    if (p.model_path == "MiniMaxAI/MiniMax-M2.5" && p.backend_version == "0.18.0") {
+      CHECK(p.agg.moe_ep == 8);
+      CHECK(p.agg.moe_tp == 1);
+      ++minimax_ep;
+    }
+    if (p.model_path == "moonshotai/Kimi-K2.5") {
+      CHECK(has(p, "--max-running"));
+      CHECK(has(p, std::to_string(p.concurrency)));
+      ++kimi;
+    }
+    CHECK(p.warmup_per_client == 2);
+  }
+  CHECK(minimax_ep == 18);
+  CHECK(kimi == 15);
+  int marlin = 0, no_warmup = 0;
+  for (const E2ePoint& p : read_e2e_points(heldout + "/e2e-h200-vllm-gpt-oss.csv")) {
+    CAPTURE(p.line);
+    CHECK(has(p, "--no-prefix-cache"));
+    if (p.backend_version == "0.18.0") {
+      CHECK(has(p, "moe_w4a16_marlin=1"));
+      CHECK(p.warmup_per_client == 2);
+      ++marlin;
+    } else {
+      CHECK_FALSE(has(p, "moe_w4a16_marlin=1"));
+      CHECK(p.warmup_per_client == 0);
+      ++no_warmup;
+    }
+  }
+  CHECK(marlin == 51);
+  CHECK(no_warmup == 9);
+}
+
+}  // namespace tokenline

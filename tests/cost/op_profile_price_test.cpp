@@ -675,3 +675,50 @@ TEST_CASE("Kimi-K2.5 INT4 and DeepSeek-V3.1-NVFP4 experts read their formats' ro
 }
 
 }  // namespace tokenline
+
+namespace tokenline {
+
+// Issue 44: gpt-oss-120b as InferenceX deployed it on H200 (VLLM_MXFP4_USE_MARLIN=1) runs its MXFP4 experts
+// on Marlin's fused MoE, the kernel h200-vllm's int4_wo rows time: with moe_w4a16_marlin = 1 those rows price
+// it (derived: another format's rows), slower than the w4a16_mxfp4 rows in prefill and faster in decode, as
+// the two kernels' rows are; Kimi-K2.5's INT4 experts read the same rows either way.
+TEST_CASE("issue 44: moe_w4a16_marlin prices MXFP4 experts from the Marlin (int4_wo) rows",
+          "[op_profile][weight_format]") {
+  const ModelConfig oss = model_preset("gpt-oss-120b");
+  auto experts_of = [&](double marlin, bool prefill) {
+    auto p = load_op_profile("h200-vllm");
+    apply_profile_sets(*p, "moe_w4a16_marlin=" + std::to_string(int(marlin)));
+    CostOptions o;
+    o.profile = std::move(p);
+    const CostModel cm =
+        make_cost_model(oss, parse_parallel("tp1", "test"), KvLayout::kBf16, load_hardware("h200"), o);
+    const FormatRows rows = rows_of(cm, WeightGroup::kRoutedExperts);
+    const StepCost s = prefill ? prefill_step(cm, 8192, 0, true) : decode_step(cm, 1, 1023);
+    return std::pair{rows, s[Op::kExpertGemm].time_s};
+  };
+  const auto [own_rows, own_prefill_s] = experts_of(0, true);
+  CHECK(own_rows.rows == "w4a16_mxfp4");
+  CHECK_FALSE(own_rows.derived);
+  const auto [marlin_rows, marlin_prefill_s] = experts_of(1, true);
+  CHECK(marlin_rows.rows == "int4_wo");
+  CHECK(marlin_rows.derived);
+  // 8,192 tokens: the Marlin rows run at ~250 TFLOPS where the w4a16_mxfp4 rows reach ~500.
+  CHECK(marlin_prefill_s > 1.5 * own_prefill_s);
+  // One token: Marlin reads the four experts' weights faster than the w4a16_mxfp4 rows' kernel.
+  CHECK(experts_of(1, false).second < experts_of(0, false).second);
+
+  const std::string hf = std::string(TOKENLINE_MODEL_TEST_DATA) + "/hf/";
+  auto p = load_op_profile("h200-vllm");
+  apply_profile_sets(*p, "moe_w4a16_marlin=1");
+  CostOptions o;
+  o.profile = std::move(p);
+  const CostModel kimi =
+      make_cost_model(load_hf_config(hf + "kimi-k2.5/config.json"), parse_parallel("tp8", "test"),
+                      KvLayout::kFp8E4m3, load_hardware("h200"), o);
+  CHECK(rows_of(kimi, WeightGroup::kRoutedExperts).rows == "int4_wo");
+  CHECK_FALSE(rows_of(kimi, WeightGroup::kRoutedExperts).derived);
+  auto q = load_op_profile("h200-vllm");
+  CHECK_THROWS_AS(apply_profile_sets(*q, "moe_w4a16_marlin=2"), InputError);
+}
+
+}  // namespace tokenline
