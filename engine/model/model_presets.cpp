@@ -178,12 +178,67 @@ ModelConfig gpt_oss(const char* name, int layers, int experts) {
   return c;
 }
 
+// The real engine's tiny hybrids (docs/real-engine.md): each keeps its full-size model's structure - the
+// layer kinds, their order, attention heads per KV head, sinks, the MoE - at sizes a CPU runs in
+// milliseconds, with unquantized BF16 weights (the runner draws FP32 random weights from a seed).
+// gpt-oss-tiny: gpt-oss-20b's alternating sliding-window / full GQA layers (sliding first, as its
+// layer_types), sink logits and a routed MoE with a router bias; a 32-token window so that a short
+// request's window pages fall out of the window.
+ModelConfig gpt_oss_tiny() {
+  ModelConfig c = gpt_oss("gpt-oss-20b", 24, 32);
+  c.name = "gpt-oss-tiny";
+  c.layers = 4;
+  c.mixers.assign(size_t(c.layers), MixerKind::kAttention);
+  for (int l = 0; l < c.layers; l += 2) c.mixers[size_t(l)] = MixerKind::kSlidingWindow;
+  c.window_tokens = 32;
+  c.hidden = 256;
+  c.heads = 4;
+  c.kv_heads = 2;
+  c.head_dim = 64;
+  c.routed_experts = 8;
+  c.experts_per_token = 2;
+  c.moe_intermediate = 64;
+  c.dense_intermediate = 0;
+  c.vocab = 512;
+  c.max_context_tokens = 4096;
+  c.weight_dtype = Dtype::kBf16;
+  c.weight_block = 0;
+  c.weights = WeightFormats{};
+  return c;
+}
+
+// qwen3.5-tiny: Qwen3.5-397B-A17B's three Gated DeltaNet layers then one gated full-attention layer (qk
+// norm, sigmoid output gate), twice; a routed MoE with one shared expert; no MTP layer.
+ModelConfig qwen3_5_tiny() {
+  ModelConfig c = qwen3_5_397b();
+  c.name = "qwen3.5-tiny";
+  c.layers = 8;
+  c.mixers.assign(size_t(c.layers), MixerKind::kGatedDeltaNet);
+  for (int l = 3; l < c.layers; l += 4) c.mixers[size_t(l)] = MixerKind::kAttention;
+  c.hidden = 256;
+  c.heads = 4;
+  c.kv_heads = 2;
+  c.head_dim = 64;
+  c.gdn = {.key_heads = 2, .value_heads = 4, .key_head_dim = 32, .value_head_dim = 32, .conv_kernel = 4};
+  c.routed_experts = 8;
+  c.experts_per_token = 2;
+  c.moe_intermediate = 64;
+  c.vocab = 512;
+  c.mtp_layers = 0;
+  c.max_context_tokens = 4096;
+  c.weight_dtype = Dtype::kBf16;
+  c.weight_block = 0;
+  c.left_out = "";
+  return c;
+}
+
 }  // namespace
 
 const std::vector<std::string>& model_preset_names() {
   static const std::vector<std::string> names = {"glm-5.3",      "glm-5.3-tiny", "deepseek-v3.2",
                                                  "deepseek-v3",  "llama-3.1-8b", "llama-3.1-70b",
-                                                 "gpt-oss-120b", "gpt-oss-20b",  "qwen3.5-397b-a17b"};
+                                                 "gpt-oss-120b", "gpt-oss-20b",  "qwen3.5-397b-a17b",
+                                                 "gpt-oss-tiny", "qwen3.5-tiny"};
   return names;
 }
 
@@ -197,6 +252,8 @@ ModelConfig model_preset(std::string_view name) {
   if (name == "qwen3.5-397b-a17b") return qwen3_5_397b();
   if (name == "gpt-oss-120b") return gpt_oss("gpt-oss-120b", 36, 128);
   if (name == "gpt-oss-20b") return gpt_oss("gpt-oss-20b", 24, 32);
+  if (name == "gpt-oss-tiny") return gpt_oss_tiny();
+  if (name == "qwen3.5-tiny") return qwen3_5_tiny();
   std::string names;
   for (const std::string& n : model_preset_names()) names += (names.empty() ? "" : ", ") + n;
   throw InputError("--model", "one of " + names, "'" + std::string(name) + "'");
