@@ -107,7 +107,67 @@ void check_same_tokens(const Run& a, const Run& b) {
   }
 }
 
+// The same request alone, outside the core: its prompt prefilled in one step then decoded token by token,
+// every window layer given every page of the request (the window mask alone limits what it reads) and
+// slot 0 for the state. Returns prompt + `output` tokens.
+std::vector<int32_t> alone(const std::string& model, std::vector<int32_t> prompt, int64_t output) {
+  const ModelShape shape = load_model_shape(model);
+  test::FakeClock clock(1e-5);
+  constexpr int64_t kPages = 8;
+  ModelRunner runner(shape, ModelWeights::random(shape, 5),
+                     RunnerConfig{.total_pages = kPages, .page_tokens = kPageTokens, .window_pages = kPages,
+                                  .state_slots = 1},
+                     clock);
+  const auto prompt_len = static_cast<int64_t>(prompt.size());
+  runner.set_prompt(1, std::move(prompt));
+  for (int64_t context = 0; context < prompt_len + output - 1;) {
+    const bool prefill = context == 0;
+    const int64_t n = prefill ? prompt_len : 1, need = (context + n + kPageTokens - 1) / kPageTokens;
+    StepBatches step;
+    step.ranks.push_back(Batch{.rank = 0,
+                               .entries = {BatchEntry{.id = 1,
+                                                      .phase = prefill ? Phase::kPrefill : Phase::kDecode,
+                                                      .new_tokens = n,
+                                                      .context_tokens = context,
+                                                      .last_chunk = prefill}}});
+    BatchPages pages;
+    pages.indptr = {0, static_cast<int32_t>(need)};
+    for (int32_t i = 0; i < need; ++i) pages.indices.push_back(i);
+    if (shape.mixer_layers(LayerMixer::kSlidingWindow) > 0) {
+      pages.window_indptr = pages.indptr;
+      pages.window_indices = pages.indices;
+      pages.window_first = {0};
+    }
+    if (shape.mixer_layers(LayerMixer::kGatedDeltaNet) > 0) pages.state_slots = {0};
+    step.pages.push_back(pages);
+    (void)runner.execute(step);
+    context += n;
+  }
+  return *runner.tokens(1);
+}
+
+// Every request of `run` computed alone gives the run's tokens.
+void check_alone(const std::string& model, const Run& run) {
+  const std::vector<TimedRequest> arrivals = workload();
+  REQUIRE(run.tokens.size() == arrivals.size());
+  for (const TimedRequest& t : arrivals) {
+    INFO("request " << t.spec.id);
+    const std::vector<int32_t>& got = run.tokens.at(t.spec.id);
+    REQUIRE(static_cast<int64_t>(got.size()) == t.spec.prompt_tokens + t.spec.output_tokens);
+    const std::vector<int32_t> prompt(got.begin(), got.begin() + t.spec.prompt_tokens);
+    CHECK(alone(model, prompt, t.spec.output_tokens) == got);
+  }
+}
+
 }  // namespace
+
+TEST_CASE("hybrid engine: each request through the core gives its tokens computed alone with every page") {
+  for (const char* model : {"gpt-oss-tiny", "qwen3.5-tiny"}) {
+    INFO(model);
+    // 3 running at a time, 64-token chunks: prompts split over steps, windows move, slots are reused.
+    check_alone(model, generate(model, 128, 3));
+  }
+}
 
 TEST_CASE("hybrid engine: gpt-oss-tiny on the core's window pages - preemption and batching change no token") {
   const Run roomy = generate("gpt-oss-tiny", 128, 16);
