@@ -177,6 +177,9 @@ EngineSetup prepare_engine(const EngineJob& job) {
   EngineSetup s;
   s.parallel = parse_parallel(job.parallel, "--parallel");
   s.shape = load_model_shape(job.model);
+  if (!backend_runs_model(s.shape, kernels))  // the CUDA set lacks the GQA / Gated DeltaNet kernels
+    throw InputError("--backend " + job.backend, "cpu for " + s.shape.name + " (GQA / Gated DeltaNet kernels)",
+                     "'" + job.backend + "'");
   if (job.page_tokens > s.shape.max_context_tokens)
     throw InputError(
         "--page-size",

@@ -43,6 +43,11 @@ bool divides(int32_t parts, int64_t n) {
 
 }  // namespace
 
+bool backend_runs_model(const ModelShape& s, const KernelSet* kernels) {
+  const KernelSet& k = kernels != nullptr ? *kernels : cpu_kernel_set();
+  return !s.gqa || (k.gqa_attention != nullptr && k.gdn_recurrence != nullptr);
+}
+
 std::string runner_layout_error(const ModelShape& s, const RunnerConfig& c) {
   const int32_t ranks = c.dp_ranks * c.tp;
   const int64_t shared_inter = int64_t{s.moe_inter} * s.shared_experts;
@@ -63,7 +68,7 @@ std::string runner_layout_error(const ModelShape& s, const RunnerConfig& c) {
   if (c.mtp_draft_tokens > 0 && s.mtp_layers == 0) return "a model with an MTP layer for MTP drafts";
   if (s.gqa) {
     if (c.tp != 1 || c.ep != 1) return "tp1 and ep1 (one GPU rank per attention group) for a GQA model";
-    if (kernels_of(c).gqa_attention == nullptr || kernels_of(c).gdn_recurrence == nullptr)
+    if (!backend_runs_model(s, c.kernels))
       return std::string("a backend with GQA and Gated DeltaNet kernels (cpu), not ") + kernels_of(c).name;
     if (c.host_pages > 0) return "no host KV tier for a GQA model";
     if (s.mixer_layers(LayerMixer::kSlidingWindow) > 0 && c.window_pages <= 0)

@@ -64,6 +64,10 @@ struct RunnerConfig {
 // with window pages / state slots where it has window / Gated DeltaNet layers.
 std::string runner_layout_error(const ModelShape& shape, const RunnerConfig& config);
 
+// True when the backend (nullptr: the CPU set) has the kernels the model's layers need: a GQA hybrid's
+// GQA and Gated DeltaNet kernels are CPU-only.
+bool backend_runs_model(const ModelShape& shape, const KernelSet* kernels);
+
 class ModelRunner final : public Executor {
  public:
   // REQUIRES: clock outlives the runner; runner_layout_error(shape, config) is empty.
