@@ -232,13 +232,24 @@ ModelConfig qwen3_5_tiny() {
   return c;
 }
 
+// llama-tiny: Llama-3.1-8B's structure (full GQA on every layer, 4 query heads per KV head, a dense SwiGLU
+// MLP) at the tiny presets' sizes.
+ModelConfig llama_tiny() {
+  ModelConfig c = llama("llama-tiny", 4, 256, 8, 512);
+  c.kv_heads = 2;
+  c.head_dim = 32;
+  c.vocab = 512;
+  c.max_context_tokens = 4096;
+  return c;
+}
+
 }  // namespace
 
 const std::vector<std::string>& model_preset_names() {
   static const std::vector<std::string> names = {"glm-5.3",      "glm-5.3-tiny", "deepseek-v3.2",
                                                  "deepseek-v3",  "llama-3.1-8b", "llama-3.1-70b",
                                                  "gpt-oss-120b", "gpt-oss-20b",  "qwen3.5-397b-a17b",
-                                                 "gpt-oss-tiny", "qwen3.5-tiny"};
+                                                 "gpt-oss-tiny", "qwen3.5-tiny", "llama-tiny"};
   return names;
 }
 
@@ -254,6 +265,7 @@ ModelConfig model_preset(std::string_view name) {
   if (name == "gpt-oss-20b") return gpt_oss("gpt-oss-20b", 24, 32);
   if (name == "gpt-oss-tiny") return gpt_oss_tiny();
   if (name == "qwen3.5-tiny") return qwen3_5_tiny();
+  if (name == "llama-tiny") return llama_tiny();
   std::string names;
   for (const std::string& n : model_preset_names()) names += (names.empty() ? "" : ", ") + n;
   throw InputError("--model", "one of " + names, "'" + std::string(name) + "'");

@@ -162,7 +162,7 @@ void check_alone(const std::string& model, const Run& run) {
 }  // namespace
 
 TEST_CASE("hybrid engine: each request through the core gives its tokens computed alone with every page") {
-  for (const char* model : {"gpt-oss-tiny", "qwen3.5-tiny"}) {
+  for (const char* model : {"gpt-oss-tiny", "qwen3.5-tiny", "llama-tiny"}) {
     INFO(model);
     // 3 running at a time, 64-token chunks: prompts split over steps, windows move, slots are reused.
     check_alone(model, generate(model, 128, 3));
