@@ -61,7 +61,8 @@ double engine_host_bytes(const ModelShape& shape, const RunnerConfig& c, bool cp
                     static_cast<double>(shape.kv_bytes_per_token + shape.indexer_bytes_per_token);
   const double window = ranks * static_cast<double>(c.window_pages) * c.page_tokens *
                         static_cast<double>(shape.window_kv_bytes_per_token);
-  const double state = ranks * static_cast<double>(c.state_slots) * static_cast<double>(shape.state_bytes_per_request);
+  const double state =
+      ranks * static_cast<double>(c.state_slots) * static_cast<double>(shape.state_bytes_per_request);
   return 2 * weights + kv + window + state;
 }
 
@@ -141,7 +142,9 @@ InstanceConfig instance_config(const EngineJob& job, const EngineSetup& s) {
 
 void add_engine_options(CLI::App& cmd, EngineJob& job) {
   cmd.add_option("--backend", job.backend, "cpu | cuda")->capture_default_str();
-  cmd.add_option("--model", job.model, "model preset or config.json (MLA + DSA, or GQA with sliding-window / Gated DeltaNet layers)")
+  cmd.add_option(
+         "--model", job.model,
+         "model preset or config.json (MLA + DSA, or GQA with sliding-window / Gated DeltaNet layers)")
       ->capture_default_str();
   cmd.add_option("--weights", job.weights, "safetensors checkpoint (default: random weights from --seed)");
   cmd.add_option("--out", job.out, "output directory (metrics.json, requests.csv, trace.json)")->required();
@@ -178,8 +181,8 @@ EngineSetup prepare_engine(const EngineJob& job) {
   s.parallel = parse_parallel(job.parallel, "--parallel");
   s.shape = load_model_shape(job.model);
   if (!backend_runs_model(s.shape, kernels))  // the CUDA set lacks the GQA / Gated DeltaNet kernels
-    throw InputError("--backend " + job.backend, "cpu for " + s.shape.name + " (GQA / Gated DeltaNet kernels)",
-                     "'" + job.backend + "'");
+    throw InputError("--backend " + job.backend,
+                     "cpu for " + s.shape.name + " (GQA / Gated DeltaNet kernels)", "'" + job.backend + "'");
   if (job.page_tokens > s.shape.max_context_tokens)
     throw InputError(
         "--page-size",

@@ -243,11 +243,11 @@ TL_HD inline int64_t gqa_slot(const PagedKvTable& t, const int32_t* page_first, 
 // Writes each token's keys and values (BF16) into its page slot; a token whose page is not in the table
 // (out of a window table) is not written.
 struct GqaKvWriteParams {
-  uint8_t* kv_cache = nullptr;         // [num_pages, page_size, gqa_kv_token_bytes] one layer
-  const float* k = nullptr;            // [n_tokens, kv_heads * head_dim]
-  const float* v = nullptr;            // [n_tokens, kv_heads * head_dim]
-  const int32_t* token_seq = nullptr;  // [n_tokens]
-  const int32_t* token_pos = nullptr;  // [n_tokens]
+  uint8_t* kv_cache = nullptr;          // [num_pages, page_size, gqa_kv_token_bytes] one layer
+  const float* k = nullptr;             // [n_tokens, kv_heads * head_dim]
+  const float* v = nullptr;             // [n_tokens, kv_heads * head_dim]
+  const int32_t* token_seq = nullptr;   // [n_tokens]
+  const int32_t* token_pos = nullptr;   // [n_tokens]
   const int32_t* page_first = nullptr;  // [sequences] or nullptr (gqa_slot)
   PagedKvTable table;
   int32_t n_tokens = 0, kv_heads = 0, head_dim = 0;

@@ -246,10 +246,9 @@ ModelConfig llama_tiny() {
 }  // namespace
 
 const std::vector<std::string>& model_preset_names() {
-  static const std::vector<std::string> names = {"glm-5.3",      "glm-5.3-tiny", "deepseek-v3.2",
-                                                 "deepseek-v3",  "llama-3.1-8b", "llama-3.1-70b",
-                                                 "gpt-oss-120b", "gpt-oss-20b",  "qwen3.5-397b-a17b",
-                                                 "gpt-oss-tiny", "qwen3.5-tiny", "llama-tiny"};
+  static const std::vector<std::string> names = {
+      "glm-5.3",      "glm-5.3-tiny", "deepseek-v3.2",     "deepseek-v3",  "llama-3.1-8b", "llama-3.1-70b",
+      "gpt-oss-120b", "gpt-oss-20b",  "qwen3.5-397b-a17b", "gpt-oss-tiny", "qwen3.5-tiny", "llama-tiny"};
   return names;
 }
 

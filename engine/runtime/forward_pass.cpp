@@ -78,8 +78,8 @@ ForwardPass::ForwardPass(const ModelShape& shape, const RankWeights& weights, co
                                                               : 0;
       kv_.emplace_back(k_).resize(pages * config.page_tokens * token);
       idx_k_.emplace_back(k_);
-      state_.emplace_back(k_).resize(m == LayerMixer::kGatedDeltaNet ? config.state_slots * shape.gdn.state_floats()
-                                                                     : 0);
+      state_.emplace_back(k_).resize(
+          m == LayerMixer::kGatedDeltaNet ? config.state_slots * shape.gdn.state_floats() : 0);
     }
     return;
   }
@@ -365,8 +365,7 @@ void ForwardPass::gqa_attention(int32_t l, Clock& clock, ForwardOutput& out) {
   }
   {
     OpTimer t(k_, clock, out, RunOp::kOProj);
-    if (s.attn_output_gate)
-      k_.sigmoid_gate({o_latent_.data(), q_.data() + hd, n * heads, hd, hd, q_stride});
+    if (s.attn_output_gate) k_.sigmoid_gate({o_latent_.data(), q_.data() + hd, n * heads, hd, hd, q_stride});
     linear(tmp_, o_latent_.data(), w.o, n, s.hidden, heads * hd);
   }
   add_to_residual(tmp_);
@@ -403,7 +402,8 @@ void ForwardPass::gated_deltanet(int32_t l, Clock& clock, ForwardOutput& out) {
                        w.gdn_dt_bias, state, seq_.data(), state_slot_.data(), n, g.key_heads, g.value_heads,
                        g.key_dim, g.value_dim, channels, stride, g.conv_floats()});
     o_.resize(gdn_o_.size());
-    k_.gated_rmsnorm({o_.data(), gdn_o_.data(), gdn_z_.data(), w.gdn_norm, n * g.value_heads, g.value_dim, s.eps});
+    k_.gated_rmsnorm(
+        {o_.data(), gdn_o_.data(), gdn_z_.data(), w.gdn_norm, n * g.value_heads, g.value_dim, s.eps});
   }
   {
     OpTimer t(k_, clock, out, RunOp::kGdnProj);

@@ -1,7 +1,8 @@
-// ForwardPass: one GPU rank's forward step of a glm_moe_dsa model (or, below, a GQA hybrid) on a KernelSet (CPU reference or CUDA):
-// embed, then per layer rmsnorm, a_proj, norm_rope_kv_write, q_b_proj, indexer_score + topk_select (full
-// layers; shared layers reuse the last full layer's top-k), sparse_mla, o_proj (+ attn_allreduce under
-// TP), rmsnorm, dense_mlp or router + [dispatch] + expert_gemm + [combine] + shared_expert
+// ForwardPass: one GPU rank's forward step of a glm_moe_dsa model (or, below, a GQA hybrid) on a KernelSet
+// (CPU reference or CUDA): embed, then per layer rmsnorm, a_proj, norm_rope_kv_write, q_b_proj, indexer_score
+// + topk_select (full layers; shared layers reuse the last full layer's top-k), sparse_mla, o_proj (+
+// attn_allreduce under TP), rmsnorm, dense_mlp or router + [dispatch] + expert_gemm + [combine] +
+// shared_expert
 // (+ mlp_allreduce under TP), then the final norm, lm_head (+ vocab_allgather under TP) and sample on the
 // rows that sample; draft() then runs the MTP layer (mtp_draft). The rank holds its RankWeights slice;
 // collectives go through the rank's communicators, which need host memory (the CPU set). Times each op with
@@ -44,7 +45,7 @@ struct ForwardInput {
   std::vector<int32_t> window_indptr, window_indices, window_first;
   std::vector<int32_t> state_slot;
   std::vector<uint8_t> state_reset;
-  int32_t max_context = 0;             // 1 + the largest position
+  int32_t max_context = 0;  // 1 + the largest position
   void clear();
 };
 

@@ -10,12 +10,11 @@ namespace tokenline {
 namespace {
 
 constexpr Op kLedgerOps[kRunOpCount] = {
-    Op::kEmbed,        Op::kRmsnorm,      Op::kAProj,     Op::kNormRopeKvWrite, Op::kQBProj,
-    Op::kIndexerScore, Op::kTopkSelect,   Op::kSparseMla, Op::kWindowAttn,      Op::kOProj,
-    Op::kGdnProj,      Op::kGdnScan,      Op::kAttnAllreduce,
-    Op::kDenseMlp,     Op::kRouter,       Op::kDispatch,  Op::kExpertGemm,      Op::kSharedExpert,
-    Op::kCombine,      Op::kMlpAllreduce, Op::kLmHead,    Op::kVocabAllgather,  Op::kSample,
-    Op::kMtpDraft,
+    Op::kEmbed,        Op::kRmsnorm,        Op::kAProj,         Op::kNormRopeKvWrite, Op::kQBProj,
+    Op::kIndexerScore, Op::kTopkSelect,     Op::kSparseMla,     Op::kWindowAttn,      Op::kOProj,
+    Op::kGdnProj,      Op::kGdnScan,        Op::kAttnAllreduce, Op::kDenseMlp,        Op::kRouter,
+    Op::kDispatch,     Op::kExpertGemm,     Op::kSharedExpert,  Op::kCombine,         Op::kMlpAllreduce,
+    Op::kLmHead,       Op::kVocabAllgather, Op::kSample,        Op::kMtpDraft,
 };
 
 int32_t narrow(int64_t v) {
@@ -45,8 +44,8 @@ void gqa_shape(const ModelConfig& c, const std::string& model, ModelShape& s) {
                   .key_dim = narrow(c.gdn.key_head_dim),
                   .value_dim = narrow(c.gdn.value_head_dim),
                   .conv_kernel = narrow(c.gdn.conv_kernel)};
-  if (c.linear_layers() > 0 && (s.gdn.key_heads <= 0 || s.gdn.value_heads % s.gdn.key_heads != 0 ||
-                                s.gdn.conv_kernel < 2))
+  if (c.linear_layers() > 0 &&
+      (s.gdn.key_heads <= 0 || s.gdn.value_heads % s.gdn.key_heads != 0 || s.gdn.conv_kernel < 2))
     refuse("Gated DeltaNet key heads dividing its value heads, conv kernel >= 2", "'" + c.name + "'");
   s.mixers.clear();
   for (int l = 0; l < c.layers; ++l) {

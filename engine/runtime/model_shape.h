@@ -22,8 +22,8 @@ enum class RunOp : uint8_t {
   kSparseMla,
   kWindowAttn,  // sliding-window GQA layers
   kOProj,
-  kGdnProj,  // Gated DeltaNet in_proj_qkvz + in_proj_ba and out_proj
-  kGdnScan,  // Gated DeltaNet causal conv1d + gated delta rule + gated RMSNorm
+  kGdnProj,        // Gated DeltaNet in_proj_qkv / z / b / a and out_proj
+  kGdnScan,        // Gated DeltaNet causal conv1d + gated delta rule + gated RMSNorm
   kAttnAllreduce,  // TP: partial o_proj outputs summed over the attention group
   kDenseMlp,
   kRouter,
@@ -69,11 +69,11 @@ struct ModelShape {
   // token in BF16 pages; MLA fields 0. mixers: one per layer (all kAttention for MLA).
   bool gqa = false;
   int32_t kv_heads = 0, head_dim = 0;
-  bool qk_norm = false;           // Qwen3: RMSNorm over each head's query and key
-  bool attn_output_gate = false;  // Qwen3-Next / Qwen3.5: q_proj also yields a sigmoid gate per head dim
-  bool attention_sinks = false;   // gpt-oss: a learned sink logit per head in the softmax
-  bool router_bias = true;        // DeepSeek / GLM e_score_correction_bias
-  int32_t window_tokens = 0;      // W of the sliding-window layers
+  bool qk_norm = false;            // Qwen3: RMSNorm over each head's query and key
+  bool attn_output_gate = false;   // Qwen3-Next / Qwen3.5: q_proj also yields a sigmoid gate per head dim
+  bool attention_sinks = false;    // gpt-oss: a learned sink logit per head in the softmax
+  bool router_bias = true;         // DeepSeek / GLM e_score_correction_bias
+  int32_t window_tokens = 0;       // W of the sliding-window layers
   std::vector<LayerMixer> mixers;  // [layers]
   GdnDims gdn;
   int64_t window_kv_bytes_per_token = 0;  // window layers' KV, all window layers
@@ -84,7 +84,8 @@ struct ModelShape {
     return n;
   }
   LayerMixer mixer(int32_t layer) const {
-    return static_cast<size_t>(layer) < mixers.size() ? mixers[static_cast<size_t>(layer)] : LayerMixer::kAttention;
+    return static_cast<size_t>(layer) < mixers.size() ? mixers[static_cast<size_t>(layer)]
+                                                      : LayerMixer::kAttention;
   }
   int32_t layers = 0, dense_layers = 0;
   int32_t hidden = 0, heads = 0, q_lora = 0, kv_lora = 0, nope = 0, rope = 0, v = 0;

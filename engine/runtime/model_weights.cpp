@@ -60,20 +60,20 @@ void add_layer(std::vector<TensorSpec>& out, const ModelShape& s, int32_t l) {
   if (s.gqa) {
     add_gqa_mixer(out, s, l);
   } else {
-  out.push_back({p + "self_attn.q_a_proj.weight", {s.q_lora, h}});
-  out.push_back({p + "self_attn.q_a_layernorm.weight", {s.q_lora}});
-  out.push_back({p + "self_attn.q_b_proj.weight", {q_out, s.q_lora}});
-  out.push_back({p + "self_attn.kv_a_proj_with_mqa.weight", {s.kv_lora + s.rope, h}});
-  out.push_back({p + "self_attn.kv_a_layernorm.weight", {s.kv_lora}});
-  out.push_back({p + "self_attn.kv_b_proj.weight", {int64_t{s.heads} * (s.nope + s.v), s.kv_lora}});
-  out.push_back({p + "self_attn.o_proj.weight", {h, int64_t{s.heads} * s.v}});
-  if (s.indexer_full[static_cast<size_t>(l)] != 0) {
-    out.push_back({p + "self_attn.indexer.wq_b.weight", {int64_t{s.idx_heads} * s.idx_dim, s.q_lora}});
-    out.push_back({p + "self_attn.indexer.wk.weight", {s.idx_dim, h}});
-    out.push_back({p + "self_attn.indexer.k_norm.weight", {s.idx_dim}});
-    out.push_back({p + "self_attn.indexer.k_norm.bias", {s.idx_dim}});
-    out.push_back({p + "self_attn.indexer.weights_proj.weight", {s.idx_heads, h}});
-  }
+    out.push_back({p + "self_attn.q_a_proj.weight", {s.q_lora, h}});
+    out.push_back({p + "self_attn.q_a_layernorm.weight", {s.q_lora}});
+    out.push_back({p + "self_attn.q_b_proj.weight", {q_out, s.q_lora}});
+    out.push_back({p + "self_attn.kv_a_proj_with_mqa.weight", {s.kv_lora + s.rope, h}});
+    out.push_back({p + "self_attn.kv_a_layernorm.weight", {s.kv_lora}});
+    out.push_back({p + "self_attn.kv_b_proj.weight", {int64_t{s.heads} * (s.nope + s.v), s.kv_lora}});
+    out.push_back({p + "self_attn.o_proj.weight", {h, int64_t{s.heads} * s.v}});
+    if (s.indexer_full[static_cast<size_t>(l)] != 0) {
+      out.push_back({p + "self_attn.indexer.wq_b.weight", {int64_t{s.idx_heads} * s.idx_dim, s.q_lora}});
+      out.push_back({p + "self_attn.indexer.wk.weight", {s.idx_dim, h}});
+      out.push_back({p + "self_attn.indexer.k_norm.weight", {s.idx_dim}});
+      out.push_back({p + "self_attn.indexer.k_norm.bias", {s.idx_dim}});
+      out.push_back({p + "self_attn.indexer.weights_proj.weight", {s.idx_heads, h}});
+    }
   }
   if (!s.is_moe_layer(l)) {
     out.push_back({p + "mlp.gate_up_proj.weight", {2 * int64_t{s.dense_inter}, h}});

@@ -1,6 +1,7 @@
-// ModelWeights: every tensor of a glm_moe_dsa model (or of a GQA / Gated DeltaNet hybrid) as FP32 host arrays, named as in the checkpoint
-// (Hugging Face names; routed and shared experts stored fused: gate rows then up rows). Filled by seeded
-// random initialisation or read from a safetensors file; written back with save(). Immutable after load.
+// ModelWeights: every tensor of a glm_moe_dsa model (or of a GQA / Gated DeltaNet hybrid) as FP32 host
+// arrays, named as in the checkpoint (Hugging Face names; routed and shared experts stored fused: gate rows
+// then up rows). Filled by seeded random initialisation or read from a safetensors file; written back with
+// save(). Immutable after load.
 #pragma once
 
 #include <cstdint>

@@ -44,7 +44,8 @@ void gdn_conv(GdnConvParams p) {
       const float x = p.x[int64_t{t} * c_all + c];
       float acc = w[k - 1] * x;
       for (int32_t j = 0; j < k - 1; ++j) acc += w[j] * state[int64_t{j} * c_all + c];
-      for (int32_t j = 0; j + 1 < k - 1; ++j) state[int64_t{j} * c_all + c] = state[int64_t{j + 1} * c_all + c];
+      for (int32_t j = 0; j + 1 < k - 1; ++j)
+        state[int64_t{j} * c_all + c] = state[int64_t{j + 1} * c_all + c];
       state[int64_t{k - 2} * c_all + c] = x;
       p.out[int64_t{t} * c_all + c] = silu(acc);
     }
@@ -84,10 +85,13 @@ void gdn_recurrence(GdnRecurrenceParams p) {
       for (int64_t e = 0; e < int64_t{dk} * dv; ++e) s[e] *= decay;
       for (int32_t j = 0; j < dv; ++j) kv[static_cast<size_t>(j)] = 0.0f;
       for (int32_t r = 0; r < dk; ++r)
-        for (int32_t j = 0; j < dv; ++j) kv[static_cast<size_t>(j)] += s[int64_t{r} * dv + j] * k[static_cast<size_t>(r)];
-      for (int32_t j = 0; j < dv; ++j) kv[static_cast<size_t>(j)] = (v[j] - kv[static_cast<size_t>(j)]) * beta;
+        for (int32_t j = 0; j < dv; ++j)
+          kv[static_cast<size_t>(j)] += s[int64_t{r} * dv + j] * k[static_cast<size_t>(r)];
+      for (int32_t j = 0; j < dv; ++j)
+        kv[static_cast<size_t>(j)] = (v[j] - kv[static_cast<size_t>(j)]) * beta;
       for (int32_t r = 0; r < dk; ++r)
-        for (int32_t j = 0; j < dv; ++j) s[int64_t{r} * dv + j] += k[static_cast<size_t>(r)] * kv[static_cast<size_t>(j)];
+        for (int32_t j = 0; j < dv; ++j)
+          s[int64_t{r} * dv + j] += k[static_cast<size_t>(r)] * kv[static_cast<size_t>(j)];
       float* out = p.out + (int64_t{t} * p.value_heads + h) * dv;
       for (int32_t j = 0; j < dv; ++j) {
         float o = 0.0f;

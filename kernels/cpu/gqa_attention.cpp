@@ -38,8 +38,8 @@ void gqa_attention(GqaAttentionParams p) {
     const int32_t first = p.window > 0 ? std::max(0, pos - p.window + 1) : 0;
     const float* q = p.q + row * p.q_head_stride;
     std::vector<double> acc(static_cast<size_t>(p.head_dim), 0.0);
-    double max_score = p.sinks != nullptr ? static_cast<double>(p.sinks[h])
-                                          : -std::numeric_limits<double>::infinity();
+    double max_score =
+        p.sinks != nullptr ? static_cast<double>(p.sinks[h]) : -std::numeric_limits<double>::infinity();
     double denom = p.sinks != nullptr ? 1.0 : 0.0;  // exp(sink - max) with max = sink
     for (int32_t s = first; s <= pos; ++s) {
       const int64_t slot = gqa_slot(p.table, p.page_first, seq, s);

@@ -170,12 +170,14 @@ TEST_CASE("compare CLI: gpt-oss-tiny, qwen3.5-tiny and llama-tiny bursts are dec
     const Result real = run_tokenline("run --out " + dir.file("real") + common, dir);
     INFO(real.err);
     REQUIRE(real.exit_code == 0);
-    const Result sim = run_tokenline(
-        "sim --backend analytic --parallel tp1 --trace-detail op --roofline --out " + dir.file("sim") + common, dir);
+    const Result sim =
+        run_tokenline("sim --backend analytic --parallel tp1 --trace-detail op --roofline --out " +
+                          dir.file("sim") + common,
+                      dir);
     INFO(sim.err);
     REQUIRE(sim.exit_code == 0);
-    const Result compare =
-        run_tokenline("compare " + dir.file("sim/trace.json") + " " + dir.file("real/trace.json") + " --json", dir);
+    const Result compare = run_tokenline(
+        "compare " + dir.file("sim/trace.json") + " " + dir.file("real/trace.json") + " --json", dir);
     INFO(compare.err);
     REQUIRE(compare.exit_code == 0);
     const json doc = json::parse(compare.out);

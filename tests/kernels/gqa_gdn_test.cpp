@@ -56,7 +56,8 @@ std::vector<float> reference(const Cache& c, int32_t t, int32_t h, int32_t lo, c
   for (int32_t s = lo; s <= t; ++s) {
     double d = 0;
     for (int32_t i = 0; i < kDim; ++i)
-      d += double(c.q[size_t((t * kHeads + h) * kDim + i)]) * bf16_round(c.k[size_t(s * dim + kvh * kDim + i)]);
+      d += double(c.q[size_t((t * kHeads + h) * kDim + i)]) *
+           bf16_round(c.k[size_t(s * dim + kvh * kDim + i)]);
     scores.push_back(d / std::sqrt(double(kDim)));
   }
   double mx = sink ? *sink : -1e300;
@@ -92,14 +93,16 @@ TEST_CASE("gqa attention: full causal attention over the pages equals the masked
   for (int32_t t = 0; t < kLen; ++t) {
     for (int32_t h = 0; h < kHeads; ++h) {
       const std::vector<float> want = reference(c, t, h, 0, nullptr);
-      const std::vector<float> row(got.begin() + (t * kHeads + h) * kDim, got.begin() + (t * kHeads + h + 1) * kDim);
+      const std::vector<float> row(got.begin() + (t * kHeads + h) * kDim,
+                                   got.begin() + (t * kHeads + h + 1) * kDim);
       INFO("t " << t << " h " << h);
       CHECK(test::nmse(row, want) < 1e-10);
     }
   }
 }
 
-TEST_CASE("gqa attention: a sliding window equals full attention with the window mask, pages outside unread") {
+TEST_CASE(
+    "gqa attention: a sliding window equals full attention with the window mask, pages outside unread") {
   constexpr int32_t kWindow = 6;
   // The window table holds pages 3..5 of the sequence only (positions 12..23); the last queries' windows
   // lie in them, and the pool's other slots are NaN.
@@ -108,7 +111,8 @@ TEST_CASE("gqa attention: a sliding window equals full attention with the window
   for (int32_t t = 17; t < kLen; ++t) {  // windows [t - 5, t] within positions 12..22
     for (int32_t h = 0; h < kHeads; ++h) {
       const std::vector<float> want = reference(c, t, h, t - kWindow + 1, nullptr);
-      const std::vector<float> row(got.begin() + (t * kHeads + h) * kDim, got.begin() + (t * kHeads + h + 1) * kDim);
+      const std::vector<float> row(got.begin() + (t * kHeads + h) * kDim,
+                                   got.begin() + (t * kHeads + h + 1) * kDim);
       INFO("t " << t << " h " << h);
       for (float x : row) REQUIRE(std::isfinite(x));
       CHECK(test::nmse(row, want) < 1e-10);
@@ -116,7 +120,8 @@ TEST_CASE("gqa attention: a sliding window equals full attention with the window
   }
   // The same window over a table with every page: the same rows, and different from full attention.
   const Cache all = make_cache(0, {7, 3, 11, 0, 5, 9});
-  const std::vector<float> windowed = attend(all, kWindow, nullptr, false), full = attend(all, 0, nullptr, false);
+  const std::vector<float> windowed = attend(all, kWindow, nullptr, false),
+                           full = attend(all, 0, nullptr, false);
   const size_t row22 = size_t(22 * kHeads * kDim);
   CHECK(std::vector<float>(windowed.begin() + row22, windowed.end()) ==
         std::vector<float>(got.begin() + row22, got.end()));
@@ -132,7 +137,8 @@ TEST_CASE("gqa attention: sink logits change the output as one more zero-valued 
   for (int32_t t : {0, 9, 22}) {
     for (int32_t h = 0; h < kHeads; ++h) {
       const std::vector<float> want = reference(c, t, h, 0, &sinks[size_t(h)]);
-      const std::vector<float> row(with.begin() + (t * kHeads + h) * kDim, with.begin() + (t * kHeads + h + 1) * kDim);
+      const std::vector<float> row(with.begin() + (t * kHeads + h) * kDim,
+                                   with.begin() + (t * kHeads + h + 1) * kDim);
       CHECK(test::nmse(row, want) < 1e-10);
     }
   }
@@ -169,9 +175,10 @@ std::vector<float> gdn_step(const Gdn& g, int32_t t0, int32_t t1, std::vector<fl
   std::vector<float> conv(size_t(n) * kChannels), out(size_t(n) * kVh * kDv);
   cpu::gdn_conv({conv.data(), g.x.data() + int64_t{t0} * kChannels, state.data(), g.conv_w.data(), seq.data(),
                  slots.data(), n, kChannels, kConvK, kStateFloats});
-  cpu::gdn_recurrence({out.data(), conv.data(), g.a.data() + int64_t{t0} * kVh, g.b.data() + int64_t{t0} * kVh,
-                       g.a_log.data(), g.dt_bias.data(), state.data(), seq.data(), slots.data(), n, kKh, kVh, kDk,
-                       kDv, kChannels, kStateFloats, kConvFloats});
+  cpu::gdn_recurrence({out.data(), conv.data(), g.a.data() + int64_t{t0} * kVh,
+                       g.b.data() + int64_t{t0} * kVh, g.a_log.data(), g.dt_bias.data(), state.data(),
+                       seq.data(), slots.data(), n, kKh, kVh, kDk, kDv, kChannels, kStateFloats,
+                       kConvFloats});
   return out;
 }
 
@@ -254,15 +261,15 @@ TEST_CASE("gated deltanet: a prefill of N tokens then a decode equals N + 1 deco
 TEST_CASE("gated deltanet: two sequences in one call equal each alone, in their own slots") {
   const Gdn g = make_gdn(10);
   std::vector<float> alone(2 * kStateFloats, 0.0f), together(2 * kStateFloats, 0.0f);
-  const std::vector<float> a = gdn_step(g, 0, 6, alone, 0);  // sequence A: tokens 0..5 in slot 0
+  const std::vector<float> a = gdn_step(g, 0, 6, alone, 0);   // sequence A: tokens 0..5 in slot 0
   const std::vector<float> b = gdn_step(g, 6, 10, alone, 1);  // sequence B: tokens 6..9 in slot 1
   std::vector<int32_t> seq = {0, 0, 0, 0, 0, 0, 1, 1, 1, 1}, slots = {0, 1};
   std::vector<float> conv(10 * kChannels), out(10 * kVh * kDv);
   cpu::gdn_conv({conv.data(), g.x.data(), together.data(), g.conv_w.data(), seq.data(), slots.data(), 10,
                  kChannels, kConvK, kStateFloats});
   cpu::gdn_recurrence({out.data(), conv.data(), g.a.data(), g.b.data(), g.a_log.data(), g.dt_bias.data(),
-                       together.data(), seq.data(), slots.data(), 10, kKh, kVh, kDk, kDv, kChannels, kStateFloats,
-                       kConvFloats});
+                       together.data(), seq.data(), slots.data(), 10, kKh, kVh, kDk, kDv, kChannels,
+                       kStateFloats, kConvFloats});
   std::vector<float> both = a;
   both.insert(both.end(), b.begin(), b.end());
   CHECK(out == both);

@@ -114,10 +114,11 @@ std::vector<int32_t> alone(const std::string& model, std::vector<int32_t> prompt
   const ModelShape shape = load_model_shape(model);
   test::FakeClock clock(1e-5);
   constexpr int64_t kPages = 8;
-  ModelRunner runner(shape, ModelWeights::random(shape, 5),
-                     RunnerConfig{.total_pages = kPages, .page_tokens = kPageTokens, .window_pages = kPages,
-                                  .state_slots = 1},
-                     clock);
+  ModelRunner runner(
+      shape, ModelWeights::random(shape, 5),
+      RunnerConfig{
+          .total_pages = kPages, .page_tokens = kPageTokens, .window_pages = kPages, .state_slots = 1},
+      clock);
   const auto prompt_len = static_cast<int64_t>(prompt.size());
   runner.set_prompt(1, std::move(prompt));
   for (int64_t context = 0; context < prompt_len + output - 1;) {
@@ -169,7 +170,8 @@ TEST_CASE("hybrid engine: each request through the core gives its tokens compute
   }
 }
 
-TEST_CASE("hybrid engine: gpt-oss-tiny on the core's window pages - preemption and batching change no token") {
+TEST_CASE(
+    "hybrid engine: gpt-oss-tiny on the core's window pages - preemption and batching change no token") {
   const Run roomy = generate("gpt-oss-tiny", 128, 16);
   const Run tight = generate("gpt-oss-tiny", 12, 16);   // 12 pages of 16 tokens: the burst preempts
   const Run narrow = generate("gpt-oss-tiny", 128, 3);  // 3 at a time: other batches, pages reused
@@ -181,7 +183,8 @@ TEST_CASE("hybrid engine: gpt-oss-tiny on the core's window pages - preemption a
   check_same_tokens(roomy, narrow);
 }
 
-TEST_CASE("hybrid engine: qwen3.5-tiny's state in the core's slots - preemption and slot reuse change no token") {
+TEST_CASE(
+    "hybrid engine: qwen3.5-tiny's state in the core's slots - preemption and slot reuse change no token") {
   const Run roomy = generate("qwen3.5-tiny", 128, 16);
   const Run tight = generate("qwen3.5-tiny", 12, 16);
   const Run narrow = generate("qwen3.5-tiny", 128, 3);  // 3 slots for 12 requests: every slot reused
