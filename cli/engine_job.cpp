@@ -1,6 +1,7 @@
 #include "cli/engine_job.h"
 
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <optional>
@@ -58,7 +59,11 @@ double engine_host_bytes(const ModelShape& shape, const RunnerConfig& c, bool cp
   const double host_slots = static_cast<double>(c.host_pages) * c.page_tokens;  // the host KV tier's
   const double kv = ranks * (slots + host_slots) *
                     static_cast<double>(shape.kv_bytes_per_token + shape.indexer_bytes_per_token);
-  return 2 * weights + kv;
+  const double window = ranks * static_cast<double>(c.window_pages) * c.page_tokens *
+                        static_cast<double>(shape.window_kv_bytes_per_token);
+  const double state =
+      ranks * static_cast<double>(c.state_slots) * static_cast<double>(shape.state_bytes_per_request);
+  return 2 * weights + kv + window + state;
 }
 
 // Refuses a run whose weights and KV cannot fit the machine's available memory, before allocating them.
@@ -73,6 +78,18 @@ void check_host_memory(const EngineJob& job, const EngineSetup& s) {
                    gb_text(needed) + " needed");
 }
 
+// A GQA hybrid's window pool (engine/core/window_kv.h): as many pages as the main pool, so that it never
+// binds (a request's window pages cover tokens its main pages cover too), as the simulator's pool - sized
+// from an H200's memory - never binds for the tiny presets. 0 without window layers.
+int64_t engine_window_pages(const EngineJob& job, const ModelShape& shape) {
+  return shape.mixer_layers(LayerMixer::kSlidingWindow) > 0 ? job.kv_pages : 0;
+}
+
+// A Gated DeltaNet hybrid's state slots (engine/core/state_pool.h): one per running request allowed.
+int64_t engine_state_slots(const EngineJob& job, const ModelShape& shape) {
+  return shape.mixer_layers(LayerMixer::kGatedDeltaNet) > 0 ? job.max_running : 0;
+}
+
 RunnerConfig runner_config(const EngineJob& job, const EngineSetup& s, const KernelSet* kernels) {
   RunnerConfig c{.dp_ranks = s.parallel.dp_attention,
                  .tp = s.parallel.tp,
@@ -82,6 +99,8 @@ RunnerConfig runner_config(const EngineJob& job, const EngineSetup& s, const Ker
                  .mtp_draft_tokens = job.mtp_drafts,
                  .op_detail = parse_detail(job.trace_detail) == TraceDetail::kOp,
                  .kernels = kernels};
+  c.window_pages = engine_window_pages(job, s.shape);
+  c.state_slots = engine_state_slots(job, s.shape);
   const std::string why = runner_layout_error(s.shape, c);
   if (!why.empty())
     throw InputError("--parallel", why + " for " + s.shape.name, "'" + s.parallel.name() + "'");
@@ -103,6 +122,17 @@ InstanceConfig instance_config(const EngineJob& job, const EngineSetup& s) {
   c.kv.indexer_bytes_per_page = s.shape.indexer_bytes_per_token * job.page_tokens;
   c.kv.reservation = parse_reservation(job.reservation);
   c.kv.prefix_cache = job.prefix_cache;
+  if (s.runner.window_pages > 0) {  // the window layers' own pool (docs/layers.md), read by the kernels
+    c.kv.window = {.window_tokens = s.shape.window_tokens,
+                   .total_pages = s.runner.window_pages,
+                   .bytes_per_page = s.shape.window_kv_bytes_per_token * job.page_tokens,
+                   .hold_step_context = true};
+  }
+  if (s.runner.state_slots > 0) {  // a state slot per running request, and no prefix cache (as sim)
+    c.kv.state_slots = s.runner.state_slots;
+    c.kv.state_bytes_per_slot = s.shape.state_bytes_per_request;
+    c.kv.prefix_cache = false;
+  }
   size_host_tier(job.kv_tier, c.kv);  // docs/kv-tiers.md: the CPU engine copies the pages it logs
   c.kv.host.log_copies = true;
   return c;
@@ -112,7 +142,9 @@ InstanceConfig instance_config(const EngineJob& job, const EngineSetup& s) {
 
 void add_engine_options(CLI::App& cmd, EngineJob& job) {
   cmd.add_option("--backend", job.backend, "cpu | cuda")->capture_default_str();
-  cmd.add_option("--model", job.model, "model preset or config.json (an MLA + DSA model)")
+  cmd.add_option(
+         "--model", job.model,
+         "model preset or config.json (MLA + DSA, or GQA with sliding-window / Gated DeltaNet layers)")
       ->capture_default_str();
   cmd.add_option("--weights", job.weights, "safetensors checkpoint (default: random weights from --seed)");
   cmd.add_option("--out", job.out, "output directory (metrics.json, requests.csv, trace.json)")->required();
@@ -148,6 +180,9 @@ EngineSetup prepare_engine(const EngineJob& job) {
   EngineSetup s;
   s.parallel = parse_parallel(job.parallel, "--parallel");
   s.shape = load_model_shape(job.model);
+  if (!backend_runs_model(s.shape, kernels))  // the CUDA set lacks the GQA / Gated DeltaNet kernels
+    throw InputError("--backend " + job.backend,
+                     "cpu for " + s.shape.name + " (GQA / Gated DeltaNet kernels)", "'" + job.backend + "'");
   if (job.page_tokens > s.shape.max_context_tokens)
     throw InputError(
         "--page-size",

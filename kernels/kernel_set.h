@@ -31,6 +31,14 @@ struct KernelSet {
   void (*scale_add)(ScaleAddParams) = nullptr;
   void (*mtp_input)(MtpInputParams) = nullptr;
   void (*sample)(SampleParams) = nullptr;
+  // GQA and Gated DeltaNet (gpt-oss, Qwen3.5): nullptr on a backend without them (CUDA), which the
+  // runner refuses for those models.
+  void (*gqa_kv_write)(GqaKvWriteParams) = nullptr;
+  void (*gqa_attention)(GqaAttentionParams) = nullptr;
+  void (*sigmoid_gate)(SigmoidGateParams) = nullptr;
+  void (*gdn_conv)(GdnConvParams) = nullptr;
+  void (*gdn_recurrence)(GdnRecurrenceParams) = nullptr;
+  void (*gated_rmsnorm)(GatedRmsNormParams) = nullptr;
 
   void* (*alloc)(int64_t bytes) = nullptr;  // zero-filled; nullptr for 0 bytes
   void (*free)(void* ptr) = nullptr;

@@ -223,4 +223,106 @@ struct SampleParams {
   int32_t n_rows = 0, vocab = 0;
 };
 
+// ---- GQA (gpt-oss, Qwen3.5, Llama) and Gated DeltaNet (Qwen3-Next, Qwen3.5) ----
+
+// Bytes per token per layer of a GQA page: kv_heads x head_dim keys, then as many values, BF16.
+TL_HD inline int32_t gqa_kv_token_bytes(int32_t kv_heads, int32_t head_dim) {
+  return 4 * kv_heads * head_dim;
+}
+
+// Page of position pos of sequence b in a table whose sequence b starts at page index page_first[b] (a
+// window-layer table: the core's window pool holds only the pages of a request's window); -1 when that
+// position's page is not in the table. page_first nullptr: every sequence's table starts at page 0.
+TL_HD inline int64_t gqa_slot(const PagedKvTable& t, const int32_t* page_first, int32_t b, int32_t pos) {
+  const int32_t first = page_first != nullptr ? page_first[b] : 0;
+  const int32_t i = pos / t.page_size - first;
+  if (i < 0 || i >= t.indptr[b + 1] - t.indptr[b]) return -1;
+  return static_cast<int64_t>(t.indices[t.indptr[b] + i]) * t.page_size + pos % t.page_size;
+}
+
+// Writes each token's keys and values (BF16) into its page slot; a token whose page is not in the table
+// (out of a window table) is not written.
+struct GqaKvWriteParams {
+  uint8_t* kv_cache = nullptr;          // [num_pages, page_size, gqa_kv_token_bytes] one layer
+  const float* k = nullptr;             // [n_tokens, kv_heads * head_dim]
+  const float* v = nullptr;             // [n_tokens, kv_heads * head_dim]
+  const int32_t* token_seq = nullptr;   // [n_tokens]
+  const int32_t* token_pos = nullptr;   // [n_tokens]
+  const int32_t* page_first = nullptr;  // [sequences] or nullptr (gqa_slot)
+  PagedKvTable table;
+  int32_t n_tokens = 0, kv_heads = 0, head_dim = 0;
+};
+
+// Causal GQA over a paged cache: token t's query head h attends with kv head h / (n_heads / kv_heads) to
+// positions [max(0, pos - window + 1), pos] of its sequence (window 0: [0, pos]). With sinks, head h's
+// softmax has one more logit sinks[h] whose value is zero (gpt-oss: transformers' GptOssAttention
+// eager_attention_forward concatenates the sink to the scores, softmaxes, and drops its column).
+// REQUIRES: every attended position's page is in the table.
+struct GqaAttentionParams {
+  float* out = nullptr;                 // [n_tokens, n_heads, head_dim]
+  const float* q = nullptr;             // row (t, h) at q + (t * n_heads + h) * q_head_stride
+  const uint8_t* kv_cache = nullptr;    // [num_pages, page_size, gqa_kv_token_bytes]
+  const int32_t* token_seq = nullptr;   // [n_tokens]
+  const int32_t* token_pos = nullptr;   // [n_tokens]
+  const int32_t* page_first = nullptr;  // [sequences] or nullptr (gqa_slot)
+  const float* sinks = nullptr;         // [n_heads] or nullptr
+  PagedKvTable table;
+  int32_t n_tokens = 0, n_heads = 0, kv_heads = 0, head_dim = 0, q_head_stride = 0, window = 0;
+  float softmax_scale = 1.0f;
+};
+
+// x[i] *= sigmoid(gate[i]) per row: Qwen3-Next / Qwen3.5's attention output gate (transformers
+// Qwen3NextAttention: attn_output * torch.sigmoid(gate)).
+struct SigmoidGateParams {
+  float* x = nullptr;           // [n_rows, x_stride], first dim values gated
+  const float* gate = nullptr;  // [n_rows, gate_stride]
+  int32_t n_rows = 0, dim = 0, x_stride = 0, gate_stride = 0;
+};
+
+// Gated DeltaNet's causal depthwise conv1d then SiLU over one step's tokens, sequence by sequence in
+// token order, continuing each sequence's conv state (its conv_kernel - 1 previous inputs) and leaving
+// the newest inputs there: out[t, c] = silu(sum_j w[c, j] * in[t - (K - 1) + j, c]) (transformers
+// Qwen3NextGatedDeltaNet: causal_conv1d_fn / torch_causal_conv1d_update, no bias, activation silu).
+struct GdnConvParams {
+  float* out = nullptr;                // [n_tokens, channels]
+  const float* x = nullptr;            // [n_tokens, channels] (q | k | v projections)
+  float* state = nullptr;              // [slots, state_stride]: conv state [K - 1, channels] at offset 0
+  const float* weight = nullptr;       // [channels, K]
+  const int32_t* token_seq = nullptr;  // [n_tokens], each sequence's tokens consecutive and in order
+  const int32_t* seq_slot = nullptr;   // [sequences] state slot
+  int32_t n_tokens = 0, channels = 0, kernel = 0;
+  int64_t state_stride = 0;
+};
+
+// The gated delta rule, token by token (transformers Qwen3-Next torch_recurrent_gated_delta_rule, with
+// use_qk_l2norm_in_kernel; fla-org/flash-linear-attention fused_recurrent_gated_delta_rule): per value
+// head h (key head h / (value_heads / key_heads)), q and k L2-normalized, q scaled by key_dim^-1/2,
+// g = -exp(a_log[h]) * softplus(a[t, h] + dt_bias[h]), beta = sigmoid(b[t, h]);
+// S = S * exp(g); delta = (v - S^T k) * beta; S = S + k delta^T; out = S^T q. S is [key_dim, value_dim]
+// per head, FP32, in the sequence's slot.
+struct GdnRecurrenceParams {
+  float* out = nullptr;                // [n_tokens, value_heads, value_dim]
+  const float* qkv = nullptr;          // [n_tokens, qkv_stride]: q [key_heads, key_dim] | k | v
+  const float* a = nullptr;            // [n_tokens, value_heads]
+  const float* b = nullptr;            // [n_tokens, value_heads]
+  const float* a_log = nullptr;        // [value_heads]
+  const float* dt_bias = nullptr;      // [value_heads]
+  float* state = nullptr;              // [slots, state_stride]: S [value_heads, key_dim, value_dim] at
+                                       // offset state_offset
+  const int32_t* token_seq = nullptr;  // [n_tokens], each sequence's tokens consecutive and in order
+  const int32_t* seq_slot = nullptr;   // [sequences]
+  int32_t n_tokens = 0, key_heads = 0, value_heads = 0, key_dim = 0, value_dim = 0, qkv_stride = 0;
+  int64_t state_stride = 0, state_offset = 0;
+};
+
+// out = rmsnorm(x) * weight * silu(z) per row (transformers Qwen3NextRMSNormGated).
+struct GatedRmsNormParams {
+  float* out = nullptr;           // [n_rows, dim]
+  const float* x = nullptr;       // [n_rows, dim]
+  const float* z = nullptr;       // [n_rows, dim]
+  const float* weight = nullptr;  // [dim]
+  int32_t n_rows = 0, dim = 0;
+  float eps = 1e-6f;
+};
+
 }  // namespace tokenline

@@ -26,6 +26,13 @@ struct BatchEntry {
 struct BatchPages {
   std::vector<int32_t> indptr;   // [entries + 1]
   std::vector<int32_t> indices;  // [indptr.back()]: page ids in the rank's pool
+  // With a window pool (window_kv.h), entry i's window pages, token order, in the same CSR form, and the
+  // page index (in pages of its tokens) of its first window page; empty without one.
+  std::vector<int32_t> window_indptr;
+  std::vector<int32_t> window_indices;
+  std::vector<int32_t> window_first;
+  // With a state pool (state_pool.h), entry i's recurrent-state slot; empty without one.
+  std::vector<int32_t> state_slots;
 };
 
 struct Batch {

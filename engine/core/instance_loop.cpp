@@ -110,10 +110,22 @@ void attach_page_tables(const Instance& instance, StepPlan& plan) {
     BatchPages& pages = plan.batches.pages[r];
     pages.indptr.assign(1, 0);
     pages.indices.clear();
+    pages.window_indptr.clear();
+    pages.window_indices.clear();
+    pages.window_first.clear();
+    pages.state_slots.clear();
+    if (kv.has_window()) pages.window_indptr.push_back(0);
     for (int32_t slot : plan.ranks[r].entry_slots) {
       const std::span<const PageId> table = kv.page_table(slot);
       pages.indices.insert(pages.indices.end(), table.begin(), table.end());
       pages.indptr.push_back(static_cast<int32_t>(pages.indices.size()));
+      if (kv.has_window()) {
+        const std::span<const PageId> window = kv.window_page_table(slot);
+        pages.window_indices.insert(pages.window_indices.end(), window.begin(), window.end());
+        pages.window_indptr.push_back(static_cast<int32_t>(pages.window_indices.size()));
+        pages.window_first.push_back(static_cast<int32_t>(kv.window_first_page(slot)));
+      }
+      if (kv.state().enabled()) pages.state_slots.push_back(kv.state().slot_of(slot));
     }
   }
 }

@@ -120,6 +120,12 @@ class KvManager {
   }
   int64_t window_free_pages() const { return window_ ? window_->free_pages() : 0; }
   int64_t window_held_pages(HolderId holder) const { return window_ ? window_->held_pages(holder) : 0; }
+  // holder's window pages in token order and the page index of the first (window_kv.h): the runtime's
+  // window-layer page table. Empty / 0 without a window pool.
+  std::span<const PageId> window_page_table(HolderId holder) const {
+    return window_ ? window_->pages(holder) : std::span<const PageId>();
+  }
+  int64_t window_first_page(HolderId holder) const { return window_ ? window_->first_page(holder) : 0; }
 
   // Longest cached prefix of keys, limited to max_pages; a miss when the cache is off, and with a window pool
   // (window layers' KV is not kept in the tree: docs/layers.md "Prefix cache").

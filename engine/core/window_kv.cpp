@@ -20,6 +20,23 @@ int64_t WindowKv::first_kept_page(int64_t tokens) const {
   return std::max<int64_t>(0, tokens - config_.window_tokens) / page_tokens_;
 }
 
+int64_t WindowKv::first_kept_page(HolderId holder, int64_t tokens) const {
+  if (!config_.hold_step_context || holder < 0) return first_kept_page(tokens);
+  const int64_t covered =
+      static_cast<size_t>(holder) < rings_.size() ? rings_[static_cast<size_t>(holder)].covered : 0;
+  return first_kept_page(std::min(tokens, covered + 1));
+}
+
+std::span<const PageId> WindowKv::pages(HolderId holder) const {
+  if (holder < 0 || static_cast<size_t>(holder) >= rings_.size()) return {};
+  return rings_[static_cast<size_t>(holder)].pages;
+}
+
+int64_t WindowKv::first_page(HolderId holder) const {
+  if (holder < 0 || static_cast<size_t>(holder) >= rings_.size()) return 0;
+  return rings_[static_cast<size_t>(holder)].first;
+}
+
 int64_t WindowKv::pages_to_hold(int64_t tokens) const {
   if (tokens <= 0) return 0;
   return (tokens + page_tokens_ - 1) / page_tokens_ - first_kept_page(tokens);
@@ -36,7 +53,7 @@ void WindowKv::change(HolderId holder, int64_t tokens, int64_t& alloc, int64_t& 
   alloc = drop = 0;
   if (tokens <= 0) return;
   const int64_t end = (tokens + page_tokens_ - 1) / page_tokens_;
-  const int64_t first = first_kept_page(tokens);
+  const int64_t first = first_kept_page(holder, tokens);
   if (held_pages(holder) == 0) {
     alloc = end - first;
     return;
@@ -59,13 +76,14 @@ bool WindowKv::grow(HolderId holder, int64_t tokens) {
   change(holder, tokens, alloc, drop);
   if (alloc > pool_.free_pages() + drop) return false;
   Ring& r = rings_[static_cast<size_t>(holder)];
-  const int64_t first = first_kept_page(tokens);
+  const int64_t first = first_kept_page(holder, tokens);
   for (int64_t i = 0; i < drop; ++i) pool_.release(r.pages[static_cast<size_t>(i)]);  // back before taking
   r.pages.erase(r.pages.begin(), r.pages.begin() + drop);
   held_ -= drop;
   dropped_ += drop;
   r.first = r.pages.empty() ? first : r.first + drop;
   pool_.allocate(alloc, r.pages);
+  r.covered = std::max(r.covered, tokens);
   held_ += alloc;
   peak_used_ = std::max(peak_used_, held_);
   return true;
@@ -78,6 +96,7 @@ void WindowKv::release(HolderId holder) {
   held_ -= static_cast<int64_t>(r.pages.size());
   r.pages.clear();
   r.first = 0;
+  r.covered = 0;
 }
 
 WindowKvCounters WindowKv::counters() const {
@@ -98,7 +117,8 @@ bool WindowKv::check(std::string* why) const {
   int64_t held = 0;
   for (size_t h = 0; h < rings_.size(); ++h) {
     const Ring& r = rings_[h];
-    if (static_cast<int64_t>(r.pages.size()) > max_pages_per_request())
+    // hold_step_context: a prefill chunk's pages besides the window, bounded by the chunk, not W.
+    if (!config_.hold_step_context && static_cast<int64_t>(r.pages.size()) > max_pages_per_request())
       return fail("holder " + std::to_string(h) + " holds " + std::to_string(r.pages.size()) +
                   " pages, more than the window's " + std::to_string(max_pages_per_request()));
     for (PageId p : r.pages) {

@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstdint>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -21,6 +22,12 @@ struct WindowKvConfig {
   int64_t window_tokens = 0;   // W: the keys a window layer's query sees at most
   int64_t total_pages = 0;     // pages of this rank's window pool
   int64_t bytes_per_page = 0;  // window layers' KV of one page, all window layers
+  // The real engine's kernels read the window pages: a step's first query (at the request's previous end)
+  // still sees the W - 1 keys before it, so a grow keeps the pages from that query's window on and drops
+  // the rest at the next grow (vLLM's SlidingWindowManager frees by num_computed_tokens before the step,
+  // vllm/v1/core/single_type_kv_cache_manager.py remove_skipped_blocks). false (the simulator's rule):
+  // only the last W tokens after the step are kept, which a prefill chunk longer than one token outruns.
+  bool hold_step_context = false;
   bool active() const { return window_tokens > 0; }
 };
 
@@ -50,6 +57,10 @@ class WindowKv {
   // changes nothing) when the pool lacks the pages: a planning error upstream, never input.
   bool grow(HolderId holder, int64_t tokens);
   void release(HolderId holder);  // every page of holder back to the pool
+  // holder's pages in token order (empty when none) and the index, in pages of its tokens, of the first:
+  // pages()[i] holds the tokens of page first_page() + i (the real engine's window-layer page table).
+  std::span<const PageId> pages(HolderId holder) const;
+  int64_t first_page(HolderId holder) const;
 
   WindowKvCounters counters() const;
   // Every page free or held by exactly one holder; no holder above max_pages_per_request; counters agree.
@@ -59,8 +70,10 @@ class WindowKv {
   struct Ring {
     std::vector<PageId> pages;  // token order: pages[i] holds the tokens of page first + i
     int64_t first = 0;          // index (in pages of the request's tokens) of pages[0]
+    int64_t covered = 0;        // tokens covered by the last grow (hold_step_context)
   };
   int64_t first_kept_page(int64_t tokens) const;
+  int64_t first_kept_page(HolderId holder, int64_t tokens) const;  // hold_step_context applied
   void change(HolderId holder, int64_t tokens, int64_t& alloc, int64_t& drop) const;
 
   WindowKvConfig config_;

@@ -202,7 +202,8 @@ void override_weight_format(ModelConfig& cfg, std::string_view format);
 
 // The preset names, in a fixed order: glm-5.3, glm-5.3-tiny, deepseek-v3.2, deepseek-v3, llama-3.1-8b,
 // llama-3.1-70b, gpt-oss-120b, gpt-oss-20b, qwen3.5-397b-a17b, kimi-k2.5, minimax-m2.5, llama-4-scout,
-// nemotron-3-nano-30b-a3b, gemma-3-27b.
+// nemotron-3-nano-30b-a3b, gemma-3-27b, and the real engine's tiny ones gpt-oss-tiny, qwen3.5-tiny,
+// llama-tiny.
 const std::vector<std::string>& model_preset_names();
 
 // A preset by name; throws InputError naming the known presets when `name` is unknown.

@@ -269,6 +269,71 @@ ModelConfig gemma_3_27b() {
     "torch_dtype": "bfloat16", "vision_config": {"model_type": "siglip_vision_model"}})");
 }
 
+// The real engine's tiny hybrids (docs/real-engine.md): each keeps its full-size model's structure - the
+// layer kinds, their order, attention heads per KV head, sinks, the MoE - at sizes a CPU runs in
+// milliseconds, with unquantized BF16 weights (the runner draws FP32 random weights from a seed).
+// gpt-oss-tiny: gpt-oss-20b's alternating sliding-window / full GQA layers (sliding first, as its
+// layer_types), sink logits and a routed MoE with a router bias; a 32-token window so that a short
+// request's window pages fall out of the window.
+ModelConfig gpt_oss_tiny() {
+  ModelConfig c = gpt_oss("gpt-oss-20b", 24, 32);
+  c.name = "gpt-oss-tiny";
+  c.layers = 4;
+  c.mixers.assign(size_t(c.layers), MixerKind::kAttention);
+  for (int l = 0; l < c.layers; l += 2) c.mixers[size_t(l)] = MixerKind::kSlidingWindow;
+  c.window_tokens = 32;
+  c.hidden = 256;
+  c.heads = 4;
+  c.kv_heads = 2;
+  c.head_dim = 64;
+  c.routed_experts = 8;
+  c.experts_per_token = 2;
+  c.moe_intermediate = 64;
+  c.dense_intermediate = 0;
+  c.vocab = 512;
+  c.max_context_tokens = 4096;
+  c.weight_dtype = Dtype::kBf16;
+  c.weight_block = 0;
+  c.weights = WeightFormats{};
+  return c;
+}
+
+// qwen3.5-tiny: Qwen3.5-397B-A17B's three Gated DeltaNet layers then one gated full-attention layer (qk
+// norm, sigmoid output gate), twice; a routed MoE with one shared expert; no MTP layer.
+ModelConfig qwen3_5_tiny() {
+  ModelConfig c = qwen3_5_397b();
+  c.name = "qwen3.5-tiny";
+  c.layers = 8;
+  c.mixers.assign(size_t(c.layers), MixerKind::kGatedDeltaNet);
+  for (int l = 3; l < c.layers; l += 4) c.mixers[size_t(l)] = MixerKind::kAttention;
+  c.hidden = 256;
+  c.heads = 4;
+  c.kv_heads = 2;
+  c.head_dim = 64;
+  c.gdn = {.key_heads = 2, .value_heads = 4, .key_head_dim = 32, .value_head_dim = 32, .conv_kernel = 4};
+  c.routed_experts = 8;
+  c.experts_per_token = 2;
+  c.moe_intermediate = 64;
+  c.vocab = 512;
+  c.mtp_layers = 0;
+  c.max_context_tokens = 4096;
+  c.weight_dtype = Dtype::kBf16;
+  c.weight_block = 0;
+  c.left_out = "";
+  return c;
+}
+
+// llama-tiny: Llama-3.1-8B's structure (full GQA on every layer, 4 query heads per KV head, a dense SwiGLU
+// MLP) at the tiny presets' sizes.
+ModelConfig llama_tiny() {
+  ModelConfig c = llama("llama-tiny", 4, 256, 8, 512);
+  c.kv_heads = 2;
+  c.head_dim = 32;
+  c.vocab = 512;
+  c.max_context_tokens = 4096;
+  return c;
+}
+
 }  // namespace
 
 const std::vector<std::string>& model_preset_names() {
@@ -285,7 +350,10 @@ const std::vector<std::string>& model_preset_names() {
                                                  "minimax-m2.5",
                                                  "llama-4-scout",
                                                  "nemotron-3-nano-30b-a3b",
-                                                 "gemma-3-27b"};
+                                                 "gemma-3-27b",
+                                                 "gpt-oss-tiny",
+                                                 "qwen3.5-tiny",
+                                                 "llama-tiny"};
   return names;
 }
 
@@ -304,6 +372,9 @@ ModelConfig model_preset(std::string_view name) {
   if (name == "llama-4-scout") return llama_4_scout();
   if (name == "nemotron-3-nano-30b-a3b") return nemotron_3_nano();
   if (name == "gemma-3-27b") return gemma_3_27b();
+  if (name == "gpt-oss-tiny") return gpt_oss_tiny();
+  if (name == "qwen3.5-tiny") return qwen3_5_tiny();
+  if (name == "llama-tiny") return llama_tiny();
   std::string names;
   for (const std::string& n : model_preset_names()) names += (names.empty() ? "" : ", ") + n;
   throw InputError("--model", "one of " + names, "'" + std::string(name) + "'");

@@ -55,6 +55,11 @@ void ForwardInput::clear() {
   indices.clear();
   last_page_len.clear();
   sample_rows.clear();
+  window_indptr.clear();
+  window_indices.clear();
+  window_first.clear();
+  state_slot.clear();
+  state_reset.clear();
   max_context = 0;
 }
 
@@ -64,6 +69,20 @@ ForwardPass::ForwardPass(const ModelShape& shape, const RankWeights& weights, co
   assert((k_.host_memory || (config.comms.tp == nullptr && config.comms.ep == nullptr)) &&
          "the in-process communicators read host memory");
   const int64_t slots = config.total_pages * config.page_tokens;
+  if (shape.gqa) {  // full layers in the main pages, window layers in the window pool's, GDN state slots
+    const int64_t token = gqa_kv_token_bytes(shape.kv_heads, shape.head_dim);
+    for (int32_t l = 0; l < shape.layers; ++l) {
+      const LayerMixer m = shape.mixer(l);
+      const int64_t pages = m == LayerMixer::kAttention       ? config.total_pages
+                            : m == LayerMixer::kSlidingWindow ? config.window_pages
+                                                              : 0;
+      kv_.emplace_back(k_).resize(pages * config.page_tokens * token);
+      idx_k_.emplace_back(k_);
+      state_.emplace_back(k_).resize(
+          m == LayerMixer::kGatedDeltaNet ? config.state_slots * shape.gdn.state_floats() : 0);
+    }
+    return;
+  }
   const int64_t kv_bytes = kv_token_bytes(layout_of(shape), shape.kv_lora, shape.rope);
   for (int32_t l = 0; l < shape.layers + shape.mtp_layers; ++l) {
     kv_.emplace_back(k_).resize(slots * kv_bytes);
@@ -89,6 +108,13 @@ PagedKvTable ForwardPass::table() const {
                       last_page_len_.data()};
 }
 
+// The window layers' table: each sequence's window pages (its first at win_first_); gqa_slot finds a
+// position's page without last_page_len, which is the main table's.
+PagedKvTable ForwardPass::window_table() const {
+  return PagedKvTable{config_.page_tokens, sequences_, win_indptr_.data(), win_indices_.data(),
+                      last_page_len_.data()};
+}
+
 void ForwardPass::upload(const ForwardInput& in) {
   n_ = static_cast<int32_t>(in.token_ids.size());
   sequences_ = static_cast<int32_t>(in.last_page_len.size());
@@ -99,6 +125,25 @@ void ForwardPass::upload(const ForwardInput& in) {
   indptr_.assign(in.indptr);
   indices_.assign(in.indices);
   last_page_len_.assign(in.last_page_len);
+  if (!shape_.gqa) return;
+  win_indptr_.assign(in.window_indptr);
+  win_indices_.assign(in.window_indices);
+  win_first_.assign(in.window_first);
+  state_slot_.assign(in.state_slot);
+  reset_states(in);
+}
+
+// Zeroes the state slots that start afresh this step, in every GDN layer (a slot's last holder left its
+// state there).
+void ForwardPass::reset_states(const ForwardInput& in) {
+  const int64_t floats = shape_.gdn.state_floats();
+  for (size_t i = 0; i < in.state_reset.size(); ++i) {
+    if (in.state_reset[i] == 0) continue;
+    for (DeviceBuffer<float>& st : state_) {
+      if (st.size() == 0) continue;
+      k_.scale_add({st.data() + in.state_slot[i] * floats, nullptr, floats, 0.0f, 0.0f});
+    }
+  }
 }
 
 RunOp ForwardPass::op_of(RunOp op) const {
@@ -237,6 +282,14 @@ void ForwardPass::mtp_pass(const std::vector<int32_t>& rows_of_h, const std::vec
 }
 
 void ForwardPass::attention(int32_t l, Clock& clock, ForwardOutput& out) {
+  if (shape_.gqa) {
+    if (shape_.mixer(l) == LayerMixer::kGatedDeltaNet) {
+      gated_deltanet(l, clock, out);
+    } else {
+      gqa_attention(l, clock, out);
+    }
+    return;
+  }
   const ModelShape& s = shape_;
   const LayerWeights& w = weights_.layer(l);
   const int32_t n = n_, heads = dims_.heads, qk = s.nope + s.rope;
@@ -269,6 +322,93 @@ void ForwardPass::attention(int32_t l, Clock& clock, ForwardOutput& out) {
     linear(tmp_, o_.data(), w.o, n, s.hidden, heads * s.v);
   }
   all_reduce(tmp_, RunOp::kAttnAllreduce, clock, out);
+  add_to_residual(tmp_);
+}
+
+// A GQA layer over the full context (main pages) or the last window_tokens keys (window pages). q_ rows
+// hold per head [query | gate] with attn_output_gate, else the query.
+void ForwardPass::gqa_attention(int32_t l, Clock& clock, ForwardOutput& out) {
+  const ModelShape& s = shape_;
+  const LayerWeights& w = weights_.layer(l);
+  const int32_t n = n_, heads = s.heads, kvh = s.kv_heads, hd = s.head_dim;
+  const int32_t q_stride = s.attn_output_gate ? 2 * hd : hd;  // per head
+  const bool window = s.mixer(l) == LayerMixer::kSlidingWindow;
+  {
+    OpTimer t(k_, clock, out, RunOp::kRmsnorm);
+    x_.resize(h_.size());
+    k_.rmsnorm({x_.data(), nullptr, h_.data(), w.attn_norm, n, s.hidden, s.hidden, s.hidden, s.eps});
+  }
+  {
+    OpTimer t(k_, clock, out, RunOp::kAProj);
+    linear(q_, x_.data(), w.q_proj, n, heads * q_stride, s.hidden);
+    linear(kv_a_, x_.data(), w.k_proj, n, kvh * hd, s.hidden);
+    linear(tmp3_, x_.data(), w.v_proj, n, kvh * hd, s.hidden);
+  }
+  {
+    OpTimer t(k_, clock, out, RunOp::kNormRopeKvWrite);
+    if (s.qk_norm) {
+      k_.rmsnorm({q_.data(), nullptr, q_.data(), w.q_norm, n * heads, hd, q_stride, q_stride, s.eps});
+      k_.rmsnorm({kv_a_.data(), nullptr, kv_a_.data(), w.k_norm, n * kvh, hd, hd, hd, s.eps});
+    }
+    k_.rope({q_.data(), pos_.data(), n, heads, q_stride, 0, hd, s.rope_theta});
+    k_.rope({kv_a_.data(), pos_.data(), n, kvh, hd, 0, hd, s.rope_theta});
+    k_.gqa_kv_write({kv_[at(l)].data(), kv_a_.data(), tmp3_.data(), seq_.data(), pos_.data(),
+                     window ? win_first_.data() : nullptr, window ? window_table() : table(), n, kvh, hd});
+  }
+  {
+    OpTimer t(k_, clock, out, window ? RunOp::kWindowAttn : RunOp::kSparseMla);
+    o_latent_.resize(int64_t{n} * heads * hd);
+    k_.gqa_attention({o_latent_.data(), q_.data(), kv_[at(l)].data(), seq_.data(), pos_.data(),
+                      window ? win_first_.data() : nullptr, s.attention_sinks ? w.sinks : nullptr,
+                      window ? window_table() : table(), n, heads, kvh, hd, q_stride,
+                      window ? s.window_tokens : 0, 1.0f / std::sqrt(static_cast<float>(hd))});
+  }
+  {
+    OpTimer t(k_, clock, out, RunOp::kOProj);
+    if (s.attn_output_gate) k_.sigmoid_gate({o_latent_.data(), q_.data() + hd, n * heads, hd, hd, q_stride});
+    linear(tmp_, o_latent_.data(), w.o, n, s.hidden, heads * hd);
+  }
+  add_to_residual(tmp_);
+}
+
+// A Gated DeltaNet layer (Qwen3.5's linear_attn): in_proj_qkv / z / b / a, the causal conv1d over q|k|v
+// and the gated delta rule in each sequence's state slot, the gated RMSNorm with z, out_proj.
+void ForwardPass::gated_deltanet(int32_t l, Clock& clock, ForwardOutput& out) {
+  const ModelShape& s = shape_;
+  const GdnDims& g = s.gdn;
+  const LayerWeights& w = weights_.layer(l);
+  const int32_t n = n_, channels = g.conv_channels(), v_dim = g.value_heads * g.value_dim;
+  {
+    OpTimer t(k_, clock, out, RunOp::kRmsnorm);
+    x_.resize(h_.size());
+    k_.rmsnorm({x_.data(), nullptr, h_.data(), w.attn_norm, n, s.hidden, s.hidden, s.hidden, s.eps});
+  }
+  {
+    OpTimer t(k_, clock, out, RunOp::kGdnProj);
+    linear(gdn_qkv_, x_.data(), w.gdn_qkv, n, channels, s.hidden);
+    linear(gdn_z_, x_.data(), w.gdn_z, n, v_dim, s.hidden);
+    linear(gdn_b_, x_.data(), w.gdn_b, n, g.value_heads, s.hidden);
+    linear(gdn_a_, x_.data(), w.gdn_a, n, g.value_heads, s.hidden);
+  }
+  {
+    OpTimer t(k_, clock, out, RunOp::kGdnScan);
+    float* state = state_[at(l)].data();
+    const int64_t stride = g.state_floats();
+    gdn_conv_.resize(int64_t{n} * channels);
+    k_.gdn_conv({gdn_conv_.data(), gdn_qkv_.data(), state, w.gdn_conv, seq_.data(), state_slot_.data(), n,
+                 channels, g.conv_kernel, stride});
+    gdn_o_.resize(int64_t{n} * v_dim);
+    k_.gdn_recurrence({gdn_o_.data(), gdn_conv_.data(), gdn_a_.data(), gdn_b_.data(), w.gdn_a_log,
+                       w.gdn_dt_bias, state, seq_.data(), state_slot_.data(), n, g.key_heads, g.value_heads,
+                       g.key_dim, g.value_dim, channels, stride, g.conv_floats()});
+    o_.resize(gdn_o_.size());
+    k_.gated_rmsnorm(
+        {o_.data(), gdn_o_.data(), gdn_z_.data(), w.gdn_norm, n * g.value_heads, g.value_dim, s.eps});
+  }
+  {
+    OpTimer t(k_, clock, out, RunOp::kGdnProj);
+    linear(tmp_, o_.data(), w.gdn_out, n, s.hidden, v_dim);
+  }
   add_to_residual(tmp_);
 }
 
@@ -332,9 +472,11 @@ void ForwardPass::mlp(int32_t l, Clock& clock, ForwardOutput& out) {
     swiglu(tmp_, tmp2_, w.dense_gate_up, w.dense_down, dims_.dense_inter);
   } else {
     routed_experts(l, clock, out);
-    OpTimer t(k_, clock, out, op_of(RunOp::kSharedExpert));
-    swiglu(tmp2_, tmp3_, w.shared_gate_up, w.shared_down, dims_.shared_inter);
-    k_.scale_add({tmp_.data(), tmp2_.data(), tmp_.size(), 1.0f, 1.0f});
+    if (s.shared_experts > 0) {  // gpt-oss has none
+      OpTimer t(k_, clock, out, op_of(RunOp::kSharedExpert));
+      swiglu(tmp2_, tmp3_, w.shared_gate_up, w.shared_down, dims_.shared_inter);
+      k_.scale_add({tmp_.data(), tmp2_.data(), tmp_.size(), 1.0f, 1.0f});
+    }
   }
   all_reduce(tmp_, RunOp::kMlpAllreduce, clock, out);
   add_to_residual(tmp_);

@@ -1,12 +1,18 @@
-// ForwardPass: one GPU rank's forward step of a glm_moe_dsa model on a KernelSet (CPU reference or CUDA):
-// embed, then per layer rmsnorm, a_proj, norm_rope_kv_write, q_b_proj, indexer_score + topk_select (full
-// layers; shared layers reuse the last full layer's top-k), sparse_mla, o_proj (+ attn_allreduce under
-// TP), rmsnorm, dense_mlp or router + [dispatch] + expert_gemm + [combine] + shared_expert
+// ForwardPass: one GPU rank's forward step of a glm_moe_dsa model (or, below, a GQA hybrid) on a KernelSet
+// (CPU reference or CUDA): embed, then per layer rmsnorm, a_proj, norm_rope_kv_write, q_b_proj, indexer_score
+// + topk_select (full layers; shared layers reuse the last full layer's top-k), sparse_mla, o_proj (+
+// attn_allreduce under TP), rmsnorm, dense_mlp or router + [dispatch] + expert_gemm + [combine] +
+// shared_expert
 // (+ mlp_allreduce under TP), then the final norm, lm_head (+ vocab_allgather under TP) and sample on the
 // rows that sample; draft() then runs the MTP layer (mtp_draft). The rank holds its RankWeights slice;
 // collectives go through the rank's communicators, which need host memory (the CPU set). Times each op with
 // the Clock, synchronizing the backend at op boundaries (whole-step totals per op). Owns the rank's paged KV
 // and indexer caches, addressed by the core's page ids. Not thread-safe; one thread per rank.
+// A GQA model (gpt-oss, Qwen3.5; one rank) runs per layer either GQA attention - a_proj (q, k, v),
+// norm_rope_kv_write (qk norm, RoPE, BF16 page write), sparse_mla (full layers: every key) or window_attn
+// (sliding-window layers: the last W keys, in the core's window pages), o_proj (after the output gate) -
+// or Gated DeltaNet - gdn_proj (in_proj), gdn_scan (conv1d, delta rule, gated norm, in the request's
+// state slot), gdn_proj (out_proj) - then the MoE as above.
 #pragma once
 
 #include <array>
@@ -32,7 +38,14 @@ struct ForwardInput {
   std::vector<int32_t> indices;        // page ids of each sequence, token order
   std::vector<int32_t> last_page_len;  // [sequences]
   std::vector<int32_t> sample_rows;    // token rows whose logits are sampled (one per sampling sequence)
-  int32_t max_context = 0;             // 1 + the largest position
+  // GQA hybrids: each sequence's window-layer pages (CSR, token order) and the page index of its first
+  // (the core's window pool, empty without window layers); its recurrent-state slot, and 1 where that
+  // slot starts afresh this step (the sequence's first prefill chunk: a new, preempted or retracted
+  // request recomputes from position 0); empty without Gated DeltaNet layers.
+  std::vector<int32_t> window_indptr, window_indices, window_first;
+  std::vector<int32_t> state_slot;
+  std::vector<uint8_t> state_reset;
+  int32_t max_context = 0;  // 1 + the largest position
   void clear();
 };
 
@@ -63,6 +76,8 @@ struct ForwardConfig {
   RankComms comms;
   int64_t total_pages = 0;  // KV pages of this rank's attention group (the core's KvConfig)
   int32_t page_tokens = 64;
+  int64_t window_pages = 0;  // the window layers' page pool (the core's WindowKvConfig), GQA hybrids
+  int64_t state_slots = 0;   // recurrent-state slots (the core's StatePool), Gated DeltaNet hybrids
 };
 
 class ForwardPass {
@@ -84,6 +99,9 @@ class ForwardPass {
  private:
   void upload(const ForwardInput& in);
   void attention(int32_t layer, Clock& clock, ForwardOutput& out);
+  void gqa_attention(int32_t layer, Clock& clock, ForwardOutput& out);
+  void gated_deltanet(int32_t layer, Clock& clock, ForwardOutput& out);
+  void reset_states(const ForwardInput& in);
   void project_and_write_kv(int32_t layer, Clock& clock, ForwardOutput& out);
   void select(int32_t layer, Clock& clock, ForwardOutput& out);
   void mlp(int32_t layer, Clock& clock, ForwardOutput& out);
@@ -103,6 +121,7 @@ class ForwardPass {
   void all_reduce(DeviceBuffer<float>& buf, RunOp op, Clock& clock, ForwardOutput& out);
   void add_to_residual(const DeviceBuffer<float>& delta);
   PagedKvTable table() const;
+  PagedKvTable window_table() const;
 
   const ModelShape& shape_;
   const RankWeights& weights_;
@@ -113,6 +132,9 @@ class ForwardPass {
   bool drafting_ = false;
   std::vector<DeviceBuffer<uint8_t>> kv_;     // [layer (+ the MTP layer)][slot * kv_token_bytes]
   std::vector<DeviceBuffer<uint8_t>> idx_k_;  // [layer][slot * idx_dim * 2]; empty on shared layers
+  std::vector<DeviceBuffer<float>> state_;    // [layer][state slot * GdnDims::state_floats]; GDN layers
+  DeviceBuffer<int32_t> win_indptr_{k_}, win_indices_{k_}, win_first_{k_}, state_slot_{k_};
+  DeviceBuffer<float> gdn_qkv_{k_}, gdn_conv_{k_}, gdn_z_{k_}, gdn_a_{k_}, gdn_b_{k_}, gdn_o_{k_};
   // This step's input, in the backend's memory.
   DeviceBuffer<int32_t> token_ids_{k_}, seq_{k_}, pos_{k_}, indptr_{k_}, indices_{k_}, last_page_len_{k_},
       sample_rows_{k_};

@@ -43,6 +43,11 @@ bool divides(int32_t parts, int64_t n) {
 
 }  // namespace
 
+bool backend_runs_model(const ModelShape& s, const KernelSet* kernels) {
+  const KernelSet& k = kernels != nullptr ? *kernels : cpu_kernel_set();
+  return !s.gqa || (k.gqa_attention != nullptr && k.gdn_recurrence != nullptr);
+}
+
 std::string runner_layout_error(const ModelShape& s, const RunnerConfig& c) {
   const int32_t ranks = c.dp_ranks * c.tp;
   const int64_t shared_inter = int64_t{s.moe_inter} * s.shared_experts;
@@ -61,6 +66,16 @@ std::string runner_layout_error(const ModelShape& s, const RunnerConfig& c) {
   if (ranks > 1 && !kernels_of(c).host_memory) return "one GPU rank on this backend (in-process collectives)";
   if (c.mtp_draft_tokens < 0) return "a count of MTP draft tokens >= 0";
   if (c.mtp_draft_tokens > 0 && s.mtp_layers == 0) return "a model with an MTP layer for MTP drafts";
+  if (s.gqa) {
+    if (c.tp != 1 || c.ep != 1) return "tp1 and ep1 (one GPU rank per attention group) for a GQA model";
+    if (!backend_runs_model(s, c.kernels))
+      return std::string("a backend with GQA and Gated DeltaNet kernels (cpu), not ") + kernels_of(c).name;
+    if (c.host_pages > 0) return "no host KV tier for a GQA model";
+    if (s.mixer_layers(LayerMixer::kSlidingWindow) > 0 && c.window_pages <= 0)
+      return "window pages for the sliding-window layers";
+    if (s.mixer_layers(LayerMixer::kGatedDeltaNet) > 0 && c.state_slots <= 0)
+      return "state slots for the Gated DeltaNet layers";
+  }
   return "";
 }
 
@@ -80,7 +95,9 @@ ModelRunner::ModelRunner(ModelShape shape, const ModelWeights& weights, const Ru
                      .comms = {.tp = config_.tp > 1 ? &r.tp_groups[static_cast<size_t>(d)]->rank(t) : nullptr,
                                .ep = r.ep_group ? &r.ep_group->rank(g) : nullptr},
                      .total_pages = config_.total_pages,
-                     .page_tokens = config_.page_tokens};
+                     .page_tokens = config_.page_tokens,
+                     .window_pages = config_.window_pages,
+                     .state_slots = config_.state_slots};
     r.weights.push_back(std::make_unique<RankWeights>(shape_, weights, fc.shard, k));
     r.passes.push_back(std::make_unique<ForwardPass>(shape_, *r.weights.back(), k, fc));
     if (config_.host_pages > 0)
@@ -125,11 +142,17 @@ const std::vector<int32_t>* ModelRunner::tokens(RequestId id) const {
 // need, and its sampling rows (a last prefill chunk's last row; every row of a decode).
 bool ModelRunner::build_input(const Batch& batch, const BatchPages& pages, int32_t group) {
   if (pages.indptr.size() != batch.entries.size() + 1) return false;
+  if (shape_.mixer_layers(LayerMixer::kSlidingWindow) > 0 &&
+      pages.window_indptr.size() != batch.entries.size() + 1)
+    return false;
+  if (shape_.mixer_layers(LayerMixer::kGatedDeltaNet) > 0 && pages.state_slots.size() != batch.entries.size())
+    return false;
   const auto gi = static_cast<size_t>(group);
   ForwardInput& input = ranks_->inputs[gi];
   std::vector<EntryRows>& entries = ranks_->entries[gi];
   std::vector<int32_t>& next_ids = ranks_->next_ids[gi];
   input.clear();
+  if (!pages.window_indptr.empty()) input.window_indptr.push_back(0);
   entries.clear();
   next_ids.clear();
   const auto page_tokens = static_cast<int64_t>(config_.page_tokens);
@@ -171,6 +194,17 @@ bool ModelRunner::build_input(const Batch& batch, const BatchPages& pages, int32
                          first_page + static_cast<std::ptrdiff_t>(need_pages));
     input.indptr.push_back(static_cast<int32_t>(input.indices.size()));
     input.last_page_len.push_back(static_cast<int32_t>(end - (need_pages - 1) * page_tokens));
+    if (!pages.window_indptr.empty()) {  // the window layers' pages: the core's ring, whole
+      input.window_indices.insert(input.window_indices.end(),
+                                  pages.window_indices.begin() + pages.window_indptr[i],
+                                  pages.window_indices.begin() + pages.window_indptr[i + 1]);
+      input.window_indptr.push_back(static_cast<int32_t>(input.window_indices.size()));
+      input.window_first.push_back(pages.window_first[i]);
+    }
+    if (!pages.state_slots.empty()) {
+      input.state_slot.push_back(pages.state_slots[i]);
+      input.state_reset.push_back(e.context_tokens == 0 ? 1 : 0);
+    }
     input.max_context = std::max(input.max_context, static_cast<int32_t>(end));
   }
   return true;

@@ -51,14 +51,22 @@ struct RunnerConfig {
   int32_t page_tokens = 64;
   int32_t mtp_draft_tokens = 0;        // k: the MTP layer chained k times per decode step (0: off)
   int64_t host_pages = 0;              // host KV tier slots per attention group, as the core's (0: none)
+  int64_t window_pages = 0;            // window-layer pages per group, as the core's WindowKvConfig
+  int64_t state_slots = 0;             // recurrent-state slots per group, as the core's StatePool
   bool op_detail = true;               // fill StepOutcome::ops
   const KernelSet* kernels = nullptr;  // nullptr: cpu_kernel_set()
 };
 
 // Why a layout cannot run, or empty: tp must divide heads, dense and shared intermediate sizes and the
 // vocabulary; ep must be 1 or every rank, dividing the experts (ep == 1: tp divides moe_inter); more
-// than one rank needs host memory; MTP drafts only with an MTP layer.
+// than one rank needs host memory; MTP drafts only with an MTP layer; a GQA model runs on one GPU rank per
+// attention group (tp 1, ep 1) on a backend with its kernels (the CPU set), with no host KV tier, and
+// with window pages / state slots where it has window / Gated DeltaNet layers.
 std::string runner_layout_error(const ModelShape& shape, const RunnerConfig& config);
+
+// True when the backend (nullptr: the CPU set) has the kernels the model's layers need: a GQA hybrid's
+// GQA and Gated DeltaNet kernels are CPU-only.
+bool backend_runs_model(const ModelShape& shape, const KernelSet* kernels);
 
 class ModelRunner final : public Executor {
  public:

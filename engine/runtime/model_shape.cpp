@@ -10,23 +10,64 @@ namespace tokenline {
 namespace {
 
 constexpr Op kLedgerOps[kRunOpCount] = {
-    Op::kEmbed,        Op::kRmsnorm,      Op::kAProj,     Op::kNormRopeKvWrite, Op::kQBProj,
-    Op::kIndexerScore, Op::kTopkSelect,   Op::kSparseMla, Op::kOProj,           Op::kAttnAllreduce,
-    Op::kDenseMlp,     Op::kRouter,       Op::kDispatch,  Op::kExpertGemm,      Op::kSharedExpert,
-    Op::kCombine,      Op::kMlpAllreduce, Op::kLmHead,    Op::kVocabAllgather,  Op::kSample,
-    Op::kMtpDraft,
+    Op::kEmbed,        Op::kRmsnorm,        Op::kAProj,         Op::kNormRopeKvWrite, Op::kQBProj,
+    Op::kIndexerScore, Op::kTopkSelect,     Op::kSparseMla,     Op::kWindowAttn,      Op::kOProj,
+    Op::kGdnProj,      Op::kGdnScan,        Op::kAttnAllreduce, Op::kDenseMlp,        Op::kRouter,
+    Op::kDispatch,     Op::kExpertGemm,     Op::kSharedExpert,  Op::kCombine,         Op::kMlpAllreduce,
+    Op::kLmHead,       Op::kVocabAllgather, Op::kSample,        Op::kMtpDraft,
 };
 
 int32_t narrow(int64_t v) {
   return static_cast<int32_t>(v);
 }
 
+// A GQA model's shape: what its layers mix with and the sizes the GQA / GDN kernels need. Refuses what the
+// runner does not execute, naming it.
+void gqa_shape(const ModelConfig& c, const std::string& model, ModelShape& s) {
+  auto refuse = [&](const std::string& what, const std::string& found) {
+    throw InputError("--model " + model, what, found);
+  };
+  if (c.chunked_attention() || c.mixer_layers(MixerKind::kMamba2) > 0)
+    refuse("full, sliding-window or Gated DeltaNet layers", "chunked attention or Mamba-2 layers");
+  if (c.mtp_layers > 0) refuse("no MTP layer on a GQA model", std::to_string(c.mtp_layers) + " MTP layers");
+  if (c.kv_heads <= 0 || c.heads % c.kv_heads != 0)
+    refuse("kv_heads dividing the heads", std::to_string(c.kv_heads) + " for " + std::to_string(c.heads));
+  s.gqa = true;
+  s.kv_heads = c.kv_heads;
+  s.head_dim = narrow(c.head_dim);
+  s.qk_norm = c.qk_norm;
+  s.attn_output_gate = c.attn_output_gate;
+  s.attention_sinks = c.attention_sinks;
+  s.window_tokens = narrow(c.window_tokens);
+  s.gdn = GdnDims{.key_heads = c.gdn.key_heads,
+                  .value_heads = c.gdn.value_heads,
+                  .key_dim = narrow(c.gdn.key_head_dim),
+                  .value_dim = narrow(c.gdn.value_head_dim),
+                  .conv_kernel = narrow(c.gdn.conv_kernel)};
+  if (c.linear_layers() > 0 &&
+      (s.gdn.key_heads <= 0 || s.gdn.value_heads % s.gdn.key_heads != 0 || s.gdn.conv_kernel < 2))
+    refuse("Gated DeltaNet key heads dividing its value heads, conv kernel >= 2", "'" + c.name + "'");
+  s.mixers.clear();
+  for (int l = 0; l < c.layers; ++l) {
+    s.mixers.push_back(c.window_layer(l)   ? LayerMixer::kSlidingWindow
+                       : c.linear_layer(l) ? LayerMixer::kGatedDeltaNet
+                                           : LayerMixer::kAttention);
+  }
+  // BF16 keys and values per token and layer (the runner's GQA page layout, kernels/params.h).
+  const int64_t kv_token = int64_t{4} * s.kv_heads * s.head_dim;
+  s.kv_bytes_per_token = kv_token * s.mixer_layers(LayerMixer::kAttention);
+  s.window_kv_bytes_per_token = kv_token * s.mixer_layers(LayerMixer::kSlidingWindow);
+  s.state_bytes_per_request = 4 * s.gdn.state_floats() * s.mixer_layers(LayerMixer::kGatedDeltaNet);
+}
+
 }  // namespace
 
 ModelShape load_model_shape(const std::string& model) {
   const ModelConfig c = load_model(model);
-  if (c.attention != AttentionKind::kMla || !c.has_indexer()) {
-    throw InputError("--model " + model, "an MLA model with a DSA indexer (glm_moe_dsa, deepseek_v32)",
+  const bool mla = c.attention == AttentionKind::kMla;
+  if (mla && !c.has_indexer()) {
+    throw InputError("--model " + model,
+                     "an MLA model with a DSA indexer (glm_moe_dsa, deepseek_v32) or a GQA model",
                      "'" + c.hf_model_type + "'");
   }
   ModelShape s;
@@ -35,17 +76,27 @@ ModelShape load_model_shape(const std::string& model) {
   s.dense_layers = c.dense_layers;
   s.hidden = narrow(c.hidden);
   s.heads = c.heads;
-  s.q_lora = narrow(c.q_lora_rank);
-  s.kv_lora = narrow(c.kv_lora_rank);
-  s.nope = narrow(c.qk_nope_head_dim);
-  s.rope = narrow(c.qk_rope_head_dim);
-  s.v = narrow(c.v_head_dim);
   s.experts = c.routed_experts;
   s.experts_per_token = c.experts_per_token;
   s.shared_experts = c.shared_experts;
   s.moe_inter = narrow(c.moe_intermediate);
   s.dense_inter = narrow(c.dense_intermediate);
   s.vocab = narrow(c.vocab);
+  s.router_bias = c.router_score_bias;
+  s.max_context_tokens = c.max_context_tokens;
+  for (int i = 0; i < kRunOpCount; ++i) s.op_names[static_cast<size_t>(i)] = op_name(kLedgerOps[i]).data();
+  if (!mla) {
+    gqa_shape(c, model, s);
+    s.indexer_full.assign(static_cast<size_t>(c.layers), 0);
+    s.fp8_kv = false;
+    return s;
+  }
+  s.mixers.assign(static_cast<size_t>(c.layers), LayerMixer::kAttention);
+  s.q_lora = narrow(c.q_lora_rank);
+  s.kv_lora = narrow(c.kv_lora_rank);
+  s.nope = narrow(c.qk_nope_head_dim);
+  s.rope = narrow(c.qk_rope_head_dim);
+  s.v = narrow(c.v_head_dim);
   s.idx_heads = c.indexer_heads;
   s.idx_dim = narrow(c.indexer_head_dim);
   s.idx_topk = narrow(c.indexer_topk);
@@ -54,11 +105,9 @@ ModelShape load_model_shape(const std::string& model) {
   // indexer, as a full layer.
   s.mtp_layers = c.mtp_layers > 0 ? 1 : 0;
   if (s.mtp_layers > 0) s.indexer_full.push_back(1);
-  s.max_context_tokens = c.max_context_tokens;
   s.fp8_kv = c.default_kv_layout == KvLayout::kFp8DsMla;
   s.kv_bytes_per_token = kv_bytes_per_token_layer(c.default_kv_layout, c) * c.layers;
   s.indexer_bytes_per_token = c.indexer_head_dim * 2 * c.indexer_full_layers;  // BF16 keys
-  for (int i = 0; i < kRunOpCount; ++i) s.op_names[static_cast<size_t>(i)] = op_name(kLedgerOps[i]).data();
   return s;
 }
 

@@ -20,24 +20,60 @@ std::string layer_prefix(int32_t l) {
   return "model.layers." + std::to_string(l) + ".";
 }
 
+// A GQA model's mixer tensors: GQA attention (transformers' q_proj / k_proj / v_proj / o_proj, q_norm,
+// k_norm, gpt-oss's sinks) or Gated DeltaNet (Qwen3.5's linear_attn.*).
+void add_gqa_mixer(std::vector<TensorSpec>& out, const ModelShape& s, int32_t l) {
+  const std::string p = layer_prefix(l);
+  const int64_t h = s.hidden, hd = s.head_dim;
+  if (s.mixer(l) == LayerMixer::kGatedDeltaNet) {
+    const GdnDims& g = s.gdn;
+    const std::string a = p + "linear_attn.";
+    const int64_t v_dim = int64_t{g.value_heads} * g.value_dim;
+    out.push_back({a + "in_proj_qkv.weight", {g.conv_channels(), h}});
+    out.push_back({a + "in_proj_z.weight", {v_dim, h}});
+    out.push_back({a + "in_proj_b.weight", {g.value_heads, h}});
+    out.push_back({a + "in_proj_a.weight", {g.value_heads, h}});
+    out.push_back({a + "conv1d.weight", {g.conv_channels(), g.conv_kernel}});
+    out.push_back({a + "A_log", {g.value_heads}});
+    out.push_back({a + "dt_bias", {g.value_heads}});
+    out.push_back({a + "norm.weight", {g.value_dim}});
+    out.push_back({a + "out_proj.weight", {h, v_dim}});
+    return;
+  }
+  const int64_t q_rows = int64_t{s.heads} * hd * (s.attn_output_gate ? 2 : 1);
+  out.push_back({p + "self_attn.q_proj.weight", {q_rows, h}});
+  out.push_back({p + "self_attn.k_proj.weight", {int64_t{s.kv_heads} * hd, h}});
+  out.push_back({p + "self_attn.v_proj.weight", {int64_t{s.kv_heads} * hd, h}});
+  out.push_back({p + "self_attn.o_proj.weight", {h, int64_t{s.heads} * hd}});
+  if (s.qk_norm) {
+    out.push_back({p + "self_attn.q_norm.weight", {hd}});
+    out.push_back({p + "self_attn.k_norm.weight", {hd}});
+  }
+  if (s.attention_sinks) out.push_back({p + "self_attn.sinks", {s.heads}});
+}
+
 void add_layer(std::vector<TensorSpec>& out, const ModelShape& s, int32_t l) {
   const std::string p = layer_prefix(l);
   const int64_t h = s.hidden, q_out = int64_t{s.heads} * (s.nope + s.rope);
   out.push_back({p + "input_layernorm.weight", {h}});
   out.push_back({p + "post_attention_layernorm.weight", {h}});
-  out.push_back({p + "self_attn.q_a_proj.weight", {s.q_lora, h}});
-  out.push_back({p + "self_attn.q_a_layernorm.weight", {s.q_lora}});
-  out.push_back({p + "self_attn.q_b_proj.weight", {q_out, s.q_lora}});
-  out.push_back({p + "self_attn.kv_a_proj_with_mqa.weight", {s.kv_lora + s.rope, h}});
-  out.push_back({p + "self_attn.kv_a_layernorm.weight", {s.kv_lora}});
-  out.push_back({p + "self_attn.kv_b_proj.weight", {int64_t{s.heads} * (s.nope + s.v), s.kv_lora}});
-  out.push_back({p + "self_attn.o_proj.weight", {h, int64_t{s.heads} * s.v}});
-  if (s.indexer_full[static_cast<size_t>(l)] != 0) {
-    out.push_back({p + "self_attn.indexer.wq_b.weight", {int64_t{s.idx_heads} * s.idx_dim, s.q_lora}});
-    out.push_back({p + "self_attn.indexer.wk.weight", {s.idx_dim, h}});
-    out.push_back({p + "self_attn.indexer.k_norm.weight", {s.idx_dim}});
-    out.push_back({p + "self_attn.indexer.k_norm.bias", {s.idx_dim}});
-    out.push_back({p + "self_attn.indexer.weights_proj.weight", {s.idx_heads, h}});
+  if (s.gqa) {
+    add_gqa_mixer(out, s, l);
+  } else {
+    out.push_back({p + "self_attn.q_a_proj.weight", {s.q_lora, h}});
+    out.push_back({p + "self_attn.q_a_layernorm.weight", {s.q_lora}});
+    out.push_back({p + "self_attn.q_b_proj.weight", {q_out, s.q_lora}});
+    out.push_back({p + "self_attn.kv_a_proj_with_mqa.weight", {s.kv_lora + s.rope, h}});
+    out.push_back({p + "self_attn.kv_a_layernorm.weight", {s.kv_lora}});
+    out.push_back({p + "self_attn.kv_b_proj.weight", {int64_t{s.heads} * (s.nope + s.v), s.kv_lora}});
+    out.push_back({p + "self_attn.o_proj.weight", {h, int64_t{s.heads} * s.v}});
+    if (s.indexer_full[static_cast<size_t>(l)] != 0) {
+      out.push_back({p + "self_attn.indexer.wq_b.weight", {int64_t{s.idx_heads} * s.idx_dim, s.q_lora}});
+      out.push_back({p + "self_attn.indexer.wk.weight", {s.idx_dim, h}});
+      out.push_back({p + "self_attn.indexer.k_norm.weight", {s.idx_dim}});
+      out.push_back({p + "self_attn.indexer.k_norm.bias", {s.idx_dim}});
+      out.push_back({p + "self_attn.indexer.weights_proj.weight", {s.idx_heads, h}});
+    }
   }
   if (!s.is_moe_layer(l)) {
     out.push_back({p + "mlp.gate_up_proj.weight", {2 * int64_t{s.dense_inter}, h}});
@@ -46,9 +82,10 @@ void add_layer(std::vector<TensorSpec>& out, const ModelShape& s, int32_t l) {
   }
   const int64_t shared_inter = int64_t{s.moe_inter} * s.shared_experts;
   out.push_back({p + "mlp.gate.weight", {s.experts, h}});
-  out.push_back({p + "mlp.gate.e_score_correction_bias", {s.experts}});
+  if (s.router_bias) out.push_back({p + "mlp.gate.e_score_correction_bias", {s.experts}});
   out.push_back({p + "mlp.experts.gate_up_proj", {s.experts, 2 * int64_t{s.moe_inter}, h}});
   out.push_back({p + "mlp.experts.down_proj", {s.experts, h, s.moe_inter}});
+  if (shared_inter == 0) return;
   out.push_back({p + "mlp.shared_experts.gate_up_proj.weight", {2 * shared_inter, h}});
   out.push_back({p + "mlp.shared_experts.down_proj.weight", {h, shared_inter}});
 }
@@ -117,6 +154,23 @@ void ModelWeights::bind() {
                                    get(p + "mlp.experts.down_proj"),
                                    get(p + "mlp.shared_experts.gate_up_proj.weight"),
                                    get(p + "mlp.shared_experts.down_proj.weight")});
+    LayerWeights& lw = layers_.back();
+    lw.q_proj = get(p + "self_attn.q_proj.weight");
+    lw.k_proj = get(p + "self_attn.k_proj.weight");
+    lw.v_proj = get(p + "self_attn.v_proj.weight");
+    lw.q_norm = get(p + "self_attn.q_norm.weight");
+    lw.k_norm = get(p + "self_attn.k_norm.weight");
+    lw.sinks = get(p + "self_attn.sinks");
+    const std::string a = p + "linear_attn.";
+    lw.gdn_qkv = get(a + "in_proj_qkv.weight");
+    lw.gdn_z = get(a + "in_proj_z.weight");
+    lw.gdn_b = get(a + "in_proj_b.weight");
+    lw.gdn_a = get(a + "in_proj_a.weight");
+    lw.gdn_conv = get(a + "conv1d.weight");
+    lw.gdn_a_log = get(a + "A_log");
+    lw.gdn_dt_bias = get(a + "dt_bias");
+    lw.gdn_norm = get(a + "norm.weight");
+    lw.gdn_out = get(a + "out_proj.weight");
   }
   const std::string m = layer_prefix(shape_.layers);
   mtp_ = MtpWeights{get(m + "eh_proj.weight"), get(m + "enorm.weight"), get(m + "hnorm.weight"),

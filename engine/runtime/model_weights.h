@@ -1,6 +1,7 @@
-// ModelWeights: every tensor of a glm_moe_dsa model as FP32 host arrays, named as in the checkpoint
-// (Hugging Face names; routed and shared experts stored fused: gate rows then up rows). Filled by seeded
-// random initialisation or read from a safetensors file; written back with save(). Immutable after load.
+// ModelWeights: every tensor of a glm_moe_dsa model (or of a GQA / Gated DeltaNet hybrid) as FP32 host
+// arrays, named as in the checkpoint (Hugging Face names; routed and shared experts stored fused: gate rows
+// then up rows). Filled by seeded random initialisation or read from a safetensors file; written back with
+// save(). Immutable after load.
 #pragma once
 
 #include <cstdint>
@@ -28,6 +29,13 @@ struct LayerWeights {
   const float *dense_gate_up, *dense_down;                            // dense layers
   const float *gate, *gate_bias, *experts_gate_up, *experts_down;     // MoE layers
   const float *shared_gate_up, *shared_down;                          // MoE layers
+  // GQA attention layers (full and sliding-window): q_proj rows per head [query | gate] with
+  // attn_output_gate; o (above) is o_proj. q_norm, k_norm: qk_norm only; sinks: attention_sinks only.
+  const float *q_proj = nullptr, *k_proj = nullptr, *v_proj = nullptr, *q_norm = nullptr, *k_norm = nullptr,
+              *sinks = nullptr;
+  // Gated DeltaNet layers (Qwen3.5's linear_attn.* names; conv1d.weight as [channels, kernel]).
+  const float *gdn_qkv = nullptr, *gdn_z = nullptr, *gdn_b = nullptr, *gdn_a = nullptr, *gdn_conv = nullptr,
+              *gdn_a_log = nullptr, *gdn_dt_bias = nullptr, *gdn_norm = nullptr, *gdn_out = nullptr;
 };
 
 // The MTP layer's own tensors beside its decoder layer (layer index `layers`); it shares the embedding and

@@ -61,11 +61,16 @@ StepBatches make_step(ModelRunner& runner, const RunnerConfig& c, const GridPoin
   const int64_t len = p.tokens;  // decode: context + the new token; prefill: the chunk
   const int64_t pages_each = (len + c.page_tokens - 1) / c.page_tokens;
   const int32_t vocab = runner.shape().vocab;
+  const ModelShape& shape = runner.shape();
+  const bool window = shape.mixer_layers(LayerMixer::kSlidingWindow) > 0;
+  const bool linear = shape.mixer_layers(LayerMixer::kGatedDeltaNet) > 0;
   StepBatches step;
   for (int32_t g = 0; g < c.dp_ranks; ++g) {
     Batch batch{.rank = g, .entries = {}};
     BatchPages pages;
     pages.indptr.push_back(0);
+    if (window) pages.window_indptr.push_back(0);
+    int64_t next_window_page = 0;
     for (int64_t i = 0; i < (p.alone && g > 0 ? 0 : p.batch); ++i) {
       const RequestId id = int64_t{g} * p.batch + i;
       std::vector<int32_t> prompt(static_cast<size_t>(len));
@@ -80,6 +85,17 @@ StepBatches make_step(ModelRunner& runner, const RunnerConfig& c, const GridPoin
                                          .last_chunk = !p.decode});
       for (int64_t k = 0; k < pages_each; ++k) pages.indices.push_back(int32_t(i * pages_each + k));
       pages.indptr.push_back(int32_t(pages.indices.size()));
+      // A hybrid's window pages (those of the step's windows, as the core's ring holds them) and state
+      // slot. Only times are measured: where the grid outgrows the pool or the slots, ids wrap around.
+      if (window) {
+        const int64_t context = p.decode ? len - 1 : 0;
+        const int64_t first = std::max<int64_t>(0, context + 1 - shape.window_tokens) / c.page_tokens;
+        for (int64_t k = first; k < pages_each; ++k)
+          pages.window_indices.push_back(int32_t(next_window_page++ % std::max<int64_t>(1, c.window_pages)));
+        pages.window_indptr.push_back(int32_t(pages.window_indices.size()));
+        pages.window_first.push_back(int32_t(first));
+      }
+      if (linear) pages.state_slots.push_back(int32_t(i % std::max<int64_t>(1, c.state_slots)));
     }
     step.ranks.push_back(std::move(batch));
     step.pages.push_back(std::move(pages));

@@ -70,6 +70,28 @@ RankWeights::RankWeights(const ModelShape& s, const ModelWeights& w, const RankS
     const int64_t shared = int64_t{s.moe_inter} * s.shared_experts;
     dst.shared_gate_up = put_gate_up(src.shared_gate_up, shared, h, t * d.shared_inter, d.shared_inter);
     dst.shared_down = put(src.shared_down, shared, 0, h, t * d.shared_inter, d.shared_inter);
+    // GQA and Gated DeltaNet tensors: one rank holds them whole (runner_layout_error: tp 1 for these).
+    const LayerWeights* g = &src;
+    auto whole = [&](const float* p, int64_t n) { return put_all(p, n); };
+    const int64_t hd = s.head_dim, q_rows = int64_t{s.heads} * hd * (s.attn_output_gate ? 2 : 1);
+    dst.q_proj = whole(g->q_proj, q_rows * h);
+    dst.k_proj = whole(g->k_proj, int64_t{s.kv_heads} * hd * h);
+    dst.v_proj = whole(g->v_proj, int64_t{s.kv_heads} * hd * h);
+    if (s.gqa) dst.o = whole(src.o, h * s.heads * hd);
+    dst.q_norm = whole(g->q_norm, hd);
+    dst.k_norm = whole(g->k_norm, hd);
+    dst.sinks = whole(g->sinks, s.heads);
+    const GdnDims& gd = s.gdn;
+    const int64_t v_dim = int64_t{gd.value_heads} * gd.value_dim;
+    dst.gdn_qkv = whole(g->gdn_qkv, gd.conv_channels() * h);
+    dst.gdn_z = whole(g->gdn_z, v_dim * h);
+    dst.gdn_b = whole(g->gdn_b, int64_t{gd.value_heads} * h);
+    dst.gdn_a = whole(g->gdn_a, int64_t{gd.value_heads} * h);
+    dst.gdn_conv = whole(g->gdn_conv, int64_t{gd.conv_channels()} * gd.conv_kernel);
+    dst.gdn_a_log = whole(g->gdn_a_log, gd.value_heads);
+    dst.gdn_dt_bias = whole(g->gdn_dt_bias, gd.value_heads);
+    dst.gdn_norm = whole(g->gdn_norm, gd.value_dim);
+    dst.gdn_out = whole(g->gdn_out, h * v_dim);
   }
 }
 

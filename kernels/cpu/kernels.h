@@ -26,5 +26,11 @@ void silu_mul(SiluMulParams p);
 void scale_add(ScaleAddParams p);
 void mtp_input(MtpInputParams p);
 void sample(SampleParams p);
+void gqa_kv_write(GqaKvWriteParams p);
+void gqa_attention(GqaAttentionParams p);
+void sigmoid_gate(SigmoidGateParams p);
+void gdn_conv(GdnConvParams p);
+void gdn_recurrence(GdnRecurrenceParams p);
+void gated_rmsnorm(GatedRmsNormParams p);
 
 }  // namespace tokenline::cpu

@@ -157,6 +157,47 @@ TEST_CASE(
   CHECK(doc["steps"]["joined"] == joined);
 }
 
+// The tiny GQA presets (docs/real-engine.md): the same burst, with their window pages and state slots in the
+// core, is decided alike by the run (CPU kernels reading those pages and slots) and the analytic sim.
+TEST_CASE("compare CLI: gpt-oss-tiny, qwen3.5-tiny and llama-tiny bursts are decided alike by run and sim") {
+  for (const char* model : {"gpt-oss-tiny", "qwen3.5-tiny", "llama-tiny"}) {
+    INFO(model);
+    TestDir dir(std::string("compare-cli-") + model);
+    testing::write_prefix_group_workload(dir.file("w.jsonl"), kPageTokens);
+    const std::string common = " --workload " + dir.file("w.jsonl") + " --model " + model +
+                               " --page-size 16 --reservation incremental --max-running 64 --kv-pages 12"
+                               " --chunk 64 --max-requests 12";
+    const Result real = run_tokenline("run --out " + dir.file("real") + common, dir);
+    INFO(real.err);
+    REQUIRE(real.exit_code == 0);
+    const Result sim =
+        run_tokenline("sim --backend analytic --parallel tp1 --trace-detail op --roofline --out " +
+                          dir.file("sim") + common,
+                      dir);
+    INFO(sim.err);
+    REQUIRE(sim.exit_code == 0);
+    const Result compare = run_tokenline(
+        "compare " + dir.file("sim/trace.json") + " " + dir.file("real/trace.json") + " --json", dir);
+    INFO(compare.err);
+    REQUIRE(compare.exit_code == 0);
+    const json doc = json::parse(compare.out);
+    const RecordedRun measured = read_recorded_run(dir.file("real/trace.json"));
+    const auto steps = static_cast<int64_t>(measured.instances.at(0).steps.size());
+    CHECK(steps > 12);
+    CHECK(doc["steps"]["joined"] == steps);
+    CHECK(doc["decisions"]["differing_steps"] == 0);
+    CHECK(doc["decisions"]["same"] == true);
+    const json metrics = json::parse(read_all(dir.file("real/metrics.json")));
+    CHECK(metrics["requests"]["preemptions"].get<int64_t>() > 0);  // 12 pages preempt the burst
+    if (std::string(model) == "gpt-oss-tiny") {
+      CHECK(metrics["kv_window_pages"]["dropped_pages"].get<int64_t>() > 0);  // pages left the window
+    } else if (std::string(model) == "qwen3.5-tiny") {
+      CHECK(metrics["state_slots"]["capacity"] == 64);  // a slot per running request (--max-running)
+      CHECK(metrics["state_slots"]["peak"].get<int64_t>() > 1);
+    }
+  }
+}
+
 TEST_CASE("compare CLI: a missing file, a file that is not a trace, or no common step is exit 2 naming it") {
   TestDir dir("compare-cli-bad");
   auto write_trace = [&](const std::string& name, int64_t step) {

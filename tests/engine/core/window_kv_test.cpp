@@ -119,3 +119,43 @@ TEST_CASE("The scheduler stops admitting when the window pool is spent and preem
 }
 
 }  // namespace tokenline
+
+namespace tokenline {
+
+// The real engine's rule (WindowKvConfig::hold_step_context): a step keeps the window of its first query
+// (the request's previous end) besides the last W tokens, and drops it at the next grow; a decode step is
+// held as before. pages() / first_page() are the runtime's window page table.
+TEST_CASE("hold_step_context: a prefill chunk keeps its first query's window until the next grow",
+          "[core][window]") {
+  constexpr int64_t kPageTokens = 16, kW = 32;
+  WindowKv legacy({.window_tokens = kW, .total_pages = 32, .bytes_per_page = 1}, kPageTokens);
+  WindowKv held({.window_tokens = kW, .total_pages = 32, .bytes_per_page = 1, .hold_step_context = true},
+                kPageTokens);
+  // A 64-token first chunk: its first query (position 0) needs page 0 on; legacy keeps tokens 32..63 only.
+  REQUIRE(legacy.grow(0, 64));
+  REQUIRE(held.grow(0, 64));
+  CHECK(legacy.first_page(0) == 2);
+  CHECK(legacy.pages(0).size() == 2);
+  CHECK(held.first_page(0) == 0);
+  CHECK(held.pages(0).size() == 4);
+  // The next chunk of 48 (tokens 64..111): its first query (64) sees 33..64, so pages 2.. stay.
+  REQUIRE(held.grow(0, 112));
+  CHECK(held.first_page(0) == 2);
+  CHECK(held.pages(0).size() == 5);
+  // Decode steps: the last W tokens before the new one, as legacy after a decode.
+  REQUIRE(held.grow(0, 113));
+  CHECK(held.first_page(0) == (112 - kW + 1) / kPageTokens);
+  REQUIRE(legacy.grow(0, 113));
+  CHECK(held.pages(0).size() == legacy.pages(0).size());
+  std::string why;
+  CHECK(held.check(&why));
+  held.release(0);
+  CHECK(held.pages(0).empty());
+  CHECK(held.counters().used_pages == 0);
+  // A fresh holder after release starts from position 0 again.
+  REQUIRE(held.grow(0, 40));
+  CHECK(held.first_page(0) == 0);
+  CHECK(held.pages(0).size() == 3);
+}
+
+}  // namespace tokenline
