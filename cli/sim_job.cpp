@@ -408,10 +408,20 @@ Deployment load_deployment(const SimJob& job, const ModelConfig& model,
     throw InputError("--profile-set", "a --profile to override", "no --profile");
   if (!job.speed_of.empty() && job.profile.empty())
     throw InputError("--speed-of", "a --profile measured by tokenline profile", "no --profile");
+  if (!job.moe_runner_backend.empty() && job.profile.empty())
+    throw InputError("--moe-runner-backend", "a --profile (or --engine) holding MoE runner tables",
+                     "no --profile");
   if (!job.profile.empty()) {
     auto profile = load_op_profile(job.profile);
     if (!job.speed_of.empty()) set_speed_from_run(*profile, run_speed_probe_s(job.speed_of), "--speed-of");
     apply_profile_sets(*profile, job.profile_set);
+    if (!job.moe_runner_backend.empty() &&
+        !select_moe_runner(*profile, job.moe_runner_backend, "--moe-runner-backend"))
+      std::fprintf(stderr,
+                   "tokenline sim: %s holds no table of the MoE runner %s; its moe table (%s) prices the "
+                   "fused MoE\n",
+                   job.profile.c_str(), job.moe_runner_backend.c_str(),
+                   profile->moe_runner.empty() ? "runner not stated" : profile->moe_runner.c_str());
     if (!job.speed_of.empty())
       std::fprintf(stderr, "tokenline sim: %s priced at %.4gx its measured times (the speed probe of %s)\n",
                    job.profile.c_str(), profile->param(TimingParam::kSpeedScale), job.speed_of.c_str());
@@ -419,7 +429,7 @@ Deployment load_deployment(const SimJob& job, const ModelConfig& model,
     options.remembered_tokens = kRememberedTokens;
   }
   const EngineBehavior engine = engine_behavior(job, options.profile.get());
-  const KvLayout layout = run_kv_layout(&engine, model.default_kv_layout, job.kv_layout);
+  const KvLayout layout = run_kv_layout(&engine, model.default_kv_layout, job.kv_layout, d.hardware);
   for (const Parallel& p : layouts) {
     options.max_chunk_tokens = chunk_tokens(engine, d.hardware, p);
     d.cost_models.push_back(make_cost_model(model, p, layout, d.hardware, options));
@@ -639,6 +649,7 @@ std::string configuration_json(const SimJob& job, const SimConfig& c, const Depl
   j["overlap"] = job.overlap;
   j["profile"] = job.profile;
   j["profile_set"] = job.profile_set;
+  if (!job.moe_runner_backend.empty()) j["moe_runner_backend"] = job.moe_runner_backend;
   j["time_source"] = {{"kind", r.time_source.kind},
                       {"profile", r.time_source.profile},
                       {"defaulted", r.time_source.defaulted},
