@@ -550,6 +550,13 @@ SimConfig build_config(const SimJob& job, const ModelConfig& model, const Deploy
   }
   c.router = parse_placement_option(job.router, "--router");
   c.router_weights = kv_aware_weights(job, c.router);
+  if (job.scheduler_recv_interval < 1 || job.scheduler_recv_interval > 1000000)
+    throw InputError("--scheduler-recv-interval", "an integer in [1, 1000000]",
+                     std::to_string(job.scheduler_recv_interval));
+  if (job.scheduler_recv_interval > 1 && !job.pd.empty())
+    throw InputError("--scheduler-recv-interval", "1 with --pd (the PD driver receives every step)",
+                     std::to_string(job.scheduler_recv_interval));
+  c.scheduler_recv_interval = job.scheduler_recv_interval;
   const SimJob as_prefill = prefill_job(job);
   for (const CostModel& cm : d.cost_models) {
     const bool prefill = static_cast<int32_t>(c.instances.size()) < prefill_instances;
@@ -650,6 +657,7 @@ std::string configuration_json(const SimJob& job, const SimConfig& c, const Depl
   j["profile"] = job.profile;
   j["profile_set"] = job.profile_set;
   if (!job.moe_runner_backend.empty()) j["moe_runner_backend"] = job.moe_runner_backend;
+  if (job.scheduler_recv_interval > 1) j["scheduler_recv_interval"] = job.scheduler_recv_interval;
   j["time_source"] = {{"kind", r.time_source.kind},
                       {"profile", r.time_source.profile},
                       {"defaulted", r.time_source.defaulted},
