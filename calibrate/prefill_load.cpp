@@ -39,7 +39,7 @@ PrefillLoad PrefillPricing::load(const E2ePoint& p, const std::string& model_con
     it = loaded_->models
              .emplace(key, make_cost_model(model, parse_parallel(parallel, where),
                                            run_kv_layout(profile_engine(loaded_->profile.get()),
-                                                         model.default_kv_layout, ""),
+                                                         model.default_kv_layout, "", loaded_->hardware),
                                            loaded_->hardware, options))
              .first;
   }

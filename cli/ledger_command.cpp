@@ -88,7 +88,7 @@ Setup build_setup(const LedgerArgs& a) {
   // The KV a profile's engine stores (SGLang on H200: BF16), else the model's own layout (no profile; --ideal
   // takes none).
   const KvLayout layout =
-      run_kv_layout(profile_engine(o.profile.get()), model.default_kv_layout, a.kv_layout);
+      run_kv_layout(profile_engine(o.profile.get()), model.default_kv_layout, a.kv_layout, hw);
   check_range("--chunk", a.chunk, 1, model.max_context_tokens,
               "a chunk of tokens within the model's context");
   Setup s{make_cost_model(model, parallel, layout, hw, o), a.context.value_or(0)};

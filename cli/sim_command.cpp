@@ -63,6 +63,14 @@ void add_deployment_options(CLI::App& cmd, SimJob& job) {
   cmd.add_option("--profile-set", job.profile_set,
                  "override profile timing parameters: name=value[,name=value]");
   cmd.add_option(
+      "--scheduler-recv-interval", job.scheduler_recv_interval,
+      "SGLang's flag: while decoding, the scheduler takes in new requests once per this many decode "
+      "steps (a step with prefill: the next step); aggregated runs");
+  cmd.add_option(
+      "--moe-runner-backend", job.moe_runner_backend,
+      "SGLang's MoE runner the deployment launched (e.g. flashinfer_trtllm): the fused MoE priced by "
+      "the profile's table of that runner where it holds one");
+  cmd.add_option(
       "--speed-of", job.speed_of,
       "a tokenline run's outputs (or metrics.json): price an own profile (tokenline profile) at the "
       "machine speed that run's probe recorded, its speed_probe_s over the profile's");

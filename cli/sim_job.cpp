@@ -408,10 +408,20 @@ Deployment load_deployment(const SimJob& job, const ModelConfig& model,
     throw InputError("--profile-set", "a --profile to override", "no --profile");
   if (!job.speed_of.empty() && job.profile.empty())
     throw InputError("--speed-of", "a --profile measured by tokenline profile", "no --profile");
+  if (!job.moe_runner_backend.empty() && job.profile.empty())
+    throw InputError("--moe-runner-backend", "a --profile (or --engine) holding MoE runner tables",
+                     "no --profile");
   if (!job.profile.empty()) {
     auto profile = load_op_profile(job.profile);
     if (!job.speed_of.empty()) set_speed_from_run(*profile, run_speed_probe_s(job.speed_of), "--speed-of");
     apply_profile_sets(*profile, job.profile_set);
+    if (!job.moe_runner_backend.empty() &&
+        !select_moe_runner(*profile, job.moe_runner_backend, "--moe-runner-backend"))
+      std::fprintf(stderr,
+                   "tokenline sim: %s holds no table of the MoE runner %s; its moe table (%s) prices the "
+                   "fused MoE\n",
+                   job.profile.c_str(), job.moe_runner_backend.c_str(),
+                   profile->moe_runner.empty() ? "runner not stated" : profile->moe_runner.c_str());
     if (!job.speed_of.empty())
       std::fprintf(stderr, "tokenline sim: %s priced at %.4gx its measured times (the speed probe of %s)\n",
                    job.profile.c_str(), profile->param(TimingParam::kSpeedScale), job.speed_of.c_str());
@@ -419,7 +429,7 @@ Deployment load_deployment(const SimJob& job, const ModelConfig& model,
     options.remembered_tokens = kRememberedTokens;
   }
   const EngineBehavior engine = engine_behavior(job, options.profile.get());
-  const KvLayout layout = run_kv_layout(&engine, model.default_kv_layout, job.kv_layout);
+  const KvLayout layout = run_kv_layout(&engine, model.default_kv_layout, job.kv_layout, d.hardware);
   for (const Parallel& p : layouts) {
     options.max_chunk_tokens = chunk_tokens(engine, d.hardware, p);
     d.cost_models.push_back(make_cost_model(model, p, layout, d.hardware, options));
@@ -540,6 +550,13 @@ SimConfig build_config(const SimJob& job, const ModelConfig& model, const Deploy
   }
   c.router = parse_placement_option(job.router, "--router");
   c.router_weights = kv_aware_weights(job, c.router);
+  if (job.scheduler_recv_interval < 1 || job.scheduler_recv_interval > 1000000)
+    throw InputError("--scheduler-recv-interval", "an integer in [1, 1000000]",
+                     std::to_string(job.scheduler_recv_interval));
+  if (job.scheduler_recv_interval > 1 && !job.pd.empty())
+    throw InputError("--scheduler-recv-interval", "1 with --pd (the PD driver receives every step)",
+                     std::to_string(job.scheduler_recv_interval));
+  c.scheduler_recv_interval = job.scheduler_recv_interval;
   const SimJob as_prefill = prefill_job(job);
   for (const CostModel& cm : d.cost_models) {
     const bool prefill = static_cast<int32_t>(c.instances.size()) < prefill_instances;
@@ -639,6 +656,8 @@ std::string configuration_json(const SimJob& job, const SimConfig& c, const Depl
   j["overlap"] = job.overlap;
   j["profile"] = job.profile;
   j["profile_set"] = job.profile_set;
+  if (!job.moe_runner_backend.empty()) j["moe_runner_backend"] = job.moe_runner_backend;
+  if (job.scheduler_recv_interval > 1) j["scheduler_recv_interval"] = job.scheduler_recv_interval;
   j["time_source"] = {{"kind", r.time_source.kind},
                       {"profile", r.time_source.profile},
                       {"defaulted", r.time_source.defaulted},

@@ -56,7 +56,12 @@ struct SimJob {
   std::string profile;    // op profile name or directory ("": the best available, cli/time_source_choice.h)
   std::string engine;  // sglang | vllm | trtllm: the profile <hardware>-<engine> ("": --profile's, or sglang)
   std::string profile_set;  // its timing overrides "name=value,..."
-  std::string speed_of;     // a run (dir or metrics.json): price an own profile at that run's machine speed
+  // SGLang's --moe-runner-backend: the fused MoE priced by that runner's table of the profile ("": the
+  // profile's moe table)
+  std::string moe_runner_backend;
+  // SGLang's --scheduler-recv-interval (sim/driver/sim_config.h): 1 receives every step
+  int32_t scheduler_recv_interval = 1;
+  std::string speed_of;  // a run (dir or metrics.json): price an own profile at that run's machine speed
   std::string backend = "analytic";
   std::string overlap = "none";  // simgrid backend: none | combine | tbo | dp-gather
   uint64_t seed = 0;

@@ -40,7 +40,7 @@ std::vector<std::string> uncovered_kernels(const std::string& profile_name, cons
   CostOptions options;
   options.profile = load_op_profile(profile_name);
   const KvLayout kv =
-      run_kv_layout(profile_engine(options.profile.get()), model.default_kv_layout, kv_layout_flag);
+      run_kv_layout(profile_engine(options.profile.get()), model.default_kv_layout, kv_layout_flag, hardware);
   std::vector<std::string> missing;
   for (const Parallel& p : layouts) {
     const CostModel cm = make_cost_model(model, p, kv, hardware, options);

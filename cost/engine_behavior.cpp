@@ -169,9 +169,13 @@ EngineBehavior seed_behavior() {
                         .ratio = {}};
 }
 
-KvLayout run_kv_layout(const EngineBehavior* engine, KvLayout model_default, const std::string& flag) {
+KvLayout run_kv_layout(const EngineBehavior* engine, KvLayout model_default, const std::string& flag,
+                       const Hardware& hw) {
   if (!flag.empty()) return parse_kv_layout(flag, "--kv-layout");
-  if (engine != nullptr && !engine->kv_layout_auto) return engine->kv_layout;
+  if (engine == nullptr) return model_default;
+  if (!engine->kv_layout_auto) return engine->kv_layout;
+  for (const auto& [gpu, layout] : engine->kv_auto_by_gpu)
+    if (gpu == hw.name) return layout;
   return model_default;
 }
 

@@ -8,6 +8,8 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <utility>
+#include <vector>
 
 #include "engine/model/kv_layout.h"
 #include "topologies/hardware.h"
@@ -102,6 +104,11 @@ struct EngineBehavior {
   // h200-sglang's profile says what auto is on its device (run_kv_layout applies it).
   bool kv_layout_auto = true;  // true: the model's default layout; false: kv_layout
   KvLayout kv_layout = KvLayout::kBf16;
+  // What auto is on the GPUs named here (hardware preset names), where the engine's auto depends on the GPU:
+  // SGLang's is BF16 on SM90 (H100, H200) for every model tokenline reads and the model's default layout on
+  // SM100 (the profiles' kv_cache_dtype.auto_by_gpu gives the source). Read with the GPU the run is on, so a
+  // profile transferred to another GPU takes that GPU's default (issue 43). Empty: the model's layout.
+  std::vector<std::pair<std::string, KvLayout>> kv_auto_by_gpu = {};
   KvPlacement kv_placement =
       KvPlacement::kPerTpRank;  // memory_pool.py MLATokenToKVPool: whole latent per rank
   // Memory. device_memory_bytes 0: the hardware JSON's hbm.bytes. mem_fraction_static 0: derived (SGLang:
@@ -149,9 +156,11 @@ EngineBehavior trtllm_behavior();
 // JSON's usable fraction minus the activation estimate. `ledger` and --ideal keep this.
 EngineBehavior seed_behavior();
 
-// The KV layout a run stores: `flag` (--kv-layout) when given, else the engine's kv_cache_dtype, else (the
-// engine says auto, or there is no engine: nullptr) the model's default layout.
-KvLayout run_kv_layout(const EngineBehavior* engine, KvLayout model_default, const std::string& flag);
+// The KV layout a run on `hw` stores: `flag` (--kv-layout) when given, else the engine's kv_cache_dtype, else
+// (the engine says auto) what auto is on hw (kv_auto_by_gpu), else (auto elsewhere, or there is no engine:
+// nullptr) the model's default layout.
+KvLayout run_kv_layout(const EngineBehavior* engine, KvLayout model_default, const std::string& flag,
+                       const Hardware& hw);
 
 // An EngineBehavior's derived numbers for one device and layout.
 struct ResolvedEngine {

@@ -97,10 +97,25 @@ EngineBehavior base_behavior(Reader& r) {
   r.fail("name", "sglang | vllm | trtllm | seed", "'" + *name + "'");
 }
 
-void read_kv(Reader& r, EngineBehavior& b) {
+// kv_cache_dtype's "auto_by_gpu" (beside its value): {"<hardware>": "<layout>", ...}, what auto is on each
+// GPU named; only with the value auto.
+void read_kv_auto_by_gpu(const json& field, const std::string& where, EngineBehavior& b) {
+  if (!field.is_object() || !field.contains("auto_by_gpu")) return;
+  const json& m = field["auto_by_gpu"];
+  if (!m.is_object()) throw InputError(where, "an object {\"<hardware>\": \"<kv layout>\"}", m.dump());
+  if (!b.kv_layout_auto) throw InputError(where, "auto_by_gpu only beside the value \"auto\"", m.dump());
+  b.kv_auto_by_gpu.clear();
+  for (auto it = m.begin(); it != m.end(); ++it) {
+    if (!it->is_string()) throw InputError(where + "." + it.key(), "a kv layout name", it->dump());
+    b.kv_auto_by_gpu.emplace_back(it.key(), parse_kv_layout(it->get<std::string>(), where + "." + it.key()));
+  }
+}
+
+void read_kv(Reader& r, const json& engine, EngineBehavior& b) {
   if (const std::string* dtype = r.text("kv_cache_dtype")) {
     b.kv_layout_auto = *dtype == "auto";
     if (!b.kv_layout_auto) b.kv_layout = parse_kv_layout(*dtype, r.at("kv_cache_dtype"));
+    read_kv_auto_by_gpu(engine["kv_cache_dtype"], r.at("kv_cache_dtype") + ".auto_by_gpu", b);
   }
   if (const std::string* p = r.text("kv_placement"))
     b.kv_placement = parse_kv_placement(*p, r.at("kv_placement"));
@@ -167,9 +182,12 @@ EngineBehavior engine_behavior_from_json(const json& engine, const std::string& 
   EngineBehavior b = base_behavior(r);
   if (const std::string* v = r.text("version")) b.version = *v;
   r.text("description");
-  read_kv(r, b);
+  read_kv(r, engine, b);
   read_memory(r, b, at);
   read_scheduling(r, b, at);
+  // The MoE runner the profile's moe table timed, and the tables of its others: the profile's (op_profile.cpp
+  // read_moe_runners reads them; the engine's memory and admission do not depend on the runner).
+  r.text("moe_runner_backend");
   r.reject_unknown();
   return b;
 }

@@ -2,6 +2,7 @@
 #include "cost/op_profile.h"
 
 #include <algorithm>
+#include <array>
 #include <charconv>
 #include <cmath>
 #include <filesystem>
@@ -353,7 +354,59 @@ void read_tables_from(const Json& j, OpProfile& p, const std::string& where) {
   read_tables(other, src, p, other_where);
 }
 
+// The engine block's "moe_runner_backend": {"value": runner of the moe table, "tables": {runner: file}}.
+// Its value is validated by engine_behavior_from_json; the tables are read here, with the profile's others.
+void read_moe_runners(const Json& engine, const ProfileSource& src, OpProfile& p, const std::string& where) {
+  if (!engine.is_object() || !engine.contains("moe_runner_backend")) return;
+  const Json& field = engine["moe_runner_backend"];
+  const std::string at = where + ": engine: moe_runner_backend";
+  if (!field.is_object() || !field.contains("value") || !field["value"].is_string())
+    throw InputError(at, "{\"value\": \"<runner>\", \"tables\": {...}, \"source\": ...}", field.dump());
+  p.moe_runner = field["value"].get<std::string>();
+  if (!field.contains("tables")) return;
+  const Json& tables = field["tables"];
+  if (!tables.is_object()) throw InputError(at + ".tables", "an object {runner: file}", tables.dump());
+  for (const auto& [runner, file] : tables.items()) {
+    if (!file.is_string()) throw InputError(at + ".tables." + runner, "a file name", file.dump());
+    const std::string name = file.get<std::string>();
+    const std::optional<std::string> text = src.read(name);
+    if (!text)
+      throw InputError(src.where(name), "the table " + at + ".tables." + runner + " names", "no such file");
+    p.moe_runner_tables.emplace_back(runner,
+                                     parse_table(*text, src.where(name), table_spec(ProfileTableKind::kMoe)));
+  }
+}
+
+// SGLang's MoE runners (python/sglang/srt/layers/moe/utils.py MoeRunnerBackend, 0.5.x): the choices of
+// --moe-runner-backend.
+constexpr std::array<std::string_view, 9> kSglangMoeRunners = {"auto",
+                                                               "deep_gemm",
+                                                               "triton",
+                                                               "triton_kernel",
+                                                               "flashinfer_trtllm",
+                                                               "flashinfer_cutlass",
+                                                               "flashinfer_mxfp4",
+                                                               "flashinfer_cutedsl",
+                                                               "cutlass"};
+
 }  // namespace
+
+bool select_moe_runner(OpProfile& profile, const std::string& backend, const std::string& where) {
+  if (std::find(kSglangMoeRunners.begin(), kSglangMoeRunners.end(), backend) == kSglangMoeRunners.end()) {
+    std::string names;
+    for (std::string_view n : kSglangMoeRunners) names += (names.empty() ? "" : " | ") + std::string(n);
+    throw InputError(where, names, "'" + backend + "'");
+  }
+  if (backend == profile.moe_runner) return true;
+  for (auto& [runner, table] : profile.moe_runner_tables) {
+    if (runner != backend) continue;
+    std::swap(profile.tables[size_t(ProfileTableKind::kMoe)], table);
+    runner = profile.moe_runner;  // the table swapped out stays selectable by its runner's name
+    profile.moe_runner = backend;
+    return true;
+  }
+  return false;
+}
 
 std::optional<TimingParam> find_timing_param(std::string_view name) {
   for (int i = 0; i < kTimingParams; ++i) {
@@ -502,6 +555,7 @@ std::shared_ptr<OpProfile> load_op_profile(const std::string& name_or_dir) {
   if (j.contains("engine")) {
     p->has_engine = true;
     p->engine = engine_behavior_from_json(j["engine"], where);  // its messages name "engine: <field>"
+    read_moe_runners(j["engine"], src, *p, where);
   }
   return p;
 }

@@ -99,6 +99,11 @@ struct OpProfile {
   // price another GPU by their efficiency over the roofline on the same shapes, with this engine and these
   // step terms; make_cost_model then accepts any hardware.
   bool transferred = false;
+  // SGLang's --moe-runner-backend (issue 43): the runner whose kernel the moe table timed (the engine block's
+  // moe_runner_backend value; empty: not said), and the tables of other runners the profile holds (its
+  // moe_runner_backend.tables, by runner name). select_moe_runner swaps one in.
+  std::string moe_runner;
+  std::vector<std::pair<std::string, ProfileTable>> moe_runner_tables;
   const ProfileTable& table(ProfileTableKind k) const { return tables[static_cast<size_t>(k)]; }
   double param(TimingParam p) const { return timing[static_cast<size_t>(p)]; }
 };
@@ -119,6 +124,13 @@ std::optional<TimingParam> find_timing_param(std::string_view name);
 // unknown timing parameter or an unknown profile name; the "engine" object by engine_behavior_from_json (its
 // own messages).
 std::shared_ptr<OpProfile> load_op_profile(const std::string& name_or_dir);
+
+// Prices the fused MoE by runner `backend`'s table (sim --moe-runner-backend, SGLang's flag of that name):
+// the profile's moe table when it timed that runner, else the profile's table of it (moe_runner_tables),
+// which then becomes the moe table. Returns false, the profile unchanged, when the profile holds no table of
+// that runner (say so: its moe table still prices the MoE). Throws InputError naming `where` for a name that
+// is not one of SGLang's runners (MoeRunnerBackend, layers/moe/utils.py, 0.5.x).
+bool select_moe_runner(OpProfile& profile, const std::string& backend, const std::string& where);
 
 // Applies "name=value[,name=value]" overrides (--profile-set); throws InputError naming an unknown
 // parameter or a bad value.

@@ -16,8 +16,8 @@ CostModel pool_cost_model(const Candidate& c, const Parallel& p, const PlanPrici
   CostOptions options;
   options.max_chunk_tokens = c.chunk_tokens;  // as `tokenline sim --chunk` sizes the activation reserve
   options.profile = pricing.profile;
-  const KvLayout layout =
-      run_kv_layout(profile_engine(pricing.profile.get()), pricing.model.default_kv_layout, "");
+  const KvLayout layout = run_kv_layout(profile_engine(pricing.profile.get()),
+                                        pricing.model.default_kv_layout, "", pricing.hardware);
   return make_cost_model(pricing.model, p, layout, pricing.hardware, options);
 }
 

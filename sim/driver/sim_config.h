@@ -56,6 +56,11 @@ struct SimConfig {
   Overlap overlap = Overlap::kNone;  // simgrid backend: the seed's compute / comm overlap level
   PlacementPolicy router = PlacementPolicy::kRoundRobin;  // across instances
   KvAwareWeights router_weights;                          // --router kv-aware (engine/core/placement.h)
+  // SGLang's --scheduler-recv-interval (default 1; python/sglang/srt/managers/scheduler_recv_skipper.py,
+  // 0.5.x): while an instance decodes, requests sent to it wait until its scheduler next receives, which it
+  // does once the steps since the last receive weigh this much - a decode step 1, a step with prefill 1000
+  // (so the next step receives). An instance with no running request receives at once. Aggregated runs.
+  int32_t scheduler_recv_interval = 1;
   // One entry per instance, each with its own parallelism (and so its own ranks and KV pool).
   struct InstanceSpec {
     std::string parallel_name;  // "tp8", "dp8-ep8", ...

@@ -8,6 +8,7 @@
 #include <optional>
 #include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "common/input_error.h"
@@ -64,6 +65,10 @@ struct InstanceSlot final : StepObserver {
   std::unique_ptr<sg::Signal> control;
   double started_s = 0, ready_s = 0, drain_s = 0;
   bool served = false;
+  // SimConfig::scheduler_recv_interval: requests sent while the instance decodes, with their send times, and
+  // the weight of the steps since its scheduler last received.
+  std::vector<std::pair<RequestSpec, double>> inbox;
+  int32_t recv_weight = 0;
 };
 
 class Driver {
@@ -104,6 +109,7 @@ class Driver {
   void on_step(const InstanceSlot& slot, const StepPlan& plan, const StepOutcome& outcome, double start_s,
                const InstanceCounters& counters);
   void on_records(int32_t index, std::span<const RequestRecord> records);
+  void receive(InstanceSlot& slot, const StepPlan& plan, const InstanceCounters& counters);
   Recorder& recorder() { return frame_.recorder(); }
 
  private:
@@ -144,6 +150,7 @@ void InstanceSlot::on_preemption(RequestId id, double now_s, bool retraction) {
 void InstanceSlot::on_step(const StepPlan& plan, const StepOutcome& outcome, double start_s,
                            const InstanceCounters& counters) {
   driver.on_step(*this, plan, outcome, start_s, counters);
+  driver.receive(*this, plan, counters);
 }
 
 void InstanceSlot::on_records(std::span<const RequestRecord> records) {
@@ -157,9 +164,31 @@ void Driver::dispatch(RequestSpec&& spec, double sent_s) {
   const int32_t index = fleet_ ? live_slots_[static_cast<size_t>(picked)] : picked;
   InstanceSlot& slot = *slots_[static_cast<size_t>(index)];
   frame_.recorder().on_arrival(index, spec.id, sent_s);
+  if (config_.scheduler_recv_interval > 1 && slot.instance->counters().running > 0) {
+    slot.inbox.emplace_back(std::move(spec), sent_s);  // the scheduler takes it in after a later step
+    return;
+  }
   slot.instance->add_request(std::move(spec), sent_s);
   if (fleet_) note_load(slot, sg::now_s());
   slot.clock.wake();
+}
+
+// SGLang's SchedulerRecvSkipper (scheduler_recv_skipper.py, 0.5.x): each loop iteration adds the weight of
+// the last batch's forward mode - DECODE 1, any other (extend, mixed) _DEFAULT_WEIGHT 1000 - and receives
+// once the sum reaches --scheduler-recv-interval; an instance that no longer decodes receives at once. The
+// requests keep their send times (their TTFT counts the wait). Called after each step, before the next plan.
+void Driver::receive(InstanceSlot& slot, const StepPlan& plan, const InstanceCounters& counters) {
+  if (config_.scheduler_recv_interval <= 1) return;
+  constexpr int32_t kDecodeWeight = 1, kOtherWeight = 1000;
+  bool prefill = false;
+  for (const Batch& b : plan.batches.ranks) prefill = prefill || b.prefill_tokens() > 0;
+  slot.recv_weight += prefill ? kOtherWeight : kDecodeWeight;
+  if (slot.recv_weight < config_.scheduler_recv_interval && counters.running > 0) return;
+  slot.recv_weight = 0;
+  if (slot.inbox.empty()) return;
+  for (auto& [spec, sent_s] : slot.inbox) slot.instance->add_request(std::move(spec), sent_s);
+  slot.inbox.clear();
+  if (fleet_) note_load(slot, sg::now_s());
 }
 
 void Driver::wake_instances() {

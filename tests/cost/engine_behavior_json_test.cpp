@@ -4,6 +4,7 @@
 
 #include "common/input_error.h"
 #include "cost/op_profile.h"
+#include "topologies/hardware_loader.h"
 
 using namespace tokenline;
 
@@ -94,9 +95,11 @@ TEST_CASE("The h200-sglang and h200-vllm profiles' engine blocks parse to the bu
   CHECK(s.admission == d.admission);
   CHECK(s.mixed_steps == d.mixed_steps);
   CHECK(s.kv_placement == d.kv_placement);
-  // SGLang's "auto" on an H200 is BF16 for every model tokenline reads (DSA models included: SM90)
-  CHECK_FALSE(s.kv_layout_auto);
-  CHECK(s.kv_layout == KvLayout::kBf16);
+  // SGLang's "auto", per GPU: BF16 on the SM90 GPUs for every model tokenline reads (DSA models included)
+  CHECK(s.kv_layout_auto);
+  REQUIRE(s.kv_auto_by_gpu.size() == 2);
+  CHECK(s.kv_auto_by_gpu[0] == std::pair<std::string, KvLayout>{"h100", KvLayout::kBf16});
+  CHECK(s.kv_auto_by_gpu[1] == std::pair<std::string, KvLayout>{"h200", KvLayout::kBf16});
   CHECK(s.mem_fraction_static == 0);
   CHECK(s.chunked_prefill_size == 0);
   CHECK(s.ratio.init == d.ratio.init);
@@ -121,12 +124,31 @@ TEST_CASE("A run stores the --kv-layout flag's KV, else the engine's dtype, else
           "[engine_behavior]") {
   const EngineBehavior fp8 = parse(R"({"kv_cache_dtype": "fp8_e4m3"})");
   const EngineBehavior automatic = parse(R"({"kv_cache_dtype": "auto"})");
-  CHECK(run_kv_layout(&fp8, KvLayout::kBf16, "") == KvLayout::kFp8E4m3);
-  CHECK(run_kv_layout(&automatic, KvLayout::kFp8DsMla, "") == KvLayout::kFp8DsMla);
-  CHECK(run_kv_layout(nullptr, KvLayout::kFp8DsMla, "") == KvLayout::kFp8DsMla);
-  CHECK(run_kv_layout(&fp8, KvLayout::kFp8DsMla, "bf16") == KvLayout::kBf16);
-  CHECK_THROWS_AS(run_kv_layout(&fp8, KvLayout::kBf16, "int4"), InputError);
+  const Hardware h200 = load_hardware("h200");
+  const Hardware b200 = load_hardware("b200");
+  CHECK(run_kv_layout(&fp8, KvLayout::kBf16, "", h200) == KvLayout::kFp8E4m3);
+  CHECK(run_kv_layout(&automatic, KvLayout::kFp8DsMla, "", h200) == KvLayout::kFp8DsMla);
+  CHECK(run_kv_layout(nullptr, KvLayout::kFp8DsMla, "", h200) == KvLayout::kFp8DsMla);
+  CHECK(run_kv_layout(&fp8, KvLayout::kFp8DsMla, "bf16", h200) == KvLayout::kBf16);
+  CHECK_THROWS_AS(run_kv_layout(&fp8, KvLayout::kBf16, "int4", h200), InputError);
   // The built-in h200-sglang profile: BF16 on the H200 whatever the model's own layout.
   const auto sglang = load_op_profile("h200-sglang");
-  CHECK(run_kv_layout(profile_engine(sglang.get()), KvLayout::kFp8DsMla, "") == KvLayout::kBf16);
+  CHECK(run_kv_layout(profile_engine(sglang.get()), KvLayout::kFp8DsMla, "", h200) == KvLayout::kBf16);
+  // The same block on a B200 (SM100): SGLang's auto there is the model's layout (FP8 for a DSA model).
+  CHECK(run_kv_layout(profile_engine(sglang.get()), KvLayout::kFp8DsMla, "", b200) == KvLayout::kFp8DsMla);
+  CHECK(run_kv_layout(profile_engine(sglang.get()), KvLayout::kBf16, "", b200) == KvLayout::kBf16);
+}
+
+TEST_CASE("kv_cache_dtype's auto_by_gpu names what auto is per GPU, only beside auto",
+          "[engine_behavior][json]") {
+  const EngineBehavior b =
+      parse(R"({"kv_cache_dtype": {"value": "auto", "auto_by_gpu": {"h200": "bf16"}, "source": "s"}})");
+  CHECK(run_kv_layout(&b, KvLayout::kFp8DsMla, "", load_hardware("h200")) == KvLayout::kBf16);
+  CHECK(run_kv_layout(&b, KvLayout::kFp8DsMla, "", load_hardware("h100")) == KvLayout::kFp8DsMla);
+  CHECK(run_kv_layout(&b, KvLayout::kFp8DsMla, "fp8_e4m3", load_hardware("h200")) == KvLayout::kFp8E4m3);
+  CHECK_THROWS_AS(parse(R"({"kv_cache_dtype": {"value": "bf16", "auto_by_gpu": {"h200": "bf16"}}})"),
+                  InputError);
+  CHECK_THROWS_AS(parse(R"({"kv_cache_dtype": {"value": "auto", "auto_by_gpu": {"h200": "int4"}}})"),
+                  InputError);
+  CHECK_THROWS_AS(parse(R"({"kv_cache_dtype": {"value": "auto", "auto_by_gpu": ["h200"]}})"), InputError);
 }

@@ -275,6 +275,46 @@ TEST_CASE("tables_from prices a profile from another profile's tables on the sam
   }
 }
 
+// The moe row of a DeepSeek-V3 expert shape (7168 x 2048, top-8 of 256) at 16 tokens, FP8 blocks, MoE TP8,
+// power-law 1.01 routing: its latency in ms.
+namespace {
+double deepseek_moe_row_ms(const OpProfile& p) {
+  const ProfileTable& t = p.table(ProfileTableKind::kMoe);
+  for (size_t r = 0; r < t.rows(); ++r) {
+    if (t.text_at(r, 0) != "fp8_block" || t.text_at(r, 1) != "power_law_1.01") continue;
+    if (t.at(r, 0) == 16 && t.at(r, 1) == 7168 && t.at(r, 2) == 2048 && t.at(r, 3) == 8 &&
+        t.at(r, 4) == 256 && t.at(r, 5) == 8 && t.at(r, 6) == 1)
+      return t.at(r, 7);
+  }
+  return -1;
+}
+}  // namespace
+
+// Issue 43: the published B200 SGLang runs launched --moe-runner-backend flashinfer_trtllm; the profile
+// prices the fused MoE by the table that timed that runner (moe_flashinfer_trtllm.csv, aiconfigurator's
+// sglang_flashinfer_trtllm_moe rows), not by the Triton runner's moe.csv.
+TEST_CASE("the MoE runner a run launched (sim --moe-runner-backend) is priced by the table that timed it",
+          "[op_profile]") {
+  const std::shared_ptr<OpProfile> p = load_op_profile("b200-sglang");
+  CHECK(p->moe_runner == "triton");
+  CHECK(deepseek_moe_row_ms(*p) == 0.194664);  // moe.csv: sglang_fused_moe_triton, SGLang 0.5.9
+  CHECK(select_moe_runner(*p, "flashinfer_trtllm", "--moe-runner-backend"));
+  CHECK(p->moe_runner == "flashinfer_trtllm");
+  CHECK(deepseek_moe_row_ms(*p) == 0.10215);  // moe_flashinfer_trtllm.csv: SGLang 0.5.14's rows of it
+  CHECK(select_moe_runner(*p, "flashinfer_trtllm", "--moe-runner-backend"));  // again: unchanged
+  CHECK(deepseek_moe_row_ms(*p) == 0.10215);
+  CHECK(select_moe_runner(*p, "triton", "--moe-runner-backend"));  // and back
+  CHECK(deepseek_moe_row_ms(*p) == 0.194664);
+  // A runner the profile has no table of leaves it as it is; a name SGLang does not know is refused.
+  CHECK_FALSE(select_moe_runner(*p, "cutlass", "--moe-runner-backend"));
+  CHECK(p->moe_runner == "triton");
+  CHECK(deepseek_moe_row_ms(*p) == 0.194664);
+  CHECK_THROWS_AS(select_moe_runner(*p, "flashinfer_trt", "--moe-runner-backend"), InputError);
+  const std::shared_ptr<OpProfile> h200 = load_op_profile("h200-sglang");
+  CHECK(h200->moe_runner.empty());
+  CHECK_FALSE(select_moe_runner(*h200, "flashinfer_trtllm", "--moe-runner-backend"));
+}
+
 TEST_CASE("the h200-sglang profile is embedded with every table", "[op_profile]") {
   const auto p = load_op_profile("h200-sglang");
   CHECK(p->hardware == "h200");

@@ -8,6 +8,7 @@
 
 #include "common/input_error.h"
 #include "cost/cost_model.h"
+#include "cost/engine_behavior.h"
 #include "cost/op_profile.h"
 #include "cost/step_cost.h"
 #include "engine/model/model_config.h"
@@ -86,6 +87,23 @@ TEST_CASE("transfer:<profile> loads the profile, marked, its device memory left 
   CHECK_THROWS_AS(load_op_profile("transfer:no-such-profile"), InputError);
   // an untransferred profile on another GPU is still refused
   CHECK_THROWS_AS(llama_tp2("h200-sglang", "b200"), InputError);
+}
+
+// Issue 43: SGLang's KV dtype default is per GPU (auto: BF16 on SM90, the model's layout on SM100), so the
+// H200 block carried to a B200 stores what SGLang stores on a B200, not H200's BF16: GLM-5 (a DSA model) FP8.
+TEST_CASE("transfer:h200-sglang on B200 stores the KV dtype SGLang's auto gives on B200", "[transfer]") {
+  const auto p = load_op_profile("transfer:h200-sglang");
+  const ModelConfig glm = model_preset("glm-5.3");
+  REQUIRE(glm.default_kv_layout == KvLayout::kFp8DsMla);
+  CHECK(run_kv_layout(profile_engine(p.get()), glm.default_kv_layout, "", load_hardware("b200")) ==
+        KvLayout::kFp8DsMla);
+  CHECK(run_kv_layout(profile_engine(p.get()), glm.default_kv_layout, "", load_hardware("gb200")) ==
+        KvLayout::kFp8DsMla);
+  CHECK(run_kv_layout(profile_engine(p.get()), glm.default_kv_layout, "", load_hardware("h100")) ==
+        KvLayout::kBf16);
+  // the profile on its own GPU keeps BF16
+  CHECK(run_kv_layout(profile_engine(p.get()), glm.default_kv_layout, "", load_hardware("h200")) ==
+        KvLayout::kBf16);
 }
 
 TEST_CASE("the source is the engine's profile on the nearest other GPU, never the target's own",

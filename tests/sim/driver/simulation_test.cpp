@@ -4,7 +4,9 @@
 
 #include <algorithm>
 #include <catch2/catch.hpp>
+#include <fstream>
 #include <map>
+#include <string>
 
 #include "cost/memory.h"
 #include "tests/cli/tokenline_process.h"
@@ -523,6 +525,49 @@ TEST_CASE("bad cost and autoscaling flags are refused before the run, naming the
       dir);
   CHECK(r.exit_code == 2);
   CHECK(r.stderr_text.find("lists no price") != std::string::npos);
+}
+
+// Issue 43: SGLang's --scheduler-recv-interval (scheduler_recv_skipper.py): while a request decodes, one
+// sent to the instance is taken in only when the decode steps since the last receive reach the interval.
+//   t=0     request 0 (400 output tokens) prefills, then decodes step after step
+//   t=0.3s  request 1 is sent: interval 1 -> planned at the next step; interval 30 -> after up to 30 steps
+TEST_CASE("a request sent while others decode waits for SGLang's scheduler to receive it", "[simulation]") {
+  TestDir dir("sim_recv_interval");
+  const std::string workload = dir.file("w.jsonl");
+  {
+    std::ofstream w(workload);
+    w << "{\"arrival_s\": 0.0, \"input_tokens\": 1000, \"output_tokens\": 400}\n"
+         "{\"arrival_s\": 0.3, \"input_tokens\": 1000, \"output_tokens\": 10}\n";
+  }
+  const auto run = [&](const std::string& name, const std::string& extra) {
+    const auto r = run_tokenline(
+        sim_args(workload, dir.file(name), "--model llama-3.1-8b --hardware h200 --parallel tp1 " + extra),
+        dir);
+    REQUIRE(r.exit_code == 0);
+    return read_json(dir.file(name + "/metrics.json"));
+  };
+  const auto every = run("every", "");
+  const auto one = run("one", "--scheduler-recv-interval 1");
+  const auto thirty = run("thirty", "--scheduler-recv-interval 30");
+  // Interval 1 is SGLang's default: the run without the flag (metrics.json differs only in the command line).
+  CHECK(every["latency_ms"] == one["latency_ms"]);
+  CHECK(every["requests"] == one["requests"]);
+  const double ttft_every_ms = every["latency_ms"]["ttft"]["max"].get<double>();
+  const double ttft_thirty_ms = thirty["latency_ms"]["ttft"]["max"].get<double>();
+  const double tpot_ms = every["latency_ms"]["tpot"]["mean"].get<double>();
+  // Request 1 waits for the receive: more than one decode step, at most 30 (plus its own prefill).
+  CHECK(ttft_thirty_ms > ttft_every_ms + tpot_ms);
+  CHECK(ttft_thirty_ms < ttft_every_ms + 31 * tpot_ms);
+  CHECK(thirty["requests"]["completed"] == 2);
+  // Bad values and PD runs are refused naming the flag.
+  for (const std::string flags : {"--scheduler-recv-interval 0", "--scheduler-recv-interval 30 --pd 1P1D"}) {
+    INFO(flags);
+    const auto r = run_tokenline(
+        sim_args(workload, dir.file("bad"), "--model llama-3.1-8b --hardware h200 --parallel tp1 " + flags),
+        dir);
+    CHECK(r.exit_code == 2);
+    CHECK(r.stderr_text.find("--scheduler-recv-interval") != std::string::npos);
+  }
 }
 
 }  // namespace
