@@ -319,9 +319,9 @@ TEST_CASE("Issue 43: TensorRT-LLM's CPU terms are fitted once and carried to eve
   const auto h200 = load_op_profile("h200-trtllm");
   for (const char* other : {"b200-trtllm", "h100-trtllm"}) {
     const auto p = load_op_profile(other);
-    for (TimingParam cpu : {TimingParam::kStepCpuOverheadS, TimingParam::kStepCpuPerRequestS,
-                            TimingParam::kFirstTokenLatencyS, TimingParam::kRequestLatencyS,
-                            TimingParam::kOverlapSchedule}) {
+    for (TimingParam cpu :
+         {TimingParam::kStepCpuOverheadS, TimingParam::kStepCpuPerRequestS, TimingParam::kFirstTokenLatencyS,
+          TimingParam::kRequestLatencyS, TimingParam::kOverlapSchedule}) {
       INFO(other << " " << timing_param_name(cpu));
       CHECK(p->param(cpu) == h200->param(cpu));
     }

@@ -210,8 +210,8 @@ TEST_CASE("Issue 43: TensorRT-LLM's EP keeps tokens on the TP ranks; SGLang's di
   o.profile = load_op_profile("h200-trtllm");
   const StepCost l = decode_step(
       make_cost_model(llama, parse_parallel("tp4", "t"), llama.default_kv_layout, h200, o), 8, 1000);
-  const StepCost r = decode_step(
-      make_cost_model(llama, parse_parallel("tp4", "t"), llama.default_kv_layout, h200), 8, 1000);
+  const StepCost r =
+      decode_step(make_cost_model(llama, parse_parallel("tp4", "t"), llama.default_kv_layout, h200), 8, 1000);
   for (Op c : kCollectiveOps) {
     CHECK(l[c].count == r[c].count);
     CHECK(l[c].bytes_each == r[c].bytes_each);
