@@ -54,6 +54,7 @@ CostModel make_cost_model(const ModelConfig& model, const Parallel& parallel, Kv
   cm.options = options;
   const int domain = hardware.gpus_per_node > 0 ? hardware.gpus_per_node : kNvlinkDomainGpus;
   cm.link = options.force_ib || parallel.gpus() > domain ? Link::kIb : Link::kNvlink;
+  if (const EngineBehavior* engine = profile_engine(options.profile.get())) cm.moe_comm = engine->moe_comm;
   const Efficiency e = options.ideal ? Efficiency{} : hardware.efficiency;
   if (options.ideal) {
     cm.hbm_bw = kSeedHbmBw;

@@ -8,6 +8,7 @@
 #include <memory>
 #include <string>
 
+#include "cost/engine_behavior.h"
 #include "cost/tier_transfer.h"
 #include "cost/time_source.h"
 #include "engine/model/kv_layout.h"
@@ -56,6 +57,9 @@ struct CostModel {
   double vector_flops = 0;     // norms, router softmax, sampling
   double link_bw = 0;          // collectives' bus bandwidth
   Link link = Link::kNvlink;
+  // How tokens reach the experts (which collectives an MoE layer runs): the engine block of
+  // options.profile where it has one (TensorRT-LLM: gather / all-reduce), else SGLang's all-to-all.
+  MoeComm moe_comm = MoeComm::kAllToAll;
   double collective_launch_s = 0;
   double kernel_launch_s = 0;
   // per-token-per-layer bytes

@@ -96,6 +96,21 @@ MemoryRule parse_memory_rule(std::string_view name, const std::string& where) {
                      to_string, "static_fraction | fraction_minus_activations | free_fraction");
 }
 
+std::string_view to_string(MoeComm comm) {
+  switch (comm) {
+    case MoeComm::kAllToAll:
+      return "alltoall";
+    case MoeComm::kGatherOrAllReduce:
+      return "allgather";
+  }
+  return "?";
+}
+
+MoeComm parse_moe_comm(std::string_view name, const std::string& where) {
+  return parse_named(name, where, std::array{MoeComm::kAllToAll, MoeComm::kGatherOrAllReduce}, to_string,
+                     "alltoall | allgather");
+}
+
 EngineBehavior sglang_behavior() {
   return EngineBehavior{};
 }
@@ -137,6 +152,11 @@ EngineBehavior vllm_behavior() {
 //  0:
 //                            "If 0, disables timeout-iters-based batching delays"
 //  attention DP balance off  attention_dp_config default None (no load balancing among DP ranks)
+//  MTP off                   speculative_config default None (no draft tokens)
+//  MoE communication         allgather / all-reduce, no all-to-all on an 8-GPU HGX node (MoeComm
+//                            kGatherOrAllReduce: _torch/modules/fused_moe/fused_moe_cutlass.py
+//                            select_alltoall_method_type needs enable_attention_dp and MNNVL or
+//                            TRTLLM_CAN_USE_DEEP_EP; without attention DP it is NotEnabled)
 EngineBehavior trtllm_behavior() {
   return EngineBehavior{.engine = "trtllm",
                         .version = "1.2",
@@ -153,7 +173,8 @@ EngineBehavior trtllm_behavior() {
                         .ratio = {},
                         // Assumed: TensorRT-LLM gives each attention window its own pool, split statically
                         // at start (docs "KV Cache System"); the split rule was not read.
-                        .window_pool = WindowPoolRule::kSharedPool};
+                        .window_pool = WindowPoolRule::kSharedPool,
+                        .moe_comm = MoeComm::kGatherOrAllReduce};
 }
 
 EngineBehavior seed_behavior() {

@@ -97,6 +97,25 @@ struct ReservedMemoryRule {
   double floor_above_mib = 60 * 1024;
 };
 
+// How the engine moves tokens between attention and the routed experts.
+enum class MoeComm {
+  // SGLang (and vLLM): under EP each token goes to its experts' ranks by all-to-all (dispatch FP8, combine
+  // BF16), the seed's layout (Op::kDispatch / Op::kCombine).
+  kAllToAll,
+  // TensorRT-LLM's PyTorch flow (1.x, without an MNNVL / DeepEP all-to-all: any HGX node of 8 GPUs without
+  // TRTLLM_CAN_USE_DEEP_EP). Without attention DP every rank holds the same tokens (attention TP), each EP
+  // rank runs its experts over all of them, and the MoE output joins the attention's per-layer all-reduce:
+  // no all-to-all (fused_moe_cutlass.py / fused_moe_wide_ep.py reducescatter_or_allreduce; the decoder
+  // layer all-reduces the MoE plus shared-expert sum, modeling_deepseekv3.py). With enable_attention_dp each
+  // MoE layer all-gathers every rank's hidden states (BF16 for FP8 block-scale experts, which quantize
+  // inside the kernel) and reduce-scatters the output (forward_chunk: allgather / reducescatter when
+  // select_alltoall_method_type says NotEnabled: it needs MNNVL or TRTLLM_CAN_USE_DEEP_EP); the embedding,
+  // dense MLP, shared experts and LM head run unsharded on each rank (no collective).
+  kGatherOrAllReduce,
+};
+std::string_view to_string(MoeComm comm);
+MoeComm parse_moe_comm(std::string_view name, const std::string& where);  // "alltoall" | "allgather"
+
 struct EngineBehavior {
   std::string engine = "sglang";
   std::string version = "0.5.9";  // the SGLang release the e2e calibration points were measured with
@@ -137,6 +156,7 @@ struct EngineBehavior {
   TokenRatio ratio;
   WindowPoolRule window_pool = WindowPoolRule::kRatio;  // SGLang's two pools
   double swa_full_tokens_ratio = 0.8;                   // server_args.py default (SGLang 0.5.x)
+  MoeComm moe_comm = MoeComm::kAllToAll;  // SGLang: DeepEP / all-to-all dispatch and combine under EP
 };
 
 // SGLang 0.5.x on H200, every field as documented above.

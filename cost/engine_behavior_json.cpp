@@ -157,6 +157,7 @@ void read_scheduling(Reader& r, EngineBehavior& b, const std::string& where) {
   b.mixed_steps = r.boolean("mixed_steps", b.mixed_steps);
   b.plan_ahead = r.boolean("plan_ahead", b.plan_ahead);
   if (const std::string* a = r.text("admission")) b.admission = parse_admission(*a, r.at("admission"));
+  if (const std::string* c = r.text("moe_comm")) b.moe_comm = parse_moe_comm(*c, r.at("moe_comm"));
   if (const json* o = r.object("new_token_ratio")) {
     Reader x(*o, where + ": new_token_ratio");
     TokenRatio& t = b.ratio;

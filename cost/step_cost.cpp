@@ -439,9 +439,43 @@ double collective_bytes_per_token(const CostModel& cm, Op op) {
 
 namespace {
 
+// TensorRT-LLM's collectives (MoeComm::kGatherOrAllReduce; engine_behavior.h gives the sources), one rank's
+// messages. Attention DP: per MoE layer an all-gather of the rank's hidden states before the experts and a
+// reduce-scatter after them; attention, dense MLP, shared experts, embedding and LM head are unsharded on
+// the rank (attention DP runs attention at TP 1; a tp > 1 under DP adds the attention's all-reduce).
+// Otherwise pure TP's: every rank holds the step's tokens, the MoE (or MLP) output joins the per-layer
+// all-reduce whatever the EP split, and no token moves between EP ranks.
+void gather_or_allreduce_collectives(const CostModel& cm, const RankWork& w, Terms& out) {
+  const ModelConfig& m = cm.model;
+  const Parallel& p = cm.parallel;
+  const double hidden_msg = w.tokens * collective_bytes_per_token(cm, Op::kDpAllgather);
+  const int L = m.layers, Lm = m.moe_layers();
+  if (p.dp()) {
+    if (Lm > 0) {
+      finish_collective(cm, at(out, Op::kDpAllgather), Lm, hidden_msg);
+      finish_collective(cm, at(out, Op::kReduceScatter), Lm, hidden_msg);
+    }
+    if (p.tp > 1) finish_collective(cm, at(out, Op::kAttnAllreduce), L, hidden_msg);
+    return;
+  }
+  if (p.tp <= 1) return;
+  finish_collective(cm, at(out, Op::kEmbedAllreduce), 1, hidden_msg);
+  finish_collective(cm, at(out, Op::kAttnAllreduce), L, hidden_msg);
+  finish_collective(cm, at(out, Op::kMlpAllreduce), L, hidden_msg);
+  finish_collective(cm, at(out, Op::kVocabAllgather), 1,
+                    w.lm_tokens * collective_bytes_per_token(cm, Op::kVocabAllgather));
+}
+
 // Collectives one rank takes part in, with that rank's messages (the seed's formulas).
 // expert_imbalance: the busiest EP rank receives that many times the mean dispatch traffic (and returns it).
 void rank_collectives(const CostModel& cm, const RankWork& w, double expert_imbalance, Terms& out) {
+  switch (cm.moe_comm) {
+    case MoeComm::kAllToAll:
+      break;
+    case MoeComm::kGatherOrAllReduce:
+      gather_or_allreduce_collectives(cm, w, out);
+      return;
+  }
   const ModelConfig& m = cm.model;
   const Parallel& p = cm.parallel;
   const double T = w.tokens, h = double(m.hidden);

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <catch2/catch.hpp>
 #include <filesystem>
+#include <set>
 
 #include "calibrate/sim_point.h"
 #include "common/input_error.h"
@@ -80,18 +81,22 @@ TEST_CASE("Models of one shape share an architecture, whatever their names", "[p
 
 TEST_CASE("The calibration sets' model configs in the repository load", "[point_models]") {
   const fs::path dir = fs::path(TOKENLINE_SOURCE_DIR) / "calibrate" / "points" / "models";
+  // Not FP8-block checkpoints: Qwen3-32B's BF16 config (its H100 TensorRT-LLM rows say gemm_quant_mode fp8,
+  // and calibrate writes the FP8 copy: point_models.cpp write_fp8_copy) and gpt-oss-120b's MXFP4 experts.
+  const std::set<std::string> other_formats = {"Qwen--Qwen3-32B_config.json",
+                                               "openai--gpt-oss-120b_config.json"};
   int loaded = 0;
   for (const auto& e : fs::directory_iterator(dir)) {
     CAPTURE(e.path().string());
     const ModelConfig m = load_hf_config(e.path().string());
     CHECK(m.layers > 0);
-    if (m.hf_model_type != "llama") {
+    if (m.hf_model_type != "llama" && !other_formats.count(e.path().filename().string())) {
       CHECK(m.weight_dtype == Dtype::kFp8);
       CHECK(m.weight_block == 128);
     }
     ++loaded;
   }
-  CHECK(loaded == 6);
+  CHECK(loaded == 8);
 }
 
 TEST_CASE("the points in the repository parse and every model they name loads", "[point_models]") {

@@ -118,6 +118,14 @@ TEST_CASE("TensorRT-LLM's engine block keeps its documented defaults", "[engine_
   CHECK(r.mem_fraction == 0.9);
   CHECK(r.rank_chunk_tokens == 8192);
   CHECK(parse_memory_rule("free_fraction", "x") == MemoryRule::kFreeFraction);
+  // Issue 43: no all-to-all on an 8-GPU node (fused_moe_cutlass.py select_alltoall_method_type): the MoE
+  // output is all-reduced with the attention TP, or all-gathered / reduce-scattered under attention DP.
+  CHECK(t.moe_comm == MoeComm::kGatherOrAllReduce);
+  CHECK(sglang_behavior().moe_comm == MoeComm::kAllToAll);
+  CHECK(vllm_behavior().moe_comm == MoeComm::kAllToAll);
+  CHECK(parse_moe_comm("allgather", "x") == MoeComm::kGatherOrAllReduce);
+  CHECK(parse_moe_comm(to_string(MoeComm::kAllToAll), "x") == MoeComm::kAllToAll);
+  CHECK_THROWS_WITH(parse_moe_comm("deepep", "engine: moe_comm"), Catch::Contains("alltoall | allgather"));
 }
 
 TEST_CASE("real engines see the driver's device memory, the seed the datasheet's", "[engine_behavior]") {

@@ -352,4 +352,22 @@ TEST_CASE("profile_for_engine: --engine picks <hardware>-<engine>, else the near
   CHECK(profile_for_engine("", "trtllm", load_hardware("b300")) == "transfer:b200-trtllm");
 }
 
+TEST_CASE("Issue 43: TensorRT-LLM's CPU terms are fitted once and carried to every trtllm profile",
+          "[op_profile][trtllm]") {
+  // The engine's scheduler loop and serving path, not the GPU (docs/hardware-and-engines.md "TensorRT-LLM"):
+  // one value per engine, fitted on the B200 TensorRT-LLM rows, the same in each GPU's profile.
+  const auto h200 = load_op_profile("h200-trtllm");
+  for (const char* other : {"b200-trtllm", "h100-trtllm"}) {
+    const auto p = load_op_profile(other);
+    for (TimingParam cpu :
+         {TimingParam::kStepCpuOverheadS, TimingParam::kStepCpuPerRequestS, TimingParam::kFirstTokenLatencyS,
+          TimingParam::kRequestLatencyS, TimingParam::kOverlapSchedule}) {
+      INFO(other << " " << timing_param_name(cpu));
+      CHECK(p->param(cpu) == h200->param(cpu));
+    }
+    CHECK(p->engine.moe_comm == MoeComm::kGatherOrAllReduce);
+  }
+  CHECK(h200->param(TimingParam::kFirstTokenLatencyS) > 0);  // fitted, no longer the 0 of "not fitted"
+}
+
 }  // namespace tokenline

@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "common/input_error.h"
+#include "cost/op_profile.h"
 #include "topologies/hardware_loader.h"
 
 using namespace tokenline;
@@ -162,4 +163,57 @@ TEST_CASE("find_op is op_name's inverse and refuses other names", "[step_cost]")
   for (int i = 0; i < kOpCount; ++i) CHECK(find_op(op_name(Op(i))) == Op(i));
   CHECK(!find_op("attention"));
   CHECK(!find_op(""));
+}
+
+TEST_CASE("Issue 43: TensorRT-LLM's EP keeps tokens on the TP ranks; SGLang's dispatches them",
+          "[step_cost][trtllm]") {
+  const ModelConfig ds = model_preset("deepseek-v3");  // 61 layers, 58 MoE, hidden 7,168, top-8
+  const Hardware h200 = load_hardware("h200");
+  auto priced_by = [&](const char* profile, const char* parallel) {
+    CostOptions o;
+    o.profile = load_op_profile(profile);
+    return make_cost_model(ds, parse_parallel(parallel, "t"), ds.default_kv_layout, h200, o);
+  };
+  const double hidden_bf16 = 16 * 7168 * 2;  // 16 decode tokens' hidden states, BF16
+  // TP8-EP8 without attention DP (trtllm-serve --tp_size 8 --ep_size 8): each GPU holds the 16 tokens, runs
+  // its 32 experts over them and all-reduces the MoE output with the attention TP, as pure TP8 does.
+  const CostModel trt = priced_by("h200-trtllm", "tp8-ep8");
+  REQUIRE(trt.moe_comm == MoeComm::kGatherOrAllReduce);
+  const StepCost t = decode_step(trt, 16, 1535);
+  CHECK(t[Op::kDispatch].count == 0);
+  CHECK(t[Op::kCombine].count == 0);
+  CHECK(t[Op::kDispatch].time_s + t[Op::kCombine].time_s == 0);
+  CHECK(t[Op::kAttnAllreduce].count == 61);
+  CHECK(t[Op::kMlpAllreduce].count == 61);
+  CHECK(t[Op::kMlpAllreduce].bytes_each == hidden_bf16);
+  CHECK(t[Op::kExpertGemm].time_s > 0);
+  // SGLang's TP8-EP8 as before: each TP rank dispatches its 1/8 of the tokens to 8 experts (FP8) and gets
+  // them back (BF16) on the 58 MoE layers.
+  const StepCost s = decode_step(priced_by("h200-sglang", "tp8-ep8"), 16, 1535);
+  CHECK(s[Op::kDispatch].count == 58);
+  CHECK(s[Op::kDispatch].bytes_each == 16.0 / 8 * 8 * 7168 * 1);
+  CHECK(s[Op::kCombine].bytes_each == 16.0 / 8 * 8 * 7168 * 2);
+  CHECK(s[Op::kMlpAllreduce].count == 61);
+  // TensorRT-LLM's attention DP (enable_attention_dp): one all-gather before and one reduce-scatter after
+  // each MoE layer of the rank's own tokens; embedding, dense MLP, shared experts and LM head unsharded.
+  const StepCost d = decode_step(priced_by("h200-trtllm", "dp8-ep8"), 16, 1535);
+  CHECK(d[Op::kDpAllgather].count == 58);
+  CHECK(d[Op::kDpAllgather].bytes_each == hidden_bf16);
+  CHECK(d[Op::kReduceScatter].count == 58);
+  CHECK(d[Op::kReduceScatter].bytes_each == hidden_bf16);
+  for (Op none : {Op::kDispatch, Op::kCombine, Op::kEmbedAllreduce, Op::kDenseAllreduce, Op::kAttnAllreduce,
+                  Op::kMlpAllreduce, Op::kVocabAllgather})
+    CHECK(d[none].count == 0);
+  // A dense model is pure TP on either engine: the same collectives.
+  const ModelConfig llama = model_preset("llama-3.1-70b");
+  CostOptions o;
+  o.profile = load_op_profile("h200-trtllm");
+  const StepCost l = decode_step(
+      make_cost_model(llama, parse_parallel("tp4", "t"), llama.default_kv_layout, h200, o), 8, 1000);
+  const StepCost r =
+      decode_step(make_cost_model(llama, parse_parallel("tp4", "t"), llama.default_kv_layout, h200), 8, 1000);
+  for (Op c : kCollectiveOps) {
+    CHECK(l[c].count == r[c].count);
+    CHECK(l[c].bytes_each == r[c].bytes_each);
+  }
 }
