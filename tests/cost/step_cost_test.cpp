@@ -165,7 +165,7 @@ TEST_CASE("find_op is op_name's inverse and refuses other names", "[step_cost]")
   CHECK(!find_op(""));
 }
 
-TEST_CASE("Issue 43: TensorRT-LLM's EP keeps tokens on the TP ranks; SGLang's dispatches them",
+TEST_CASE("Issue 43: TensorRT-LLM's EP keeps tokens on the TP ranks, SGLang's dispatches them",
           "[step_cost][trtllm]") {
   const ModelConfig ds = model_preset("deepseek-v3");  // 61 layers, 58 MoE, hidden 7,168, top-8
   const Hardware h200 = load_hardware("h200");
