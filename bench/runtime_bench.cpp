@@ -26,7 +26,12 @@ struct Layout {
 StepBatches decode_step(const Layout& l, bool prefill) {
   StepBatches step;
   step.ranks.resize(static_cast<size_t>(l.dp));
-  step.pages.assign(static_cast<size_t>(l.dp), BatchPages{.indptr = {0}, .indices = {}});
+  step.pages.assign(static_cast<size_t>(l.dp), BatchPages{.indptr = {0},
+                                                          .indices = {},
+                                                          .window_indptr = {},
+                                                          .window_indices = {},
+                                                          .window_first = {},
+                                                          .state_slots = {}});
   for (int32_t d = 0; d < l.dp; ++d) step.ranks[static_cast<size_t>(d)].rank = d;
   for (int64_t i = 0; i < kRequests; ++i) {
     const auto d = static_cast<size_t>(i % l.dp);
@@ -97,7 +102,12 @@ void BM_RunnerPrefill(benchmark::State& state) {
   for (int64_t t = 0; t < kPrefillTokens; ++t)
     prompt[static_cast<size_t>(t)] = static_cast<int32_t>((t * 7) % shape.vocab);
   StepBatches step;
-  step.pages.push_back(BatchPages{.indptr = {0, static_cast<int32_t>(kPages)}, .indices = {}});
+  step.pages.push_back(BatchPages{.indptr = {0, static_cast<int32_t>(kPages)},
+                                  .indices = {},
+                                  .window_indptr = {},
+                                  .window_indices = {},
+                                  .window_first = {},
+                                  .state_slots = {}});
   for (int64_t p = 0; p < kPages; ++p) step.pages[0].indices.push_back(static_cast<int32_t>(p));
   step.ranks.push_back(
       Batch{.rank = 0,
