@@ -53,7 +53,8 @@ json run_and_compare(const TestDir& dir, const std::string& extra, Result* compa
   INFO(real.err);
   REQUIRE(real.exit_code == 0);
   const Result sim = run_tokenline(
-      "sim --backend analytic --parallel tp1 --trace-detail op --roofline --out " + dir.file("sim") + common, dir);
+      "sim --backend analytic --parallel tp1 --trace-detail op --roofline --out " + dir.file("sim") + common,
+      dir);
   INFO(sim.err);
   REQUIRE(sim.exit_code == 0);
   *compare = run_tokenline("compare " + dir.file("sim/trace.json") + " " + dir.file("real/trace.json") +
