@@ -430,12 +430,8 @@ bool llama4_window_layer(const Reader& r, int layer) {
 // without bias, one shared expert of intermediate_size; the other layers a dense MLP of
 // intermediate_size_mlp.
 void read_llama4(const Reader& r, ModelConfig& c) {
-  read_llama(r, c);
-  c.routed_experts = to_int(r.integer("num_local_experts"), r, "num_local_experts");
-  c.experts_per_token = to_int(r.integer("num_experts_per_tok"), r, "num_experts_per_tok");
+  read_mixtral(r, c);  // Mixtral's expert fields; Llama 4 adds the shared expert and dense layers
   c.shared_experts = 1;
-  c.router_score_bias = false;
-  c.moe_intermediate = r.integer("intermediate_size");
   c.dense_intermediate = r.integer("intermediate_size_mlp");
   if (c.layers > (int64_t{1} << 10)) return;  // validate_model names the range
   auto nope = r.raw().find("no_rope_layers");
