@@ -4,10 +4,10 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
-#include <limits>
 #include <vector>
 
 #include "kernels/cpu/kernels.h"
+#include "kernels/cpu/online_softmax.h"
 #include "kernels/cpu/parallel_for.h"
 
 namespace tokenline::cpu {
@@ -38,9 +38,8 @@ void gqa_attention(GqaAttentionParams p) {
     const int32_t first = p.window > 0 ? std::max(0, pos - p.window + 1) : 0;
     const float* q = p.q + row * p.q_head_stride;
     std::vector<double> acc(static_cast<size_t>(p.head_dim), 0.0);
-    double max_score =
-        p.sinks != nullptr ? static_cast<double>(p.sinks[h]) : -std::numeric_limits<double>::infinity();
-    double denom = p.sinks != nullptr ? 1.0 : 0.0;  // exp(sink - max) with max = sink
+    OnlineSoftmax softmax;
+    if (p.sinks != nullptr) softmax = {.max_score = p.sinks[h], .denom = 1.0};  // exp(sink - max), max = sink
     for (int32_t s = first; s <= pos; ++s) {
       const int64_t slot = gqa_slot(p.table, p.page_first, seq, s);
       if (slot < 0) continue;  // REQUIRES says it is there; a missing page reads as no key
@@ -51,15 +50,7 @@ void gqa_attention(GqaAttentionParams p) {
         std::memcpy(&b, token + 2 * (kvh * p.head_dim + i), sizeof b);
         score += static_cast<double>(q[i]) * bf16_to_float(b);
       }
-      score *= p.softmax_scale;
-      if (score > max_score) {
-        const double correction = std::exp(max_score - score);
-        denom *= correction;
-        for (double& a : acc) a *= correction;
-        max_score = score;
-      }
-      const double w = std::exp(score - max_score);
-      denom += w;
+      const double w = softmax.add(score * p.softmax_scale, acc);
       for (int32_t i = 0; i < p.head_dim; ++i) {
         uint16_t b;
         std::memcpy(&b, token + 2 * (dim + kvh * p.head_dim + i), sizeof b);
@@ -68,7 +59,7 @@ void gqa_attention(GqaAttentionParams p) {
     }
     float* out = p.out + row * p.head_dim;
     for (int32_t i = 0; i < p.head_dim; ++i)
-      out[i] = denom > 0.0 ? static_cast<float>(acc[static_cast<size_t>(i)] / denom) : 0.0f;
+      out[i] = softmax.denom > 0.0 ? static_cast<float>(acc[static_cast<size_t>(i)] / softmax.denom) : 0.0f;
   });
 }
 

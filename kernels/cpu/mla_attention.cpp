@@ -1,10 +1,10 @@
 // CPU MLA attention in latent space over the paged cache (fp8_ds_mla or bf16), dense (causal over the
 // whole context) and sparse (over the indexer's top-k positions); plus the paged KV writers.
 #include <cmath>
-#include <limits>
 #include <vector>
 
 #include "kernels/cpu/kernels.h"
+#include "kernels/cpu/online_softmax.h"
 #include "kernels/cpu/parallel_for.h"
 
 namespace tokenline::cpu {
@@ -24,25 +24,18 @@ void attend_row(const MlaAttentionParams& p, int64_t row, const std::vector<int3
   const float* qr = p.q_rope + row * p.q_rope_stride;
   std::vector<float> latent(static_cast<size_t>(p.kv_lora)), rope(static_cast<size_t>(p.rope_dim));
   std::vector<double> acc(static_cast<size_t>(p.kv_lora), 0.0);
-  double max_score = -std::numeric_limits<double>::infinity(), denom = 0.0;
+  OnlineSoftmax softmax;
   for (int32_t pos : positions) {
     kv_load_token(latent.data(), rope.data(), token_bytes(p, seq, pos), p.layout, p.kv_lora, p.rope_dim);
     double s = 0.0;
     for (int32_t c = 0; c < p.kv_lora; ++c) s += static_cast<double>(ql[c]) * latent[c];
     for (int32_t c = 0; c < p.rope_dim; ++c) s += static_cast<double>(qr[c]) * rope[c];
-    s *= p.softmax_scale;
-    if (s > max_score) {  // rescale what was accumulated under the old maximum
-      const double correction = std::exp(max_score - s);
-      denom *= correction;
-      for (double& a : acc) a *= correction;
-      max_score = s;
-    }
-    const double w = std::exp(s - max_score);
-    denom += w;
+    const double w = softmax.add(s * p.softmax_scale, acc);
     for (int32_t c = 0; c < p.kv_lora; ++c) acc[c] += w * latent[c];
   }
   float* out = p.out + row * p.kv_lora;
-  for (int32_t c = 0; c < p.kv_lora; ++c) out[c] = denom > 0.0 ? static_cast<float>(acc[c] / denom) : 0.0f;
+  for (int32_t c = 0; c < p.kv_lora; ++c)
+    out[c] = softmax.denom > 0.0 ? static_cast<float>(acc[c] / softmax.denom) : 0.0f;
 }
 
 }  // namespace
