@@ -465,10 +465,15 @@ KvConfig size_kv(const SimJob& job, const CostModel& cm, const EngineBehavior& e
   const KvPageBytes page = kv_page_bytes(cm, engine.kv_placement, job.page_tokens);
   kv.main_bytes_per_page = page.main;
   kv.indexer_bytes_per_page = page.indexer;
-  if (cap.window_pages_per_rank > 0)  // window layers' own pool (engine/core/window_kv.h, docs/layers.md)
+  // Window layers' own pool (engine/core/window_kv.h, docs/layers.md). A step keeps the window of its first
+  // query until the next grow, as the real engine does: a prefill chunk's earlier queries read those pages
+  // during the step (vLLM v1 `SlidingWindowManager.remove_skipped_blocks` frees by the tokens computed
+  // before the step).
+  if (cap.window_pages_per_rank > 0)
     kv.window = {.window_tokens = cm.model.window_tokens,
                  .total_pages = cap.window_pages_per_rank,
-                 .bytes_per_page = page.window};
+                 .bytes_per_page = page.window,
+                 .hold_step_context = true};
   kv.reservation = reservation_of(engine.admission);
   // A linear-attention model: a state slot per running request (engine/core/state_pool.h), and no prefix
   // cache (its KV pages alone cannot resume a request: docs/layers.md "Prefix caching").

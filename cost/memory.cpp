@@ -33,13 +33,17 @@ namespace {
 
 // Splits free bytes between the full layers' tokens and the window pool by the engine's rule (kv_capacity).
 void split_window_pool(const EngineBehavior& b, const CostModel& cm, int64_t page_tokens, int64_t max_running,
-                       KvCapacity& k) {
+                       int64_t step_tokens, KvCapacity& k) {
   const double full = k.bytes_per_token, window = k.window_bytes_per_token;
   const int64_t running = max_running > 0 ? max_running : b.max_running_requests;
   if (b.window_pool == WindowPoolRule::kSharedPool && running > 0 && page_tokens > 0) {
-    // The window group's most: every running request's ceil(W / page) + 1 pages (window_kv.h).
-    const int64_t per_request = (cm.model.window_tokens + page_tokens - 1) / page_tokens + 1;
-    const double most = double(running) * double(per_request) * double(page_tokens);
+    // The window group's most (window_kv.h, hold_step_context): every running request's ceil(W / page) + 1
+    // pages, one more for the page its step's first query starts in, and the pages a step's prefill chunks
+    // hold besides their windows until their next grow - at most two steps' token budgets (the last step's,
+    // not yet dropped, and this one's), since every running request grows each step.
+    const int64_t per_request = (cm.model.window_tokens + page_tokens - 1) / page_tokens + 2;
+    const int64_t step_pages = (std::max<int64_t>(0, step_tokens) + page_tokens - 1) / page_tokens;
+    const double most = (double(running) * double(per_request) + 2.0 * double(step_pages)) * double(page_tokens);
     const double window_tokens = std::min(most, k.free_bytes / (full + window));
     k.window_tokens_per_rank = int64_t(window_tokens);
     k.tokens_per_rank = int64_t(std::floor((k.free_bytes - window_tokens * window) / full));
@@ -138,7 +142,7 @@ KvCapacity kv_capacity(const CostModel& cm, const EngineBehavior& behavior, int6
   if (cm.window_layers > 0) {
     k.window_bytes_per_token =
         double(cm.kv_bytes_token_layer) * cm.window_layers * double(share.num) / double(share.den);
-    split_window_pool(behavior, cm, page_tokens, max_running, k);
+    split_window_pool(behavior, cm, page_tokens, max_running, e.rank_chunk_tokens, k);
     k.window_pages_per_rank = page_tokens > 0 ? k.window_tokens_per_rank / page_tokens : 0;
   } else {
     k.tokens_per_rank = int64_t(std::floor(k.free_bytes / k.bytes_per_token));

@@ -217,3 +217,29 @@ TEST_CASE("the h200-sglang profile stores a DSA model's KV in BF16 and --kv-layo
 }
 
 }  // namespace tokenline
+
+namespace tokenline {
+
+// A step holds its prefill chunk's window pages until the request's next grow (WindowKvConfig::
+// hold_step_context, as the real engine): vLLM's shared pool sets apart room for two steps' chunks, so
+// 1,024-token prompts on 4 request slots (4 x 4 pages of 16 tokens for the windows alone) are admitted and
+// finish, holding more window pages at the peak than the windows alone, and none after.
+TEST_CASE("sim: a window model's prefill chunk holds its window pages through the step and still fits",
+          "[sim_job][window]") {
+  TestDir dir("sim_window_hold");
+  const std::string cmd =
+      "sim --model gpt-oss-120b --hardware h200 --profile h200-vllm --parallel tp1 --concurrency 4 "
+      "--max-running 4 --chunk 8192 --no-prefix-cache "
+      "--workload 'synthetic:n=8,input=fixed:1024,output=fixed:64,seed=1' --out '" +
+      dir.file("out") + "'";
+  const auto r = run_tokenline(cmd, dir);
+  INFO(r.stderr_text);
+  REQUIRE(r.exit_code == 0);
+  const auto m = read_json(dir.file("out") + "/metrics.json");
+  CHECK(m["requests"]["completed"] == 8);
+  const int64_t window_pages_alone = 4 * ((128 + 15) / 16 + 1);  // W = 128, 16-token pages, 4 requests
+  CHECK(m["kv_window_pages"]["peak_used_pages"].get<int64_t>() > window_pages_alone);
+  CHECK(m["kv_window_pages"]["capacity_pages"].get<int64_t>() >= 4 * (1024 / 16));
+}
+
+}  // namespace tokenline

@@ -106,10 +106,13 @@ TEST_CASE("Window KV pools: SGLang's ratio split, vLLM's shared pool", "[memory]
   CHECK(double(sglang.tokens_per_rank) * (t.main + 0.8 * t.window) ==
         Approx(sglang.free_bytes).epsilon(1e-6));
   const KvCapacity vllm = kv_capacity(cm, vllm_behavior(), 131072, 64);
-  // max_num_seqs 1,024 requests x (128 / 64 + 1) pages of 64 tokens set apart; the rest full.
-  CHECK(vllm.window_tokens_per_rank == 1024 * 3 * 64);
-  CHECK(vllm.window_pages_per_rank == 1024 * 3);
-  CHECK(double(vllm.tokens_per_rank) * t.main + 1024.0 * 3 * 64 * t.window ==
+  // Set apart: max_num_seqs 1,024 requests x (128 / 64 + 2) pages of 64 tokens (the window and the page
+  // a step's first query starts in), plus two steps' prefill chunks held beside their windows
+  // (max_num_batched_tokens 8,192: 2 x 128 pages); the rest full.
+  constexpr int64_t kWindowPages = 1024 * 4 + 2 * 8192 / 64;
+  CHECK(vllm.window_tokens_per_rank == kWindowPages * 64);
+  CHECK(vllm.window_pages_per_rank == kWindowPages);
+  CHECK(double(vllm.tokens_per_rank) * t.main + double(kWindowPages) * 64 * t.window ==
         Approx(vllm.free_bytes).epsilon(1e-6));
   // A Llama has no window pool and its capacity is as before.
   const CostModel llama = cm_of(model_preset("llama-3.1-8b"), "tp1");
