@@ -43,7 +43,8 @@ void split_window_pool(const EngineBehavior& b, const CostModel& cm, int64_t pag
     // not yet dropped, and this one's), since every running request grows each step.
     const int64_t per_request = (cm.model.window_tokens + page_tokens - 1) / page_tokens + 2;
     const int64_t step_pages = (std::max<int64_t>(0, step_tokens) + page_tokens - 1) / page_tokens;
-    const double most = (double(running) * double(per_request) + 2.0 * double(step_pages)) * double(page_tokens);
+    const double most =
+        (double(running) * double(per_request) + 2.0 * double(step_pages)) * double(page_tokens);
     const double window_tokens = std::min(most, k.free_bytes / (full + window));
     k.window_tokens_per_rank = int64_t(window_tokens);
     k.tokens_per_rank = int64_t(std::floor((k.free_bytes - window_tokens * window) / full));
