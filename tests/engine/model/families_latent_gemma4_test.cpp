@@ -12,6 +12,7 @@
 
 #include "common/input_error.h"
 #include "cost/memory.h"
+#include "cost/op_profile.h"
 #include "cost/op_profile_pricing.h"
 #include "cost/step_cost.h"
 #include "engine/model/hf_quant_config.h"
@@ -335,4 +336,16 @@ TEST_CASE("issue 44: Gemma 4 refusals name the field of each mechanism tokenline
   const ModelConfig m = load_hf_config(path);
   CHECK_FALSE(m.full_layer_shape_differs());  // num_global_key_value_heads counts only with attention_k_eq_v
   CHECK(m.window_layers() == 5);
+}
+
+TEST_CASE("issue 44: under a profile Gemma 4's window layers are looked up, its 512-wide full layers are not",
+          "[step_cost][families][gemma4]") {
+  CostOptions o;
+  o.profile = load_op_profile("h200-vllm");
+  const CostModel cm = make_cost_model(model_preset("gemma-4-31b"), parse_parallel("tp1", "test"),
+                                       KvLayout::kBf16, load_hardware("h200"), o);
+  const StepCost s = decode_step(cm, 8, 512);
+  CHECK(s[Op::kWindowAttn].source == TermSource::kProfile);
+  CHECK(s[Op::kSparseMla].source == TermSource::kRoofline);  // no table row of 512-wide heads
+  CHECK(s[Op::kSparseMla].time_s > 0);
 }
