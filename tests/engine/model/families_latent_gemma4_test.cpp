@@ -84,6 +84,35 @@ SuperParams super_params(const json& t) {
   return p;
 }
 
+// Gemma 4 26B-A4B's text-model parameters from its config (transformers 5.5 modeling_gemma4.py): per layer
+// the attention (sliding: q/k/v/o_proj and q/k norms over head_dim; global: q, k (keys as values: no
+// v_proj) and o_proj over global_head_dim), the dense GeGLU MLP [intermediate_size], the router (scale [h],
+// proj [E, h], per_expert_scale [E]), experts gate_up [E, 2 mi, h] and down [E, h, mi], four RMSNorms [h]
+// (the MoE branch's extra norms, a few [h] vectors, are under 0.001% and left out); tied embeddings, the
+// final norm. experts: the routed experts' part.
+struct Gemma26Params {
+  double total = 0, experts = 0, active = 0;
+};
+
+Gemma26Params gemma_26b_params(const json& t) {
+  const double h = t["hidden_size"], v = t["vocab_size"], heads = t["num_attention_heads"];
+  const double hd = t["head_dim"], ghd = t["global_head_dim"];
+  const double kv = t["num_key_value_heads"], gkv = t["num_global_key_value_heads"];
+  const double E = t["num_experts"], k = t["top_k_experts"], mi = t["moe_intermediate_size"];
+  const double inter = t["intermediate_size"], L = t["num_hidden_layers"];
+  int global = 0;
+  for (const json& kind : t["layer_types"]) global += kind == "full_attention";
+  const double sliding_attn = 2 * h * heads * hd + 2 * h * kv * hd + 2 * hd;
+  const double global_attn = 2 * h * heads * ghd + h * gkv * ghd + 2 * ghd;
+  const double experts = E * 3 * h * mi;
+  const double layer = 3 * h * inter + E * h + E + h + experts + 4 * h;
+  Gemma26Params p;
+  p.total = (L - global) * sliding_attn + global * global_attn + L * layer + v * h + h;
+  p.experts = L * experts;
+  p.active = p.total - L * experts + L * k * 3 * h * mi;
+  return p;
+}
+
 }  // namespace
 
 TEST_CASE("issue 44: Nemotron 3 Super reads its latent MoE, its MTP layer and its block pattern",
@@ -266,20 +295,8 @@ TEST_CASE("issue 44: Gemma 4 26B-A4B reads its MoE block beside the dense MLP",
   CHECK(m.shared_experts * m.moe_intermediate == t["intermediate_size"].get<int64_t>());  // 3 x 704 = 2112
   CHECK(m.full_layer_kv_heads() == 2);
   CHECK(m.window_layers() == 25);
-  const double h = t["hidden_size"], v = t["vocab_size"], heads = t["num_attention_heads"];
-  const double hd = t["head_dim"], ghd = t["global_head_dim"];
-  const double kv = t["num_key_value_heads"], gkv = t["num_global_key_value_heads"];
-  const double E = t["num_experts"], k = t["top_k_experts"], mi = t["moe_intermediate_size"];
-  const double inter = t["intermediate_size"];
-  // Per layer: attention as the 31B's; the dense GeGLU MLP [inter]; the router (scale [h], proj [E, h],
-  // per_expert_scale [E]); experts gate_up [E, 2 mi, h] and down [E, h, mi]; four RMSNorms [h] (the MoE
-  // branch's extra norms, a few [h] vectors, are under 0.001% of the total and left out).
-  const double sliding = 2 * h * heads * hd + 2 * h * kv * hd + 2 * hd;
-  const double global = 2 * h * heads * ghd + h * gkv * ghd + 2 * ghd;
-  const double experts = E * 3 * h * mi;
-  const double layer = 3 * h * inter + E * h + E + h + experts + 4 * h;
-  const double params = 25 * sliding + 5 * global + 30 * layer + v * h + h;
-  const double active = params - 30 * experts + 30 * k * 3 * h * mi;
+  const Gemma26Params want = gemma_26b_params(t);
+  const double params = want.total, active = want.active;
   // Google's model card (as quoted by Vast.ai's and ApX's pages): 25.2B total, 3.8B active.
   CHECK(params == Approx(25.2e9).epsilon(0.02));
   CHECK(active == Approx(3.8e9).epsilon(0.02));
@@ -348,4 +365,23 @@ TEST_CASE("issue 44: under a profile Gemma 4's window layers are looked up, its 
   CHECK(s[Op::kWindowAttn].source == TermSource::kProfile);
   CHECK(s[Op::kSparseMla].source == TermSource::kRoofline);  // no table row of 512-wide heads
   CHECK(s[Op::kSparseMla].time_s > 0);
+}
+
+TEST_CASE("issue 44: Gemma 4 26B-A4B NVFP4: only the routed experts quantized, by ModelOpt's exclusion names",
+          "[memory][weights][families][gemma4]") {
+  const json t = text_config("gemma-4-26b-a4b-nvfp4");
+  const json q = parse_checkpoint_json(
+      testing::read_all(hf("gemma-4-26b-a4b-nvfp4") + "/hf_quant_config.json"), "hf_quant_config.json");
+  REQUIRE(q["quantization"]["quant_algo"] == "NVFP4");
+  // Its exclude_modules name every layer's mlp* (the dense MLP), router* and self_attn*, and lm_head: only
+  // the experts (experts.gate_up_proj, experts.down_proj) are NVFP4.
+  const ModelConfig m = load_model(hf("gemma-4-26b-a4b-nvfp4"));
+  CHECK(m.weights.quantized.kind == WeightFormatKind::kNvfp4);
+  CHECK(m.weights.share(WeightGroup::kRoutedExperts) == 1);
+  CHECK(m.weights.share(WeightGroup::kSharedExperts) == 0);
+  CHECK(m.weights.share(WeightGroup::kAttention) == 0);
+  const Gemma26Params want = gemma_26b_params(t);
+  // A ModelOpt NVFP4 weight: packed FP4 [out, in / 2] bytes and one FP8 scale per 16 values; the rest BF16.
+  const double bytes = want.experts * (0.5 + 1.0 / 16) + (want.total - want.experts) * kBf16Bytes;
+  CHECK(weight_bytes_per_gpu(cm_of(m, "tp1")).total() == Approx(bytes).epsilon(0.02));
 }
