@@ -199,6 +199,18 @@ void print_header(const LedgerArgs& a, const Setup& s) {
     std::printf("attention %d full + %d %s of %lld tokens%s\n", cm.full_attention_layers, cm.window_layers,
                 cm.chunked_window ? "chunked" : "sliding-window", (long long)cm.model.window_tokens,
                 cm.model.attention_sinks ? ", with sinks" : "");
+  const ModelConfig& m = cm.model;
+  if (m.attention == AttentionKind::kGqa && m.full_layer_shape_differs())  // Gemma 4's global layers
+    std::printf(
+        "full layers %d x %lld queries, %d x %lld KV%s (%lld B per token-layer); window layers %d x %lld "
+        "queries, %d x %lld KV (%lld B)\n",
+        m.heads, (long long)m.full_layer_head_dim(), m.full_layer_kv_heads(),
+        (long long)m.full_layer_head_dim(), m.full_k_eq_v ? " (keys as values)" : "",
+        (long long)cm.kv_bytes_token_layer, m.heads, (long long)m.head_dim, m.kv_heads, (long long)m.head_dim,
+        (long long)cm.window_kv_bytes_token_layer);
+  if (m.moe_latent > 0)  // Nemotron 3 Super: docs/layers.md "Latent MoE"
+    std::printf("moe: %d experts (top %d) in a %lld-wide latent, fc1 / fc2_latent_proj at hidden %lld\n",
+                m.routed_experts, m.experts_per_token, (long long)m.moe_latent, (long long)m.hidden);
   const std::string profile_times =
       a.profile.empty() ? "" : "profile " + a.profile + " where measured, else roofline";
   const char* times = cm.options.ideal     ? "ideal (the seed's 4.8 TB/s, 787 GB/s, 25 GB/s, 5 us)"

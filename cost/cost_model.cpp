@@ -80,6 +80,7 @@ CostModel make_cost_model(const ModelConfig& model, const Parallel& parallel, Kv
   cm.indexer_flops = hardware.peak_flops(Dtype::kFp8) * e.attention;     // FP8 indexer logits
   cm.vector_flops = hardware.peak_flops(Dtype::kFp32);
   cm.kv_bytes_token_layer = kv_bytes_per_token_layer(kv_layout, model);
+  cm.window_kv_bytes_token_layer = kv_bytes_per_token_layer(kv_layout, model, false);
   cm.indexer_bytes_token_layer = indexer_bytes_per_token_layer(model);
   cm.indexer_read_bytes_token_layer = options.indexer_read_scales ? indexer_bytes_per_token_layer(model)
                                                                   : indexer_key_bytes_per_token_layer(model);
@@ -91,8 +92,8 @@ CostModel make_cost_model(const ModelConfig& model, const Parallel& parallel, Kv
   const double h = double(model.hidden);
   // One MoE decoder layer's attention, eh_proj (2h -> h), and the experts one token touches.
   cm.mtp_active_params =
-      attention_params_per_layer(model, p) + 2 * h * h +
-      model.mlp_params(model.moe_intermediate) * (model.experts_per_token + model.shared_experts);
+      attention_params_per_layer(model, p) + 2 * h * h + model.expert_params() * model.experts_per_token +
+      model.mlp_params(model.moe_intermediate) * model.shared_experts + model.latent_proj_params();
   cm.mtp_params = p.mtp;
   cm.time_source = roofline_time_source();
   if (options.profile) {
@@ -130,7 +131,7 @@ PdTransfer pd_transfer(const CostModel& cm, int64_t context) {
   // Window layers hand over the window's KV only (SGLang and vLLM send what the decode side attends to).
   t.kv_bytes = double(cm.kv_bytes_token_layer) * cm.full_attention_layers * double(context);
   if (cm.window_layers > 0)
-    t.kv_bytes += double(cm.kv_bytes_token_layer) * cm.window_layers *
+    t.kv_bytes += double(cm.window_kv_bytes_token_layer) * cm.window_layers *
                   double(std::min(context, cm.model.window_tokens));
   if (cm.model.linear_layers() > 0)  // a hybrid also hands over each linear layer's state (whole, at tp 1)
     t.kv_bytes += double(linear_state_bytes_per_request(cm.model, 1));

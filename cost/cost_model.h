@@ -63,7 +63,8 @@ struct CostModel {
   double collective_launch_s = 0;
   double kernel_launch_s = 0;
   // per-token-per-layer bytes
-  int64_t kv_bytes_token_layer = 0;
+  int64_t kv_bytes_token_layer = 0;            // a full-attention layer's (and every layer's without windows)
+  int64_t window_kv_bytes_token_layer = 0;     // a window layer's: the same but in Gemma 4 (narrower heads)
   int64_t indexer_bytes_token_layer = 0;       // written (132)
   int64_t indexer_read_bytes_token_layer = 0;  // read: 132, or 128 without scales
   double weight_bytes_per_param = 1;           // the attention projections' (group_bytes_per_param)

@@ -16,6 +16,7 @@ WeightBytes weight_bytes_per_gpu(const CostModel& cm) {
     const double bpp = group_bytes_per_param(m, WeightGroup::kAttention);
     w.routed_experts = p.routed_experts * bpp / par.ep / par.moe_tp();
     w.replicated = (p.total() - p.routed_experts) * bpp / par.tp;
+    if (p.latent_proj > 0) w.replicated += p.latent_proj * bpp * (1 - 1.0 / par.tp);  // whole on every GPU
     w.mtp = cm.options.mtp ? p.mtp * bpp / par.gpus() : 0;
     return w;
   }
@@ -25,6 +26,10 @@ WeightBytes weight_bytes_per_gpu(const CostModel& cm) {
        {WeightGroup::kAttention, WeightGroup::kIndexer, WeightGroup::kDenseMlp, WeightGroup::kSharedExperts,
         WeightGroup::kRouter, WeightGroup::kNorms, WeightGroup::kEmbed, WeightGroup::kLmHead})
     w.replicated += bytes(g) / par.tp;
+  // A latent MoE's projections are ReplicatedLinear (vLLM nemotron_h.py): whole on every GPU, not TP-split.
+  if (p.latent_proj > 0)
+    w.replicated +=
+        p.latent_proj * group_bytes_per_param(m, WeightGroup::kSharedExperts) * (1 - 1.0 / par.tp);
   w.mtp = cm.options.mtp ? bytes(WeightGroup::kMtp) / par.gpus() : 0;
   return w;
 }
@@ -80,7 +85,7 @@ KvTokenBytes kv_bytes_per_token_per_gpu(const CostModel& cm, KvPlacement placeme
   const KvShare s = kv_share_per_gpu(cm, placement);
   const double main = double(cm.kv_bytes_token_layer) * cm.full_attention_layers;
   const double indexer = double(cm.indexer_bytes_token_layer) * (m.has_indexer() ? m.indexer_full_layers : 0);
-  const double window = double(cm.kv_bytes_token_layer) * cm.window_layers;
+  const double window = double(cm.window_kv_bytes_token_layer) * cm.window_layers;
   return {main * double(s.num) / double(s.den), indexer * double(s.num) / double(s.den),
           window * double(s.num) / double(s.den)};
 }
@@ -91,7 +96,7 @@ KvPageBytes kv_page_bytes(const CostModel& cm, KvPlacement placement, int64_t pa
   const int64_t indexer_layers = m.has_indexer() ? m.indexer_full_layers : 0;
   return {cm.kv_bytes_token_layer * cm.full_attention_layers * page_tokens * s.num / s.den,
           cm.indexer_bytes_token_layer * indexer_layers * page_tokens * s.num / s.den,
-          cm.kv_bytes_token_layer * cm.window_layers * page_tokens * s.num / s.den};
+          cm.window_kv_bytes_token_layer * cm.window_layers * page_tokens * s.num / s.den};
 }
 
 StateCapacity linear_state_capacity(const CostModel& cm, double free_bytes) {
@@ -142,7 +147,7 @@ KvCapacity kv_capacity(const CostModel& cm, const EngineBehavior& behavior, int6
   // Every GPU of a rank holds its share of each of the rank's tokens, so one GPU's free bytes bound them.
   if (cm.window_layers > 0) {
     k.window_bytes_per_token =
-        double(cm.kv_bytes_token_layer) * cm.window_layers * double(share.num) / double(share.den);
+        double(cm.window_kv_bytes_token_layer) * cm.window_layers * double(share.num) / double(share.den);
     split_window_pool(behavior, cm, page_tokens, max_running, e.rank_chunk_tokens, k);
     k.window_pages_per_rank = page_tokens > 0 ? k.window_tokens_per_rank / page_tokens : 0;
   } else {

@@ -176,7 +176,11 @@ void price_attention(const CostModel& cm, const ProfileWork& w, std::array<Term,
   }
   double attn_s = 0;
   const int La = cm.full_attention_layers, Lw = cm.window_layers;
-  if (La > 0 && attention_s(pc, w, attn_s)) set_profile(terms[size_t(Op::kSparseMla)], La * attn_s);
+  // Gemma 4's full layers (512-wide heads, their own KV heads) match no table row: their attention stays
+  // on the roofline; the window layers are looked up at the model's head width (docs/layers.md).
+  const bool full_shape_apart = m.attention == AttentionKind::kGqa && m.full_layer_shape_differs();
+  if (La > 0 && !full_shape_apart && attention_s(pc, w, attn_s))
+    set_profile(terms[size_t(Op::kSparseMla)], La * attn_s);
   if (Lw > 0 && attention_s(pc, window_view(w, m.window_tokens), attn_s))
     set_profile(terms[size_t(Op::kWindowAttn)], Lw * attn_s);
 }

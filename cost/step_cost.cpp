@@ -214,13 +214,29 @@ void attention_block_ops(const CostModel& cm, const RankWork& w, Terms& out) {
   // the attention layers only (linear ones: linear_mixer_ops).
   const int Ln = m.block_norms(), L = m.attention_layers(), Lf = m.has_indexer() ? m.indexer_full_layers : 0;
   const bool mla = m.attention == AttentionKind::kMla;
+  // Gemma 4: full layers of their own head width and KV heads; the per-layer figures below are then the
+  // means over the attention layers, and attention and KV reads are priced per kind.
+  const bool split = !mla && m.full_layer_shape_differs();
+  const int Lfull = cm.full_attention_layers, Lwin = cm.window_layers;
+  auto mean = [&](double full, double win) {
+    return (Lfull * full + Lwin * win) / std::max(1, Lfull + Lwin);
+  };
   // GQA's fused qkv; with an output gate (Qwen3-Next, Qwen3.5) q_proj yields a gate per query dim too.
-  const double a_out =
-      mla ? double(m.q_lora_rank + m.kv_lora_rank + m.qk_rope_head_dim)
-          : double(m.heads * (m.attn_output_gate ? 2 : 1) + 2 * m.kv_heads) * double(m.head_dim);
+  // Gemma 4's full layers whose keys double as values still run the V part: vLLM loads k_proj into the V
+  // slot of its qkv_proj (model_executor/models/gemma4.py).
+  auto gqa_a_out = [&](int64_t head_dim, int kv_heads) {
+    return double(m.heads * (m.attn_output_gate ? 2 : 1) + 2 * kv_heads) * double(head_dim);
+  };
+  const double a_out = mla     ? double(m.q_lora_rank + m.kv_lora_rank + m.qk_rope_head_dim)
+                       : split ? mean(gqa_a_out(m.full_layer_head_dim(), m.full_layer_kv_heads()),
+                                      gqa_a_out(m.head_dim, m.kv_heads))
+                               : gqa_a_out(m.head_dim, m.kv_heads);
   const double w_a = mla ? h * double(m.kv_lora_rank + m.qk_rope_head_dim) +
                                (m.q_lora_rank > 0 ? h * double(m.q_lora_rank) : 0)
                          : h * a_out;
+  const double kv_write = split
+                              ? mean(double(cm.kv_bytes_token_layer), double(cm.window_kv_bytes_token_layer))
+                              : double(cm.kv_bytes_token_layer);
   finish_op(cm, at(out, Op::kEmbed),
             {1, 0, T * h * cm.bpp(WeightGroup::kEmbed), 0, 0, T * h * kActBytes, Rate::kVector});
   finish_op(cm, at(out, Op::kRmsnorm),
@@ -229,7 +245,7 @@ void attention_block_ops(const CostModel& cm, const RankWork& w, Terms& out) {
       cm, at(out, Op::kAProj),
       {L, L * 2 * T * w_a / tp, L * w_a * bpp / tp, 0, 0, L * T * (h + a_out / tp) * kActBytes, Rate::kGemm});
   finish_op(cm, at(out, Op::kNormRopeKvWrite),
-            {L, L * T * a_out * kRopeFlopsPerElem / tp, 0, L * T * double(cm.kv_bytes_token_layer) / tp,
+            {L, L * T * a_out * kRopeFlopsPerElem / tp, 0, L * T * kv_write / tp,
              Lf * T * double(cm.indexer_bytes_token_layer) / tp, L * T * a_out * 2 * kActBytes / tp,
              Rate::kVector});
   if (mla) {
@@ -247,6 +263,10 @@ void attention_block_ops(const CostModel& cm, const RankWork& w, Terms& out) {
           : double(m.heads) * 4 * double(m.head_dim);
   const double attn_act = mla ? double(m.heads) * double(2 * m.kv_lora_rank + m.qk_rope_head_dim)
                               : 2 * double(m.heads) * double(m.head_dim);
+  // The full layers' (Gemma 4: at their own head width), the window layers' at the model's.
+  const double full_flops_per_key =
+      split ? double(m.heads) * 4 * double(m.full_layer_head_dim()) : attn_flops_per_key;
+  const double full_act = split ? 2 * double(m.heads) * double(m.full_layer_head_dim()) : attn_act;
   // Full layers over the context, window layers over at most W keys (docs/layers.md); the same heads and
   // bytes per key. Sinks: per (query, head) one more logit in the softmax, and the heads' BF16 sink weights.
   const double sink_flops = m.attention_sinks ? T * double(m.heads) * kSinkFlopsPerHead : 0;
@@ -254,15 +274,18 @@ void attention_block_ops(const CostModel& cm, const RankWork& w, Terms& out) {
   const int La = cm.full_attention_layers, Lw = cm.window_layers;
   if (La > 0)
     finish_op(cm, at(out, Op::kSparseMla),
-              {La, La * w.attn_keys * attn_flops_per_key / tp + La * sink_flops / tp, La * sink_bytes / tp,
+              {La, La * w.attn_keys * full_flops_per_key / tp + La * sink_flops / tp, La * sink_bytes / tp,
                La * w.kv_read_keys * double(cm.kv_bytes_token_layer) / tp, 0,
-               La * T * attn_act * kActBytes / tp, Rate::kAttention});
+               La * T * full_act * kActBytes / tp, Rate::kAttention});
   if (Lw > 0)
     finish_op(cm, at(out, Op::kWindowAttn),
               {Lw, Lw * (w.win_attn_keys * attn_flops_per_key + sink_flops) / tp, Lw * sink_bytes / tp,
-               Lw * w.win_kv_read_keys * double(cm.kv_bytes_token_layer) / tp, 0,
+               Lw * w.win_kv_read_keys * double(cm.window_kv_bytes_token_layer) / tp, 0,
                Lw * T * attn_act * kActBytes / tp, Rate::kAttention});
-  const double attn_out = mla ? double(m.heads) * double(m.v_head_dim) : double(m.heads) * double(m.head_dim);
+  const double attn_out =
+      mla     ? double(m.heads) * double(m.v_head_dim)
+      : split ? mean(double(m.heads) * double(m.full_layer_head_dim()), double(m.heads) * double(m.head_dim))
+              : double(m.heads) * double(m.head_dim);
   const double w_o =
       (mla ? double(m.heads) * double(m.kv_lora_rank) * double(m.v_head_dim) : 0) + attn_out * h;
   finish_op(cm, at(out, Op::kOProj),
@@ -374,6 +397,14 @@ void mlp_ops(const CostModel& cm, const RankWork& w, Terms& out) {
   finish_op(cm, at(out, Op::kRouter),
             {Lm, Lm * 2 * T * w_gate / tp, Lm * w_gate * cm.bpp(WeightGroup::kRouter) / tp, 0, 0,
              Lm * T * (h + double(m.routed_experts)) * kActBytes / tp, Rate::kRouterGemm});
+  if (m.moe_latent > 0) {
+    // A latent MoE's fc1 (hidden -> latent) and fc2 (latent -> hidden) projections: ReplicatedLinear in vLLM
+    // (nemotron_h.py), so every GPU runs them whole over its rank's tokens.
+    const double w_lat = m.latent_proj_params(), lat = double(m.moe_latent);
+    finish_op(cm, at(out, Op::kLatentProj),
+              {Lm, Lm * 2 * T * w_lat, Lm * w_lat * cm.bpp(WeightGroup::kSharedExperts), 0, 0,
+               Lm * T * 2 * (h + lat) * kActBytes, Rate::kSharedGemm});
+  }
   if (m.shared_experts > 0) {
     const double w_sh = m.mlp_params(m.moe_intermediate) * m.shared_experts, proj = m.mlp_projections;
     finish_op(cm, at(out, Op::kSharedExpert),
@@ -428,10 +459,14 @@ double collective_bytes_per_token(const CostModel& cm, Op op) {
       return double(cm.model.hidden) * kActBytes;
     case Op::kVocabAllgather:
       return double(cm.model.vocab) * kLogitBytes;
+    // A latent MoE moves its tokens at the latent width (vLLM applies fc1_latent_proj before the MoE's
+    // dispatch and fc2_latent_proj after its combine: fused_moe runner, apply_routed_input_transform).
     case Op::kDispatch:
-      return 1.0 / cm.parallel.tp * cm.model.experts_per_token * double(cm.model.hidden) * kDispatchBytes;
+      return 1.0 / cm.parallel.tp * cm.model.experts_per_token * double(cm.model.expert_width()) *
+             kDispatchBytes;
     case Op::kCombine:
-      return 1.0 / cm.parallel.tp * cm.model.experts_per_token * double(cm.model.hidden) * kCombineBytes;
+      return 1.0 / cm.parallel.tp * cm.model.experts_per_token * double(cm.model.expert_width()) *
+             kCombineBytes;
     default:
       return 0;
   }
@@ -478,7 +513,7 @@ void rank_collectives(const CostModel& cm, const RankWork& w, double expert_imba
   }
   const ModelConfig& m = cm.model;
   const Parallel& p = cm.parallel;
-  const double T = w.tokens, h = double(m.hidden);
+  const double T = w.tokens;
   const double hidden_msg = T * collective_bytes_per_token(cm, Op::kDpAllgather);
   const int L = m.layers, Lm = m.moe_layers();
   const bool per_layer = cm.options.dp_gather == DpGather::kPerLayer;
@@ -495,7 +530,7 @@ void rank_collectives(const CostModel& cm, const RankWork& w, double expert_imba
   }
   if (p.ep > 1 && Lm > 0) {
     // Under TP attention every GPU of the rank holds the same tokens; each dispatches its 1/tp slice.
-    const double fan_out = T / p.tp * m.experts_per_token * h;
+    const double fan_out = T / p.tp * m.experts_per_token * double(m.expert_width());
     finish_collective(cm, at(out, Op::kDispatch), Lm, fan_out * expert_imbalance * kDispatchBytes);
     finish_collective(cm, at(out, Op::kCombine), Lm, fan_out * expert_imbalance * kCombineBytes);
   }
@@ -512,8 +547,9 @@ void expert_op(const CostModel& cm, double all_tokens, double expert_imbalance, 
   const Parallel& p = cm.parallel;
   const int Lm = m.moe_layers();
   if (Lm == 0 || all_tokens <= 0) return;
-  const double h = double(m.hidden), inter = double(m.moe_intermediate);
-  const double expert_params = m.mlp_params(m.moe_intermediate), proj = m.mlp_projections;
+  // A latent MoE's experts run at the latent width (expert_width: hidden otherwise).
+  const double h = double(m.expert_width()), inter = double(m.moe_intermediate);
+  const double expert_params = m.expert_params(), proj = m.mlp_projections;
   const double pairs = all_tokens * m.experts_per_token * expert_imbalance;
   const double touched = 1 - std::pow(1 - double(m.experts_per_token) / m.routed_experts, all_tokens);
   const double local_experts = double(m.routed_experts) / p.ep;

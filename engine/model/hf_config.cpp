@@ -395,22 +395,49 @@ void read_gemma3(const Reader& r, ModelConfig& c) {
   read_window_layers(r, c, "sliding_window", MixerKind::kSlidingWindow, gemma3_window_layer);
 }
 
-// Gemma 4 text (gemma4_text; google/gemma-4-31B-it and -26B-A4B config.json, transformers 5.5): Gemma 3's
-// layers, plus mechanisms the layer description does not hold: global layers with their own head width and
-// KV heads (global_head_dim, num_global_key_value_heads), keys reused as values (attention_k_eq_v), KV shared
-// across layers (num_kv_shared_layers), per-layer input embeddings (hidden_size_per_layer_input), an MoE
-// block beside the dense MLP (enable_moe_block), a double-wide MLP (use_double_wide_mlp). Each is refused
-// naming its field where a config switches it on; without them the config reads as Gemma 3.
+// Gemma 4 text (gemma4_text; google/gemma-4-31B-it and -26B-A4B config.json; transformers 5.5
+// models/gemma4/modeling_gemma4.py): Gemma 3's layers, with
+// - full-attention layers of their own shape (Gemma4TextAttention): head width global_head_dim (else
+//   head_dim); with attention_k_eq_v no v_proj (the values are k_proj's output) and
+//   num_global_key_value_heads KV heads, else num_key_value_heads;
+// - enable_moe_block: beside each layer's dense GeGLU MLP of intermediate_size an MoE of num_experts GeGLU
+//   experts of moe_intermediate_size, top top_k_experts, routed by a softmax over a projection of the
+//   hidden state (Gemma4TextRouter; its per-expert scale counted as the score bias). The dense MLP is
+//   counted and priced as shared experts of the experts' width, so intermediate_size must be a multiple of
+//   moe_intermediate_size (2112 = 3 x 704 in gemma-4-26B-A4B).
+// Refused naming the field: KV shared across layers (num_kv_shared_layers), per-layer input embeddings
+// (hidden_size_per_layer_input), a double-wide MLP (use_double_wide_mlp), attention over the whole prompt
+// both ways (use_bidirectional_attention "all"; "vision" leaves text causal).
 void read_gemma4(const Reader& r, ModelConfig& c) {
-  refuse_unless(r, "global_head_dim", r.raw().value("head_dim", json()), "a global-layer head width");
-  refuse_unless(r, "num_global_key_value_heads", r.raw().value("num_key_value_heads", json()),
-                "global layers with their own KV heads");
-  refuse_unless(r, "attention_k_eq_v", false, "keys shared as values");
   refuse_unless(r, "num_kv_shared_layers", 0, "KV shared across layers");
   refuse_unless(r, "hidden_size_per_layer_input", 0, "per-layer input embeddings");
-  refuse_unless(r, "enable_moe_block", false, "an MoE block beside the dense MLP");
   refuse_unless(r, "use_double_wide_mlp", false, "a double-wide MLP");
+  if (r.string_or("use_bidirectional_attention", "") == "all")
+    throw InputError(r.where("use_bidirectional_attention"),
+                     "null or \"vision\" (bidirectional attention over text is not modelled)", "\"all\"");
   read_gemma3(r, c);
+  c.full_k_eq_v = r.boolean_or("attention_k_eq_v", false);
+  const int64_t global_head_dim = r.integer_or("global_head_dim", 0);
+  if (global_head_dim < 0 || global_head_dim > kMaxCount)
+    throw InputError(r.where("global_head_dim"), "a head width >= 1 or null",
+                     std::to_string(global_head_dim));
+  c.full_head_dim = global_head_dim != c.head_dim ? global_head_dim : 0;
+  if (c.full_k_eq_v)
+    c.full_kv_heads =
+        to_int(r.integer_or("num_global_key_value_heads", c.kv_heads), r, "num_global_key_value_heads");
+  if (!r.boolean_or("enable_moe_block", false)) return;
+  c.routed_experts = to_int(r.integer("num_experts"), r, "num_experts");
+  c.experts_per_token = to_int(r.integer("top_k_experts"), r, "top_k_experts");
+  c.moe_intermediate = r.integer("moe_intermediate_size");
+  c.router_score_bias = true;  // Gemma4TextRouter's per_expert_scale: one value per expert
+  if (c.moe_intermediate < 1 || c.dense_intermediate % c.moe_intermediate != 0 ||
+      c.dense_intermediate / c.moe_intermediate > kMaxCount)
+    throw InputError(r.where("intermediate_size"),
+                     "a multiple of moe_intermediate_size (" + std::to_string(c.moe_intermediate) +
+                         ": the dense MLP beside the experts is counted as shared experts of their width)",
+                     std::to_string(c.dense_intermediate));
+  c.shared_experts = int(c.dense_intermediate / c.moe_intermediate);
+  c.dense_layers = 0;
 }
 
 // Llama 4 (transformers models/llama4/configuration_llama4.py Llama4TextConfig, modeling_llama4.py): a layer
@@ -472,11 +499,28 @@ void read_llama4(const Reader& r, ModelConfig& c) {
 // by a sigmoid router with a score-correction bias, n_shared_experts of moe_shared_expert_intermediate_size
 // (counted as that many experts' widths of moe_intermediate_size, so it must be a multiple). Mamba-2:
 // mamba_num_heads x mamba_head_dim, ssm_state_size, n_groups, conv_kernel; its state in
-// mamba_ssm_cache_dtype (float32 in the published configs, SGLang's default too: linear_state.h). A latent
-// MoE (moe_latent_size: Nemotron 3 Super's experts run in a narrower space between two projections) is
-// refused naming the field; MTP layers (mtp_hybrid_override_pattern) are not read.
+// mamba_ssm_cache_dtype (float32 in the published configs, SGLang's default too: linear_state.h).
+// Nemotron 3 Super's latent MoE (moe_latent_size; vLLM model_executor/models/nemotron_h.py NemotronHMoE, at
+// 00b08dc): the router (gate) and the shared experts read the hidden state; fc1_latent_proj (hidden ->
+// latent) feeds the routed experts, whose GEMMs run at the latent width, and fc2_latent_proj (latent ->
+// hidden) brings their sum back; both projections are ReplicatedLinear (whole on every GPU). Its MTP:
+// num_nextn_predict_layers layers, each the blocks mtp_hybrid_override_pattern spells; "*E" (an attention
+// block and an MoE block, with the eh_proj joining embedding and hidden state) is DeepSeek's MTP layer as
+// ModelConfig counts it, another pattern is refused naming the field.
 void read_nemotron_h(const Reader& r, ModelConfig& c) {
-  refuse_unless(r, "moe_latent_size", json(), "a latent MoE (experts between a down and an up projection)");
+  c.moe_latent = r.integer_or("moe_latent_size", 0);
+  if (r.raw().contains("moe_latent_size") && !r.raw()["moe_latent_size"].is_null() && c.moe_latent < 1)
+    throw InputError(r.where("moe_latent_size"), "a width >= 1 or null", std::to_string(c.moe_latent));
+  c.mtp_layers = to_int(r.integer_or("num_nextn_predict_layers", 0), r, "num_nextn_predict_layers");
+  if (c.mtp_layers > 0) {
+    const std::string mtp = r.string_or("mtp_hybrid_override_pattern", "*E");
+    if (mtp != "*E")
+      throw InputError(
+          r.where("mtp_hybrid_override_pattern"),
+          "\"*E\" or null (an MTP layer of one attention and one MoE block; other MTP blocks are "
+          "not modelled)",
+          "\"" + mtp + "\"");
+  }
   read_llama(r, c);
   // Nemotron-H's first configs (4.48, Nemotron-H-56B) name the attention head width attention_head_dim.
   c.head_dim = r.integer_or("head_dim", r.integer_or("attention_head_dim", c.head_dim));
@@ -573,6 +617,14 @@ constexpr ModuleNaming kNemotronHNames{.layers = "backbone.layers.",
                                        .attention = "mixer.",
                                        .mlp = "mixer."};
 constexpr ModuleNaming kGemmaNames{.layers = "language_model.model.layers."};
+// Gemma 4 (transformers 5.5 Gemma4ForConditionalGeneration): model.language_model.layers.N.*, as
+// nvidia/Gemma-4-31B-IT-NVFP4's exclude_modules name them; the MoE's fused experts (experts.gate_up_proj,
+// experts.down_proj) and its dense MLP (mlp.*, counted as the shared experts).
+constexpr ModuleNaming kGemma4Names{
+    .layers = "model.language_model.layers.",
+    .experts = "experts.",
+    .expert_projs = {{{"gate_up_proj", 2.0 / 3}, {"down_proj", 1.0 / 3}, {"", 0}}},
+    .shared = "mlp."};
 constexpr ModuleNaming kGptOssNames{
     .experts = "mlp.experts.",
     .expert_projs = {{{"gate_up_proj", 2.0 / 3}, {"down_proj", 1.0 / 3}, {"", 0}}},
@@ -591,7 +643,7 @@ constexpr Network kNetworks[] = {
     {"deepseek_v3", "DeepseekV3ForCausalLM", read_mla, kDeepseekNames},
     {"deepseek_v32", "", read_dsa, kDeepseekNames},
     {"gemma3_text", "Gemma3ForCausalLM", read_gemma3, kGemmaNames},
-    {"gemma4_text", "Gemma4ForCausalLM", read_gemma4, kGemmaNames},
+    {"gemma4_text", "Gemma4ForCausalLM", read_gemma4, kGemma4Names},
     {"glm_moe_dsa", "", read_dsa, kDeepseekNames},
     {"glm4_moe", "Glm4MoeForCausalLM", read_glm4_moe, kDeepseekNames},
     {"gpt_oss", "GptOssForCausalLM", read_gpt_oss, kGptOssNames},

@@ -432,15 +432,18 @@ void mamba2_modules(const ModelConfig& c, const std::string& at, std::vector<Mod
   out.push_back({WeightGroup::kAttention, at + "out_proj", inner * h});
 }
 
+// full_layer: a full-attention layer, of its own shape where the model's full layers differ (Gemma 4: its
+// head width and KV heads, and no v_proj where keys double as values).
 void attention_modules(const ModelConfig& c, const std::string& layer, std::string_view prefix, WeightGroup g,
-                       std::vector<Module>& out) {
+                       bool full_layer, std::vector<Module>& out) {
   const std::string at = layer + std::string(prefix);
   const double h = double(c.hidden);
   if (c.attention == AttentionKind::kGqa) {
-    const double hd = double(c.head_dim);
+    const double hd = double(full_layer ? c.full_layer_head_dim() : c.head_dim);
+    const int kv_heads = full_layer ? c.full_layer_kv_heads() : c.kv_heads;
     out.push_back({g, at + "q_proj", h * c.heads * hd * (c.attn_output_gate ? 2 : 1)});
-    out.push_back({g, at + "k_proj", h * c.kv_heads * hd});
-    out.push_back({g, at + "v_proj", h * c.kv_heads * hd});
+    out.push_back({g, at + "k_proj", h * kv_heads * hd});
+    if (!(full_layer && c.full_k_eq_v)) out.push_back({g, at + "v_proj", h * kv_heads * hd});
     out.push_back({g, at + "o_proj", double(c.heads) * hd * h});
     return;
   }
@@ -463,7 +466,16 @@ void moe_modules(const ModelConfig& c, const ModuleNaming& n, const std::string&
   for (const auto& [proj, share] : n.expert_projs) {
     if (proj.empty()) continue;
     out.push_back({mtp ? WeightGroup::kMtp : WeightGroup::kRoutedExperts,
-                   at + std::string(n.experts) + std::string(proj), expert * share * c.routed_experts});
+                   at + std::string(n.experts) + std::string(proj),
+                   c.expert_params() * share * c.routed_experts});
+  }
+  // A latent MoE's two projections (Nemotron 3 Super: mixer.fc1_latent_proj, mixer.fc2_latent_proj), counted
+  // with the shared experts (ParamCounts::latent_proj).
+  if (c.moe_latent > 0) {
+    const std::string mixer = at + std::string(n.attention);
+    for (const char* proj : {"fc1_latent_proj", "fc2_latent_proj"})
+      out.push_back(
+          {mtp ? WeightGroup::kMtp : WeightGroup::kSharedExperts, mixer + proj, c.latent_proj_params() / 2});
   }
   if (c.shared_experts > 0) {
     for (const char* proj : {"gate_proj", "up_proj", "down_proj"}) {
@@ -480,7 +492,7 @@ std::vector<Module> layer_modules(const ModelConfig& c, const ModuleNaming& n, i
   if (layer >= c.layers) {  // an MTP layer (DeepSeek-V3 names it model.layers.<num_hidden_layers + i>)
     const std::string at = n.mtp.empty() ? std::string(n.layers) + std::to_string(layer) + "."
                                          : std::string(n.mtp) + std::to_string(layer - c.layers) + ".";
-    attention_modules(c, at, n.attention, WeightGroup::kMtp, out);
+    attention_modules(c, at, n.attention, WeightGroup::kMtp, true, out);
     out.push_back({WeightGroup::kMtp, at + "eh_proj", 2 * h * h});
     moe_modules(c, n, at, true, out);
     return out;
@@ -492,7 +504,7 @@ std::vector<Module> layer_modules(const ModelConfig& c, const ModuleNaming& n, i
   } else if (c.linear_layer(layer)) {
     gdn_modules(c, at, out);
   } else if (mixer) {
-    attention_modules(c, at, n.attention, WeightGroup::kAttention, out);
+    attention_modules(c, at, n.attention, WeightGroup::kAttention, !c.window_layer(layer), out);
   }
   if (c.indexer_full_layer(layer)) {
     const double q_in = double(c.q_lora_rank > 0 ? c.q_lora_rank : c.hidden);

@@ -24,7 +24,10 @@ KvLayout parse_kv_layout(std::string_view name, const std::string& where);
 
 // Bytes of one token in one layer's main KV cache. MLA: the four formulas above over (kv_lora, rope).
 // GQA: 2 (K and V) x kv_heads x head_dim x element bytes (fp8_e4m3 1, bf16 2). REQUIRES: layout_fits.
-int64_t kv_bytes_per_token_layer(KvLayout layout, const ModelConfig& cfg);
+// full_layer: a full-attention layer (its own head width and KV heads in Gemma 4), else a window layer.
+// Gemma 4's full layers whose keys double as values still cache both: vLLM's Gemma4Attention loads k_proj
+// into the V slot of its qkv_proj and writes an ordinary K and V cache (model_executor/models/gemma4.py).
+int64_t kv_bytes_per_token_layer(KvLayout layout, const ModelConfig& cfg, bool full_layer = true);
 
 // Whether `layout` applies to the model (the *_ds_mla layouts need MLA with kv_lora a multiple of 128).
 bool layout_fits(KvLayout layout, const ModelConfig& cfg);

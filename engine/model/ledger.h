@@ -39,6 +39,7 @@ enum class Op : uint8_t {
   kDenseMlp,        // dense layers' MLP (gate/up/down)
   kDenseAllreduce,  // DP attention: AllReduce after the dense MLP
   kRouter,          // MoE gate + grouped top-k
+  kLatentProj,      // latent MoE (Nemotron 3 Super): fc1 (hidden -> latent) and fc2 (latent -> hidden) GEMMs
   kDispatch,        // EP: all-to-all of each token to its experts (FP8)
   kExpertGemm,      // routed experts' grouped GEMMs (w1, w3, w2)
   kSharedExpert,    // shared expert MLP
@@ -89,6 +90,7 @@ constexpr CollectiveKind op_collective(Op op) {
     case Op::kMamba2Scan:
     case Op::kDenseMlp:
     case Op::kRouter:
+    case Op::kLatentProj:
     case Op::kExpertGemm:
     case Op::kSharedExpert:
     case Op::kLmHead:

@@ -7,14 +7,18 @@
 namespace tokenline {
 namespace {
 
-// Parameters of one MLA or GQA attention block, its norms included.
-double attention_params(const ModelConfig& c) {
+// Parameters of one MLA or GQA attention block, its norms included. full_layer: a full-attention layer of
+// a model whose full layers have their own shape (Gemma 4's global layers: their head width and KV heads,
+// and no v_proj where keys double as values).
+double attention_params(const ModelConfig& c, bool full_layer = false) {
   const double h = static_cast<double>(c.hidden);
   if (c.attention == AttentionKind::kGqa) {
-    const double hd = static_cast<double>(c.head_dim);
+    const double hd = static_cast<double>(full_layer ? c.full_layer_head_dim() : c.head_dim);
+    const int kv_heads = full_layer ? c.full_layer_kv_heads() : c.kv_heads;
     const double qk_norm = c.qk_norm ? 2.0 * hd : 0.0;
     const double q = c.attn_output_gate ? 2.0 * h * c.heads * hd : h * c.heads * hd;
-    return q + 2.0 * h * c.kv_heads * hd + c.heads * hd * h + qk_norm;
+    const double kv = full_layer && c.full_k_eq_v ? 1.0 : 2.0;  // k_proj only: its output is V too
+    return q + kv * h * kv_heads * hd + c.heads * hd * h + qk_norm;
   }
   const double qk = static_cast<double>(c.qk_nope_head_dim + c.qk_rope_head_dim);
   const double q = c.q_lora_rank > 0
@@ -140,6 +144,10 @@ double ModelConfig::mlp_params(int64_t intermediate) const {
   return double(mlp_projections) * double(hidden) * double(intermediate);
 }
 
+double ModelConfig::expert_params() const {
+  return double(mlp_projections) * double(expert_width()) * double(moe_intermediate);
+}
+
 int ModelConfig::linear_layers() const {
   int n = 0;
   for (const MixerKind k : mixers) n += k == MixerKind::kGatedDeltaNet || k == MixerKind::kMamba2 ? 1 : 0;
@@ -183,24 +191,31 @@ double ParamCounts::active() const {
 ParamCounts count_params(const ModelConfig& c) {
   ParamCounts p;
   const double h = static_cast<double>(c.hidden);
-  p.attention = attention_params(c) * c.attention_layers() +
-                gdn_params(c) * c.mixer_layers(MixerKind::kGatedDeltaNet) +
+  // Gemma 4: its full layers (kAttention) and window layers each of their own shape.
+  const double attention = c.full_layer_shape_differs()
+                               ? attention_params(c, true) * c.full_attention_layers() +
+                                     attention_params(c) * (c.attention_layers() - c.full_attention_layers())
+                               : attention_params(c) * c.attention_layers();
+  p.attention = attention + gdn_params(c) * c.mixer_layers(MixerKind::kGatedDeltaNet) +
                 mamba2_params(c) * c.mixer_layers(MixerKind::kMamba2);
   if (c.attention_sinks) p.attention += double(c.heads) * c.attention_layers();  // one sink logit per head
   p.indexer = indexer_params(c) * c.indexer_full_layers;
   p.dense_mlp = c.mlp_params(c.dense_intermediate) * c.mlp_dense_layers();
-  const double expert = c.mlp_params(c.moe_intermediate);
-  p.routed_experts = expert * c.routed_experts * c.moe_layers();
-  p.routed_active = expert * c.experts_per_token * c.moe_layers();
-  p.shared_experts = expert * c.shared_experts * c.moe_layers();
+  // Shared experts run at hidden; routed ones at expert_width() (a latent MoE's latent, else hidden).
+  const double expert = c.mlp_params(c.moe_intermediate), routed = c.expert_params();
+  p.routed_experts = routed * c.routed_experts * c.moe_layers();
+  p.routed_active = routed * c.experts_per_token * c.moe_layers();
+  p.latent_proj = c.latent_proj_params() * c.moe_layers();
+  p.shared_experts = expert * c.shared_experts * c.moe_layers() + p.latent_proj;
   const double score_bias = c.router_score_bias ? c.routed_experts : 0;
   p.router = (double(c.routed_experts) * h + score_bias) * c.moe_layers();
   p.norms = h * c.block_norms() + h;
   p.embed = double(c.vocab) * h;
   p.lm_head = c.tie_embeddings ? 0 : double(c.vocab) * h;
   // MTP layer: enorm + hnorm, eh_proj (2h -> h), one MoE decoder layer, and its final norm.
-  const double moe_layer = attention_params(c) + 2 * h + expert * (c.routed_experts + c.shared_experts) +
-                           double(c.routed_experts) * h + score_bias;
+  const double moe_layer = attention_params(c, true) + 2 * h + routed * c.routed_experts +
+                           expert * c.shared_experts + c.latent_proj_params() + double(c.routed_experts) * h +
+                           score_bias;
   p.mtp = c.mtp_layers * (2 * h + 2 * h * h + moe_layer + h);
   return p;
 }
@@ -298,6 +313,12 @@ void validate_model(const ModelConfig& c, const std::string& where) {
         std::pair{c.indexer_head_dim, "index_head_dim"}})
     require_range(v, 0, kMaxHeadDim, where, field);
   require_range(c.mtp_layers, 0, kMaxLayers, where, "num_nextn_predict_layers");
+  require_range(c.moe_latent, 0, kMaxWidth, where, "moe_latent_size");
+  require_range(c.full_head_dim, 0, kMaxHeadDim, where, "global_head_dim");
+  require_range(c.full_kv_heads, 0, kMaxHeads, where, "num_global_key_value_heads");
+  if (c.full_kv_heads > 0)
+    require(c.heads % c.full_kv_heads == 0, where, "num_global_key_value_heads",
+            "a positive divisor of num_attention_heads", c.full_kv_heads);
   if (c.has_indexer()) require_range(c.indexer_topk, 1, c.max_context_tokens, where, "index_topk");
   require(c.layers > 0, where, "num_hidden_layers", "a positive layer count", c.layers);
   require(c.hidden > 0, where, "hidden_size", "a positive size", c.hidden);

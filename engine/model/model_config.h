@@ -91,6 +91,14 @@ struct ModelConfig {
   int64_t ssm_state_bytes = 4;
   // Window layers (kSlidingWindow, kChunkedAttention): the keys a query sees at most (W), 0 without any.
   int64_t window_tokens = 0;
+  // Gemma 4 (transformers 5.5 models/gemma4/modeling_gemma4.py Gemma4TextAttention): the full-attention
+  // layers' own shape where it differs from the window layers' - full_head_dim (global_head_dim),
+  // full_kv_heads (num_global_key_value_heads where keys double as values, else num_key_value_heads) and
+  // full_k_eq_v (attention_k_eq_v: no v_proj, the values are k_proj's output). 0 / false: the full layers
+  // have head_dim and kv_heads like the others. docs/layers.md.
+  int64_t full_head_dim = 0;
+  int full_kv_heads = 0;
+  bool full_k_eq_v = false;
   // gpt-oss: a learned sink logit per query head in every attention layer's softmax (one more "key" whose
   // value is zero): heads parameters per layer, one more exp per (query, head).
   bool attention_sinks = false;
@@ -105,6 +113,10 @@ struct ModelConfig {
   int experts_per_token = 0;
   int shared_experts = 0;
   int64_t moe_intermediate = 0;
+  // Nemotron 3 Super's latent MoE (moe_latent_size; vLLM model_executor/models/nemotron_h.py NemotronHMoE):
+  // the routed experts run in this width, between fc1_latent_proj (hidden -> latent) and fc2_latent_proj
+  // (latent -> hidden); router and shared experts stay at hidden. 0: the experts run at hidden.
+  int64_t moe_latent = 0;
   bool router_score_bias = true;  // DeepSeek/GLM: e_score_correction_bias per expert; Qwen3-MoE: none
   int64_t dense_intermediate = 0;
   int64_t vocab = 0;
@@ -125,6 +137,15 @@ struct ModelConfig {
   KvLayout default_kv_layout = KvLayout::kFp8DsMla;
 
   bool is_moe() const { return routed_experts > 0; }
+  // The width a routed expert's GEMMs run in and its all-to-all carries: moe_latent, else hidden.
+  int64_t expert_width() const { return moe_latent > 0 ? moe_latent : hidden; }
+  double expert_params() const;  // one routed expert: mlp_projections x expert_width() x moe_intermediate
+  // The latent MoE's two projections of one MoE layer (hidden x latent each); 0 without a latent.
+  double latent_proj_params() const { return moe_latent > 0 ? 2.0 * double(hidden) * double(moe_latent) : 0; }
+  // The full-attention layers' head width and KV heads (Gemma 4's global layers), and whether they differ.
+  int64_t full_layer_head_dim() const { return full_head_dim > 0 ? full_head_dim : head_dim; }
+  int full_layer_kv_heads() const { return full_kv_heads > 0 ? full_kv_heads : kv_heads; }
+  bool full_layer_shape_differs() const { return full_head_dim > 0 || full_kv_heads > 0 || full_k_eq_v; }
   int linear_layers() const;               // layers whose mixer is linear attention (GDN or Mamba-2)
   int mixer_layers(MixerKind kind) const;  // layers of one mixer kind
   // Layers with attention and so paged KV: every layer but the linear ones and those without a mixer.
@@ -166,7 +187,8 @@ struct ParamCounts {
   double dense_mlp = 0;       // dense layers' MLPs
   double routed_experts = 0;  // all routed experts of all MoE layers
   double routed_active = 0;   // experts_per_token of them per MoE layer (what one token touches)
-  double shared_experts = 0;
+  double shared_experts = 0;  // shared experts, and a latent MoE's fc1 / fc2 latent projections (latent_proj)
+  double latent_proj = 0;     // of which the latent projections (held whole on every GPU: not TP-split)
   double router = 0;
   double norms = 0;  // per-layer RMSNorm weights and the final norm
   double embed = 0;
@@ -202,7 +224,8 @@ void override_weight_format(ModelConfig& cfg, std::string_view format);
 
 // The preset names, in a fixed order: glm-5.3, glm-5.3-tiny, deepseek-v3.2, deepseek-v3, llama-3.1-8b,
 // llama-3.1-70b, gpt-oss-120b, gpt-oss-20b, qwen3.5-397b-a17b, kimi-k2.5, minimax-m2.5, llama-4-scout,
-// nemotron-3-nano-30b-a3b, gemma-3-27b, and the real engine's tiny ones gpt-oss-tiny, qwen3.5-tiny,
+// nemotron-3-nano-30b-a3b, nemotron-3-super-120b-a12b, nemotron-3-super-120b-a12b-fp8, gemma-3-27b,
+// gemma-4-31b, gemma-4-26b-a4b, and the real engine's tiny ones gpt-oss-tiny, qwen3.5-tiny,
 // llama-tiny.
 const std::vector<std::string>& model_preset_names();
 
@@ -225,8 +248,8 @@ struct CheckpointFiles {
 // text_config (Kimi-K2.5, Qwen3.5, gemma3 / gemma4, llama4), with its weight formats (quantization_config,
 // or hf_quant_config.json beside it). Python's Infinity / NaN literals are read. Throws InputError naming the
 // file and the field on missing, mistyped or out-of-range fields, an unknown quant_method or format, a window
-// longer than the context, or a mechanism tokenline does not model (Gemma 4's global_head_dim, Nemotron 3
-// Super's moe_latent_size, kimi_linear, falcon_h1). docs/layers.md lists each family's rules.
+// longer than the context, or a mechanism tokenline does not model (Gemma 4's num_kv_shared_layers and
+// per-layer inputs, kimi_linear, falcon_h1). docs/layers.md lists each family's rules.
 ModelConfig parse_hf_model(const CheckpointFiles& files);
 
 // A config.json read as far as tokenline describes it. unsupported: the one-line refusal of a family whose

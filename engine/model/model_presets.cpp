@@ -186,6 +186,16 @@ ModelConfig from_config(const char* name, const std::string& config) {
   return c;
 }
 
+// The same with a ModelOpt hf_quant_config.json's text beside the config (quant_path names it in messages).
+ModelConfig from_checkpoint(const char* name, const std::string& config, const std::string& quant) {
+  ModelConfig c = parse_hf_model({.config_path = name,
+                                  .config = config,
+                                  .quant_path = std::string(name) + "/hf_quant_config.json",
+                                  .quant = quant});
+  c.name = name;
+  return c;
+}
+
 // Kimi-K2.5 (moonshotai/Kimi-K2.5, Modified MIT; the copy in tests/engine/model/data/hf/kimi-k2.5): the
 // kimi_k25 wrapper's text_config (DeepSeek-V3's MLA and MoE: 61 layers, the first dense, 384 experts top-8
 // plus one shared) with its compressed-tensors INT4 (group 32, symmetric) routed experts and BF16 elsewhere
@@ -241,8 +251,7 @@ ModelConfig llama_4_scout() {
 // NVIDIA-Nemotron-3-Nano-30B-A3B (nvidia/NVIDIA-Nemotron-3-Nano-30B-A3B-BF16, NVIDIA Open Model License;
 // tests/engine/model/data/hf/nemotron-3-nano-30b-a3b): 52 blocks, each a Mamba-2 mixer (23), GQA attention
 // (6) or an MoE (23: 128 squared-ReLU experts top-6 plus a shared expert twice their width), BF16. The
-// Nemotron 3 preset: Nemotron-3-Super's config asks for a latent MoE (moe_latent_size), which tokenline
-// refuses (docs/layers.md).
+// smaller Nemotron 3 preset beside Nemotron 3 Super's (below).
 ModelConfig nemotron_3_nano() {
   return from_config("nemotron-3-nano-30b-a3b",
                      R"({"architectures": ["NemotronHForCausalLM"], "model_type": "nemotron_h",
@@ -254,6 +263,69 @@ ModelConfig nemotron_3_nano() {
     "num_attention_heads": 32, "num_experts_per_tok": 6, "num_hidden_layers": 52, "num_key_value_heads": 2,
     "sliding_window": null, "ssm_state_size": 128, "tie_word_embeddings": false,
     "time_step_limit": [0.0, Infinity], "vocab_size": 131072})");
+}
+
+// NVIDIA-Nemotron-3-Super-120B-A12B (nvidia/NVIDIA-Nemotron-3-Super-120B-A12B-FP8 config.json, NVIDIA Open
+// Model License; tests/engine/model/data/hf/nemotron-3-super-120b-a12b-fp8): 88 blocks, 40 Mamba-2 + 8
+// attention + 40 latent MoE (512 squared-ReLU experts of 2688 in a 1024-wide latent, top 22, a shared
+// expert of 5376 at hidden 4096), one MTP layer (attention + MoE). The BF16 preset is that config without
+// its hf_quant_config.json (the BF16 checkpoint, nvidia/NVIDIA-Nemotron-3-Super-120B-A12B-BF16, holds the
+// same architecture); the -fp8 one reads it with the file's FP8 per-tensor format (ModelOpt, no module
+// excluded in the file: every Linear FP8, embeddings, norms and router BF16).
+const char* const kNemotron3SuperConfig =
+    R"({"architectures": ["NemotronHForCausalLM"], "model_type": "nemotron_h",
+    "chunk_size": 128, "conv_kernel": 4, "head_dim": 128, "hidden_size": 4096,
+    "hybrid_override_pattern": "MEMEMEM*EMEMEMEM*EMEMEMEM*EMEMEMEMEM*EMEMEMEMEM*EMEMEMEMEM*EMEMEMEMEM*EMEMEMEM*EMEMEMEME",
+    "intermediate_size": 2688, "mamba_head_dim": 64, "mamba_num_heads": 128, "mamba_ssm_cache_dtype": "float32",
+    "max_position_embeddings": 262144, "mlp_hidden_act": "relu2", "moe_intermediate_size": 2688,
+    "moe_latent_size": 1024, "moe_shared_expert_intermediate_size": 5376, "mtp_hybrid_override_pattern": "*E",
+    "n_group": 1, "n_groups": 8, "n_routed_experts": 512, "n_shared_experts": 1, "num_attention_heads": 32,
+    "num_experts_per_tok": 22, "num_hidden_layers": 88, "num_key_value_heads": 2, "num_nextn_predict_layers": 1,
+    "sliding_window": null, "ssm_state_size": 128, "tie_word_embeddings": false,
+    "time_step_limit": [0.0, Infinity], "topk_group": 1, "vocab_size": 131072})";
+
+ModelConfig nemotron_3_super() {
+  return from_config("nemotron-3-super-120b-a12b", kNemotron3SuperConfig);
+}
+
+ModelConfig nemotron_3_super_fp8() {
+  return from_checkpoint("nemotron-3-super-120b-a12b-fp8", kNemotron3SuperConfig,
+                         R"({"quantization": {"quant_algo": "FP8", "kv_cache_quant_algo": "FP8"}})");
+}
+
+// Gemma 4 (Apache-2.0), BF16, the gemma4 wrapper's text_config; the vision tower left out.
+// gemma-4-31b: google/gemma-4-31B-it's text model (the text_config of nvidia/Gemma-4-31B-IT-NVFP4's
+// config.json, tests/engine/model/data/hf/gemma-4-31b-nvfp4, without its quantization_config): 60 layers,
+// every sixth full attention (head width 512, 4 KV heads whose keys double as values) and the others
+// sliding over 1024 tokens (head width 256, 16 KV heads), 32 query heads, a GeGLU MLP of 21504.
+ModelConfig gemma_4_31b() {
+  return from_config("gemma-4-31b",
+                     R"({"architectures": ["Gemma4ForConditionalGeneration"], "model_type": "gemma4",
+    "text_config": {"attention_k_eq_v": true, "enable_moe_block": false, "global_head_dim": 512, "head_dim": 256,
+      "hidden_activation": "gelu_pytorch_tanh", "hidden_size": 5376, "hidden_size_per_layer_input": 0,
+      "intermediate_size": 21504, "max_position_embeddings": 262144, "model_type": "gemma4_text",
+      "num_attention_heads": 32, "num_global_key_value_heads": 4, "num_hidden_layers": 60,
+      "num_key_value_heads": 16, "num_kv_shared_layers": 0, "sliding_window": 1024,
+      "tie_word_embeddings": true, "use_bidirectional_attention": "vision", "use_double_wide_mlp": false,
+      "vocab_size": 262144},
+    "tie_word_embeddings": true, "dtype": "bfloat16", "vision_config": {"model_type": "gemma4_vision"}})");
+}
+
+// gemma-4-26b-a4b: google/gemma-4-26B-A4B (tests/engine/model/data/hf/gemma-4-26b-a4b): 30 layers, every
+// sixth full (512 wide, 2 KV heads, keys as values), the others sliding over 1024 tokens (256 wide, 8 KV
+// heads); in each layer a GeGLU MLP of 2112 beside 128 GeGLU experts of 704, top 8.
+ModelConfig gemma_4_26b_a4b() {
+  return from_config("gemma-4-26b-a4b",
+                     R"({"architectures": ["Gemma4ForConditionalGeneration"], "model_type": "gemma4",
+    "text_config": {"attention_k_eq_v": true, "enable_moe_block": true, "global_head_dim": 512, "head_dim": 256,
+      "hidden_activation": "gelu_pytorch_tanh", "hidden_size": 2816, "hidden_size_per_layer_input": 0,
+      "intermediate_size": 2112, "max_position_embeddings": 262144, "model_type": "gemma4_text",
+      "moe_intermediate_size": 704, "num_attention_heads": 16, "num_experts": 128,
+      "num_global_key_value_heads": 2, "num_hidden_layers": 30, "num_key_value_heads": 8,
+      "num_kv_shared_layers": 0, "sliding_window": 1024, "tie_word_embeddings": true,
+      "top_k_experts": 8, "use_bidirectional_attention": "vision", "use_double_wide_mlp": false,
+      "vocab_size": 262144},
+    "tie_word_embeddings": true, "dtype": "bfloat16", "vision_config": {"model_type": "gemma4_vision"}})");
 }
 
 // Gemma 3 27B (google/gemma-3-27b-it, Gemma Terms of Use; tests/engine/model/data/hf/gemma-3-27b-it): the
@@ -350,7 +422,11 @@ const std::vector<std::string>& model_preset_names() {
                                                  "minimax-m2.5",
                                                  "llama-4-scout",
                                                  "nemotron-3-nano-30b-a3b",
+                                                 "nemotron-3-super-120b-a12b",
+                                                 "nemotron-3-super-120b-a12b-fp8",
                                                  "gemma-3-27b",
+                                                 "gemma-4-31b",
+                                                 "gemma-4-26b-a4b",
                                                  "gpt-oss-tiny",
                                                  "qwen3.5-tiny",
                                                  "llama-tiny"};
@@ -371,7 +447,11 @@ ModelConfig model_preset(std::string_view name) {
   if (name == "minimax-m2.5") return minimax_m2_5();
   if (name == "llama-4-scout") return llama_4_scout();
   if (name == "nemotron-3-nano-30b-a3b") return nemotron_3_nano();
+  if (name == "nemotron-3-super-120b-a12b") return nemotron_3_super();
+  if (name == "nemotron-3-super-120b-a12b-fp8") return nemotron_3_super_fp8();
   if (name == "gemma-3-27b") return gemma_3_27b();
+  if (name == "gemma-4-31b") return gemma_4_31b();
+  if (name == "gemma-4-26b-a4b") return gemma_4_26b_a4b();
   if (name == "gpt-oss-tiny") return gpt_oss_tiny();
   if (name == "qwen3.5-tiny") return qwen3_5_tiny();
   if (name == "llama-tiny") return llama_tiny();

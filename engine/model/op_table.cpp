@@ -53,6 +53,8 @@ std::string_view op_name(Op op) {
       return "dense_allreduce";
     case Op::kRouter:
       return "router";
+    case Op::kLatentProj:
+      return "latent_proj";
     case Op::kDispatch:
       return "dispatch";
     case Op::kExpertGemm:

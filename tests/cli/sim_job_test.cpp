@@ -376,5 +376,28 @@ TEST_CASE("metrics.json's configuration block reproduces the run byte for byte",
   }
 }
 
+TEST_CASE("issue 44: Nemotron 3 Super and Gemma 4 presets simulate a small workload, roofline and profile",
+          "[sim_job][families]") {
+  TestDir dir("sim_new_families");
+  const std::string workload = "synthetic:n=12,rate=4,input=uniform:256:1024,output=uniform:16:64";
+  // Layouts as their model cards size them: Super BF16 on 8 GPUs, FP8 on 4; Gemma 4 on one H200.
+  for (const char* model_layout :
+       {"nemotron-3-super-120b-a12b --parallel tp8 --gpus 8",
+        "nemotron-3-super-120b-a12b-fp8 --parallel tp4 --gpus 4", "gemma-4-31b --parallel tp1 --gpus 1",
+        "gemma-4-26b-a4b --parallel tp1 --gpus 1"}) {
+    for (const char* source : {"--roofline", "--engine vllm"}) {
+      INFO(model_layout << " " << source);
+      const std::string out = dir.file("o");
+      const auto r = run_tokenline("sim --workload '" + workload + "' --model " + model_layout + " " +
+                                       source + " --seed 3 --out '" + out + "'",
+                                   dir);
+      REQUIRE(r.exit_code == 0);
+      const auto m = read_json(out + "/metrics.json");
+      CHECK(m["requests"]["completed"] == 12);
+      CHECK(m["latency_ms"]["tpot"]["p50"].get<double>() > 0);
+    }
+  }
+}
+
 }  // namespace
 }  // namespace tokenline
