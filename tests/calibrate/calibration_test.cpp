@@ -351,7 +351,8 @@ TEST_CASE("calibrate --loho prices the points by the nearest other GPU's profile
   CHECK(none.err.find("--loho") != std::string::npos);
 }
 
-TEST_CASE("issue 44: one row of each model of the B200 vLLM fit set runs on b200-vllm", "[calibration][vllm]") {
+TEST_CASE("issue 44: one row of each model of the B200 vLLM fit set runs on b200-vllm",
+          "[calibration][vllm]") {
   // calibrate/points/e2e-b200-vllm.csv (the rows vLLM's CPU terms are fitted on): the first row of each
   // model_path, with its own flags and client, through calibrate as the fit runs them; none may fail.
   TestDir dir("calibrate-b200-vllm");
@@ -375,10 +376,11 @@ TEST_CASE("issue 44: one row of each model of the B200 vLLM fit set runs on b200
   }
   out.close();
   REQUIRE(models.size() == 6);
-  const Run r = calibrate("--points '" + dir.file("points.csv") + "' --models-dir '" + (points / "models").string() +
-                              "' --hardware b200 --engine vllm --no-fit --min-requests 8 --jobs 2 --out '" +
-                              dir.file("out") + "'",
-                          dir);
+  const Run r =
+      calibrate("--points '" + dir.file("points.csv") + "' --models-dir '" + (points / "models").string() +
+                    "' --hardware b200 --engine vllm --no-fit --min-requests 8 --jobs 2 --out '" +
+                    dir.file("out") + "'",
+                dir);
   INFO(r.err);
   REQUIRE(r.exit_code == 0);
   const nlohmann::json j = nlohmann::json::parse(read_all(dir.file("out/calibration.json")));

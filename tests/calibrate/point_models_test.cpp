@@ -276,7 +276,9 @@ TEST_CASE("issue 44: the B200 vLLM fit set parses and carries its deployments' f
     CHECK(p.agg.tp == p.agg.moe_tp * p.agg.moe_ep);
     CHECK(has(p, "overlap_schedule=1"));  // async scheduling: every release here ran it
     // one row per (model, precision, lengths, layout, concurrency)
-    CHECK(seen.insert({p.model_path, p.precision, p.isl, p.osl, p.agg.tp, p.agg.moe_tp, p.agg.moe_ep, p.concurrency}).second);
+    CHECK(seen.insert({p.model_path, p.precision, p.isl, p.osl, p.agg.tp, p.agg.moe_tp, p.agg.moe_ep,
+                       p.concurrency})
+              .second);
     if (p.model_path == "meta-llama/Llama-3.1-70B") {
       CHECK(has(p, "512"));  // 70b_fp8_b200_docker.sh: --max-num-seqs 512, not the concurrency
       CHECK(p.warmup_per_client == 0);

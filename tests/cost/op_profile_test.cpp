@@ -370,7 +370,8 @@ TEST_CASE("Issue 43: TensorRT-LLM's CPU terms are fitted once and carried to eve
   CHECK(h200->param(TimingParam::kFirstTokenLatencyS) > 0);  // fitted, no longer the 0 of "not fitted"
 }
 
-TEST_CASE("Issue 43: vLLM's CPU terms are fitted once and carried to every vllm profile", "[op_profile][vllm]") {
+TEST_CASE("Issue 43: vLLM's CPU terms are fitted once and carried to every vllm profile",
+          "[op_profile][vllm]") {
   // The engine's scheduler loop and serving path, not the GPU: one value per engine, fitted on the B200 vLLM
   // rows (calibrate/points/e2e-b200-vllm.csv, docs/validation.md "vLLM's CPU terms"), the same in each GPU's
   // profile. A profile whose value drifts from the others fails here.
