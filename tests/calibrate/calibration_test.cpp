@@ -4,6 +4,7 @@
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <set>
 #include <string>
 
 #include "tests/traces/test_dir.h"
@@ -348,4 +349,46 @@ TEST_CASE("calibrate --loho prices the points by the nearest other GPU's profile
   const Run none = calibrate(base + "--loho --out '" + dir.file("none") + "'", dir);
   CHECK(none.exit_code == 2);
   CHECK(none.err.find("--loho") != std::string::npos);
+}
+
+TEST_CASE("issue 44: one row of each model of the B200 vLLM fit set runs on b200-vllm",
+          "[calibration][vllm]") {
+  // calibrate/points/e2e-b200-vllm.csv (the rows vLLM's CPU terms are fitted on): the first row of each
+  // model_path, with its own flags and client, through calibrate as the fit runs them; none may fail.
+  TestDir dir("calibrate-b200-vllm");
+  const fs::path points = fs::path(TOKENLINE_SOURCE_DIR) / "calibrate/points";
+  std::ifstream in((points / "e2e-b200-vllm.csv").string());
+  std::string header, line;
+  REQUIRE(std::getline(in, header));
+  const size_t model_column = [&] {
+    size_t column = 0;
+    for (size_t at = 0; at < header.find("model_path"); ++at) column += header[at] == ',';
+    return column;
+  }();
+  std::set<std::string> models;
+  std::ofstream out(dir.file("points.csv"));
+  out << header << "\n";
+  while (std::getline(in, line)) {
+    size_t from = 0;
+    for (size_t c = 0; c < model_column; ++c) from = line.find(',', from) + 1;
+    const std::string model = line.substr(from, line.find(',', from) - from);
+    if (models.insert(model).second) out << line << "\n";
+  }
+  out.close();
+  REQUIRE(models.size() == 6);
+  const Run r =
+      calibrate("--points '" + dir.file("points.csv") + "' --models-dir '" + (points / "models").string() +
+                    "' --hardware b200 --engine vllm --no-fit --min-requests 8 --jobs 2 --out '" +
+                    dir.file("out") + "'",
+                dir);
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  const nlohmann::json j = nlohmann::json::parse(read_all(dir.file("out/calibration.json")));
+  REQUIRE(j["before"].size() == 6);
+  for (const nlohmann::json& g : j["before"]) {
+    INFO(g.dump());
+    CHECK(g["failed"] == 0);
+    CHECK(g["points"] == 1);
+    CHECK(g["tpot_mape"].get<double>() < 1);  // priced, not a stray: within 2x of the measured TPOT
+  }
 }

@@ -3,7 +3,9 @@
 #include <algorithm>
 #include <catch2/catch.hpp>
 #include <filesystem>
+#include <map>
 #include <set>
+#include <tuple>
 
 #include "calibrate/sim_point.h"
 #include "common/input_error.h"
@@ -82,12 +84,15 @@ TEST_CASE("Models of one shape share an architecture, whatever their names", "[p
 TEST_CASE("The calibration sets' model configs in the repository load", "[point_models]") {
   const fs::path dir = fs::path(TOKENLINE_SOURCE_DIR) / "calibrate" / "points" / "models";
   // Not FP8-block checkpoints: Qwen3-32B's BF16 config (its H100 TensorRT-LLM rows say gemm_quant_mode fp8,
-  // and calibrate writes the FP8 copy: point_models.cpp write_fp8_copy) and gpt-oss-120b's MXFP4 experts.
-  const std::set<std::string> other_formats = {"Qwen--Qwen3-32B_config.json",
-                                               "openai--gpt-oss-120b_config.json"};
+  // and calibrate writes the FP8 copy: point_models.cpp write_fp8_copy), gpt-oss-120b's MXFP4 experts,
+  // Kimi-K2.5's INT4 experts and the NVFP4 checkpoints of the B200 vLLM rows.
+  const std::set<std::string> other_formats = {
+      "Qwen--Qwen3-32B_config.json", "openai--gpt-oss-120b_config.json", "moonshotai--Kimi-K2.5_config.json",
+      "nvidia--Kimi-K2.5-NVFP4_config.json", "nvidia--MiniMax-M2.5-NVFP4_config.json"};
   int loaded = 0;
   for (const auto& e : fs::directory_iterator(dir)) {
     CAPTURE(e.path().string());
+    if (e.path().filename().string().ends_with("_hf_quant_config.json")) continue;  // read beside its config
     const ModelConfig m = load_hf_config(e.path().string());
     CHECK(m.layers > 0);
     if (m.hf_model_type != "llama" && !other_formats.count(e.path().filename().string())) {
@@ -96,7 +101,7 @@ TEST_CASE("The calibration sets' model configs in the repository load", "[point_
     }
     ++loaded;
   }
-  CHECK(loaded == 8);
+  CHECK(loaded == 12);
 }
 
 TEST_CASE("the points in the repository parse and every model they name loads", "[point_models]") {
@@ -248,6 +253,61 @@ TEST_CASE("issue 44: the vLLM held-out rows carry their deployments' flags", "[p
   }
   CHECK(marlin == 51);
   CHECK(no_warmup == 9);
+}
+
+// Issues 43 and 44: the B200 vLLM rows that may be fitted (calibrate/points/SOURCE.md, "e2e-b200-vllm.csv";
+// scripts/b200-vllm-points): every row parses, every model it names loads in the format its checkpoint
+// stores, and the flags are the scripts' at each row's date.
+TEST_CASE("issue 44: the B200 vLLM fit set parses and carries its deployments' flags", "[point_models]") {
+  TestDir dir("point-models-b200-vllm");
+  const std::string points = std::string(TOKENLINE_SOURCE_DIR) + "/calibrate/points";
+  const std::string path = points + "/e2e-b200-vllm.csv";
+  const std::vector<E2ePoint> rows = read_e2e_points(path);
+  auto has = [](const E2ePoint& p, const std::string& word) {
+    return std::find(p.sim_args.begin(), p.sim_args.end(), word) != p.sim_args.end();
+  };
+  std::map<std::string, int> per_model;
+  std::set<std::tuple<std::string, std::string, int64_t, int64_t, int, int, int, int>> seen;
+  for (const E2ePoint& p : rows) {
+    CAPTURE(p.line, p.model_path);
+    ++per_model[p.model_path];
+    CHECK(p.mode == E2eMode::kAggregated);
+    CHECK(p.agg.attention_dp == 1);  // attention-DP rows are left out
+    CHECK(p.agg.tp == p.agg.moe_tp * p.agg.moe_ep);
+    CHECK(has(p, "overlap_schedule=1"));  // async scheduling: every release here ran it
+    // one row per (model, precision, lengths, layout, concurrency)
+    CHECK(seen.insert({p.model_path, p.precision, p.isl, p.osl, p.agg.tp, p.agg.moe_tp, p.agg.moe_ep,
+                       p.concurrency})
+              .second);
+    if (p.model_path == "meta-llama/Llama-3.1-70B") {
+      CHECK(has(p, "512"));  // 70b_fp8_b200_docker.sh: --max-num-seqs 512, not the concurrency
+      CHECK(p.warmup_per_client == 0);
+    }
+    if (p.model_path == "MiniMaxAI/MiniMax-M2.5" && p.backend_version == "0.17.0") {
+      CHECK(p.agg.moe_ep == p.agg.tp);  // `-ge 1`: expert parallel whatever the sweep said
+      CHECK(has(p, "0.95"));
+    }
+    if (p.model_path == "nvidia/Kimi-K2.5-NVFP4") CHECK(p.agg.moe_ep == 1);  // no --enable-expert-parallel
+  }
+  CHECK(per_model["meta-llama/Llama-3.1-70B"] == 60);
+  CHECK(per_model["openai/gpt-oss-120b"] == 66);
+  CHECK(per_model["moonshotai/Kimi-K2.5"] == 15);
+  CHECK(per_model["nvidia/Kimi-K2.5-NVFP4"] == 17);
+  CHECK(per_model["MiniMaxAI/MiniMax-M2.5"] == 56);
+  CHECK(per_model["nvidia/MiniMax-M2.5-NVFP4"] == 41);
+  CHECK(rows.size() == 255);
+  const PointModels models(rows, path, points + "/models", dir.path().string());
+  std::map<std::string, WeightFormatKind> expert_format;
+  for (const E2ePoint& p : rows) {
+    if (expert_format.count(p.model_path)) continue;
+    const ModelConfig m = load_hf_config(models.config_for(p));
+    expert_format[p.model_path] = m.weights.quantized.kind;
+  }
+  CHECK(expert_format["openai/gpt-oss-120b"] == WeightFormatKind::kMxfp4);
+  CHECK(expert_format["moonshotai/Kimi-K2.5"] == WeightFormatKind::kInt4);
+  CHECK(expert_format["nvidia/Kimi-K2.5-NVFP4"] == WeightFormatKind::kNvfp4);
+  CHECK(expert_format["nvidia/MiniMax-M2.5-NVFP4"] == WeightFormatKind::kNvfp4);
+  CHECK(expert_format["MiniMaxAI/MiniMax-M2.5"] == WeightFormatKind::kFp8Block);
 }
 
 }  // namespace tokenline

@@ -370,4 +370,22 @@ TEST_CASE("Issue 43: TensorRT-LLM's CPU terms are fitted once and carried to eve
   CHECK(h200->param(TimingParam::kFirstTokenLatencyS) > 0);  // fitted, no longer the 0 of "not fitted"
 }
 
+TEST_CASE("Issue 43: vLLM's CPU terms are fitted once and carried to every vllm profile",
+          "[op_profile][vllm]") {
+  // The engine's scheduler loop and serving path, not the GPU: one value per engine, fitted on the B200 vLLM
+  // rows (calibrate/points/e2e-b200-vllm.csv, docs/validation.md "vLLM's CPU terms"), the same in each GPU's
+  // profile. A profile whose value drifts from the others fails here.
+  const auto b200 = load_op_profile("b200-vllm");
+  for (const char* other : {"h200-vllm", "h100-vllm"}) {
+    const auto p = load_op_profile(other);
+    for (TimingParam cpu :
+         {TimingParam::kStepCpuOverheadS, TimingParam::kStepCpuPerRequestS, TimingParam::kFirstTokenLatencyS,
+          TimingParam::kRequestLatencyS, TimingParam::kOverlapSchedule}) {
+      INFO(other << " " << timing_param_name(cpu));
+      CHECK(p->param(cpu) == b200->param(cpu));
+    }
+  }
+  CHECK(b200->param(TimingParam::kFirstTokenLatencyS) > 0);  // fitted, no longer the 0 of "not fitted"
+}
+
 }  // namespace tokenline
