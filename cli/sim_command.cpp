@@ -103,6 +103,13 @@ void add_scheduler_options(CLI::App& cmd, SimJob& job) {
   cmd.add_option("--kv-replicated", job.kv_replicated,
                  "MLA latent KV on every TP rank (real engines): on | off (the seed shards it over TP); "
                  "default: the profile engine's, else off");
+  cmd.add_option("--batch-wait", job.batch_wait,
+                 "TensorRT-LLM batch waiting (attention TP): ITERS,RATIO = batch_wait_timeout_iters, "
+                 "batch_wait_max_tokens_ratio, or off; default: the profile engine's (off)");
+  cmd.add_option(
+      "--attention-dp-balance", job.attention_dp_balance,
+      "TensorRT-LLM attention_dp_config enable_balance: TIMEOUT_ITERS,BATCHING_WAIT_ITERS, or off; "
+      "default: the profile engine's (off)");
   cmd.add_option("--mem-fraction", job.mem_fraction,
                  "share of HBM for weights + KV (default: the hardware JSON's usable fraction)");
   cmd.add_option("--policy", job.policy, "scheduling policy: fcfs | lpm | priority")->capture_default_str();
