@@ -52,14 +52,14 @@ constexpr int64_t kSeedChunkTokens = 32768;  // the seed's 1M prefill: 32 chunks
 // (a rank's decode batch, and its prefill chunk under DP attention), 32 KiB per curve.
 constexpr int64_t kRememberedTokens = 4096;
 
-// "A,B" -> true and its two numbers; "off" -> false; anything else throws naming the flag (exit 2).
+// "A:B" -> true and its two numbers; "off" -> false; anything else throws naming the flag (exit 2).
 bool parse_pair(const std::string& v, const char* option, const char* expected, double& a, double& b) {
   if (v == "off") return false;
-  const size_t comma = v.find(',');
+  const size_t colon = v.find(':');
   char* end = nullptr;
-  if (comma != std::string::npos) {
-    const std::string first = v.substr(0, comma);
-    const std::string second = v.substr(comma + 1);
+  if (colon != std::string::npos) {
+    const std::string first = v.substr(0, colon);
+    const std::string second = v.substr(colon + 1);
     a = std::strtod(first.c_str(), &end);
     const bool first_ok = !first.empty() && *end == '\0';
     b = std::strtod(second.c_str(), &end);
@@ -79,7 +79,7 @@ void apply_context_hold_flags(const SimJob& job, EngineBehavior& b) {
   double y = 0;
   if (!job.batch_wait.empty()) {
     constexpr const char* kExpected =
-        "ITERS,RATIO (batch_wait_timeout_iters >= 0 whole, batch_wait_max_tokens_ratio in [0, 1]) or off";
+        "ITERS:RATIO (batch_wait_timeout_iters >= 0 whole, batch_wait_max_tokens_ratio in [0, 1]) or off";
     if (parse_pair(job.batch_wait, "--batch-wait", kExpected, x, y)) {
       b.batch_wait_timeout_iters = whole_iters(x, "--batch-wait", kExpected, job.batch_wait);
       if (!(y >= 0 && y <= 1)) throw InputError("--batch-wait", kExpected, "'" + job.batch_wait + "'");
@@ -90,7 +90,7 @@ void apply_context_hold_flags(const SimJob& job, EngineBehavior& b) {
     }
   }
   if (!job.attention_dp_balance.empty()) {
-    constexpr const char* kExpected = "TIMEOUT_ITERS,BATCHING_WAIT_ITERS (whole numbers >= 0) or off";
+    constexpr const char* kExpected = "TIMEOUT_ITERS:BATCHING_WAIT_ITERS (whole numbers >= 0) or off";
     b.attention_dp_balance = parse_pair(job.attention_dp_balance, "--attention-dp-balance", kExpected, x, y);
     if (b.attention_dp_balance) {
       b.attention_dp_timeout_iters =
@@ -533,9 +533,10 @@ KvConfig size_kv(const SimJob& job, const CostModel& cm, const EngineBehavior& e
 InstanceConfig instance_config(const SimJob& job, const ModelConfig& model, const CostModel& cm) {
   InstanceConfig c;
   c.dp_ranks = cm.parallel.dp_attention;
-  c.assignment = parse_placement_option(job.dp_assign, "--dp-assign");
   c.scheduler.policy = parse_policy(job.policy);
   const EngineBehavior engine = engine_behavior(job, cm.options.profile.get());
+  c.assignment =
+      job.dp_assign.empty() ? engine.dp_assign : parse_placement_option(job.dp_assign, "--dp-assign");
   c.scheduler.max_batch_tokens = job.max_prefill_tokens > 0
                                      ? std::min(cm.options.max_chunk_tokens, job.max_prefill_tokens)
                                      : cm.options.max_chunk_tokens;

@@ -177,11 +177,15 @@ EngineBehavior trtllm_behavior() {
                         // at start (docs "KV Cache System"); the split rule was not read.
                         .window_pool = WindowPoolRule::kSharedPool,
                         .moe_comm = MoeComm::kGatherOrAllReduce,
-                        .batch_wait_timeout_iters = 0,            // batch_wait_timeout_iters
-                        .batch_wait_max_tokens_ratio = 0,         // batch_wait_max_tokens_ratio
-                        .attention_dp_balance = false,            // attention_dp_config None
-                        .attention_dp_timeout_iters = 50,         // AttentionDpConfig.timeout_iters
-                        .attention_dp_batching_wait_iters = 10};  // AttentionDpConfig.batching_wait_iters
+                        .batch_wait_timeout_iters = 0,           // batch_wait_timeout_iters
+                        .batch_wait_max_tokens_ratio = 0,        // batch_wait_max_tokens_ratio
+                        .attention_dp_balance = false,           // attention_dp_config None
+                        .attention_dp_timeout_iters = 50,        // AttentionDpConfig.timeout_iters
+                        .attention_dp_batching_wait_iters = 10,  // AttentionDpConfig.batching_wait_iters
+                        // executor_request_queue.py _balance_requests_across_ranks (1.x): new requests go
+                        // to the rank with the fewest active tokens among those below the expected count
+                        // (a heap on num_active_tokens): tokenline's least-load (queued + running tokens)
+                        .dp_assign = PlacementPolicy::kLeastLoad};
 }
 
 EngineBehavior seed_behavior() {

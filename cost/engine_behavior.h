@@ -11,6 +11,7 @@
 #include <utility>
 #include <vector>
 
+#include "engine/core/placement.h"
 #include "engine/model/kv_layout.h"
 #include "topologies/hardware.h"
 
@@ -167,6 +168,9 @@ struct EngineBehavior {
   bool attention_dp_balance = false;
   int32_t attention_dp_timeout_iters = 50;
   int32_t attention_dp_batching_wait_iters = 10;
+  // Which attention-DP rank an arriving request joins (the sim's --dp-assign overrides it). SGLang:
+  // load_balance_method default round_robin (server_args.py); TensorRT-LLM: engine_behavior.cpp.
+  PlacementPolicy dp_assign = PlacementPolicy::kRoundRobin;
 };
 
 // SGLang 0.5.x on H200, every field as documented above.

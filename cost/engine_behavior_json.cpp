@@ -2,6 +2,7 @@
 #include "cost/engine_behavior_json.h"
 
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <set>
 
 #include "common/input_error.h"
@@ -163,6 +164,11 @@ void read_scheduling(Reader& r, EngineBehavior& b, const std::string& where) {
   b.batch_wait_max_tokens_ratio =
       r.number("batch_wait_max_tokens_ratio", b.batch_wait_max_tokens_ratio, 0, 1, false);
   b.attention_dp_balance = r.boolean("attention_dp_balance", b.attention_dp_balance);
+  if (const std::string* a = r.text("dp_assign")) {
+    const std::optional<PlacementPolicy> p = parse_placement(*a);
+    if (!p) throw InputError(r.at("dp_assign"), placement_choices(), "'" + *a + "'");
+    b.dp_assign = *p;
+  }
   b.attention_dp_timeout_iters =
       int32_t(r.integer("attention_dp_timeout_iters", b.attention_dp_timeout_iters, 0, 1 << 20, false));
   b.attention_dp_batching_wait_iters = int32_t(

@@ -100,8 +100,10 @@ TEST_CASE("sim --engine with --hardware prices with <hardware>-<engine> and says
 
 TEST_CASE("Bad engine-behaviour flags exit 2 naming the option", "[sim_job][engine]") {
   TestDir dir("sim_engine_flags_bad");
-  for (const char* bad : {"--reservation eager", "--mixed-steps maybe", "--kv-replicated yes",
-                          "--mem-fraction 1.5", "--plan-ahead maybe"}) {
+  for (const char* bad :
+       {"--reservation eager", "--mixed-steps maybe", "--kv-replicated yes", "--mem-fraction 1.5",
+        "--plan-ahead maybe", "--batch-wait 1.5:0.3", "--batch-wait 20:1.2", "--batch-wait 20",
+        "--attention-dp-balance 60", "--attention-dp-balance -1:0"}) {
     INFO(bad);
     const auto r = run_tokenline(
         std::string("sim --parallel tp8 --model deepseek-v3 ") + bad + " --out '" + dir.file("o") + "'", dir);
@@ -214,6 +216,26 @@ TEST_CASE("the h200-sglang profile stores a DSA model's KV in BF16 and --kv-layo
   const double bf16_token = 1152.0 * 78 + 132 * 21, fp8_token = 656.0 * 78 + 132 * 21;
   const double ratio = fp8["kv_pages"]["capacity"].get<double>() / bf16["kv_pages"]["capacity"].get<double>();
   CHECK(ratio == Approx(bf16_token / fp8_token).epsilon(0.01));
+}
+
+}  // namespace tokenline
+
+namespace tokenline {
+
+// Issue 43: TensorRT-LLM's attention-DP balancing (attention_dp_config enable_balance, timeout_iters 60, as
+// the published DeepSeek-R1 runs launched it): a prompt that reaches one rank waits until every rank has one
+// or 60 steps pass, so first tokens come later, and the run's configuration says so.
+TEST_CASE("sim --attention-dp-balance holds prompts until every DP rank has one",
+          "[sim_job][engine][trtllm]") {
+  TestDir dir("sim_adp_balance");
+  const std::string base =
+      "sim --model deepseek-v3 --parallel dp8-ep8 --hardware h200 --engine trtllm --concurrency 16 "
+      "--workload 'synthetic:n=48,seed=2,input=fixed:256,output=uniform:16:64' ";
+  const auto [off, on] = metrics_without_and_with(dir, base, "off", "--attention-dp-balance 60:0", "on");
+  CHECK(on["requests"]["completed"] == 48);
+  CHECK(on["latency_ms"]["ttft"]["mean"].get<double>() > off["latency_ms"]["ttft"]["mean"].get<double>());
+  CHECK(on["configuration"]["engine"]["attention_dp_balance"]["timeout_iters"] == 60);
+  CHECK_FALSE(off["configuration"]["engine"].contains("attention_dp_balance"));
 }
 
 }  // namespace tokenline

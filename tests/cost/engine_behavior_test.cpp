@@ -136,6 +136,11 @@ TEST_CASE("TensorRT-LLM's engine block keeps its documented defaults", "[engine_
   CHECK(t.attention_dp_batching_wait_iters == 10);
   CHECK_FALSE(sglang_behavior().attention_dp_balance);
   CHECK(vllm_behavior().batch_wait_timeout_iters == 0);
+  // Attention-DP request assignment: TensorRT-LLM's heap on active tokens (executor_request_queue.py
+  // _balance_requests_across_ranks) as least-load; SGLang's load_balance_method round_robin.
+  CHECK(t.dp_assign == PlacementPolicy::kLeastLoad);
+  CHECK(sglang_behavior().dp_assign == PlacementPolicy::kRoundRobin);
+  CHECK(vllm_behavior().dp_assign == PlacementPolicy::kRoundRobin);
 }
 
 TEST_CASE("real engines see the driver's device memory, the seed the datasheet's", "[engine_behavior]") {
