@@ -42,9 +42,9 @@ void add_deployment_options(CLI::App& cmd, SimJob& job) {
                  "--router kv-aware: 0 picks the lowest cost; > 0 a softmax draw (Dynamo's default 0)")
       ->capture_default_str();
   cmd.add_option(
-         "--dp-assign", job.dp_assign,
-         "across attention-DP ranks: round-robin | least-load | prefix-aware | room (SGLang's PD prefill)")
-      ->capture_default_str();
+      "--dp-assign", job.dp_assign,
+      "across attention-DP ranks: round-robin | least-load | prefix-aware | room (SGLang's PD prefill); "
+      "default: the profile engine's (TensorRT-LLM least-load), else round-robin");
   cmd.add_option("--kv-layout", job.kv_layout,
                  "fp8_ds_mla | fp8_e4m3 | nvfp4_ds_mla | bf16 (default: the model's)");
   cmd.add_flag("--ideal", job.ideal, "the seed's ideal rates (no efficiency factors, no kernel launches)");
@@ -103,6 +103,13 @@ void add_scheduler_options(CLI::App& cmd, SimJob& job) {
   cmd.add_option("--kv-replicated", job.kv_replicated,
                  "MLA latent KV on every TP rank (real engines): on | off (the seed shards it over TP); "
                  "default: the profile engine's, else off");
+  cmd.add_option("--batch-wait", job.batch_wait,
+                 "TensorRT-LLM batch waiting (attention TP): ITERS:RATIO = batch_wait_timeout_iters, "
+                 "batch_wait_max_tokens_ratio, or off; default: the profile engine's (off)");
+  cmd.add_option(
+      "--attention-dp-balance", job.attention_dp_balance,
+      "TensorRT-LLM attention_dp_config enable_balance: TIMEOUT_ITERS:BATCHING_WAIT_ITERS, or off; "
+      "default: the profile engine's (off)");
   cmd.add_option("--mem-fraction", job.mem_fraction,
                  "share of HBM for weights + KV (default: the hardware JSON's usable fraction)");
   cmd.add_option("--policy", job.policy, "scheduling policy: fcfs | lpm | priority")->capture_default_str();

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <exception>
 #include <functional>
 #include <nlohmann/json.hpp>
@@ -51,6 +52,55 @@ constexpr int64_t kSeedChunkTokens = 32768;  // the seed's 1M prefill: 32 chunks
 // (a rank's decode batch, and its prefill chunk under DP attention), 32 KiB per curve.
 constexpr int64_t kRememberedTokens = 4096;
 
+// "A:B" -> true and its two numbers; "off" -> false; anything else throws naming the flag (exit 2).
+bool parse_pair(const std::string& v, const char* option, const char* expected, double& a, double& b) {
+  if (v == "off") return false;
+  const size_t colon = v.find(':');
+  char* end = nullptr;
+  if (colon != std::string::npos) {
+    const std::string first = v.substr(0, colon);
+    const std::string second = v.substr(colon + 1);
+    a = std::strtod(first.c_str(), &end);
+    const bool first_ok = !first.empty() && *end == '\0';
+    b = std::strtod(second.c_str(), &end);
+    if (first_ok && !second.empty() && *end == '\0' && std::isfinite(a) && std::isfinite(b)) return true;
+  }
+  throw InputError(option, expected, "'" + v + "'");
+}
+
+int32_t whole_iters(double x, const char* option, const char* expected, const std::string& v) {
+  if (!(x >= 0 && x <= (1 << 20)) || x != std::floor(x)) throw InputError(option, expected, "'" + v + "'");
+  return int32_t(x);
+}
+
+// TensorRT-LLM's batch waiting and attention-DP balancing flags over the engine's fields.
+void apply_context_hold_flags(const SimJob& job, EngineBehavior& b) {
+  double x = 0;
+  double y = 0;
+  if (!job.batch_wait.empty()) {
+    constexpr const char* kExpected =
+        "ITERS:RATIO (batch_wait_timeout_iters >= 0 whole, batch_wait_max_tokens_ratio in [0, 1]) or off";
+    if (parse_pair(job.batch_wait, "--batch-wait", kExpected, x, y)) {
+      b.batch_wait_timeout_iters = whole_iters(x, "--batch-wait", kExpected, job.batch_wait);
+      if (!(y >= 0 && y <= 1)) throw InputError("--batch-wait", kExpected, "'" + job.batch_wait + "'");
+      b.batch_wait_max_tokens_ratio = y;
+    } else {
+      b.batch_wait_timeout_iters = 0;
+      b.batch_wait_max_tokens_ratio = 0;
+    }
+  }
+  if (!job.attention_dp_balance.empty()) {
+    constexpr const char* kExpected = "TIMEOUT_ITERS:BATCHING_WAIT_ITERS (whole numbers >= 0) or off";
+    b.attention_dp_balance = parse_pair(job.attention_dp_balance, "--attention-dp-balance", kExpected, x, y);
+    if (b.attention_dp_balance) {
+      b.attention_dp_timeout_iters =
+          whole_iters(x, "--attention-dp-balance", kExpected, job.attention_dp_balance);
+      b.attention_dp_batching_wait_iters =
+          whole_iters(y, "--attention-dp-balance", kExpected, job.attention_dp_balance);
+    }
+  }
+}
+
 // The engine the job simulates: its profile's engine block (--profile), else the seed's (whole-request
 // reservation, mixed steps, KV sharded over TP, the hardware's usable fraction), with each flag that was
 // given overriding its field.
@@ -73,6 +123,7 @@ EngineBehavior engine_behavior(const SimJob& job, const OpProfile* profile) {
                                                                         : KvPlacement::kShardedOverTp;
   }
   if (job.mem_fraction != 0) b.mem_fraction_static = job.mem_fraction;  // in (0, 1]: check_numbers
+  apply_context_hold_flags(job, b);
   return b;
 }
 
@@ -487,9 +538,10 @@ KvConfig size_kv(const SimJob& job, const CostModel& cm, const EngineBehavior& e
 InstanceConfig instance_config(const SimJob& job, const ModelConfig& model, const CostModel& cm) {
   InstanceConfig c;
   c.dp_ranks = cm.parallel.dp_attention;
-  c.assignment = parse_placement_option(job.dp_assign, "--dp-assign");
   c.scheduler.policy = parse_policy(job.policy);
   const EngineBehavior engine = engine_behavior(job, cm.options.profile.get());
+  c.assignment =
+      job.dp_assign.empty() ? engine.dp_assign : parse_placement_option(job.dp_assign, "--dp-assign");
   c.scheduler.max_batch_tokens = job.max_prefill_tokens > 0
                                      ? std::min(cm.options.max_chunk_tokens, job.max_prefill_tokens)
                                      : cm.options.max_chunk_tokens;
@@ -503,6 +555,13 @@ InstanceConfig instance_config(const SimJob& job, const ModelConfig& model, cons
       engine.max_running_requests > 0
           ? engine.max_running_requests
           : derived_max_running_requests(c.kv.total_pages * c.kv.page_tokens, model.max_context_tokens);
+  c.context_hold = ContextHoldConfig{.batch_wait_timeout_iters = engine.batch_wait_timeout_iters,
+                                     .batch_wait_max_tokens_ratio = engine.batch_wait_max_tokens_ratio,
+                                     .max_num_tokens = c.scheduler.max_batch_tokens,
+                                     .adp_balance = engine.attention_dp_balance,
+                                     .adp_timeout_iters = engine.attention_dp_timeout_iters,
+                                     .adp_batching_wait_iters = engine.attention_dp_batching_wait_iters,
+                                     .max_batch_size = c.scheduler.max_running_requests};
   return c;
 }
 
@@ -672,6 +731,12 @@ std::string configuration_json(const SimJob& job, const SimConfig& c, const Depl
                  {"plan_ahead", engine.plan_ahead},
                  {"kv_placement", std::string(to_string(engine.kv_placement))},
                  {"mem_fraction", engine.mem_fraction_static}};
+  if (engine.batch_wait_timeout_iters > 0 || engine.batch_wait_max_tokens_ratio > 0)
+    j["engine"]["batch_wait"] = {{"timeout_iters", engine.batch_wait_timeout_iters},
+                                 {"max_tokens_ratio", engine.batch_wait_max_tokens_ratio}};
+  if (engine.attention_dp_balance)
+    j["engine"]["attention_dp_balance"] = {{"timeout_iters", engine.attention_dp_timeout_iters},
+                                           {"batching_wait_iters", engine.attention_dp_batching_wait_iters}};
   Json instances = Json::array();
   for (const SimConfig::InstanceSpec& i : c.instances) {
     const InstanceConfig& ic = i.config;

@@ -24,9 +24,9 @@ struct SimJob {
   int32_t gpus = 0;                    // GPUs of every instance together; 0: 8 per instance, or the cluster's
   int32_t instances = 1;               // with one layout: how many instances of it
   std::string router = "round-robin";  // across instances
-  std::string dp_assign = "round-robin";  // across attention-DP ranks inside an instance
-  double kv_overlap_score_weight = 1.0;   // --router kv-aware: Dynamo's --kv-overlap-score-weight default
-  double router_temperature = 0.0;        // --router kv-aware: Dynamo's --router-temperature default
+  std::string dp_assign;  // across attention-DP ranks inside an instance; "": the engine's (round-robin)
+  double kv_overlap_score_weight = 1.0;  // --router kv-aware: Dynamo's --kv-overlap-score-weight default
+  double router_temperature = 0.0;       // --router kv-aware: Dynamo's --router-temperature default
   int64_t chunk_tokens = 0;  // per-step token budget = prefill chunk; 0: the engine's (seed: 32768)
   // caps a step's tokens below the chunk (SGLang --max-prefill-tokens); 0: none
   int64_t max_prefill_tokens = 0;
@@ -41,6 +41,11 @@ struct SimJob {
   std::string plan_ahead;     // on | off: step n+1 planned when step n starts (SGLang's overlap loop)
   std::string kv_replicated;  // on: MLA latent KV on every TP rank, GQA split by KV heads; off: the seed
   double mem_fraction = 0;    // share of HBM for weights + KV; 0: the hardware JSON's
+  // TensorRT-LLM's context holds (engine/core/context_hold.h); "" keeps the engine's. --batch-wait
+  // "ITERS:RATIO" (batch_wait_timeout_iters, batch_wait_max_tokens_ratio) or "off"; --attention-dp-balance
+  // "TIMEOUT_ITERS:BATCHING_WAIT_ITERS" (attention_dp_config enable_balance true) or "off".
+  std::string batch_wait;
+  std::string attention_dp_balance;
   std::string policy = "fcfs";
   int32_t max_running = 0;  // per rank; 0: the engine's (seed: 1024, SGLang: derived from its KV pool)
   // With --pd, the prefill instances' own mem_fraction / max_running (SGLang PD workers set them per

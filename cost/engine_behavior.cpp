@@ -149,9 +149,11 @@ EngineBehavior vllm_behavior() {
 //                            it to its bucket instead)
 //  overlap scheduler on      disable_overlap_scheduler default False (the profile's overlap_schedule timing)
 //  batching wait off         batch_wait_timeout_iters 0, batch_wait_max_tokens_ratio 0, batch_wait_timeout_ms
-//  0:
-//                            "If 0, disables timeout-iters-based batching delays"
-//  attention DP balance off  attention_dp_config default None (no load balancing among DP ranks)
+//                            0: "If 0, disables timeout-iters-based batching delays" (py_executor.py
+//                            enable_batch_waiting = either > 0); modelled in engine/core/context_hold.h
+//  attention DP balance off  attention_dp_config default None (no load balancing among DP ranks); set, its
+//                            AttentionDpConfig defaults are enable_balance False, timeout_iters 50,
+//                            batching_wait_iters 10 (py_executor.py _balance_adp_requests; context_hold.h)
 //  MTP off                   speculative_config default None (no draft tokens)
 //  MoE communication         allgather / all-reduce, no all-to-all on an 8-GPU HGX node (MoeComm
 //                            kGatherOrAllReduce: _torch/modules/fused_moe/fused_moe_cutlass.py
@@ -174,7 +176,16 @@ EngineBehavior trtllm_behavior() {
                         // Assumed: TensorRT-LLM gives each attention window its own pool, split statically
                         // at start (docs "KV Cache System"); the split rule was not read.
                         .window_pool = WindowPoolRule::kSharedPool,
-                        .moe_comm = MoeComm::kGatherOrAllReduce};
+                        .moe_comm = MoeComm::kGatherOrAllReduce,
+                        .batch_wait_timeout_iters = 0,           // batch_wait_timeout_iters
+                        .batch_wait_max_tokens_ratio = 0,        // batch_wait_max_tokens_ratio
+                        .attention_dp_balance = false,           // attention_dp_config None
+                        .attention_dp_timeout_iters = 50,        // AttentionDpConfig.timeout_iters
+                        .attention_dp_batching_wait_iters = 10,  // AttentionDpConfig.batching_wait_iters
+                        // executor_request_queue.py _balance_requests_across_ranks (1.x): new requests go
+                        // to the rank with the fewest active tokens among those below the expected count
+                        // (a heap on num_active_tokens): tokenline's least-load (queued + running tokens)
+                        .dp_assign = PlacementPolicy::kLeastLoad};
 }
 
 EngineBehavior seed_behavior() {

@@ -11,6 +11,7 @@
 #include <utility>
 #include <vector>
 
+#include "engine/core/placement.h"
 #include "engine/model/kv_layout.h"
 #include "topologies/hardware.h"
 
@@ -157,6 +158,19 @@ struct EngineBehavior {
   WindowPoolRule window_pool = WindowPoolRule::kRatio;  // SGLang's two pools
   double swa_full_tokens_ratio = 0.8;                   // server_args.py default (SGLang 0.5.x)
   MoeComm moe_comm = MoeComm::kAllToAll;  // SGLang: DeepEP / all-to-all dispatch and combine under EP
+  // TensorRT-LLM's context holds (engine/core/context_hold.h has the rule and its source); off for SGLang
+  // and vLLM. Batch waiting, attention TP only: llm_args.py batch_wait_timeout_iters /
+  // batch_wait_max_tokens_ratio (default 0 / 0: off).
+  int32_t batch_wait_timeout_iters = 0;
+  double batch_wait_max_tokens_ratio = 0;
+  // Attention-DP balancing, enable_attention_dp only: llm_args.py AttentionDpConfig (attention_dp_config
+  // default None: off; its fields' defaults enable_balance False, timeout_iters 50, batching_wait_iters 10).
+  bool attention_dp_balance = false;
+  int32_t attention_dp_timeout_iters = 50;
+  int32_t attention_dp_batching_wait_iters = 10;
+  // Which attention-DP rank an arriving request joins (the sim's --dp-assign overrides it). SGLang:
+  // load_balance_method default round_robin (server_args.py); TensorRT-LLM: engine_behavior.cpp.
+  PlacementPolicy dp_assign = PlacementPolicy::kRoundRobin;
 };
 
 // SGLang 0.5.x on H200, every field as documented above.

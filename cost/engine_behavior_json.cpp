@@ -2,6 +2,7 @@
 #include "cost/engine_behavior_json.h"
 
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <set>
 
 #include "common/input_error.h"
@@ -158,6 +159,20 @@ void read_scheduling(Reader& r, EngineBehavior& b, const std::string& where) {
   b.plan_ahead = r.boolean("plan_ahead", b.plan_ahead);
   if (const std::string* a = r.text("admission")) b.admission = parse_admission(*a, r.at("admission"));
   if (const std::string* c = r.text("moe_comm")) b.moe_comm = parse_moe_comm(*c, r.at("moe_comm"));
+  b.batch_wait_timeout_iters =
+      int32_t(r.integer("batch_wait_timeout_iters", b.batch_wait_timeout_iters, 0, 1 << 20, false));
+  b.batch_wait_max_tokens_ratio =
+      r.number("batch_wait_max_tokens_ratio", b.batch_wait_max_tokens_ratio, 0, 1, false);
+  b.attention_dp_balance = r.boolean("attention_dp_balance", b.attention_dp_balance);
+  if (const std::string* a = r.text("dp_assign")) {
+    const std::optional<PlacementPolicy> p = parse_placement(*a);
+    if (!p) throw InputError(r.at("dp_assign"), placement_choices(), "'" + *a + "'");
+    b.dp_assign = *p;
+  }
+  b.attention_dp_timeout_iters =
+      int32_t(r.integer("attention_dp_timeout_iters", b.attention_dp_timeout_iters, 0, 1 << 20, false));
+  b.attention_dp_batching_wait_iters = int32_t(
+      r.integer("attention_dp_batching_wait_iters", b.attention_dp_batching_wait_iters, 0, 1 << 20, false));
   if (const json* o = r.object("new_token_ratio")) {
     Reader x(*o, where + ": new_token_ratio");
     TokenRatio& t = b.ratio;

@@ -75,6 +75,27 @@ void Instance::plan(StepPlan& out, double arrived_before_s) const {
   out.batches.ranks.resize(n);
   out.ranks.resize(n);
   for (size_t r = 0; r < n; ++r) ranks_[r].plan(out.batches.ranks[r], out.ranks[r], arrived_before_s);
+  out.context_held = false;
+  out.hold_next = hold_state_;
+  if (!config_.context_hold.any()) return;
+  std::vector<RankSchedule> scheduled(n);
+  for (size_t r = 0; r < n; ++r) {
+    for (const BatchEntry& e : out.batches.ranks[r].entries) {
+      if (e.phase == Phase::kPrefill) {
+        ++scheduled[r].context_requests;
+        scheduled[r].scheduled_tokens += e.context_tokens + e.new_tokens;  // get_tokens(0): the prompt so far
+      } else {
+        ++scheduled[r].generation_requests;
+        scheduled[r].scheduled_tokens += e.new_tokens;  // 1 + draft tokens
+      }
+    }
+  }
+  const ContextHoldDecision d = decide_context_hold(config_.context_hold, scheduled, hold_state_);
+  out.hold_next = d.next;
+  out.context_held = d.hold;
+  if (!d.hold) return;
+  for (size_t r = 0; r < n; ++r)
+    ranks_[r].plan(out.batches.ranks[r], out.ranks[r], arrived_before_s, /*hold_context=*/true);
 }
 
 StepPlan Instance::plan() const {
@@ -103,6 +124,7 @@ void Instance::commit(const StepPlan& plan, const StepOutcome& outcome, double n
     tokens += plan.batches.ranks[r].total_tokens();
   }
   last_batch_tokens_ = tokens;
+  hold_state_ = plan.hold_next;
   ++step_index_;
 }
 

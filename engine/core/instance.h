@@ -13,6 +13,7 @@
 #include <string_view>
 #include <vector>
 
+#include "engine/core/context_hold.h"
 #include "engine/core/executor.h"
 #include "engine/core/kv_manager.h"
 #include "engine/core/placement.h"
@@ -29,6 +30,9 @@ struct InstanceConfig {
   // SGLang's event_loop_overlap: step n+1 is planned when step n is launched, so a request that arrives
   // while step n runs is first seen by step n+2's plan (run_instance_loop applies it).
   bool plan_ahead = false;
+  // TensorRT-LLM's batch waiting / attention-DP balancing: context requests held out of a step (off unless
+  // the engine sets them; engine/core/context_hold.h).
+  ContextHoldConfig context_hold;
 };
 
 struct AddResult {
@@ -42,7 +46,9 @@ struct AddResult {
 struct StepPlan {
   StepBatches batches;
   std::vector<RankDecision> ranks;
-  bool empty() const;  // no rank computes anything (a commit still applies preemptions)
+  bool context_held = false;   // the context hold kept this step's prefill work out (every rank)
+  ContextHoldState hold_next;  // the hold's counters once this step commits
+  bool empty() const;          // no rank computes anything (a commit still applies preemptions)
 };
 
 struct InstanceCounters {
@@ -112,6 +118,7 @@ class Instance {
   std::vector<int64_t> loads_;   // scratch: each rank's load for placement_
   std::vector<int64_t> cached_;  // scratch: each rank's cached prefix of the arriving prompt
   int64_t rejected_by_reason_[kRejectReasonCount] = {};
+  ContextHoldState hold_state_;  // changed only by commit
   int64_t step_index_ = 0;
   int64_t last_batch_tokens_ = 0;
 };

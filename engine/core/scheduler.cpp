@@ -402,9 +402,14 @@ int32_t Scheduler::solo_candidate(const Batch& batch, const RankDecision& decisi
   return -1;
 }
 
-void Scheduler::plan(Batch& batch, RankDecision& decision, double arrived_before_s) const {
+void Scheduler::plan(Batch& batch, RankDecision& decision, double arrived_before_s, bool hold_context) const {
   PassFilter pass;
   pass.arrived_before_s = arrived_before_s;
+  if (hold_context) {
+    pass.prefill = false;
+    plan_pass(batch, decision, pass);
+    return;
+  }
   if (config_.mixed_batches) {
     plan_pass(batch, decision, pass);
   } else {

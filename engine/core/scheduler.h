@@ -118,8 +118,11 @@ class Scheduler {
   RejectReason validate(const RequestSpec& spec, bool kv_ready) const;
   // arrived_before_s: waiting requests that reached the rank at or after it are not seen yet (an overlap
   // scheduler planned this step while the previous one ran; InstanceConfig::plan_ahead).
+  // hold_context: plan no prefill work this step (no prefill chunk, no fresh admission), only decodes -
+  // TensorRT-LLM's context holds (engine/core/context_hold.h).
   void plan(Batch& batch, RankDecision& decision,
-            double arrived_before_s = std::numeric_limits<double>::infinity()) const;
+            double arrived_before_s = std::numeric_limits<double>::infinity(),
+            bool hold_context = false) const;
   // The first half of commit, for a world that needs page addresses before executing (the real engine):
   // applies the plan's preemptions and admissions and allocates the step's pages, so that
   // kv().page_table(slot) covers every token the step writes. REQUIRES as for commit; once per step.

@@ -100,8 +100,10 @@ TEST_CASE("sim --engine with --hardware prices with <hardware>-<engine> and says
 
 TEST_CASE("Bad engine-behaviour flags exit 2 naming the option", "[sim_job][engine]") {
   TestDir dir("sim_engine_flags_bad");
-  for (const char* bad : {"--reservation eager", "--mixed-steps maybe", "--kv-replicated yes",
-                          "--mem-fraction 1.5", "--plan-ahead maybe"}) {
+  for (const char* bad :
+       {"--reservation eager", "--mixed-steps maybe", "--kv-replicated yes", "--mem-fraction 1.5",
+        "--plan-ahead maybe", "--batch-wait 1.5:0.3", "--batch-wait 20:1.2", "--batch-wait 20",
+        "--attention-dp-balance 60", "--attention-dp-balance -1:0"}) {
     INFO(bad);
     const auto r = run_tokenline(
         std::string("sim --parallel tp8 --model deepseek-v3 ") + bad + " --out '" + dir.file("o") + "'", dir);
@@ -240,6 +242,22 @@ TEST_CASE("sim: a window model's prefill chunk holds its window pages through th
   const int64_t window_pages_alone = 4 * ((128 + 15) / 16 + 1);  // W = 128, 16-token pages, 4 requests
   CHECK(m["kv_window_pages"]["peak_used_pages"].get<int64_t>() > window_pages_alone);
   CHECK(m["kv_window_pages"]["capacity_pages"].get<int64_t>() >= 4 * (1024 / 16));
+}
+
+// Issue 43: TensorRT-LLM's attention-DP balancing (attention_dp_config enable_balance, timeout_iters 60, as
+// the published DeepSeek-R1 runs launched it): a prompt that reaches one rank waits until every rank has one
+// or 60 steps pass, so first tokens come later, and the run's configuration says so.
+TEST_CASE("sim --attention-dp-balance holds prompts until every DP rank has one",
+          "[sim_job][engine][trtllm]") {
+  TestDir dir("sim_adp_balance");
+  const std::string base =
+      "sim --model deepseek-v3 --parallel dp8-ep8 --hardware h200 --engine trtllm --concurrency 16 "
+      "--workload 'synthetic:n=48,seed=2,input=fixed:256,output=uniform:16:64' ";
+  const auto [off, on] = metrics_without_and_with(dir, base, "off", "--attention-dp-balance 60:0", "on");
+  CHECK(on["requests"]["completed"] == 48);
+  CHECK(on["latency_ms"]["ttft"]["mean"].get<double>() > off["latency_ms"]["ttft"]["mean"].get<double>());
+  CHECK(on["configuration"]["engine"]["attention_dp_balance"]["timeout_iters"] == 60);
+  CHECK_FALSE(off["configuration"]["engine"].contains("attention_dp_balance"));
 }
 
 }  // namespace tokenline

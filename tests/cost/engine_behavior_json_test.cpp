@@ -152,3 +152,35 @@ TEST_CASE("kv_cache_dtype's auto_by_gpu names what auto is per GPU, only beside 
                   InputError);
   CHECK_THROWS_AS(parse(R"({"kv_cache_dtype": {"value": "auto", "auto_by_gpu": ["h200"]}})"), InputError);
 }
+
+TEST_CASE("Issue 43: TensorRT-LLM's batch waiting and attention-DP balancing in the engine block",
+          "[engine_behavior][json][trtllm]") {
+  const EngineBehavior b = parse(R"({"name": "trtllm",
+    "batch_wait_timeout_iters": {"value": 40, "source": "s"}, "batch_wait_max_tokens_ratio": 0.8,
+    "attention_dp_balance": true, "attention_dp_timeout_iters": 60, "attention_dp_batching_wait_iters": 0,
+    "dp_assign": "room"})");
+  CHECK(b.dp_assign == PlacementPolicy::kRoom);
+  CHECK(b.batch_wait_timeout_iters == 40);
+  CHECK(b.batch_wait_max_tokens_ratio == 0.8);
+  CHECK(b.attention_dp_balance);
+  CHECK(b.attention_dp_timeout_iters == 60);
+  CHECK(b.attention_dp_batching_wait_iters == 0);
+  CHECK_THROWS_WITH(parse(R"({"batch_wait_max_tokens_ratio": 1.5})"),
+                    Catch::Contains("engine: batch_wait_max_tokens_ratio") && Catch::Contains("1.5"));
+  CHECK_THROWS_WITH(parse(R"({"dp_assign": "random"})"),
+                    Catch::Contains("engine: dp_assign") && Catch::Contains("'random'"));
+  CHECK_THROWS_WITH(parse(R"({"attention_dp_timeout_iters": -1})"),
+                    Catch::Contains("engine: attention_dp_timeout_iters") && Catch::Contains("-1"));
+  // The shipped trtllm profiles state TensorRT-LLM's defaults: both off.
+  for (const char* name : {"h200-trtllm", "b200-trtllm", "h100-trtllm"}) {
+    INFO(name);
+    const std::shared_ptr<OpProfile> p = load_op_profile(name);
+    const EngineBehavior d = trtllm_behavior();
+    CHECK(p->engine.batch_wait_timeout_iters == d.batch_wait_timeout_iters);
+    CHECK(p->engine.batch_wait_max_tokens_ratio == d.batch_wait_max_tokens_ratio);
+    CHECK(p->engine.attention_dp_balance == d.attention_dp_balance);
+    CHECK(p->engine.attention_dp_timeout_iters == d.attention_dp_timeout_iters);
+    CHECK(p->engine.attention_dp_batching_wait_iters == d.attention_dp_batching_wait_iters);
+    CHECK(p->engine.dp_assign == PlacementPolicy::kLeastLoad);
+  }
+}

@@ -126,6 +126,21 @@ TEST_CASE("TensorRT-LLM's engine block keeps its documented defaults", "[engine_
   CHECK(parse_moe_comm("allgather", "x") == MoeComm::kGatherOrAllReduce);
   CHECK(parse_moe_comm(to_string(MoeComm::kAllToAll), "x") == MoeComm::kAllToAll);
   CHECK_THROWS_WITH(parse_moe_comm("deepep", "engine: moe_comm"), Catch::Contains("alltoall | allgather"));
+  // Issue 43: the context holds (engine/core/context_hold.h), off by default. llm_args.py
+  // batch_wait_timeout_iters 0 and batch_wait_max_tokens_ratio 0; attention_dp_config None, whose
+  // AttentionDpConfig defaults are timeout_iters 50 and batching_wait_iters 10.
+  CHECK(t.batch_wait_timeout_iters == 0);
+  CHECK(t.batch_wait_max_tokens_ratio == 0);
+  CHECK_FALSE(t.attention_dp_balance);
+  CHECK(t.attention_dp_timeout_iters == 50);
+  CHECK(t.attention_dp_batching_wait_iters == 10);
+  CHECK_FALSE(sglang_behavior().attention_dp_balance);
+  CHECK(vllm_behavior().batch_wait_timeout_iters == 0);
+  // Attention-DP request assignment: TensorRT-LLM's heap on active tokens (executor_request_queue.py
+  // _balance_requests_across_ranks) as least-load; SGLang's load_balance_method round_robin.
+  CHECK(t.dp_assign == PlacementPolicy::kLeastLoad);
+  CHECK(sglang_behavior().dp_assign == PlacementPolicy::kRoundRobin);
+  CHECK(vllm_behavior().dp_assign == PlacementPolicy::kRoundRobin);
 }
 
 TEST_CASE("real engines see the driver's device memory, the seed the datasheet's", "[engine_behavior]") {
