@@ -367,22 +367,24 @@ TEST_CASE(
     return rows[0];
   };
   const std::string pd = "--parallel tp8,tp8 --pd 1P1D";
-  const auto plain = run("plain", pd, "");
+  // Both terms 0 unless set (the profile's own values are overridden).
+  const std::string none = ",pd_first_token_latency_s=0,pd_handoff_per_token_s=0";
+  const auto plain = run("plain", pd, none);
   // pd_first_token_latency_s: the first token 0.25 s later, nothing else (the same arrival, hand-off and
   // finish: no step moved).
-  const auto late = run("late", pd, ",pd_first_token_latency_s=0.25");
+  const auto late = run("late", pd, ",pd_first_token_latency_s=0.25,pd_handoff_per_token_s=0");
   CHECK(std::stod(late[kColFirstToken]) == Approx(std::stod(plain[kColFirstToken]) + 0.25).margin(1e-9));
   CHECK(late[1] == plain[1]);
   CHECK(late[3] == plain[3]);
   CHECK(late[kColTransferS] == plain[kColTransferS]);
   // pd_handoff_per_token_s: the hand-off holds its sender 256 x 100 us = 25.6 ms longer, and the first
   // token (streamed with the first decode step after the KV arrives) comes at least that much later.
-  const auto posted = run("posted", pd, ",pd_handoff_per_token_s=1e-4");
+  const auto posted = run("posted", pd, ",pd_first_token_latency_s=0,pd_handoff_per_token_s=1e-4");
   CHECK(std::stod(posted[kColTransferS]) == Approx(std::stod(plain[kColTransferS]) + 0.0256).margin(1e-9));
   CHECK(std::stod(posted[kColFirstToken]) >= std::stod(plain[kColFirstToken]) + 0.0256 - 1e-9);
   // An aggregated run does not read them: its requests and latencies are byte for byte those without
   // (metrics.json also records the command's --profile-set, so its latency block is compared).
-  run("agg", "--parallel tp8", "");
+  run("agg", "--parallel tp8", none);
   run("agg_terms", "--parallel tp8", ",pd_first_token_latency_s=0.25,pd_handoff_per_token_s=1e-4");
   CHECK(read_all(dir.file("agg/requests.csv")) == read_all(dir.file("agg_terms/requests.csv")));
   CHECK(read_json(dir.file("agg/metrics.json"))["latency_ms"].dump() ==
