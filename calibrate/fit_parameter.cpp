@@ -52,6 +52,20 @@ const std::vector<FitParameter>& fit_parameters() {
        "detokenization, the stream's first chunk) that no step contains; it adds to TTFT only, so "
        "it does not take requests out of the engine's batch as request_latency_s does; bounds: 0 to 500 ms",
        0.0},
+      {"pd_first_token_latency_s", FitTarget::kProfileSet, "timing", "pd_first_token_latency_s", 0.0, 0.5,
+       false,
+       "disaggregated runs only: what a disaggregated request's first token costs beyond an aggregated one's "
+       "path, its prefill, its KV on the link and its first decode step - Dynamo's front end and request "
+       "plane, SGLang's PD bootstrap and the decode worker's transfer polling; it adds to TTFT only; bounds: "
+       "0 to 500 ms",
+       0.0},
+      {"pd_handoff_per_token_s", FitTarget::kProfileSet, "timing", "pd_handoff_per_token_s", 0.0, 100e-6,
+       false,
+       "disaggregated runs only: the time a hand-off holds its prefill rank's KV sender per prompt token "
+       "before the KV leaves (NIXL transfer descriptors posted one per token and layer with page size 1, "
+       "one request after another); bounds: 0 to 100 us per token (1.6 us per descriptor of a 61-layer "
+       "model, 0.8 s for an 8,192-token prompt)",
+       0.0},
       {"step_floor_per_layer_s", FitTarget::kProfileSet, "timing", "step_floor_per_layer_s", 0.0, 400e-6,
        false,
        "the shortest a step's GPU time runs per decoder layer: a decode step at a few requests is a chain of "

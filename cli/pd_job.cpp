@@ -101,6 +101,12 @@ PdConfig parse_pd(const std::string& spec, const std::string& link, const std::s
   return pd;
 }
 
+void apply_pd_path_costs(SimConfig& config, PdConfig& pd, const OpProfile* profile) {
+  if (profile == nullptr) return;
+  config.feed.first_token_latency_s += profile->param(TimingParam::kPdFirstTokenLatencyS);
+  pd.handoff_per_token_s = profile->param(TimingParam::kPdHandoffPerTokenS);
+}
+
 void apply_pd_roles(SimConfig& config, const PdConfig& pd) {
   const InstanceConfig& first_decode = config.instances[static_cast<size_t>(pd.prefill_instances)].config;
   for (int32_t i = 0; i < config.instance_count(); ++i) {

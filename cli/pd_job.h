@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <string>
 
+#include "cost/op_profile.h"
 #include "cost/step_noise.h"
 #include "engine/core/arrival_source.h"
 #include "sim/driver/pd_config.h"
@@ -19,6 +20,10 @@ PdConfig parse_pd(const std::string& spec, const std::string& link, const std::s
 // REQUIRES: config.instances.size() == prefill + decode. Throws InputError when the decode instances
 // differ in ranks or pages per rank.
 void apply_pd_roles(SimConfig& config, const PdConfig& pd);
+// The profile's disaggregated-path terms (nullptr: none): pd_first_token_latency_s on top of the
+// first-token latency every request gets, pd_handoff_per_token_s on the senders. Only PD runs call it, so an
+// aggregated run's outputs do not depend on them.
+void apply_pd_path_costs(SimConfig& config, PdConfig& pd, const OpProfile* profile);
 // Reads the workload once: throws InputError (--pd) when no request of it fits an empty decode rank.
 void check_pd_capacity(const SimConfig& config, const PdConfig& pd, ArrivalSource& workload);
 

@@ -903,6 +903,7 @@ int run_sim_job(const SimJob& given) {
   if (!job.skip_bad_lines) prevalidate_workload(workload);  // malformed input stops the run before it starts
   if (pd.enabled()) {
     apply_pd_roles(config, pd);
+    apply_pd_path_costs(config, pd, deployment.cost_models.front().options.profile.get());
     check_pd_capacity(config, pd, *open_arrivals(workload));
   }
   config.output.configuration_json = configuration_json(job, config, deployment, workload, resolved);

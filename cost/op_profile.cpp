@@ -243,6 +243,8 @@ TimingRange timing_range(TimingParam p) {
     case TimingParam::kStepFloorPerLayerS:
     case TimingParam::kSpeedProbeS:
     case TimingParam::kFirstTokenLatencyS:
+    case TimingParam::kPdFirstTokenLatencyS:
+    case TimingParam::kPdHandoffPerTokenS:
       return {0, kMaxTimingTermS, false};
     case TimingParam::kCount:
       break;
@@ -475,6 +477,10 @@ std::string_view timing_param_name(TimingParam p) {
       return "first_token_latency_s";
     case TimingParam::kMoeW4a16Marlin:
       return "moe_w4a16_marlin";
+    case TimingParam::kPdFirstTokenLatencyS:
+      return "pd_first_token_latency_s";
+    case TimingParam::kPdHandoffPerTokenS:
+      return "pd_handoff_per_token_s";
     case TimingParam::kCount:
       break;
   }
@@ -511,6 +517,10 @@ double timing_param_default(TimingParam p) {
       return 0;  // unmeasured: the first token reaches the client at its step until calibrate fits it
     case TimingParam::kMoeW4a16Marlin:
       return 0;  // the format's own kernel (vLLM's default MXFP4 backend on the GPU)
+    case TimingParam::kPdFirstTokenLatencyS:
+      return 0;  // unmeasured: a disaggregated first token costs what an aggregated one does beyond its steps
+    case TimingParam::kPdHandoffPerTokenS:
+      return 0;  // unmeasured: the KV leaves as soon as its sender and the link are free
     case TimingParam::kCount:
       break;
   }

@@ -74,6 +74,11 @@ enum class TimingParam : uint8_t {
                          // decoding meanwhile (the serving path's first response) (s)
   kMoeW4a16Marlin,  // 1: MXFP4 routed experts run Marlin's W4A16 fused MoE (vLLM VLLM_MXFP4_USE_MARLIN=1),
                     // priced from the int4_wo (Marlin) moe rows instead of the w4a16_mxfp4 ones
+  // Disaggregated runs only (--pd; docs/pd-moe-mtp.md "The disaggregated path's own costs"):
+  kPdFirstTokenLatencyS,  // a disaggregated request's first token reaches the client this much later again
+                          // (front end, request plane, bootstrap, transfer polling of Dynamo + SGLang PD) (s)
+  kPdHandoffPerTokenS,    // time a hand-off occupies its prefill rank's KV sender per prompt token before the
+                          // KV leaves (transfer descriptors posted per token and layer, page size 1) (s)
   kCount,
 };
 inline constexpr int kTimingParams = static_cast<int>(TimingParam::kCount);

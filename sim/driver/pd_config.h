@@ -26,6 +26,10 @@ struct PdConfig {
   int32_t decode_instances = 1;
   PdLink link = PdLink::kIb400;
   PdTransferMode mode = PdTransferMode::kWholeRequest;
+  // The profile's pd_handoff_per_token_s (cli/pd_job.cpp apply_pd_path_costs): each hand-off holds its
+  // prefill rank's sender this long per prompt token before its KV leaves (transfer descriptors posted one
+  // per token and layer with page size 1, serially, as the sender's queue; docs/pd-moe-mtp.md).
+  double handoff_per_token_s = 0;
   // Autoscaled pools (--pd-max; docs/autoscaling.md "PD"): prefill_instances and decode_instances are then
   // each pool's slots (its maximum), and each pool has its own policy, as Dynamo's planner scales prefill
   // workers by their queue and decode workers by their KV use. Both off (max_instances 0) or both on.

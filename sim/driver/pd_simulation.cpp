@@ -401,8 +401,11 @@ void PdDriver::stream_on_network(Sender& s, RequestId first) {
     }
   }
   flows.wait_all();
+  meter_shards(shards, sg::now_s());
+  double posting_s = 0;  // the group's descriptors, posted one request after another (PdConfig)
+  for (RequestId id : group) posting_s += pd_.handoff_per_token_s * double(pd_state_.live(id).prompt_tokens);
+  if (posting_s > 0) sg::sleep_until(sg::now_s() + posting_s);
   const double end = sg::now_s();
-  meter_shards(shards, end);
   s.free_since_s = end;
   for (RequestId id : group) deliver(id, std::max(popped_s, pd_state_.live(id).handoff_s), end);
 }
@@ -528,19 +531,21 @@ void PdDriver::run_sender(size_t index) {
     }
     l.transfer_bytes = s.bytes_per_token * double(l.prompt_tokens);
     const double start = sg::now_s();
+    const double posting_s = pd_.handoff_per_token_s * double(l.prompt_tokens);
     if (frame_.platform()) {
+      if (posting_s > 0) sg::sleep_until(start + posting_s);
       const double end = transfer_on_network(s, l);
       s.free_since_s = end;
       deliver(id, start, end);
       continue;
     }
-    double end = start + s.rate.time_s(l.transfer_bytes);
+    double end = start + posting_s + s.rate.time_s(l.transfer_bytes);
     if (pd_.mode == PdTransferMode::kLayerStream) {
       // Layers left while the prompt was prefilled (if the link was free then); the last layer's share
       // goes after the last chunk.
       const double wire_s = l.transfer_bytes / s.rate.bytes_per_s;
       const double window = std::max(l.first_chunk_start_s, s.free_since_s);
-      end = std::max(start + wire_s / s.layers, window + wire_s) + s.rate.latency_s;
+      end = std::max(start + wire_s / s.layers, window + wire_s) + s.rate.latency_s + posting_s;
     }
     sg::sleep_until(end);
     s.free_since_s = end;

@@ -392,3 +392,35 @@ TEST_CASE("issue 44: one row of each model of the B200 vLLM fit set runs on b200
     CHECK(g["tpot_mape"].get<double>() < 1);  // priced, not a stray: within 2x of the measured TPOT
   }
 }
+
+TEST_CASE(
+    "issue 43: the B200 SGLang disaggregated fit set's 4-client rows run as their recipes deployed them",
+    "[calibration]") {
+  TestDir dir("calibrate-b200-disagg");
+  const std::string source = std::string(TOKENLINE_SOURCE_DIR) + "/calibrate/points";
+  std::ifstream in(source + "/e2e-b200-sglang-disagg.csv");
+  std::string line;
+  std::getline(in, line);
+  std::string csv = line + "\n";  // the header, then the rows of 4 clients
+  int rows = 0;
+  while (std::getline(in, line)) {
+    if (line.rfind("4,", 0) == 0) {
+      csv += line + "\n";
+      ++rows;
+    }
+  }
+  REQUIRE(rows == 2);  // 1,024- and 8,192-token prompts, each 1 prefill + 1 decode worker of TP8 with EP8
+  std::ofstream(dir.file("points.csv")) << csv;
+  const Run r =
+      calibrate("--points '" + dir.file("points.csv") + "' --models-dir '" + source + "/models' --out '" +
+                    dir.file("out") + "' --no-fit --hardware b200 --profile b200-sglang --jobs 1",
+                dir);
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  CHECK(r.out.find("1Ptp8-ep8/1Dtp8-ep8") != std::string::npos);
+  const nlohmann::json j = nlohmann::json::parse(read_all(dir.file("out/calibration.json")));
+  REQUIRE(j["before"].size() == 1);
+  CHECK(j["before"][0]["mode"] == "disagg");
+  CHECK(j["before"][0]["points"] == 2);
+  CHECK(j["before"][0]["failed"] == 0);
+}

@@ -311,3 +311,41 @@ TEST_CASE("issue 44: the B200 vLLM fit set parses and carries its deployments' f
 }
 
 }  // namespace tokenline
+
+TEST_CASE("issue 43: the B200 SGLang disaggregated fit set carries its recipes' deployments",
+          "[point_models]") {
+  TestDir dir("point-models-b200-disagg");
+  const std::string points = std::string(TOKENLINE_SOURCE_DIR) + "/calibrate/points";
+  const std::string path = points + "/e2e-b200-sglang-disagg.csv";
+  const std::vector<E2ePoint> rows = read_e2e_points(path);
+  REQUIRE(rows.size() ==
+          13);  // InferenceX 8a02464b8's rows whose recipe is named (calibrate/points/SOURCE.md)
+  int dep = 0;
+  for (const E2ePoint& p : rows) {
+    CHECK(p.model_path == "deepseek-ai/DeepSeek-R1");
+    CHECK(p.mode == E2eMode::kDisaggregated);
+    CHECK(deployment_recorded(p));
+    // sa-bench: 2 x C warm-up, 10 x C measured, lengths in [0.8 L, L]
+    CHECK(p.warmup_per_client == 2);
+    CHECK(p.requests_per_client == 10);
+    CHECK(p.length_range_ratio == 0.8);
+    // srt-slurm recipes/b200-fp8: FP8 KV, memory fraction 0.85, no radix cache
+    CHECK(option_value(p.sim_args, "--kv-layout") == "fp8_e4m3");
+    CHECK(option_value(p.sim_args, "--mem-fraction") == "0.85");
+    CHECK(p.prefill.moe_ep == 8);
+    CHECK(p.decode.moe_ep == 8);
+    CHECK_NOTHROW(sim_arguments(p, "r1.json", "out", SimPointOptions{}));
+    if (p.prefill.attention_dp > 1) {  // DEP8: one DP rank's share of the chunk and the running cap
+      ++dep;
+      CHECK(option_value(p.sim_args, "--dp-assign") == "room");
+      CHECK(option_value(p.sim_args, "--chunk") == "4096");
+      CHECK(option_value(p.sim_args, "--max-running") == "128");
+    } else {
+      CHECK(p.prefill.tp == 8);
+      CHECK(option_value(p.sim_args, "--max-running") == "512");
+    }
+  }
+  CHECK(dep == 3);
+  const PointModels models(rows, path, points + "/models", dir.path().string());
+  CHECK(load_hf_config(models.config_for(rows.front())).layers == 61);
+}

@@ -117,7 +117,11 @@ TEST_CASE("tokenline sim --pd 1P1D --backend simgrid moves each KV over the IB a
     for (int i = 0; i < kRequests; ++i)
       out << "{\"arrival_s\": " << i * kGapS << ", \"input_tokens\": 2000, \"output_tokens\": 8}\n";
   }
-  const std::string extra = "--cluster h200x16-ib --parallel dp8-ep8 --pd 1P1D --backend simgrid";
+  // The network alone: the profile's per-token hand-off time (pd_handoff_per_token_s, tested in
+  // tests/sim/driver/pd_simulation_test.cpp) is set to 0.
+  const std::string extra =
+      "--cluster h200x16-ib --parallel dp8-ep8 --pd 1P1D --backend simgrid --profile h200-sglang "
+      "--profile-set pd_handoff_per_token_s=0";
   const auto one = run_tokenline(sim_args(workload, dir.file("one"), extra), dir);
   INFO(one.stderr_text);
   REQUIRE(one.exit_code == 0);

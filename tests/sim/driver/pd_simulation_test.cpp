@@ -349,4 +349,46 @@ TEST_CASE("Routing skew slows the simulated steps and EPLB speeds them up again"
         ms(read_json(dir.file("hot/metrics.json")), "e2e", "max"));
 }
 
+TEST_CASE(
+    "issue 43: the disaggregated path's terms move a disaggregated first token and never an aggregated run",
+    "[pd_simulation]") {
+  TestDir dir("pd_path_costs");
+  // One DeepSeek-V3 request of 256 prompt tokens (alone, so nothing queues), priced by h200-sglang.
+  const auto run = [&](const std::string& name, const std::string& layout, const std::string& terms) {
+    const std::string out = dir.file(name);
+    const auto r = run_tokenline("sim --model deepseek-v3 " + layout +
+                                     " --workload synthetic:n=1,input=fixed:256,output=fixed:64 --profile "
+                                     "h200-sglang --profile-set first_token_latency_s=0" +
+                                     terms + " --out '" + out + "'",
+                                 dir);
+    REQUIRE(r.exit_code == 0);
+    const auto rows = read_csv_rows(out + "/requests.csv");
+    REQUIRE(rows.size() == 1);
+    return rows[0];
+  };
+  const std::string pd = "--parallel tp8,tp8 --pd 1P1D";
+  // Both terms 0 unless set (the profile's own values are overridden).
+  const std::string none = ",pd_first_token_latency_s=0,pd_handoff_per_token_s=0";
+  const auto plain = run("plain", pd, none);
+  // pd_first_token_latency_s: the first token 0.25 s later, nothing else (the same arrival, hand-off and
+  // finish: no step moved).
+  const auto late = run("late", pd, ",pd_first_token_latency_s=0.25,pd_handoff_per_token_s=0");
+  CHECK(std::stod(late[kColFirstToken]) == Approx(std::stod(plain[kColFirstToken]) + 0.25).margin(1e-9));
+  CHECK(late[1] == plain[1]);
+  CHECK(late[3] == plain[3]);
+  CHECK(late[kColTransferS] == plain[kColTransferS]);
+  // pd_handoff_per_token_s: the hand-off holds its sender 256 x 100 us = 25.6 ms longer, and the first
+  // token (streamed with the first decode step after the KV arrives) comes at least that much later.
+  const auto posted = run("posted", pd, ",pd_first_token_latency_s=0,pd_handoff_per_token_s=1e-4");
+  CHECK(std::stod(posted[kColTransferS]) == Approx(std::stod(plain[kColTransferS]) + 0.0256).margin(1e-9));
+  CHECK(std::stod(posted[kColFirstToken]) >= std::stod(plain[kColFirstToken]) + 0.0256 - 1e-9);
+  // An aggregated run does not read them: its requests and latencies are byte for byte those without
+  // (metrics.json also records the command's --profile-set, so its latency block is compared).
+  run("agg", "--parallel tp8", none);
+  run("agg_terms", "--parallel tp8", ",pd_first_token_latency_s=0.25,pd_handoff_per_token_s=1e-4");
+  CHECK(read_all(dir.file("agg/requests.csv")) == read_all(dir.file("agg_terms/requests.csv")));
+  CHECK(read_json(dir.file("agg/metrics.json"))["latency_ms"].dump() ==
+        read_json(dir.file("agg_terms/metrics.json"))["latency_ms"].dump());
+}
+
 }  // namespace tokenline
