@@ -19,6 +19,7 @@
 #include "engine/model/kv_layout.h"
 #include "engine/model/model_config.h"
 #include "run/model_files.h"
+#include "tests/engine/model/family_test_data.h"
 #include "tests/traces/test_dir.h"
 #include "topologies/hardware_loader.h"
 
@@ -27,20 +28,10 @@ using nlohmann::json;
 
 namespace {
 
-std::string hf(const std::string& name) {
-  return std::string(TOKENLINE_MODEL_TEST_DATA) + "/hf/" + name;
-}
-
-json text_config(const std::string& name) {
-  const json top = parse_checkpoint_json(testing::read_all(hf(name) + "/config.json"), name);
-  return top.contains("text_config") && !top.contains("num_hidden_layers") ? top["text_config"] : top;
-}
-
-CostModel cm_of(const ModelConfig& m, const char* parallel) {
-  return make_cost_model(m, parse_parallel(parallel, "test"), KvLayout::kBf16, load_hardware("h200"));
-}
-
-constexpr double kBf16Bytes = 2;
+using family_test::cm_of;
+using family_test::hf;
+using family_test::kBf16Bytes;
+using family_test::text_config;
 
 // Nemotron 3 Super's parameters by module, from its config (vLLM nemotron_h.py's modules; transformers'
 // NemotronH blocks for the Mamba-2 mixer): Linear parameters apart from the rest, so that FP8 bytes can be

@@ -15,6 +15,7 @@
 #include "engine/model/hf_quant_config.h"
 #include "engine/model/model_config.h"
 #include "run/model_files.h"
+#include "tests/engine/model/family_test_data.h"
 #include "tests/traces/test_dir.h"
 #include "topologies/hardware_loader.h"
 
@@ -23,21 +24,10 @@ using nlohmann::json;
 
 namespace {
 
-std::string hf(const std::string& name) {
-  return std::string(TOKENLINE_MODEL_TEST_DATA) + "/hf/" + name;
-}
-
-// A config.json as JSON (Python's Infinity read as transformers writes it); the text model's object.
-json text_config(const std::string& name) {
-  const json top = parse_checkpoint_json(testing::read_all(hf(name) + "/config.json"), name);
-  return top.contains("text_config") && !top.contains("num_hidden_layers") ? top["text_config"] : top;
-}
-
-CostModel cm_of(const ModelConfig& m, const char* parallel) {
-  return make_cost_model(m, parse_parallel(parallel, "test"), KvLayout::kBf16, load_hardware("h200"));
-}
-
-constexpr double kBf16Bytes = 2;
+using family_test::cm_of;
+using family_test::hf;
+using family_test::kBf16Bytes;
+using family_test::text_config;
 
 }  // namespace
 
