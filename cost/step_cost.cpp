@@ -217,10 +217,8 @@ void attention_block_ops(const CostModel& cm, const RankWork& w, Terms& out) {
   // Gemma 4: full layers of their own head width and KV heads; the per-layer figures below are then the
   // means over the attention layers, and attention and KV reads are priced per kind.
   const bool split = !mla && m.full_layer_shape_differs();
-  const int Lfull = cm.full_attention_layers, Lwin = cm.window_layers;
-  auto mean = [&](double full, double win) {
-    return (Lfull * full + Lwin * win) / std::max(1, Lfull + Lwin);
-  };
+  const int La = cm.full_attention_layers, Lw = cm.window_layers;
+  auto mean = [&](double full, double win) { return (La * full + Lw * win) / std::max(1, La + Lw); };
   // GQA's fused qkv; with an output gate (Qwen3-Next, Qwen3.5) q_proj yields a gate per query dim too.
   // Gemma 4's full layers whose keys double as values still run the V part: vLLM loads k_proj into the V
   // slot of its qkv_proj (model_executor/models/gemma4.py).
@@ -271,7 +269,6 @@ void attention_block_ops(const CostModel& cm, const RankWork& w, Terms& out) {
   // bytes per key. Sinks: per (query, head) one more logit in the softmax, and the heads' BF16 sink weights.
   const double sink_flops = m.attention_sinks ? T * double(m.heads) * kSinkFlopsPerHead : 0;
   const double sink_bytes = m.attention_sinks ? double(m.heads) * kSinkBytes : 0;
-  const int La = cm.full_attention_layers, Lw = cm.window_layers;
   if (La > 0)
     finish_op(cm, at(out, Op::kSparseMla),
               {La, La * w.attn_keys * full_flops_per_key / tp + La * sink_flops / tp, La * sink_bytes / tp,
