@@ -3,10 +3,11 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
-#include <cstdlib>
 #include <exception>
 #include <functional>
 #include <nlohmann/json.hpp>
+#include <optional>
+#include <string_view>
 #include <vector>
 
 #include "cli/options.h"
@@ -17,6 +18,7 @@
 #include "cli/time_source_choice.h"
 #include "common/input_error.h"
 #include "common/input_limits.h"
+#include "common/number_text.h"
 #include "cost/memory.h"
 #include "cost/op_profile.h"
 #include "run/model_files.h"
@@ -56,14 +58,15 @@ constexpr int64_t kRememberedTokens = 4096;
 bool parse_pair(const std::string& v, const char* option, const char* expected, double& a, double& b) {
   if (v == "off") return false;
   const size_t colon = v.find(':');
-  char* end = nullptr;
   if (colon != std::string::npos) {
-    const std::string first = v.substr(0, colon);
-    const std::string second = v.substr(colon + 1);
-    a = std::strtod(first.c_str(), &end);
-    const bool first_ok = !first.empty() && *end == '\0';
-    b = std::strtod(second.c_str(), &end);
-    if (first_ok && !second.empty() && *end == '\0' && std::isfinite(a) && std::isfinite(b)) return true;
+    const std::string_view all(v);
+    const std::optional<double> first = parse_finite_number(all.substr(0, colon));
+    const std::optional<double> second = parse_finite_number(all.substr(colon + 1));
+    if (first && second) {
+      a = *first;
+      b = *second;
+      return true;
+    }
   }
   throw InputError(option, expected, "'" + v + "'");
 }

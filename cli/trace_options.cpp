@@ -1,25 +1,17 @@
 #include "cli/trace_options.h"
 
 #include <CLI/CLI.hpp>
-#include <charconv>
-#include <cmath>
 #include <optional>
 #include <string_view>
 
 #include "common/input_error.h"
+#include "common/number_text.h"
 
 namespace tokenline::cli {
 namespace {
 
 constexpr const char* kWindowOption = "--trace-window";
 constexpr const char* kWindowExpected = "START:END in seconds with 0 <= START < END (END may be empty)";
-
-std::optional<double> parse_seconds(std::string_view text) {
-  double value = 0;
-  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
-  if (ec != std::errc() || end != text.data() + text.size() || !std::isfinite(value)) return std::nullopt;
-  return value;
-}
 
 }  // namespace
 
@@ -36,11 +28,11 @@ TraceWindow parse_trace_window(const std::string& text) {
   const size_t colon = text.find(':');
   if (colon == std::string::npos) throw InputError(kWindowOption, kWindowExpected, "'" + text + "'");
   const std::string_view all(text);
-  const std::optional<double> start = parse_seconds(all.substr(0, colon));
+  const std::optional<double> start = parse_finite_number(all.substr(0, colon));
   const std::string_view end_text = all.substr(colon + 1);
   TraceWindow w;
   const std::optional<double> end =
-      end_text.empty() ? std::optional<double>(w.end_s) : parse_seconds(end_text);
+      end_text.empty() ? std::optional<double>(w.end_s) : parse_finite_number(end_text);
   if (!start || !end || *start < 0 || *end <= *start)
     throw InputError(kWindowOption, kWindowExpected, "'" + text + "'");
   w.start_s = *start;
