@@ -351,11 +351,12 @@ TEST_CASE("issue 43: the B200 SGLang disaggregated fit set carries its recipes' 
 }
 
 // Issue 43: the H200 TensorRT-LLM DeepSeek-R1 rows as InferenceX launched them (calibrate/heldout/SOURCE.md;
-// scripts/annotate-trtllm-points). The 1.1.0rc2.post2 rows are the dsr1-fp8-h200-trt-mtp config (measured with
-// bf3456727, which swept only the MTP configs; one 2026-01-28 row whose config no source names stays plain):
-// speculative_config MTP 3 (1 under attention DP), --max_batch_size C (C / 8), max_num_tokens
+// scripts/annotate-trtllm-points). The 1.1.0rc2.post2 rows are the dsr1-fp8-h200-trt-mtp config (measured
+// with bf3456727, which swept only the MTP configs; one 2026-01-28 row whose config no source names stays
+// plain): speculative_config MTP 3 (1 under attention DP), --max_batch_size C (C / 8), max_num_tokens
 // ((MTP + 1) x max_batch_size + ISL + 127) / 64 x 64, and no client warm-up before 2026-01-21 (d053ae24e).
-TEST_CASE("issue 43: the H200 TensorRT-LLM DeepSeek-R1 rows carry the MTP config they ran", "[point_models]") {
+TEST_CASE("issue 43: the H200 TensorRT-LLM DeepSeek-R1 rows carry the MTP config they ran",
+          "[point_models]") {
   const std::string heldout = std::string(TOKENLINE_SOURCE_DIR) + "/calibrate/heldout";
   int mtp3 = 0, mtp1 = 0, plain = 0, warmed = 0;
   for (const E2ePoint& p : read_e2e_points(heldout + "/e2e-h200-trtllm.csv")) {
@@ -367,8 +368,11 @@ TEST_CASE("issue 43: the H200 TensorRT-LLM DeepSeek-R1 rows carry the MTP config
     CHECK(p.agg.moe_ep == 8);
     CHECK(p.requests_per_client == 10);
     CHECK(p.length_range_ratio == 0.8);
-    if (p.warmup_per_client == 2) ++warmed;  // the 2026-01-28 sweep (e28c038f8: --num-warmups 2 x C)
-    else CHECK(p.warmup_per_client == 0);
+    if (p.warmup_per_client == 2) {  // the 2026-01-28 sweep (e28c038f8: --num-warmups 2 x C)
+      ++warmed;
+    } else {
+      CHECK(p.warmup_per_client == 0);
+    }
     const std::string drafts = option_value(p.sim_args, "--mtp");
     if (drafts.empty()) {
       ++plain;
