@@ -349,3 +349,48 @@ TEST_CASE("issue 43: the B200 SGLang disaggregated fit set carries its recipes' 
   const PointModels models(rows, path, points + "/models", dir.path().string());
   CHECK(load_hf_config(models.config_for(rows.front())).layers == 61);
 }
+
+// Issue 43: the H200 TensorRT-LLM DeepSeek-R1 rows as InferenceX launched them (calibrate/heldout/SOURCE.md;
+// scripts/annotate-trtllm-points). The 1.1.0rc2.post2 rows are the dsr1-fp8-h200-trt-mtp config (measured
+// with bf3456727, which swept only the MTP configs; one 2026-01-28 row whose config no source names stays
+// plain): speculative_config MTP 3 (1 under attention DP), --max_batch_size C (C / 8), max_num_tokens
+// ((MTP + 1) x max_batch_size + ISL + 127) / 64 x 64, and no client warm-up before 2026-01-21 (d053ae24e).
+TEST_CASE("issue 43: the H200 TensorRT-LLM DeepSeek-R1 rows carry the MTP config they ran",
+          "[point_models]") {
+  const std::string heldout = std::string(TOKENLINE_SOURCE_DIR) + "/calibrate/heldout";
+  int mtp3 = 0, mtp1 = 0, plain = 0, warmed = 0;
+  for (const E2ePoint& p : read_e2e_points(heldout + "/e2e-h200-trtllm.csv")) {
+    if (p.model_path != "deepseek-ai/DeepSeek-R1") continue;
+    CAPTURE(p.line);
+    CHECK_NOTHROW(sim_arguments(p, "r1.json", "out", SimPointOptions{}));
+    CHECK(option_value(p.sim_args, "--mem-fraction") == "0.75");  // free_gpu_memory_fraction, every script
+    CHECK(option_value(p.sim_args, "--kv-layout") == "fp8_e4m3");
+    CHECK(p.agg.moe_ep == 8);
+    CHECK(p.requests_per_client == 10);
+    CHECK(p.length_range_ratio == 0.8);
+    if (p.warmup_per_client == 2) {  // the 2026-01-28 sweep (e28c038f8: --num-warmups 2 x C)
+      ++warmed;
+    } else {
+      CHECK(p.warmup_per_client == 0);
+    }
+    const std::string drafts = option_value(p.sim_args, "--mtp");
+    if (drafts.empty()) {
+      ++plain;
+      CHECK(option_value(p.sim_args, "--max-running").empty());  // the plain script passes no max_batch_size
+      continue;
+    }
+    CHECK(p.backend_version == "1.1.0rc2.post2");
+    const bool dp = p.agg.attention_dp > 1;
+    const int64_t mtp = dp ? 1 : 3;
+    const int64_t batch = dp ? p.concurrency / p.agg.attention_dp : p.concurrency;
+    CHECK(drafts == std::to_string(mtp));
+    CHECK(option_value(p.sim_args, "--max-running") == std::to_string(batch));
+    CHECK(option_value(p.sim_args, "--chunk") == std::to_string(((mtp + 1) * batch + p.isl + 127) / 64 * 64));
+    CHECK(option_value(p.sim_args, "--attention-dp-balance") == (dp ? "60:0" : ""));
+    ++(dp ? mtp1 : mtp3);
+  }
+  CHECK(mtp3 == 14);
+  CHECK(mtp1 == 6);
+  CHECK(plain == 16);  // 15 of 2025-11-02 and the 2026-01-28 64-client row
+  CHECK(warmed == 2);
+}
