@@ -71,6 +71,11 @@ void add_deployment_options(CLI::App& cmd, SimJob& job) {
       "SGLang's MoE runner the deployment launched (e.g. flashinfer_trtllm): the fused MoE priced by "
       "the profile's table of that runner where it holds one");
   cmd.add_option(
+      "--moe-backend", job.moe_backend,
+      "vLLM's MoE backend the deployment ran (--moe-backend, or the VLLM_USE_FLASHINFER_MOE_* "
+      "variables of vLLM 0.1x; e.g. triton): the formats the profile's table of that backend holds "
+      "priced by it");
+  cmd.add_option(
       "--speed-of", job.speed_of,
       "a tokenline run's outputs (or metrics.json): price an own profile (tokenline profile) at the "
       "machine speed that run's probe recorded, its speed_probe_s over the profile's");

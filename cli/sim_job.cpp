@@ -465,6 +465,9 @@ Deployment load_deployment(const SimJob& job, const ModelConfig& model,
   if (!job.moe_runner_backend.empty() && job.profile.empty())
     throw InputError("--moe-runner-backend", "a --profile (or --engine) holding MoE runner tables",
                      "no --profile");
+  if (!job.moe_backend.empty() && job.profile.empty())
+    throw InputError("--moe-backend", "a vLLM --profile (or --engine vllm) holding MoE backend tables",
+                     "no --profile");
   if (!job.profile.empty()) {
     auto profile = load_op_profile(job.profile);
     if (!job.speed_of.empty()) set_speed_from_run(*profile, run_speed_probe_s(job.speed_of), "--speed-of");
@@ -476,6 +479,12 @@ Deployment load_deployment(const SimJob& job, const ModelConfig& model,
                    "fused MoE\n",
                    job.profile.c_str(), job.moe_runner_backend.c_str(),
                    profile->moe_runner.empty() ? "runner not stated" : profile->moe_runner.c_str());
+    if (!job.moe_backend.empty() && !select_moe_backend(*profile, job.moe_backend, "--moe-backend"))
+      std::fprintf(stderr,
+                   "tokenline sim: %s holds no table of vLLM's MoE backend %s; its moe table (%s) prices the "
+                   "fused MoE\n",
+                   job.profile.c_str(), job.moe_backend.c_str(),
+                   profile->moe_backend.empty() ? "backend not stated" : profile->moe_backend.c_str());
     if (!job.speed_of.empty())
       std::fprintf(stderr, "tokenline sim: %s priced at %.4gx its measured times (the speed probe of %s)\n",
                    job.profile.c_str(), profile->param(TimingParam::kSpeedScale), job.speed_of.c_str());
@@ -724,6 +733,7 @@ std::string configuration_json(const SimJob& job, const SimConfig& c, const Depl
   j["profile"] = job.profile;
   j["profile_set"] = job.profile_set;
   if (!job.moe_runner_backend.empty()) j["moe_runner_backend"] = job.moe_runner_backend;
+  if (!job.moe_backend.empty()) j["moe_backend"] = job.moe_backend;
   if (job.scheduler_recv_interval > 1) j["scheduler_recv_interval"] = job.scheduler_recv_interval;
   j["time_source"] = {{"kind", r.time_source.kind},
                       {"profile", r.time_source.profile},

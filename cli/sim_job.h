@@ -64,6 +64,9 @@ struct SimJob {
   // SGLang's --moe-runner-backend: the fused MoE priced by that runner's table of the profile ("": the
   // profile's moe table)
   std::string moe_runner_backend;
+  // vLLM's --moe-backend (issue 44): the formats that backend's table holds priced by it ("": the profile's
+  // moe table, vLLM's default selection per format).
+  std::string moe_backend;
   // SGLang's --scheduler-recv-interval (sim/driver/sim_config.h): 1 receives every step
   int32_t scheduler_recv_interval = 1;
   std::string speed_of;  // a run (dir or metrics.json): price an own profile at that run's machine speed

@@ -204,6 +204,8 @@ EngineBehavior engine_behavior_from_json(const json& engine, const std::string& 
   // The MoE runner the profile's moe table timed, and the tables of its others: the profile's (op_profile.cpp
   // read_moe_runners reads them; the engine's memory and admission do not depend on the runner).
   r.text("moe_runner_backend");
+  // vLLM's: the MoE backend per weight format (--moe-backend), read the same way.
+  r.text("moe_backend");
   r.reject_unknown();
   return b;
 }

@@ -356,27 +356,62 @@ void read_tables_from(const Json& j, OpProfile& p, const std::string& where) {
   read_tables(other, src, p, other_where);
 }
 
-// The engine block's "moe_runner_backend": {"value": runner of the moe table, "tables": {runner: file}}.
-// Its value is validated by engine_behavior_from_json; the tables are read here, with the profile's others.
-void read_moe_runners(const Json& engine, const ProfileSource& src, OpProfile& p, const std::string& where) {
-  if (!engine.is_object() || !engine.contains("moe_runner_backend")) return;
-  const Json& field = engine["moe_runner_backend"];
-  const std::string at = where + ": engine: moe_runner_backend";
+// The engine block's "moe_runner_backend" (SGLang) or "moe_backend" (vLLM): {"value": what the moe table
+// timed, "tables": {name: file}}. Its value is validated by engine_behavior_from_json; the tables are read
+// here, with the profile's others.
+void read_moe_tables(const Json& engine, const char* key, const ProfileSource& src, std::string& value,
+                     std::vector<std::pair<std::string, ProfileTable>>& out, const std::string& where) {
+  if (!engine.is_object() || !engine.contains(key)) return;
+  const Json& field = engine[key];
+  const std::string at = where + ": engine: " + key;
   if (!field.is_object() || !field.contains("value") || !field["value"].is_string())
-    throw InputError(at, "{\"value\": \"<runner>\", \"tables\": {...}, \"source\": ...}", field.dump());
-  p.moe_runner = field["value"].get<std::string>();
+    throw InputError(at, "{\"value\": \"<name>\", \"tables\": {...}, \"source\": ...}", field.dump());
+  value = field["value"].get<std::string>();
   if (!field.contains("tables")) return;
   const Json& tables = field["tables"];
-  if (!tables.is_object()) throw InputError(at + ".tables", "an object {runner: file}", tables.dump());
-  for (const auto& [runner, file] : tables.items()) {
-    if (!file.is_string()) throw InputError(at + ".tables." + runner, "a file name", file.dump());
-    const std::string name = file.get<std::string>();
-    const std::optional<std::string> text = src.read(name);
+  if (!tables.is_object()) throw InputError(at + ".tables", "an object {name: file}", tables.dump());
+  for (const auto& [name, file] : tables.items()) {
+    if (!file.is_string()) throw InputError(at + ".tables." + name, "a file name", file.dump());
+    const std::string file_name = file.get<std::string>();
+    const std::optional<std::string> text = src.read(file_name);
     if (!text)
-      throw InputError(src.where(name), "the table " + at + ".tables." + runner + " names", "no such file");
-    p.moe_runner_tables.emplace_back(runner,
-                                     parse_table(*text, src.where(name), table_spec(ProfileTableKind::kMoe)));
+      throw InputError(src.where(file_name), "the table " + at + ".tables." + name + " names",
+                       "no such file");
+    out.emplace_back(name, parse_table(*text, src.where(file_name), table_spec(ProfileTableKind::kMoe)));
   }
+}
+
+void read_moe_runners(const Json& engine, const ProfileSource& src, OpProfile& p, const std::string& where) {
+  read_moe_tables(engine, "moe_runner_backend", src, p.moe_runner, p.moe_runner_tables, where);
+  read_moe_tables(engine, "moe_backend", src, p.moe_backend, p.moe_backend_tables, where);
+}
+
+// vLLM's MoE backends (vllm/config/kernel.py MoEBackend, the choices of --moe-backend; KernelConfig).
+constexpr std::array<std::string_view, 9> kVllmMoeBackends = {"auto",
+                                                              "triton",
+                                                              "deep_gemm",
+                                                              "cutlass",
+                                                              "flashinfer_trtllm",
+                                                              "flashinfer_cutlass",
+                                                              "flashinfer_cutedsl",
+                                                              "marlin",
+                                                              "aiter"};
+
+// `moe` with the rows of every dtype `rows` holds replaced by `rows`' rows (column 0: the dtype label).
+ProfileTable replace_dtype_rows(const ProfileTable& moe, const ProfileTable& rows) {
+  std::set<std::string_view> dtypes;
+  for (size_t i = 0; i < rows.rows(); ++i) dtypes.insert(rows.text_at(i, 0));
+  ProfileTable out = moe;
+  out.text.clear();
+  out.numbers.clear();
+  auto append = [&out](const ProfileTable& t, size_t i) {
+    for (int c = 0; c < t.text_columns; ++c) out.text.emplace_back(t.text_at(i, c));
+    for (int c = 0; c < t.numeric_columns; ++c) out.numbers.push_back(t.at(i, c));
+  };
+  for (size_t i = 0; i < moe.rows(); ++i)
+    if (!dtypes.count(moe.text_at(i, 0))) append(moe, i);
+  for (size_t i = 0; i < rows.rows(); ++i) append(rows, i);
+  return out;
 }
 
 // SGLang's MoE runners (python/sglang/srt/layers/moe/utils.py MoeRunnerBackend, 0.5.x): the choices of
@@ -405,6 +440,26 @@ bool select_moe_runner(OpProfile& profile, const std::string& backend, const std
     std::swap(profile.tables[size_t(ProfileTableKind::kMoe)], table);
     runner = profile.moe_runner;  // the table swapped out stays selectable by its runner's name
     profile.moe_runner = backend;
+    return true;
+  }
+  return false;
+}
+
+bool select_moe_backend(OpProfile& profile, const std::string& backend, const std::string& where) {
+  if (std::find(kVllmMoeBackends.begin(), kVllmMoeBackends.end(), backend) == kVllmMoeBackends.end()) {
+    std::string names;
+    for (std::string_view n : kVllmMoeBackends) names += (names.empty() ? "" : " | ") + std::string(n);
+    throw InputError(where, names, "'" + backend + "'");
+  }
+  if (profile.engine_name != "vllm")
+    throw InputError(where, "a vLLM profile (an SGLang deployment's MoE runner: --moe-runner-backend)",
+                     "profile '" + profile.name + "' of engine " + profile.engine_name);
+  if (backend == profile.moe_backend) return true;
+  for (const auto& [name, table] : profile.moe_backend_tables) {
+    if (name != backend) continue;
+    ProfileTable& moe = profile.tables[size_t(ProfileTableKind::kMoe)];
+    moe = replace_dtype_rows(moe, table);
+    profile.moe_backend = backend;
     return true;
   }
   return false;

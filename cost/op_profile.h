@@ -109,6 +109,12 @@ struct OpProfile {
   // moe_runner_backend.tables, by runner name). select_moe_runner swaps one in.
   std::string moe_runner;
   std::vector<std::pair<std::string, ProfileTable>> moe_runner_tables;
+  // vLLM's MoE backend (issue 44; --moe-backend, vllm/config/kernel.py): the engine block's moe_backend value
+  // (the moe table holds, per weight format, the kernel vLLM's default selection runs; "auto") and the tables
+  // of other backends (its moe_backend.tables, by backend name), each holding rows of some formats (dtypes)
+  // only. select_moe_backend swaps one's rows in, dtype by dtype.
+  std::string moe_backend;
+  std::vector<std::pair<std::string, ProfileTable>> moe_backend_tables;
   const ProfileTable& table(ProfileTableKind k) const { return tables[static_cast<size_t>(k)]; }
   double param(TimingParam p) const { return timing[static_cast<size_t>(p)]; }
 };
@@ -136,6 +142,14 @@ std::shared_ptr<OpProfile> load_op_profile(const std::string& name_or_dir);
 // that runner (say so: its moe table still prices the MoE). Throws InputError naming `where` for a name that
 // is not one of SGLang's runners (MoeRunnerBackend, layers/moe/utils.py, 0.5.x).
 bool select_moe_runner(OpProfile& profile, const std::string& backend, const std::string& where);
+
+// Prices the fused MoE of the formats backend `backend`'s table holds by that table (sim --moe-backend,
+// vLLM's flag of that name, or the environment variables that chose a backend in vLLM 0.1x): the moe table's
+// rows of each dtype the backend's table has are replaced by its rows; other formats keep theirs. True when
+// `backend` is the profile's moe_backend value (its moe table as it is); false, the profile unchanged, when
+// the profile holds no table of that backend. Throws InputError naming `where` for a name that is not one of
+// vLLM's MoE backends (MoEBackend, vllm/config/kernel.py) or for a profile of another engine.
+bool select_moe_backend(OpProfile& profile, const std::string& backend, const std::string& where);
 
 // Applies "name=value[,name=value]" overrides (--profile-set); throws InputError naming an unknown
 // parameter or a bad value.

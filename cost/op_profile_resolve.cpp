@@ -259,8 +259,9 @@ std::string routing_name(double alpha) {
 // VLLM_MXFP4_USE_MARLIN=1 is set - fused_marlin_moe with FP4 (E2M1) weights and E8M0 scales per 32 - where on
 // Hopper it would otherwise run the Triton matmul_ogs kernels. The same fused_marlin_moe kernel is what the
 // int4_wo rows time (aiconfigurator's vllm_marlin_moe: compressed-tensors INT4, group 32, BF16 scales), so
-// those rows price it, scaled by the two formats' bytes (both multiply in BF16). The w4a16_mxfp4 rows
-// (vllm_mxfp4_moe, backend unrecorded) reach ~500 TFLOPS at 8,192 tokens where the Marlin rows reach ~250.
+// those rows price it, scaled by the two formats' bytes (both multiply in BF16). Since issue 44's MoE backend
+// tables, `sim --moe-backend marlin` prices it from Marlin's own MXFP4 rows where a profile has them
+// (h200-vllm's moe_marlin.csv); this parameter keeps the INT4-row pricing selectable.
 // Kimi-K2.5's compressed-tensors group_size: the int4_wo rows' shape.
 constexpr int64_t kMarlinRowsGroup = 32;
 template <class Usable>

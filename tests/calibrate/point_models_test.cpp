@@ -241,12 +241,14 @@ TEST_CASE("issue 44: the vLLM held-out rows carry their deployments' flags", "[p
   for (const E2ePoint& p : read_e2e_points(heldout + "/e2e-h200-vllm-gpt-oss.csv")) {
     CAPTURE(p.line);
     CHECK(has(p, "--no-prefix-cache"));
+    // VLLM_MXFP4_USE_MARLIN=1 in the 2026 script: Marlin's MXFP4 MoE (vLLM's --moe-backend marlin)
     if (p.backend_version == "0.18.0") {
-      CHECK(has(p, "moe_w4a16_marlin=1"));
+      CHECK(has(p, "--moe-backend"));
+      CHECK(has(p, "marlin"));
       CHECK(p.warmup_per_client == 2);
       ++marlin;
     } else {
-      CHECK_FALSE(has(p, "moe_w4a16_marlin=1"));
+      CHECK_FALSE(has(p, "--moe-backend"));
       CHECK(p.warmup_per_client == 0);
       ++no_warmup;
     }
@@ -286,8 +288,14 @@ TEST_CASE("issue 44: the B200 vLLM fit set parses and carries its deployments' f
     if (p.model_path == "MiniMaxAI/MiniMax-M2.5" && p.backend_version == "0.17.0") {
       CHECK(p.agg.moe_ep == p.agg.tp);  // `-ge 1`: expert parallel whatever the sweep said
       CHECK(has(p, "0.95"));
+      CHECK(has(p, "triton"));  // VLLM_USE_FLASHINFER_MOE_FP8=0: --moe-backend triton
     }
-    if (p.model_path == "nvidia/Kimi-K2.5-NVFP4") CHECK(p.agg.moe_ep == 1);  // no --enable-expert-parallel
+    if (p.model_path == "MiniMaxAI/MiniMax-M2.5" && p.backend_version == "0.19.0")
+      CHECK_FALSE(has(p, "--moe-backend"));  // vLLM's default: FlashInfer's TensorRT-LLM block-FP8 MoE
+    if (p.model_path == "nvidia/Kimi-K2.5-NVFP4") {
+      CHECK(p.agg.moe_ep == 1);   // no --enable-expert-parallel
+      CHECK(has(p, "fp8_e4m3"));  // the checkpoint's FP8 KV scheme, or the script's kv-cache-dtype fp8
+    }
   }
   CHECK(per_model["meta-llama/Llama-3.1-70B"] == 60);
   CHECK(per_model["openai/gpt-oss-120b"] == 66);

@@ -261,3 +261,32 @@ TEST_CASE("sim --attention-dp-balance holds prompts until every DP rank has one"
 }
 
 }  // namespace tokenline
+
+namespace tokenline {
+
+// Issue 44: vLLM's --moe-backend. A name that is not one of vLLM's MoE backends, or the flag on an SGLang
+// profile, is exit 2 naming the flag; a backend the profile holds a table of runs and is written to the run's
+// configuration.
+TEST_CASE("sim --moe-backend: vLLM's backends only, on a vLLM profile", "[sim_job][engine][moe_backend]") {
+  TestDir dir("sim_moe_backend");
+  const std::string base =
+      "sim --model gpt-oss-120b --parallel tp2 --hardware h200 --concurrency 2 "
+      "--workload 'synthetic:n=4,seed=1,input=fixed:128,output=fixed:8' ";
+  const auto bad =
+      run_tokenline(base + "--engine vllm --moe-backend flashinfer --out '" + dir.file("bad") + "'", dir);
+  CHECK(bad.exit_code == 2);
+  CHECK(bad.stderr_text.find("--moe-backend") != std::string::npos);
+  CHECK(bad.stderr_text.find("flashinfer_trtllm") != std::string::npos);  // what is expected
+  const auto sglang =
+      run_tokenline(base + "--engine sglang --moe-backend triton --out '" + dir.file("sglang") + "'", dir);
+  CHECK(sglang.exit_code == 2);
+  CHECK(sglang.stderr_text.find("--moe-backend") != std::string::npos);
+  const auto marlin =
+      run_tokenline(base + "--engine vllm --moe-backend marlin --out '" + dir.file("marlin") + "'", dir);
+  REQUIRE(marlin.exit_code == 0);
+  std::ifstream in(dir.file("marlin") + "/metrics.json");
+  const nlohmann::json m = nlohmann::json::parse(in);
+  CHECK(m["configuration"]["moe_backend"] == "marlin");
+}
+
+}  // namespace tokenline

@@ -722,3 +722,142 @@ TEST_CASE("issue 44: moe_w4a16_marlin prices MXFP4 experts from the Marlin (int4
 }
 
 }  // namespace tokenline
+
+namespace tokenline {
+namespace {
+
+// A decode or prefill step's routed-expert time and the rows that priced it: `model` on `profile` with vLLM's
+// MoE backend `backend` ("": the profile's default per format).
+struct ExpertsPriced {
+  FormatRows rows;
+  double decode_s = 0, prefill_s = 0;
+};
+ExpertsPriced experts_priced(const ModelConfig& model, const char* profile, const char* hardware,
+                             const char* parallel, const std::string& backend) {
+  auto p = load_op_profile(profile);
+  if (!backend.empty()) REQUIRE(select_moe_backend(*p, backend, "test"));
+  CostOptions o;
+  o.profile = std::move(p);
+  const CostModel cm =
+      make_cost_model(model, parse_parallel(parallel, "test"), KvLayout::kBf16, load_hardware(hardware), o);
+  return {rows_of(cm, WeightGroup::kRoutedExperts), decode_step(cm, 4, 1023)[Op::kExpertGemm].time_s,
+          prefill_step(cm, 8192, 0, true)[Op::kExpertGemm].time_s};
+}
+
+}  // namespace
+
+// Issue 44: the B200 vLLM gpt-oss-120b runs (InferenceX gptoss_fp4_b200.sh) ran FlashInfer's TensorRT-LLM-gen
+// MXFP4 MoE, vLLM's choice on Blackwell (mxfp4.py get_mxfp4_backend). b200-vllm's w4a16_mxfp4 rows are that
+// kernel's (aiconfigurator vLLM 0.24.0): 4 tokens at TP1 take 0.069 ms a layer, 36 layers 2.5 ms; the 0.19.0
+// vllm_mxfp4_moe rows priced before took 0.20 ms a layer (7.3 ms) and had no TP-sharded rows, so TP2 was
+// priced from BF16 rows (derived). This fails if gpt-oss MXFP4 is priced by the old table.
+TEST_CASE("issue 44: b200-vllm prices gpt-oss MXFP4 experts by FlashInfer's TensorRT-LLM MXFP4 MoE rows",
+          "[op_profile][weight_format][moe_backend]") {
+  const ModelConfig oss = model_preset("gpt-oss-120b");
+  const ExpertsPriced tp1 = experts_priced(oss, "b200-vllm", "b200", "tp1", "");
+  CHECK(tp1.rows.rows == "w4a16_mxfp4");
+  CHECK_FALSE(tp1.rows.derived);
+  // 36 layers x 0.0688 ms (the power_law_1.01 rows at 4 tokens, MoE TP 1), interpolation aside.
+  CHECK(tp1.decode_s == Approx(36 * 0.0688e-3).epsilon(0.15));
+  CHECK(tp1.decode_s < 4e-3);  // the old rows: 7.3 ms
+  const ExpertsPriced tp2 = experts_priced(oss, "b200-vllm", "b200", "tp2", "");
+  CHECK(tp2.rows.rows == "w4a16_mxfp4");
+  CHECK_FALSE(tp2.rows.derived);
+  CHECK(tp2.decode_s < tp1.decode_s);
+}
+
+// Issue 44: on H200 vLLM's default MXFP4 MoE is the OpenAI triton_kernels one (get_mxfp4_backend on SM90);
+// VLLM_MXFP4_USE_MARLIN=1, as InferenceX's 2026 gpt-oss H200 runs set it, runs Marlin's MXFP4 MoE:
+// `--moe-backend marlin` prices it from the marlin table's w4a16_mxfp4 rows (its own format, not derived).
+TEST_CASE("issue 44: --moe-backend marlin prices gpt-oss MXFP4 experts on H200 from Marlin's MXFP4 rows",
+          "[op_profile][weight_format][moe_backend]") {
+  const ModelConfig oss = model_preset("gpt-oss-120b");
+  const ExpertsPriced triton = experts_priced(oss, "h200-vllm", "h200", "tp2", "");
+  const ExpertsPriced marlin = experts_priced(oss, "h200-vllm", "h200", "tp2", "marlin");
+  CHECK(triton.rows.rows == "w4a16_mxfp4");
+  CHECK(marlin.rows.rows == "w4a16_mxfp4");
+  CHECK_FALSE(triton.rows.derived);
+  CHECK_FALSE(marlin.rows.derived);
+  CHECK(marlin.decode_s != triton.decode_s);
+  CHECK(marlin.prefill_s != triton.prefill_s);
+  // Kimi-K2.5's INT4 experts: Marlin's INT4 rows whatever the MXFP4 backend (the marlin table holds none).
+  const ModelConfig kimi =
+      load_hf_config(std::string(TOKENLINE_MODEL_TEST_DATA) + "/hf/kimi-k2.5/config.json");
+  const ExpertsPriced k0 = experts_priced(kimi, "h200-vllm", "h200", "tp8", "");
+  const ExpertsPriced k1 = experts_priced(kimi, "h200-vllm", "h200", "tp8", "marlin");
+  CHECK(k0.rows.rows == "int4_wo");
+  CHECK(k1.decode_s == k0.decode_s);
+}
+
+// Issue 44: block-FP8 experts on B200 vLLM run FlashInfer's TensorRT-LLM MoE by default (oracle/fp8.py);
+// VLLM_USE_FLASHINFER_MOE_FP8=0 (MiniMax-M2.5's 0.17.0 runs) leaves Triton: --moe-backend triton swaps the
+// block-FP8 rows only, the NVFP4 ones stay.
+TEST_CASE("issue 44: --moe-backend replaces the MoE rows of the formats its table holds, and only those",
+          "[op_profile][weight_format][moe_backend]") {
+  auto count = [](const OpProfile& p, std::string_view dtype) {
+    const ProfileTable& t = p.table(ProfileTableKind::kMoe);
+    int64_t n = 0;
+    for (size_t i = 0; i < t.rows(); ++i) n += t.text_at(i, 0) == dtype;
+    return n;
+  };
+  auto p = load_op_profile("b200-vllm");
+  CHECK(p->moe_backend == "auto");
+  const int64_t nvfp4 = count(*p, "nvfp4"), fp8 = count(*p, "fp8_block"), bf16 = count(*p, "bfloat16");
+  REQUIRE(nvfp4 > 0);
+  REQUIRE(fp8 > 0);
+  CHECK(select_moe_backend(*p, "triton", "--moe-backend"));
+  CHECK(p->moe_backend == "triton");
+  CHECK(count(*p, "nvfp4") == nvfp4);
+  CHECK(count(*p, "bfloat16") == bf16);
+  CHECK(count(*p, "fp8_block") != fp8);
+  CHECK(count(*p, "fp8_block") > 0);
+
+  const ModelConfig minimax =
+      load_hf_config(std::string(TOKENLINE_MODEL_TEST_DATA) + "/hf/minimax-m2.5/config.json");
+  const ExpertsPriced fi = experts_priced(minimax, "b200-vllm", "b200", "tp4", "");
+  const ExpertsPriced tr = experts_priced(minimax, "b200-vllm", "b200", "tp4", "triton");
+  CHECK(fi.rows.rows == "fp8_block");
+  CHECK(tr.rows.rows == "fp8_block");
+  CHECK(fi.decode_s != tr.decode_s);
+
+  // The default's own name: unchanged. A backend the profile has no table of: false, unchanged.
+  auto h = load_op_profile("h200-vllm");
+  const int64_t rows = int64_t(h->table(ProfileTableKind::kMoe).rows());
+  CHECK(select_moe_backend(*h, "auto", "--moe-backend"));
+  CHECK_FALSE(select_moe_backend(*h, "flashinfer_trtllm", "--moe-backend"));
+  CHECK(int64_t(h->table(ProfileTableKind::kMoe).rows()) == rows);
+  // Not one of vLLM's backends, or not a vLLM profile: the flag is named.
+  CHECK_THROWS_AS(select_moe_backend(*h, "flashinfer", "--moe-backend"), InputError);
+  auto s = load_op_profile("h200-sglang");
+  CHECK_THROWS_AS(select_moe_backend(*s, "triton", "--moe-backend"), InputError);
+}
+
+// Issue 44: the vLLM profiles' MoE tables cover the formats and shapes the published vLLM runs need, each
+// table of another backend loads, and a profile's other formats keep their rows.
+TEST_CASE("issue 44: the vLLM profiles' MoE rows cover each format's kernel and layout",
+          "[op_profile][weight_format][moe_backend]") {
+  auto has = [](const ProfileTable& t, std::string_view dtype, double hidden, double experts, double tp) {
+    for (size_t i = 0; i < t.rows(); ++i)
+      if (t.text_at(i, 0) == dtype && t.at(i, 1) == hidden && t.at(i, 4) == experts && t.at(i, 5) == tp)
+        return true;
+    return false;
+  };
+  for (const char* name : {"h200-vllm", "b200-vllm"}) {
+    CAPTURE(name);
+    auto p = load_op_profile(name);
+    const ProfileTable& moe = p->table(ProfileTableKind::kMoe);
+    for (double tp : {1, 2, 4, 8}) CHECK(has(moe, "w4a16_mxfp4", 2880, 128, tp));  // gpt-oss-120b
+    for (double tp : {1, 2, 4}) CHECK(has(moe, "fp8_block", 3072, 256, tp));       // MiniMax-M2.5 (EP 8: 1)
+    CHECK(has(moe, "int4_wo", 7168, 384, 1));                                      // Kimi-K2.5
+    CHECK(has(moe, "fp8_block", 4096, 128, 1));                                    // Qwen3-235B
+    CHECK(has(moe, "bfloat16", 7168, 256, 1));                                     // DeepSeek-V3
+    REQUIRE(p->moe_backend_tables.size() == 1);
+    const ProfileTable& other = p->moe_backend_tables.front().second;
+    CHECK_FALSE(other.empty());
+  }
+  CHECK(load_op_profile("b200-vllm")->moe_backend_tables.front().first == "triton");
+  CHECK(load_op_profile("h200-vllm")->moe_backend_tables.front().first == "marlin");
+  CHECK(load_op_profile("h100-vllm")->moe_backend_tables.empty());
+}
+
+}  // namespace tokenline
