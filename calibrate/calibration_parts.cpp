@@ -114,8 +114,7 @@ Json parameter_json(const FitParameter& p, double start, double value) {
 }
 
 void mark_prefill_overloaded(std::FILE* out, std::vector<E2ePoint>& points, const PointModels& models,
-                             const std::string& hardware, const std::string& profile,
-                             bool keep_overloaded) {
+                             const std::string& hardware, const std::string& profile, bool keep_overloaded) {
   PrefillPricing pricing(hardware, profile);
   for (E2ePoint& p : points) {
     if (!deployment_recorded(p)) continue;
@@ -123,7 +122,8 @@ void mark_prefill_overloaded(std::FILE* out, std::vector<E2ePoint>& points, cons
     if (l.load() <= kMaxPrefillLoad) continue;
     p.prefill_overloaded = !keep_overloaded;
     std::fprintf(
-        out, "line %lld: prefill load %.2f - %.1f requests/s measured x %.1f ms priced per %lld-token prompt over "
+        out,
+        "line %lld: prefill load %.2f - %.1f requests/s measured x %.1f ms priced per %lld-token prompt over "
         "%d lane(s): more than %.1fx what the instance can prefill%s\n",
         static_cast<long long>(p.line), l.load(), l.requests_per_s, 1e3 * l.prefill_s,
         static_cast<long long>(p.isl), l.lanes, kMaxPrefillLoad,

@@ -48,7 +48,6 @@ nlohmann::ordered_json parameter_json(const FitParameter& p, double start, doubl
 // has on `hardware` priced by `profile` (prefill_load.h) and prints each to `out`: they are reported apart
 // and not fitted, unless `keep_overloaded`.
 void mark_prefill_overloaded(std::FILE* out, std::vector<E2ePoint>& points, const PointModels& models,
-                             const std::string& hardware, const std::string& profile,
-                             bool keep_overloaded);
+                             const std::string& hardware, const std::string& profile, bool keep_overloaded);
 
 }  // namespace tokenline

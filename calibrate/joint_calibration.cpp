@@ -120,8 +120,8 @@ void print_file(FileRun& f, size_t k) {
 void print_left_out(const std::vector<FitParameter>& fit, std::vector<std::unique_ptr<FileRun>>& files,
                     const std::vector<LeftOutFile>& left) {
   std::printf("\nleave-one-file-out (fit on the other files, predict this one):\n");
-  std::printf("%-5s %-26s %-8s %6s | %9s %9s | %9s %9s | %s\n", "file", "model", "mode", "points",
-              "fit_TTFT", "fit_TPOT", "lofo_TTFT", "lofo_TPOT", "fitted without it");
+  std::printf("%-5s %-26s %-8s %6s | %9s %9s | %9s %9s | %s\n", "file", "model", "mode", "points", "fit_TTFT",
+              "fit_TPOT", "lofo_TTFT", "lofo_TPOT", "fitted without it");
   for (size_t k = 0; k < left.size(); ++k) {
     for (size_t i = 0; i < left[k].predicted.size() && i < files[k]->after.size(); ++i) {
       const GroupError& a = files[k]->after[i];
@@ -139,16 +139,16 @@ void write_profile(const FileRun& f, const std::string& dir, const std::vector<F
                    const std::vector<double>& fitted, const Json& params, const std::string& points) {
   std::error_code ec;
   const fs::path path = fs::is_directory(f.file.profile, ec) ? fs::path(f.file.profile) / "profile.json"
-                                                              : fs::path(f.file.profile);
+                                                             : fs::path(f.file.profile);
   if (!fs::is_regular_file(path, ec)) return;
   std::ifstream in(path);
   Json p = Json::parse(in);
   for (size_t i = 0; i < fit.size(); ++i) {
-    p["timing"][fit[i].field] = {{"value", fitted[i]},
-                                 {"unit", "s"},
-                                 {"why", "fitted jointly by tokenline calibrate to " + points + " within [" +
-                                             std::to_string(fit[i].lower) + ", " +
-                                             std::to_string(fit[i].upper) + "]: " + fit[i].why}};
+    p["timing"][fit[i].field] = {
+        {"value", fitted[i]},
+        {"unit", "s"},
+        {"why", "fitted jointly by tokenline calibrate to " + points + " within [" +
+                    std::to_string(fit[i].lower) + ", " + std::to_string(fit[i].upper) + "]: " + fit[i].why}};
   }
   p["calibration"] = {{"points", points}, {"parameters", params}};
   std::ofstream(dir + "/profile.json") << p.dump(2) << "\n";
@@ -187,7 +187,8 @@ void write_outputs(const JointCalibrationOptions& o, std::vector<std::unique_ptr
        "mean over every file's (model, mode) groups of (TTFT MAPE + TPOT MAPE) / 2, each point's APE capped "
        "at 100%; rows set apart are not simulated"},
       {"objective_before", fit_objective(joint_groups(files, start, files.size()))},
-      {"objective_after", fit.empty() ? nullptr : Json(fit_objective(joint_groups(files, fitted, files.size())))},
+      {"objective_after",
+       fit.empty() ? nullptr : Json(fit_objective(joint_groups(files, fitted, files.size())))},
       {"parameters", params},
       {"files", per_file},
       {"simulations", simulations}};
@@ -236,10 +237,9 @@ JointFile parse_joint_file(const std::string& spec) {
 int run_joint_calibration(const JointCalibrationOptions& o) {
   const auto t0 = std::chrono::steady_clock::now();
   if (o.files.size() < 2)
-    throw InputError("--joint", "at least two POINTS:HARDWARE:PROFILE files",
-                     std::to_string(o.files.size()));
-  const std::vector<FitParameter> fit = o.fit_names.empty() ? std::vector<FitParameter>{}
-                                                            : parse_fit_list(o.fit_names);
+    throw InputError("--joint", "at least two POINTS:HARDWARE:PROFILE files", std::to_string(o.files.size()));
+  const std::vector<FitParameter> fit =
+      o.fit_names.empty() ? std::vector<FitParameter>{} : parse_fit_list(o.fit_names);
   check_fit(fit);
   check_one_engine(o.files);
   fs::create_directories(o.evaluator.out_dir);

@@ -35,7 +35,7 @@ struct CalibrateArgs {
   std::string steps_csv;  // --steps-csv: with --trace, each step measured vs predicted
   std::string speed_of;   // --speed-of: with --trace, price the profile's own figures at a run's speed
   bool hardware_given = false;
-  std::string engine;  // --engine: the profile <hardware>-<engine> for every point
+  std::string engine;              // --engine: the profile <hardware>-<engine> for every point
   std::vector<std::string> joint;  // --joint POINTS:HARDWARE:PROFILE, repeated: one fit over every file
   std::string only_mode;           // --only-mode agg|disagg: with --joint, those rows of every file
   std::string joint_conflict;      // the first option given that --joint replaces ("": none)

@@ -77,6 +77,25 @@ int32_t whole_iters(double x, const char* option, const char* expected, const st
 }
 
 // TensorRT-LLM's batch waiting and attention-DP balancing flags over the engine's fields.
+// SGLang's --moe-a2a-backend (server_args.py: "none" by default; the MoE's token dispatcher follows it,
+// layers/moe/token_dispatcher/). none: the StandardDispatcher moves no token under EP - with attention TP
+// every rank holds the same tokens, runs its own experts over them and the MoE output joins the layer's
+// all-reduce; with DP attention the layer gathers every rank's tokens and reduce-scatters the output - the
+// collectives of MoeComm::kGatherOrAllReduce (cost/engine_behavior.h). deepep: DeepEP's all-to-all dispatch
+// and combine (MoeComm::kAllToAll).
+void apply_moe_a2a_backend(OpProfile& profile, const std::string& backend) {
+  if (!profile.has_engine)
+    throw InputError("--moe-a2a-backend", "a --profile with an engine block (its MoE communication)",
+                     profile.name + " without one");
+  if (backend == "none") {
+    profile.engine.moe_comm = MoeComm::kGatherOrAllReduce;
+  } else if (backend == "deepep") {
+    profile.engine.moe_comm = MoeComm::kAllToAll;
+  } else {
+    throw InputError("--moe-a2a-backend", "none or deepep", "'" + backend + "'");
+  }
+}
+
 void apply_context_hold_flags(const SimJob& job, EngineBehavior& b) {
   double x = 0;
   double y = 0;
@@ -462,6 +481,8 @@ Deployment load_deployment(const SimJob& job, const ModelConfig& model,
     throw InputError("--profile-set", "a --profile to override", "no --profile");
   if (!job.speed_of.empty() && job.profile.empty())
     throw InputError("--speed-of", "a --profile measured by tokenline profile", "no --profile");
+  if (!job.moe_a2a_backend.empty() && job.profile.empty())
+    throw InputError("--moe-a2a-backend", "a --profile (or --engine) with an engine block", "no --profile");
   if (!job.moe_runner_backend.empty() && job.profile.empty())
     throw InputError("--moe-runner-backend", "a --profile (or --engine) holding MoE runner tables",
                      "no --profile");
@@ -476,6 +497,7 @@ Deployment load_deployment(const SimJob& job, const ModelConfig& model,
                    "fused MoE\n",
                    job.profile.c_str(), job.moe_runner_backend.c_str(),
                    profile->moe_runner.empty() ? "runner not stated" : profile->moe_runner.c_str());
+    if (!job.moe_a2a_backend.empty()) apply_moe_a2a_backend(*profile, job.moe_a2a_backend);
     if (!job.speed_of.empty())
       std::fprintf(stderr, "tokenline sim: %s priced at %.4gx its measured times (the speed probe of %s)\n",
                    job.profile.c_str(), profile->param(TimingParam::kSpeedScale), job.speed_of.c_str());
@@ -724,6 +746,7 @@ std::string configuration_json(const SimJob& job, const SimConfig& c, const Depl
   j["profile"] = job.profile;
   j["profile_set"] = job.profile_set;
   if (!job.moe_runner_backend.empty()) j["moe_runner_backend"] = job.moe_runner_backend;
+  if (!job.moe_a2a_backend.empty()) j["moe_a2a_backend"] = job.moe_a2a_backend;
   if (job.scheduler_recv_interval > 1) j["scheduler_recv_interval"] = job.scheduler_recv_interval;
   j["time_source"] = {{"kind", r.time_source.kind},
                       {"profile", r.time_source.profile},

@@ -64,6 +64,9 @@ struct SimJob {
   // SGLang's --moe-runner-backend: the fused MoE priced by that runner's table of the profile ("": the
   // profile's moe table)
   std::string moe_runner_backend;
+  // SGLang's --moe-a2a-backend: none (its StandardDispatcher: no all-to-all under EP) or deepep (all-to-all
+  // dispatch and combine); "": the profile's engine block
+  std::string moe_a2a_backend;
   // SGLang's --scheduler-recv-interval (sim/driver/sim_config.h): 1 receives every step
   int32_t scheduler_recv_interval = 1;
   std::string speed_of;  // a run (dir or metrics.json): price an own profile at that run's machine speed

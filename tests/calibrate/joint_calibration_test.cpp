@@ -69,7 +69,8 @@ TEST_CASE("calibrate --joint fits one value over every file, not the first or th
   const Run ab = calibrate(a + b + common + "--out '" + dir.file("ab") + "'", dir);
   INFO(ab.out + ab.err);
   REQUIRE(ab.exit_code == 0);
-  CHECK(ab.out.find("== file 1: " + dir.file("b.csv") + " on h100, profile h100-sglang") != std::string::npos);
+  CHECK(ab.out.find("== file 1: " + dir.file("b.csv") + " on h100, profile h100-sglang") !=
+        std::string::npos);
   CHECK(ab.out.find("carry to every sglang profile: --profile-set first_token_latency_s=") !=
         std::string::npos);
   CHECK(ab.out.find("leave-one-file-out") != std::string::npos);
@@ -80,9 +81,8 @@ TEST_CASE("calibrate --joint fits one value over every file, not the first or th
   const double without_b = j["files"][1]["left_out"]["values"]["first_token_latency_s"].get<double>();
   CHECK(std::abs(without_a - without_b) > 0.1);  // B alone and A alone want values far apart
   // The objective is the mean over both files' groups (one each), not either file's.
-  const double mean = (j["files"][0]["objective_after"].get<double>() +
-                       j["files"][1]["objective_after"].get<double>()) /
-                      2;
+  const double mean =
+      (j["files"][0]["objective_after"].get<double>() + j["files"][1]["objective_after"].get<double>()) / 2;
   CHECK(std::abs(j["objective_after"].get<double>() - mean) < 1e-12);
   CHECK(j["objective_after"].get<double>() <= j["objective_before"].get<double>());
   // B first: the same fit.
