@@ -78,17 +78,15 @@ int32_t whole_iters(double x, const char* option, const char* expected, const st
 
 // TensorRT-LLM's batch waiting and attention-DP balancing flags over the engine's fields.
 // SGLang's --moe-a2a-backend (server_args.py: "none" by default; the MoE's token dispatcher follows it,
-// layers/moe/token_dispatcher/). none: the StandardDispatcher moves no token under EP - with attention TP
-// every rank holds the same tokens, runs its own experts over them and the MoE output joins the layer's
-// all-reduce; with DP attention the layer gathers every rank's tokens and reduce-scatters the output - the
-// collectives of MoeComm::kGatherOrAllReduce (cost/engine_behavior.h). deepep: DeepEP's all-to-all dispatch
-// and combine (MoeComm::kAllToAll).
+// layers/moe/token_dispatcher/). none: the StandardDispatcher moves no token under EP, each rank runs its own
+// experts over the tokens it holds (MoeComm::kLocalExperts); deepep: DeepEP's all-to-all dispatch and
+// combine (MoeComm::kAllToAll).
 void apply_moe_a2a_backend(OpProfile& profile, const std::string& backend) {
   if (!profile.has_engine)
     throw InputError("--moe-a2a-backend", "a --profile with an engine block (its MoE communication)",
                      profile.name + " without one");
   if (backend == "none") {
-    profile.engine.moe_comm = MoeComm::kGatherOrAllReduce;
+    profile.engine.moe_comm = MoeComm::kLocalExperts;
   } else if (backend == "deepep") {
     profile.engine.moe_comm = MoeComm::kAllToAll;
   } else {
