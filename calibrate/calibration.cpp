@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 
+#include "calibrate/calibration_parts.h"
 #include "calibrate/calibration_report.h"
 #include "calibrate/prefill_load.h"
 #include "calibrate/sim_point.h"
@@ -23,107 +24,11 @@ namespace {
 namespace fs = std::filesystem;
 using Json = nlohmann::ordered_json;
 
-std::vector<size_t> all_indices(size_t n) {
-  std::vector<size_t> v(n);
-  for (size_t i = 0; i < n; ++i) v[i] = i;
-  return v;
-}
-
-// The fitted parameters' values in the base hardware or the profile (embedded or a directory; else the
-// profile format's default), clamped into their bounds: the search's start.
-std::vector<double> start_values(const std::vector<FitParameter>& fit, const std::string& hardware,
-                                 const std::string& profile) {
-  const Json hw = Json::parse(resolve_preset(hardware, "hardware").text);
-  const std::shared_ptr<const OpProfile> timing = profile.empty() ? nullptr : load_op_profile(profile);
-  std::vector<double> v;
-  for (const FitParameter& p : fit) {
-    double x = p.profile_default;
-    switch (p.target) {
-      case FitTarget::kHardware:
-        x = hw.at(p.group).at(p.field).at("value").get<double>();
-        break;
-      case FitTarget::kProfileSet:
-        if (const std::optional<TimingParam> param = find_timing_param(p.field); timing && param)
-          x = timing->param(*param);
-        break;
-    }
-    v.push_back(std::clamp(x, p.lower, p.upper));
-  }
-  return v;
-}
-
-// "+mtpK" when the row's own sim_args run K MTP draft tokens, else "".
-std::string mtp_suffix(const std::vector<std::string>& sim_args) {
-  const std::string drafts = option_value(sim_args, "--mtp");
-  return drafts.empty() || drafts == "0" ? std::string() : "+mtp" + drafts;
-}
-
-// Each point's layout as the tables show it (MTP runs apart); maps every point once, so a bad layout
-// stops the run early.
-std::vector<std::string> point_layouts(const std::vector<E2ePoint>& points, const std::string& path) {
-  std::vector<std::string> out;
-  for (const E2ePoint& p : points) {
-    const std::string where = path + ":" + std::to_string(p.line);
-    if (p.mode == E2eMode::kAggregated) {
-      out.push_back(parallel_name(p.agg, where) + mtp_suffix(p.sim_args));
-    } else {
-      const auto workers = [](const E2eLayout& l) {
-        return l.workers_recorded ? std::to_string(l.workers) : std::string("?");
-      };
-      out.push_back(workers(p.prefill) + "P" + parallel_name(p.prefill, where + ": prefill") + "/" +
-                    workers(p.decode) + "D" + parallel_name(p.decode, where + ": decode") +
-                    mtp_suffix(p.sim_args));
-    }
-  }
-  return out;
-}
-
 std::vector<double> fit_on(PointEvaluator& evaluator, const std::vector<FitParameter>& fit,
                            const std::vector<double>& start, const std::vector<size_t>& which,
                            const SearchOptions& search) {
-  std::vector<SearchBounds> bounds;
-  for (const FitParameter& p : fit) bounds.push_back({p.lower, p.upper, p.log_scale});
-  return coordinate_descent([&](const std::vector<double>& x) { return evaluator.objective(x, which); },
-                            bounds, start, search);
-}
-
-std::string values_text(const std::vector<FitParameter>& fit, const std::vector<double>& values) {
-  std::string s;
-  for (size_t i = 0; i < fit.size(); ++i) {
-    char buf[96];
-    std::snprintf(buf, sizeof(buf), "%s%s=%.4g", s.empty() ? "" : " ", fit[i].name.c_str(), values[i]);
-    s += buf;
-  }
-  return s;
-}
-
-Json groups_json(const std::vector<GroupError>& groups) {
-  Json a = Json::array();
-  for (const GroupError& g : groups) {
-    Json o = {{"model", g.model}, {"mode", std::string(to_string(g.mode))}};
-    if (!g.layout.empty()) o["layout"] = g.layout;  // the by-deployment groups
-    o.update({{"deployment_recorded", g.apart != SetApart::kDeploymentUnrecorded},
-              {"prefill_overloaded", g.apart == SetApart::kPrefillOverloaded},
-              {"points", g.points},
-              {"failed", g.failed},
-              {"ttft_mape", g.ttft_mape},
-              {"tpot_mape", g.tpot_mape},
-              {"e2e_mape", g.e2e_mape}});
-    a.push_back(std::move(o));
-  }
-  return a;
-}
-
-// One fitted parameter as calibration.json (and a profile copy) records it.
-Json parameter_json(const FitParameter& p, double start, double value) {
-  return {
-      {"value", value},
-      {"start", start},
-      {"lower", p.lower},
-      {"upper", p.upper},
-      {"target", p.target == FitTarget::kHardware ? p.group + "." + p.field : "profile timing " + p.field},
-      {"why", p.why},
-      {"fitted_by", "tokenline calibrate"}};
+  return fit_values([&](const std::vector<double>& x) { return evaluator.objective(x, which); }, fit, start,
+                    search);
 }
 
 struct LeftOut {
@@ -318,25 +223,6 @@ void write_outputs(const CalibrationOptions& o, const PointEvaluator& ev, const 
   }
 }
 
-// Marks the points whose measured rate needs more than kMaxPrefillLoad times the prefill their instance
-// has (prefill_load.h) and prints each: they are reported apart and not fitted, unless --keep-overloaded.
-void mark_prefill_overloaded(std::vector<E2ePoint>& points, const PointModels& models,
-                             const CalibrationOptions& o) {
-  PrefillPricing pricing(o.evaluator.hardware, o.profile);
-  for (E2ePoint& p : points) {
-    if (!deployment_recorded(p)) continue;
-    const PrefillLoad l = pricing.load(p, models.config_for(p));
-    if (l.load() <= kMaxPrefillLoad) continue;
-    p.prefill_overloaded = !o.keep_overloaded;
-    std::printf(
-        "line %lld: prefill load %.2f - %.1f requests/s measured x %.1f ms priced per %lld-token prompt over "
-        "%d lane(s): more than %.1fx what the instance can prefill%s\n",
-        static_cast<long long>(p.line), l.load(), l.requests_per_s, 1e3 * l.prefill_s,
-        static_cast<long long>(p.isl), l.lanes, kMaxPrefillLoad,
-        o.keep_overloaded ? " (kept: --keep-overloaded)" : "; set apart");
-  }
-}
-
 bool all_failed(const std::vector<GroupError>& groups) {
   for (const GroupError& g : groups) {
     if (g.failed < g.points) return false;
@@ -354,7 +240,7 @@ int run_calibration(const CalibrationOptions& o) {
   std::vector<E2ePoint> points = read_e2e_points(o.points_path);
   fs::create_directories(o.evaluator.out_dir);
   const PointModels models(points, o.points_path, o.models_dir, o.evaluator.out_dir);
-  mark_prefill_overloaded(points, models, o);
+  mark_prefill_overloaded(stdout, points, models, o.evaluator.hardware, o.profile, o.keep_overloaded);
   const std::vector<std::string> layouts = point_layouts(points, o.points_path);
   Outcome r;
   if (!o.fit_names.empty()) r.fit = parse_fit_list(o.fit_names);

@@ -8,8 +8,10 @@
 #include <memory>
 #include <sstream>
 #include <string>
+#include <vector>
 
 #include "calibrate/calibration.h"
+#include "calibrate/joint_calibration.h"
 #include "calibrate/prefill_load.h"
 #include "calibrate/process_pool.h"
 #include "calibrate/trace_fit.h"
@@ -33,7 +35,10 @@ struct CalibrateArgs {
   std::string steps_csv;  // --steps-csv: with --trace, each step measured vs predicted
   std::string speed_of;   // --speed-of: with --trace, price the profile's own figures at a run's speed
   bool hardware_given = false;
-  std::string engine;  // --engine: the profile <hardware>-<engine> for every point
+  std::string engine;              // --engine: the profile <hardware>-<engine> for every point
+  std::vector<std::string> joint;  // --joint POINTS:HARDWARE:PROFILE, repeated: one fit over every file
+  std::string only_mode;           // --only-mode agg|disagg: with --joint, those rows of every file
+  std::string joint_conflict;      // the first option given that --joint replaces ("": none)
 };
 
 // --trace run/trace.json --profile DIR: the fit printed, and written into DIR/profile.json.
@@ -73,7 +78,43 @@ std::string own_binary() {
   return self.string();
 }
 
+// --joint F1:H1:P1 --joint F2:H2:P2 ...: one fit of engine terms over every file (joint_calibration.h).
+void run_joint(CalibrateArgs& a) {
+  if (!a.joint_conflict.empty())
+    throw InputError("--joint",
+                     "no " + a.joint_conflict + " (each --joint names its points, hardware and profile)",
+                     a.joint_conflict);
+  JointCalibrationOptions j;
+  for (const std::string& spec : a.joint) j.files.push_back(parse_joint_file(spec));
+  const CalibrationOptions& o = a.options;
+  if (o.models_dir.empty() || o.evaluator.out_dir.empty())
+    throw InputError("tokenline calibrate --joint", "--models-dir and --out", "a missing one");
+  if (a.jobs < 0) throw InputError("--jobs", "a count >= 0 (0: every CPU)", std::to_string(a.jobs));
+  if (!(o.search.tolerance > 0 && o.search.tolerance < 1))
+    throw InputError("--fit-tolerance", "a fraction in (0, 1)", std::to_string(o.search.tolerance));
+  j.models_dir = o.models_dir;
+  j.fit_names = a.no_fit ? "" : o.fit_names;
+  j.only_mode = a.only_mode;
+  j.leave_one_file_out = !a.no_lomo;
+  j.keep_overloaded = o.keep_overloaded;
+  j.search = o.search;
+  j.evaluator = o.evaluator;
+  j.evaluator.jobs = a.jobs > 0 ? a.jobs : available_cpus();
+  j.evaluator.sim.mixed_steps = a.mixed_steps == "on";
+  j.evaluator.sim.binary = own_binary();
+  std::istringstream words(a.sim_args);
+  for (std::string w; words >> w;) j.evaluator.sim.extra_args.push_back(w);
+  const int rc = run_joint_calibration(j);
+  if (rc != 0) std::exit(rc);
+}
+
 void run(CalibrateArgs& a) {
+  if (!a.joint.empty()) {
+    run_joint(a);
+    return;
+  }
+  if (!a.only_mode.empty())
+    throw InputError("--only-mode", "--joint (a one-file calibration reads every row)", a.only_mode);
   if (!a.trace.empty()) {
     run_trace(a);
     return;
@@ -137,8 +178,16 @@ void add_calibrate(CLI::App& app) {
       "step_cpu_per_request_s, step_floor_per_layer_s, request_latency_s, first_token_latency_s, "
       "pd_first_token_latency_s, pd_handoff_per_token_s (profile timing, with --profile); "
       "none: predict only");
+  cmd->add_option("--joint", a->joint,
+                  "POINTS:HARDWARE:PROFILE, repeated: one fit of profile timing terms over every file, each "
+                  "simulated on its hardware with its profile of one engine (instead of --points, "
+                  "--hardware, --profile); prints the values to carry to every profile of the engine")
+      ->take_all();
+  cmd->add_option("--only-mode", a->only_mode, "with --joint: only the rows of this mode of every file")
+      ->check(CLI::IsMember({"agg", "disagg"}));
   cmd->add_flag("--no-fit", a->no_fit, "predict only, even with --fit (the validation benchmark)");
-  cmd->add_flag("--no-lomo", a->no_lomo, "skip the leave-one-model-out fits");
+  cmd->add_flag("--no-lomo", a->no_lomo,
+                "skip the leave-one-model-out fits (with --joint: the leave-one-file-out fits)");
   cmd->add_flag("--loho", o.leave_one_hardware_out,
                 "leave-one-hardware-out: predict the points again with the engine's profile of the nearest "
                 "other GPU transferred to --hardware (no profile of it, no fitted value)");
@@ -179,6 +228,9 @@ void add_calibrate(CLI::App& app) {
   cmd->add_flag("--progress", o.evaluator.progress, "one line per evaluation on stderr");
   cmd->callback([a, cmd] {
     a->hardware_given = cmd->count("--hardware") > 0;
+    for (const char* name : {"--points", "--hardware", "--profile", "--engine", "--loho", "--trace"}) {
+      if (a->joint_conflict.empty() && cmd->count(name) > 0) a->joint_conflict = name;
+    }
     run(*a);
   });
 }

@@ -76,6 +76,11 @@ void add_deployment_options(CLI::App& cmd, SimJob& job) {
       "variables of vLLM 0.1x; e.g. triton): the formats the profile's table of that backend holds "
       "priced by it");
   cmd.add_option(
+      "--moe-a2a-backend", job.moe_a2a_backend,
+      "SGLang's flag the deployment launched: none (SGLang's default: under EP each rank runs its experts "
+      "over every token and the layer's all-reduce joins them, no all-to-all) or deepep (all-to-all dispatch "
+      "and combine); default: the profile's engine block");
+  cmd.add_option(
       "--speed-of", job.speed_of,
       "a tokenline run's outputs (or metrics.json): price an own profile (tokenline profile) at the "
       "machine speed that run's probe recorded, its speed_probe_s over the profile's");

@@ -77,6 +77,23 @@ int32_t whole_iters(double x, const char* option, const char* expected, const st
 }
 
 // TensorRT-LLM's batch waiting and attention-DP balancing flags over the engine's fields.
+// SGLang's --moe-a2a-backend (server_args.py: "none" by default; the MoE's token dispatcher follows it,
+// layers/moe/token_dispatcher/). none: the StandardDispatcher moves no token under EP, each rank runs its own
+// experts over the tokens it holds (MoeComm::kLocalExperts); deepep: DeepEP's all-to-all dispatch and
+// combine (MoeComm::kAllToAll).
+void apply_moe_a2a_backend(OpProfile& profile, const std::string& backend) {
+  if (!profile.has_engine)
+    throw InputError("--moe-a2a-backend", "a --profile with an engine block (its MoE communication)",
+                     profile.name + " without one");
+  if (backend == "none") {
+    profile.engine.moe_comm = MoeComm::kLocalExperts;
+  } else if (backend == "deepep") {
+    profile.engine.moe_comm = MoeComm::kAllToAll;
+  } else {
+    throw InputError("--moe-a2a-backend", "none or deepep", "'" + backend + "'");
+  }
+}
+
 void apply_context_hold_flags(const SimJob& job, EngineBehavior& b) {
   double x = 0;
   double y = 0;
@@ -462,6 +479,8 @@ Deployment load_deployment(const SimJob& job, const ModelConfig& model,
     throw InputError("--profile-set", "a --profile to override", "no --profile");
   if (!job.speed_of.empty() && job.profile.empty())
     throw InputError("--speed-of", "a --profile measured by tokenline profile", "no --profile");
+  if (!job.moe_a2a_backend.empty() && job.profile.empty())
+    throw InputError("--moe-a2a-backend", "a --profile (or --engine) with an engine block", "no --profile");
   if (!job.moe_runner_backend.empty() && job.profile.empty())
     throw InputError("--moe-runner-backend", "a --profile (or --engine) holding MoE runner tables",
                      "no --profile");
@@ -485,6 +504,7 @@ Deployment load_deployment(const SimJob& job, const ModelConfig& model,
                    "fused MoE\n",
                    job.profile.c_str(), job.moe_backend.c_str(),
                    profile->moe_backend.empty() ? "backend not stated" : profile->moe_backend.c_str());
+    if (!job.moe_a2a_backend.empty()) apply_moe_a2a_backend(*profile, job.moe_a2a_backend);
     if (!job.speed_of.empty())
       std::fprintf(stderr, "tokenline sim: %s priced at %.4gx its measured times (the speed probe of %s)\n",
                    job.profile.c_str(), profile->param(TimingParam::kSpeedScale), job.speed_of.c_str());
@@ -734,6 +754,7 @@ std::string configuration_json(const SimJob& job, const SimConfig& c, const Depl
   j["profile_set"] = job.profile_set;
   if (!job.moe_runner_backend.empty()) j["moe_runner_backend"] = job.moe_runner_backend;
   if (!job.moe_backend.empty()) j["moe_backend"] = job.moe_backend;
+  if (!job.moe_a2a_backend.empty()) j["moe_a2a_backend"] = job.moe_a2a_backend;
   if (job.scheduler_recv_interval > 1) j["scheduler_recv_interval"] = job.scheduler_recv_interval;
   j["time_source"] = {{"kind", r.time_source.kind},
                       {"profile", r.time_source.profile},

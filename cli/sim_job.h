@@ -67,6 +67,9 @@ struct SimJob {
   // vLLM's --moe-backend (issue 44): the formats that backend's table holds priced by it ("": the profile's
   // moe table, vLLM's default selection per format).
   std::string moe_backend;
+  // SGLang's --moe-a2a-backend: none (its StandardDispatcher: no all-to-all under EP) or deepep (all-to-all
+  // dispatch and combine); "": the profile's engine block
+  std::string moe_a2a_backend;
   // SGLang's --scheduler-recv-interval (sim/driver/sim_config.h): 1 receives every step
   int32_t scheduler_recv_interval = 1;
   std::string speed_of;  // a run (dir or metrics.json): price an own profile at that run's machine speed

@@ -102,13 +102,16 @@ std::string_view to_string(MoeComm comm) {
       return "alltoall";
     case MoeComm::kGatherOrAllReduce:
       return "allgather";
+    case MoeComm::kLocalExperts:
+      return "local";
   }
   return "?";
 }
 
 MoeComm parse_moe_comm(std::string_view name, const std::string& where) {
-  return parse_named(name, where, std::array{MoeComm::kAllToAll, MoeComm::kGatherOrAllReduce}, to_string,
-                     "alltoall | allgather");
+  return parse_named(name, where,
+                     std::array{MoeComm::kAllToAll, MoeComm::kGatherOrAllReduce, MoeComm::kLocalExperts},
+                     to_string, "alltoall | allgather | local");
 }
 
 EngineBehavior sglang_behavior() {

@@ -113,6 +113,12 @@ enum class MoeComm {
   // select_alltoall_method_type says NotEnabled: it needs MNNVL or TRTLLM_CAN_USE_DEEP_EP); the embedding,
   // dense MLP, shared experts and LM head run unsharded on each rank (no collective).
   kGatherOrAllReduce,
+  // SGLang without an all-to-all backend (--moe-a2a-backend none, its default in server_args.py; the
+  // StandardDispatcher, layers/moe/token_dispatcher/standard.py): under EP each rank maps the top-k to its
+  // local experts and runs them over the tokens it already holds, no token moves. The collectives are
+  // kAllToAll's (the layer's all-reduce under attention TP, the DP gather and reduce-scatter under attention
+  // DP) without the dispatch and combine.
+  kLocalExperts,
 };
 std::string_view to_string(MoeComm comm);
 MoeComm parse_moe_comm(std::string_view name, const std::string& where);  // "alltoall" | "allgather"

@@ -503,6 +503,7 @@ void gather_or_allreduce_collectives(const CostModel& cm, const RankWork& w, Ter
 void rank_collectives(const CostModel& cm, const RankWork& w, double expert_imbalance, Terms& out) {
   switch (cm.moe_comm) {
     case MoeComm::kAllToAll:
+    case MoeComm::kLocalExperts:
       break;
     case MoeComm::kGatherOrAllReduce:
       gather_or_allreduce_collectives(cm, w, out);
@@ -525,7 +526,7 @@ void rank_collectives(const CostModel& cm, const RankWork& w, double expert_imba
     finish_collective(cm, at(out, Op::kAttnAllreduce), m.mixer_blocks(), hidden_msg);
     finish_collective(cm, at(out, Op::kMlpAllreduce), m.ffn_layers(), hidden_msg);
   }
-  if (p.ep > 1 && Lm > 0) {
+  if (p.ep > 1 && Lm > 0 && cm.moe_comm == MoeComm::kAllToAll) {
     // Under TP attention every GPU of the rank holds the same tokens; each dispatches its 1/tp slice.
     const double fan_out = T / p.tp * m.experts_per_token * double(m.expert_width());
     finish_collective(cm, at(out, Op::kDispatch), Lm, fan_out * expert_imbalance * kDispatchBytes);

@@ -289,4 +289,34 @@ TEST_CASE("sim --moe-backend: vLLM's backends only, on a vLLM profile", "[sim_jo
   CHECK(m["configuration"]["moe_backend"] == "marlin");
 }
 
+// SGLang's --moe-a2a-backend none (its default, the B200 disaggregated recipes'): under EP the
+// StandardDispatcher moves no token; each rank runs its experts over the tokens every TP rank holds and the
+// layer's all-reduce joins them. deepep: all-to-all dispatch and combine, the h200-sglang engine block's
+// default. Same run, fewer collectives: every step shorter, so TPOT falls; deepep is the default exactly.
+TEST_CASE("sim --moe-a2a-backend none drops the EP all-to-all, deepep keeps it", "[sim_job][engine]") {
+  TestDir dir("sim_moe_a2a");
+  const std::string base =
+      "sim --model deepseek-v3 --parallel tp8-ep8 --hardware h200 --profile h200-sglang --concurrency 8 "
+      "--workload 'synthetic:n=24,seed=3,input=fixed:256,output=fixed:32' ";
+  const auto [plain, none] = metrics_without_and_with(dir, base, "plain", "--moe-a2a-backend none", "none");
+  const auto [plain2, deepep] =
+      metrics_without_and_with(dir, base, "plain2", "--moe-a2a-backend deepep", "deepep");
+  CHECK(none["requests"]["completed"] == 24);
+  CHECK(none["latency_ms"]["tpot"]["mean"].get<double>() < plain["latency_ms"]["tpot"]["mean"].get<double>());
+  CHECK(deepep["latency_ms"]["tpot"]["mean"] == plain2["latency_ms"]["tpot"]["mean"]);
+  CHECK(deepep["latency_ms"]["ttft"]["mean"] == plain2["latency_ms"]["ttft"]["mean"]);
+  CHECK(none["configuration"]["moe_a2a_backend"] == "none");
+  for (const std::pair<const char*, const char*>& bad :
+       {std::pair{"--moe-a2a-backend mooncake",
+                  "--moe-a2a-backend: expected none or deepep, found 'mooncake'"},
+        std::pair{"--roofline --moe-a2a-backend none", "--moe-a2a-backend: expected a --profile"}}) {
+    INFO(bad.first);
+    const auto r = run_tokenline("sim --parallel tp8-ep8 --model deepseek-v3 " + std::string(bad.first) +
+                                     " --out '" + dir.file("o") + "'",
+                                 dir);
+    CHECK(r.exit_code == 2);
+    CHECK(r.stderr_text.find(bad.second) != std::string::npos);
+  }
+}
+
 }  // namespace tokenline

@@ -194,6 +194,20 @@ TEST_CASE("Issue 43: TensorRT-LLM's EP keeps tokens on the TP ranks, SGLang's di
   CHECK(s[Op::kDispatch].bytes_each == 16.0 / 8 * 8 * 7168 * 1);
   CHECK(s[Op::kCombine].bytes_each == 16.0 / 8 * 8 * 7168 * 2);
   CHECK(s[Op::kMlpAllreduce].count == 61);
+  // SGLang's default --moe-a2a-backend none (MoeComm::kLocalExperts, token_dispatcher/standard.py): the
+  // same collectives without the dispatch and combine, under attention TP and DP alike.
+  for (const char* parallel : {"tp8-ep8", "dp8-ep8"}) {
+    INFO(parallel);
+    CostModel local = priced_by("h200-sglang", parallel);
+    const StepCost a2a = decode_step(local, 16, 1535);
+    local.moe_comm = MoeComm::kLocalExperts;
+    const StepCost l = decode_step(local, 16, 1535);
+    CHECK(a2a[Op::kDispatch].count == 58);
+    CHECK(l[Op::kDispatch].count == 0);
+    CHECK(l[Op::kCombine].count == 0);
+    for (Op op : {Op::kAttnAllreduce, Op::kMlpAllreduce, Op::kDpAllgather, Op::kReduceScatter, Op::kExpertGemm})
+      CHECK(l[op].time_s == a2a[op].time_s);
+  }
   // TensorRT-LLM's attention DP (enable_attention_dp): one all-gather before and one reduce-scatter after
   // each MoE layer of the rank's own tokens; embedding, dense MLP, shared experts and LM head unsharded.
   const StepCost d = decode_step(priced_by("h200-trtllm", "dp8-ep8"), 16, 1535);
