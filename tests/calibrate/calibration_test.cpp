@@ -7,6 +7,7 @@
 #include <set>
 #include <string>
 
+#include "tests/calibrate/calibrate_process.h"
 #include "tests/traces/test_dir.h"
 
 using tokenline::testing::read_all;
@@ -15,17 +16,10 @@ namespace fs = std::filesystem;
 
 namespace {
 
-struct Run {
-  int exit_code = -1;
-  std::string out, err;
-};
+using Run = tokenline::testing::CalibrateRun;
 
 Run calibrate(const std::string& args, const TestDir& dir) {
-  const std::string command = std::string("'") + TOKENLINE_BINARY + "' calibrate " + args + " >'" +
-                              dir.file("stdout") + "' 2>'" + dir.file("stderr") + "'";
-  const int status = std::system(command.c_str());
-  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, read_all(dir.file("stdout")),
-          read_all(dir.file("stderr"))};
+  return tokenline::testing::run_calibrate(args, dir);
 }
 
 // Two aggregated Llama-3.1-8B TP1 points with short requests (the figures are made up: the test checks the
