@@ -55,6 +55,10 @@ class DeviceBuffer {
   }
 
   T* data() const { return data_; }
+  // data() + offset, or null while the buffer has no storage (a rank that has had no token yet): an offset
+  // added to a null pointer is undefined behaviour (clang's UBSan reports it), and at n = 0 the kernels read
+  // nothing.
+  T* data_at(int64_t offset) const { return data_ == nullptr ? nullptr : data_ + offset; }
   int64_t size() const { return size_; }
   int64_t bytes() const { return size_ * static_cast<int64_t>(sizeof(T)); }
 

@@ -311,7 +311,7 @@ void ForwardPass::attention(int32_t l, Clock& clock, ForwardOutput& out) {
   {
     OpTimer t(k_, clock, out, op_of(RunOp::kSparseMla));
     o_latent_.resize(q_latent_.size());
-    k_.mla_attention_sparse({o_latent_.data(), q_latent_.data(), q_.data() + s.nope, kv_[at(l)].data(),
+    k_.mla_attention_sparse({o_latent_.data(), q_latent_.data(), q_.data_at(s.nope), kv_[at(l)].data(),
                              seq_.data(), pos_.data(), topk_.data(), table(), layout_of(s), n, heads,
                              s.kv_lora, s.rope, qk, s.idx_topk, 1.0f / std::sqrt(static_cast<float>(qk))});
   }
@@ -365,7 +365,7 @@ void ForwardPass::gqa_attention(int32_t l, Clock& clock, ForwardOutput& out) {
   }
   {
     OpTimer t(k_, clock, out, RunOp::kOProj);
-    if (s.attn_output_gate) k_.sigmoid_gate({o_latent_.data(), q_.data() + hd, n * heads, hd, hd, q_stride});
+    if (s.attn_output_gate) k_.sigmoid_gate({o_latent_.data(), q_.data_at(hd), n * heads, hd, hd, q_stride});
     linear(tmp_, o_latent_.data(), w.o, n, s.hidden, heads * hd);
   }
   add_to_residual(tmp_);
@@ -427,7 +427,7 @@ void ForwardPass::project_and_write_kv(int32_t l, Clock& clock, ForwardOutput& o
   k_.rmsnorm({q_a_.data(), nullptr, q_a_.data(), w.q_a_norm, n, s.q_lora, s.q_lora, s.q_lora, s.eps});
   k_.rmsnorm({kv_a_.data(), nullptr, kv_a_.data(), w.kv_norm, n, s.kv_lora, row, row, s.eps});
   k_.rope({kv_a_.data(), pos_.data(), n, 1, row, s.kv_lora, s.rope, s.rope_theta});
-  k_.kv_write({kv_[at(l)].data(), kv_a_.data(), kv_a_.data() + s.kv_lora, seq_.data(), pos_.data(), table(),
+  k_.kv_write({kv_[at(l)].data(), kv_a_.data(), kv_a_.data_at(s.kv_lora), seq_.data(), pos_.data(), table(),
                layout_of(s), n, row, s.kv_lora, s.rope});
 }
 
