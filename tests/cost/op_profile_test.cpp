@@ -355,9 +355,8 @@ TEST_CASE("profile_for_engine: --engine picks <hardware>-<engine>, else the near
 TEST_CASE("Issue 43: TensorRT-LLM's CPU terms are fitted once and carried to every trtllm profile",
           "[op_profile][trtllm]") {
   // The engine's scheduler loop and serving path, not the GPU (docs/hardware-and-engines.md "TensorRT-LLM"):
-  // one value per engine, fitted jointly on the B200 and H100 TensorRT-LLM rows by
-  // scripts/fit-engine-cpu-terms (docs/validation.md, "TensorRT-LLM's CPU terms refitted"), the same in each
-  // GPU's profile.
+  // one value per engine, fitted jointly on the B200 and H100 TensorRT-LLM rows (`calibrate --joint`,
+  // docs/validation.md, "TensorRT-LLM's CPU terms refitted"), the same in each GPU's profile.
   const auto h200 = load_op_profile("h200-trtllm");
   for (const char* other : {"b200-trtllm", "h100-trtllm"}) {
     const auto p = load_op_profile(other);
