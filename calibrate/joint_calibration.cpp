@@ -97,8 +97,7 @@ std::vector<GroupError> joint_groups(std::vector<std::unique_ptr<FileRun>>& file
 }
 
 double file_objective(FileRun& f, const std::vector<double>& values) {
-  const std::vector<size_t> all = all_indices(f.points.size());
-  return fit_objective(group_errors(f.points, all, f.evaluator->predict(values, all)));
+  return f.evaluator->objective(values, all_indices(f.points.size()));
 }
 
 struct LeftOutFile {

@@ -426,14 +426,20 @@ constexpr std::array<std::string_view, 9> kSglangMoeRunners = {"auto",
                                                                "flashinfer_cutedsl",
                                                                "cutlass"};
 
+// Throws InputError naming `where`, with every accepted name, unless `name` is one of `names` (an engine's
+// MoE runner or backend list).
+void require_one_of(const std::array<std::string_view, 9>& names, const std::string& name,
+                    const std::string& where) {
+  if (std::find(names.begin(), names.end(), name) != names.end()) return;
+  std::string expected;
+  for (std::string_view n : names) expected += (expected.empty() ? "" : " | ") + std::string(n);
+  throw InputError(where, expected, "'" + name + "'");
+}
+
 }  // namespace
 
 bool select_moe_runner(OpProfile& profile, const std::string& backend, const std::string& where) {
-  if (std::find(kSglangMoeRunners.begin(), kSglangMoeRunners.end(), backend) == kSglangMoeRunners.end()) {
-    std::string names;
-    for (std::string_view n : kSglangMoeRunners) names += (names.empty() ? "" : " | ") + std::string(n);
-    throw InputError(where, names, "'" + backend + "'");
-  }
+  require_one_of(kSglangMoeRunners, backend, where);
   if (backend == profile.moe_runner) return true;
   for (auto& [runner, table] : profile.moe_runner_tables) {
     if (runner != backend) continue;
@@ -446,11 +452,7 @@ bool select_moe_runner(OpProfile& profile, const std::string& backend, const std
 }
 
 bool select_moe_backend(OpProfile& profile, const std::string& backend, const std::string& where) {
-  if (std::find(kVllmMoeBackends.begin(), kVllmMoeBackends.end(), backend) == kVllmMoeBackends.end()) {
-    std::string names;
-    for (std::string_view n : kVllmMoeBackends) names += (names.empty() ? "" : " | ") + std::string(n);
-    throw InputError(where, names, "'" + backend + "'");
-  }
+  require_one_of(kVllmMoeBackends, backend, where);
   if (profile.engine_name != "vllm")
     throw InputError(where, "a vLLM profile (an SGLang deployment's MoE runner: --moe-runner-backend)",
                      "profile '" + profile.name + "' of engine " + profile.engine_name);
