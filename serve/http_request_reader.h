@@ -43,6 +43,9 @@ class HttpRequestReader {
   bool awaits_continue() const;
 
  private:
+  // Whether `buffer` starts a last chunk too short to retry (see the .cpp).
+  bool waits_for_last_chunk(const std::string& buffer) const;
+
   struct Parser;
   std::unique_ptr<Parser> parser_;
   int64_t header_limit_bytes_;
