@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs the Debian 12 packages tokenline builds with, if any is missing. Idempotent.
 set -euo pipefail
-packages=(build-essential cmake pkg-config libsimgrid-dev libboost-graph-dev nlohmann-json3-dev
+packages=(build-essential cmake ninja-build pkg-config libsimgrid-dev libboost-graph-dev nlohmann-json3-dev
           libpcg-cpp-dev libcli11-dev catch2 libbenchmark-dev clang-format clang-tidy zlib1g-dev
           clang libclang-rt-14-dev)  # clang + libFuzzer runtime: scripts/fuzz (the fuzz stage of scripts/test)
 # scripts/notebooks (run by scripts/test): Debian's Jupyter, matplotlib and pandas, for /usr/bin/python3.
