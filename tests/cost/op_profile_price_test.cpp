@@ -770,10 +770,10 @@ TEST_CASE("issue 44: b200-vllm prices gpt-oss MXFP4 experts by FlashInfer's Tens
 // VLLM_USE_FLASHINFER_MOE_INT4=1, so their group-32 INT4 experts ran FlashInfer's TensorRT-LLM MxInt4 MoE
 // (trtllm_mxint4_block_scale_moe; vLLM's quantization/utils/flashinfer_mxint4_moe.py), not Marlin:
 // `--moe-backend flashinfer_trtllm` prices them by b200-vllm's moe_flashinfer_trtllm.csv, aiconfigurator's
-// SGLang 0.5.14 rows of that kernel at Kimi-K2.5's shape. At MoE TP 8 and 4 tokens those take 0.048 ms a layer
-// (power_law_1.01), the 0.19.0 Marlin rows 0.127 ms; 60 MoE layers: 2.9 ms against 7.6 ms. This fails if the
-// INT4 experts are priced by Marlin's rows under that backend, or if the default (Marlin, vLLM's choice without
-// the variable) moves.
+// SGLang 0.5.14 rows of that kernel at Kimi-K2.5's shape. At MoE TP 8 and 4 tokens those take 0.048 ms a
+// layer (power_law_1.01), the 0.19.0 Marlin rows 0.127 ms; 60 MoE layers: 2.9 ms against 7.6 ms. This fails
+// if the INT4 experts are priced by Marlin's rows under that backend, or if the default (Marlin, vLLM's
+// choice without the variable) moves.
 TEST_CASE("issue 44: b200-vllm prices Kimi-K2.5's INT4 experts by FlashInfer's TensorRT-LLM MxInt4 MoE rows",
           "[op_profile][weight_format][moe_backend]") {
   const ModelConfig kimi =
