@@ -292,6 +292,8 @@ TEST_CASE("issue 44: the B200 vLLM fit set parses and carries its deployments' f
     }
     if (p.model_path == "MiniMaxAI/MiniMax-M2.5" && p.backend_version == "0.19.0")
       CHECK_FALSE(has(p, "--moe-backend"));  // vLLM's default: FlashInfer's TensorRT-LLM block-FP8 MoE
+    // VLLM_USE_FLASHINFER_MOE_INT4=1: FlashInfer's MxInt4 MoE, b200-vllm's flashinfer_trtllm table
+    if (p.model_path == "moonshotai/Kimi-K2.5") CHECK(has(p, "flashinfer_trtllm"));
     if (p.model_path == "nvidia/Kimi-K2.5-NVFP4") {
       CHECK(p.agg.moe_ep == 1);   // no --enable-expert-parallel
       CHECK(has(p, "fp8_e4m3"));  // the checkpoint's FP8 KV scheme, or the script's kv-cache-dtype fp8

@@ -766,6 +766,36 @@ TEST_CASE("issue 44: b200-vllm prices gpt-oss MXFP4 experts by FlashInfer's Tens
   CHECK(tp2.decode_s < tp1.decode_s);
 }
 
+// Issue 44: the B200 vLLM Kimi-K2.5 INT4 runs (InferenceX kimik2.5_int4_b200.sh, vLLM 0.15.1) set
+// VLLM_USE_FLASHINFER_MOE_INT4=1, so their group-32 INT4 experts ran FlashInfer's TensorRT-LLM MxInt4 MoE
+// (trtllm_mxint4_block_scale_moe; vLLM's quantization/utils/flashinfer_mxint4_moe.py), not Marlin:
+// `--moe-backend flashinfer_trtllm` prices them by b200-vllm's moe_flashinfer_trtllm.csv, aiconfigurator's
+// SGLang 0.5.14 rows of that kernel at Kimi-K2.5's shape. At MoE TP 8 and 4 tokens those take 0.048 ms a
+// layer (power_law_1.01), the 0.19.0 Marlin rows 0.127 ms; 60 MoE layers: 2.9 ms against 7.6 ms. This fails
+// if the INT4 experts are priced by Marlin's rows under that backend, or if the default (Marlin, vLLM's
+// choice without the variable) moves.
+TEST_CASE("issue 44: b200-vllm prices Kimi-K2.5's INT4 experts by FlashInfer's TensorRT-LLM MxInt4 MoE rows",
+          "[op_profile][weight_format][moe_backend]") {
+  const ModelConfig kimi =
+      load_hf_config(std::string(TOKENLINE_MODEL_TEST_DATA) + "/hf/kimi-k2.5/config.json");
+  const ExpertsPriced marlin = experts_priced(kimi, "b200-vllm", "b200", "tp8", "");
+  const ExpertsPriced fi = experts_priced(kimi, "b200-vllm", "b200", "tp8", "flashinfer_trtllm");
+  CHECK(marlin.rows.rows == "int4_wo");
+  CHECK(fi.rows.rows == "int4_wo");
+  CHECK_FALSE(marlin.rows.derived);
+  CHECK_FALSE(fi.rows.derived);
+  // 60 MoE layers x 0.0478 ms (FlashInfer) and x 0.1265 ms (Marlin 0.19.0), 4 tokens, MoE TP 8.
+  CHECK(fi.decode_s == Approx(60 * 0.0478e-3).epsilon(0.15));
+  CHECK(marlin.decode_s == Approx(60 * 0.1265e-3).epsilon(0.15));
+  // 8,192 tokens of prefill: 1.43 ms a layer against Marlin's 6.59 ms.
+  CHECK(fi.prefill_s < 0.4 * marlin.prefill_s);
+  // The table holds INT4 rows only: block-FP8 and NVFP4 experts keep moe.csv's rows under this backend.
+  const ModelConfig minimax =
+      load_hf_config(std::string(TOKENLINE_MODEL_TEST_DATA) + "/hf/minimax-m2.5/config.json");
+  CHECK(experts_priced(minimax, "b200-vllm", "b200", "tp4", "flashinfer_trtllm").decode_s ==
+        experts_priced(minimax, "b200-vllm", "b200", "tp4", "").decode_s);
+}
+
 // Issue 44: on H200 vLLM's default MXFP4 MoE is the OpenAI triton_kernels one (get_mxfp4_backend on SM90);
 // VLLM_MXFP4_USE_MARLIN=1, as InferenceX's 2026 gpt-oss H200 runs set it, runs Marlin's MXFP4 MoE:
 // `--moe-backend marlin` prices it from the marlin table's w4a16_mxfp4 rows (its own format, not derived).
@@ -851,12 +881,20 @@ TEST_CASE("issue 44: the vLLM profiles' MoE rows cover each format's kernel and 
     CHECK(has(moe, "int4_wo", 7168, 384, 1));                                      // Kimi-K2.5
     CHECK(has(moe, "fp8_block", 4096, 128, 1));                                    // Qwen3-235B
     CHECK(has(moe, "bfloat16", 7168, 256, 1));                                     // DeepSeek-V3
-    REQUIRE(p->moe_backend_tables.size() == 1);
-    const ProfileTable& other = p->moe_backend_tables.front().second;
-    CHECK_FALSE(other.empty());
+    REQUIRE_FALSE(p->moe_backend_tables.empty());
+    for (const auto& [backend, other] : p->moe_backend_tables) {
+      CAPTURE(backend);
+      CHECK_FALSE(other.empty());
+    }
   }
-  CHECK(load_op_profile("b200-vllm")->moe_backend_tables.front().first == "triton");
-  CHECK(load_op_profile("h200-vllm")->moe_backend_tables.front().first == "marlin");
+  auto backends = [](const char* name) {
+    const auto profile = load_op_profile(name);
+    std::vector<std::string> out;
+    for (const auto& [backend, table] : profile->moe_backend_tables) out.push_back(backend);
+    return out;
+  };
+  CHECK(backends("b200-vllm") == std::vector<std::string>{"flashinfer_trtllm", "triton"});
+  CHECK(backends("h200-vllm") == std::vector<std::string>{"marlin"});
   CHECK(load_op_profile("h100-vllm")->moe_backend_tables.empty());
 }
 
