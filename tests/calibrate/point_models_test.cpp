@@ -411,12 +411,25 @@ TEST_CASE("issue 43: the H200 TensorRT-LLM DeepSeek-R1 rows carry the MTP config
 // carried until 2026-12-05 (--max-running 32 at TP4, 512 / 256 at TP8; 2·C warm-up; MoE TP on the 2025 rows).
 // 0.5.9 rows: benchmarks/single_node/dsr1_fp4_b200.sh at 12ba0ae07 and benchmark_lib.sh's 2·C warm-up; the
 // unversioned 2025 rows: benchmarks/dsr1_fp4_b200_docker.sh at 79abd6cb4 (--enable-ep-moe: EP = TP) and the
-// runner's kimbochen/bench_serving call without warm-up.
-TEST_CASE("issue 44: the B200 SGLang DeepSeek-R1 NVFP4 rows carry the flags dsr1_fp4_b200.sh gave",
+// runner's kimbochen/bench_serving call without warm-up. GLM-5 NVFP4: benchmarks/single_node/glm5_nvfp4_b200.sh
+// at d43805fc3 (the rows' day and image): memory fraction 0.80, chunk 131072, caps at the concurrency.
+TEST_CASE("issue 44: the B200 SGLang NVFP4 rows carry the flags dsr1_fp4_b200.sh and glm5_nvfp4_b200.sh gave",
           "[point_models]") {
   const std::string heldout = std::string(TOKENLINE_SOURCE_DIR) + "/calibrate/heldout";
-  int r1 = 0, v059 = 0, v2025 = 0;
+  int r1 = 0, v059 = 0, v2025 = 0, glm = 0;
   for (const E2ePoint& p : read_e2e_points(heldout + "/e2e-b200-sglang-nvfp4.csv")) {
+    if (p.model_path == "nvidia/GLM-5-NVFP4") {  // glm5_nvfp4_b200.sh at d43805fc3: caps at the concurrency
+      CAPTURE(p.line);
+      ++glm;
+      CHECK_NOTHROW(sim_arguments(p, "glm.json", "out", SimPointOptions{}));
+      CHECK(option_value(p.sim_args, "--mem-fraction") == "0.80");
+      CHECK(option_value(p.sim_args, "--chunk") == "131072");
+      CHECK(option_value(p.sim_args, "--max-prefill-tokens") == "16384");
+      CHECK(option_value(p.sim_args, "--max-running") == std::to_string(p.concurrency));
+      CHECK(option_value(p.sim_args, "--profile-set") == "cuda_graph_max_bs=" + std::to_string(p.concurrency));
+      CHECK(p.warmup_per_client == 2);
+      continue;
+    }
     if (p.model_path != "nvidia/DeepSeek-R1-NVFP4") continue;
     CAPTURE(p.line);
     ++r1;
@@ -449,4 +462,5 @@ TEST_CASE("issue 44: the B200 SGLang DeepSeek-R1 NVFP4 rows carry the flags dsr1
   CHECK(r1 == 54);
   CHECK(v059 == 18);
   CHECK(v2025 == 36);
+  CHECK(glm == 10);
 }
