@@ -442,6 +442,7 @@ TEST_CASE("issue 44: the B200 SGLang NVFP4 rows carry the flags dsr1_fp4_b200.sh
     CHECK(option_value(p.sim_args, "--profile-set") == "cuda_graph_max_bs=256");
     CHECK(option_value(p.sim_args, "--kv-layout") == "fp8_e4m3");
     CHECK(option_value(p.sim_args, "--moe-runner-backend") == "flashinfer_trtllm");
+    CHECK(option_value(p.sim_args, "--moe-a2a-backend") == "none");  // none passed: SGLang's default
     CHECK(option_value(p.sim_args, "--scheduler-recv-interval") == (p.concurrency >= 16 ? "30" : "10"));
     CHECK(option_value(p.sim_args, "--mtp").empty());  // dsr1-fp4-b200-sglang names no spec-decoding
     CHECK(std::find(p.sim_args.begin(), p.sim_args.end(), "--no-prefix-cache") != p.sim_args.end());
