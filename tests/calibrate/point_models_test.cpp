@@ -407,3 +407,63 @@ TEST_CASE("issue 43: the H200 TensorRT-LLM DeepSeek-R1 rows carry the MTP config
   CHECK(plain == 16);  // 15 of 2025-11-02 and the 2026-01-28 64-client row
   CHECK(warmed == 2);
 }
+
+// Issue 44: the B200 SGLang DeepSeek-R1 NVFP4 rows as InferenceX's dsr1-fp4-b200-sglang launched them
+// (calibrate/heldout/SOURCE.md, weight formats; scripts/heldout-formats), not the FP8 script's flags they
+// carried until 2026-12-05 (--max-running 32 at TP4, 512 / 256 at TP8; 2·C warm-up; MoE TP on the 2025 rows).
+// 0.5.9 rows: benchmarks/single_node/dsr1_fp4_b200.sh at 12ba0ae07 and benchmark_lib.sh's 2·C warm-up; the
+// unversioned 2025 rows: benchmarks/dsr1_fp4_b200_docker.sh at 79abd6cb4 (--enable-ep-moe: EP = TP) and the
+// runner's kimbochen/bench_serving call without warm-up. GLM-5 NVFP4: benchmarks/single_node/glm5_nvfp4_b200.sh
+// at d43805fc3 (the rows' day and image): memory fraction 0.80, chunk 131072, caps at the concurrency.
+TEST_CASE("issue 44: the B200 SGLang NVFP4 rows carry the flags dsr1_fp4_b200.sh and glm5_nvfp4_b200.sh gave",
+          "[point_models]") {
+  const std::string heldout = std::string(TOKENLINE_SOURCE_DIR) + "/calibrate/heldout";
+  int r1 = 0, v059 = 0, v2025 = 0, glm = 0;
+  for (const E2ePoint& p : read_e2e_points(heldout + "/e2e-b200-sglang-nvfp4.csv")) {
+    if (p.model_path == "nvidia/GLM-5-NVFP4") {  // glm5_nvfp4_b200.sh at d43805fc3: caps at the concurrency
+      CAPTURE(p.line);
+      ++glm;
+      CHECK_NOTHROW(sim_arguments(p, "glm.json", "out", SimPointOptions{}));
+      CHECK(option_value(p.sim_args, "--mem-fraction") == "0.80");
+      CHECK(option_value(p.sim_args, "--chunk") == "131072");
+      CHECK(option_value(p.sim_args, "--max-prefill-tokens") == "16384");
+      CHECK(option_value(p.sim_args, "--max-running") == std::to_string(p.concurrency));
+      CHECK(option_value(p.sim_args, "--profile-set") == "cuda_graph_max_bs=" + std::to_string(p.concurrency));
+      CHECK(p.warmup_per_client == 2);
+      continue;
+    }
+    if (p.model_path != "nvidia/DeepSeek-R1-NVFP4") continue;
+    CAPTURE(p.line);
+    ++r1;
+    CHECK_NOTHROW(sim_arguments(p, "r1.json", "out", SimPointOptions{}));
+    // the same server flags at both dates
+    CHECK(option_value(p.sim_args, "--mem-fraction") == "0.85");
+    CHECK(option_value(p.sim_args, "--chunk") == "16384");
+    CHECK(option_value(p.sim_args, "--max-prefill-tokens") == "16384");  // SGLang's default
+    CHECK(option_value(p.sim_args, "--max-running") == "256");
+    CHECK(option_value(p.sim_args, "--profile-set") == "cuda_graph_max_bs=256");
+    CHECK(option_value(p.sim_args, "--kv-layout") == "fp8_e4m3");
+    CHECK(option_value(p.sim_args, "--moe-runner-backend") == "flashinfer_trtllm");
+    CHECK(option_value(p.sim_args, "--moe-a2a-backend") == "none");  // none passed: SGLang's default
+    CHECK(option_value(p.sim_args, "--scheduler-recv-interval") == (p.concurrency >= 16 ? "30" : "10"));
+    CHECK(option_value(p.sim_args, "--mtp").empty());  // dsr1-fp4-b200-sglang names no spec-decoding
+    CHECK(std::find(p.sim_args.begin(), p.sim_args.end(), "--no-prefix-cache") != p.sim_args.end());
+    // experts split over the TP ranks at both dates (--ep-size $EP_SIZE = TP; 2025: --enable-ep-moe)
+    CHECK(p.agg.tp == p.agg.moe_ep);
+    CHECK(p.agg.moe_tp == 1);
+    CHECK(p.requests_per_client == 10);
+    CHECK(p.length_range_ratio == 0.8);
+    if (p.backend_version == "0.5.9") {
+      ++v059;
+      CHECK(p.warmup_per_client == 2);
+    } else {
+      ++v2025;
+      CHECK(p.backend_version.empty());
+      CHECK(p.warmup_per_client == 0);
+    }
+  }
+  CHECK(r1 == 54);
+  CHECK(v059 == 18);
+  CHECK(v2025 == 36);
+  CHECK(glm == 10);
+}
