@@ -505,9 +505,11 @@ void gather_or_allreduce_collectives(const CostModel& cm, const RankWork& w, Ter
 //    LayerScatterModes._compute_mlp_mode; moe_dense_tp_size defaults to None, server_args.py);
 //  - before it, dp_gather_partial gathers the hidden states over the whole TP group (all GPUs), and after
 //    it the output goes back to the rank (layers/dp_attention.py, communicator.py _scatter_hidden_states);
-//  - how depends on DpPaddingMode.get_dp_padding_mode: a step with a prefill chunk on any rank
-//    (is_extend_in_batch) is SUM_LEN; otherwise MAX_LEN when sum_len * 2 > max_len * dp, else SUM_LEN.
-//    MAX_LEN: every rank pads to max_len, all_gather_into_tensor gathers dp x max_len tokens, the MoE
+//  - how depends on the step's DpPaddingMode: a step with a prefill chunk on any rank (is_extend_in_batch)
+//    is SUM_LEN (DpPaddingMode.get_dp_padding_mode); a decode step (plain or MTP's TARGET_VERIFY) runs in the
+//    CUDA graph, captured with MAX_LEN (get_default_mode_in_cuda_graph, model_executor/cuda_graph_runner.py).
+//    Not modelled: an eager decode beyond cuda_graph_max_bs, where get_dp_padding_mode picks MAX_LEN only
+//    when sum_len * 2 > max_len * dp (skewed ranks: SUM_LEN). MAX_LEN: every rank pads to max_len, all_gather_into_tensor gathers dp x max_len tokens, the MoE
 //    skips its all-reduce (should_use_reduce_scatter) and dp_reduce_scatter_tensor sums and scatters the
 //    output (same size). SUM_LEN: each rank writes its tokens at its offset of a zeroed sum_len buffer and
 //    an all-reduce gathers it; the MoE (or dense MLP) all-reduces its output (sum_len) and dp_scatter is a
@@ -521,7 +523,7 @@ void sglang_dp_gather_collectives(const CostModel& cm, const RankWork& w, Terms&
   const double dp = cm.parallel.dp_attention;
   const double per_token = collective_bytes_per_token(cm, Op::kDpAllgather);
   const double max_len = std::max(w.dp_max_tokens, w.tokens), sum_len = std::max(w.dp_sum_tokens, w.tokens);
-  if (!w.dp_extend && sum_len * 2 > max_len * dp) {
+  if (!w.dp_extend) {
     finish_collective(cm, at(out, Op::kDpAllgather), Lf, dp * max_len * per_token);
     finish_collective(cm, at(out, Op::kReduceScatter), Lf, dp * max_len * per_token);
   } else {
