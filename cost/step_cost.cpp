@@ -506,15 +506,17 @@ void gather_or_allreduce_collectives(const CostModel& cm, const RankWork& w, Ter
 //  - before it, dp_gather_partial gathers the hidden states over the whole TP group (all GPUs), and after
 //    it the output goes back to the rank (layers/dp_attention.py, communicator.py _scatter_hidden_states);
 //  - how depends on the step's DpPaddingMode: a step with a prefill chunk on any rank (is_extend_in_batch)
-//    is SUM_LEN (DpPaddingMode.get_dp_padding_mode); a decode step (plain or MTP's TARGET_VERIFY) runs in the
-//    CUDA graph, captured with MAX_LEN (get_default_mode_in_cuda_graph, model_executor/cuda_graph_runner.py).
-//    Not modelled: an eager decode beyond cuda_graph_max_bs, where get_dp_padding_mode picks MAX_LEN only
-//    when sum_len * 2 > max_len * dp (skewed ranks: SUM_LEN). MAX_LEN: every rank pads to max_len, all_gather_into_tensor gathers dp x max_len tokens, the MoE
-//    skips its all-reduce (should_use_reduce_scatter) and dp_reduce_scatter_tensor sums and scatters the
-//    output (same size). SUM_LEN: each rank writes its tokens at its offset of a zeroed sum_len buffer and
-//    an all-reduce gathers it; the MoE (or dense MLP) all-reduces its output (sum_len) and dp_scatter is a
-//    local copy. No other step-wide gather: the embedding is replicated under DP attention (models/
-//    deepseek_v2.py, VocabParallelEmbedding enable_tp=not is_dp_attention_enabled()).
+//    is SUM_LEN (DpPaddingMode.get_dp_padding_mode); a decode step (plain or MTP's TARGET_VERIFY) runs in
+//    the CUDA graph, captured with MAX_LEN (get_default_mode_in_cuda_graph, model_executor/
+//    cuda_graph_runner.py). Not modelled: an eager decode beyond cuda_graph_max_bs, where
+//    get_dp_padding_mode picks MAX_LEN only when sum_len * 2 > max_len * dp (skewed ranks: SUM_LEN).
+//  - MAX_LEN: every rank pads to max_len, all_gather_into_tensor gathers dp x max_len tokens, the MoE skips
+//    its all-reduce (should_use_reduce_scatter) and dp_reduce_scatter_tensor sums and scatters the output
+//    (same size). SUM_LEN: each rank writes its tokens at its offset of a zeroed sum_len buffer and an
+//    all-reduce gathers it; the MoE (or dense MLP) all-reduces its output (sum_len) and dp_scatter is a
+//    local copy.
+//  - No other step-wide gather: the embedding is replicated under DP attention (models/deepseek_v2.py,
+//    VocabParallelEmbedding enable_tp=not is_dp_attention_enabled()).
 // Messages are the whole buffer, the size the comm tables are keyed by (nccl-tests' -b: all-gather output,
 // reduce-scatter input; aiconfigurator collector/network/collect_nccl.py). Not priced: the extra
 // reduce-scatter over the attention TP group when attention TP > 1, and the padded rows' expert work.

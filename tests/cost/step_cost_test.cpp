@@ -261,10 +261,10 @@ TEST_CASE("Issue 43: SGLang's attention DP without an all-to-all gathers every r
   const ModelConfig ds = model_preset("deepseek-v3");  // 61 layers (3 dense, 58 MoE), hidden 7,168
   CostOptions o;
   o.profile = load_op_profile("h200-sglang");
-  CostModel cm = make_cost_model(ds, parse_parallel("dp8-ep8", "t"), ds.default_kv_layout,
-                                 load_hardware("h200"), o);
+  CostModel cm =
+      make_cost_model(ds, parse_parallel("dp8-ep8", "t"), ds.default_kv_layout, load_hardware("h200"), o);
   cm.moe_comm = MoeComm::kLocalExperts;
-  // A balanced decode (64 tokens on each of 8 ranks: sum 512 x 2 > max 64 x 8, MAX_LEN): before every
+  // A balanced decode (64 tokens on each of 8 ranks; a decode step is MAX_LEN): before every
   // layer's MLP an all-gather of 8 x 64 tokens' BF16 hidden states over the 8 GPUs, after it a
   // reduce-scatter of the same buffer; no embedding all-reduce (the embedding is replicated).
   const StepCost d = decode_step(cm, 64, 1535);
