@@ -115,9 +115,10 @@ enum class MoeComm {
   kGatherOrAllReduce,
   // SGLang without an all-to-all backend (--moe-a2a-backend none, its default in server_args.py; the
   // StandardDispatcher, layers/moe/token_dispatcher/standard.py): under EP each rank maps the top-k to its
-  // local experts and runs them over the tokens it already holds, no token moves. The collectives are
-  // kAllToAll's (the layer's all-reduce under attention TP, the DP gather and reduce-scatter under attention
-  // DP) without the dispatch and combine.
+  // local experts and runs them over the tokens it already holds, no token moves. Under attention TP the
+  // collectives are kAllToAll's (the layer's all-reduce) without the dispatch and combine; under attention DP
+  // every layer's MLP gathers all ranks' hidden states and scatters its output (step_cost.cpp,
+  // sglang_dp_gather_collectives, gives the sources: all-gather + reduce-scatter or two all-reduces).
   kLocalExperts,
 };
 std::string_view to_string(MoeComm comm);

@@ -34,6 +34,11 @@ struct RankWork {
   double win_kv_read_keys = 0;   // keys read from the window KV (once per query tile)
   double win_decode_keys = 0;    // sum over decode sequences of the keys their last token attends to
   double win_prefill_pairs = 0;  // (query, key) pairs of the prefill chunks
+  // Step-wide, over every attention-DP rank (step_cost fills them; 0: this rank's own tokens): what an
+  // engine that gathers every rank's hidden states around the MLP moves (SGLang's DP gather).
+  double dp_max_tokens = 0;  // most tokens on one rank
+  double dp_sum_tokens = 0;  // tokens of all ranks
+  bool dp_extend = false;    // some rank runs a prefill chunk (SGLang's is_extend_in_batch)
 };
 
 // Sums one rank's sequences (step_cost.cpp).

@@ -498,12 +498,55 @@ void gather_or_allreduce_collectives(const CostModel& cm, const RankWork& w, Ter
                     w.lm_tokens * collective_bytes_per_token(cm, Op::kVocabAllgather));
 }
 
+// SGLang's attention-DP gather and scatter without an all-to-all backend (MoeComm::kLocalExperts under
+// attention DP; SGLang 0.5.x, python/sglang/srt/):
+//  - every layer's MLP runs in ScatterMode.FULL over the tokens of all DP ranks: a MoE layer whenever
+//    --moe-a2a-backend is none, a dense one unless --moe-dense-tp-size 1 (layers/communicator.py
+//    LayerScatterModes._compute_mlp_mode; moe_dense_tp_size defaults to None, server_args.py);
+//  - before it, dp_gather_partial gathers the hidden states over the whole TP group (all GPUs), and after
+//    it the output goes back to the rank (layers/dp_attention.py, communicator.py _scatter_hidden_states);
+//  - how depends on the step's DpPaddingMode: a step with a prefill chunk on any rank (is_extend_in_batch)
+//    is SUM_LEN (DpPaddingMode.get_dp_padding_mode); a decode step (plain or MTP's TARGET_VERIFY) runs in
+//    the CUDA graph, captured with MAX_LEN (get_default_mode_in_cuda_graph, model_executor/
+//    cuda_graph_runner.py). Not modelled: an eager decode beyond cuda_graph_max_bs, where
+//    get_dp_padding_mode picks MAX_LEN only when sum_len * 2 > max_len * dp (skewed ranks: SUM_LEN).
+//  - MAX_LEN: every rank pads to max_len, all_gather_into_tensor gathers dp x max_len tokens, the MoE skips
+//    its all-reduce (should_use_reduce_scatter) and dp_reduce_scatter_tensor sums and scatters the output
+//    (same size). SUM_LEN: each rank writes its tokens at its offset of a zeroed sum_len buffer and an
+//    all-reduce gathers it; the MoE (or dense MLP) all-reduces its output (sum_len) and dp_scatter is a
+//    local copy.
+//  - No other step-wide gather: the embedding is replicated under DP attention (models/deepseek_v2.py,
+//    VocabParallelEmbedding enable_tp=not is_dp_attention_enabled()).
+// Messages are the whole buffer, the size the comm tables are keyed by (nccl-tests' -b: all-gather output,
+// reduce-scatter input; aiconfigurator collector/network/collect_nccl.py). Not priced: the extra
+// reduce-scatter over the attention TP group when attention TP > 1, and the padded rows' expert work.
+void sglang_dp_gather_collectives(const CostModel& cm, const RankWork& w, Terms& out) {
+  const int Lf = cm.model.ffn_layers();
+  const double dp = cm.parallel.dp_attention;
+  const double per_token = collective_bytes_per_token(cm, Op::kDpAllgather);
+  const double max_len = std::max(w.dp_max_tokens, w.tokens), sum_len = std::max(w.dp_sum_tokens, w.tokens);
+  if (!w.dp_extend) {
+    finish_collective(cm, at(out, Op::kDpAllgather), Lf, dp * max_len * per_token);
+    finish_collective(cm, at(out, Op::kReduceScatter), Lf, dp * max_len * per_token);
+  } else {
+    finish_collective(cm, at(out, Op::kDenseAllreduce), 2 * int64_t{Lf}, sum_len * per_token);
+  }
+  if (cm.parallel.gpus() > 1)
+    finish_collective(cm, at(out, Op::kVocabAllgather), 1,
+                      w.lm_tokens * collective_bytes_per_token(cm, Op::kVocabAllgather));
+}
+
 // Collectives one rank takes part in, with that rank's messages (the seed's formulas).
 // expert_imbalance: the busiest EP rank receives that many times the mean dispatch traffic (and returns it).
 void rank_collectives(const CostModel& cm, const RankWork& w, double expert_imbalance, Terms& out) {
   switch (cm.moe_comm) {
     case MoeComm::kAllToAll:
+      break;
     case MoeComm::kLocalExperts:
+      if (cm.parallel.dp()) {
+        sglang_dp_gather_collectives(cm, w, out);
+        return;
+      }
       break;
     case MoeComm::kGatherOrAllReduce:
       gather_or_allreduce_collectives(cm, w, out);
@@ -631,9 +674,25 @@ StepCost step_cost(const CostModel& cm, std::span<const std::span<const SeqWork>
   } buffers[2];
   int busiest = -1;  // buffers[busiest]: the busiest rank's terms
   std::array<double, kOpCount> flops{}, hbm_bytes{};
+  // What every rank gathers (RankWork::dp_*): the ranks' tokens, before any rank is priced.
+  double dp_max_tokens = 0, dp_sum_tokens = 0;
+  bool dp_extend = false;
+  for (const std::span<const SeqWork> rank : per_rank) {
+    double tokens = 0;
+    for (const SeqWork& s : rank) {
+      if (s.new_tokens <= 0) continue;
+      tokens += double(s.new_tokens);
+      dp_extend = dp_extend || s.prefill;
+    }
+    dp_max_tokens = std::max(dp_max_tokens, tokens);
+    dp_sum_tokens += tokens;
+  }
   for (size_t r = 0; r < per_rank.size(); ++r) {
-    const RankWork w = summarize(cm, per_rank[r]);
+    RankWork w = summarize(cm, per_rank[r]);
     if (w.tokens <= 0) continue;
+    w.dp_max_tokens = dp_max_tokens;
+    w.dp_sum_tokens = dp_sum_tokens;
+    w.dp_extend = dp_extend;
     all_tokens += w.tokens;
     draft_layers = std::max(draft_layers, int64_t{cm.model.mtp_layers} * draft_passes(cm, w));
     const int here = busiest == 0 ? 1 : 0;

@@ -37,7 +37,7 @@ enum class Op : uint8_t {
   kAttnAllreduce,   // pure TP: AllReduce after o_proj
   kReduceScatter,   // DP attention: ReduceScatter after attention
   kDenseMlp,        // dense layers' MLP (gate/up/down)
-  kDenseAllreduce,  // DP attention: AllReduce after the dense MLP
+  kDenseAllreduce,  // DP attention: AllReduce over all GPUs after the dense MLP (SGLang: gather + MLP's)
   kRouter,          // MoE gate + grouped top-k
   kLatentProj,      // latent MoE (Nemotron 3 Super): fc1 (hidden -> latent) and fc2 (latent -> hidden) GEMMs
   kDispatch,        // EP: all-to-all of each token to its experts (FP8)

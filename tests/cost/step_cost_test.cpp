@@ -1,6 +1,9 @@
 #include "cost/step_cost.h"
 
 #include <catch2/catch.hpp>
+#include <string_view>
+#include <tuple>
+#include <utility>
 #include <vector>
 
 #include "common/input_error.h"
@@ -194,19 +197,21 @@ TEST_CASE("Issue 43: TensorRT-LLM's EP keeps tokens on the TP ranks, SGLang's di
   CHECK(s[Op::kDispatch].bytes_each == 16.0 / 8 * 8 * 7168 * 1);
   CHECK(s[Op::kCombine].bytes_each == 16.0 / 8 * 8 * 7168 * 2);
   CHECK(s[Op::kMlpAllreduce].count == 61);
-  // SGLang's default --moe-a2a-backend none (MoeComm::kLocalExperts, token_dispatcher/standard.py): the
-  // same collectives without the dispatch and combine, under attention TP and DP alike.
-  for (const char* parallel : {"tp8-ep8", "dp8-ep8"}) {
-    INFO(parallel);
-    CostModel local = priced_by("h200-sglang", parallel);
+  // SGLang's default --moe-a2a-backend none (MoeComm::kLocalExperts, token_dispatcher/standard.py) under
+  // attention TP: the same collectives without the dispatch and combine (attention DP: the next test).
+  {
+    CostModel local = priced_by("h200-sglang", "tp8-ep8");
     const StepCost a2a = decode_step(local, 16, 1535);
     local.moe_comm = MoeComm::kLocalExperts;
     const StepCost l = decode_step(local, 16, 1535);
     CHECK(a2a[Op::kDispatch].count == 58);
     CHECK(l[Op::kDispatch].count == 0);
     CHECK(l[Op::kCombine].count == 0);
-    for (Op op : {Op::kAttnAllreduce, Op::kMlpAllreduce, Op::kDpAllgather, Op::kReduceScatter, Op::kExpertGemm})
+    for (Op op : {Op::kEmbedAllreduce, Op::kAttnAllreduce, Op::kMlpAllreduce, Op::kDpAllgather,
+                  Op::kReduceScatter, Op::kDenseAllreduce, Op::kVocabAllgather, Op::kExpertGemm}) {
+      CHECK(l[op].count == a2a[op].count);
       CHECK(l[op].time_s == a2a[op].time_s);
+    }
   }
   // TensorRT-LLM's attention DP (enable_attention_dp): one all-gather before and one reduce-scatter after
   // each MoE layer of the rank's own tokens; embedding, dense MLP, shared experts and LM head unsharded.
@@ -230,4 +235,78 @@ TEST_CASE("Issue 43: TensorRT-LLM's EP keeps tokens on the TP ranks, SGLang's di
     CHECK(l[c].count == r[c].count);
     CHECK(l[c].bytes_each == r[c].bytes_each);
   }
+}
+
+namespace {
+
+// The h200-sglang comm table's rows of `op` over 8 GPUs that bracket `bytes`: {latency below, above} in s.
+std::pair<double, double> table_bracket(const OpProfile& p, std::string_view op, double bytes) {
+  const ProfileTable& t = p.table(ProfileTableKind::kComm);
+  double lo_bytes = 0, hi_bytes = 1e300, lo_s = 0, hi_s = 0;
+  for (size_t i = 0; i < t.rows(); ++i) {
+    if (t.text_at(i, 0) != op || t.at(i, 0) != 8) continue;
+    const double b = t.at(i, 1), s = t.at(i, 2) * 1e-3;
+    if (b <= bytes && b > lo_bytes) std::tie(lo_bytes, lo_s) = std::pair{b, s};
+    if (b >= bytes && b < hi_bytes) std::tie(hi_bytes, hi_s) = std::pair{b, s};
+  }
+  REQUIRE(lo_s > 0);
+  REQUIRE(hi_s > 0);
+  return {lo_s, hi_s};
+}
+
+}  // namespace
+
+TEST_CASE("Issue 43: SGLang's attention DP without an all-to-all gathers every rank's tokens around each MLP",
+          "[step_cost]") {
+  const ModelConfig ds = model_preset("deepseek-v3");  // 61 layers (3 dense, 58 MoE), hidden 7,168
+  CostOptions o;
+  o.profile = load_op_profile("h200-sglang");
+  CostModel cm =
+      make_cost_model(ds, parse_parallel("dp8-ep8", "t"), ds.default_kv_layout, load_hardware("h200"), o);
+  cm.moe_comm = MoeComm::kLocalExperts;
+  // A balanced decode (64 tokens on each of 8 ranks; a decode step is MAX_LEN): before every
+  // layer's MLP an all-gather of 8 x 64 tokens' BF16 hidden states over the 8 GPUs, after it a
+  // reduce-scatter of the same buffer; no embedding all-reduce (the embedding is replicated).
+  const StepCost d = decode_step(cm, 64, 1535);
+  const double gathered = 8.0 * 64 * 7168 * 2;
+  CHECK(d[Op::kDpAllgather].count == 61);
+  CHECK(d[Op::kDpAllgather].bytes_each == gathered);
+  CHECK(d[Op::kReduceScatter].count == 61);
+  CHECK(d[Op::kReduceScatter].bytes_each == gathered);
+  for (Op none : {Op::kDispatch, Op::kCombine, Op::kEmbedAllreduce, Op::kDenseAllreduce, Op::kAttnAllreduce,
+                  Op::kMlpAllreduce})
+    CHECK(d[none].count == 0);
+  // Each call costs the comm table's time at the gathered size (between the rows that bracket it), so the
+  // step costs at least 61 x (both collectives' lower rows) more than a step without them.
+  const auto [ag_lo, ag_hi] = table_bracket(*o.profile, "nccl_all_gather", gathered);
+  const auto [rs_lo, rs_hi] = table_bracket(*o.profile, "nccl_reduce_scatter", gathered);
+  CHECK(d[Op::kDpAllgather].source == TermSource::kProfile);
+  CHECK(d[Op::kDpAllgather].time_s >= 61 * ag_lo * (1 - 1e-9));
+  CHECK(d[Op::kDpAllgather].time_s <= 61 * ag_hi * (1 + 1e-9));
+  CHECK(d[Op::kReduceScatter].time_s >= 61 * rs_lo * (1 - 1e-9));
+  CHECK(d[Op::kReduceScatter].time_s <= 61 * rs_hi * (1 + 1e-9));
+  CHECK(d.comm_s + d.profile_s >= 61 * (ag_lo + rs_lo));
+  // A skewed decode (64 tokens on one rank, 1 on the seven others) still runs the CUDA graph captured with
+  // MAX_LEN: every rank pads to 64. A step with a prefill chunk on one rank (is_extend_in_batch) is
+  // SUM_LEN: per MLP two all-reduces of the 4,103-token buffer over the 8 GPUs (the gather's and the MLP
+  // output's), no all-gather / reduce-scatter.
+  const std::vector<SeqWork> busy(64, SeqWork{1, 1535, false, false}), one(1, SeqWork{1, 1535, false, false});
+  const std::vector<SeqWork> chunk{SeqWork{4096, 0, true, true}};
+  std::vector<std::span<const SeqWork>> skewed(8, one), prefill(8, one);
+  skewed[0] = busy;
+  prefill[3] = chunk;
+  const StepCost k = step_cost(cm, skewed);
+  CHECK(k[Op::kDpAllgather].count == 61);
+  CHECK(k[Op::kDpAllgather].bytes_each == gathered);
+  CHECK(k[Op::kDenseAllreduce].count == 0);
+  const StepCost s = step_cost(cm, prefill);
+  CHECK(s[Op::kDenseAllreduce].count == 122);
+  CHECK(s[Op::kDenseAllreduce].bytes_each == 4103.0 * 7168 * 2);
+  CHECK(s[Op::kDpAllgather].count == 0);
+  CHECK(s[Op::kReduceScatter].count == 0);
+  // DeepEP's all-to-all (MoeComm::kAllToAll) keeps its pricing: the MLP runs on the rank's own tokens.
+  cm.moe_comm = MoeComm::kAllToAll;
+  const StepCost a = decode_step(cm, 64, 1535);
+  CHECK(a[Op::kDispatch].count == 58);
+  CHECK(a[Op::kReduceScatter].bytes_each == 64.0 * 7168 * 2);
 }
