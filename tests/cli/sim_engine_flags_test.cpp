@@ -294,7 +294,8 @@ TEST_CASE("sim --moe-backend: vLLM's backends only, on a vLLM profile", "[sim_jo
 // StandardDispatcher moves no token; each rank runs its experts over the tokens every TP rank holds and the
 // layer's all-reduce joins them), exactly as with the flag. deepep adds the all-to-all dispatch and combine:
 // same run, more collectives, every step longer, so TPOT rises.
-TEST_CASE("sim prices SGLang's EP without an all-to-all unless --moe-a2a-backend deepep", "[sim_job][engine]") {
+TEST_CASE("sim prices SGLang's EP without an all-to-all unless --moe-a2a-backend deepep",
+          "[sim_job][engine]") {
   TestDir dir("sim_moe_a2a");
   const std::string base =
       "sim --model deepseek-v3 --parallel tp8-ep8 --hardware h200 --profile h200-sglang --concurrency 8 "
@@ -305,7 +306,8 @@ TEST_CASE("sim prices SGLang's EP without an all-to-all unless --moe-a2a-backend
   CHECK(plain["requests"]["completed"] == 24);
   CHECK(none["latency_ms"]["tpot"]["mean"] == plain["latency_ms"]["tpot"]["mean"]);
   CHECK(none["latency_ms"]["ttft"]["mean"] == plain["latency_ms"]["ttft"]["mean"]);
-  CHECK(deepep["latency_ms"]["tpot"]["mean"].get<double>() > plain2["latency_ms"]["tpot"]["mean"].get<double>());
+  CHECK(deepep["latency_ms"]["tpot"]["mean"].get<double>() >
+        plain2["latency_ms"]["tpot"]["mean"].get<double>());
   CHECK(none["configuration"]["moe_a2a_backend"] == "none");
   CHECK(deepep["configuration"]["moe_a2a_backend"] == "deepep");
   for (const std::pair<const char*, const char*>& bad :

@@ -46,7 +46,8 @@ TEST_CASE("SGLang lines: PD has a prefill and a decode server and a PD router", 
 }
 
 TEST_CASE("SGLang lines: a 16-GPU server spans two nodes", "[plan]") {
-  const std::vector<std::string> lines = sglang_launch_lines(launch_candidate(false, "", "tp16", 1), "M", MoeComm::kLocalExperts);
+  const std::vector<std::string> lines =
+      sglang_launch_lines(launch_candidate(false, "", "tp16", 1), "M", MoeComm::kLocalExperts);
   CHECK(lines[1].find("--tp-size 16") != std::string::npos);
   CHECK(lines[1].find("--nnodes 2") != std::string::npos);
 }
