@@ -410,8 +410,9 @@ TEST_CASE("issue 43: the H200 TensorRT-LLM DeepSeek-R1 rows carry the MTP config
 // carried until 2026-12-05 (--max-running 32 at TP4, 512 / 256 at TP8; 2·C warm-up; MoE TP on the 2025 rows).
 // 0.5.9 rows: benchmarks/single_node/dsr1_fp4_b200.sh at 12ba0ae07 and benchmark_lib.sh's 2·C warm-up; the
 // unversioned 2025 rows: benchmarks/dsr1_fp4_b200_docker.sh at 79abd6cb4 (--enable-ep-moe: EP = TP) and the
-// runner's kimbochen/bench_serving call without warm-up. GLM-5 NVFP4: benchmarks/single_node/glm5_nvfp4_b200.sh
-// at d43805fc3 (the rows' day and image): memory fraction 0.80, chunk 131072, caps at the concurrency.
+// runner's kimbochen/bench_serving call without warm-up. GLM-5 NVFP4:
+// benchmarks/single_node/glm5_nvfp4_b200.sh at d43805fc3 (the rows' day and image): memory fraction 0.80,
+// chunk 131072, caps at the concurrency.
 TEST_CASE("issue 44: the B200 SGLang NVFP4 rows carry the flags dsr1_fp4_b200.sh and glm5_nvfp4_b200.sh gave",
           "[point_models]") {
   const std::string heldout = std::string(TOKENLINE_SOURCE_DIR) + "/calibrate/heldout";
@@ -425,7 +426,8 @@ TEST_CASE("issue 44: the B200 SGLang NVFP4 rows carry the flags dsr1_fp4_b200.sh
       CHECK(option_value(p.sim_args, "--chunk") == "131072");
       CHECK(option_value(p.sim_args, "--max-prefill-tokens") == "16384");
       CHECK(option_value(p.sim_args, "--max-running") == std::to_string(p.concurrency));
-      CHECK(option_value(p.sim_args, "--profile-set") == "cuda_graph_max_bs=" + std::to_string(p.concurrency));
+      CHECK(option_value(p.sim_args, "--profile-set") ==
+            "cuda_graph_max_bs=" + std::to_string(p.concurrency));
       CHECK(p.warmup_per_client == 2);
       continue;
     }

@@ -210,7 +210,8 @@ TEST_CASE("Issue 43: TensorRT-LLM's EP keeps tokens on the TP ranks, SGLang's di
     CHECK(a2a[Op::kDispatch].count == 58);
     CHECK(l[Op::kDispatch].count == 0);
     CHECK(l[Op::kCombine].count == 0);
-    for (Op op : {Op::kAttnAllreduce, Op::kMlpAllreduce, Op::kDpAllgather, Op::kReduceScatter, Op::kExpertGemm})
+    for (Op op :
+         {Op::kAttnAllreduce, Op::kMlpAllreduce, Op::kDpAllgather, Op::kReduceScatter, Op::kExpertGemm})
       CHECK(l[op].time_s == a2a[op].time_s);
   }
   // TensorRT-LLM's attention DP (enable_attention_dp): one all-gather before and one reduce-scatter after
