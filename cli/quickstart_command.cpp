@@ -25,6 +25,10 @@ void add_quickstart(CLI::App& app) {
     job->arguments = given_arguments(*cmd);
     job->workload = "default";  // the embedded Mooncake conversation head, the seed's workload
     job->cluster = "h200x8";
+    // The seed article's deployment runs DeepEP's all-to-all ("DeepEP dispatch + combine: 339MB, 150 次",
+    // tests/engine/model/ledger_golden_test.cpp), which SGLang runs only when asked (server_args.py
+    // moe_a2a_backend default "none"; cost/engine_behavior.cpp sglang_behavior): asked for here.
+    job->moe_a2a_backend = "deepep";
     job->progress = ::isatty(STDERR_FILENO) != 0;
     const int rc = run_sim_job(*job);
     if (rc != 0) std::exit(rc);

@@ -58,7 +58,8 @@ struct CostModel {
   double link_bw = 0;          // collectives' bus bandwidth
   Link link = Link::kNvlink;
   // How tokens reach the experts (which collectives an MoE layer runs): the engine block of
-  // options.profile where it has one (TensorRT-LLM: gather / all-reduce), else SGLang's all-to-all.
+  // options.profile where it has one (SGLang: local experts, TensorRT-LLM: gather / all-reduce), else the
+  // seed's all-to-all (no profile: the roofline and the seed's engine, whose ledger prices DeepEP's).
   MoeComm moe_comm = MoeComm::kAllToAll;
   double collective_launch_s = 0;
   double kernel_launch_s = 0;

@@ -114,8 +114,20 @@ MoeComm parse_moe_comm(std::string_view name, const std::string& where) {
                      to_string, "alltoall | allgather | local");
 }
 
+// MoE communication under expert parallelism: SGLang's default is no all-to-all (MoeComm::kLocalExperts).
+// python/sglang/srt/server_args.py: `moe_a2a_backend: Literal["none", "deepep", ...] = "none"` in every
+// version read (0.5.x through main: the Literal grew mooncake, ascend_fuseep, mori, flashinfer; the default
+// stayed "none"), so in the releases the SGLang rows of calibrate/ ran (0.5.3rc1 to 0.5.9); "none" gives the
+// StandardDispatcher (layers/moe/token_dispatcher/standard.py): each EP rank runs its local experts over the
+// tokens it holds, and the layer's all-reduce (or the DP gather / scatter) joins them. The older flags map
+// onto it (ServerArgs.__post_init__, deprecated since 0.4.10): --enable-ep-moe sets ep_size = tp_size and
+// moves no token; --enable-deepep-moe (default False) sets moe_a2a_backend "deepep". DeepEP's all-to-all
+// dispatch and combine (MoeComm::kAllToAll) is opt-in: sim --moe-a2a-backend deepep, or an engine block's
+// moe_comm "alltoall".
 EngineBehavior sglang_behavior() {
-  return EngineBehavior{};
+  EngineBehavior b;
+  b.moe_comm = MoeComm::kLocalExperts;
+  return b;
 }
 
 EngineBehavior vllm_behavior() {

@@ -100,8 +100,9 @@ struct ReservedMemoryRule {
 
 // How the engine moves tokens between attention and the routed experts.
 enum class MoeComm {
-  // SGLang (and vLLM): under EP each token goes to its experts' ranks by all-to-all (dispatch FP8, combine
-  // BF16), the seed's layout (Op::kDispatch / Op::kCombine).
+  // DeepEP's (SGLang --moe-a2a-backend deepep; vLLM as tokenline prices it; the seed article's layout): under
+  // EP each token goes to its experts' ranks by all-to-all (dispatch FP8, combine BF16; Op::kDispatch /
+  // Op::kCombine).
   kAllToAll,
   // TensorRT-LLM's PyTorch flow (1.x, without an MNNVL / DeepEP all-to-all: any HGX node of 8 GPUs without
   // TRTLLM_CAN_USE_DEEP_EP). Without attention DP every rank holds the same tokens (attention TP), each EP
@@ -164,7 +165,9 @@ struct EngineBehavior {
   TokenRatio ratio;
   WindowPoolRule window_pool = WindowPoolRule::kRatio;  // SGLang's two pools
   double swa_full_tokens_ratio = 0.8;                   // server_args.py default (SGLang 0.5.x)
-  MoeComm moe_comm = MoeComm::kAllToAll;  // SGLang: DeepEP / all-to-all dispatch and combine under EP
+  // All-to-all dispatch and combine under EP: vLLM's here; sglang_behavior() sets SGLang's own default,
+  // kLocalExperts (--moe-a2a-backend none; engine_behavior.cpp gives the source).
+  MoeComm moe_comm = MoeComm::kAllToAll;
   // TensorRT-LLM's context holds (engine/core/context_hold.h has the rule and its source); off for SGLang
   // and vLLM. Batch waiting, attention TP only: llm_args.py batch_wait_timeout_iters /
   // batch_wait_max_tokens_ratio (default 0 / 0: off).
@@ -180,7 +183,7 @@ struct EngineBehavior {
   PlacementPolicy dp_assign = PlacementPolicy::kRoundRobin;
 };
 
-// SGLang 0.5.x on H200, every field as documented above.
+// SGLang 0.5.x on H200, every field as documented above but moe_comm (kLocalExperts: SGLang's default).
 EngineBehavior sglang_behavior();
 // vLLM V1 on H200 (EngineArgs.get_batch_defaults, vllm/engine/arg_utils.py: >= 70 GiB and not A100 ->
 // max_num_batched_tokens 8192 and max_num_seqs 1024 for the API server; gpu_memory_utilization 0.9;

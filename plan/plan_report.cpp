@@ -6,6 +6,7 @@
 #include <map>
 #include <stdexcept>
 
+#include "cost/op_profile.h"
 #include "plan/pareto_svg.h"
 #include "plan/plan_json.h"
 #include "plan/sglang_launch.h"
@@ -67,10 +68,19 @@ std::string closest_line(const PlanRow& r) {
          fmt(", TPOT p90 %.1f ms)\n", r.at.tpot_p90_ms);
 }
 
-std::vector<std::string> launch_lines(LaunchEngine e, const Candidate& c, const std::string& model_path) {
+// How the plan's probes priced the MoE under EP (cost_model.cpp): the profile's engine block, else (no
+// profile, or one without an engine block) the seed's all-to-all.
+MoeComm priced_moe_comm(const PlanTarget& t) {
+  const std::shared_ptr<OpProfile> profile = load_op_profile(t.profile, t.profile_set);
+  const EngineBehavior* engine = profile_engine(profile.get());
+  return engine != nullptr ? engine->moe_comm : MoeComm::kAllToAll;
+}
+
+std::vector<std::string> launch_lines(LaunchEngine e, const PlanTarget& t, const Candidate& c,
+                                      const std::string& model_path) {
   switch (e) {
     case LaunchEngine::kSglang:
-      return sglang_launch_lines(c, model_path);
+      return sglang_launch_lines(c, model_path, priced_moe_comm(t));
     case LaunchEngine::kVllm:
       return vllm_launch_lines(c, model_path);
     case LaunchEngine::kTrtllm:
@@ -173,7 +183,7 @@ std::string write_plan_outputs(const PlanSetup& setup, std::vector<PlanRow> rows
   const bool found = !rows.empty() && rows.front().status == RowStatus::kMeets;
   const std::string model_path = "<" + setup.target.model + " checkpoint>";
   const std::vector<std::string> launch =
-      found ? launch_lines(setup.launch_engine, rows.front().candidate, model_path)
+      found ? launch_lines(setup.launch_engine, setup.target, rows.front().candidate, model_path)
             : std::vector<std::string>{};
   std::vector<ParetoPoint> points;
   for (const PlanRow& r : rows) {

@@ -8,11 +8,15 @@
 #include <string>
 #include <vector>
 
+#include "cost/engine_behavior.h"
 #include "plan/candidate_space.h"
 
 namespace tokenline {
 
-// `model_path` is printed as given (the user's checkpoint path or hub name).
-std::vector<std::string> sglang_launch_lines(const Candidate& c, const std::string& model_path);
+// `model_path` is printed as given (the user's checkpoint path or hub name). `moe_comm`: how the plan priced
+// the MoE under EP; kAllToAll (the seed's engine, or an engine block saying alltoall) adds
+// --moe-a2a-backend deepep to a layout with EP, SGLang's default (kLocalExperts) adds nothing.
+std::vector<std::string> sglang_launch_lines(const Candidate& c, const std::string& model_path,
+                                             MoeComm moe_comm);
 
 }  // namespace tokenline

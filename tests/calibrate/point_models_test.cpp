@@ -342,9 +342,8 @@ TEST_CASE("issue 43: the B200 SGLang disaggregated fit set carries its recipes' 
     // srt-slurm recipes/b200-fp8: FP8 KV, memory fraction 0.85, no radix cache
     CHECK(option_value(p.sim_args, "--kv-layout") == "fp8_e4m3");
     CHECK(option_value(p.sim_args, "--mem-fraction") == "0.85");
-    // no recipe names a moe-a2a-backend: SGLang's default, no all-to-all under EP, said on the TEP8 rows (the
-    // DEP8 rows keep the all-to-all standing in for the per-layer DP gather tokenline does not price)
-    CHECK(option_value(p.sim_args, "--moe-a2a-backend") == (p.prefill.attention_dp > 1 ? "" : "none"));
+    // no recipe names a moe-a2a-backend: SGLang's default, no all-to-all under EP, said on every row
+    CHECK(option_value(p.sim_args, "--moe-a2a-backend") == "none");
     CHECK(p.prefill.moe_ep == 8);
     CHECK(p.decode.moe_ep == 8);
     CHECK_NOTHROW(sim_arguments(p, "r1.json", "out", SimPointOptions{}));

@@ -121,8 +121,12 @@ TEST_CASE("TensorRT-LLM's engine block keeps its documented defaults", "[engine_
   // Issue 43: no all-to-all on an 8-GPU node (fused_moe_cutlass.py select_alltoall_method_type): the MoE
   // output is all-reduced with the attention TP, or all-gathered / reduce-scattered under attention DP.
   CHECK(t.moe_comm == MoeComm::kGatherOrAllReduce);
-  CHECK(sglang_behavior().moe_comm == MoeComm::kAllToAll);
+  // Issues 43/44: SGLang's default is no all-to-all under EP (server_args.py moe_a2a_backend = "none", 0.5.x:
+  // the StandardDispatcher, layers/moe/token_dispatcher/standard.py); DeepEP's only with
+  // --moe-a2a-backend deepep. vLLM keeps tokenline's all-to-all.
+  CHECK(sglang_behavior().moe_comm == MoeComm::kLocalExperts);
   CHECK(vllm_behavior().moe_comm == MoeComm::kAllToAll);
+  CHECK(seed_behavior().moe_comm == MoeComm::kAllToAll);  // the seed article's DeepEP dispatch and combine
   CHECK(parse_moe_comm("allgather", "x") == MoeComm::kGatherOrAllReduce);
   CHECK(parse_moe_comm("local", "x") == MoeComm::kLocalExperts);
   CHECK(parse_moe_comm(to_string(MoeComm::kAllToAll), "x") == MoeComm::kAllToAll);

@@ -190,19 +190,24 @@ TEST_CASE("Issue 43: TensorRT-LLM's EP keeps tokens on the TP ranks, SGLang's di
   CHECK(t[Op::kMlpAllreduce].count == 61);
   CHECK(t[Op::kMlpAllreduce].bytes_each == hidden_bf16);
   CHECK(t[Op::kExpertGemm].time_s > 0);
-  // SGLang's TP8-EP8 as before: each TP rank dispatches its 1/8 of the tokens to 8 experts (FP8) and gets
-  // them back (BF16) on the 58 MoE layers.
-  const StepCost s = decode_step(priced_by("h200-sglang", "tp8-ep8"), 16, 1535);
+  // SGLang's TP8-EP8 with --moe-a2a-backend deepep (MoeComm::kAllToAll): each TP rank dispatches its 1/8 of
+  // the tokens to 8 experts (FP8) and gets them back (BF16) on the 58 MoE layers.
+  CostModel deepep = priced_by("h200-sglang", "tp8-ep8");
+  deepep.moe_comm = MoeComm::kAllToAll;
+  const StepCost s = decode_step(deepep, 16, 1535);
   CHECK(s[Op::kDispatch].count == 58);
   CHECK(s[Op::kDispatch].bytes_each == 16.0 / 8 * 8 * 7168 * 1);
   CHECK(s[Op::kCombine].bytes_each == 16.0 / 8 * 8 * 7168 * 2);
   CHECK(s[Op::kMlpAllreduce].count == 61);
-  // SGLang's default --moe-a2a-backend none (MoeComm::kLocalExperts, token_dispatcher/standard.py) under
-  // attention TP: the same collectives without the dispatch and combine (attention DP: the next test).
+  // SGLang's default --moe-a2a-backend none (MoeComm::kLocalExperts, token_dispatcher/standard.py), what
+  // h200-sglang's engine block prices, under attention TP: the same collectives without the dispatch and
+  // combine (attention DP gathers instead: the next test).
   {
-    CostModel local = priced_by("h200-sglang", "tp8-ep8");
-    const StepCost a2a = decode_step(local, 16, 1535);
-    local.moe_comm = MoeComm::kLocalExperts;
+    const CostModel local = priced_by("h200-sglang", "tp8-ep8");
+    REQUIRE(local.moe_comm == MoeComm::kLocalExperts);
+    CostModel all_to_all = local;
+    all_to_all.moe_comm = MoeComm::kAllToAll;
+    const StepCost a2a = decode_step(all_to_all, 16, 1535);
     const StepCost l = decode_step(local, 16, 1535);
     CHECK(a2a[Op::kDispatch].count == 58);
     CHECK(l[Op::kDispatch].count == 0);
