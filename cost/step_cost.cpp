@@ -469,12 +469,38 @@ double collective_bytes_per_token(const CostModel& cm, Op op) {
   }
 }
 
+// The comm tables are keyed the way nccl-tests sizes a run, by the whole buffer. Their NCCL rows come
+// from aiconfigurator's collector (collector/network/collect_nccl.py at 095f58a: `all_gather_perf -b size
+// -e size -t <gpus>`, logged as message_size = size / 2 half elements, which scripts/build-profile writes
+// back as 2 x message_size bytes), and nccl-tests' size is an all-gather's output, count / nranks from
+// each rank (AllGatherGetCollByteCount, nccl-tests src/all_gather.cu), a reduce-scatter's input
+// (src/reduce_scatter.cu) and an all-to-all's send buffer of one rank (src/alltoall.cu). aiconfigurator
+// queries attention DP's gather and scatter the same way: volume x attention_dp_size (aic-core
+// operators/moe_dispatch.rs, NcclOp at num_tokens x attention_dp_size). The ledger's DP gather and
+// scatter carry one attention-DP rank's tokens (Term::bytes_each, the seed's formula), a dp_attention-th
+// of the buffer every DP rank's tokens make. The all-reduce tables key the rank's own buffer (custom
+// all-reduce: message_size = tokens x hidden), the logits gather's bytes_each is already the whole
+// gathered logits (b x vocab x 4) and dispatch's and combine's one rank's send buffer: x 1.
+double comm_table_scale(const CostModel& cm, Op op) {
+  switch (op) {
+    case Op::kDpAllgather:
+    case Op::kReduceScatter:
+      return double(cm.parallel.dp_attention);
+    default:
+      return 1;
+  }
+}
+
 namespace {
 
 // TensorRT-LLM's collectives (MoeComm::kGatherOrAllReduce; engine_behavior.h gives the sources), one rank's
 // messages. Attention DP: per MoE layer an all-gather of the rank's hidden states before the experts and a
 // reduce-scatter after them; attention, dense MLP, shared experts, embedding and LM head are unsharded on
 // the rank (attention DP runs attention at TP 1; a tp > 1 under DP adds the attention's all-reduce).
+// The gather's output and the scatter's input are every DP rank's tokens (sum(all_rank_num_tokens) rows,
+// or dp x the most with use_dp_padding: tensorrt_llm/_torch/distributed/ops.py allgather / reducescatter,
+// an NCCL all-gather or a group of broadcasts); the terms carry the rank's share and the comm table is
+// read at the whole buffer (comm_table_scale).
 // Otherwise pure TP's: every rank holds the step's tokens, the MoE (or MLP) output joins the per-layer
 // all-reduce whatever the EP split, and no token moves between EP ranks.
 void gather_or_allreduce_collectives(const CostModel& cm, const RankWork& w, Terms& out) {
