@@ -283,24 +283,31 @@ TEST_CASE("Issue 43: all-gather and reduce-scatter are read from the comm tables
         Approx(58 * comm_table_s(*trt.options.profile, "nccl_reduce_scatter", 8, 8 * rank_bytes))
             .epsilon(1e-9));
   // Read at the rank's share the gather would be cheaper: the 8 x matters at this size.
-  CHECK(t[Op::kDpAllgather].time_s > 1.2 * 58 * comm_table_s(*trt.options.profile, "nccl_all_gather", 8, rank_bytes));
-  // The seed's DP path under SGLang's tables: one gather per step, a scatter per layer, over 8 GPUs; with
-  // two GPUs per DP rank (dp4-tp2) the buffer is the 4 DP ranks' tokens, still over the 8 GPUs.
+  CHECK(t[Op::kDpAllgather].time_s >
+        1.2 * 58 * comm_table_s(*trt.options.profile, "nccl_all_gather", 8, rank_bytes));
+  // SGLang's DP attention under its tables, with DeepEP (the seed's path: one gather per step, a scatter
+  // per layer) and without an all-to-all backend (--moe-a2a-backend none): whatever the count, each call
+  // reads the table at the DP ranks' tokens together, over the 8 GPUs; with two GPUs per DP rank
+  // (dp4-tp2) that is the 4 DP ranks' tokens.
   const std::pair<const char*, int> layouts[] = {{"dp8-ep8", 8}, {"dp4-tp2-ep8", 4}};
-  for (const auto& [parallel, dp] : layouts) {
-    INFO(parallel);
-    const CostModel sgl = priced_by("h200-sglang", parallel);
-    REQUIRE(sgl.moe_comm == MoeComm::kAllToAll);
-    const StepCost s = decode_step(sgl, 16, 1535);
-    const Term& rs = s[Op::kReduceScatter];
-    REQUIRE(rs.source == TermSource::kProfile);
-    CHECK(rs.bytes_each == rank_bytes);
-    CHECK(rs.time_s == Approx(double(rs.count) * comm_table_s(*sgl.options.profile, "nccl_reduce_scatter", 8,
-                                                               dp * rank_bytes))
-                           .epsilon(1e-9));
-    CHECK(s[Op::kDpAllgather].time_s ==
-          Approx(comm_table_s(*sgl.options.profile, "nccl_all_gather", 8, dp * rank_bytes)).epsilon(1e-9));
-  }
+  const std::pair<Op, std::string_view> rows[] = {{Op::kDpAllgather, "nccl_all_gather"},
+                                                  {Op::kReduceScatter, "nccl_reduce_scatter"}};
+  for (const auto& [parallel, dp] : layouts)
+    for (const MoeComm comm : {MoeComm::kAllToAll, MoeComm::kLocalExperts}) {
+      INFO(parallel << (comm == MoeComm::kAllToAll ? " all-to-all" : " local experts"));
+      CostModel sgl = priced_by("h200-sglang", parallel);
+      sgl.moe_comm = comm;
+      const StepCost s = decode_step(sgl, 16, 1535);
+      for (const auto& [op, row] : rows) {
+        const Term& c = s[op];
+        REQUIRE(c.count > 0);
+        REQUIRE(c.source == TermSource::kProfile);
+        CHECK(c.bytes_each == rank_bytes);
+        CHECK(c.time_s ==
+              Approx(double(c.count) * comm_table_s(*sgl.options.profile, row, 8, dp * rank_bytes))
+                  .epsilon(1e-9));
+      }
+    }
   // The LM head's logits gather already carries the whole gathered logits (16 x vocab x 4): read as is.
   const CostModel tp = priced_by("h200-sglang", "tp8-ep8");
   const StepCost v = decode_step(tp, 16, 1535);
