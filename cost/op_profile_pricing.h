@@ -116,6 +116,10 @@ inline const ProfileCurves& profile_curves(const CostModel& cm) {
 // exactly tokens x this; dispatch's and combine's are about tokens x this x the expert skew (at an even
 // load and a power-of-two tp, exactly tokens x this). 0 for compute ops.
 double collective_bytes_per_token(const CostModel& cm, Op op);
+// The message a comm table row is keyed by, per byte of a collective term's bytes_each: the table's bytes
+// are bytes_each x this (dp_attention for the DP gather and scatter, whose bytes_each is one DP rank's
+// share of the gathered buffer; 1 otherwise). Sources at the definition (step_cost.cpp).
+double comm_table_scale(const CostModel& cm, Op op);
 
 // Builds the curves for cm's model and layout (cm's rates set, its time source still the roofline).
 std::shared_ptr<const ProfileCurves> resolve_profile(const OpProfile& profile, const CostModel& cm);

@@ -508,9 +508,13 @@ OpCurve comm_curve(const ProfileTable& t, const CostModel& cm, Op op, bool graph
   const int gpus = collective_group(op, cm.parallel);
   if (t.empty() || gpus < 2 || cm.link == Link::kIb) return {};  // the tables measure one NVLink node
   const std::string_view name = comm_table_op(op, graph);
+  // Rows keyed by the ledger's message: a row of x bytes prices a term whose bytes_each is x / scale (the
+  // lookup at bytes_each is the table's at bytes_each x scale, the size the row was measured at).
+  const double scale = comm_table_scale(cm, op);
   std::vector<std::pair<double, double>> pts;
   for (size_t i = 0; i < t.rows(); ++i)
-    if (t.text_at(i, 0) == name && t.at(i, 0) == gpus) pts.emplace_back(t.at(i, 1), t.at(i, 2) * kMsToS);
+    if (t.text_at(i, 0) == name && t.at(i, 0) == gpus)
+      pts.emplace_back(t.at(i, 1) / scale, t.at(i, 2) * kMsToS);
   if (pts.empty()) return {};
   OpRoofline roof;
   roof.mx = 1 / cm.link_bw;

@@ -469,12 +469,38 @@ double collective_bytes_per_token(const CostModel& cm, Op op) {
   }
 }
 
+// The comm tables are keyed the way nccl-tests sizes a run, by the whole buffer. Their NCCL rows come
+// from aiconfigurator's collector (collector/network/collect_nccl.py at 095f58a: `all_gather_perf -b size
+// -e size -t <gpus>`, logged as message_size = size / 2 half elements, which scripts/build-profile writes
+// back as 2 x message_size bytes), and nccl-tests' size is an all-gather's output, count / nranks from
+// each rank (AllGatherGetCollByteCount, nccl-tests src/all_gather.cu), a reduce-scatter's input
+// (src/reduce_scatter.cu) and an all-to-all's send buffer of one rank (src/alltoall.cu). aiconfigurator
+// queries attention DP's gather and scatter the same way: volume x attention_dp_size (aic-core
+// operators/moe_dispatch.rs, NcclOp at num_tokens x attention_dp_size). The ledger's DP gather and
+// scatter carry one attention-DP rank's tokens (Term::bytes_each, the seed's formula), a dp_attention-th
+// of the buffer every DP rank's tokens make. The all-reduce tables key the rank's own buffer (custom
+// all-reduce: message_size = tokens x hidden), the logits gather's bytes_each is already the whole
+// gathered logits (b x vocab x 4) and dispatch's and combine's one rank's send buffer: x 1.
+double comm_table_scale(const CostModel& cm, Op op) {
+  switch (op) {
+    case Op::kDpAllgather:
+    case Op::kReduceScatter:
+      return double(cm.parallel.dp_attention);
+    default:
+      return 1;
+  }
+}
+
 namespace {
 
 // TensorRT-LLM's collectives (MoeComm::kGatherOrAllReduce; engine_behavior.h gives the sources), one rank's
 // messages. Attention DP: per MoE layer an all-gather of the rank's hidden states before the experts and a
 // reduce-scatter after them; attention, dense MLP, shared experts, embedding and LM head are unsharded on
 // the rank (attention DP runs attention at TP 1; a tp > 1 under DP adds the attention's all-reduce).
+// The gather's output and the scatter's input are every DP rank's tokens (sum(all_rank_num_tokens) rows,
+// or dp x the most with use_dp_padding: tensorrt_llm/_torch/distributed/ops.py allgather / reducescatter,
+// an NCCL all-gather or a group of broadcasts); the terms carry the rank's share and the comm table is
+// read at the whole buffer (comm_table_scale).
 // Otherwise pure TP's: every rank holds the step's tokens, the MoE (or MLP) output joins the per-layer
 // all-reduce whatever the EP split, and no token moves between EP ranks.
 void gather_or_allreduce_collectives(const CostModel& cm, const RankWork& w, Terms& out) {
@@ -517,17 +543,17 @@ void gather_or_allreduce_collectives(const CostModel& cm, const RankWork& w, Ter
 //    local copy.
 //  - No other step-wide gather: the embedding is replicated under DP attention (models/deepseek_v2.py,
 //    VocabParallelEmbedding enable_tp=not is_dp_attention_enabled()).
-// Messages are the whole buffer, the size the comm tables are keyed by (nccl-tests' -b: all-gather output,
-// reduce-scatter input; aiconfigurator collector/network/collect_nccl.py). Not priced: the extra
+// The terms carry one rank's padded share (max_len tokens); the comm tables are keyed by the whole buffer
+// (nccl-tests' -b: all-gather output, reduce-scatter input; aiconfigurator collector/network/collect_nccl.py),
+// so comm_table_scale reads them at dp x that. Not priced: the extra
 // reduce-scatter over the attention TP group when attention TP > 1, and the padded rows' expert work.
 void sglang_dp_gather_collectives(const CostModel& cm, const RankWork& w, Terms& out) {
   const int Lf = cm.model.ffn_layers();
-  const double dp = cm.parallel.dp_attention;
   const double per_token = collective_bytes_per_token(cm, Op::kDpAllgather);
   const double max_len = std::max(w.dp_max_tokens, w.tokens), sum_len = std::max(w.dp_sum_tokens, w.tokens);
   if (!w.dp_extend) {
-    finish_collective(cm, at(out, Op::kDpAllgather), Lf, dp * max_len * per_token);
-    finish_collective(cm, at(out, Op::kReduceScatter), Lf, dp * max_len * per_token);
+    finish_collective(cm, at(out, Op::kDpAllgather), Lf, max_len * per_token);
+    finish_collective(cm, at(out, Op::kReduceScatter), Lf, max_len * per_token);
   } else {
     finish_collective(cm, at(out, Op::kDenseAllreduce), 2 * int64_t{Lf}, sum_len * per_token);
   }

@@ -1,6 +1,8 @@
 #include "cost/step_cost.h"
 
+#include <algorithm>
 #include <catch2/catch.hpp>
+#include <cmath>
 #include <string_view>
 #include <tuple>
 #include <utility>
@@ -259,6 +261,24 @@ std::pair<double, double> table_bracket(const OpProfile& p, std::string_view op,
   return {lo_s, hi_s};
 }
 
+// The latency (s) a profile's comm table gives `op` on `gpus` GPUs at a message of `bytes`: linear in
+// log bytes between the two rows around it (topologies/profiles/README.md), computed from the rows here.
+double comm_table_s(const OpProfile& p, std::string_view op, int gpus, double bytes) {
+  const ProfileTable& t = p.table(ProfileTableKind::kComm);
+  std::vector<std::pair<double, double>> rows;
+  for (size_t i = 0; i < t.rows(); ++i)
+    if (t.text_at(i, 0) == op && t.at(i, 0) == gpus) rows.emplace_back(t.at(i, 1), t.at(i, 2) * 1e-3);
+  std::sort(rows.begin(), rows.end());
+  REQUIRE(rows.size() >= 2);
+  REQUIRE(rows.front().first < bytes);
+  REQUIRE(bytes < rows.back().first);
+  size_t hi = 1;
+  while (rows[hi].first <= bytes) ++hi;
+  const auto [x0, t0] = rows[hi - 1];
+  const auto [x1, t1] = rows[hi];
+  return t0 + std::log(bytes / x0) / std::log(x1 / x0) * (t1 - t0);
+}
+
 }  // namespace
 
 TEST_CASE("Issue 43: SGLang's attention DP without an all-to-all gathers every rank's tokens around each MLP",
@@ -271,13 +291,14 @@ TEST_CASE("Issue 43: SGLang's attention DP without an all-to-all gathers every r
   cm.moe_comm = MoeComm::kLocalExperts;
   // A balanced decode (64 tokens on each of 8 ranks; a decode step is MAX_LEN): before every
   // layer's MLP an all-gather of 8 x 64 tokens' BF16 hidden states over the 8 GPUs, after it a
-  // reduce-scatter of the same buffer; no embedding all-reduce (the embedding is replicated).
+  // reduce-scatter of the same buffer; no embedding all-reduce (the embedding is replicated). Each term
+  // carries one rank's padded share; the comm table is read at the whole buffer (dp x that).
   const StepCost d = decode_step(cm, 64, 1535);
   const double gathered = 8.0 * 64 * 7168 * 2;
   CHECK(d[Op::kDpAllgather].count == 61);
-  CHECK(d[Op::kDpAllgather].bytes_each == gathered);
+  CHECK(d[Op::kDpAllgather].bytes_each == gathered / 8);
   CHECK(d[Op::kReduceScatter].count == 61);
-  CHECK(d[Op::kReduceScatter].bytes_each == gathered);
+  CHECK(d[Op::kReduceScatter].bytes_each == gathered / 8);
   for (Op none : {Op::kDispatch, Op::kCombine, Op::kEmbedAllreduce, Op::kDenseAllreduce, Op::kAttnAllreduce,
                   Op::kMlpAllreduce})
     CHECK(d[none].count == 0);
@@ -302,7 +323,7 @@ TEST_CASE("Issue 43: SGLang's attention DP without an all-to-all gathers every r
   prefill[3] = chunk;
   const StepCost k = step_cost(cm, skewed);
   CHECK(k[Op::kDpAllgather].count == 61);
-  CHECK(k[Op::kDpAllgather].bytes_each == gathered);
+  CHECK(k[Op::kDpAllgather].bytes_each == gathered / 8);
   CHECK(k[Op::kDenseAllreduce].count == 0);
   const StepCost s = step_cost(cm, prefill);
   CHECK(s[Op::kDenseAllreduce].count == 122);
@@ -314,4 +335,69 @@ TEST_CASE("Issue 43: SGLang's attention DP without an all-to-all gathers every r
   const StepCost a = decode_step(cm, 64, 1535);
   CHECK(a[Op::kDispatch].count == 58);
   CHECK(a[Op::kReduceScatter].bytes_each == 64.0 * 7168 * 2);
+}
+
+TEST_CASE("Issue 43: all-gather and reduce-scatter are read from the comm tables at the whole buffer",
+          "[step_cost][comm]") {
+  // nccl-tests' size, the comm tables' bytes, is an all-gather's whole output and a reduce-scatter's whole
+  // input (aiconfigurator collector/network/collect_nccl.py; nccl-tests AllGatherGetCollByteCount); the
+  // ledger's DP gather and scatter carry one DP rank's tokens: the table is read at dp x that.
+  const ModelConfig ds = model_preset("deepseek-v3");  // hidden 7,168, 58 MoE layers
+  const Hardware h200 = load_hardware("h200");
+  auto priced_by = [&](const char* profile, const char* parallel) {
+    CostOptions o;
+    o.profile = load_op_profile(profile);
+    return make_cost_model(ds, parse_parallel(parallel, "t"), ds.default_kv_layout, h200, o);
+  };
+  const double rank_bytes = 16.0 * 7168 * 2;  // 16 decode tokens' BF16 hidden states on one DP rank
+  // TensorRT-LLM's attention DP: per MoE layer a gather and a scatter over the 8 GPUs of 8 x 16 tokens.
+  const CostModel trt = priced_by("h200-trtllm", "dp8-ep8");
+  const StepCost t = decode_step(trt, 16, 1535);
+  REQUIRE(t[Op::kDpAllgather].source == TermSource::kProfile);
+  REQUIRE(t[Op::kReduceScatter].source == TermSource::kProfile);
+  CHECK(t[Op::kDpAllgather].bytes_each == rank_bytes);  // the ledger keeps the seed's per-rank message
+  CHECK(t[Op::kDpAllgather].time_s ==
+        Approx(58 * comm_table_s(*trt.options.profile, "nccl_all_gather", 8, 8 * rank_bytes)).epsilon(1e-9));
+  CHECK(t[Op::kReduceScatter].time_s ==
+        Approx(58 * comm_table_s(*trt.options.profile, "nccl_reduce_scatter", 8, 8 * rank_bytes))
+            .epsilon(1e-9));
+  // Read at the rank's share the gather would be cheaper: the 8 x matters at this size.
+  CHECK(t[Op::kDpAllgather].time_s >
+        1.2 * 58 * comm_table_s(*trt.options.profile, "nccl_all_gather", 8, rank_bytes));
+  // SGLang's DP attention under its tables, with DeepEP (the seed's path: one gather per step, a scatter
+  // per layer) and without an all-to-all backend (--moe-a2a-backend none): whatever the count, each call
+  // reads the table at the DP ranks' tokens together, over the 8 GPUs; with two GPUs per DP rank
+  // (dp4-tp2) that is the 4 DP ranks' tokens.
+  const std::pair<const char*, int> layouts[] = {{"dp8-ep8", 8}, {"dp4-tp2-ep8", 4}};
+  const std::pair<Op, std::string_view> rows[] = {{Op::kDpAllgather, "nccl_all_gather"},
+                                                  {Op::kReduceScatter, "nccl_reduce_scatter"}};
+  for (const auto& [parallel, dp] : layouts)
+    for (const MoeComm comm : {MoeComm::kAllToAll, MoeComm::kLocalExperts}) {
+      INFO(parallel << (comm == MoeComm::kAllToAll ? " all-to-all" : " local experts"));
+      CostModel sgl = priced_by("h200-sglang", parallel);
+      sgl.moe_comm = comm;
+      const StepCost s = decode_step(sgl, 16, 1535);
+      for (const auto& [op, row] : rows) {
+        const Term& c = s[op];
+        REQUIRE(c.count > 0);
+        REQUIRE(c.source == TermSource::kProfile);
+        CHECK(c.bytes_each == rank_bytes);
+        CHECK(c.time_s ==
+              Approx(double(c.count) * comm_table_s(*sgl.options.profile, row, 8, dp * rank_bytes))
+                  .epsilon(1e-9));
+      }
+    }
+  // The LM head's logits gather already carries the whole gathered logits (16 x vocab x 4): read as is.
+  const CostModel tp = priced_by("h200-sglang", "tp8-ep8");
+  const StepCost v = decode_step(tp, 16, 1535);
+  REQUIRE(v[Op::kVocabAllgather].source == TermSource::kProfile);
+  CHECK(v[Op::kVocabAllgather].bytes_each == 16.0 * ds.vocab * 4);
+  CHECK(v[Op::kVocabAllgather].time_s ==
+        Approx(comm_table_s(*tp.options.profile, "nccl_all_gather", 8, 16.0 * ds.vocab * 4)).epsilon(1e-9));
+  // Without a table (the roofline) the transfer stays the seed's: bytes_total over the link rate.
+  const CostModel roof = make_cost_model(ds, parse_parallel("dp8-ep8", "t"), ds.default_kv_layout, h200);
+  const StepCost r = decode_step(roof, 16, 1535);
+  const Term& g = r[Op::kReduceScatter];
+  CHECK(g.source == TermSource::kRoofline);
+  CHECK(g.memory_s == g.bytes_total / roof.link_bw);
 }
