@@ -941,13 +941,13 @@ double kimi_mla_decode_s(const char* profile, const char* hardware, int64_t batc
 // Issue 44 (Kimi-K2.5 INT4 on H200 vLLM, TPOT over-predicted 1.07-1.68x): vLLM 0.14.0's mla_decode rows time
 // one eager call of the MLA impl's forward (aiconfigurator collector/vllm/collect_mla.py at f306d865e: 3
 // warm-ups, 6 calls between two CUDA events, no CUDA graph), whose KV write, W_UK BMM, FlashAttention-3 MLA
-// kernel and W_UV BMM are launched from Python per call: 0.13-0.17 ms at 8 heads for every batch <= 256 and
-// context <= 4,096, where SGLang 0.5.9's graph-timed rows of the same kernel take 0.012 ms (1 x 2 keys) to
-// 0.16 ms (256 x 2,048). vLLM runs a
-// uniform decode batch in one full CUDA graph (FlashAttnMLAMetadataBuilder: UNIFORM_BATCH; metadata built
-// once a step for all layers) and the BMMs are priced apart, so scripts/build-profile writes each vLLM 0.14.0
-// row as the lower of vLLM's and SGLang's measurement of the shape (build_mla gives the evidence). Before it,
-// h200-vllm priced Kimi's 8 x 4,096-key decode attention at 61 x 0.143 ms = 8.7 ms; SGLang's row is 0.024 ms.
+// kernel and W_UV BMM are launched from Python per call: 0.14-0.19 ms at 8 heads (10th-90th percentile of the
+// rows at batch <= 256, context <= 4,096), where SGLang 0.5.9's graph-timed rows of the same kernel take
+// 0.012-0.09 ms up to batch 64. vLLM runs a uniform decode batch in one full CUDA graph
+// (FlashAttnMLAMetadataBuilder: UNIFORM_BATCH; metadata built once a step for all layers) and the BMMs are
+// priced apart, so scripts/build-profile writes each vLLM 0.14.0 row as the lower of vLLM's and SGLang's
+// measurement of the shape (build_mla gives the evidence). Before it, h200-vllm priced Kimi's 8 x 4,096-key
+// decode attention at 61 x 0.143 ms = 8.7 ms; SGLang's row is 0.024 ms.
 TEST_CASE(
     "issue 44: the vLLM 0.14.0 MLA decode rows are no slower than SGLang's graph-timed rows of the shape",
     "[op_profile][issue44]") {
