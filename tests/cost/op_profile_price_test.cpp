@@ -8,9 +8,12 @@
 #include <filesystem>
 #include <fstream>
 #include <initializer_list>
+#include <map>
 #include <span>
 #include <string>
 #include <string_view>
+#include <tuple>
+#include <utility>
 #include <vector>
 
 #include "common/input_error.h"
@@ -896,6 +899,88 @@ TEST_CASE("issue 44: the vLLM profiles' MoE rows cover each format's kernel and 
   CHECK(backends("b200-vllm") == std::vector<std::string>{"flashinfer_trtllm", "triton"});
   CHECK(backends("h200-vllm") == std::vector<std::string>{"marlin"});
   CHECK(load_op_profile("h100-vllm")->moe_backend_tables.empty());
+}
+
+}  // namespace tokenline
+
+namespace tokenline {
+namespace {
+
+// The loaded latency (ms) of each MLA decode row of `profile`, by (kv_dtype, heads, batch, keys).
+struct MlaKey {
+  std::string kv;
+  double heads, batch, keys;
+  bool operator<(const MlaKey& o) const {
+    return std::tie(kv, heads, batch, keys) < std::tie(o.kv, o.heads, o.batch, o.keys);
+  }
+};
+std::map<MlaKey, double> mla_decode_rows(const char* profile) {
+  const auto p = load_op_profile(profile);
+  const ProfileTable& t = p->table(ProfileTableKind::kMlaDecode);
+  std::map<MlaKey, double> rows;
+  for (size_t r = 0; r < t.rows(); ++r)
+    rows[{std::string(t.text_at(r, 0)), t.at(r, 0), t.at(r, 1), t.at(r, 2)}] = t.at(r, 3);
+  return rows;
+}
+
+// Kimi-K2.5 (61 MLA layers, 64 heads: 8 a GPU at TP8, BF16 KV as vLLM's --kv-cache-dtype auto) decoding
+// `batch` requests of `context` cached tokens: the step's MLA attention (s), priced by `profile`.
+double kimi_mla_decode_s(const char* profile, const char* hardware, int64_t batch, int64_t context) {
+  CostOptions o;
+  o.profile = load_op_profile(profile);
+  const CostModel cm =
+      make_cost_model(load_hf_config(std::string(TOKENLINE_MODEL_TEST_DATA) + "/hf/kimi-k2.5/config.json"),
+                      parse_parallel("tp8", "test"), KvLayout::kBf16, load_hardware(hardware), o);
+  const Term t = decode_step(cm, batch, context)[Op::kSparseMla];
+  REQUIRE(t.source == TermSource::kProfile);
+  return t.time_s;
+}
+
+}  // namespace
+
+// Issue 44 (Kimi-K2.5 INT4 on H200 vLLM, TPOT over-predicted 1.07-1.68x): vLLM 0.14.0's mla_decode rows time
+// one eager call of the MLA impl's forward (aiconfigurator collector/vllm/collect_mla.py at f306d865e: 3
+// warm-ups, 6 calls between two CUDA events, no CUDA graph), whose KV write, W_UK BMM, FlashAttention-3 MLA
+// kernel and W_UV BMM are launched from Python per call: 0.14-0.19 ms at 8 heads (10th-90th percentile of the
+// rows at batch <= 256, context <= 4,096), where SGLang 0.5.9's graph-timed rows of the same kernel take
+// 0.012-0.09 ms up to batch 64. vLLM runs a uniform decode batch in one full CUDA graph
+// (FlashAttnMLAMetadataBuilder: UNIFORM_BATCH; metadata built once a step for all layers) and the BMMs are
+// priced apart, so scripts/build-profile writes each vLLM 0.14.0 row as the lower of vLLM's and SGLang's
+// measurement of the shape (build_mla gives the evidence). Before it, h200-vllm priced Kimi's 8 x 4,096-key
+// decode attention at 61 x 0.143 ms = 8.7 ms; SGLang's row is 0.024 ms.
+TEST_CASE(
+    "issue 44: the vLLM 0.14.0 MLA decode rows are no slower than SGLang's graph-timed rows of the shape",
+    "[op_profile][issue44]") {
+  for (const char* hw : {"h200", "h100"}) {
+    const std::map<MlaKey, double> vllm = mla_decode_rows((std::string(hw) + "-vllm").c_str());
+    const std::map<MlaKey, double> sglang = mla_decode_rows((std::string(hw) + "-sglang").c_str());
+    int shared = 0;
+    for (const auto& [key, ms] : sglang) {
+      const auto it = vllm.find(key);
+      if (it == vllm.end()) continue;
+      ++shared;
+      INFO(hw << " " << key.kv << " heads " << key.heads << " batch " << key.batch << " keys " << key.keys);
+      CHECK(it->second <= ms);
+    }
+    CHECK(shared == int(sglang.size()));  // every SGLang shape is one vLLM measured too
+  }
+}
+
+TEST_CASE("issue 44: h200-vllm prices Kimi-K2.5's MLA decode attention at the graph-timed kernel rows",
+          "[op_profile][issue44]") {
+  // The expected time from the rows: 61 layers x SGLang's FlashAttention-3 row (BF16 KV, 8 heads, batch 8,
+  // 4,096 keys), which the rule makes h200-vllm's row of that shape.
+  const std::map<MlaKey, double> sglang = mla_decode_rows("h200-sglang");
+  const double row_ms = sglang.at({"bfloat16", 8, 8, 4096});
+  CHECK(mla_decode_rows("h200-vllm").at({"bfloat16", 8, 8, 4096}) == row_ms);
+  CHECK(kimi_mla_decode_s("h200-vllm", "h200", 8, 4095) == Approx(61 * row_ms * 1e-3).epsilon(0.01));
+  // At any batch and context both profiles now price the step's attention from the same rows.
+  for (const auto& [batch, context] :
+       std::vector<std::pair<int64_t, int64_t>>{{1, 1023}, {64, 2047}, {256, 4095}, {16, 9000}}) {
+    INFO("batch " << batch << " context " << context);
+    CHECK(kimi_mla_decode_s("h200-vllm", "h200", batch, context) ==
+          Approx(kimi_mla_decode_s("h200-sglang", "h200", batch, context)).epsilon(1e-9));
+  }
 }
 
 }  // namespace tokenline
