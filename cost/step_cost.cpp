@@ -27,6 +27,10 @@ constexpr double kSampleFlopsPerLogit = 5;  // softmax (exp, sum, divide) + top-
 constexpr double kTopkIndexBytes = 4;       // int32 indices written by top-k
 constexpr double kSinkFlopsPerHead = 4;     // gpt-oss's sink: one more exp, add to the sum, max, rescale
 constexpr double kSinkBytes = 2;            // one BF16 sink logit per head per layer
+// A token's q and k variances, FP32 each: vLLM 0.16.0 / 0.18.0 MiniMaxText01RMSNormTP.forward_qk
+// (model_executor/layers/mamba/linear_attn.py) all-reduces torch.cat([q_var, k_var]) of [tokens, 2] float32
+// once per layer (one call for q and k since vllm-project/vllm#31493; SGLang's minimax_m2 the same, #14416).
+constexpr double kQkVarianceBytes = 2 * 4;
 
 // Sum over i in [0, n) of (c + i + 1): causal keys of n new tokens after c cached ones.
 double causal_keys(double c, double n) {
@@ -456,6 +460,8 @@ double collective_bytes_per_token(const CostModel& cm, Op op) {
       return double(cm.model.hidden) * kActBytes;
     case Op::kVocabAllgather:
       return double(cm.model.vocab) * kLogitBytes;
+    case Op::kQkNormAllreduce:
+      return kQkVarianceBytes;
     // A latent MoE moves its tokens at the latent width (vLLM applies fc1_latent_proj before the MoE's
     // dispatch and fc2_latent_proj after its combine: fused_moe runner, apply_routed_input_transform).
     case Op::kDispatch:
@@ -562,9 +568,20 @@ void sglang_dp_gather_collectives(const CostModel& cm, const RankWork& w, Terms&
                       w.lm_tokens * collective_bytes_per_token(cm, Op::kVocabAllgather));
 }
 
+// q/k norms over all heads (ModelConfig::qk_norm_all_heads) under attention TP: each GPU holds heads / tp of
+// a token's q and k, so before normalizing every attention layer all-reduces the partial mean squares over
+// the TP group (one call for q and k together: kQkVarianceBytes), on the critical path between the qkv
+// projection and RoPE, under any MoE layout (attention stays TP under EP). None at TP 1.
+void qk_norm_collectives(const CostModel& cm, const RankWork& w, Terms& out) {
+  if (!cm.model.qk_norm_all_heads || cm.parallel.tp <= 1) return;
+  finish_collective(cm, at(out, Op::kQkNormAllreduce), cm.model.attention_layers(),
+                    w.tokens * collective_bytes_per_token(cm, Op::kQkNormAllreduce));
+}
+
 // Collectives one rank takes part in, with that rank's messages (the seed's formulas).
 // expert_imbalance: the busiest EP rank receives that many times the mean dispatch traffic (and returns it).
 void rank_collectives(const CostModel& cm, const RankWork& w, double expert_imbalance, Terms& out) {
+  qk_norm_collectives(cm, w, out);
   switch (cm.moe_comm) {
     case MoeComm::kAllToAll:
       break;

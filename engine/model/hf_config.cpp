@@ -235,9 +235,13 @@ void read_qwen3(const Reader& r, ModelConfig& c) {
 // MiniMax-M2: GQA with q/k RMSNorm, routed experts (num_local_experts of intermediate_size, top
 // num_experts_per_tok) and a router with a score-correction bias (use_routing_bias), every layer sparse;
 // its MTP modules (use_mtp) are not read: vLLM 0.11 and SGLang serve MiniMax-M2 without them.
+// Its q/k norms span every head of a token: vLLM 0.16.0 / 0.18.0 model_executor/models/minimax_m2.py builds
+// q_norm / k_norm as MiniMaxText01RMSNormTP(head_dim x total heads) whatever qk_norm_type says
+// (transformers' "per_layer"), and SGLang's minimax_m2.py its RMSNormTP likewise.
 void read_minimax_m2(const Reader& r, ModelConfig& c) {
   read_mixtral(r, c);
   c.qk_norm = r.boolean_or("use_qk_norm", false);
+  c.qk_norm_all_heads = c.qk_norm;
   c.router_score_bias = r.boolean_or("use_routing_bias", false);
   c.shared_experts = 0;
 }

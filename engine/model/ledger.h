@@ -20,6 +20,7 @@ enum class Op : uint8_t {
   kDpAllgather,      // DP attention: AllGather of hidden states (once per step, or per layer)
   kRmsnorm,          // residual add + RMSNorm (twice per layer)
   kAProj,            // MLA: q_a + kv_a projection (hidden -> q_lora + kv_lora + rope); GQA: fused qkv
+  kQkNormAllreduce,  // attention TP, q/k norms over all heads (MiniMax-M2): AllReduce of the q, k variances
   kNormRopeKvWrite,  // q_a / kv_a RMSNorm + RoPE + KV cache write (+ indexer key write on full layers)
   kQBProj,           // q_b projection (+ W_UK absorption into the latent space)
   kIndexerScore,     // indexer q/k projections and scoring of every cached key (full layers only)
@@ -62,6 +63,7 @@ std::optional<Op> find_op(std::string_view name);  // the op op_name() calls `na
 constexpr CollectiveKind op_collective(Op op) {
   switch (op) {
     case Op::kEmbedAllreduce:
+    case Op::kQkNormAllreduce:
     case Op::kAttnAllreduce:
     case Op::kDenseAllreduce:
     case Op::kMlpAllreduce:
@@ -118,8 +120,8 @@ inline constexpr std::array<Op, kCollectiveCount> kCollectiveOps = [] {
     if (is_collective(Op(i))) ops[n++] = Op(i);
   return ops;
 }();
-// GPUs taking part in one call of a collective: tp for attention/MLP AllReduce under pure TP, ep for
-// dispatch/combine, all GPUs of the instance otherwise; 0 for compute ops.
+// GPUs taking part in one call of a collective: tp for the attention's, q/k norms' and MLP's AllReduce under
+// pure TP, ep for dispatch/combine, all GPUs of the instance otherwise; 0 for compute ops.
 int collective_group(Op op, const Parallel& parallel);
 
 // Where a collective's bytes travel.

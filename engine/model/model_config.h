@@ -79,6 +79,9 @@ struct ModelConfig {
   int kv_heads = 0;
   int64_t head_dim = 0;
   bool qk_norm = false;  // Qwen3: an RMSNorm over each head's query and key (2 x head_dim weights per layer)
+  // MiniMax-M2: the q and k RMSNorms span all heads of a token (not one head): under attention TP each GPU
+  // holds some heads, so their variances are all-reduced over the TP group (ledger qk_norm_allreduce).
+  bool qk_norm_all_heads = false;
   bool attn_output_gate = false;  // Qwen3-Next / Qwen3.5: q_proj also yields a sigmoid gate per head dim
   // Per layer mixer, empty: every layer `attention`. Linear-attention layers hold no KV: their state is a
   // fixed-size slot per request (engine/model/linear_state.h), priced by their own ledger ops.

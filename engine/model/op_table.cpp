@@ -21,6 +21,8 @@ std::string_view op_name(Op op) {
       return "rmsnorm";
     case Op::kAProj:
       return "a_proj";
+    case Op::kQkNormAllreduce:
+      return "qk_norm_allreduce";
     case Op::kNormRopeKvWrite:
       return "norm_rope_kv_write";
     case Op::kQBProj:
@@ -102,7 +104,9 @@ int collective_group(Op op, const Parallel& parallel) {
     case CollectiveKind::kAllToAll:
       return parallel.ep;
     case CollectiveKind::kAllReduce:
-      return op == Op::kAttnAllreduce || op == Op::kMlpAllreduce ? parallel.tp : parallel.gpus();
+      return op == Op::kAttnAllreduce || op == Op::kMlpAllreduce || op == Op::kQkNormAllreduce
+                 ? parallel.tp
+                 : parallel.gpus();
     case CollectiveKind::kAllGather:
     case CollectiveKind::kReduceScatter:
       return parallel.gpus();

@@ -401,3 +401,68 @@ TEST_CASE("Issue 43: all-gather and reduce-scatter are read from the comm tables
   CHECK(g.source == TermSource::kRoofline);
   CHECK(g.memory_s == g.bytes_total / roof.link_bw);
 }
+
+TEST_CASE("Issue 44: MiniMax-M2's q/k norms over all heads all-reduce their variances under attention TP",
+          "[step_cost][qk_norm]") {
+  const ModelConfig mm = model_preset("minimax-m2.5");  // 62 GQA layers, 48 q / 8 kv heads of 128
+  REQUIRE(mm.qk_norm_all_heads);
+  const Hardware h200 = load_hardware("h200");
+  auto model = [&](const ModelConfig& m, const char* parallel) {
+    return make_cost_model(m, parse_parallel(parallel, "t"), m.default_kv_layout, h200);
+  };
+  // TP4 (vLLM 0.16.0's layout of the H200 rows): per layer one all-reduce over the 4 GPUs of the 4 decode
+  // tokens' q and k variances, FP32: 4 x 2 x 4 B.
+  const CostModel tp4 = model(mm, "tp4");
+  const StepCost d = decode_step(tp4, 4, 1500);
+  const Term& t = d[Op::kQkNormAllreduce];
+  CHECK(t.count == 62);
+  CHECK(t.bytes_each == 4 * 2 * 4);
+  CHECK(collective_group(Op::kQkNormAllreduce, tp4.parallel) == 4);
+  CHECK(t.time_s > 0);
+  // It is the only difference from the same model with per-head norms, and the step is that much longer.
+  ModelConfig per_head = mm;
+  per_head.qk_norm_all_heads = false;
+  const StepCost p = decode_step(model(per_head, "tp4"), 4, 1500);
+  CHECK(p[Op::kQkNormAllreduce].count == 0);
+  CHECK(d.total_s - p.total_s == Approx(t.time_s));
+  CHECK(d[Op::kAttnAllreduce].count == p[Op::kAttnAllreduce].count);
+  // A prefill chunk's message grows with its tokens.
+  CHECK(prefill_step(tp4, 8192, 0, true)[Op::kQkNormAllreduce].bytes_each == 8192 * 2 * 4);
+  // Under EP (vLLM 0.18.0's --enable-expert-parallel at TP8) attention stays TP8: the same 62 calls over 8.
+  const CostModel ep8 = model(mm, "tp8-ep8");
+  CHECK(decode_step(ep8, 4, 1500)[Op::kQkNormAllreduce].count == 62);
+  CHECK(collective_group(Op::kQkNormAllreduce, ep8.parallel) == 8);
+  // Attention DP: over each rank's own TP group, none where attention runs on one GPU.
+  const CostModel dp_tp2 = model(mm, "dp4-tp2-ep8");
+  CHECK(decode_step(dp_tp2, 4, 1500)[Op::kQkNormAllreduce].count == 62);
+  CHECK(collective_group(Op::kQkNormAllreduce, dp_tp2.parallel) == 2);
+  CHECK(decode_step(model(mm, "dp8-ep8"), 4, 1500)[Op::kQkNormAllreduce].count == 0);
+  CHECK(decode_step(model(mm, "tp1"), 4, 1500)[Op::kQkNormAllreduce].count == 0);
+  // Per-head q/k norms (Qwen3.5's, Gemma 3's; Llama 4's weightless L2 norm, no qk_norm weights) need no
+  // collective at any TP.
+  for (const char* name : {"qwen3.5-397b-a17b", "gemma-3-27b", "llama-4-scout"}) {
+    INFO(name);
+    const ModelConfig m = model_preset(name);
+    CHECK(m.qk_norm == (std::string_view(name) != "llama-4-scout"));
+    CHECK_FALSE(m.qk_norm_all_heads);
+    CHECK(decode_step(model(m, "tp4"), 4, 1500)[Op::kQkNormAllreduce].count == 0);
+  }
+}
+
+TEST_CASE("Issue 44: under h200-vllm the q/k norm all-reduce is priced by vLLM's custom all-reduce rows",
+          "[step_cost][qk_norm]") {
+  const ModelConfig mm = model_preset("minimax-m2.5");
+  CostOptions o;
+  o.profile = load_op_profile("h200-vllm");
+  const CostModel cm =
+      make_cost_model(mm, parse_parallel("tp4", "t"), mm.default_kv_layout, load_hardware("h200"), o);
+  const StepCost d = decode_step(cm, 4, 1500);
+  const Term& qk = d[Op::kQkNormAllreduce];
+  CHECK(qk.count == 62);
+  CHECK(qk.source == TermSource::kProfile);
+  // 32 B messages against the attention all-reduce's 24 KiB ones: both on the table's latency floor
+  // (custom_ar_graph at 4 GPUs: 4.5 us from 256 B to 16 KiB), so no more than the attention's.
+  CHECK(qk.time_s > 0);
+  CHECK(qk.time_s <= d[Op::kAttnAllreduce].time_s);
+  CHECK(qk.time_s > 0.5 * d[Op::kAttnAllreduce].time_s);
+}

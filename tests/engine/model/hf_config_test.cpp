@@ -126,6 +126,7 @@ TEST_CASE("qwen3, qwen2, mistral and mixtral configs load as GQA models with the
   CHECK(q3.head_dim == 128);
   CHECK(q3.kv_heads == 8);
   CHECK(q3.qk_norm);
+  CHECK_FALSE(q3.qk_norm_all_heads);  // Qwen3Attention's q_norm / k_norm: RMSNorm(head_dim), per head
   CHECK(q3.routed_experts == 0);
   CHECK(count_params(q3).total() == Approx(32.8e9).epsilon(0.005));
   // Qwen2.5-72B: 72.7B; its sliding_window field is off (use_sliding_window false).
@@ -228,6 +229,8 @@ TEST_CASE("minimax_m2 loads as GQA with q/k norms, 256 routed experts and FP8 12
   CHECK(m.shared_experts == 0);
   CHECK(m.moe_intermediate == 1536);
   CHECK(m.qk_norm);
+  // vLLM's MiniMaxText01RMSNormTP: one norm over all heads' q (and k), all-reduced under TP (issue 44).
+  CHECK(m.qk_norm_all_heads);
   CHECK(m.router_score_bias);
   CHECK(m.weight_block == 128);
   CHECK(m.weights.quantized == WeightFormat{.kind = WeightFormatKind::kFp8Block, .group = 128});
