@@ -498,8 +498,8 @@ TEST_CASE("issue 43: the H100 vLLM rows carry the flags vLLM applied (config.yam
     CHECK(after(p, "--kv-layout") == "bf16");  // kv_cache_dtype auto: the model's BF16
     CHECK(after(p, "--max-running") == std::to_string(p.concurrency));  // --max-num-seqs=$CONC
     CHECK(after(p, "--mem-fraction") == "0.9");                         // --gpu-memory-utilization=0.9
-    CHECK(after(p, "--chunk") == "8192");  // max_num_batched_tokens default, API server, >= 70 GiB
-    CHECK_FALSE(has(p, "overlap_schedule"));  // async_scheduling default False
+    CHECK(after(p, "--chunk") == "8192");      // max_num_batched_tokens default, API server, >= 70 GiB
+    CHECK_FALSE(has(p, "overlap_schedule"));   // async_scheduling default False
     CHECK_FALSE(has(p, "--no-prefix-cache"));  // V1 default: prefix caching on
     CHECK_FALSE(has(p, "fp8_e4m3"));
     CHECK(p.warmup_per_client == 0);
