@@ -468,3 +468,42 @@ TEST_CASE("issue 44: the B200 SGLang NVFP4 rows carry the flags dsr1_fp4_b200.sh
   CHECK(v2025 == 36);
   CHECK(glm == 10);
 }
+
+// Issue 43: the H100 vLLM Llama-3.1-70B rows as InferenceMAX launched them (calibrate/heldout/SOURCE.md, the
+// H100 vLLM entry; scripts/annotate-h100-vllm-points). 70b_fp8_h100_{docker,slurm}.sh at InferenceX 9596d23d7
+// pass `--config=config.yaml`, which vLLM 0.10.2 never expands (FlexibleArgumentParser reads a config file
+// only when `--config` is an argument of its own), so the file's FP8 KV, async scheduling and disabled prefix
+// cache did not apply: BF16 KV (vLLM's `auto`), no overlap, prefix caching on; the command line's
+// --gpu-memory-utilization 0.9 and --max-num-seqs C did.
+TEST_CASE("issue 43: the H100 vLLM rows carry the flags vLLM applied (config.yaml was ignored)",
+          "[point_models]") {
+  const std::string path = std::string(TOKENLINE_SOURCE_DIR) + "/calibrate/heldout/e2e-h100-vllm.csv";
+  auto after = [](const E2ePoint& p, const std::string& flag) -> std::string {
+    const auto it = std::find(p.sim_args.begin(), p.sim_args.end(), flag);
+    return it == p.sim_args.end() || it + 1 == p.sim_args.end() ? std::string("(absent)") : *(it + 1);
+  };
+  auto has = [](const E2ePoint& p, const std::string& word) {
+    return std::find_if(p.sim_args.begin(), p.sim_args.end(), [&](const std::string& a) {
+             return a.find(word) != std::string::npos;
+           }) != p.sim_args.end();
+  };
+  std::map<int, int> per_tp;
+  for (const E2ePoint& p : read_e2e_points(path)) {
+    CAPTURE(p.line);
+    CHECK(p.model_path == "meta-llama/Llama-3.1-70B");
+    CHECK(p.backend == "vllm");
+    CHECK(p.mode == E2eMode::kAggregated);
+    ++per_tp[p.agg.tp];
+    CHECK(after(p, "--kv-layout") == "bf16");  // kv_cache_dtype auto: the model's BF16
+    CHECK(after(p, "--max-running") == std::to_string(p.concurrency));  // --max-num-seqs=$CONC
+    CHECK(after(p, "--mem-fraction") == "0.9");                         // --gpu-memory-utilization=0.9
+    CHECK(after(p, "--chunk") == "8192");      // max_num_batched_tokens default, API server, >= 70 GiB
+    CHECK_FALSE(has(p, "overlap_schedule"));   // async_scheduling default False
+    CHECK_FALSE(has(p, "--no-prefix-cache"));  // V1 default: prefix caching on
+    CHECK_FALSE(has(p, "fp8_e4m3"));
+    CHECK(p.warmup_per_client == 0);
+    CHECK(p.requests_per_client == 10);
+    CHECK(p.length_range_ratio == 0.8);
+  }
+  CHECK(per_tp == std::map<int, int>{{2, 15}, {4, 15}, {8, 15}});
+}

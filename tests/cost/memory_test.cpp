@@ -189,6 +189,39 @@ TEST_CASE("TensorRT-LLM's KV is its fraction of what is free after start-up, wei
   CHECK(kv_capacity(cm, v, 8192, kDefaultPageTokens).free_bytes < k.free_bytes);
 }
 
+// Issue 43, the H100 vLLM Llama-3.1-70B rows (calibrate/heldout/SOURCE.md, docs/validation.md "H100 vLLM
+// Llama-3.1-70B as launched"): vLLM's rule (gpu_worker.py determine_available_memory: KV = utilization x the
+// device total - weights - activation peak - non-torch memory) on an H100 at TP2. The same bytes hold half
+// the tokens in BF16 KV (kv_cache_dtype auto: the model's dtype, what the runs had: their
+// --config=config.yaml was never read) as in FP8 KV (the config's kv-cache-dtype fp8), and the BF16 pool
+// still holds one request of the model's 131,072-token context, which vLLM V1 requires to start (its
+// max_model_len default: the config's 10,240 did not apply either).
+TEST_CASE("vLLM's KV rule on H100 at TP2: BF16 KV holds half FP8's tokens, and a whole context",
+          "[memory][engine]") {
+  constexpr double kMib = 1024.0 * 1024.0;
+  ModelConfig m = model_preset("llama-3.1-70b");
+  m.weight_dtype = Dtype::kFp8;
+  const Hardware h100 = load_hardware("h100");
+  const CostModel bf16 = make_cost_model(m, parse_parallel("tp2", "t"), KvLayout::kBf16, h100);
+  const CostModel fp8 = make_cost_model(m, parse_parallel("tp2", "t"), KvLayout::kFp8E4m3, h100);
+  EngineBehavior v = vllm_behavior();
+  v.startup_memory_bytes = 3186 * kMib;  // h100-vllm's engine block
+  const KvCapacity kb = kv_capacity(bf16, v, 131072, 64);
+  const KvCapacity kf = kv_capacity(fp8, v, 131072, 64);
+  // 81,559 MiB as the driver reports it (topologies/hardware/h100.json), 0.9 of it, start-up out of it.
+  CHECK(kb.usable_hbm_bytes == Approx(81559 * kMib * 0.9 - 3186 * kMib));
+  CHECK(kb.free_bytes ==
+        Approx(kb.usable_hbm_bytes - kb.weight_bytes - 8192.0 * 8192 * 2 * kActivationBuffers));
+  CHECK(kb.free_bytes == Approx(kf.free_bytes));
+  // 80 layers x K and V x 4 of 8 KV heads x 128 dims: 2 B each in BF16, 1 B in FP8.
+  CHECK(kb.bytes_per_token == 163840);
+  CHECK(kf.bytes_per_token == 81920);
+  CHECK(kb.tokens_per_rank == int64_t(kb.free_bytes / 163840));
+  CHECK(kf.tokens_per_rank / 2 == Approx(kb.tokens_per_rank).margin(1));
+  CHECK(kb.tokens_per_rank >= 131072);
+  CHECK(kb.tokens_per_rank < 2 * 131072);
+}
+
 // Weights per GPU of quantized checkpoints, from their config.json (tests/engine/model/data/hf/SOURCE.md),
 // against each checkpoint's size derived apart from tokenline's parameter counts: a published checkpoint
 // size, or the checkpoint's tensors listed by shape and element size as its format lays them out.
