@@ -610,7 +610,7 @@ void resolve_dsa(const OpProfile& p, const CostModel& cm, ProfileCurves& pc) {
   pc.index_k_proj = gemm_curve(g, double(m.indexer_head_dim + m.indexer_heads), double(m.hidden), index);
 }
 
-// ---- Gated DeltaNet: the conv1d and the recurrence from the gdn table (scripts/build-profile build_gdn) ----
+// ---- Gated DeltaNet: the conv1d and the recurrence from the gdn table (build-profile build_gdn) ----
 
 // One GPU's GDN shape: key heads, key dim, value heads, value dim, conv width (the table's key columns).
 using GdnKey = std::array<double, 5>;

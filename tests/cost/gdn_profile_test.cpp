@@ -70,7 +70,8 @@ TEST_CASE("Qwen3.5's GDN scan under h200-sglang is the table's conv1d and scan r
   const int layers = cm.model.mixer_layers(MixerKind::kGatedDeltaNet);
   REQUIRE(layers == 45);
   SECTION("decode: 16 requests (a CUDA-graph bucket of its own) at the 16-sequence rows") {
-    const double conv = row_ms(t, "conv", "decode", 2, 8, 16, 1), scan = row_ms(t, "scan", "decode", 2, 8, 16, 1);
+    const double conv = row_ms(t, "conv", "decode", 2, 8, 16, 1),
+                 scan = row_ms(t, "scan", "decode", 2, 8, 16, 1);
     REQUIRE(conv > 0);
     REQUIRE(scan > 0);
     const StepCost step = decode_step(cm, 16, 4095);
