@@ -75,6 +75,8 @@ TableSpec table_spec(ProfileTableKind kind) {
       return {"module,phase,hidden,heads,batch,tokens,latency_ms", 2};
     case ProfileTableKind::kOps:
       return {"op,phase,batch,tokens,latency_ms", 2};
+    case ProfileTableKind::kGdn:
+      return {"kernel,phase,k_heads,k_dim,v_heads,v_dim,conv,batch,tokens,latency_ms", 2};
     case ProfileTableKind::kCount:
       break;
   }
@@ -498,6 +500,8 @@ std::string_view profile_table_key(ProfileTableKind kind) {
       return "dsa";
     case ProfileTableKind::kOps:
       return "ops";
+    case ProfileTableKind::kGdn:
+      return "gdn";
     case ProfileTableKind::kCount:
       break;
   }

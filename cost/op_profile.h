@@ -31,6 +31,9 @@ enum class ProfileTableKind : uint8_t {
                      // decode/prefill
   kOps,              // op,phase,batch,tokens,latency_ms: one ledger op's whole step on one rank, measured by
                      // `tokenline profile` on the engine's own kernels (op_profile_own.cpp)
+  kGdn,  // kernel,phase,k_heads,k_dim,v_heads,v_dim,conv,batch,tokens,latency_ms: Gated DeltaNet conv1d and
+         // scan kernels (kernel conv / scan) by decode / prefill at one GPU's heads (tokens: new tokens of
+         // each sequence, 1 in decode)
   kCount,
 };
 inline constexpr int kProfileTableKinds = static_cast<int>(ProfileTableKind::kCount);

@@ -35,6 +35,8 @@ std::vector<int> envelope_work_columns(ProfileTableKind kind) {
       return {2, 3};
     case ProfileTableKind::kOps:  // batch,tokens
       return {0, 1};
+    case ProfileTableKind::kGdn:  // k_heads,k_dim,v_heads,v_dim,conv,batch,tokens
+      return {5, 6};
     case ProfileTableKind::kCount:
       break;
   }

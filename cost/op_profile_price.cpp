@@ -154,6 +154,27 @@ void price_projections(const CostModel& cm, const ProfileWork& w, std::array<Ter
   }
 }
 
+// The GDN scan from the gdn table (its conv1d and recurrence kernels, per layer): decode at the batch the
+// kernels run (the CUDA-graph bucket when replayed), prefill at the rank's sequences and mean new tokens each
+// (as attention_s). Left on the roofline when a needed curve is missing.
+void price_gdn_scan(const CostModel& cm, const ProfileWork& w, std::array<Term, kOpCount>& terms) {
+  const ProfileCurves& pc = profile_curves(cm);
+  const int Lg = cm.model.mixer_layers(MixerKind::kGatedDeltaNet);
+  if (Lg == 0) return;
+  double s = 0;
+  if (w.decode_seqs > 0) {
+    if (pc.gdn_conv_decode.empty() || pc.gdn_scan_decode.empty()) return;
+    const double b = w.graph ? double(cuda_graph_bucket(int64_t(w.decode_seqs))) : w.decode_seqs;
+    s += pc.gdn_conv_decode.at(b) + pc.gdn_scan_decode.at(b);
+  }
+  if (w.prefill_seqs > 0) {
+    if (pc.gdn_conv_prefill.empty() || pc.gdn_scan_prefill.empty()) return;
+    const double x = w.prefill_tokens / w.prefill_seqs;
+    s += pc.gdn_conv_prefill.at(w.prefill_seqs, x) + pc.gdn_scan_prefill.at(w.prefill_seqs, x);
+  }
+  if (s > 0) set_profile(terms[size_t(Op::kGdnScan)], Lg * s);
+}
+
 // Whether the MLA decode module's rows price the whole block, a_proj .. o_proj: a pure decode batch of an
 // MLA model whose module was measured.
 bool mla_module_prices(const CostModel& cm, const ProfileWork& w) {
@@ -299,6 +320,7 @@ void price_rank_from_profile(const CostModel& cm, const ProfileWork& w, std::arr
   }
   price_fused_shared(fused_table_s, terms[size_t(Op::kSharedExpert)]);
   price_attention(cm, w, terms);
+  price_gdn_scan(cm, w, terms);
   price_collectives(pc, w.graph, terms);
   if (!w.graph) eager_floor(pc, terms);
 }

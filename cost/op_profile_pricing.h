@@ -47,8 +47,12 @@ struct ProfileCurves final : TimeSource {
   OpCurve a_proj, q_b_proj, kv_b_proj, bmm_pre, bmm_post, o_proj;
   OpCurve dense_up, dense_down, shared_up, shared_down, router, lm_head;
   // Linear-attention projections (GEMMs of the gemm table): GDN in_proj_qkvz, in_proj_ba, out_proj;
-  // Mamba-2 in_proj, out_proj. Their scans have no table converted: roofline (docs/layers.md).
+  // Mamba-2 in_proj, out_proj. Mamba-2's scan has no table converted: roofline (docs/layers.md).
   OpCurve gdn_in, gdn_ba, gdn_out, mamba2_in, mamba2_out;
+  // The GDN scan (the gdn table, where the profile has one): the causal conv1d and the recurrence, each its
+  // own kernel; decode by sequences, prefill by (sequences, new tokens each). Empty: roofline.
+  OpCurve gdn_conv_decode, gdn_scan_decode;
+  OpGrid gdn_conv_prefill, gdn_scan_prefill;
   OpCurve moe;  // fused MoE layer by the tokens entering it (all attention ranks together)
   // The shared expert fused into the MoE kernel as expert topk + 1 (shared_experts_fusion, where SGLang
   // fuses it): 0 when it runs as its own GEMMs, else (topk + 1) / topk, the kernel's rows per token over

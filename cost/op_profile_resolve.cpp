@@ -614,6 +614,81 @@ void resolve_dsa(const OpProfile& p, const CostModel& cm, ProfileCurves& pc) {
   pc.index_k_proj = gemm_curve(g, double(m.indexer_head_dim + m.indexer_heads), double(m.hidden), index);
 }
 
+// ---- Gated DeltaNet: the conv1d and the recurrence from the gdn table (build-profile build_gdn) ----
+
+// One GPU's GDN shape: key heads, key dim, value heads, value dim, conv width (the table's key columns).
+using GdnKey = std::array<double, 5>;
+
+// The rooflines of the GDN kernels at one GPU's shape, `state_bytes` per recurrent state element (the
+// collector's float32 for measured rows, the model's for the wanted shape). Per sequence in decode (x:
+// sequences); per (sequence, token) in prefill (b sequences of x new tokens). conv: the packed q, k, v
+// channels through a `conv`-wide causal filter, its window read and written per sequence; scan: decode reads
+// and writes the state at 7 FLOPs per element (step_cost.cpp's recurrent step), prefill the chunked scan's
+// per-token FLOPs over 64-token chunks, the state read and written once per sequence.
+struct GdnRoofs {
+  OpRoofline conv_decode, scan_decode, conv_prefill, scan_prefill;
+};
+
+GdnRoofs gdn_roofs(const CostModel& cm, const GdnKey& k, double state_bytes) {
+  constexpr double kChunk = 64, kStepFlops = 7;
+  const double kh = k[0], kd = k[1], vh = k[2], vd = k[3], conv = k[4];
+  const double channels = 2 * kh * kd + vh * vd, state = vh * kd * vd;
+  const double f = cm.attention_flops, bw = cm.hbm_bw;
+  GdnRoofs r;
+  r.conv_decode.cx = 2 * channels * conv / f;
+  r.conv_decode.mx = 2 * channels * conv * kActBytes / bw;
+  r.scan_decode.cx = kStepFlops * state / f;
+  r.scan_decode.mx = (2 * state * state_bytes + (channels + vh * vd) * kActBytes) / bw;
+  r.conv_prefill.cbx = 2 * channels * conv / f;
+  r.conv_prefill.mbx = 2 * channels * kActBytes / bw;
+  r.scan_prefill.cbx = vh * (2 * kChunk * (kd + vd) + 4 * kd * vd) / f;
+  r.scan_prefill.mbx = (channels + vh * vd) * kActBytes / bw;
+  r.scan_prefill.mb = 2 * state * state_bytes / bw;
+  return r;
+}
+
+// The rows of one kernel and phase at the measured shape nearest the model's per-GPU shape (log distance,
+// the rule of the other tables), scaled by the rooflines' ratio where the shape differs.
+template <class Make>
+auto gdn_rows(const ProfileTable& t, std::string_view kernel, std::string_view phase, const GdnKey& want,
+              Make make) -> decltype(make([](size_t) { return true; }, want)) {
+  auto part = [&](size_t i) { return t.text_at(i, 0) == kernel && t.text_at(i, 1) == phase; };
+  auto key = [&](size_t i) { return GdnKey{t.at(i, 0), t.at(i, 1), t.at(i, 2), t.at(i, 3), t.at(i, 4)}; };
+  GdnKey got{};
+  if (!nearest_key<5>(t, want, part, key, got)) return {};
+  return make([&](size_t i) { return part(i) && key(i) == got; }, got);
+}
+
+// The collector's recurrent state: float32 (collector/sglang/collect_gdn.py, recurrent_state dtype).
+constexpr double kGdnMeasuredStateBytes = 4;
+
+void resolve_gdn(const OpProfile& p, const CostModel& cm, ProfileCurves& pc) {
+  const ProfileTable& t = p.table(ProfileTableKind::kGdn);
+  const ModelConfig& m = cm.model;
+  if (t.empty() || m.mixer_layers(MixerKind::kGatedDeltaNet) == 0) return;
+  const double tp = cm.parallel.tp;
+  const GdnKey want{m.gdn.key_heads / tp, double(m.gdn.key_head_dim), m.gdn.value_heads / tp,
+                    double(m.gdn.value_head_dim), double(m.gdn.conv_kernel)};
+  const GdnRoofs roof = gdn_roofs(cm, want, double(m.ssm_state_bytes));
+  const auto decode = [&](OpRoofline GdnRoofs::*part) {
+    return [&, part](auto keep, const GdnKey& got) {
+      std::vector<std::pair<double, double>> pts;
+      for (size_t i = 0; i < t.rows(); ++i)
+        if (keep(i)) pts.emplace_back(t.at(i, 5), t.at(i, 7) * kMsToS);
+      return make_curve(std::move(pts), 1, roof.*part, gdn_roofs(cm, got, kGdnMeasuredStateBytes).*part);
+    };
+  };
+  const auto prefill = [&](OpRoofline GdnRoofs::*part) {
+    return [&, part](auto keep, const GdnKey& got) {
+      return make_grid(t, keep, 5, 6, 7, roof.*part, gdn_roofs(cm, got, kGdnMeasuredStateBytes).*part);
+    };
+  };
+  pc.gdn_conv_decode = gdn_rows(t, "conv", "decode", want, decode(&GdnRoofs::conv_decode));
+  pc.gdn_scan_decode = gdn_rows(t, "scan", "decode", want, decode(&GdnRoofs::scan_decode));
+  pc.gdn_conv_prefill = gdn_rows(t, "conv", "prefill", want, prefill(&GdnRoofs::conv_prefill));
+  pc.gdn_scan_prefill = gdn_rows(t, "scan", "prefill", want, prefill(&GdnRoofs::scan_prefill));
+}
+
 void resolve_collectives(const OpProfile& p, const CostModel& cm, ProfileCurves& pc) {
   const ProfileTable& t = p.table(ProfileTableKind::kComm);
   for (int i = 0; i < kOpCount; ++i) {
@@ -696,6 +771,7 @@ std::shared_ptr<const ProfileCurves> resolve_profile(const OpProfile& p, const C
   } else {
     resolve_dsa(p, cm, *pc);
   }
+  resolve_gdn(p, cm, *pc);
   resolve_collectives(p, cm, *pc);
   resolve_own_ops(p, cm, *pc);
   pc->step_cpu_overhead_s = p.param(TimingParam::kStepCpuOverheadS);

@@ -113,6 +113,7 @@ TEST_CASE("issue 44: each table kind's work columns are sizes, not its shape", "
   CHECK(envelope_work_columns(ProfileTableKind::kGqaDecode) == std::vector<int>{3, 4});  // batch, tokens
   CHECK(envelope_work_columns(ProfileTableKind::kDsa) == std::vector<int>{2, 3});        // batch, tokens
   CHECK(envelope_work_columns(ProfileTableKind::kMlaModuleDecode) == std::vector<int>{3, 4});
+  CHECK(envelope_work_columns(ProfileTableKind::kGdn) == std::vector<int>{5, 6});  // batch, tokens
 }
 
 TEST_CASE("issue 44: a profile's tables are monotone in work as loaded", "[op_profile][envelope]") {
