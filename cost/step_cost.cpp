@@ -550,8 +550,8 @@ void gather_or_allreduce_collectives(const CostModel& cm, const RankWork& w, Ter
 //  - No other step-wide gather: the embedding is replicated under DP attention (models/deepseek_v2.py,
 //    VocabParallelEmbedding enable_tp=not is_dp_attention_enabled()).
 // The terms carry one rank's padded share (max_len tokens); the comm tables are keyed by the whole buffer
-// (nccl-tests' -b: all-gather output, reduce-scatter input; aiconfigurator collector/network/collect_nccl.py),
-// so comm_table_scale reads them at dp x that. Not priced: the extra
+// (nccl-tests' -b: all-gather output, reduce-scatter input; aiconfigurator
+// collector/network/collect_nccl.py), so comm_table_scale reads them at dp x that. Not priced: the extra
 // reduce-scatter over the attention TP group when attention TP > 1, and the padded rows' expert work.
 void sglang_dp_gather_collectives(const CostModel& cm, const RankWork& w, Terms& out) {
   const int Lf = cm.model.ffn_layers();
