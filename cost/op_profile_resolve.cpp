@@ -647,20 +647,48 @@ GdnRoofs gdn_roofs(const CostModel& cm, const GdnKey& k, double state_bytes) {
   return r;
 }
 
-// The rows of one kernel and phase at the measured shape nearest the model's per-GPU shape (log distance,
-// the rule of the other tables), scaled by the rooflines' ratio where the shape differs.
-template <class Make>
-auto gdn_rows(const ProfileTable& t, std::string_view kernel, std::string_view phase, const GdnKey& want,
-              Make make) -> decltype(make([](size_t) { return true; }, want)) {
-  auto part = [&](size_t i) { return t.text_at(i, 0) == kernel && t.text_at(i, 1) == phase; };
-  auto key = [&](size_t i) { return GdnKey{t.at(i, 0), t.at(i, 1), t.at(i, 2), t.at(i, 3), t.at(i, 4)}; };
-  GdnKey got{};
-  if (!nearest_key<5>(t, want, part, key, got)) return {};
-  return make([&](size_t i) { return part(i) && key(i) == got; }, got);
+// The GDN rows of one kernel and phase.
+bool gdn_part(const ProfileTable& t, size_t i, std::string_view kernel, std::string_view phase) {
+  return t.text_at(i, 0) == kernel && t.text_at(i, 1) == phase;
+}
+
+GdnKey gdn_key(const ProfileTable& t, size_t i) {
+  return GdnKey{t.at(i, 0), t.at(i, 1), t.at(i, 2), t.at(i, 3), t.at(i, 4)};
+}
+
+// The measured shape of one kernel and phase nearest the model's per-GPU shape (log distance, the rule of
+// the other tables); false when the table has no row of them.
+bool gdn_nearest(const ProfileTable& t, std::string_view kernel, std::string_view phase, const GdnKey& want,
+                 GdnKey& got) {
+  return nearest_key<5>(
+      t, want, [&](size_t i) { return gdn_part(t, i, kernel, phase); },
+      [&](size_t i) { return gdn_key(t, i); }, got);
 }
 
 // The collector's recurrent state: float32 (collector/sglang/collect_gdn.py, recurrent_state dtype).
 constexpr double kGdnMeasuredStateBytes = 4;
+
+// Decode rows (batch -> latency) of one kernel at its nearest measured shape, scaled by the rooflines' ratio
+// where the shape differs.
+OpCurve gdn_decode_curve(const ProfileTable& t, const CostModel& cm, std::string_view kernel,
+                         const GdnKey& want, const OpRoofline& roof, OpRoofline GdnRoofs::*part) {
+  GdnKey got{};
+  if (!gdn_nearest(t, kernel, "decode", want, got)) return {};
+  std::vector<std::pair<double, double>> pts;
+  for (size_t i = 0; i < t.rows(); ++i)
+    if (gdn_part(t, i, kernel, "decode") && gdn_key(t, i) == got)
+      pts.emplace_back(t.at(i, 5), t.at(i, 7) * kMsToS);
+  return make_curve(std::move(pts), 1, roof, gdn_roofs(cm, got, kGdnMeasuredStateBytes).*part);
+}
+
+// Prefill rows (sequences x new tokens -> latency) of one kernel, likewise.
+OpGrid gdn_prefill_grid(const ProfileTable& t, const CostModel& cm, std::string_view kernel,
+                        const GdnKey& want, const OpRoofline& roof, OpRoofline GdnRoofs::*part) {
+  GdnKey got{};
+  if (!gdn_nearest(t, kernel, "prefill", want, got)) return {};
+  auto keep = [&](size_t i) { return gdn_part(t, i, kernel, "prefill") && gdn_key(t, i) == got; };
+  return make_grid(t, keep, 5, 6, 7, roof, gdn_roofs(cm, got, kGdnMeasuredStateBytes).*part);
+}
 
 void resolve_gdn(const OpProfile& p, const CostModel& cm, ProfileCurves& pc) {
   const ProfileTable& t = p.table(ProfileTableKind::kGdn);
@@ -670,23 +698,10 @@ void resolve_gdn(const OpProfile& p, const CostModel& cm, ProfileCurves& pc) {
   const GdnKey want{m.gdn.key_heads / tp, double(m.gdn.key_head_dim), m.gdn.value_heads / tp,
                     double(m.gdn.value_head_dim), double(m.gdn.conv_kernel)};
   const GdnRoofs roof = gdn_roofs(cm, want, double(m.ssm_state_bytes));
-  const auto decode = [&](OpRoofline GdnRoofs::*part) {
-    return [&, part](auto keep, const GdnKey& got) {
-      std::vector<std::pair<double, double>> pts;
-      for (size_t i = 0; i < t.rows(); ++i)
-        if (keep(i)) pts.emplace_back(t.at(i, 5), t.at(i, 7) * kMsToS);
-      return make_curve(std::move(pts), 1, roof.*part, gdn_roofs(cm, got, kGdnMeasuredStateBytes).*part);
-    };
-  };
-  const auto prefill = [&](OpRoofline GdnRoofs::*part) {
-    return [&, part](auto keep, const GdnKey& got) {
-      return make_grid(t, keep, 5, 6, 7, roof.*part, gdn_roofs(cm, got, kGdnMeasuredStateBytes).*part);
-    };
-  };
-  pc.gdn_conv_decode = gdn_rows(t, "conv", "decode", want, decode(&GdnRoofs::conv_decode));
-  pc.gdn_scan_decode = gdn_rows(t, "scan", "decode", want, decode(&GdnRoofs::scan_decode));
-  pc.gdn_conv_prefill = gdn_rows(t, "conv", "prefill", want, prefill(&GdnRoofs::conv_prefill));
-  pc.gdn_scan_prefill = gdn_rows(t, "scan", "prefill", want, prefill(&GdnRoofs::scan_prefill));
+  pc.gdn_conv_decode = gdn_decode_curve(t, cm, "conv", want, roof.conv_decode, &GdnRoofs::conv_decode);
+  pc.gdn_scan_decode = gdn_decode_curve(t, cm, "scan", want, roof.scan_decode, &GdnRoofs::scan_decode);
+  pc.gdn_conv_prefill = gdn_prefill_grid(t, cm, "conv", want, roof.conv_prefill, &GdnRoofs::conv_prefill);
+  pc.gdn_scan_prefill = gdn_prefill_grid(t, cm, "scan", want, roof.scan_prefill, &GdnRoofs::scan_prefill);
 }
 
 void resolve_collectives(const OpProfile& p, const CostModel& cm, ProfileCurves& pc) {
