@@ -578,18 +578,23 @@ void qk_norm_collectives(const CostModel& cm, const RankWork& w, Terms& out) {
                     w.tokens * collective_bytes_per_token(cm, Op::kQkNormAllreduce));
 }
 
+// Whether a step's collectives gather every attention-DP rank's tokens (sglang_dp_gather_collectives: the
+// only reader of RankWork's dp_* fields, which step_cost fills only then).
+bool gathers_dp_ranks(const CostModel& cm) {
+  return cm.moe_comm == MoeComm::kLocalExperts && cm.parallel.dp();
+}
+
 // Collectives one rank takes part in, with that rank's messages (the seed's formulas).
 // expert_imbalance: the busiest EP rank receives that many times the mean dispatch traffic (and returns it).
 void rank_collectives(const CostModel& cm, const RankWork& w, double expert_imbalance, Terms& out) {
   qk_norm_collectives(cm, w, out);
+  if (gathers_dp_ranks(cm)) {
+    sglang_dp_gather_collectives(cm, w, out);
+    return;
+  }
   switch (cm.moe_comm) {
     case MoeComm::kAllToAll:
-      break;
     case MoeComm::kLocalExperts:
-      if (cm.parallel.dp()) {
-        sglang_dp_gather_collectives(cm, w, out);
-        return;
-      }
       break;
     case MoeComm::kGatherOrAllReduce:
       gather_or_allreduce_collectives(cm, w, out);
@@ -717,18 +722,21 @@ StepCost step_cost(const CostModel& cm, std::span<const std::span<const SeqWork>
   } buffers[2];
   int busiest = -1;  // buffers[busiest]: the busiest rank's terms
   std::array<double, kOpCount> flops{}, hbm_bytes{};
-  // What every rank gathers (RankWork::dp_*): the ranks' tokens, before any rank is priced.
+  // What every rank gathers (RankWork::dp_*): the ranks' tokens, before any rank is priced; summed only
+  // where a rank's collectives read them.
   double dp_max_tokens = 0, dp_sum_tokens = 0;
   bool dp_extend = false;
-  for (const std::span<const SeqWork> rank : per_rank) {
-    double tokens = 0;
-    for (const SeqWork& s : rank) {
-      if (s.new_tokens <= 0) continue;
-      tokens += double(s.new_tokens);
-      dp_extend = dp_extend || s.prefill;
+  if (gathers_dp_ranks(cm)) {
+    for (const std::span<const SeqWork> rank : per_rank) {
+      double tokens = 0;
+      for (const SeqWork& s : rank) {
+        if (s.new_tokens <= 0) continue;
+        tokens += double(s.new_tokens);
+        dp_extend = dp_extend || s.prefill;
+      }
+      dp_max_tokens = std::max(dp_max_tokens, tokens);
+      dp_sum_tokens += tokens;
     }
-    dp_max_tokens = std::max(dp_max_tokens, tokens);
-    dp_sum_tokens += tokens;
   }
   for (size_t r = 0; r < per_rank.size(); ++r) {
     RankWork w = summarize(cm, per_rank[r]);
