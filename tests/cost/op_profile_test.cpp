@@ -328,8 +328,9 @@ TEST_CASE("the h200-sglang profile is embedded with every table", "[op_profile]"
 
 TEST_CASE("every shipped profile loads, names its GPU and engine as its name does", "[op_profile]") {
   const std::vector<std::string> names = embedded_profile_names();
-  for (const char* want : {"b200-sglang", "b200-trtllm", "b200-vllm", "h100-sglang", "h100-trtllm",
-                           "h100-vllm", "h200-sglang", "h200-trtllm", "h200-vllm"})
+  for (const char* want :
+       {"b200-sglang", "b200-trtllm", "b200-vllm", "b300-sglang", "b300-vllm", "gb200-sglang", "h100-sglang",
+        "h100-trtllm", "h100-vllm", "h200-sglang", "h200-trtllm", "h200-vllm"})
     CHECK(std::find(names.begin(), names.end(), want) != names.end());
   for (const std::string& n : names) {
     INFO(n);
@@ -349,8 +350,13 @@ TEST_CASE("profile_for_engine: --engine picks <hardware>-<engine>, else the near
   CHECK(profile_for_engine("", "vllm", h100) == "h100-vllm");
   CHECK_THROWS_WITH(profile_for_engine("", "tgi", h200), Catch::Contains("sglang | vllm | trtllm"));
   CHECK_THROWS_WITH(profile_for_engine("h200-sglang", "sglang", h200), Catch::Contains("both"));
-  CHECK(profile_for_engine("", "sglang", load_hardware("gb200")) == "transfer:b200-sglang");
+  // Issue 43: B300 and GB200 have their own profiles where aiconfigurator's tables were converted; the
+  // engines without one there are the nearest GPU's, transferred.
+  CHECK(profile_for_engine("", "sglang", load_hardware("gb200")) == "gb200-sglang");
+  CHECK(profile_for_engine("", "sglang", load_hardware("b300")) == "b300-sglang");
+  CHECK(profile_for_engine("", "vllm", load_hardware("b300")) == "b300-vllm");
   CHECK(profile_for_engine("", "trtllm", load_hardware("b300")) == "transfer:b200-trtllm");
+  CHECK(profile_for_engine("", "trtllm", load_hardware("gb200")) == "transfer:b200-trtllm");
 }
 
 TEST_CASE("Issue 43: TensorRT-LLM's CPU terms are fitted once and carried to every trtllm profile",
