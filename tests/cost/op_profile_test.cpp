@@ -380,13 +380,29 @@ TEST_CASE("Issue 43: TensorRT-LLM's CPU terms are fitted once and carried to eve
   CHECK(h200->param(TimingParam::kOverlapSchedule) == 1);    // disable_overlap_scheduler default False
 }
 
+TEST_CASE("Issue 43: the B300 and GB200 SGLang profiles carry b200-sglang's step terms unchanged",
+          "[op_profile]") {
+  // No row of either GPU is fitted on (calibrate/unseen/SOURCE.md): CPU terms and the per-layer floor as
+  // B200's.
+  const auto b200 = load_op_profile("b200-sglang");
+  for (const char* other : {"b300-sglang", "gb200-sglang"}) {
+    const auto p = load_op_profile(other);
+    for (TimingParam t :
+         {TimingParam::kStepCpuOverheadS, TimingParam::kStepCpuPerRequestS, TimingParam::kFirstTokenLatencyS,
+          TimingParam::kRequestLatencyS, TimingParam::kOverlapSchedule, TimingParam::kStepFloorPerLayerS}) {
+      INFO(other << " " << timing_param_name(t));
+      CHECK(p->param(t) == b200->param(t));
+    }
+  }
+}
+
 TEST_CASE("Issue 43: vLLM's CPU terms are fitted once and carried to every vllm profile",
           "[op_profile][vllm]") {
   // The engine's scheduler loop and serving path, not the GPU: one value per engine, fitted on the B200 vLLM
   // rows (calibrate/points/e2e-b200-vllm.csv, docs/validation.md "vLLM's CPU terms"), the same in each GPU's
   // profile. A profile whose value drifts from the others fails here.
   const auto b200 = load_op_profile("b200-vllm");
-  for (const char* other : {"h200-vllm", "h100-vllm"}) {
+  for (const char* other : {"h200-vllm", "h100-vllm", "b300-vllm"}) {
     const auto p = load_op_profile(other);
     for (TimingParam cpu :
          {TimingParam::kStepCpuOverheadS, TimingParam::kStepCpuPerRequestS, TimingParam::kFirstTokenLatencyS,
