@@ -87,10 +87,10 @@ TEST_CASE("sim --engine with --hardware prices with <hardware>-<engine> and says
   const auto trt = run_tokenline(base + "'" + dir.file("trt") + "' --hardware b200 --engine trtllm", dir);
   REQUIRE(trt.exit_code == 0);
   CHECK(trt.stderr_text.find("tokenline sim: step times from profile b200-trtllm: ") != std::string::npos);
-  // No vLLM profile on GB200: B200's, transferred (cost/time_source_transfer.h).
+  // No vLLM profile on GB200: the nearest GPU's, B300's, transferred (cost/time_source_transfer.h).
   const auto none = run_tokenline(base + "'" + dir.file("none") + "' --hardware gb200 --engine vllm", dir);
   CHECK(none.exit_code == 0);
-  CHECK(none.stderr_text.find("tokenline sim: step times from transferred from b200-vllm: ") !=
+  CHECK(none.stderr_text.find("tokenline sim: step times from transferred from b300-vllm: ") !=
         std::string::npos);
   const auto both =
       run_tokenline(base + "'" + dir.file("both") + "' --engine sglang --profile h200-sglang", dir);

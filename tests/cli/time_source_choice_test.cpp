@@ -33,14 +33,27 @@ TEST_CASE("no flag: the shipped SGLang profile of the hardware where it measures
   CHECK(choose({}, "deepseek-v3", "tp8", "b200").profile == "b200-sglang");
 }
 
-TEST_CASE("no flag and no profile of the engine on that GPU: the nearest GPU's, transferred, saying why",
+TEST_CASE("no flag: B300 and GB200 take their own SGLang profiles where they measure the model's kernels",
           "[time_source]") {
+  // Issue 43: b300-sglang and gb200-sglang from aiconfigurator's tables of those GPUs.
+  const TimeSourceChoice b = choose({}, "llama-3.1-70b", "tp8", "b300");
+  CHECK(b.kind == "profile");
+  CHECK(b.profile == "b300-sglang");
+  CHECK(b.defaulted);
+  CHECK_THAT(b.why, Catch::Contains("b300 x sglang"));
+  CHECK(choose({}, "llama-3.1-70b", "tp4", "gb200").profile == "gb200-sglang");
+}
+
+TEST_CASE("no flag, own profile short of a kernel: the nearest GPU's that has it, transferred, saying why",
+          "[time_source]") {
+  // gb200-sglang's collectives are measured on 2 and 4 GPUs (one GB200 compute tray): a TP8 all-reduce is
+  // not in its tables, and B300 is the nearest GPU whose SGLang profile measures it.
   const TimeSourceChoice c = choose({}, "llama-3.1-70b", "tp8", "gb200");
   CHECK(c.kind == "transferred");
-  CHECK(c.profile == "transfer:b200-sglang");
+  CHECK(c.profile == "transfer:b300-sglang");
   CHECK(c.defaulted);
-  CHECK_THAT(c.why, Catch::Contains("no shipped profile gb200-sglang") && Catch::Contains("b200-sglang"));
-  CHECK(choose({}, "llama-3.1-70b", "tp8", "b300").profile == "transfer:b200-sglang");
+  CHECK_THAT(c.why, Catch::Contains("the shipped profile gb200-sglang leaves") &&
+                        Catch::Contains("b300-sglang measures every kernel"));
 }
 
 TEST_CASE("a profile that leaves a kernel of the model to the roofline is not a default", "[time_source]") {
@@ -71,7 +84,7 @@ TEST_CASE("flags name the source: --profile, --engine, --roofline, --ideal, a re
   CHECK(choose({.ideal = true}, "llama-3.1-70b", "tp8", "h200").kind == "ideal");
   CHECK(choose({.replay = true}, "llama-3.1-70b", "tp8", "h200").kind == "replay");
   CHECK_THROWS_AS(choose({.engine = "sglang", .roofline = true}, "llama-3.1-70b", "tp8", "h200"), InputError);
-  const TimeSourceChoice g = choose({.engine = "trtllm"}, "llama-3.1-70b", "tp8", "gb200");
+  const TimeSourceChoice g = choose({.engine = "trtllm"}, "llama-3.1-70b", "tp8", "gb200");  // none on GB200
   CHECK(g.kind == "transferred");
   CHECK(g.profile == "transfer:b200-trtllm");
   CHECK_FALSE(g.defaulted);
@@ -114,14 +127,24 @@ TEST_CASE("sim without a time-source flag says what it chose and why, and --roof
   REQUIRE(r.exit_code == 0);
   CHECK_THAT(r.stdout_text, Catch::Contains("step times    the roofline (--roofline)"));
   CHECK(read_json(dir.file("r/metrics.json"))["configuration"]["time_source"]["kind"] == "roofline");
+  const auto b3 = run_tokenline_both(
+      "sim --model llama-3.1-70b --hardware b300 --engine sglang --max-requests 20 --out '" + dir.file("b3") +
+          "'",
+      dir);
+  REQUIRE(b3.exit_code == 0);
+  CHECK_THAT(b3.stdout_text,
+             Catch::Contains("step times    profile b300-sglang:") && Catch::Contains("(--engine sglang)"));
+  CHECK(read_json(dir.file("b3/metrics.json"))["configuration"]["time_source"]["profile"] == "b300-sglang");
   const auto gb = run_tokenline_both(
-      "sim --model llama-3.1-70b --hardware gb200 --max-requests 20 --out '" + dir.file("g") + "'", dir);
+      "sim --model llama-3.1-70b --hardware gb200 --parallel tp8 --max-requests 20 --out '" + dir.file("g") +
+          "'",
+      dir);
   REQUIRE(gb.exit_code == 0);
-  CHECK_THAT(gb.stdout_text, Catch::Contains("step times    transferred from b200-sglang: its engine") &&
-                                 Catch::Contains("(default: no shipped profile gb200-sglang"));
+  CHECK_THAT(gb.stdout_text, Catch::Contains("step times    transferred from b300-sglang: its engine") &&
+                                 Catch::Contains("(default: the shipped profile gb200-sglang leaves"));
   const auto gm = read_json(dir.file("g/metrics.json"));
   CHECK(gm["configuration"]["time_source"]["kind"] == "transferred");
-  CHECK(gm["configuration"]["time_source"]["profile"] == "transfer:b200-sglang");
+  CHECK(gm["configuration"]["time_source"]["profile"] == "transfer:b300-sglang");
   CHECK(gm["time_sources"]["profile_coverage"].get<double>() > 0.3);  // transferred ops: most of the GPU time
   const auto forced =
       run_tokenline_both("sim --model llama-3.1-70b --hardware gb200 --max-requests 20 --roofline --out '" +

@@ -40,7 +40,7 @@ TEST_CASE("each SGLang profile's gdn table covers the GDN models' shards and pri
           "[op_profile][linear]") {
   // Qwen3.5-397B-A17B (16 key / 64 value heads) and Qwen3-Next-80B-A3B (16 / 32), 128-wide heads, conv 4,
   // at TP 1, 2, 4, 8: every kernel and phase measured at the exact shard (no nearest-shape scaling).
-  for (const char* name : {"h200-sglang", "h100-sglang", "b200-sglang"}) {
+  for (const char* name : {"h200-sglang", "h100-sglang", "b200-sglang", "b300-sglang", "gb200-sglang"}) {
     INFO(name);
     const auto p = load_op_profile(name);
     const ProfileTable& t = p->table(ProfileTableKind::kGdn);

@@ -475,11 +475,12 @@ TEST_CASE("each shipped profile prices the kernels of every preset model it clai
   // What each profile claims (topologies/profiles/README.md): DeepSeek-V3 (MLA, FP8 MoE) and Llama-3.1-70B
   // (GQA) everywhere; GLM-5.3's DSA where the engine's collection has DSA kernel rows (SGLang; vLLM through
   // its tables_from). TensorRT-LLM's block-FP8 MoE on B200 is DeepGEMM's, measured with expert parallelism
-  // only.
+  // only. GB200's collectives are measured on 2 and 4 GPUs (one compute tray): its claims are at TP4.
   struct Claim {
     const char* profile;
     std::vector<std::string> models;
     const char* moe_layout;
+    const char* dense_layout = "tp8";
   };
   const std::vector<Claim> claims = {
       {"h200-sglang", {"deepseek-v3", "glm-5.3", "llama-3.1-70b"}, "tp8"},
@@ -491,6 +492,9 @@ TEST_CASE("each shipped profile prices the kernels of every preset model it clai
       {"h100-sglang", {"deepseek-v3", "glm-5.3", "llama-3.1-70b"}, "tp8"},
       {"h100-vllm", {"deepseek-v3", "glm-5.3", "llama-3.1-70b"}, "tp8"},
       {"h100-trtllm", {"deepseek-v3", "llama-3.1-70b"}, "tp8"},
+      {"b300-sglang", {"deepseek-v3", "glm-5.3", "llama-3.1-70b"}, "tp8"},
+      {"b300-vllm", {"deepseek-v3", "glm-5.3", "llama-3.1-70b"}, "tp8"},
+      {"gb200-sglang", {"deepseek-v3", "glm-5.3", "llama-3.1-70b"}, "tp4", "tp4"},
   };
   const Op kernels[] = {Op::kAProj,        Op::kQBProj,     Op::kSparseMla,    Op::kOProj,
                         Op::kDenseMlp,     Op::kExpertGemm, Op::kSharedExpert, Op::kAttnAllreduce,
@@ -503,7 +507,7 @@ TEST_CASE("each shipped profile prices the kernels of every preset model it clai
       const ModelConfig m = model_preset(model);
       CostOptions o;
       o.profile = profile;
-      const std::string layout = m.is_moe() ? c.moe_layout : "tp8";
+      const std::string layout = m.is_moe() ? c.moe_layout : c.dense_layout;
       const CostModel cm = make_cost_model(m, parse_parallel(layout, "test"), m.default_kv_layout, hw, o);
       for (const bool prefill : {false, true}) {
         const StepCost sc = prefill ? prefill_step(cm, 2048, 0, true) : decode_step(cm, 16, 2047);
@@ -517,7 +521,8 @@ TEST_CASE("each shipped profile prices the kernels of every preset model it clai
 }
 
 TEST_CASE("a profile measured on one GPU is refused on another", "[op_profile]") {
-  for (const char* name : {"h200-sglang", "h200-trtllm", "b200-sglang", "h100-vllm"}) {
+  for (const char* name : {"h200-sglang", "h200-trtllm", "b200-sglang", "h100-vllm", "b300-sglang",
+                           "b300-vllm", "gb200-sglang"}) {
     const auto p = load_op_profile(name);
     const std::string other = p->hardware == "b200" ? "h200" : "b200";
     CostOptions o;

@@ -113,9 +113,13 @@ TEST_CASE("the source is the engine's profile on the nearest other GPU, never th
   };
   CHECK(sources("trtllm", "b200") == std::vector<std::string>{"h200-trtllm", "h100-trtllm"});
   CHECK(sources("trtllm", "h100") == std::vector<std::string>{"h200-trtllm", "b200-trtllm"});
-  CHECK(sources("sglang", "h200") == std::vector<std::string>{"h100-sglang", "b200-sglang"});
-  CHECK(sources("vllm", "gb200").front() == "b200-vllm");
+  CHECK(sources("sglang", "h200") ==
+        std::vector<std::string>{"h100-sglang", "b200-sglang", "b300-sglang", "gb200-sglang"});
+  // GB200 (8.0 TB/s) is a little nearer B300 (7.75 TB/s) than B200 (7.7 TB/s); their FP8 peaks are equal
+  CHECK(sources("vllm", "gb200") ==
+        std::vector<std::string>{"b300-vllm", "b200-vllm", "h200-vllm", "h100-vllm"});
   CHECK(sources("sglang", "b300").front() == "b200-sglang");
+  CHECK(sources("sglang", "b200").front() == "b300-sglang");
   CHECK(sources("tgi", "h200").empty());
   CHECK(roofline_distance(load_hardware("b200"), load_hardware("b200")) == 0);
 }
