@@ -143,6 +143,7 @@ EngineBehavior engine_behavior(const SimJob& job, const OpProfile* profile) {
                                                                         : KvPlacement::kShardedOverTp;
   }
   if (job.mem_fraction != 0) b.mem_fraction_static = job.mem_fraction;  // in (0, 1]: check_numbers
+  if (!job.prefix_cache) b.radix_cache = false;                         // SGLang's --disable-radix-cache
   apply_context_hold_flags(job, b);
   return b;
 }
@@ -520,7 +521,9 @@ Deployment load_deployment(const SimJob& job, const ModelConfig& model,
   return d;
 }
 
-KvConfig size_kv(const SimJob& job, const CostModel& cm, const EngineBehavior& engine) {
+// *state_max_running: the running requests the state slots allow on one rank (0: no linear layers).
+KvConfig size_kv(const SimJob& job, const CostModel& cm, const EngineBehavior& engine,
+                 int64_t* state_max_running) {
   const KvCapacity cap = kv_capacity(cm, engine, cm.model.max_context_tokens, job.page_tokens);
   if (cap.weights_fit && cap.pages_per_rank <= 0 && cap.tokens_per_rank > 0) {
     throw InputError("--page-size",
@@ -562,6 +565,7 @@ KvConfig size_kv(const SimJob& job, const CostModel& cm, const EngineBehavior& e
   // cache (its KV pages alone cannot resume a request: docs/layers.md "Prefix caching").
   kv.state_slots = cap.state.slots_per_rank;
   kv.state_bytes_per_slot = cap.state.bytes_per_slot;
+  *state_max_running = cap.state.max_running_per_rank();
   kv.prefix_cache = job.prefix_cache && kv.state_slots == 0;
   apply_kv_tier(job.kv_tier, cm, kv);
   return kv;
@@ -582,11 +586,16 @@ InstanceConfig instance_config(const SimJob& job, const ModelConfig& model, cons
   c.scheduler.mixed_batches = engine.mixed_steps;
   c.plan_ahead = engine.plan_ahead;
   c.scheduler.estimate = estimate_config(engine.ratio.for_dp_attention(cm.parallel.dp_attention));
-  c.kv = size_kv(job, cm, engine);
+  int64_t state_max_running = 0;
+  c.kv = size_kv(job, cm, engine, &state_max_running);
   c.scheduler.max_running_requests =
       engine.max_running_requests > 0
           ? engine.max_running_requests
           : derived_max_running_requests(c.kv.total_pages * c.kv.page_tokens, model.max_context_tokens);
+  // SGLang's init_memory: a linear-attention model runs at most slots // ratio requests (memory.h).
+  if (c.kv.state_slots > 0)
+    c.scheduler.max_running_requests =
+        int32_t(std::clamp<int64_t>(state_max_running, 1, c.scheduler.max_running_requests));
   c.context_hold = ContextHoldConfig{.batch_wait_timeout_iters = engine.batch_wait_timeout_iters,
                                      .batch_wait_max_tokens_ratio = engine.batch_wait_max_tokens_ratio,
                                      .max_num_tokens = c.scheduler.max_batch_tokens,

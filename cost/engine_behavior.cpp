@@ -130,6 +130,21 @@ EngineBehavior sglang_behavior() {
   return b;
 }
 
+SglangStateSlots sglang_state_slots(const EngineBehavior& b, double cache_bytes, int64_t bytes_per_slot) {
+  assert(bytes_per_slot > 0 && "sglang_state_slots: a model with linear layers");
+  SglangStateSlots s;
+  s.slots_per_running_request = b.radix_cache ? kSglangMambaSlotsPerRunningRequest : 1;
+  // tokenline's max_running_requests is one attention rank's limit already (SGLang's // dp).
+  if (!b.radix_cache && b.max_running_requests > 0) {
+    s.slots = b.max_running_requests;
+    return s;
+  }
+  if (cache_bytes <= 0) return s;
+  const double r = kSglangMambaFullMemoryRatio;
+  s.slots = int64_t(std::floor(cache_bytes * r / (1 + r) / double(bytes_per_slot)));
+  return s;
+}
+
 EngineBehavior vllm_behavior() {
   return EngineBehavior{.engine = "vllm",
                         .version = "0.10",

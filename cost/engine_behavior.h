@@ -181,7 +181,34 @@ struct EngineBehavior {
   // Which attention-DP rank an arriving request joins (the sim's --dp-assign overrides it). SGLang:
   // load_balance_method default round_robin (server_args.py); TensorRT-LLM: engine_behavior.cpp.
   PlacementPolicy dp_assign = PlacementPolicy::kRoundRobin;
+  // The engine's radix (prefix) cache: on unless --disable-radix-cache (sim --no-prefix-cache). SGLang sizes
+  // a linear-attention model's state pool by it (sglang_state_slots).
+  bool radix_cache = true;
 };
+
+// SGLang's state pool (MambaPool) of a linear-attention model on one attention rank, and how many of its
+// slots each running request is counted for. Sources (SGLang 0.5.x, python/sglang/srt/model_executor/
+// model_runner_kv_cache_mixin.py, read as stored at commit 001ccef; the v0.5.9 tag itself not read):
+//  - handle_max_mamba_cache: --max-mamba-cache-size when given (not a tokenline flag); else, with
+//    --disable-radix-cache and --max-running-requests given, max_running_requests // dp slots; else
+//    mamba_full_memory_ratio (0.9) / (1 + 0.9) of the memory left for caches, in slots of
+//    mamba_cache_per_req bytes. The KV pool gets what the slots leave.
+//  - init_memory / calculate_mamba_ratio: the request limit is min(max_running_requests, slots // ratio),
+//    ratio 1 without the radix cache and MAMBA_CACHE_SIZE_MAX_RUNNING_REQUESTS_RATIO = 3 with it (the
+//    MambaRadixCache keeps cached states in the same pool; its extra_buffer strategy, not the default, adds
+//    2 more). sgl-project/sglang#19169 (2026-02-23) keeps ratio 1 for no_buffer without the radix cache.
+// Speculative decoding's intermediate states (handle_max_mamba_cache reserves max_running x draft tokens
+// slots' bytes) are not counted.
+// server_args.py mamba_full_memory_ratio default; model_runner_kv_cache_mixin.py
+// MAMBA_CACHE_SIZE_MAX_RUNNING_REQUESTS_RATIO.
+inline constexpr double kSglangMambaFullMemoryRatio = 0.9;
+inline constexpr int32_t kSglangMambaSlotsPerRunningRequest = 3;
+struct SglangStateSlots {
+  int64_t slots = 0;                      // per attention rank
+  int32_t slots_per_running_request = 1;  // 1, or 3 with the radix cache
+};
+// REQUIRES: bytes_per_slot > 0. cache_bytes: one GPU's memory left for KV and state after the weights.
+SglangStateSlots sglang_state_slots(const EngineBehavior& b, double cache_bytes, int64_t bytes_per_slot);
 
 // SGLang 0.5.x on H200, every field as documented above but moe_comm (kLocalExperts: SGLang's default).
 EngineBehavior sglang_behavior();

@@ -99,12 +99,18 @@ KvPageBytes kv_page_bytes(const CostModel& cm, KvPlacement placement, int64_t pa
           cm.window_kv_bytes_token_layer * cm.window_layers * page_tokens * s.num / s.den};
 }
 
-StateCapacity linear_state_capacity(const CostModel& cm, double free_bytes) {
+StateCapacity linear_state_capacity(const CostModel& cm, const EngineBehavior& behavior, double free_bytes) {
   StateCapacity s;
   s.bytes_per_slot = linear_state_bytes_per_request(cm.model, cm.parallel.tp);
   if (s.bytes_per_slot <= 0 || free_bytes <= 0) return s;
-  const double r = kSglangMambaFullMemoryRatio;
-  s.slots_per_rank = int64_t(std::floor(free_bytes * r / (1 + r) / double(s.bytes_per_slot)));
+  if (behavior.engine == "sglang") {
+    const SglangStateSlots sglang = sglang_state_slots(behavior, free_bytes, s.bytes_per_slot);
+    s.slots_per_rank = sglang.slots;
+    s.slots_per_running_request = sglang.slots_per_running_request;
+  } else {
+    const double r = kSglangMambaFullMemoryRatio;
+    s.slots_per_rank = int64_t(std::floor(free_bytes * r / (1 + r) / double(s.bytes_per_slot)));
+  }
   s.bytes = double(s.slots_per_rank) * double(s.bytes_per_slot);
   return s;
 }
@@ -135,7 +141,7 @@ KvCapacity kv_capacity(const CostModel& cm, const EngineBehavior& behavior, int6
   k.free_bytes = std::max(0.0, k.usable_hbm_bytes - k.weight_bytes - k.activation_reserve_bytes);
   // TensorRT-LLM: the KV cache takes its fraction of what is left (KvCacheConfig.free_gpu_memory_fraction).
   if (rule == MemoryRule::kFreeFraction) k.free_bytes *= e.mem_fraction;
-  k.state = linear_state_capacity(cm, k.free_bytes);
+  k.state = linear_state_capacity(cm, behavior, k.free_bytes);
   k.free_bytes -= k.state.bytes;
   k.weights_fit = k.usable_hbm_bytes > k.weight_bytes + k.activation_reserve_bytes;
   // Summed before the share is taken, so the seed's figure stays bit-identical: (KV + indexer) / tp.
@@ -157,7 +163,7 @@ KvCapacity kv_capacity(const CostModel& cm, const EngineBehavior& behavior, int6
   if (context > 0) {
     const int64_t pages_per_request = (context + page_tokens - 1) / page_tokens;
     int64_t per_rank = page_tokens > 0 ? k.pages_per_rank / pages_per_request : 0;
-    if (k.state.slots_per_rank > 0) per_rank = std::min(per_rank, k.state.slots_per_rank);
+    if (k.state.slots_per_rank > 0) per_rank = std::min(per_rank, k.state.max_running_per_rank());
     k.max_concurrent_requests = per_rank * cm.parallel.dp_attention;
   }
   return k;

@@ -48,20 +48,22 @@ struct KvPageBytes {
 };
 KvPageBytes kv_page_bytes(const CostModel& cm, KvPlacement placement, int64_t page_tokens);
 
-// A linear-attention model's recurrent-state slots on one attention rank (engine/core/state_pool.h), sized
-// as SGLang 0.5.x sizes its MambaPool (python/sglang/srt/model_executor/model_runner_kv_cache_mixin.py
-// _handle_max_mamba_cache, server_args.py defaults max_mamba_cache_size None, mamba_full_memory_ratio 0.9,
-// no speculative decoding): of the memory left for caches, ratio / (1 + ratio) goes to state slots of
-// mamba_cache_per_req bytes each, and the KV pool gets the rest less what the slots take. Every engine is
-// sized by this rule here; vLLM's hybrid KV cache manager instead draws each running request's state
-// blocks from the KV pool itself (docs/layers.md).
-inline constexpr double kSglangMambaFullMemoryRatio = 0.9;
+// A linear-attention model's recurrent-state slots on one attention rank (engine/core/state_pool.h). Under
+// SGLang they are sized as its MambaPool (sglang_state_slots, engine_behavior.h, has the sources): by
+// --max-running when the radix cache is off and the limit is given, else mamba_full_memory_ratio / (1 +
+// ratio) of the memory left for caches; and SGLang counts each running request for 3 slots while the radix
+// cache is on. Every other engine is sized by that ratio rule too, one slot a request; vLLM's hybrid KV
+// cache manager instead draws each running request's state blocks from the KV pool itself
+// (docs/layers.md). The KV pool gets the rest less what the slots take.
 struct StateCapacity {
-  int64_t bytes_per_slot = 0;  // one request's state, all linear layers, one GPU (linear_state.h)
-  int64_t slots_per_rank = 0;  // 0: no linear layers
-  double bytes = 0;            // per GPU: slots_per_rank x bytes_per_slot
+  int64_t bytes_per_slot = 0;             // one request's state, all linear layers, one GPU (linear_state.h)
+  int64_t slots_per_rank = 0;             // 0: no linear layers
+  double bytes = 0;                       // per GPU: slots_per_rank x bytes_per_slot
+  int32_t slots_per_running_request = 1;  // SGLang with its radix cache: 3
+  // The running requests the slots allow on one rank (SGLang's init_memory: slots // ratio).
+  int64_t max_running_per_rank() const { return slots_per_rank / slots_per_running_request; }
 };
-StateCapacity linear_state_capacity(const CostModel& cm, double free_bytes);
+StateCapacity linear_state_capacity(const CostModel& cm, const EngineBehavior& behavior, double free_bytes);
 
 struct KvCapacity {
   double usable_hbm_bytes = 0;  // per GPU: device memory (less start-up memory) x the engine's fraction
