@@ -247,6 +247,8 @@ TimingRange timing_range(TimingParam p) {
     case TimingParam::kFirstTokenLatencyS:
     case TimingParam::kPdFirstTokenLatencyS:
     case TimingParam::kPdHandoffPerTokenS:
+    case TimingParam::kSyncStepCpuS:
+    case TimingParam::kSyncStepCpuPerRequestS:
       return {0, kMaxTimingTermS, false};
     case TimingParam::kCount:
       break;
@@ -295,6 +297,7 @@ void read_timing(const Json& j, OpProfile& p, const std::string& where) {
     const double v = entry["value"].get<double>();
     check_timing_value(*param, v, at + ".value");
     p.timing[static_cast<size_t>(*param)] = v;
+    p.timing_given[static_cast<size_t>(*param)] = true;
   }
 }
 
@@ -542,6 +545,10 @@ std::string_view timing_param_name(TimingParam p) {
       return "pd_first_token_latency_s";
     case TimingParam::kPdHandoffPerTokenS:
       return "pd_handoff_per_token_s";
+    case TimingParam::kSyncStepCpuS:
+      return "sync_step_cpu_s";
+    case TimingParam::kSyncStepCpuPerRequestS:
+      return "sync_step_cpu_per_request_s";
     case TimingParam::kCount:
       break;
   }
@@ -582,6 +589,9 @@ double timing_param_default(TimingParam p) {
       return 0;  // unmeasured: a disaggregated first token costs what an aggregated one does beyond its steps
     case TimingParam::kPdHandoffPerTokenS:
       return 0;  // unmeasured: the KV leaves as soon as its sender and the link are free
+    case TimingParam::kSyncStepCpuS:
+    case TimingParam::kSyncStepCpuPerRequestS:
+      return 0;  // not given: the serial step keeps step_cpu_overhead_s / step_cpu_per_request_s
     case TimingParam::kCount:
       break;
   }
@@ -648,6 +658,7 @@ void apply_profile_sets(OpProfile& profile, const std::string& sets) {
     const double v = parse_number(item.substr(eq + 1), where, "value");
     check_timing_value(*param, v, where);
     profile.timing[static_cast<size_t>(*param)] = v;
+    profile.timing_given[static_cast<size_t>(*param)] = true;
   }
 }
 

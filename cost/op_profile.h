@@ -82,6 +82,13 @@ enum class TimingParam : uint8_t {
                           // (front end, request plane, bootstrap, transfer polling of Dynamo + SGLang PD) (s)
   kPdHandoffPerTokenS,    // time a hand-off occupies its prefill rank's KV sender per prompt token before the
                           // KV leaves (transfer descriptors posted per token and layer, page size 1) (s)
+  // Steps without overlap scheduling only (overlap_schedule 0; vLLM V1 without --async-scheduling): the
+  // step's serial CPU time, which adds to the GPU's, in place of step_cpu_overhead_s /
+  // step_cpu_per_request_s. A profile that names neither keeps those two in the serial step
+  // (op_profile_resolve.cpp).
+  kSyncStepCpuS,            // serial CPU time per step: the GPU idles from one step's sampled-token sync to
+                            // the next step's first launch (s)
+  kSyncStepCpuPerRequestS,  // that serial time per request in the step (s)
   kCount,
 };
 inline constexpr int kTimingParams = static_cast<int>(TimingParam::kCount);
@@ -96,6 +103,8 @@ struct OpProfile {
   std::string measured_model, measured_parallel;
   std::array<ProfileTable, kProfileTableKinds> tables;
   std::array<double, kTimingParams> timing{};
+  // Which timing parameters profile.json or --profile-set named (the others hold timing_param_default).
+  std::array<bool, kTimingParams> timing_given{};
   // timing.op_scales (own profiles, calibrate --trace): per ledger op name, its run time over its profiled
   // time, each > 0; ops not named take op_time_scale.
   std::vector<std::pair<std::string, double>> op_scales;
@@ -120,6 +129,7 @@ struct OpProfile {
   std::vector<std::pair<std::string, ProfileTable>> moe_backend_tables;
   const ProfileTable& table(ProfileTableKind k) const { return tables[static_cast<size_t>(k)]; }
   double param(TimingParam p) const { return timing[static_cast<size_t>(p)]; }
+  bool given(TimingParam p) const { return timing_given[static_cast<size_t>(p)]; }
 };
 
 // A profile's engine block, or nullptr (no profile, or one without an engine).

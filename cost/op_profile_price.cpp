@@ -366,8 +366,10 @@ ProfileWork profile_work(const ProfileCurves& pc, const RankWork& w) {
 // Without it the CPU time adds to the GPU's (vLLM V1 0.10-0.13 by default, async_scheduling False:
 // vllm/v1/engine/core.py EngineCore.step runs schedule(), execute_model and update_from_output in turn, and
 // gpu_model_runner.py waits for the sampled tokens (the GPU -> CPU sync before _bookkeeping_sync) before
-// the step returns). The sum is the structure only: the fitted terms are what async runs (max(GPU, CPU))
-// showed, not a measure of the serial part (docs/validation.md "vLLM without async scheduling").
+// the step returns). Where the profile names the serial step's own terms (sync_step_cpu_s, ...), pc holds
+// those here (resolve_step_cpu, op_profile_resolve.cpp); else the overlapped terms, which measure the
+// slowest CPU stage async runs show, not the serial part (docs/validation.md "vLLM without async
+// scheduling", "vLLM's serial step time from public measurements").
 double step_overhead_s(const ProfileCurves& pc, double gpu_s, size_t most_requests) {
   const double cpu_s = pc.step_cpu_overhead_s + pc.step_cpu_per_request_s * double(most_requests);
   return pc.overlap_schedule ? std::max(0.0, cpu_s - gpu_s) : cpu_s;

@@ -713,6 +713,23 @@ void resolve_collectives(const OpProfile& p, const CostModel& cm, ProfileCurves&
   }
 }
 
+// The step's CPU terms. With overlap they are the CPU stage a step waits for only where it outlasts the GPU;
+// without it the step's serial CPU part, added to the GPU's. A profile that names the serial step's own
+// terms (sync_step_cpu_s, sync_step_cpu_per_request_s; either absent is 0) prices a step without overlap
+// with them, one that names neither with the overlapped ones. vLLM V1 without --async-scheduling
+// (vllm/v1/engine/core.py EngineCore.step: schedule, execute_model, update_from_output in turn) idles the
+// GPU for the engine core's and the worker's serial CPU time, not for the slowest CPU stage async runs show
+// (docs/validation.md "vLLM's serial step time from public measurements").
+void resolve_step_cpu(const OpProfile& p, ProfileCurves& pc) {
+  pc.overlap_schedule = p.param(TimingParam::kOverlapSchedule) != 0;
+  const bool serial_terms =
+      p.given(TimingParam::kSyncStepCpuS) || p.given(TimingParam::kSyncStepCpuPerRequestS);
+  const bool serial = !pc.overlap_schedule && serial_terms;
+  pc.step_cpu_overhead_s = p.param(serial ? TimingParam::kSyncStepCpuS : TimingParam::kStepCpuOverheadS);
+  pc.step_cpu_per_request_s =
+      p.param(serial ? TimingParam::kSyncStepCpuPerRequestS : TimingParam::kStepCpuPerRequestS);
+}
+
 // timing.speed_scale: every time the profile measured on its machine (the ops table as scaled, the step
 // terms) x the scale. Only own profiles carry a machine's speed probe to scale by.
 void apply_speed_scale(const OpProfile& p, ProfileCurves& pc) {
@@ -789,10 +806,8 @@ std::shared_ptr<const ProfileCurves> resolve_profile(const OpProfile& p, const C
   resolve_gdn(p, cm, *pc);
   resolve_collectives(p, cm, *pc);
   resolve_own_ops(p, cm, *pc);
-  pc->step_cpu_overhead_s = p.param(TimingParam::kStepCpuOverheadS);
-  pc->step_cpu_per_request_s = p.param(TimingParam::kStepCpuPerRequestS);
+  resolve_step_cpu(p, *pc);
   pc->step_floor_per_layer_s = p.param(TimingParam::kStepFloorPerLayerS);
-  pc->overlap_schedule = p.param(TimingParam::kOverlapSchedule) != 0;
   if (p.param(TimingParam::kSharedExpertsFusion) != 0 && fuses_shared_expert(cm) && !pc->moe.empty())
     pc->fused_shared_rows = double(cm.model.experts_per_token + 1) / cm.model.experts_per_token;
   if (pc->fused_shared_rows > 0) pc->derived_op[size_t(Op::kSharedExpert)] = experts.info.derived;

@@ -1,0 +1,117 @@
+// Issue 43: the serial CPU time of a step without overlap scheduling (vLLM V1 without --async-scheduling)
+// has its own timing terms, sync_step_cpu_s and sync_step_cpu_per_request_s, read only when
+// overlap_schedule is 0 (resolve_step_cpu, cost/op_profile_resolve.cpp).
+#include <catch2/catch.hpp>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <utility>
+
+#include "cost/cost_model.h"
+#include "cost/op_profile.h"
+#include "cost/step_cost.h"
+#include "engine/model/model_config.h"
+#include "engine/model/parallel.h"
+#include "topologies/hardware_loader.h"
+
+namespace tokenline {
+namespace {
+
+constexpr int64_t kBatch = 64;  // requests of the step, all on its one attention rank (tp8)
+
+// A DeepSeek-V3 tp8 decode step of kBatch requests at 1,023 cached tokens, priced by h200-sglang (which
+// names no sync term) with the timing overrides `sets`.
+StepCost decode_with(const std::string& sets) {
+  CostOptions o;
+  auto p = load_op_profile("h200-sglang");
+  apply_profile_sets(*p, sets);
+  o.profile = std::move(p);
+  const CostModel cm = make_cost_model(model_preset("deepseek-v3"), parse_parallel("tp8", "test"),
+                                       KvLayout::kFp8E4m3, load_hardware("h200"), o);
+  return decode_step(cm, kBatch, 1023);
+}
+
+// The overlapped terms, set far from the sync ones so that a step shows which pair priced it.
+const std::string kAsyncTerms = "step_cpu_overhead_s=0.005,step_cpu_per_request_s=0.0001";
+
+TEST_CASE("issue 43: a step without overlap adds exactly the sync terms, one with overlap ignores them",
+          "[op_profile][vllm]") {
+  const StepCost gpu = decode_with("overlap_schedule=0,step_cpu_overhead_s=0,step_cpu_per_request_s=0");
+  REQUIRE(gpu.overhead_s == 0);
+
+  // Serial step, both sync terms named: GPU + 1 ms + 64 x 10 us, whatever the overlapped terms are.
+  const StepCost serial = decode_with("overlap_schedule=0," + kAsyncTerms +
+                                      ",sync_step_cpu_s=0.001,sync_step_cpu_per_request_s=0.00001");
+  CHECK(serial.overhead_s == Approx(1e-3 + kBatch * 1e-5));
+  CHECK(serial.total_s == Approx(gpu.total_s + 1e-3 + kBatch * 1e-5));
+
+  // Only one named: the other is 0, not its overlapped counterpart.
+  CHECK(decode_with("overlap_schedule=0," + kAsyncTerms + ",sync_step_cpu_s=0.001").overhead_s ==
+        Approx(1e-3));
+  CHECK(
+      decode_with("overlap_schedule=0," + kAsyncTerms + ",sync_step_cpu_per_request_s=0.00001").overhead_s ==
+      Approx(kBatch * 1e-5));
+
+  // Neither named (SGLang, TensorRT-LLM and own profiles): the serial step keeps the overlapped terms.
+  CHECK(decode_with("overlap_schedule=0," + kAsyncTerms).overhead_s == Approx(5e-3 + kBatch * 1e-4));
+
+  // With overlap the sync terms are never read: 10 s of them leave the step as the overlapped terms price it.
+  const StepCost hidden = decode_with(
+      "overlap_schedule=1,step_cpu_overhead_s=0,step_cpu_per_request_s=0,"
+      "sync_step_cpu_s=10,sync_step_cpu_per_request_s=0.1");
+  CHECK(hidden.overhead_s == 0);
+  CHECK(hidden.total_s == Approx(gpu.total_s));
+  const std::string shown = "overlap_schedule=1,step_cpu_overhead_s=0,step_cpu_per_request_s=0.001";
+  const StepCost async_only = decode_with(shown);
+  REQUIRE(async_only.overhead_s > 0);  // 64 ms of CPU outlasts the GPU step
+  CHECK(decode_with(shown + ",sync_step_cpu_s=10,sync_step_cpu_per_request_s=0.1").overhead_s ==
+        Approx(async_only.overhead_s));
+}
+
+// topologies/profiles/<name>/profile.json of the source tree (the test data lies at tests/engine/model/data).
+std::string profile_json_text(const std::string& name) {
+  const std::filesystem::path root = std::filesystem::path(TOKENLINE_MODEL_TEST_DATA) / "../../../..";
+  std::ifstream in(root / "topologies/profiles" / name / "profile.json");
+  REQUIRE(in);
+  std::ostringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+TEST_CASE("issue 43: the vLLM profiles carry one sourced serial step time, other engines' profiles none",
+          "[op_profile][vllm]") {
+  const auto b200 = load_op_profile("b200-vllm");
+  for (const char* name : {"b200-vllm", "h200-vllm", "h100-vllm"}) {
+    INFO(name);
+    const auto p = load_op_profile(name);
+    for (TimingParam t : {TimingParam::kSyncStepCpuS, TimingParam::kSyncStepCpuPerRequestS}) {
+      INFO(timing_param_name(t));
+      CHECK(p->given(t));
+      CHECK(p->param(t) > 0);
+      CHECK(p->param(t) == b200->param(t));  // the engine's CPU, not the GPU: one value
+    }
+    // The serial step is the one vLLM runs by default before 0.14 (the profiles' overlap_schedule 0).
+    CHECK(p->param(TimingParam::kOverlapSchedule) == 0);
+    // below the async-fitted terms it replaces at every batch the public measurements cover (32 to 256)
+    CHECK(p->param(TimingParam::kSyncStepCpuS) < p->param(TimingParam::kStepCpuOverheadS));
+    CHECK(p->param(TimingParam::kSyncStepCpuPerRequestS) < p->param(TimingParam::kStepCpuPerRequestS));
+    // each term's why names the public measurements it comes from
+    const std::string text = profile_json_text(name);
+    for (const char* source : {"vllm-project/vllm#12094", "vllm-project/vllm#10634"}) {
+      INFO(source);
+      size_t count = 0;
+      for (size_t at = text.find(source); at != std::string::npos; at = text.find(source, at + 1)) ++count;
+      CHECK(count == 2);
+    }
+  }
+  for (const char* name : {"h200-sglang", "h200-trtllm", "b200-sglang", "h100-trtllm"}) {
+    INFO(name);
+    const auto p = load_op_profile(name);
+    CHECK_FALSE(p->given(TimingParam::kSyncStepCpuS));
+    CHECK_FALSE(p->given(TimingParam::kSyncStepCpuPerRequestS));
+  }
+}
+
+}  // namespace
+}  // namespace tokenline
