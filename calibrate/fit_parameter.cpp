@@ -41,6 +41,17 @@ const std::vector<FitParameter>& fit_parameters() {
        "CPU), so it shows only where the GPU step is short for its batch (small models, high TP, hundreds "
        "of requests); bounds: 0 to 100 us (SGLang's Python loop spends tens of us per request per step)",
        0.0},
+      {"sync_step_cpu_s", FitTarget::kProfileSet, "timing", "sync_step_cpu_s", 0.0, 10e-3, false,
+       "vLLM without async scheduling (overlap_schedule 0): the serial CPU time per step while the GPU idles, "
+       "from one step's sampled-token sync to the next step's first launch (schedule, update_from_output, "
+       "the workers' input preparation); read in place of step_cpu_overhead_s; bounds: 0 to 10 ms (public "
+       "nsys readings of vLLM V1's inter-step gap: 1-6 ms at 32-256 requests)",
+       0.0},
+      {"sync_step_cpu_per_request_s", FitTarget::kProfileSet, "timing", "sync_step_cpu_per_request_s", 0.0,
+       100e-6, false,
+       "vLLM without async scheduling: the serial CPU time per request in a step (the per-request share of "
+       "that gap); read in place of step_cpu_per_request_s; bounds: 0 to 100 us",
+       0.0},
       {"request_latency_s", FitTarget::kProfileSet, "timing", "request_latency_s", 0.0, 0.3, false,
        "the mean of a request's time outside the engine's steps, drawn per request (exponential) and never "
        "a queue: the HTTP server, tokenization and hand-off to the scheduler, and the first token's way "

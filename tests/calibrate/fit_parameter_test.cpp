@@ -28,3 +28,16 @@ TEST_CASE("fit lists (--fit) resolve in the order given and reject unknown or re
                         Catch::EndsWith("found 'step_overhead'"));
   CHECK_THROWS_WITH(parse_fit_list("hbm_efficiency,hbm_efficiency"), Catch::Contains("twice"));
 }
+
+TEST_CASE("issue 43: vLLM's serial step terms can be fitted by name, as profile timing terms",
+          "[fit_parameter]") {
+  const auto fit = parse_fit_list("sync_step_cpu_s,sync_step_cpu_per_request_s");
+  REQUIRE(fit.size() == 2);
+  for (const FitParameter& p : fit) {
+    CAPTURE(p.name);
+    CHECK(p.target == FitTarget::kProfileSet);
+    CHECK(p.group == "timing");
+    CHECK(p.field == p.name);
+    CHECK(p.lower == 0.0);
+  }
+}
