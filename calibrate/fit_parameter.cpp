@@ -42,7 +42,8 @@ const std::vector<FitParameter>& fit_parameters() {
        "of requests); bounds: 0 to 100 us (SGLang's Python loop spends tens of us per request per step)",
        0.0},
       {"sync_step_cpu_s", FitTarget::kProfileSet, "timing", "sync_step_cpu_s", 0.0, 10e-3, false,
-       "vLLM without async scheduling (overlap_schedule 0): the serial CPU time per step while the GPU idles, "
+       "vLLM without async scheduling (overlap_schedule 0): the serial CPU time per step while the GPU "
+       "idles, "
        "from one step's sampled-token sync to the next step's first launch (schedule, update_from_output, "
        "the workers' input preparation); read in place of step_cpu_overhead_s; bounds: 0 to 10 ms (public "
        "nsys readings of vLLM V1's inter-step gap: 1-6 ms at 32-256 requests)",
