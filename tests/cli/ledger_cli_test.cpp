@@ -227,8 +227,11 @@ TEST_CASE("ledger --engine prices from <hardware>-<engine> and names it", "[ledg
   CHECK(j["hardware"] == "h100");
   CHECK(j["profile"] == "h100-vllm");
   CHECK(j["time_s"]["coverage"].get<double>() > 0.5);
-  // No TensorRT-LLM profile on B300: B200's, transferred (cost/time_source_transfer.h).
-  const Run moved = run("decode --hardware b300 --engine trtllm --json");
+  // Issue 43: B300's own TensorRT-LLM profile (1.3.0rc20 tables); the transfer only by name.
+  const Run own = run("decode --hardware b300 --engine trtllm --json");
+  REQUIRE(own.rc == 0);
+  CHECK(nlohmann::json::parse(own.out)["profile"] == "b300-trtllm");
+  const Run moved = run("decode --hardware b300 --profile transfer:b200-trtllm --json");
   REQUIRE(moved.rc == 0);
   CHECK(moved.out.find("transfer:b200-trtllm") != std::string::npos);
 }

@@ -84,11 +84,13 @@ TEST_CASE("flags name the source: --profile, --engine, --roofline, --ideal, a re
   CHECK(choose({.ideal = true}, "llama-3.1-70b", "tp8", "h200").kind == "ideal");
   CHECK(choose({.replay = true}, "llama-3.1-70b", "tp8", "h200").kind == "replay");
   CHECK_THROWS_AS(choose({.engine = "sglang", .roofline = true}, "llama-3.1-70b", "tp8", "h200"), InputError);
-  const TimeSourceChoice g = choose({.engine = "trtllm"}, "llama-3.1-70b", "tp8", "gb200");  // none on GB200
-  CHECK(g.kind == "transferred");
-  CHECK(g.profile == "transfer:b200-trtllm");
+  // Issue 43: GB200's own TensorRT-LLM profile, named by --engine although its collectives stop at 4 GPUs
+  const TimeSourceChoice g = choose({.engine = "trtllm"}, "llama-3.1-70b", "tp8", "gb200");
+  CHECK(g.kind == "profile");
+  CHECK(g.profile == "gb200-trtllm");
   CHECK_FALSE(g.defaulted);
-  CHECK_THAT(g.why, Catch::Contains("--engine trtllm: no profile gb200-trtllm"));
+  CHECK(choose({.engine = "vllm"}, "llama-3.1-70b", "tp4", "gb200").profile == "gb200-vllm");
+  CHECK(choose({.engine = "trtllm"}, "llama-3.1-70b", "tp8", "b300").profile == "b300-trtllm");
   CHECK(choose({.profile = "transfer:h200-vllm"}, "llama-3.1-70b", "tp8", "b200").kind == "transferred");
 }
 

@@ -495,6 +495,11 @@ TEST_CASE("each shipped profile prices the kernels of every preset model it clai
       {"b300-sglang", {"deepseek-v3", "glm-5.3", "llama-3.1-70b"}, "tp8"},
       {"b300-vllm", {"deepseek-v3", "glm-5.3", "llama-3.1-70b"}, "tp8"},
       {"gb200-sglang", {"deepseek-v3", "glm-5.3", "llama-3.1-70b"}, "tp4", "tp4"},
+      // TensorRT-LLM 1.3.0rc20 times DeepGEMM's block-FP8 MoE without expert parallelism too (1.2.0rc5 on
+      // B200 did not); GB200's collectives, as gb200-sglang's, on 2 and 4 GPUs only.
+      {"b300-trtllm", {"deepseek-v3", "llama-3.1-70b"}, "tp8"},
+      {"gb200-vllm", {"deepseek-v3", "glm-5.3", "llama-3.1-70b"}, "tp4", "tp4"},
+      {"gb200-trtllm", {"deepseek-v3", "llama-3.1-70b"}, "tp4", "tp4"},
   };
   const Op kernels[] = {Op::kAProj,        Op::kQBProj,     Op::kSparseMla,    Op::kOProj,
                         Op::kDenseMlp,     Op::kExpertGemm, Op::kSharedExpert, Op::kAttnAllreduce,
@@ -522,7 +527,7 @@ TEST_CASE("each shipped profile prices the kernels of every preset model it clai
 
 TEST_CASE("a profile measured on one GPU is refused on another", "[op_profile]") {
   for (const char* name : {"h200-sglang", "h200-trtllm", "b200-sglang", "h100-vllm", "b300-sglang",
-                           "b300-vllm", "gb200-sglang"}) {
+                           "b300-vllm", "gb200-sglang", "b300-trtllm", "gb200-vllm", "gb200-trtllm"}) {
     const auto p = load_op_profile(name);
     const std::string other = p->hardware == "b200" ? "h200" : "b200";
     CostOptions o;

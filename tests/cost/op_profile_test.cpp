@@ -328,9 +328,9 @@ TEST_CASE("the h200-sglang profile is embedded with every table", "[op_profile]"
 
 TEST_CASE("every shipped profile loads, names its GPU and engine as its name does", "[op_profile]") {
   const std::vector<std::string> names = embedded_profile_names();
-  for (const char* want :
-       {"b200-sglang", "b200-trtllm", "b200-vllm", "b300-sglang", "b300-vllm", "gb200-sglang", "h100-sglang",
-        "h100-trtllm", "h100-vllm", "h200-sglang", "h200-trtllm", "h200-vllm"})
+  for (const char* want : {"b200-sglang", "b200-trtllm", "b200-vllm", "b300-sglang", "b300-trtllm",
+                           "b300-vllm", "gb200-sglang", "gb200-trtllm", "gb200-vllm", "h100-sglang",
+                           "h100-trtllm", "h100-vllm", "h200-sglang", "h200-trtllm", "h200-vllm"})
     CHECK(std::find(names.begin(), names.end(), want) != names.end());
   for (const std::string& n : names) {
     INFO(n);
@@ -350,13 +350,14 @@ TEST_CASE("profile_for_engine: --engine picks <hardware>-<engine>, else the near
   CHECK(profile_for_engine("", "vllm", h100) == "h100-vllm");
   CHECK_THROWS_WITH(profile_for_engine("", "tgi", h200), Catch::Contains("sglang | vllm | trtllm"));
   CHECK_THROWS_WITH(profile_for_engine("h200-sglang", "sglang", h200), Catch::Contains("both"));
-  // Issue 43: B300 and GB200 have their own profiles where aiconfigurator's tables were converted; the
-  // engines without one there are the nearest GPU's, transferred.
+  // Issue 43: B300 and GB200 have their own profiles of every engine, from aiconfigurator's tables of those
+  // GPUs.
   CHECK(profile_for_engine("", "sglang", load_hardware("gb200")) == "gb200-sglang");
   CHECK(profile_for_engine("", "sglang", load_hardware("b300")) == "b300-sglang");
   CHECK(profile_for_engine("", "vllm", load_hardware("b300")) == "b300-vllm");
-  CHECK(profile_for_engine("", "trtllm", load_hardware("b300")) == "transfer:b200-trtllm");
-  CHECK(profile_for_engine("", "trtllm", load_hardware("gb200")) == "transfer:b200-trtllm");
+  CHECK(profile_for_engine("", "vllm", load_hardware("gb200")) == "gb200-vllm");
+  CHECK(profile_for_engine("", "trtllm", load_hardware("b300")) == "b300-trtllm");
+  CHECK(profile_for_engine("", "trtllm", load_hardware("gb200")) == "gb200-trtllm");
 }
 
 TEST_CASE("Issue 43: TensorRT-LLM's CPU terms are fitted once and carried to every trtllm profile",
@@ -365,7 +366,7 @@ TEST_CASE("Issue 43: TensorRT-LLM's CPU terms are fitted once and carried to eve
   // one value per engine, fitted jointly on the B200 and H100 TensorRT-LLM rows (`calibrate --joint`,
   // docs/validation.md, "TensorRT-LLM's CPU terms refitted"), the same in each GPU's profile.
   const auto h200 = load_op_profile("h200-trtllm");
-  for (const char* other : {"b200-trtllm", "h100-trtllm"}) {
+  for (const char* other : {"b200-trtllm", "h100-trtllm", "b300-trtllm", "gb200-trtllm"}) {
     const auto p = load_op_profile(other);
     for (TimingParam cpu :
          {TimingParam::kStepCpuOverheadS, TimingParam::kStepCpuPerRequestS, TimingParam::kFirstTokenLatencyS,
@@ -402,7 +403,7 @@ TEST_CASE("Issue 43: vLLM's CPU terms are fitted once and carried to every vllm 
   // rows (calibrate/points/e2e-b200-vllm.csv, docs/validation.md "vLLM's CPU terms"), the same in each GPU's
   // profile. A profile whose value drifts from the others fails here.
   const auto b200 = load_op_profile("b200-vllm");
-  for (const char* other : {"h200-vllm", "h100-vllm", "b300-vllm"}) {
+  for (const char* other : {"h200-vllm", "h100-vllm", "b300-vllm", "gb200-vllm"}) {
     const auto p = load_op_profile(other);
     for (TimingParam cpu :
          {TimingParam::kStepCpuOverheadS, TimingParam::kStepCpuPerRequestS, TimingParam::kFirstTokenLatencyS,

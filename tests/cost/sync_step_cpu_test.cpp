@@ -82,7 +82,7 @@ std::string profile_json_text(const std::string& name) {
 TEST_CASE("issue 43: the vLLM profiles carry one sourced serial step time, other engines' profiles none",
           "[op_profile][vllm]") {
   const auto b200 = load_op_profile("b200-vllm");
-  for (const char* name : {"b200-vllm", "h200-vllm", "h100-vllm", "b300-vllm"}) {
+  for (const char* name : {"b200-vllm", "h200-vllm", "h100-vllm", "b300-vllm", "gb200-vllm"}) {
     INFO(name);
     const auto p = load_op_profile(name);
     for (TimingParam t : {TimingParam::kSyncStepCpuS, TimingParam::kSyncStepCpuPerRequestS}) {
