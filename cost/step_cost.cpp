@@ -499,6 +499,13 @@ double comm_table_scale(const CostModel& cm, Op op) {
 
 namespace {
 
+// The LM head's logits gathered from the vocabulary shards, once a step (the tokens that need logits x
+// vocab x kLogitBytes: collective_bytes_per_token). Every layout whose GPUs split the vocabulary runs it.
+void vocab_allgather(const CostModel& cm, const RankWork& w, Terms& out) {
+  finish_collective(cm, at(out, Op::kVocabAllgather), 1,
+                    w.lm_tokens * collective_bytes_per_token(cm, Op::kVocabAllgather));
+}
+
 // TensorRT-LLM's collectives (MoeComm::kGatherOrAllReduce; engine_behavior.h gives the sources), one rank's
 // messages. Attention DP: per MoE layer an all-gather of the rank's hidden states before the experts and a
 // reduce-scatter after them; attention, dense MLP, shared experts, embedding and LM head are unsharded on
@@ -526,8 +533,7 @@ void gather_or_allreduce_collectives(const CostModel& cm, const RankWork& w, Ter
   finish_collective(cm, at(out, Op::kEmbedAllreduce), 1, hidden_msg);
   finish_collective(cm, at(out, Op::kAttnAllreduce), L, hidden_msg);
   finish_collective(cm, at(out, Op::kMlpAllreduce), L, hidden_msg);
-  finish_collective(cm, at(out, Op::kVocabAllgather), 1,
-                    w.lm_tokens * collective_bytes_per_token(cm, Op::kVocabAllgather));
+  vocab_allgather(cm, w, out);
 }
 
 // SGLang's attention-DP gather and scatter without an all-to-all backend (MoeComm::kLocalExperts under
@@ -563,9 +569,7 @@ void sglang_dp_gather_collectives(const CostModel& cm, const RankWork& w, Terms&
   } else {
     finish_collective(cm, at(out, Op::kDenseAllreduce), 2 * int64_t{Lf}, sum_len * per_token);
   }
-  if (cm.parallel.gpus() > 1)
-    finish_collective(cm, at(out, Op::kVocabAllgather), 1,
-                      w.lm_tokens * collective_bytes_per_token(cm, Op::kVocabAllgather));
+  if (cm.parallel.gpus() > 1) vocab_allgather(cm, w, out);
 }
 
 // q/k norms over all heads (ModelConfig::qk_norm_all_heads) under attention TP: each GPU holds heads / tp of
@@ -623,9 +627,7 @@ void rank_collectives(const CostModel& cm, const RankWork& w, double expert_imba
     finish_collective(cm, at(out, Op::kDispatch), Lm, fan_out * expert_imbalance * kDispatchBytes);
     finish_collective(cm, at(out, Op::kCombine), Lm, fan_out * expert_imbalance * kCombineBytes);
   }
-  if (p.gpus() > 1)
-    finish_collective(cm, at(out, Op::kVocabAllgather), 1,
-                      w.lm_tokens * collective_bytes_per_token(cm, Op::kVocabAllgather));
+  if (p.gpus() > 1) vocab_allgather(cm, w, out);
 }
 
 // Routed experts over the tokens of every rank, spread over the GPUs with the busiest GPU holding
