@@ -130,6 +130,13 @@ EngineBehavior sglang_behavior() {
   return b;
 }
 
+int64_t ratio_state_slots(double cache_bytes, int64_t bytes_per_slot) {
+  assert(bytes_per_slot > 0 && "ratio_state_slots: a model with linear layers");
+  if (cache_bytes <= 0) return 0;
+  const double r = kSglangMambaFullMemoryRatio;
+  return int64_t(std::floor(cache_bytes * r / (1 + r) / double(bytes_per_slot)));
+}
+
 SglangStateSlots sglang_state_slots(const EngineBehavior& b, double cache_bytes, int64_t bytes_per_slot) {
   assert(bytes_per_slot > 0 && "sglang_state_slots: a model with linear layers");
   SglangStateSlots s;
@@ -139,9 +146,7 @@ SglangStateSlots sglang_state_slots(const EngineBehavior& b, double cache_bytes,
     s.slots = b.max_running_requests;
     return s;
   }
-  if (cache_bytes <= 0) return s;
-  const double r = kSglangMambaFullMemoryRatio;
-  s.slots = int64_t(std::floor(cache_bytes * r / (1 + r) / double(bytes_per_slot)));
+  s.slots = ratio_state_slots(cache_bytes, bytes_per_slot);
   return s;
 }
 

@@ -207,6 +207,10 @@ struct SglangStateSlots {
   int64_t slots = 0;                      // per attention rank
   int32_t slots_per_running_request = 1;  // 1, or 3 with the radix cache
 };
+// The ratio rule alone: mamba_full_memory_ratio / (1 + ratio) of cache_bytes, in whole slots of
+// bytes_per_slot (0 when cache_bytes <= 0). SGLang's default; tokenline sizes every other engine's state
+// slots by it too (memory.h). REQUIRES: bytes_per_slot > 0.
+int64_t ratio_state_slots(double cache_bytes, int64_t bytes_per_slot);
 // REQUIRES: bytes_per_slot > 0. cache_bytes: one GPU's memory left for KV and state after the weights.
 SglangStateSlots sglang_state_slots(const EngineBehavior& b, double cache_bytes, int64_t bytes_per_slot);
 

@@ -108,8 +108,7 @@ StateCapacity linear_state_capacity(const CostModel& cm, const EngineBehavior& b
     s.slots_per_rank = sglang.slots;
     s.slots_per_running_request = sglang.slots_per_running_request;
   } else {
-    const double r = kSglangMambaFullMemoryRatio;
-    s.slots_per_rank = int64_t(std::floor(free_bytes * r / (1 + r) / double(s.bytes_per_slot)));
+    s.slots_per_rank = ratio_state_slots(free_bytes, s.bytes_per_slot);
   }
   s.bytes = double(s.slots_per_rank) * double(s.bytes_per_slot);
   return s;
