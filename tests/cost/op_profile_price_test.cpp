@@ -22,6 +22,7 @@
 #include "cost/step_cost.h"
 #include "engine/model/model_config.h"
 #include "run/model_files.h"
+#include "tests/cost/deepseek_decode_step.h"
 #include "topologies/hardware_loader.h"
 
 namespace tokenline {
@@ -47,18 +48,6 @@ double row_s(const ProfileTable& t, std::string_view text, std::initializer_list
   }
   FAIL("no row " << text << " in " << t.file);
   return 0;
-}
-
-// A DeepSeek-V3 tp8 decode step of `batch` requests at 1,023 cached tokens, priced by h200-sglang with the
-// timing overrides `sets`.
-StepCost deepseek_decode_step(const std::string& sets, int64_t batch) {
-  CostOptions o;
-  auto p = load_op_profile("h200-sglang");
-  apply_profile_sets(*p, sets);
-  o.profile = std::move(p);
-  const CostModel cm = make_cost_model(model_preset("deepseek-v3"), parse_parallel("tp8", "test"),
-                                       KvLayout::kFp8E4m3, load_hardware("h200"), o);
-  return decode_step(cm, batch, 1023);
 }
 
 // Llama-3.1-8B tp1 with FP8 weights (per-tensor scales when `block` is 0, else block-scaled), priced by a

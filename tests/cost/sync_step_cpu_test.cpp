@@ -13,6 +13,7 @@
 #include "cost/step_cost.h"
 #include "engine/model/model_config.h"
 #include "engine/model/parallel.h"
+#include "tests/cost/deepseek_decode_step.h"
 #include "topologies/hardware_loader.h"
 
 namespace tokenline {
@@ -20,16 +21,10 @@ namespace {
 
 constexpr int64_t kBatch = 64;  // requests of the step, all on its one attention rank (tp8)
 
-// A DeepSeek-V3 tp8 decode step of kBatch requests at 1,023 cached tokens, priced by h200-sglang (which
-// names no sync term) with the timing overrides `sets`.
+// A decode step of kBatch requests priced by h200-sglang (which names no sync term) with the overrides
+// `sets`.
 StepCost decode_with(const std::string& sets) {
-  CostOptions o;
-  auto p = load_op_profile("h200-sglang");
-  apply_profile_sets(*p, sets);
-  o.profile = std::move(p);
-  const CostModel cm = make_cost_model(model_preset("deepseek-v3"), parse_parallel("tp8", "test"),
-                                       KvLayout::kFp8E4m3, load_hardware("h200"), o);
-  return decode_step(cm, kBatch, 1023);
+  return deepseek_decode_step(sets, kBatch);
 }
 
 // The overlapped terms, set far from the sync ones so that a step shows which pair priced it.
