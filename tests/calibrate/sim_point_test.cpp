@@ -6,6 +6,7 @@
 #include <string>
 
 #include "common/input_error.h"
+#include "tests/traces/test_dir.h"
 
 using namespace tokenline;
 
@@ -158,8 +159,8 @@ TEST_CASE("A row's own client protocol replaces the benchmark's counts and draws
 }
 
 TEST_CASE("A prediction is the mean over the requests after the warm-up", "[sim_point]") {
-  const std::string dir = "sim_point_test_run";
-  std::filesystem::create_directories(dir);
+  const testing::TestDir scratch("sim-point");  // not the working directory: ctest runs from the tree
+  const std::string dir = scratch.path().string();
   std::ofstream(dir + "/requests.csv")
       << "id,arrival_s,first_token_s,finish_s,input_tokens,output_tokens,cached_tokens,preemptions,instance,"
          "status,decode_instance,kv_transfer_bytes,kv_transfer_s\n"
