@@ -1,5 +1,6 @@
 // gpt-oss-120b's MXFP4 experts in the profiles whose fit-set rows run them (docs/validation.md "gpt-oss-120b
-// in the fit sets"): h100-trtllm's TensorRT-LLM Triton MoE rows at gpt-oss's own shape.
+// in the fit sets"): h100-trtllm's TensorRT-LLM Triton MoE rows at gpt-oss's own shape, and b200-vllm's
+// FlashInfer TensorRT-LLM-gen MXFP4 x MXFP8 rows behind `--moe-backend flashinfer_trtllm`.
 #include <catch2/catch.hpp>
 #include <string>
 
@@ -54,6 +55,31 @@ TEST_CASE("h100-trtllm prices gpt-oss MXFP4 experts by TensorRT-LLM's own w4a16_
   const Experts tp4 = gpt_oss_experts("h100-trtllm", "h100", "tp4", "");
   CHECK(tp4.decode_s == Approx(36 * 0.059e-3).epsilon(0.25));
   CHECK(gpt_oss_experts("h100-trtllm", "h100", "tp2", "").decode_s > tp4.decode_s);
+}
+
+// vLLM 0.15.1 with VLLM_USE_FLASHINFER_MOE_MXFP4_MXFP8=1 (InferenceX's B200 gpt-oss scripts) quantizes the
+// experts' activations to MXFP8 and runs FlashInfer's trtllm_fp4_block_scale_moe (quantization/mxfp4.py
+// SM100_FI_MXFP4_MXFP8_TRTLLM). `--moe-backend flashinfer_trtllm` prices it by b200-vllm's
+// moe_flashinfer_trtllm.csv, aiconfigurator's SGLang 0.5.14 rows of that call at gpt-oss's shape: at TP1 and
+// 4 tokens 0.053 ms a layer against the BF16-activation rows' 0.069 (power_law_1.01), and 0.95 ms at 8,192
+// tokens against 3.24 ms (FP8 tensor-core math). The default (no variable: BF16 activations) keeps moe.csv's
+// rows. This fails if the backend's table loses its MXFP4 rows or the default moves.
+TEST_CASE("b200-vllm --moe-backend flashinfer_trtllm prices gpt-oss MXFP4 experts by MXFP8-activation rows",
+          "[op_profile][weight_format][moe_backend][gpt_oss]") {
+  for (const char* parallel : {"tp1", "tp2", "tp4", "tp8"}) {
+    CAPTURE(parallel);
+    const Experts bf16 = gpt_oss_experts("b200-vllm", "b200", parallel, "");
+    const Experts mxfp8 = gpt_oss_experts("b200-vllm", "b200", parallel, "flashinfer_trtllm");
+    CHECK(mxfp8.rows.rows == "w4a16_mxfp4");
+    CHECK_FALSE(mxfp8.rows.derived);
+    CHECK(mxfp8.decode_s < bf16.decode_s);
+    CHECK(mxfp8.prefill_s < 0.7 * bf16.prefill_s);
+  }
+  const Experts bf16 = gpt_oss_experts("b200-vllm", "b200", "tp1", "");
+  const Experts mxfp8 = gpt_oss_experts("b200-vllm", "b200", "tp1", "flashinfer_trtllm");
+  CHECK(bf16.decode_s == Approx(36 * 0.0688e-3).epsilon(0.15));
+  CHECK(mxfp8.decode_s == Approx(36 * 0.0531e-3).epsilon(0.15));
+  CHECK(mxfp8.prefill_s < 0.4 * bf16.prefill_s);
 }
 
 }  // namespace tokenline
