@@ -55,6 +55,15 @@ std::string write_fp8_copy(const std::string& config, const E2ePoint& p, const s
   return path.string();
 }
 
+// True when the checkpoint stores its weights unquantized (BF16), the one case an FP8 row's weights are not
+// the config's own. A checkpoint quantized in another format is served as it is: TensorRT-LLM loads an
+// MXFP4 config (gpt-oss) as W4A16_MXFP4 below SM100 (tensorrt_llm/_torch/model_config.py
+// get_mxfp4_quant_algo), and aiconfigurator's own estimate reads mxfp4 as BF16 GEMMs with w4a16_mxfp4 experts
+// (sdk/models/helpers.py), whatever the row's precision label says.
+bool unquantized(const ModelConfig& m) {
+  return m.weight_dtype != Dtype::kFp8 && m.weights.quantized == m.weights.unquantized;
+}
+
 // The constants that make two configs the same network (weights' values and dtype aside).
 std::string architecture_key(const ModelConfig& m) {
   std::string k = m.hf_model_type;
@@ -94,8 +103,7 @@ PointModels::PointModels(const std::vector<E2ePoint>& points, const std::string&
     const ModelConfig model = load_hf_config(config);
     architectures_[p.model_path] = architecture_key(model);
     const bool fp8_run = p.precision == "fp8" || p.gemm_quant_mode.starts_with("fp8");
-    configs_[key(p)] =
-        fp8_run && model.weight_dtype != Dtype::kFp8 ? write_fp8_copy(config, p, out_dir) : config;
+    configs_[key(p)] = fp8_run && unquantized(model) ? write_fp8_copy(config, p, out_dir) : config;
   }
 }
 

@@ -3,7 +3,9 @@
 // model's architecture, so "meta-llama/Llama-3.1-8B-Instruct" also finds "meta-llama--Meta-Llama-3.1-8B".
 // When a point ran the model in FP8 (precision fp8) but the config.json holds unquantized weights, a copy
 // with quantization_config {quant_method: fp8[, weight_block_size: [128, 128] for fp8_block]} is written
-// under <out>/models/ and used instead, so the ledger prices the weights the deployment actually loaded.
+// under <out>/models/ and used instead, so the ledger prices the weights the deployment actually loaded. A
+// config already quantized in another format (gpt-oss-120b's MXFP4 experts) is used as it is: the engine
+// loads the checkpoint's own format, whatever the row's precision label says.
 #pragma once
 
 #include <map>

@@ -68,6 +68,23 @@ TEST_CASE("A bf16 config run in fp8_block gets an FP8 block-scaled copy, FP8 con
   CHECK(load_hf_config(models.config_for(points[2])).weight_dtype == Dtype::kBf16);
 }
 
+TEST_CASE("An MXFP4 checkpoint on a row labelled fp8 runs its own MXFP4 experts, not an FP8 copy",
+          "[point_models]") {
+  // aiconfigurator's H100 TensorRT-LLM gpt-oss-120b rows say precision fp8, gemm_quant_mode fp8; TensorRT-LLM
+  // loads the MXFP4 checkpoint as W4A16_MXFP4 on Hopper (tensorrt_llm/_torch/model_config.py). An FP8 copy
+  // would double the experts' bytes (1 instead of 0.5 + 1/32 a parameter).
+  TestDir dir("point-models-mxfp4");
+  fs::copy_file(model_data("hf/gpt-oss-120b/config.json"), dir.file("openai--gpt-oss-120b_config.json"));
+  const std::vector<E2ePoint> points = {point("openai/gpt-oss-120b", "fp8", "fp8")};
+  const PointModels models(points, "e.csv", dir.path().string(), dir.file("out"));
+  CHECK(models.config_for(points[0]) == dir.file("openai--gpt-oss-120b_config.json"));
+  CHECK_FALSE(fs::exists(dir.file("out/models")));
+  const ModelConfig m = load_hf_config(models.config_for(points[0]));
+  CHECK(m.weights.quantized.kind == WeightFormatKind::kMxfp4);
+  CHECK(m.weights.share(WeightGroup::kRoutedExperts) == 1.0);
+  CHECK(m.weights.share(WeightGroup::kAttention) == 0.0);
+}
+
 TEST_CASE("Models of one shape share an architecture, whatever their names", "[point_models]") {
   TestDir dir("point-models-arch");
   fs::copy_file(model_data("deepseek_v3.json"), dir.file("deepseek-ai--DeepSeek-R1_config.json"));
