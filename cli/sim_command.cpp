@@ -72,9 +72,9 @@ void add_deployment_options(CLI::App& cmd, SimJob& job) {
       "the profile's table of that runner where it holds one");
   cmd.add_option(
       "--moe-backend", job.moe_backend,
-      "vLLM's MoE backend the deployment ran (--moe-backend, or the VLLM_USE_FLASHINFER_MOE_* "
-      "variables of vLLM 0.1x; e.g. triton): the formats the profile's table of that backend holds "
-      "priced by it");
+      "vLLM's or TensorRT-LLM's MoE backend the deployment ran (vLLM: --moe-backend, or the "
+      "VLLM_USE_FLASHINFER_MOE_* variables of vLLM 0.1x, e.g. triton; TensorRT-LLM: moe_config.backend, "
+      "e.g. DEEPGEMM): the formats the profile's table of that backend holds priced by it");
   cmd.add_option(
       "--moe-a2a-backend", job.moe_a2a_backend,
       "SGLang's flag the deployment launched: none (SGLang's default: under EP each rank runs its experts "

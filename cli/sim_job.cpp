@@ -486,7 +486,8 @@ Deployment load_deployment(const SimJob& job, const ModelConfig& model,
     throw InputError("--moe-runner-backend", "a --profile (or --engine) holding MoE runner tables",
                      "no --profile");
   if (!job.moe_backend.empty() && job.profile.empty())
-    throw InputError("--moe-backend", "a vLLM --profile (or --engine vllm) holding MoE backend tables",
+    throw InputError("--moe-backend",
+                     "a vLLM or TensorRT-LLM --profile (or --engine) holding MoE backend tables",
                      "no --profile");
   if (!job.profile.empty()) {
     auto profile = load_op_profile(job.profile);
@@ -501,7 +502,7 @@ Deployment load_deployment(const SimJob& job, const ModelConfig& model,
                    profile->moe_runner.empty() ? "runner not stated" : profile->moe_runner.c_str());
     if (!job.moe_backend.empty() && !select_moe_backend(*profile, job.moe_backend, "--moe-backend"))
       std::fprintf(stderr,
-                   "tokenline sim: %s holds no table of vLLM's MoE backend %s; its moe table (%s) prices the "
+                   "tokenline sim: %s holds no table of the MoE backend %s; its moe table (%s) prices the "
                    "fused MoE\n",
                    job.profile.c_str(), job.moe_backend.c_str(),
                    profile->moe_backend.empty() ? "backend not stated" : profile->moe_backend.c_str());

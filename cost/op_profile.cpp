@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <set>
+#include <span>
 #include <sstream>
 
 #include "common/input_error.h"
@@ -361,9 +362,9 @@ void read_tables_from(const Json& j, OpProfile& p, const std::string& where) {
   read_tables(other, src, p, other_where);
 }
 
-// The engine block's "moe_runner_backend" (SGLang) or "moe_backend" (vLLM): {"value": what the moe table
-// timed, "tables": {name: file}}. Its value is validated by engine_behavior_from_json; the tables are read
-// here, with the profile's others.
+// The engine block's "moe_runner_backend" (SGLang) or "moe_backend" (vLLM, TensorRT-LLM): {"value": what the
+// moe table timed, "tables": {name: file}}. Its value is validated by engine_behavior_from_json; the tables
+// are read here, with the profile's others.
 void read_moe_tables(const Json& engine, const char* key, const ProfileSource& src, std::string& value,
                      std::vector<std::pair<std::string, ProfileTable>>& out, const std::string& where) {
   if (!engine.is_object() || !engine.contains(key)) return;
@@ -431,9 +432,14 @@ constexpr std::array<std::string_view, 9> kSglangMoeRunners = {"auto",
                                                                "flashinfer_cutedsl",
                                                                "cutlass"};
 
+// TensorRT-LLM's MoE backends (MoeConfig.backend, the `moe_config: backend:` of --extra_llm_api_options:
+// tensorrt_llm/llmapi/llm_args.py, 1.x; default CUTLASS).
+constexpr std::array<std::string_view, 7> kTrtllmMoeBackends = {"CUTLASS",  "CUTEDSL", "WIDEEP", "TRTLLM",
+                                                                "DEEPGEMM", "VANILLA", "TRITON"};
+
 // Throws InputError naming `where`, with every accepted name, unless `name` is one of `names` (an engine's
 // MoE runner or backend list).
-void require_one_of(const std::array<std::string_view, 9>& names, const std::string& name,
+void require_one_of(std::span<const std::string_view> names, const std::string& name,
                     const std::string& where) {
   if (std::find(names.begin(), names.end(), name) != names.end()) return;
   std::string expected;
@@ -457,10 +463,14 @@ bool select_moe_runner(OpProfile& profile, const std::string& backend, const std
 }
 
 bool select_moe_backend(OpProfile& profile, const std::string& backend, const std::string& where) {
-  require_one_of(kVllmMoeBackends, backend, where);
-  if (profile.engine_name != "vllm")
-    throw InputError(where, "a vLLM profile (an SGLang deployment's MoE runner: --moe-runner-backend)",
-                     "profile '" + profile.name + "' of engine " + profile.engine_name);
+  if (profile.engine_name == "trtllm")
+    require_one_of(kTrtllmMoeBackends, backend, where);
+  else
+    require_one_of(kVllmMoeBackends, backend, where);
+  if (profile.engine_name != "vllm" && profile.engine_name != "trtllm")
+    throw InputError(
+        where, "a vLLM or TensorRT-LLM profile (an SGLang deployment's MoE runner: --moe-runner-backend)",
+        "profile '" + profile.name + "' of engine " + profile.engine_name);
   if (backend == profile.moe_backend) return true;
   for (const auto& [name, table] : profile.moe_backend_tables) {
     if (name != backend) continue;

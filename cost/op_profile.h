@@ -121,10 +121,11 @@ struct OpProfile {
   // moe_runner_backend.tables, by runner name). select_moe_runner swaps one in.
   std::string moe_runner;
   std::vector<std::pair<std::string, ProfileTable>> moe_runner_tables;
-  // vLLM's MoE backend (issue 44; --moe-backend, vllm/config/kernel.py): the engine block's moe_backend value
-  // (the moe table holds, per weight format, the kernel vLLM's default selection runs; "auto") and the tables
-  // of other backends (its moe_backend.tables, by backend name), each holding rows of some formats (dtypes)
-  // only. select_moe_backend swaps one's rows in, dtype by dtype.
+  // vLLM's MoE backend (issue 44; --moe-backend, vllm/config/kernel.py) or TensorRT-LLM's (issue 43;
+  // moe_config.backend): the engine block's moe_backend value (the moe table holds, per weight format, the
+  // kernel the engine's default selection runs: vLLM "auto", TensorRT-LLM "CUTLASS") and the tables of other
+  // backends (its moe_backend.tables, by backend name), each holding rows of some formats (dtypes) only.
+  // select_moe_backend swaps one's rows in, dtype by dtype.
   std::string moe_backend;
   std::vector<std::pair<std::string, ProfileTable>> moe_backend_tables;
   const ProfileTable& table(ProfileTableKind k) const { return tables[static_cast<size_t>(k)]; }
@@ -156,12 +157,14 @@ std::shared_ptr<OpProfile> load_op_profile(const std::string& name_or_dir);
 // is not one of SGLang's runners (MoeRunnerBackend, layers/moe/utils.py, 0.5.x).
 bool select_moe_runner(OpProfile& profile, const std::string& backend, const std::string& where);
 
-// Prices the fused MoE of the formats backend `backend`'s table holds by that table (sim --moe-backend,
-// vLLM's flag of that name, or the environment variables that chose a backend in vLLM 0.1x): the moe table's
-// rows of each dtype the backend's table has are replaced by its rows; other formats keep theirs. True when
-// `backend` is the profile's moe_backend value (its moe table as it is); false, the profile unchanged, when
-// the profile holds no table of that backend. Throws InputError naming `where` for a name that is not one of
-// vLLM's MoE backends (MoEBackend, vllm/config/kernel.py) or for a profile of another engine.
+// Prices the fused MoE of the formats backend `backend`'s table holds by that table (sim --moe-backend:
+// vLLM's flag of that name, or the environment variables that chose a backend in vLLM 0.1x; TensorRT-LLM's
+// moe_config.backend): the moe table's rows of each dtype the backend's table has are replaced by its rows;
+// other formats keep theirs. True when `backend` is the profile's moe_backend value (its moe table as it is);
+// false, the profile unchanged, when the profile holds no table of that backend. Throws InputError naming
+// `where` for a name that is not one of the profile's engine's MoE backends (vLLM: MoEBackend,
+// vllm/config/kernel.py; TensorRT-LLM: MoeConfig.backend, llmapi/llm_args.py) or for a profile of another
+// engine (SGLang's runners: select_moe_runner).
 bool select_moe_backend(OpProfile& profile, const std::string& backend, const std::string& where);
 
 // Applies "name=value[,name=value]" overrides (--profile-set); throws InputError naming an unknown

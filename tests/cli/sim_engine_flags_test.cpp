@@ -288,6 +288,32 @@ TEST_CASE("sim --moe-backend: vLLM's backends only, on a vLLM profile", "[sim_jo
   CHECK(m["configuration"]["moe_backend"] == "marlin");
 }
 
+// Issue 43: TensorRT-LLM's moe_config.backend, by its names (llmapi/llm_args.py MoeConfig.backend): DEEPGEMM
+// prices b200-trtllm's block-FP8 experts by its DeepGEMM table; TRTLLM, which no table times, says so and
+// keeps the moe table (CUTLASS's rows); vLLM's spelling is exit 2 naming the flag and TensorRT-LLM's names.
+TEST_CASE("sim --moe-backend: TensorRT-LLM's backends on a TensorRT-LLM profile",
+          "[sim_job][engine][moe_backend]") {
+  TestDir dir("sim_trtllm_moe_backend");
+  const std::string base =
+      "sim --model deepseek-v3 --parallel dp8-ep8 --hardware b200 --engine trtllm --concurrency 8 "
+      "--workload 'synthetic:n=8,seed=1,input=fixed:128,output=fixed:8' ";
+  const auto bad = run_tokenline(base + "--moe-backend deep_gemm --out '" + dir.file("bad") + "'", dir);
+  CHECK(bad.exit_code == 2);
+  CHECK(bad.stderr_text.find("--moe-backend") != std::string::npos);
+  CHECK(bad.stderr_text.find("DEEPGEMM") != std::string::npos);  // what is expected
+  const auto trtllm = run_tokenline(base + "--moe-backend TRTLLM --out '" + dir.file("trtllm") + "'", dir);
+  REQUIRE(trtllm.exit_code == 0);
+  CHECK(trtllm.stderr_text.find("holds no table of the MoE backend TRTLLM; its moe table (CUTLASS)") !=
+        std::string::npos);
+  const auto deepgemm =
+      run_tokenline(base + "--moe-backend DEEPGEMM --out '" + dir.file("deepgemm") + "'", dir);
+  REQUIRE(deepgemm.exit_code == 0);
+  CHECK(deepgemm.stderr_text.find("holds no table") == std::string::npos);
+  std::ifstream in(dir.file("deepgemm") + "/metrics.json");
+  const nlohmann::json m = nlohmann::json::parse(in);
+  CHECK(m["configuration"]["moe_backend"] == "DEEPGEMM");
+}
+
 // Issues 43/44: SGLang's --moe-a2a-backend defaults to none (server_args.py, 0.5.x), and so does the
 // h200-sglang engine block: an EP deployment that names no a2a backend is priced with local experts (the
 // StandardDispatcher moves no token; each rank runs its experts over the tokens every TP rank holds and the
