@@ -7,6 +7,7 @@
 // 1.3-1.6x measured. The table now holds SGLang 0.5.9's per-tensor rows (`fp8`) of the Llama-3.1 shapes.
 #include <catch2/catch.hpp>
 #include <initializer_list>
+#include <string>
 #include <string_view>
 
 #include "cost/op_profile.h"
@@ -35,13 +36,14 @@ double gemm_row_s(const ProfileTable& t, std::string_view dtype, std::initialize
 }
 
 // Llama-3.1-70B at tp1 with FP8 weights, per tensor (block 0) or in 128 x 128 blocks, priced by b200-vllm.
-CostModel llama70b_fp8(int64_t block) {
+CostModel llama70b_fp8(int64_t block, const std::string& profile = "b200-vllm",
+                       const std::string& hardware = "b200") {
   ModelConfig m = model_preset("llama-3.1-70b");
   m.weight_dtype = Dtype::kFp8;
   m.weight_block = block;
   CostOptions o;
-  o.profile = load_op_profile("b200-vllm");
-  return make_cost_model(m, parse_parallel("tp1", "test"), KvLayout::kFp8E4m3, load_hardware("b200"), o);
+  o.profile = load_op_profile(profile);
+  return make_cost_model(m, parse_parallel("tp1", "test"), KvLayout::kFp8E4m3, load_hardware(hardware), o);
 }
 
 }  // namespace
@@ -63,6 +65,26 @@ TEST_CASE("issue 43: b200-vllm prices per-tensor FP8 GEMMs by per-tensor rows, b
   // Why it matters on B200: SGLang 0.5.9's block-FP8 rows take about twice the per-tensor kernel's time at
   // decode sizes (47.7 vs 20.1 us here, aiconfigurator's b200_sxm gemm_perf at 095f58a).
   CHECK(per_tensor_row < 0.6 * block_row);
+}
+
+// The same rows on the other SM100 GPUs' SGLang tables (B300, GB200; aiconfigurator's b300_sxm / gb200
+// gemm_perf of SGLang 0.5.9 at 095f58a), read by their SGLang profiles and, through tables_from, their vLLM
+// ones.
+TEST_CASE("issue 43: the B300 and GB200 profiles price per-tensor FP8 GEMMs by per-tensor rows too",
+          "[op_profile]") {
+  for (const char* hardware : {"b300", "gb200"}) {
+    for (const char* engine : {"sglang", "vllm"}) {
+      const std::string name = std::string(hardware) + "-" + engine;
+      INFO(name);
+      const auto profile = load_op_profile(name);
+      const ProfileTable& gemm = profile->table(ProfileTableKind::kGemm);
+      const double per_tensor_row = gemm_row_s(gemm, "fp8", {1, 8192, 8192});
+      const Term t = decode_step(llama70b_fp8(0, name, hardware), 1, 1023)[Op::kOProj];
+      CHECK(t.source == TermSource::kProfile);
+      CHECK(t.time_s == Approx(kLlama70bLayers * per_tensor_row));
+      CHECK(per_tensor_row < 0.6 * gemm_row_s(gemm, "fp8_block", {1, 8192, 8192}));
+    }
+  }
 }
 
 }  // namespace tokenline
