@@ -384,6 +384,9 @@ void read_moe_tables(const Json& engine, const char* key, const ProfileSource& s
       throw InputError(src.where(file_name), "the table " + at + ".tables." + name + " names",
                        "no such file");
     out.emplace_back(name, parse_table(*text, src.where(file_name), table_spec(ProfileTableKind::kMoe)));
+    // The monotone rule, as for the profile's own tables (read_tables): a runner's table selected by a flag
+    // prices as it would have had it been the profile's moe table.
+    apply_lower_envelope(out.back().second, ProfileTableKind::kMoe);
   }
 }
 

@@ -153,6 +153,24 @@ TEST_CASE("issue 44: a profile's tables are monotone in work as loaded", "[op_pr
     CHECK(at_64 <= at_128);  // measured 5.808 and 4.436 ms (vLLM 0.14.0's rows)
     CHECK(at_64 < 5);
   }
+  // A table a flag selects (SGLang's --moe-runner-backend, vLLM's and TensorRT-LLM's --moe-backend) prices in
+  // place of the moe table, so it loads under the same rule: applying the envelope again changes no row.
+  SECTION("every shipped profile's selectable MoE tables are as the envelope leaves them") {
+    int tables = 0;
+    for (const std::string& name : embedded_profile_names()) {
+      const auto p = load_op_profile(name);
+      for (const auto* selectable : {&p->moe_runner_tables, &p->moe_backend_tables}) {
+        for (const auto& [backend, table] : *selectable) {
+          INFO(name << " " << backend);
+          ProfileTable again = table;
+          apply_lower_envelope(again, ProfileTableKind::kMoe);
+          CHECK(again.numbers == table.numbers);
+          ++tables;
+        }
+      }
+    }
+    CHECK(tables > 0);
+  }
 }
 
 }  // namespace
