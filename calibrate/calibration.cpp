@@ -162,7 +162,20 @@ struct Outcome {
   std::optional<HardwareLeftOut> hardware_left_out;
 };
 
-void write_outputs(const CalibrationOptions& o, const PointEvaluator& ev, const Outcome& r) {
+// Each model's family as tokenline read its config (ModelConfig::hf_model_type, by model label): what
+// `scripts/validate-fidelity --accuracy` records beside the model's errors, so that a run of another model of
+// the family can say how the family was predicted (calibrate/accuracy_table.h).
+Json model_types_json(const std::vector<E2ePoint>& points, const PointModels& models) {
+  Json types = Json::object();
+  for (const E2ePoint& p : points) {
+    const std::string& key = models.architecture_of(p);
+    types[model_label(p.model_path)] = key.substr(0, key.find('/'));
+  }
+  return types;
+}
+
+void write_outputs(const CalibrationOptions& o, const PointEvaluator& ev, const Outcome& r,
+                   const Json& model_types) {
   Json params = Json::object();
   for (size_t i = 0; i < r.fit.size(); ++i)
     params[r.fit[i].name] = parameter_json(r.fit[i], r.start[i], r.fitted[i]);
@@ -192,6 +205,7 @@ void write_outputs(const CalibrationOptions& o, const PointEvaluator& ev, const 
   const Json j = {{"points", o.points_path},
                   {"hardware", o.evaluator.hardware},
                   {"profile", o.profile},
+                  {"model_types", model_types},
                   {"objective", objective},
                   {"parameters", params},
                   {"before", groups_json(r.before)},
@@ -309,7 +323,7 @@ int run_calibration(const CalibrationOptions& o) {
   std::fprintf(stderr,
                "tokenline calibrate: %zu points, %lld simulations, %.1f s wall, %d at once; outputs in %s\n",
                points.size(), static_cast<long long>(ev.simulations()), wall_s, eo.jobs, eo.out_dir.c_str());
-  write_outputs(o, ev, r);
+  write_outputs(o, ev, r, model_types_json(points, models));
   return all_failed(r.before) ? 1 : 0;
 }
 

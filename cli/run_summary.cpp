@@ -95,6 +95,7 @@ Json summary_json(const nlohmann::json& metrics, const SummaryContext& c) {
       {"peak", peak}, {"capacity", capacity}, {"peak_fraction", capacity > 0 ? peak / capacity : 0}};
   s["prefix_hit_rate"] = number_at(metrics, "prefix_cache", "hit_rate");
   s["time_source"] = c.time_source;
+  s["accuracy"] = c.accuracy;
   s["defaults"] = c.defaults;
   Json load = metrics.contains("load") ? Json(metrics["load"]) : Json::object();
   if (c.offered_rate_rps > 0) load["asked_requests_per_s"] = c.offered_rate_rps;
@@ -209,6 +210,9 @@ std::string summary_table(const Json& s) {
       << " per million output tokens\n";
   if (!s["time_source"].get<std::string>().empty())
     o << "  step times    " << s["time_source"].get<std::string>() << "\n";
+  if (s.contains("accuracy"))
+    for (size_t i = 0; i < s["accuracy"].size(); ++i)
+      o << (i == 0 ? "  accuracy      " : "                ") << s["accuracy"][i].get<std::string>() << "\n";
   for (size_t i = 0; i < s["defaults"].size(); ++i)
     o << (i == 0 ? "  defaults      " : "                ") << s["defaults"][i].get<std::string>() << "\n";
   return o.str();

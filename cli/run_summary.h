@@ -2,7 +2,8 @@
 // committed, so that every mode (co-located, PD, replay, the real engine) prints the same figures from the
 // same file. A table on stdout (requests, duration, throughput total and per GPU, TTFT / TPOT / ITL / E2E
 // mean p50 p90 p99, goodput under --slo, KV peak, preemptions and retractions, prefix hit rate, what priced
-// the steps, each default the run took), or one JSON object with --json; the overload warning on stderr.
+// the steps and how far published runs priced that way say to trust it, each default the run took), or one
+// JSON object with --json; the overload warning on stderr.
 #pragma once
 
 #include <cstdint>
@@ -18,6 +19,7 @@ struct SummaryContext {
   int32_t gpus = 0;                   // GPUs of every instance together (0: not known; no per-GPU figures)
   std::string time_source;            // what priced the steps ("roofline (no --profile)", ...)
   std::vector<std::string> defaults;  // each default the run took, as "what: value (why)"
+  std::vector<std::string> accuracy;  // accuracy_note's lines (calibrate/accuracy_table.h); empty: none
   double offered_rate_rps = 0;        // --rate as asked (0: the workload's own times)
   double native_rate_rps = 0;         // the trace's own rate when --rate rescaled it (0: not rescaled)
   bool json = false;                  // --json: the summary as one JSON object on stdout, no table

@@ -10,6 +10,7 @@
 #include <string_view>
 #include <vector>
 
+#include "calibrate/accuracy_table.h"
 #include "cli/options.h"
 #include "cli/pd_job.h"
 #include "cli/preset_names.h"
@@ -818,6 +819,16 @@ cli::SummaryContext summary_context(const SimJob& job, const SimConfig& config, 
   cli::SummaryContext c;
   c.command = "sim";
   c.time_source = time_source(resolved.time_source, r);
+  const CostModel& first = d.cost_models.front();
+  c.accuracy = accuracy_note(shipped_accuracy_table(),
+                             {.hardware = first.hardware.name,
+                              .engine = engine_behavior(job, first.options.profile.get()).engine,
+                              .kind = resolved.time_source.kind,
+                              .profile = resolved.time_source.profile,
+                              .model_type = first.model.hf_model_type,
+                              .model_name = first.model.name,
+                              .disaggregated = !job.pd.empty()})
+                   .lines;
   c.defaults = resolved.defaults;
   for (const CostModel& cm : d.cost_models) c.gpus += cm.parallel.gpus();
   if (job.workload.empty() && job.isl == 0)

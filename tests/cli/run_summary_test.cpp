@@ -70,6 +70,28 @@ TEST_CASE("the summary carries throughput per GPU, every percentile and what pri
   CHECK(table.find("no --slo given") != std::string::npos);
   CHECK(table.find("load          offered 4.00 req/s, sustained 1.96 req/s") != std::string::npos);
   CHECK(overload_warning(s).empty());
+  CHECK(table.find("accuracy") == std::string::npos);  // no note, no line
+}
+
+TEST_CASE("how far to trust a run is a line under what priced its steps, in the table and the JSON",
+          "[summary]") {
+  SummaryContext c;
+  c.command = "sim";
+  c.time_source = "profile p: 90.0% of step time measured";
+  c.accuracy = {"p vs 10 published runs", "this model: m, 10 runs in sample"};
+  const nlohmann::ordered_json s = summary_json(metrics_document(false), c);
+  REQUIRE(s["accuracy"].size() == 2);
+  CHECK(s["accuracy"][0].get<std::string>() == "p vs 10 published runs");
+  CHECK(s["accuracy"][1].get<std::string>() == "this model: m, 10 runs in sample");
+  const std::string table = summary_table(s);
+  const size_t step = table.find("  step times    profile p");
+  const size_t first = table.find("  accuracy      p vs 10 published runs\n");
+  const size_t second = table.find("                this model: m, 10 runs in sample\n");
+  REQUIRE(step != std::string::npos);
+  REQUIRE(first != std::string::npos);
+  REQUIRE(second != std::string::npos);
+  CHECK(step < first);
+  CHECK(first < second);
 }
 
 TEST_CASE("a host tier's hits and stalls and an autoscaled fleet get a line each, only when present",
@@ -143,6 +165,8 @@ TEST_CASE("sim prints the summary table on stdout and --json prints it as JSON",
   CHECK(table.stdout_text.find("goodput") != std::string::npos);
   CHECK(table.stdout_text.find("per GPU") != std::string::npos);
   CHECK(table.stdout_text.find("layout dp8-ep8") != std::string::npos);  // the default, said
+  // glm-5.3 on h200 priced by h200-sglang: the shipped accuracy table's line for that profile
+  CHECK(table.stdout_text.find("  accuracy      h200-sglang vs ") != std::string::npos);
   const auto json = run_tokenline_both(common + "--json --out '" + dir.file("b") + "'", dir);
   REQUIRE(json.exit_code == 0);
   const nlohmann::json s = nlohmann::json::parse(json.stdout_text);
@@ -151,6 +175,8 @@ TEST_CASE("sim prints the summary table on stdout and --json prints it as JSON",
   const nlohmann::json m = testing::read_json(dir.file("b/metrics.json"));
   CHECK(s["latency_ms"]["ttft"]["p90"] == m["latency_ms"]["ttft"]["p90"]);
   CHECK(s["goodput"]["requests_per_s"] == m["goodput"]["requests_per_s"]);
+  REQUIRE(s["accuracy"].is_array());
+  CHECK_FALSE(s["accuracy"].empty());
 }
 
 // The README's case (issue 45): Llama-3.1-70B on 8 H200 with nothing but a rate, on the default chat
