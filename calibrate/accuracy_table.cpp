@@ -97,7 +97,15 @@ std::string row_text(const AccuracyRow& r, bool with_profile) {
 bool same_model(const AccuracyRow& r, const AccuracyQuery& q) {
   const std::string name = lower(q.model_name);
   std::string model = lower(r.model);
-  if (model.ends_with("-fp8")) model.resize(model.size() - 4);  // the checkpoint's format, not the model
+  // the checkpoint's format and tuning, not the network: "Llama-3.1-8B-Instruct-FP8" is llama-3.1-8b
+  for (bool cut = true; cut;) {
+    cut = false;
+    for (std::string_view suffix : {"-fp8", "-instruct"}) {
+      if (!model.ends_with(suffix)) continue;
+      model.resize(model.size() - suffix.size());
+      cut = true;
+    }
+  }
   return !model.empty() && name.find(model) != std::string::npos;
 }
 

@@ -14,6 +14,7 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "calibrate/accuracy_table.h"
 #include "calibrate/process_pool.h"
 #include "cli/command.h"
 #include "cli/preset_names.h"
@@ -227,6 +228,25 @@ RankBy parse_rank(const std::string& v) {
   throw InputError("--rank", "throughput or cost", "'" + v + "'");
 }
 
+// How far published runs say to trust the ranking's figures on one hardware (calibrate/accuracy_table.h), as
+// sim's summary says it: the profile that priced the candidates, or the roofline.
+void print_accuracy(const PlanPricing& pricing, const std::string& profile, bool name_hardware) {
+  const bool transferred = profile.starts_with("transfer:");
+  const std::string kind = pricing.profile == nullptr ? "roofline" : transferred ? "transferred" : "profile";
+  const AccuracyNote note =
+      accuracy_note(shipped_accuracy_table(),
+                    {.hardware = pricing.hardware.name,
+                     .engine = pricing.profile != nullptr ? pricing.profile->engine_name : "sglang",
+                     .kind = kind,
+                     .profile = profile,
+                     .model_type = pricing.model.hf_model_type,
+                     .model_name = pricing.model.name});
+  const std::string label = name_hardware ? "accuracy " + pricing.hardware.name + ": " : "accuracy: ";
+  for (size_t i = 0; i < note.lines.size(); ++i)
+    std::printf("%s%s\n", i == 0 ? label.c_str() : std::string(label.size(), ' ').c_str(),
+                note.lines[i].c_str());
+}
+
 void run_plan(const PlanOptions& given) {
   const RankBy rank = parse_rank(given.rank);
   const std::vector<std::string> hardware = hardware_list(given.hardware);
@@ -308,6 +328,8 @@ void run_plan(const PlanOptions& given) {
   const double wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   if (given.shard.empty()) {
     std::fputs(write_plan_outputs(setup, rows, given.out).c_str(), stdout);
+    for (size_t h = 0; h < hardware.size(); ++h)
+      print_accuracy(pricings[h], setups[h].target.profile, several);
   } else {
     write_text(
         given.out + "/plan-partial-" + std::to_string(shard) + "-of-" + std::to_string(shards) + ".json",

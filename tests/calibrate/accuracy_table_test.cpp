@@ -106,6 +106,18 @@ TEST_CASE("a run priced by its GPU's profile quotes that profile's runs and its 
       t, query("h200", "sglang", "profile", "h200-sglang", "qwen3_moe", "Qwen--Qwen3-235B-A22B_config.json"));
   CHECK(qwen.lines[0].find("24 published runs, 1 model, all held out") != std::string::npos);
   CHECK(qwen.lines[1].starts_with("this model: Qwen3-235B-A22B-FP8"));  // "-FP8" names the checkpoint
+  // as do "-Instruct" and both together, whatever the case; a longer name is another model
+  const AccuracyTable eight = parse_accuracy_table(
+      "set,hardware,engine,pricing,profile,model,model_type,mode,points,ttft_pct,tpot_pct,e2e_pct\n"
+      "fit set,h200,vllm,own,h200-vllm,Llama-3.1-70B,llama,agg,60,8.0,9.1,8.8\n"
+      "fit set,h200,vllm,own,h200-vllm,Llama-3.1-8B-Instruct-FP8,llama,agg,13,76.8,74.9,68.9\n",
+      "acc.csv");
+  CHECK(accuracy_note(eight, query("h200", "vllm", "profile", "h200-vllm", "llama", "llama-3.1-8b"))
+            .lines[1]
+            .starts_with("this model: Llama-3.1-8B-Instruct-FP8, 13 runs"));
+  CHECK(accuracy_note(eight, query("h200", "vllm", "profile", "h200-vllm", "llama", "llama-3.1-405b"))
+            .lines[1]
+            .starts_with("this family (llama): Llama-3.1-70B, 60 runs"));
 }
 
 TEST_CASE("a profile no run checks quotes the engine's other profiles, the family on its GPU", "[accuracy]") {

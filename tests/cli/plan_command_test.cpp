@@ -38,6 +38,8 @@ TEST_CASE("plan --hardware b200 --engine ranks deployments priced by b200-<engin
     CHECK(r.stdout_text.find(std::string("priced by profile ") + c.profile) != std::string::npos);
     CHECK(r.stdout_text.find(std::string("--profile ") + c.profile) != std::string::npos);  // the probes
     CHECK(r.stdout_text.find(c.launch) != std::string::npos);
+    // how far to trust it, as sim says it: the profile's published runs (calibrate/accuracy.csv)
+    CHECK(r.stdout_text.find(std::string("accuracy: ") + c.profile + " vs ") != std::string::npos);
   }
 }
 
