@@ -6,6 +6,7 @@
 #include <set>
 
 #include "calibrate/embedded_accuracy.h"
+#include "common/csv_fields.h"
 #include "common/input_error.h"
 #include "common/number_text.h"
 
@@ -15,17 +16,6 @@ namespace {
 constexpr std::string_view kHeader =
     "set,hardware,engine,pricing,profile,model,model_type,mode,points,ttft_pct,tpot_pct,e2e_pct";
 constexpr size_t kColumns = 12;
-
-std::vector<std::string> split_commas(std::string_view line) {
-  std::vector<std::string> fields;
-  size_t start = 0;
-  while (true) {
-    const size_t comma = line.find(',', start);
-    fields.emplace_back(line.substr(start, comma == std::string_view::npos ? line.npos : comma - start));
-    if (comma == std::string_view::npos) return fields;
-    start = comma + 1;
-  }
-}
 
 double percent_field(const std::string& text, const std::string& where) {
   const std::optional<double> v = parse_finite_number(text);
@@ -157,7 +147,7 @@ AccuracyTable parse_accuracy_table(std::string_view text, const std::string& fil
       header = true;
       continue;
     }
-    const std::vector<std::string> f = split_commas(line);
+    const std::vector<std::string> f = csv_fields(line);
     if (f.size() != kColumns)
       throw InputError(where, std::to_string(kColumns) + " fields", std::to_string(f.size()));
     AccuracyRow r{.set = f[0],

@@ -7,21 +7,11 @@
 #include <map>
 #include <sstream>
 
+#include "common/csv_fields.h"
 #include "common/input_error.h"
 
 namespace tokenline {
 namespace {
-
-std::vector<std::string> split_fields(std::string_view line) {
-  std::vector<std::string> fields;
-  size_t begin = 0;
-  while (true) {
-    const size_t end = line.find(',', begin);
-    fields.emplace_back(line.substr(begin, end == std::string_view::npos ? end : end - begin));
-    if (end == std::string_view::npos) return fields;
-    begin = end + 1;
-  }
-}
 
 // One data row with its header: typed access to named fields, messages naming file:line: column.
 class Row {
@@ -201,14 +191,14 @@ std::vector<E2ePoint> parse_e2e_points(std::string_view text, const std::string&
   if (!std::getline(in, line)) throw InputError(path + ":1", "a header row of column names", "an empty file");
   if (!line.empty() && line.back() == '\r') line.pop_back();
   std::map<std::string, size_t> columns;
-  const std::vector<std::string> names = split_fields(line);
+  const std::vector<std::string> names = csv_fields(line);
   for (size_t i = 0; i < names.size(); ++i) columns[names[i]] = i;
   std::vector<E2ePoint> points;
   for (int64_t number = 2; std::getline(in, line); ++number) {
     if (!line.empty() && line.back() == '\r') line.pop_back();
     if (line.empty()) continue;
     const std::string where = path + ":" + std::to_string(number);
-    std::vector<std::string> fields = split_fields(line);
+    std::vector<std::string> fields = csv_fields(line);
     if (fields.size() != names.size()) {
       throw InputError(where, std::to_string(names.size()) + " comma-separated fields (as the header)",
                        std::to_string(fields.size()));
