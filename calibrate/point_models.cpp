@@ -64,6 +64,32 @@ bool unquantized(const ModelConfig& m) {
   return m.weight_dtype != Dtype::kFp8 && m.weights.quantized == m.weights.unquantized;
 }
 
+// The weights a row's `precision` says the run served, checked against the config it resolved to: a row
+// measured on a 4-bit or BF16 checkpoint priced with another checkpoint's weights would be priced as the
+// wrong deployment and still print a figure (issue 44: never BF16 by default). "fp8" is not checked here:
+// an unquantized config gets its FP8 copy, another format is served as it is (unquantized() above); an
+// empty or other label (aiconfigurator's Dynamo rows leave it empty) names nothing to check.
+void check_precision(const E2ePoint& p, const ModelConfig& m, const std::string& config,
+                     const std::string& points_path) {
+  const WeightFormatKind kind = m.weights.quantized.kind;
+  const bool fp4 = kind == WeightFormatKind::kNvfp4 || kind == WeightFormatKind::kMxfp4;
+  const bool int4 = kind == WeightFormatKind::kInt4;
+  const bool plain = unquantized(m);
+  std::string expected;
+  if (p.precision == "fp4" && !fp4)
+    expected =
+        "a config of the FP4 checkpoint the run served (NVFP4 or MXFP4 in quantization_config or "
+        "hf_quant_config.json; model_path naming it, e.g. nvidia/<model>-NVFP4)";
+  else if (p.precision == "int4" && !int4)
+    expected = "a config of the INT4 checkpoint the run served (an INT4 weight-only quantization_config)";
+  else if (p.precision == "bf16" && !plain)
+    expected = "a config of the unquantized (BF16) checkpoint the run served";
+  if (expected.empty()) return;
+  throw InputError(points_path + ":" + std::to_string(p.line) + ": precision", expected,
+                   p.precision + ", with " + fs::path(config).filename().string() + " holding " +
+                       weight_format_name(m.weights.quantized) + " weights");
+}
+
 // The constants that make two configs the same network (weights' values and dtype aside).
 std::string architecture_key(const ModelConfig& m) {
   std::string k = m.hf_model_type;
@@ -101,6 +127,9 @@ PointModels::PointModels(const std::vector<E2ePoint>& points, const std::string&
     if (configs_.count(key(p)) > 0) continue;
     const std::string config = find_model_config(p, points_path, models_dir);
     const ModelConfig model = load_hf_config(config);
+    for (const E2ePoint& q : points) {
+      if (key(q) == key(p)) check_precision(q, model, config, points_path);
+    }
     architectures_[p.model_path] = architecture_key(model);
     const bool fp8_run = p.precision == "fp8" || p.gemm_quant_mode.starts_with("fp8");
     configs_[key(p)] = fp8_run && unquantized(model) ? write_fp8_copy(config, p, out_dir) : config;

@@ -5,7 +5,9 @@
 // with quantization_config {quant_method: fp8[, weight_block_size: [128, 128] for fp8_block]} is written
 // under <out>/models/ and used instead, so the ledger prices the weights the deployment actually loaded. A
 // config already quantized in another format (gpt-oss-120b's MXFP4 experts) is used as it is: the engine
-// loads the checkpoint's own format, whatever the row's precision label says.
+// loads the checkpoint's own format, whatever the row's precision label says. A row whose precision is fp4,
+// int4 or bf16 must resolve to a config of that format (an NVFP4 row to the NVFP4 checkpoint's config, not
+// the BF16 base model's): otherwise the constructor throws InputError naming the row's line and `precision`.
 #pragma once
 
 #include <map>

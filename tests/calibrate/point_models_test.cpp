@@ -85,6 +85,51 @@ TEST_CASE("An MXFP4 checkpoint on a row labelled fp8 runs its own MXFP4 experts,
   CHECK(m.weights.share(WeightGroup::kAttention) == 0.0);
 }
 
+TEST_CASE("A row's precision must name the checkpoint's format: fp4, int4 and bf16 rows are checked",
+          "[point_models]") {
+  // Issue 44: never price an FP4 or BF16 deployment with another checkpoint's weights. An NVFP4 row resolved
+  // to the FP8-block base config would run with 1 B weights where the deployment loaded about 0.56.
+  TestDir dir("point-models-precision");
+  fs::copy_file(model_data("deepseek_v3.json"), dir.file("deepseek-ai--DeepSeek-V3_config.json"));
+  fs::copy_file(model_data("hf/deepseek-v3.1-nvfp4/config.json"),
+                dir.file("nvidia--DeepSeek-V3.1-NVFP4_config.json"));
+  fs::copy_file(model_data("hf/deepseek-v3.1-nvfp4/hf_quant_config.json"),
+                dir.file("nvidia--DeepSeek-V3.1-NVFP4_hf_quant_config.json"));
+  fs::copy_file(model_data("hf/kimi-k2.5/config.json"), dir.file("moonshotai--Kimi-K2.5_config.json"));
+  fs::copy_file(model_data("hf/gpt-oss-120b/config.json"), dir.file("openai--gpt-oss-120b_config.json"));
+  fs::copy_file(model_data("llama-3.1-8b.json"), dir.file("meta-llama--Meta-Llama-3.1-8B_config.json"));
+  const std::string models = dir.path().string();
+  const std::string out = dir.file("out");
+
+  // Each format on the checkpoint that holds it loads.
+  const std::vector<E2ePoint> good = {point("nvidia/DeepSeek-V3.1-NVFP4", "fp4", "nvfp4"),
+                                      point("openai/gpt-oss-120b", "fp4", "nvfp4"),  // MXFP4: 4-bit too
+                                      point("moonshotai/Kimi-K2.5", "int4", "int4_wo"),
+                                      point("meta-llama/Llama-3.1-8B-Instruct", "bf16", ""),
+                                      point("deepseek-ai/DeepSeek-V3", "fp8", "fp8"),
+                                      point("meta-llama/Llama-3.1-8B-Instruct", "", "")};
+  const PointModels loaded(good, "e.csv", models, out);
+  CHECK(load_hf_config(loaded.config_for(good[0])).weights.quantized.kind == WeightFormatKind::kNvfp4);
+
+  // An FP4 row on the FP8 base config: refused, naming the row's line and field and what it found.
+  E2ePoint fp4 = point("deepseek-ai/DeepSeek-V3", "fp4", "nvfp4");
+  fp4.line = 17;
+  CHECK_THROWS_WITH(
+      PointModels({fp4}, "e.csv", models, out),
+      Catch::StartsWith("e.csv:17: precision: expected a config of the FP4 checkpoint") &&
+          Catch::Contains("found fp4, with deepseek-ai--DeepSeek-V3_config.json holding fp8-block128"));
+  // The same on a later row of a model whose first row is fine (every row is checked, not the first).
+  E2ePoint later = point("moonshotai/Kimi-K2.5", "bf16", "int4_wo");
+  later.line = 9;
+  CHECK_THROWS_WITH(
+      PointModels({point("moonshotai/Kimi-K2.5", "int4", "int4_wo"), later}, "e.csv", models, out),
+      Catch::StartsWith("e.csv:9: precision: expected a config of the unquantized (BF16)"));
+  CHECK_THROWS_AS(PointModels({point("openai/gpt-oss-120b", "int4", "nvfp4")}, "e.csv", models, out),
+                  InputError);
+  CHECK_THROWS_AS(PointModels({point("meta-llama/Llama-3.1-8B-Instruct", "fp4", "")}, "e.csv", models, out),
+                  InputError);
+}
+
 TEST_CASE("Models of one shape share an architecture, whatever their names", "[point_models]") {
   TestDir dir("point-models-arch");
   fs::copy_file(model_data("deepseek_v3.json"), dir.file("deepseek-ai--DeepSeek-R1_config.json"));
