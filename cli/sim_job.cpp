@@ -360,9 +360,22 @@ bool layout_fits(const std::string& name, const ModelConfig& model) {
   }
 }
 
+// The engine whose launch a default layout follows: --engine, else the engine block of --profile, else
+// SGLang (the default engine, and the seed's under --roofline / --ideal).
+std::string layout_engine(const SimJob& job) {
+  if (!job.engine.empty()) return job.engine;
+  if (job.profile.empty() || job.roofline || job.ideal) return cli::kDefaultEngine;
+  const EngineBehavior* e = profile_engine(load_op_profile(job.profile).get());
+  return e != nullptr ? e->engine : cli::kDefaultEngine;
+}
+
 // No --parallel: what the model and GPUs allow. A dense model: tensor parallelism over the instance's GPUs
-// (inside one node; more GPUs become more instances); an MoE model: SGLang's usual large-MoE layout, DP
-// attention with expert parallelism over them (DeepSeek/GLM: --tp N --dp N --enable-dp-attention --ep N).
+// (inside one node; more GPUs become more instances). An MoE model under SGLang: its usual large-MoE layout,
+// DP attention with expert parallelism over them (DeepSeek/GLM: --tp N --dp N --enable-dp-attention --ep N).
+// Under vLLM and TensorRT-LLM: what the engine runs when given N GPUs and nothing else, tensor parallelism
+// with the experts sharded by TP too - vLLM splits experts only with --enable-expert-parallel (default off,
+// vllm/config/parallel.py), TensorRT-LLM sets moe_tp_size = tp_size and moe_ep_size 1 when neither is
+// given (tensorrt_llm/mapping.py) - then the DP + EP layouts where TP does not fit.
 void resolve_layout(SimJob& job, const ModelConfig& model, Resolved& resolved) {
   if (!job.parallel.empty()) {
     if (job.gpus <= 0) return;
@@ -378,11 +391,20 @@ void resolve_layout(SimJob& job, const ModelConfig& model, Resolved& resolved) {
   const int32_t g = instance_gpus(job, resolved);
   const std::string n = std::to_string(g);
   if (model.routed_experts > 0) {
+    const std::string engine = layout_engine(job);
+    if (engine != "sglang" && layout_fits("tp" + n, model)) {
+      job.parallel = "tp" + n;
+      resolved.defaults.push_back("layout " + job.parallel + " (MoE model on " + n +
+                                  " GPUs per instance: " + (engine == "vllm" ? "vLLM" : "TensorRT-LLM") +
+                                  "'s default, experts sharded by tensor parallelism)");
+      return;
+    }
     for (const std::string& name : {"dp" + n + "-ep" + n, "tp" + n + "-ep" + n}) {
       if (!layout_fits(name, model)) continue;
       job.parallel = name;
-      resolved.defaults.push_back("layout " + name + " (MoE model on " + n +
-                                  " GPUs per instance: DP attention + expert parallelism, SGLang's usual)");
+      resolved.defaults.push_back(
+          "layout " + name + " (MoE model on " + n + " GPUs per instance: DP attention + expert parallelism" +
+          (engine == "sglang" ? ", SGLang's usual)" : ": tp" + n + " does not divide it)"));
       return;
     }
   } else {

@@ -154,6 +154,35 @@ TEST_CASE("a saturated run's summary warns with the offered and the sustained ra
   CHECK(warning.find("sustained 1.96 req/s") != std::string::npos);
 }
 
+TEST_CASE(
+    "An MoE model's default layout is the engine's: DP + EP under SGLang, TP under vLLM and TensorRT-LLM",
+    "[summary][cli]") {
+  // vLLM splits experts only with --enable-expert-parallel (vllm/config/parallel.py); TensorRT-LLM sets
+  // moe_tp_size = tp_size when no MoE size is given (tensorrt_llm/mapping.py); SGLang: its DP-attention + EP.
+  TestDir dir("summary_moe_layout");
+  const std::string common = "sim --model gpt-oss-120b --hardware h100 --gpus 2 --max-requests 20 ";
+  const struct {
+    const char* flags;
+    const char* layout;
+  } cases[] = {{"--engine vllm", "layout tp2 (MoE model on 2 GPUs per instance: vLLM's default"},
+               {"--engine trtllm", "layout tp2 (MoE model on 2 GPUs per instance: TensorRT-LLM's default"},
+               {"--profile h100-vllm", "layout tp2 (MoE model on 2 GPUs per instance: vLLM's default"},
+               {"--engine sglang", "layout dp2-ep2 (MoE model on 2 GPUs per instance: DP attention"},
+               {"", "layout dp2-ep2"},
+               {"--engine vllm --parallel dp2-ep2", nullptr}};
+  int i = 0;
+  for (const auto& c : cases) {
+    const auto run =
+        run_tokenline_both(common + c.flags + " --out '" + dir.file("o" + std::to_string(i++)) + "'", dir);
+    INFO(c.flags);
+    REQUIRE(run.exit_code == 0);
+    if (c.layout != nullptr)
+      CHECK(run.stdout_text.find(c.layout) != std::string::npos);
+    else
+      CHECK(run.stdout_text.find("layout ") == std::string::npos);  // given, not defaulted
+  }
+}
+
 TEST_CASE("sim prints the summary table on stdout and --json prints it as JSON", "[summary][cli]") {
   TestDir dir("summary_cli");
   const std::string workload =
