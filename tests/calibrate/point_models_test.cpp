@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <catch2/catch.hpp>
+#include <cmath>
 #include <filesystem>
 #include <map>
 #include <set>
@@ -147,10 +148,14 @@ TEST_CASE("The calibration sets' model configs in the repository load", "[point_
   const fs::path dir = fs::path(TOKENLINE_SOURCE_DIR) / "calibrate" / "points" / "models";
   // Not FP8-block checkpoints: Qwen3-32B's BF16 config (its H100 TensorRT-LLM rows say gemm_quant_mode fp8,
   // and calibrate writes the FP8 copy: point_models.cpp write_fp8_copy), gpt-oss-120b's MXFP4 experts,
-  // Kimi-K2.5's INT4 experts and the NVFP4 checkpoints of the B200 vLLM rows.
-  const std::set<std::string> other_formats = {
-      "Qwen--Qwen3-32B_config.json", "openai--gpt-oss-120b_config.json", "moonshotai--Kimi-K2.5_config.json",
-      "nvidia--Kimi-K2.5-NVFP4_config.json", "nvidia--MiniMax-M2.5-NVFP4_config.json"};
+  // Kimi-K2.5's INT4 experts, the NVFP4 checkpoints of the B200 vLLM rows, and Qwen3.5-397B-A17B's BF16
+  // checkpoint (calibrate/unseen's B200 SGLang BF16 rows; validate-fidelity reads unseen's models here).
+  const std::set<std::string> other_formats = {"Qwen--Qwen3-32B_config.json",
+                                               "openai--gpt-oss-120b_config.json",
+                                               "moonshotai--Kimi-K2.5_config.json",
+                                               "nvidia--Kimi-K2.5-NVFP4_config.json",
+                                               "nvidia--MiniMax-M2.5-NVFP4_config.json",
+                                               "Qwen--Qwen3.5-397B-A17B_config.json"};
   int loaded = 0;
   for (const auto& e : fs::directory_iterator(dir)) {
     CAPTURE(e.path().string());
@@ -163,7 +168,7 @@ TEST_CASE("The calibration sets' model configs in the repository load", "[point_
     }
     ++loaded;
   }
-  CHECK(loaded == 12);
+  CHECK(loaded == 14);  // with the Qwen3.5-397B-A17B BF16 and FP8 configs of calibrate/unseen's rows
 }
 
 TEST_CASE("the points in the repository parse and every model they name loads", "[point_models]") {
@@ -568,4 +573,130 @@ TEST_CASE("issue 43: the H100 vLLM rows carry the flags vLLM applied (config.yam
     CHECK(p.length_range_ratio == 0.8);
   }
   CHECK(per_tp == std::map<int, int>{{2, 15}, {4, 15}, {8, 15}});
+}
+
+// Issue 43: aiconfigurator's B200 SGLang rows labelled DeepSeek-V3 are InferenceX's DeepSeek-R1 runs (their
+// TTFT and TPOT are R1 rows' to the last digit; calibrate/heldout/SOURCE.md): the files hold only the runs no
+// other held-out file holds, with the scripts of their dates - config 87, dsr1_fp8_b200.sh at 12ba0ae07 (TP8:
+// 128 running, graphs to 128), and config 199, dsr1_fp8_b200_docker.sh at 0ba7aa3ff with ep 8 (until
+// 189ae51cc) and the runner's client without warm-up; the NVFP4 rows as e2e-b200-sglang-nvfp4.csv's 0.5.9
+// rows.
+TEST_CASE("issue 43: the B200 SGLang rows labelled DeepSeek-V3 are R1 runs held out once, as launched",
+          "[point_models]") {
+  const std::string heldout = std::string(TOKENLINE_SOURCE_DIR) + "/calibrate/heldout";
+  // one run's figures: its copies in the source differ only in the last printed digits
+  auto measured = [](const E2ePoint& p) {
+    return std::make_pair(std::llround(p.ttft_ms * 1e3), std::llround(p.tpot_ms * 1e4));
+  };
+  std::set<std::pair<long long, long long>> held;
+  for (const char* name : {"/e2e-b200-sglang.csv", "/e2e-b200-sglang-nvfp4.csv"})
+    for (const E2ePoint& p : read_e2e_points(heldout + name)) held.insert(measured(p));
+
+  int v059 = 0, v2025 = 0;
+  const std::vector<E2ePoint> fp8 = read_e2e_points(heldout + "/e2e-b200-sglang-v3.csv");
+  for (const E2ePoint& p : fp8) {
+    CAPTURE(p.line);
+    CHECK(p.model_path == "deepseek-ai/DeepSeek-R1");  // what dsr1-fp8-b200-sglang served
+    CHECK(held.count(measured(p)) == 0);
+    CHECK_NOTHROW(sim_arguments(p, "r1.json", "out", SimPointOptions{}));
+    CHECK(option_value(p.sim_args, "--mem-fraction") == "0.82");
+    CHECK(option_value(p.sim_args, "--chunk") == "32768");
+    CHECK(option_value(p.sim_args, "--max-running") == "128");
+    CHECK(option_value(p.sim_args, "--profile-set") == "cuda_graph_max_bs=128");
+    CHECK(option_value(p.sim_args, "--moe-a2a-backend") == "none");
+    CHECK(option_value(p.sim_args, "--scheduler-recv-interval") == (p.concurrency >= 16 ? "30" : "10"));
+    CHECK(option_value(p.sim_args, "--mtp").empty());  // config 87 is the plain sweep, not its -mtp twin
+    CHECK(p.agg.tp == 8);
+    if (p.backend_version == "0.5.9") {
+      ++v059;
+      CHECK(p.agg.moe_ep == 1);
+      CHECK(p.warmup_per_client == 2);
+    } else {  // 2025-11-18: --ep-size 8 (the database's tp_size 64 is TP x EP)
+      ++v2025;
+      CHECK(p.agg.moe_ep == 8);
+      CHECK(p.agg.moe_tp == 1);
+      CHECK(p.warmup_per_client == 0);
+    }
+  }
+  CHECK(v059 == 4);
+  CHECK(v2025 == 15);
+
+  const std::vector<E2ePoint> fp4 = read_e2e_points(heldout + "/e2e-b200-sglang-v3-nvfp4.csv");
+  for (const E2ePoint& p : fp4) {
+    CAPTURE(p.line);
+    CHECK(p.model_path == "nvidia/DeepSeek-R1-NVFP4");
+    CHECK(held.count(measured(p)) == 0);
+    CHECK(p.backend_version == "0.5.9");
+    CHECK(option_value(p.sim_args, "--mem-fraction") == "0.85");  // dsr1_fp4_b200.sh at 12ba0ae07
+    CHECK(option_value(p.sim_args, "--max-running") == "256");
+    CHECK(p.agg.tp == p.agg.moe_ep);  // TP4-EP4 and TP8-EP8, not the database's tp_size 16 / 64
+    CHECK((p.agg.tp == 4 || p.agg.tp == 8));
+    CHECK(p.agg.moe_tp == 1);
+    CHECK(p.warmup_per_client == 2);
+  }
+  CHECK(fp4.size() == 15);
+
+  TestDir dir("point-models-v3");
+  const PointModels r1(fp8, heldout + "/e2e-b200-sglang-v3.csv", heldout + "/models", dir.path().string());
+  CHECK(load_hf_config(r1.config_for(fp8.front())).layers == 61);
+  CHECK_NOTHROW(
+      PointModels(fp4, heldout + "/e2e-b200-sglang-v3-nvfp4.csv", heldout + "/models", dir.path().string()));
+}
+
+// The B200 SGLang Qwen3.5-397B-A17B rows (calibrate/unseen/SOURCE.md; reported, never fitted): InferenceX's
+// runs at their dates - qwen3.5_fp8_b200.sh (efd49e50b, 6a5dad463), the EAGLE MTP config
+// qwen3.5_fp8_b200_mtp.sh (35d4bb367: 3 steps, caps at the concurrency, fraction 0.8) and
+// qwen3.5_bf16_b200.sh (9dc87a68c: no --kv-cache-dtype, so the BF16 model's dtype). Their configs resolve
+// from calibrate/points/models (validate-fidelity's models folder for calibrate/unseen) in the rows' formats.
+TEST_CASE("the B200 SGLang Qwen3.5 rows carry the scripts of their dates", "[point_models]") {
+  const std::string root = std::string(TOKENLINE_SOURCE_DIR) + "/calibrate";
+  int mtp = 0, plain = 0;
+  std::map<int, int> plain_per_tp;
+  const std::vector<E2ePoint> fp8 = read_e2e_points(root + "/unseen/e2e-b200-sglang-qwen35.csv");
+  for (const E2ePoint& p : fp8) {
+    CAPTURE(p.line);
+    CHECK(p.model_path == "Qwen/Qwen3.5-397B-A17B-FP8");
+    CHECK(p.precision == "fp8");
+    CHECK_NOTHROW(sim_arguments(p, "q.json", "out", SimPointOptions{}));
+    CHECK(option_value(p.sim_args, "--kv-layout") == "fp8_e4m3");
+    CHECK(option_value(p.sim_args, "--chunk") == "32768");
+    CHECK(option_value(p.sim_args, "--moe-runner-backend") == "flashinfer_trtllm");
+    CHECK(option_value(p.sim_args, "--scheduler-recv-interval") == (p.concurrency >= 16 ? "30" : "10"));
+    CHECK(p.warmup_per_client == 2);
+    if (!option_value(p.sim_args, "--mtp").empty()) {
+      ++mtp;
+      CHECK(option_value(p.sim_args, "--mtp") == "3");
+      CHECK(option_value(p.sim_args, "--mem-fraction") == "0.80");
+      CHECK(option_value(p.sim_args, "--max-running") == std::to_string(p.concurrency));
+      CHECK(p.agg.tp == 4);
+      CHECK(p.agg.moe_ep == 1);
+    } else {
+      ++plain;
+      ++plain_per_tp[p.agg.tp];
+      CHECK(option_value(p.sim_args, "--mem-fraction") == "0.82");
+      CHECK(option_value(p.sim_args, "--max-running") == "128");
+      CHECK(p.agg.moe_ep == (p.agg.tp == 4 ? 4 : 1));  // TP4 with --ep-size 4, TP8 with 1
+    }
+  }
+  CHECK(mtp == 21);
+  CHECK(plain == 25);
+  CHECK(plain_per_tp[8] == 9);
+
+  const std::vector<E2ePoint> bf16 = read_e2e_points(root + "/unseen/e2e-b200-sglang-qwen35-bf16.csv");
+  for (const E2ePoint& p : bf16) {
+    CAPTURE(p.line);
+    CHECK(p.model_path == "Qwen/Qwen3.5-397B-A17B");
+    CHECK(p.precision == "bf16");
+    CHECK(option_value(p.sim_args, "--kv-layout") == "bf16");
+    CHECK(option_value(p.sim_args, "--max-running") == "128");
+    CHECK(option_value(p.sim_args, "--mtp").empty());
+    CHECK(p.agg.tp == 8);
+  }
+  CHECK(bf16.size() == 16);
+
+  TestDir dir("point-models-qwen35");
+  const std::string models = root + "/points/models";
+  const PointModels q8(fp8, root + "/unseen/e2e-b200-sglang-qwen35.csv", models, dir.path().string());
+  const PointModels q16(bf16, root + "/unseen/e2e-b200-sglang-qwen35-bf16.csv", models, dir.path().string());
+  CHECK(q8.config_for(fp8.front()) != q16.config_for(bf16.front()));  // the FP8 checkpoint, the BF16 one
 }
