@@ -148,14 +148,16 @@ TEST_CASE("The calibration sets' model configs in the repository load", "[point_
   const fs::path dir = fs::path(TOKENLINE_SOURCE_DIR) / "calibrate" / "points" / "models";
   // Not FP8-block checkpoints: Qwen3-32B's BF16 config (its H100 TensorRT-LLM rows say gemm_quant_mode fp8,
   // and calibrate writes the FP8 copy: point_models.cpp write_fp8_copy), gpt-oss-120b's MXFP4 experts,
-  // Kimi-K2.5's INT4 experts, the NVFP4 checkpoints of the B200 vLLM rows, and Qwen3.5-397B-A17B's BF16
-  // checkpoint (calibrate/unseen's B200 SGLang BF16 rows; validate-fidelity reads unseen's models here).
+  // Kimi-K2.5's INT4 experts, the NVFP4 checkpoints of the B200 vLLM rows and of the B200 TensorRT-LLM
+  // DeepSeek-R1 NVFP4 rows (e2e-b200-trtllm-nvfp4.csv), and Qwen3.5-397B-A17B's BF16 checkpoint
+  // (calibrate/unseen's B200 SGLang BF16 rows; validate-fidelity reads unseen's models here).
   const std::set<std::string> other_formats = {"Qwen--Qwen3-32B_config.json",
                                                "openai--gpt-oss-120b_config.json",
                                                "moonshotai--Kimi-K2.5_config.json",
                                                "nvidia--Kimi-K2.5-NVFP4_config.json",
                                                "nvidia--MiniMax-M2.5-NVFP4_config.json",
-                                               "Qwen--Qwen3.5-397B-A17B_config.json"};
+                                               "Qwen--Qwen3.5-397B-A17B_config.json",
+                                               "nvidia--DeepSeek-R1-NVFP4_config.json"};
   int loaded = 0;
   for (const auto& e : fs::directory_iterator(dir)) {
     CAPTURE(e.path().string());
@@ -168,7 +170,8 @@ TEST_CASE("The calibration sets' model configs in the repository load", "[point_
     }
     ++loaded;
   }
-  CHECK(loaded == 14);  // with the Qwen3.5-397B-A17B BF16 and FP8 configs of calibrate/unseen's rows
+  // with the Qwen3.5-397B-A17B BF16 and FP8 configs of calibrate/unseen's rows and the DeepSeek-R1 NVFP4 one
+  CHECK(loaded == 15);
 }
 
 TEST_CASE("the points in the repository parse and every model they name loads", "[point_models]") {
@@ -771,4 +774,64 @@ TEST_CASE("issue 43: the H100 SGLang and vLLM rows as recorded, and their config
   CHECK(minimax_prefix_off == 15);
   CHECK(gptoss_2026 == 43);
   CHECK(gptoss_2025 == 2);
+}
+
+// Issue 43: the TensorRT-LLM gpt-oss-120b and DeepSeek-V3 rows no other file held
+// (scripts/trtllm-cover-points; calibrate/points, heldout and unseen SOURCE.md). Each row carries the MoE
+// backend its InferenceX script launched (gpt-oss: TRITON on H200, TRTLLM on B200; DeepSeek-R1 FP8: CUTLASS
+// on H200, DEEPGEMM on B200 before 2026-01-21; NVFP4: TRTLLM, CUTLASS under attention DP), the layout as
+// launched (EP = TP where the 2025-11-02 scripts set it, whatever the source's columns said) and the client
+// of its date; the FP4 rows resolve to the NVFP4 checkpoint's config, never the FP8 one.
+TEST_CASE("issue 43: the TensorRT-LLM gpt-oss-120b and DeepSeek-V3 rows carry their launch flags",
+          "[point_models]") {
+  TestDir dir("point-models-trtcover");
+  const std::string root = std::string(TOKENLINE_SOURCE_DIR) + "/calibrate";
+  struct File {
+    std::string gpu, path, models;
+    size_t rows;
+  };
+  const std::vector<File> files = {
+      {"h200", root + "/unseen/e2e-h200-trtllm-gpt-oss.csv", root + "/points/models", 95},
+      {"h200", root + "/heldout/e2e-h200-trtllm-dsv3.csv", root + "/heldout/models", 15},
+      {"b200", root + "/points/e2e-b200-trtllm-gptoss-dsv3.csv", root + "/points/models", 102},
+      {"b200", root + "/points/e2e-b200-trtllm-nvfp4.csv", root + "/points/models", 44}};
+  std::map<std::string, int> backends;  // "<gpu> <model> <backend>" -> rows
+  for (const File& f : files) {
+    CAPTURE(f.path);
+    const std::vector<E2ePoint> rows = read_e2e_points(f.path);
+    CHECK(rows.size() == f.rows);
+    const PointModels models(rows, f.path, f.models, dir.path().string());
+    for (const E2ePoint& p : rows) {
+      CAPTURE(p.line);
+      CHECK_NOTHROW(sim_arguments(p, "m.json", "out", SimPointOptions{}));
+      CHECK(p.backend == "trtllm");
+      CHECK(p.requests_per_client == 10);
+      CHECK(p.length_range_ratio == 0.8);
+      CHECK((p.warmup_per_client == 0 || p.warmup_per_client == 2));
+      const int64_t gpus = int64_t(p.agg.tp) * p.agg.attention_dp;
+      CHECK(int64_t(p.agg.moe_tp) * p.agg.moe_ep == gpus);  // never the source's tp_size 64
+      CHECK(gpus <= 8);
+      CHECK(option_value(p.sim_args, "--attention-dp-balance").empty() == (p.agg.attention_dp == 1));
+      const ModelConfig m = load_hf_config(models.config_for(p));
+      if (p.precision == "fp4" && p.model_path != "openai/gpt-oss-120b") {
+        CHECK(p.model_path == "nvidia/DeepSeek-R1-NVFP4");
+        CHECK(m.weights.quantized.kind == WeightFormatKind::kNvfp4);
+      }
+      if (p.model_path == "openai/gpt-oss-120b" && f.gpu == "h200") {
+        CHECK(option_value(p.sim_args, "--kv-layout").empty());  // dtype auto: the checkpoint's BF16
+        CHECK(option_value(p.sim_args, "--max-running") == std::to_string(p.concurrency));
+      } else {
+        CHECK(option_value(p.sim_args, "--kv-layout") == "fp8_e4m3");
+      }
+      if (p.model_path == "openai/gpt-oss-120b") CHECK(option_value(p.sim_args, "--chunk") == "20000");
+      if (p.model_path == "deepseek-ai/DeepSeek-R1") CHECK(p.agg.moe_ep == 8);  // the scripts' EP_SIZE=$TP
+      ++backends[f.gpu + " " + p.model_path + " " + option_value(p.sim_args, "--moe-backend")];
+    }
+  }
+  CHECK(backends == std::map<std::string, int>{{"h200 openai/gpt-oss-120b TRITON", 95},
+                                               {"h200 deepseek-ai/DeepSeek-R1 CUTLASS", 15},
+                                               {"b200 openai/gpt-oss-120b TRTLLM", 84},
+                                               {"b200 deepseek-ai/DeepSeek-R1 DEEPGEMM", 18},
+                                               {"b200 nvidia/DeepSeek-R1-NVFP4 TRTLLM", 27},
+                                               {"b200 nvidia/DeepSeek-R1-NVFP4 CUTLASS", 17}});
 }
