@@ -1,12 +1,14 @@
 // gpt-oss-120b's MXFP4 experts in the profiles whose fit-set rows run them (docs/validation.md "gpt-oss-120b
-// in the fit sets"): h100-trtllm's TensorRT-LLM Triton MoE rows at gpt-oss's own shape, and b200-vllm's
-// FlashInfer TensorRT-LLM-gen MXFP4 x MXFP8 rows behind `--moe-backend flashinfer_trtllm`.
+// in the fit sets"): h100-trtllm's TensorRT-LLM Triton MoE rows at gpt-oss's own shape (h200-trtllm's too:
+// the same path on H200), and b200-vllm's FlashInfer TensorRT-LLM-gen MXFP4 x MXFP8 rows behind
+// `--moe-backend flashinfer_trtllm`.
 #include <catch2/catch.hpp>
 #include <string>
 
 #include "cost/op_profile.h"
 #include "cost/op_profile_pricing.h"
 #include "cost/step_cost.h"
+#include "cost/term.h"
 #include "engine/model/model_config.h"
 #include "topologies/hardware_loader.h"
 
@@ -17,6 +19,8 @@ struct Experts {
   FormatRows rows;
   double decode_s = 0;   // 4 requests, 1,023 tokens of context
   double prefill_s = 0;  // 8,192 new tokens
+  TermSource decode_source = TermSource::kRoofline;
+  TermSource prefill_source = TermSource::kRoofline;
 };
 
 // gpt-oss-120b's routed experts on `profile` (vLLM's MoE backend `backend` where not empty).
@@ -31,8 +35,12 @@ Experts gpt_oss_experts(const char* profile, const char* hardware, const char* p
   Experts e;
   for (const FormatRows& r : profile_curves(cm).format_rows)
     if (r.group == WeightGroup::kRoutedExperts) e.rows = r;
-  e.decode_s = decode_step(cm, 4, 1023)[Op::kExpertGemm].time_s;
-  e.prefill_s = prefill_step(cm, 8192, 0, true)[Op::kExpertGemm].time_s;
+  const Term decode = decode_step(cm, 4, 1023)[Op::kExpertGemm];
+  const Term prefill = prefill_step(cm, 8192, 0, true)[Op::kExpertGemm];
+  e.decode_s = decode.time_s;
+  e.prefill_s = prefill.time_s;
+  e.decode_source = decode.source;
+  e.prefill_source = prefill.source;
   return e;
 }
 
@@ -55,6 +63,31 @@ TEST_CASE("h100-trtllm prices gpt-oss MXFP4 experts by TensorRT-LLM's own w4a16_
   const Experts tp4 = gpt_oss_experts("h100-trtllm", "h100", "tp4", "");
   CHECK(tp4.decode_s == Approx(36 * 0.059e-3).epsilon(0.25));
   CHECK(gpt_oss_experts("h100-trtllm", "h100", "tp2", "").decode_s > tp4.decode_s);
+}
+
+// H200 is Hopper too (SM90): TensorRT-LLM takes the same W4A16_MXFP4 / Triton path, and h200-trtllm holds
+// aiconfigurator's 1.2.0rc5 H200 rows of it at gpt-oss's shape (kernel_source moe_torch_flow; its
+// collector at aiconfigurator d9533cb07 set moe_backend "triton" for gpt-oss at 86 < SM < 100). At MoE TP2
+// the power_law_1.01 rows take 0.0975 ms a layer at 4 tokens and 2.98 ms at 8,192: 36 layers about 3.5 ms
+// and 107 ms. Before, h200-trtllm had no w4a16_mxfp4 row: the experts were priced from the BF16 rows of
+// other shapes, scaled (derived). This fails if those rows are dropped, mislabelled or not read.
+TEST_CASE("h200-trtllm prices gpt-oss MXFP4 experts by TensorRT-LLM's own w4a16_mxfp4 MoE rows",
+          "[op_profile][weight_format][gpt_oss]") {
+  for (const char* parallel : {"tp1", "tp2", "tp4", "tp8", "tp2-ep2", "tp8-ep8"}) {
+    CAPTURE(parallel);
+    const Experts e = gpt_oss_experts("h200-trtllm", "h200", parallel, "");
+    CHECK(e.rows.rows == "w4a16_mxfp4");
+    CHECK_FALSE(e.rows.derived);
+    CHECK(e.decode_source == TermSource::kProfile);
+    CHECK(e.prefill_source == TermSource::kProfile);
+    CHECK(e.decode_s > 0);
+  }
+  const Experts tp2 = gpt_oss_experts("h200-trtllm", "h200", "tp2", "");
+  CHECK(tp2.decode_s == Approx(36 * 0.0975e-3).epsilon(0.1));
+  CHECK(tp2.prefill_s == Approx(36 * 2.98e-3).epsilon(0.1));
+  const Experts tp4 = gpt_oss_experts("h200-trtllm", "h200", "tp4", "");
+  CHECK(tp4.decode_s < tp2.decode_s);
+  CHECK(tp4.prefill_s < tp2.prefill_s);
 }
 
 // vLLM 0.15.1 with VLLM_USE_FLASHINFER_MOE_MXFP4_MXFP8=1 (InferenceX's B200 gpt-oss scripts) quantizes the
