@@ -395,7 +395,7 @@ void resolve_layout(SimJob& job, const ModelConfig& model, Resolved& resolved) {
     if (engine != "sglang" && layout_fits("tp" + n, model)) {
       job.parallel = "tp" + n;
       resolved.defaults.push_back("layout " + job.parallel + " (MoE model on " + n +
-                                  " GPUs per instance: " + (engine == "vllm" ? "vLLM" : "TensorRT-LLM") +
+                                  " GPUs per instance: " + engine_display_name(engine) +
                                   "'s default, experts sharded by tensor parallelism)");
       return;
     }

@@ -186,6 +186,10 @@ std::vector<std::string> embedded_profile_names();
 // The engines --engine names: sglang, vllm, trtllm.
 std::vector<std::string> engine_names();
 
+// An engine as its project spells it, for messages and reports: "SGLang", "vLLM", "TensorRT-LLM"; another
+// name as given.
+std::string engine_display_name(const std::string& engine);
+
 // The profile a command prices with when it names an engine (--engine): `profile` as given when `engine` is
 // empty; else the embedded profile <hardware>-<engine> (b200-trtllm), and where the hardware has none, the
 // engine's profile on the nearest GPU transferred to it ("transfer:b200-trtllm" on gb200;

@@ -65,14 +65,29 @@ ProfileWork window_view(const ProfileWork& w, int64_t window) {
   return v;
 }
 
-// One layer's MLA block. Rows of another KV dtype: the block at the shortest measured context plus the
-// attention table's rise from there to the batch's context in the model's dtype.
+// The decode sequences the kernels run: the CUDA-graph bucket when the step is replayed (profile_work pads
+// the token counts to it), else the sequences themselves.
+double kernel_decode_seqs(const ProfileWork& w) {
+  return w.graph ? double(cuda_graph_bucket(int64_t(w.decode_seqs))) : w.decode_seqs;
+}
+
+// One layer's MLA block. The rows were measured with one query token per sequence (batch = tokens), so a
+// step whose sequences verify several tokens each (MTP's TARGET_VERIFY) takes the block at its tokens and
+// the shortest measured context, plus the rise with context of its sequences alone: the verify pass runs
+// the decode kernel with every draft token of a sequence in one query tile, reading that sequence's cached
+// KV once (SGLang trtllm_mla_backend.py forward_extend, is_target_verify: q viewed [bs, draft_token_num,
+// heads, dim] into _run_decode_kernel; FlashMLA likewise folds seqlen_q into the query heads), not once per
+// token. Rows of another KV dtype: the block at the shortest context plus the attention table's rise from
+// there to the batch's context in the model's dtype.
 double mla_module_s(const ProfileCurves& pc, const ProfileWork& w) {
   const OpGrid& g = pc.mla_module_decode;
-  if (!pc.mla_module_other_kv) return g.at(w.tokens, w.decode_context);
   const double x0 = g.rows.front().xs.front();
-  return g.at(w.tokens, x0) + std::max(0.0, pc.attn_decode.at(w.decode_seqs, w.decode_context) -
-                                                pc.attn_decode.at(w.decode_seqs, x0));
+  if (pc.mla_module_other_kv)
+    return g.at(w.tokens, x0) + std::max(0.0, pc.attn_decode.at(w.decode_seqs, w.decode_context) -
+                                                  pc.attn_decode.at(w.decode_seqs, x0));
+  const double seqs = kernel_decode_seqs(w);
+  if (w.tokens <= seqs) return g.at(w.tokens, w.decode_context);
+  return g.at(w.tokens, x0) + std::max(0.0, g.at(seqs, w.decode_context) - g.at(seqs, x0));
 }
 
 // The fused MLA decode module covers a_proj .. o_proj. Its time is shared among those ops in proportion
@@ -110,9 +125,15 @@ bool dsa_part_s(const OpGrid& decode, const OpGrid& prefill, double pair_s, cons
 // DSA: sparse attention on every layer; indexer logits (+ its q/k projections) and top-k on the full layers.
 // With the decode indexer module's rows, decode sequences take their whole indexer from them (on the
 // indexer_score row; top_k then prices the prefill part only) and the parts price the prefill.
-void price_dsa(const CostModel& cm, const ProfileWork& w, std::array<Term, kOpCount>& terms) {
+// An MTP sequence's verify tokens are queries of their own here, each with its own top-k keys: SGLang's NSA
+// backend expands TARGET_VERIFY into bs x draft tokens rows of one query each (nsa_backend.py
+// init_forward_metadata, is_target_verify: cu_seqlens_q over bs * speculative_num_draft_tokens,
+// max_seqlen_q 1), so the decode rows are read at the decode tokens, not the sequences.
+void price_dsa(const CostModel& cm, const ProfileWork& step, std::array<Term, kOpCount>& terms) {
   const ProfileCurves& pc = profile_curves(cm);
   const ModelConfig& m = cm.model;
+  ProfileWork w = step;
+  w.decode_seqs = step.decode_tokens;
   double s = 0;
   if (dsa_part_s(pc.dsa_attn_decode, pc.dsa_attn_prefill, 0, w, s))
     set_profile(terms[size_t(Op::kSparseMla)], m.attention_layers() * s);
@@ -164,7 +185,7 @@ void price_gdn_scan(const CostModel& cm, const ProfileWork& w, std::array<Term, 
   double s = 0;
   if (w.decode_seqs > 0) {
     if (pc.gdn_conv_decode.empty() || pc.gdn_scan_decode.empty()) return;
-    const double b = w.graph ? double(cuda_graph_bucket(int64_t(w.decode_seqs))) : w.decode_seqs;
+    const double b = kernel_decode_seqs(w);
     s += pc.gdn_conv_decode.at(b) + pc.gdn_scan_decode.at(b);
   }
   if (w.prefill_seqs > 0) {
@@ -344,6 +365,7 @@ ProfileWork profile_work(const ProfileCurves& pc, const RankWork& w) {
   p.tokens = w.tokens;
   p.lm_tokens = w.lm_tokens;
   p.decode_seqs = w.decode_seqs;
+  p.decode_tokens = w.decode_tokens;
   p.decode_context = w.decode_seqs > 0 ? w.decode_keys / w.decode_seqs : 0;
   p.prefill_seqs = w.prefill_seqs;
   p.prefill_tokens = w.prefill_tokens;

@@ -136,7 +136,8 @@ void resolve_own_ops(const OpProfile& profile, const CostModel& cm, ProfileCurve
 struct ProfileWork {
   double tokens = 0;          // tokens through the GEMMs (padded up to the CUDA-graph bucket)
   double lm_tokens = 0;       // tokens whose logits are computed
-  double decode_seqs = 0;     // decoding sequences (MTP verify tokens count as sequences)
+  double decode_seqs = 0;     // decoding sequences (an MTP sequence's verify tokens count once)
+  double decode_tokens = 0;   // their tokens (an MTP sequence's verify tokens each; not padded)
   double decode_context = 0;  // mean keys each decode token attends to
   double prefill_seqs = 0;
   double prefill_tokens = 0;

@@ -840,6 +840,13 @@ std::vector<std::string> engine_names() {
   return {"sglang", "vllm", "trtllm"};
 }
 
+std::string engine_display_name(const std::string& engine) {
+  if (engine == "sglang") return "SGLang";
+  if (engine == "vllm") return "vLLM";
+  if (engine == "trtllm") return "TensorRT-LLM";
+  return engine;
+}
+
 std::string profile_for_engine(const std::string& profile, const std::string& engine,
                                const Hardware& hardware) {
   if (engine.empty()) return profile;

@@ -89,18 +89,6 @@ std::vector<std::string> launch_lines(LaunchEngine e, const PlanTarget& t, const
   return {};
 }
 
-std::string engine_title(LaunchEngine e) {
-  switch (e) {
-    case LaunchEngine::kSglang:
-      return "SGLang";
-    case LaunchEngine::kVllm:
-      return "vLLM";
-    case LaunchEngine::kTrtllm:
-      return "TensorRT-LLM";
-  }
-  return "";
-}
-
 // How every candidate was priced: a plan without --profile is the roofline's and the seed's engine.
 std::string pricing_phrase(const PlanTarget& t) {
   if (t.profile.empty()) return "priced by the roofline and the seed's engine (no --profile)";
@@ -138,7 +126,8 @@ std::string stdout_report(const PlanSetup& setup, const std::vector<PlanRow>& ra
   s += "best: " + best.deployment() + " at " + rate_text(best) + " req/s, " +
        fmt("%.1f", best.throughput_per_gpu()) + " output tok/s per GPU, TTFT p90 " +
        fmt("%.1f", best.at.ttft_p90_ms) + " ms, TPOT p90 " + fmt("%.2f", best.at.tpot_p90_ms) + " ms" +
-       "\n  reproduce: " + ranked.front().sim_command + "\n  " + engine_title(setup.launch_engine) + ":\n";
+       "\n  reproduce: " + ranked.front().sim_command + "\n  " +
+       engine_display_name(launch_engine_name(setup.launch_engine)) + ":\n";
   for (const std::string& line : launch) s += "    " + line + "\n";
   return s;
 }

@@ -68,6 +68,14 @@ CostModel llama_fp8(const std::string& dir_name, const std::string& gemm_csv, in
   return make_cost_model(m, parse_parallel("tp1", "test"), KvLayout::kBf16, load_hardware("h200"), o);
 }
 
+// The ops the fused MLA decode module prices together (a_proj .. o_proj), and their summed time in a step.
+constexpr Op kMlaBlockOps[] = {Op::kAProj, Op::kNormRopeKvWrite, Op::kQBProj, Op::kSparseMla, Op::kOProj};
+double mla_block_s(const StepCost& sc) {
+  double s = 0;
+  for (Op op : kMlaBlockOps) s += sc[op].time_s;
+  return s;
+}
+
 }  // namespace
 
 // Llama-3.1 FP8 checkpoints scale per tensor; vLLM runs them with another kernel than block-FP8 weights.
@@ -123,16 +131,11 @@ TEST_CASE("profile terms name their source and coverage is the profiled share", 
 TEST_CASE("the fused MLA module is shared among its ops by their roofline times", "[op_profile]") {
   const StepCost roof = decode_step(deepseek_tp8(false), 16, 1023);
   const StepCost prof = decode_step(deepseek_tp8(true), 16, 1023);
-  const Op ops[] = {Op::kAProj, Op::kNormRopeKvWrite, Op::kQBProj, Op::kSparseMla, Op::kOProj};
-  double roof_sum = 0, prof_sum = 0;
-  for (Op op : ops) {
-    roof_sum += roof[op].time_s;
-    prof_sum += prof[op].time_s;
-  }
+  const double roof_sum = mla_block_s(roof), prof_sum = mla_block_s(prof);
   const auto p = load_op_profile("h200-sglang");
   CHECK(prof_sum ==
         Approx(61 * row_s(p->table(ProfileTableKind::kMlaModuleDecode), "fp8", {7168, 1536, 16, 16, 1024})));
-  for (Op op : ops) CHECK(prof[op].time_s / prof_sum == Approx(roof[op].time_s / roof_sum));
+  for (Op op : kMlaBlockOps) CHECK(prof[op].time_s / prof_sum == Approx(roof[op].time_s / roof_sum));
 }
 
 // BF16 KV (SGLang's default for DeepSeek-V3): the module rows are FP8-KV, so the block is the module at its
@@ -155,6 +158,48 @@ TEST_CASE("the MLA module of another KV dtype adds the attention rows' rise with
   const double rise_s = row_s(attn, "bfloat16", {16, 16, 1024}) - row_s(attn, "bfloat16", {16, 16, 2});
   CHECK(rise_s > 0);
   CHECK(sum == Approx(61 * (module_s + rise_s)));
+}
+
+// MTP's verify pass runs the decode kernel with a sequence's draft tokens in one query tile: each sequence's
+// cached KV is read once (SGLang trtllm_mla_backend.py, is_target_verify). The module's rows were measured
+// with one token per sequence, so 16 sequences verifying 3 tokens each (48 tokens) take the block of 48
+// tokens at the shortest context plus the 16 sequences' rise with context, not 48 sequences' rise.
+TEST_CASE("an MTP verify step's MLA module rises with context by its sequences, not its tokens",
+          "[op_profile]") {
+  const CostModel cm = deepseek_tp8(true);
+  auto verify_s = [&](int64_t context) {  // 16 sequences whose 3 new tokens see `context` keys
+    const std::vector<SeqWork> seqs(16, SeqWork{.new_tokens = 3, .context_tokens = context - 3});
+    return mla_block_s(step_cost(cm, seqs));
+  };
+  const auto profile = load_op_profile("h200-sglang");  // holds the table row_s reads
+  const ProfileTable& t = profile->table(ProfileTableKind::kMlaModuleDecode);
+  auto row = [&](double batch, double context) { return row_s(t, "fp8", {7168, 1536, 16, batch, context}); };
+  const double tokens48_s = mla_block_s(decode_step(cm, 48, 0));  // 48 tokens at the shortest context
+  CHECK(verify_s(1024) == Approx(tokens48_s + 61 * (row(16, 1024) - row(16, 1))));
+  CHECK(verify_s(4096) - verify_s(1024) == Approx(61 * (row(16, 4096) - row(16, 1024))));
+  // 48 plain decodes read 48 sequences' KV (the old pricing of this verify step): more at a long context.
+  CHECK(mla_block_s(decode_step(cm, 48, 4095)) > 1.2 * verify_s(4096));
+}
+
+// SGLang's NSA backend runs an MTP verify as bs x draft tokens queries of one token each, every one with its
+// own top-k keys (nsa_backend.py, is_target_verify): 16 GLM-5.3 sequences verifying 3 tokens each pay the DSA
+// ops of 48 decodes at the same keys, not of 16.
+TEST_CASE("an MTP verify step's DSA ops are priced per verify token", "[op_profile]") {
+  CostOptions o;
+  o.profile = load_op_profile("h200-sglang");
+  const CostModel cm = make_cost_model(model_preset("glm-5.3"), parse_parallel("dp8-ep8", "test"),
+                                       KvLayout::kFp8DsMla, load_hardware("h200"), o);
+  const std::vector<SeqWork> verify(16, SeqWork{.new_tokens = 3, .context_tokens = 1021});
+  std::vector<std::span<const SeqWork>> ranks(8, verify);
+  const StepCost v = step_cost(cm, ranks);
+  const StepCost plain48 = decode_step(cm, 48, 1023);  // 1,024 keys each, as each verify's mean
+  const StepCost plain16 = decode_step(cm, 16, 1023);
+  for (Op op : {Op::kSparseMla, Op::kIndexerScore}) {
+    INFO(op_name(op));
+    REQUIRE(v[op].source == TermSource::kProfile);
+    CHECK(v[op].time_s == Approx(plain48[op].time_s));
+    CHECK(v[op].time_s > plain16[op].time_s);
+  }
 }
 
 TEST_CASE("CUDA-graph buckets follow SGLang's capture list", "[op_profile]") {
