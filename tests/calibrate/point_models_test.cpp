@@ -646,6 +646,44 @@ TEST_CASE("issue 43: the B200 SGLang rows labelled DeepSeek-V3 are R1 runs held 
       PointModels(fp4, heldout + "/e2e-b200-sglang-v3-nvfp4.csv", heldout + "/models", dir.path().string()));
 }
 
+// The --profile-set value a B200 SGLang row's run gets: calibrate merges the row's repeated --profile-set
+// options into one, and passes them only to runs priced by a profile.
+namespace {
+std::string b200_sglang_profile_sets(const E2ePoint& p) {
+  SimPointOptions priced;
+  priced.extra_args = {"--profile", "b200-sglang"};
+  return option_value(sim_arguments(p, "model.json", "out", priced), "--profile-set");
+}
+}  // namespace
+
+// The B200 SGLang DeepSeek-R1 rows of InferenceX's dsr1-fp8-b200-sglang-mtp (calibrate/heldout/SOURCE.md,
+// "The MTP rows of e2e-b200-sglang.csv"): EAGLE with two drafts a step, and the overlap scheduler off - the
+// script's SGLANG_ENABLE_SPEC_V2=1 is a shell assignment never exported, so SGLang 0.5.9 ran spec V1, for
+// which it disables overlap scheduling. The plain sweep (config 87) keeps SGLang's default, overlap on.
+TEST_CASE("the B200 SGLang R1 MTP rows run EAGLE without the overlap scheduler, as launched",
+          "[point_models]") {
+  const std::string heldout = std::string(TOKENLINE_SOURCE_DIR) + "/calibrate/heldout";
+  int mtp = 0, plain = 0;
+  for (const E2ePoint& p : read_e2e_points(heldout + "/e2e-b200-sglang.csv")) {
+    if (p.model_path != "deepseek-ai/DeepSeek-R1") continue;
+    CAPTURE(p.line);
+    const std::string sets = b200_sglang_profile_sets(p);
+    if (option_value(p.sim_args, "--mtp").empty()) {
+      ++plain;
+      CHECK(sets.find("overlap_schedule") == std::string::npos);
+      continue;
+    }
+    ++mtp;
+    CHECK(option_value(p.sim_args, "--mtp") == "2");
+    CHECK(sets == "cuda_graph_max_bs=512,overlap_schedule=0");
+    CHECK(option_value(p.sim_args, "--chunk") == "16384");
+    CHECK(p.backend_version == "0.5.9");
+    CHECK(p.agg.tp == 8);
+  }
+  CHECK(mtp == 17);
+  CHECK(plain == 12);
+}
+
 // The B200 SGLang Qwen3.5-397B-A17B rows (calibrate/unseen/SOURCE.md; reported, never fitted): InferenceX's
 // runs at their dates - qwen3.5_fp8_b200.sh (efd49e50b, 6a5dad463), the EAGLE MTP config
 // qwen3.5_fp8_b200_mtp.sh (35d4bb367: 3 steps, caps at the concurrency, fraction 0.8) and
@@ -666,9 +704,12 @@ TEST_CASE("the B200 SGLang Qwen3.5 rows carry the scripts of their dates", "[poi
     CHECK(option_value(p.sim_args, "--moe-runner-backend") == "flashinfer_trtllm");
     CHECK(option_value(p.sim_args, "--scheduler-recv-interval") == (p.concurrency >= 16 ? "30" : "10"));
     CHECK(p.warmup_per_client == 2);
+    const std::string sets = b200_sglang_profile_sets(p);
     if (!option_value(p.sim_args, "--mtp").empty()) {
       ++mtp;
       CHECK(option_value(p.sim_args, "--mtp") == "3");
+      // no SGLANG_ENABLE_SPEC_V2 in the script at 35d4bb367: spec V1, SGLang turns the overlap scheduler off
+      CHECK(sets == "cuda_graph_max_bs=" + std::to_string(p.concurrency) + ",overlap_schedule=0");
       CHECK(option_value(p.sim_args, "--mem-fraction") == "0.80");
       CHECK(option_value(p.sim_args, "--max-running") == std::to_string(p.concurrency));
       CHECK(p.agg.tp == 4);
@@ -676,6 +717,7 @@ TEST_CASE("the B200 SGLang Qwen3.5 rows carry the scripts of their dates", "[poi
     } else {
       ++plain;
       ++plain_per_tp[p.agg.tp];
+      CHECK(sets == "cuda_graph_max_bs=" + std::to_string(p.concurrency));
       CHECK(option_value(p.sim_args, "--mem-fraction") == "0.82");
       CHECK(option_value(p.sim_args, "--max-running") == "128");
       CHECK(p.agg.moe_ep == (p.agg.tp == 4 ? 4 : 1));  // TP4 with --ep-size 4, TP8 with 1
