@@ -178,7 +178,7 @@ TEST_CASE("ledger --profile names each op's time source in tables and JSON", "[l
   CHECK(line.find("profile") != std::string::npos);
   const Run js =
       run("decode --model deepseek-v3 --parallel tp8 --batch 16 --context 1535 --json --profile h200-sglang "
-          "--profile-set step_cpu_overhead_s=0.05,step_cpu_per_request_s=0,overlap_schedule=0");
+          "--profile-set sync_step_cpu_s=0.05,sync_step_cpu_per_request_s=0,overlap_schedule=0");
   REQUIRE(js.rc == 0);
   const auto j = nlohmann::json::parse(js.out);
   bool rmsnorm_roofline = false;

@@ -1,5 +1,5 @@
-// deepseek_decode_step: a DeepSeek-V3 tp8 decode step priced by h200-sglang with timing overrides, the step
-// the pricing tests of the CPU terms, the floor and the overlap rule read.
+// deepseek_decode_step: a DeepSeek-V3 tp8 decode step priced by an H200 profile (h200-sglang unless named)
+// with timing overrides, the step the pricing tests of the CPU terms, the floor and the overlap rule read.
 #pragma once
 
 #include <cstdint>
@@ -16,9 +16,10 @@
 namespace tokenline {
 
 // `batch` requests at 1,023 cached tokens on one attention rank; `sets` as --profile-set takes them.
-inline StepCost deepseek_decode_step(const std::string& sets, int64_t batch) {
+inline StepCost deepseek_decode_step(const std::string& sets, int64_t batch,
+                                     const std::string& profile = "h200-sglang") {
   CostOptions o;
-  auto p = load_op_profile("h200-sglang");
+  auto p = load_op_profile(profile);
   apply_profile_sets(*p, sets);
   o.profile = std::move(p);
   const CostModel cm = make_cost_model(model_preset("deepseek-v3"), parse_parallel("tp8", "test"),

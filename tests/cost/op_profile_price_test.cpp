@@ -375,9 +375,9 @@ TEST_CASE("per-request CPU time shows only where it exceeds the GPU step under o
   const StepCost cpu = deepseek_decode_step("step_cpu_per_request_s=1e-3", 64);
   CHECK(cpu.overhead_s == Approx(64e-3 - base.total_s));
   CHECK(cpu.total_s == Approx(64e-3));
-  // Without overlap the CPU time adds: fixed + per request.
+  // Without overlap the serial step's CPU time adds: fixed + per request (h200-sglang names sync terms).
   const StepCost serial =
-      deepseek_decode_step("overlap_schedule=0,step_cpu_overhead_s=1e-3,step_cpu_per_request_s=1e-5", 64);
+      deepseek_decode_step("overlap_schedule=0,sync_step_cpu_s=1e-3,sync_step_cpu_per_request_s=1e-5", 64);
   CHECK(serial.overhead_s == Approx(1e-3 + 64 * 1e-5));
 }
 
