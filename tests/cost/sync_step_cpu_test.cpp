@@ -75,6 +75,16 @@ std::string profile_json_text(const std::string& name) {
   return s.str();
 }
 
+// Profile p names both sync terms, each at `engine`'s value: the engine's CPU, not the GPU.
+void check_engine_sync_terms(const OpProfile& p, const OpProfile& engine) {
+  for (TimingParam t : {TimingParam::kSyncStepCpuS, TimingParam::kSyncStepCpuPerRequestS}) {
+    INFO(timing_param_name(t));
+    CHECK(p.given(t));
+    CHECK(p.param(t) > 0);
+    CHECK(p.param(t) == engine.param(t));
+  }
+}
+
 // How often `needle` occurs in `text`.
 size_t occurrences(const std::string& text, const std::string& needle) {
   size_t count = 0;
@@ -88,12 +98,7 @@ TEST_CASE("issue 43: the vLLM profiles carry one sourced serial step time, Tenso
   for (const char* name : {"b200-vllm", "h200-vllm", "h100-vllm", "b300-vllm", "gb200-vllm"}) {
     INFO(name);
     const auto p = load_op_profile(name);
-    for (TimingParam t : {TimingParam::kSyncStepCpuS, TimingParam::kSyncStepCpuPerRequestS}) {
-      INFO(timing_param_name(t));
-      CHECK(p->given(t));
-      CHECK(p->param(t) > 0);
-      CHECK(p->param(t) == b200->param(t));  // the engine's CPU, not the GPU: one value
-    }
+    check_engine_sync_terms(*p, *b200);
     // The serial step is the one vLLM runs by default before 0.14 (the profiles' overlap_schedule 0).
     CHECK(p->param(TimingParam::kOverlapSchedule) == 0);
     // below the async-fitted terms it replaces at every batch the public measurements cover (32 to 256)
@@ -120,11 +125,7 @@ TEST_CASE("issue 43: the SGLang profiles carry one serial step time from public 
   for (const char* name : {"h200-sglang", "b200-sglang", "h100-sglang", "b300-sglang", "gb200-sglang"}) {
     INFO(name);
     const auto p = load_op_profile(name);
-    for (TimingParam t : {TimingParam::kSyncStepCpuS, TimingParam::kSyncStepCpuPerRequestS}) {
-      INFO(timing_param_name(t));
-      CHECK(p->given(t));
-      CHECK(p->param(t) == h200->param(t));  // the engine's CPU, not the GPU: one value
-    }
+    check_engine_sync_terms(*p, *h200);
     // The mean of the two published per-step gaps: (3.644 - 3.206) s over 512 / 2.296 steps (#12128) and
     // 2.99 / 246.80 - 3.01 / 273.43 s a step (#11398).
     const double r1 = (3.644 - 3.206) / (512 / 2.296), llama = 2.99 / 246.80 - 3.01 / 273.43;
