@@ -5,6 +5,7 @@
 #include <catch2/catch.hpp>
 #include <filesystem>
 #include <fstream>
+#include <initializer_list>
 #include <sstream>
 #include <string>
 #include <utility>
@@ -75,21 +76,28 @@ std::string profile_json_text(const std::string& name) {
   return s.str();
 }
 
-// Profile p names both sync terms, each at `engine`'s value: the engine's CPU, not the GPU.
-void check_engine_sync_terms(const OpProfile& p, const OpProfile& engine) {
+// How often `needle` occurs in `text`.
+size_t occurrences(const std::string& text, const std::string& needle) {
+  size_t count = 0;
+  for (size_t at = text.find(needle); at != std::string::npos; at = text.find(needle, at + 1)) ++count;
+  return count;
+}
+
+// Profile `name` (loaded as p) names both sync terms, each at `engine`'s value (the engine's CPU, not the
+// GPU), and its profile.json names each public measurement of `sources` `times` times.
+void check_engine_sync_terms(const std::string& name, const OpProfile& p, const OpProfile& engine,
+                             std::initializer_list<const char*> sources, size_t times) {
   for (TimingParam t : {TimingParam::kSyncStepCpuS, TimingParam::kSyncStepCpuPerRequestS}) {
     INFO(timing_param_name(t));
     CHECK(p.given(t));
     CHECK(p.param(t) > 0);
     CHECK(p.param(t) == engine.param(t));
   }
-}
-
-// How often `needle` occurs in `text`.
-size_t occurrences(const std::string& text, const std::string& needle) {
-  size_t count = 0;
-  for (size_t at = text.find(needle); at != std::string::npos; at = text.find(needle, at + 1)) ++count;
-  return count;
+  const std::string text = profile_json_text(name);
+  for (const char* source : sources) {
+    INFO(source);
+    CHECK(occurrences(text, source) == times);
+  }
 }
 
 TEST_CASE("issue 43: the vLLM profiles carry one sourced serial step time, TensorRT-LLM's none",
@@ -98,18 +106,13 @@ TEST_CASE("issue 43: the vLLM profiles carry one sourced serial step time, Tenso
   for (const char* name : {"b200-vllm", "h200-vllm", "h100-vllm", "b300-vllm", "gb200-vllm"}) {
     INFO(name);
     const auto p = load_op_profile(name);
-    check_engine_sync_terms(*p, *b200);
+    // each term's why names the public measurements it comes from
+    check_engine_sync_terms(name, *p, *b200, {"vllm-project/vllm#12094", "vllm-project/vllm#10634"}, 2);
     // The serial step is the one vLLM runs by default before 0.14 (the profiles' overlap_schedule 0).
     CHECK(p->param(TimingParam::kOverlapSchedule) == 0);
     // below the async-fitted terms it replaces at every batch the public measurements cover (32 to 256)
     CHECK(p->param(TimingParam::kSyncStepCpuS) < p->param(TimingParam::kStepCpuOverheadS));
     CHECK(p->param(TimingParam::kSyncStepCpuPerRequestS) < p->param(TimingParam::kStepCpuPerRequestS));
-    // each term's why names the public measurements it comes from
-    const std::string text = profile_json_text(name);
-    for (const char* source : {"vllm-project/vllm#12094", "vllm-project/vllm#10634"}) {
-      INFO(source);
-      CHECK(occurrences(text, source) == 2);
-    }
   }
   for (const char* name : {"h200-trtllm", "b200-trtllm", "h100-trtllm"}) {
     INFO(name);
@@ -125,7 +128,7 @@ TEST_CASE("issue 43: the SGLang profiles carry one serial step time from public 
   for (const char* name : {"h200-sglang", "b200-sglang", "h100-sglang", "b300-sglang", "gb200-sglang"}) {
     INFO(name);
     const auto p = load_op_profile(name);
-    check_engine_sync_terms(*p, *h200);
+    check_engine_sync_terms(name, *p, *h200, {"sgl-project/sglang#12128", "sgl-project/sglang#11398"}, 1);
     // The mean of the two published per-step gaps: (3.644 - 3.206) s over 512 / 2.296 steps (#12128) and
     // 2.99 / 246.80 - 3.01 / 273.43 s a step (#11398).
     const double r1 = (3.644 - 3.206) / (512 / 2.296), llama = 2.99 / 246.80 - 3.01 / 273.43;
@@ -134,11 +137,6 @@ TEST_CASE("issue 43: the SGLang profiles carry one serial step time from public 
     CHECK(p->param(TimingParam::kSyncStepCpuPerRequestS) == p->param(TimingParam::kStepCpuPerRequestS));
     // SGLang runs its overlap scheduler by default: the sync terms price only what turns it off
     CHECK(p->param(TimingParam::kOverlapSchedule) == 1);
-    const std::string text = profile_json_text(name);
-    for (const char* source : {"sgl-project/sglang#12128", "sgl-project/sglang#11398"}) {
-      INFO(source);
-      CHECK(occurrences(text, source) == 1);
-    }
   }
   // A step without overlap on h200-sglang adds the sync terms to the GPU's time, whatever the overlapped
   // ones.
