@@ -84,7 +84,7 @@ Setup build_setup(const LedgerArgs& a) {
   o.indexer_read_scales = !a.indexer_keys_only;
   o.mtp = a.mtp;
   o.max_chunk_tokens = a.chunk;
-  o.profile = load_op_profile(a.profile, a.profile_set);
+  o.profile = load_op_profile(a.profile, a.profile_set, a.mtp ? 1 : 0);
   // The KV a profile's engine stores (SGLang on H200: BF16), else the model's own layout (no profile; --ideal
   // takes none).
   const KvLayout layout =

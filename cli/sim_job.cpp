@@ -482,8 +482,8 @@ void check_cluster_gpus(const SimJob& job, const ClusterHardware& cluster,
   }
 }
 
-Deployment load_deployment(const SimJob& job, const ModelConfig& model,
-                           const std::vector<Parallel>& layouts) {
+Deployment load_deployment(const SimJob& job, const ModelConfig& model, const std::vector<Parallel>& layouts,
+                           Resolved& resolved) {
   Deployment d;
   if (!job.cluster.empty()) {
     const ClusterHardware cluster = load_cluster_hardware(job.cluster);
@@ -515,7 +515,10 @@ Deployment load_deployment(const SimJob& job, const ModelConfig& model,
   if (!job.profile.empty()) {
     auto profile = load_op_profile(job.profile);
     if (!job.speed_of.empty()) set_speed_from_run(*profile, run_speed_probe_s(job.speed_of), "--speed-of");
+    const std::string schedule = apply_speculative_schedule(*profile, job.mtp_drafts);
     apply_profile_sets(*profile, job.profile_set);
+    if (!schedule.empty() && profile->param(TimingParam::kOverlapSchedule) == 0)  // not --profile-set back on
+      resolved.defaults.push_back(schedule);
     if (!job.moe_runner_backend.empty() &&
         !select_moe_runner(*profile, job.moe_runner_backend, "--moe-runner-backend"))
       std::fprintf(stderr,
@@ -972,7 +975,7 @@ int run_sim_job(const SimJob& given) {
   const int32_t initial_instances = scale_fleet(job, pd);
   require_at_most(job.instances, limits::kMaxInstances, "--instances");
   resolve_time_source(job, model, resolved);
-  const Deployment deployment = load_deployment(job, model, parse_layouts(job, model));
+  const Deployment deployment = load_deployment(job, model, parse_layouts(job, model), resolved);
   const WorkloadSpec workload = workload_spec(job, &resolved);
   SimConfig config = build_config(job, model, deployment, pd.prefill_instances);
   config.workload_name = describe_workload(workload);
@@ -1020,7 +1023,7 @@ int run_replay_job(const SimJob& given) {
   const ModelConfig model = load_model(job.model);
   resolve_layout(job, model, resolved);
   resolve_time_source(job, model, resolved);
-  const Deployment deployment = load_deployment(job, model, parse_layouts(job, model));
+  const Deployment deployment = load_deployment(job, model, parse_layouts(job, model), resolved);
   const WorkloadSpec workload = workload_spec(job, &resolved);
   SimConfig config = build_config(job, model, deployment);
   config.workload_name = describe_workload(workload);

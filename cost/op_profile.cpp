@@ -675,12 +675,23 @@ void apply_profile_sets(OpProfile& profile, const std::string& sets) {
   }
 }
 
-std::shared_ptr<OpProfile> load_op_profile(const std::string& name_or_dir, const std::string& sets) {
+std::string apply_speculative_schedule(OpProfile& profile, int32_t mtp_drafts) {
+  if (mtp_drafts <= 0 || profile.engine_name != "sglang") return "";
+  if (profile.param(TimingParam::kOverlapSchedule) == 0) return "";
+  profile.timing[static_cast<size_t>(TimingParam::kOverlapSchedule)] = 0;
+  return "MTP as SGLang 0.5.9's speculative decoding V1, without the overlap scheduler "
+         "(SGLANG_ENABLE_SPEC_V2 "
+         "unset; --profile-set overlap_schedule=1 for V2)";
+}
+
+std::shared_ptr<OpProfile> load_op_profile(const std::string& name_or_dir, const std::string& sets,
+                                           int32_t mtp_drafts) {
   if (name_or_dir.empty()) {
     if (!sets.empty()) throw InputError("--profile-set", "a --profile to override", "no --profile");
     return nullptr;
   }
   std::shared_ptr<OpProfile> profile = load_op_profile(name_or_dir);
+  apply_speculative_schedule(*profile, mtp_drafts);
   apply_profile_sets(*profile, sets);
   return profile;
 }

@@ -171,9 +171,21 @@ bool select_moe_backend(OpProfile& profile, const std::string& backend, const st
 // parameter or a bad value.
 void apply_profile_sets(OpProfile& profile, const std::string& sets);
 
+// What the profile's engine does to its overlap scheduler when it speculates (--mtp k > 0). SGLang 0.5.9,
+// the release the SGLang profiles model, runs EAGLE / MTP as speculative decoding V1 unless
+// SGLANG_ENABLE_SPEC_V2 is set (python/sglang/srt/environ.py: EnvBool(False)), and for V1
+// server_args.py _handle_speculative_decoding turns the overlap scheduler off ("Overlap scheduler is
+// disabled because of using eagle3 or standalone speculative decoding"): overlap_schedule 0, a step's CPU
+// time in series with its GPU time (the profile's sync_step_cpu_* terms). Call it before --profile-set, so
+// that overlap_schedule=1 there says spec V2. vLLM and TensorRT-LLM profiles keep their schedule. Returns
+// the line a run lists among its defaults, or "" where nothing changed.
+std::string apply_speculative_schedule(OpProfile& profile, int32_t mtp_drafts);
+
 // --profile and --profile-set as a command takes them: null without a profile, else the profile with the
+// engine's schedule under speculation (apply_speculative_schedule, for mtp_drafts > 0) and then the
 // overrides applied. --profile-set without --profile is InputError naming --profile-set.
-std::shared_ptr<OpProfile> load_op_profile(const std::string& name_or_dir, const std::string& sets);
+std::shared_ptr<OpProfile> load_op_profile(const std::string& name_or_dir, const std::string& sets,
+                                           int32_t mtp_drafts = 0);
 
 // Prices `profile` at the speed a run's machine had: speed_scale = run_probe_s / the profile's speed_probe_s.
 // Throws InputError naming `where` when the profile recorded no probe (profiles of other engines, or made

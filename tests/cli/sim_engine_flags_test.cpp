@@ -348,4 +348,32 @@ TEST_CASE("sim prices SGLang's EP without an all-to-all unless --moe-a2a-backend
   }
 }
 
+// SGLang 0.5.9 runs MTP as speculative decoding V1, without its overlap scheduler, unless
+// SGLANG_ENABLE_SPEC_V2 is set (cost/op_profile.h apply_speculative_schedule): an --mtp run on an SGLang
+// profile prices the serial step and says so; --profile-set overlap_schedule=1 is V2.
+TEST_CASE("sim runs SGLang's MTP without the overlap scheduler unless told spec V2", "[sim_job][engine]") {
+  TestDir dir("sim_spec_v1");
+  const std::string base =
+      "sim --model deepseek-v3 --parallel tp8 --hardware b200 --engine sglang --concurrency 4 --mtp 2 "
+      "--workload 'synthetic:n=12,seed=5,input=fixed:512,output=fixed:64' ";
+  const auto [v1, v2] = metrics_without_and_with(dir, base, "v1", "--profile-set overlap_schedule=1", "v2");
+  const std::string line = "MTP as SGLang 0.5.9's speculative decoding V1, without the overlap scheduler";
+  auto lists = [&](const nlohmann::json& m) {
+    for (const auto& d : m["configuration"]["defaults"])
+      if (d.get<std::string>().find(line) != std::string::npos) return true;
+    return false;
+  };
+  CHECK(lists(v1));
+  CHECK_FALSE(lists(v2));
+  CHECK(v1["latency_ms"]["tpot"]["mean"].get<double>() > v2["latency_ms"]["tpot"]["mean"].get<double>());
+  // Without MTP nothing changes: the overlap scheduler stays on.
+  const auto [plain, on] = metrics_without_and_with(
+      dir,
+      "sim --model deepseek-v3 --parallel tp8 --hardware b200 --engine sglang --concurrency 4 "
+      "--workload 'synthetic:n=12,seed=5,input=fixed:512,output=fixed:64' ",
+      "plain", "--profile-set overlap_schedule=1", "on");
+  CHECK_FALSE(lists(plain));
+  CHECK(plain["latency_ms"]["tpot"]["mean"] == on["latency_ms"]["tpot"]["mean"]);
+}
+
 }  // namespace tokenline

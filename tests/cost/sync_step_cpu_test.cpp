@@ -148,5 +148,40 @@ TEST_CASE("issue 43: the SGLang profiles carry one serial step time from public 
   CHECK(serial.total_s == Approx(gpu.total_s + serial.overhead_s));
 }
 
+TEST_CASE("issue 43: SGLang speculates without its overlap scheduler unless told spec V2",
+          "[op_profile][sglang]") {
+  for (const char* name : {"h200-sglang", "b200-sglang", "h100-sglang", "b300-sglang", "gb200-sglang"}) {
+    INFO(name);
+    // SGLang 0.5.9 runs MTP as spec V1 (SGLANG_ENABLE_SPEC_V2 default False), which turns overlap off.
+    const auto mtp = load_op_profile(name, "", 2);
+    CHECK(mtp->param(TimingParam::kOverlapSchedule) == 0);
+    auto fresh = load_op_profile(name);
+    CHECK(apply_speculative_schedule(*fresh, 1).find("SGLANG_ENABLE_SPEC_V2") != std::string::npos);
+    CHECK(apply_speculative_schedule(*fresh, 1).empty());  // nothing left to change
+    // Without drafts the overlap scheduler stays on; --profile-set overlap_schedule=1 is spec V2.
+    CHECK(load_op_profile(name, "", 0)->param(TimingParam::kOverlapSchedule) == 1);
+    CHECK(load_op_profile(name, "overlap_schedule=1", 2)->param(TimingParam::kOverlapSchedule) == 1);
+  }
+  // vLLM and TensorRT-LLM profiles keep the schedule they state (--profile-set changes it).
+  for (const char* name : {"h200-trtllm", "b200-trtllm", "b200-vllm", "h200-vllm"}) {
+    INFO(name);
+    auto p = load_op_profile(name);
+    const double before = p->param(TimingParam::kOverlapSchedule);
+    CHECK(apply_speculative_schedule(*p, 2).empty());
+    CHECK(p->param(TimingParam::kOverlapSchedule) == before);
+  }
+  // Priced: an MTP run's step on h200-sglang is the serial one, the GPU's time plus the sync terms.
+  const auto h200 = load_op_profile("h200-sglang");
+  CostOptions o;
+  o.profile = load_op_profile("h200-sglang", "", 2);
+  const CostModel cm = make_cost_model(model_preset("deepseek-v3"), parse_parallel("tp8", "test"),
+                                       KvLayout::kFp8E4m3, load_hardware("h200"), o);
+  const StepCost spec = decode_step(cm, kBatch, 1023);
+  const StepCost serial = deepseek_decode_step("overlap_schedule=0", kBatch);
+  CHECK(spec.total_s == Approx(serial.total_s));
+  CHECK(spec.overhead_s == Approx(h200->param(TimingParam::kSyncStepCpuS) +
+                                  double(kBatch) * h200->param(TimingParam::kSyncStepCpuPerRequestS)));
+}
+
 }  // namespace
 }  // namespace tokenline
