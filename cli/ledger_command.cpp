@@ -174,21 +174,35 @@ std::vector<int64_t> batch_limit_contexts(const CostModel& cm, int64_t context) 
 
 // ---- human output ----
 
+// The ledger names the full-attention core by its layers' kind (docs/layers.md): DSA's sparse MLA (GLM-5,
+// DeepSeek-V3.2), MLA (DeepSeek-V3, Kimi-K2.5) or GQA / MHA attention, and shows the indexer's columns and
+// rows only for a model with one. trace.json, profiles and `tokenline compare` keep the op's one name
+// (op_name: sparse_mla).
+std::string ledger_op_name(Op op, const ModelConfig& m) {
+  if (op != Op::kSparseMla || m.has_indexer()) return std::string(op_name(op));
+  return m.attention == AttentionKind::kMla ? "mla_attention" : "full_attention";
+}
+
 void print_header(const LedgerArgs& a, const Setup& s) {
   const CostModel& cm = s.cm;
-  std::printf("tokenline ledger %s | %s | %d x %s | %s | kv %s: %lld B + indexer %lld B per token-layer\n",
-              a.phase.c_str(), cm.model.name.c_str(), cm.parallel.gpus(), cm.hardware.name.c_str(),
-              cm.parallel.name().c_str(), std::string(kv_layout_name(cm.kv_layout)).c_str(),
-              (long long)cm.kv_bytes_token_layer, (long long)cm.indexer_bytes_token_layer);
+  const std::string indexer =
+      cm.model.has_indexer() ? " + indexer " + std::to_string(cm.indexer_bytes_token_layer) + " B" : "";
+  std::printf("tokenline ledger %s | %s | %d x %s | %s | kv %s: %lld B%s per token-layer\n", a.phase.c_str(),
+              cm.model.name.c_str(), cm.parallel.gpus(), cm.hardware.name.c_str(), cm.parallel.name().c_str(),
+              std::string(kv_layout_name(cm.kv_layout)).c_str(), (long long)cm.kv_bytes_token_layer,
+              indexer.c_str());
   const WeightFormats& wf = cm.model.weights;
   if (wf.per_group && !(wf.quantized == wf.unquantized))
     std::printf("weights: %s (%s)\n", weight_formats_summary(cm.model).c_str(), wf.source.c_str());
   if (const std::string rows = weight_rows_summary(cm); !rows.empty())
     std::printf("weight rows: %s\n", rows.c_str());
   if (!cm.model.left_out.empty()) std::printf("left out: %s\n", cm.model.left_out.c_str());
-  std::printf("layers %d = %d dense + %d MoE; indexer %d full + %d shared\n", cm.model.layers,
-              cm.model.mlp_dense_layers(), cm.model.moe_layers(),
-              cm.model.has_indexer() ? cm.model.indexer_full_layers : 0, cm.model.indexer_shared_layers());
+  std::printf("layers %d = %d dense + %d MoE", cm.model.layers, cm.model.mlp_dense_layers(),
+              cm.model.moe_layers());
+  if (cm.model.has_indexer())
+    std::printf("; indexer %d full + %d shared", cm.model.indexer_full_layers,
+                cm.model.indexer_shared_layers());
+  std::printf("\n");
   if (cm.model.linear_layers() > 0)
     std::printf("mixers: %d attention + %d gdn + %d mamba2\n", cm.model.attention_layers(),
                 cm.model.mixer_layers(MixerKind::kGatedDeltaNet), cm.model.mixer_layers(MixerKind::kMamba2));
@@ -236,17 +250,20 @@ std::string source_cell(const Term& t, bool profiled) {
   return profiled ? " " + cell + std::string(kWidth - std::min(kWidth, cell.size()), ' ') : "";
 }
 
-void print_ops(const StepCost& c, bool profiled) {
+void print_ops(const StepCost& c, bool profiled, const ModelConfig& m) {
+  const bool indexer = m.has_indexer();
   std::printf("\nOperators (busiest attention rank: FLOPs and bytes of the rank, time of one of its GPUs)\n");
-  std::printf("%-20s %6s %7s %12s %10s %10s %9s %9s %10s%s\n", "op", "layers", "calls", "GFLOP", "HBM GB",
-              "weight GB", "KV GB", "index GB", "time ms", profiled ? " source  " : "");
+  std::printf("%-20s %6s %7s %12s %10s %10s %9s%s %10s%s\n", "op", "layers", "calls", "GFLOP", "HBM GB",
+              "weight GB", "KV GB", indexer ? "  index GB" : "", "time ms", profiled ? " source  " : "");
   for (int i = 0; i < kOpCount; ++i) {
     const Term& t = c.terms[i];
     if (is_collective(Op(i)) || t.count == 0) continue;
-    std::printf("%-20s %6d %7lld %12.2f %10.3f %10.3f %9.3f %9.3f %10.4f%s\n",
-                std::string(op_name(Op(i))).c_str(), t.layers, (long long)t.count, t.rank_flops / 1e9,
-                t.rank_hbm_bytes / 1e9, t.weight_bytes / 1e9, t.kv_bytes / 1e9, t.indexer_bytes / 1e9,
-                t.time_s * 1e3, source_cell(t, profiled).c_str());
+    char index[16] = "";
+    if (indexer) std::snprintf(index, sizeof index, " %9.3f", t.indexer_bytes / 1e9);
+    std::printf("%-20s %6d %7lld %12.2f %10.3f %10.3f %9.3f%s %10.4f%s\n", ledger_op_name(Op(i), m).c_str(),
+                t.layers, (long long)t.count, t.rank_flops / 1e9, t.rank_hbm_bytes / 1e9,
+                t.weight_bytes / 1e9, t.kv_bytes / 1e9, index, t.time_s * 1e3,
+                source_cell(t, profiled).c_str());
   }
 }
 
@@ -269,8 +286,8 @@ void print_collectives(const StepCost& c, const CostModel& cm) {
               c.collective_bytes() / 1e6);
 }
 
-void print_ledgers(const StepCost& c, double rank_tokens, double time_scale, const char* unit,
-                   bool profiled) {
+void print_ledgers(const StepCost& c, double rank_tokens, double time_scale, const char* unit, bool profiled,
+                   bool indexer) {
   std::printf("\nMarginal-cost ledgers (busiest rank, %.0f tokens)\n  %-44s %12s %14s\n", rank_tokens, "",
               "GB per step", "MB per token");
   const std::string comm = "communication (" + std::to_string(c.collective_count()) + " calls)";
@@ -279,6 +296,7 @@ void print_ledgers(const StepCost& c, double rank_tokens, double time_scale, con
       {"KV read", c.bytes.kv_read},           {"KV written", c.bytes.kv_write},
       {"indexer read", c.bytes.indexer_read}, {"indexer written", c.bytes.indexer_write}};
   for (const auto& [name, bytes] : ledgers) {
+    if (!indexer && name.rfind("indexer", 0) == 0) continue;
     std::printf("  %-44s %12.3f %14.3f\n", name.c_str(), bytes / 1e9,
                 rank_tokens > 0 ? bytes / rank_tokens / 1e6 : 0);
   }
@@ -292,6 +310,7 @@ void print_ledgers(const StepCost& c, double rank_tokens, double time_scale, con
   for (const auto& [name, s] : rows) {
     const std::string_view n = name;
     if (!profiled && (n == "profile" || n == "step floor" || n == "cpu overhead")) continue;
+    if (!indexer && n == "indexer") continue;
     std::printf("  %-22s %12.4f %s  %5.1f %%\n", name, s * time_scale, unit,
                 c.total_s > 0 ? 100 * s / c.total_s : 0);
   }
@@ -330,25 +349,28 @@ void print_memory(const CostModel& cm, int64_t context) {
   std::printf("\n");
 }
 
-void print_chunks(const std::vector<ChunkCost>& chunks) {
-  std::printf("\nChunks\n%5s %8s %9s %10s %11s %12s %11s %11s %9s\n", "chunk", "tokens", "prefix", "PFLOP",
-              "idx PFLOP", "idx read GB", "KV write GB", "coll GB", "time s");
+void print_chunks(const std::vector<ChunkCost>& chunks, bool indexer) {
+  std::printf("\nChunks\n%5s %8s %9s %10s%s %11s %11s %9s\n", "chunk", "tokens", "prefix", "PFLOP",
+              indexer ? "   idx PFLOP  idx read GB" : "", "KV write GB", "coll GB", "time s");
   for (const ChunkCost& c : chunks) {
-    std::printf("%5d %8lld %9lld %10.3f %11.3f %12.2f %11.3f %11.2f %9.3f\n", c.index, (long long)c.tokens,
-                (long long)c.prefix, c.cost.flops() / 1e15, c.cost[Op::kIndexerScore].flops / 1e15,
-                c.cost.bytes.indexer_read / 1e9, c.cost.bytes.kv_write / 1e9, c.cost.collective_bytes() / 1e9,
-                c.cost.total_s);
+    char index[32] = "";
+    if (indexer)
+      std::snprintf(index, sizeof index, " %11.3f %12.2f", c.cost[Op::kIndexerScore].flops / 1e15,
+                    c.cost.bytes.indexer_read / 1e9);
+    std::printf("%5d %8lld %9lld %10.3f%s %11.3f %11.2f %9.3f\n", c.index, (long long)c.tokens,
+                (long long)c.prefix, c.cost.flops() / 1e15, index, c.cost.bytes.kv_write / 1e9,
+                c.cost.collective_bytes() / 1e9, c.cost.total_s);
   }
 }
 
 // ---- JSON ----
 
-Json ops_json(const StepCost& c, bool profiled) {
+Json ops_json(const StepCost& c, bool profiled, const ModelConfig& m) {
   Json ops = Json::array();
   for (int i = 0; i < kOpCount; ++i) {
     const Term& t = c.terms[i];
     if (is_collective(Op(i)) || t.count == 0) continue;
-    ops.push_back({{"name", op_name(Op(i))},
+    ops.push_back({{"name", ledger_op_name(Op(i), m)},
                    {"layers", t.layers},
                    {"calls", t.count},
                    {"flops", t.flops},
@@ -483,15 +505,16 @@ void emit_step(const LedgerArgs& a, const Setup& s, const StepCost& c, Json* ext
   const double rank_tokens = a.phase == "decode" ? double(a.batch) : double(s.context);
   const bool profiled = s.cm.time_source->measured();
   if (!a.json) {
-    print_ops(c, profiled);
+    print_ops(c, profiled, s.cm.model);
     print_collectives(c, s.cm);
-    print_ledgers(c, rank_tokens, a.phase == "decode" ? 1e3 : 1, a.phase == "decode" ? "ms" : "s", profiled);
+    print_ledgers(c, rank_tokens, a.phase == "decode" ? 1e3 : 1, a.phase == "decode" ? "ms" : "s", profiled,
+                  s.cm.model.has_indexer());
     print_memory(s.cm, a.phase == "decode" ? s.context + 1 : s.context + a.prefix);
     return;
   }
   Json out = header_json(a, s);
   if (profiled) out["profile"] = a.profile;
-  out["ops"] = ops_json(c, profiled);
+  out["ops"] = ops_json(c, profiled, s.cm.model);
   out["collectives"] = collectives_json(c, s.cm);
   out["totals"] = totals_json(c);
   out["marginal_per_token"] = marginal_json(c, rank_tokens);
@@ -512,7 +535,7 @@ void run_prefill(const LedgerArgs& a, const Setup& s) {
   StepCost sum;
   for (const ChunkCost& c : chunks) add_into(sum, c.cost);
   if (!a.json) {
-    print_chunks(chunks);
+    print_chunks(chunks, s.cm.model.has_indexer());
     std::printf("\nTTFT (sum of chunk steps): %.3f s\n", sum.total_s);
     emit_step(a, s, sum, nullptr);
     return;
@@ -536,9 +559,10 @@ void run_pd(const LedgerArgs& a, const Setup& s) {
   const PdTransfer t = pd_transfer(s.cm, s.context);
   if (!a.json) {
     std::printf("\n%-10s %16s %10s\n", "cache", "bytes", "GB");
-    std::printf("%-10s %16.0f %10.3f\n%-10s %16.0f %10.3f\n%-10s %16.0f %10.3f\n", "kv", t.kv_bytes,
-                t.kv_bytes / 1e9, "indexer", t.indexer_bytes, t.indexer_bytes / 1e9, "total", t.total_bytes(),
-                t.total_bytes() / 1e9);
+    std::printf("%-10s %16.0f %10.3f\n", "kv", t.kv_bytes, t.kv_bytes / 1e9);
+    if (s.cm.model.has_indexer())
+      std::printf("%-10s %16.0f %10.3f\n", "indexer", t.indexer_bytes, t.indexer_bytes / 1e9);
+    std::printf("%-10s %16.0f %10.3f\n", "total", t.total_bytes(), t.total_bytes() / 1e9);
     std::printf("\n%-10s %12s\n%-10s %12.4f\n%-10s %12.4f\n", "link", "time s", "nvlink",
                 t.time_s(Link::kNvlink, s.cm), "ib", t.time_s(Link::kIb, s.cm));
     return;

@@ -275,3 +275,40 @@ TEST_CASE("issue 44: the ledger names Nemotron 3 Super's latent MoE and Gemma 4'
   CHECK(gemma.out.find("full layers 32 x 512 queries, 4 x 512 KV (keys as values)") != std::string::npos);
   CHECK(gemma.out.find("latent_proj") == std::string::npos);
 }
+
+// Issue 44: the ledger names the full-attention op by its layers' kind and shows the indexer only where the
+// model has one (cli/ledger_command.cpp ledger_op_name).
+TEST_CASE("issue 44: a ledger's attention row is named by its layer kind, the indexer shown only with one",
+          "[ledger_cli]") {
+  struct Case {
+    const char* args;
+    const char* attention;
+    bool indexer;
+  };
+  for (const Case& c : {Case{"--model llama-3.1-70b --gpus 8", "full_attention", false},
+                        Case{"--model gpt-oss-120b --gpus 8", "full_attention", false},
+                        Case{"--model deepseek-v3 --gpus 8", "mla_attention", false},
+                        Case{"--model glm-5.3 --gpus 8", "sparse_mla", true}}) {
+    INFO(c.args);
+    for (const char* phase : {"decode --batch 4 --context 4096", "prefill --context 2048 --chunk 1024"}) {
+      INFO(phase);
+      const Run text = run(std::string(phase) + " " + c.args);
+      REQUIRE(text.rc == 0);
+      CHECK(text.out.find(std::string("\n") + c.attention + " ") != std::string::npos);
+      CHECK((text.out.find("sparse_mla") != std::string::npos) == c.indexer);
+      CHECK((text.out.find("index GB") != std::string::npos) == c.indexer);
+      CHECK((text.out.find("indexer") != std::string::npos) == c.indexer);
+      CHECK((text.out.find("idx PFLOP") != std::string::npos) == (c.indexer && phase[0] == 'p'));
+      const Run js = run(std::string(phase) + " " + c.args + " --json");
+      REQUIRE(js.rc == 0);
+      const auto j = nlohmann::json::parse(js.out);
+      bool named = false;
+      for (const auto& op : j["ops"]) named = named || op["name"] == c.attention;
+      CHECK(named);
+      CHECK(j["per_token_layer_bytes"].contains("indexer"));  // the JSON's fields stay, whatever the model
+    }
+    const Run pd = run(std::string("pd --context 4096 ") + c.args);
+    REQUIRE(pd.rc == 0);
+    CHECK((pd.out.find("\nindexer ") != std::string::npos) == c.indexer);
+  }
+}
