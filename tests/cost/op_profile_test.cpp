@@ -242,7 +242,7 @@ TEST_CASE("tables_from prices a profile from another profile's tables on the sam
       }
     }
     CHECK(vllm->engine.admission == Admission::kIncremental);
-    CHECK(vllm->param(TimingParam::kOverlapSchedule) == 0);
+    CHECK(vllm->param(TimingParam::kOverlapSchedule) == 1);  // async scheduling, vLLM 0.14's default
     CHECK(vllm->param(TimingParam::kSharedExpertsFusion) == 0);
   }
   SECTION("the profile's own tables replace the named profile's, kind by kind") {

@@ -108,8 +108,11 @@ TEST_CASE("issue 43: the vLLM profiles carry one sourced serial step time, Tenso
     const auto p = load_op_profile(name);
     // each term's why names the public measurements it comes from
     check_engine_sync_terms(name, *p, *b200, {"vllm-project/vllm#12094", "vllm-project/vllm#10634"}, 2);
-    // The serial step is the one vLLM runs by default before 0.14 (the profiles' overlap_schedule 0).
-    CHECK(p->param(TimingParam::kOverlapSchedule) == 0);
+    // vLLM schedules asynchronously by default from 0.14 (#27614); the serial step is what earlier
+    // releases run, --profile-set overlap_schedule=0
+    CHECK(p->param(TimingParam::kOverlapSchedule) == 1);
+    CHECK(profile_json_text(name).find("vLLM schedules asynchronously by default from 0.14.0") !=
+          std::string::npos);
     // below the async-fitted terms it replaces at every batch the public measurements cover (32 to 256)
     CHECK(p->param(TimingParam::kSyncStepCpuS) < p->param(TimingParam::kStepCpuOverheadS));
     CHECK(p->param(TimingParam::kSyncStepCpuPerRequestS) < p->param(TimingParam::kStepCpuPerRequestS));
