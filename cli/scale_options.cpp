@@ -2,6 +2,7 @@
 
 #include <CLI/CLI.hpp>
 #include <cmath>
+#include <cstdio>
 #include <cstdlib>
 #include <utility>
 
@@ -100,8 +101,9 @@ void check_pd_options(const ScaleOptions& o) {
 
 void add_scale_options(CLI::App& cmd, ScaleOptions& o) {
   cmd.add_option("--gpu-price", o.gpu_price,
-                 "metrics.json's cost block at USD per GPU-hour, or 'list': the hardware's list price "
-                 "(topologies/hardware/*.json, source and date there)");
+                 "metrics.json's cost block at USD per GPU-hour; 'list': the hardware's list price "
+                 "(topologies/hardware/*.json, source and date there), the default where it lists one; "
+                 "'none': no cost block");
   cmd.add_option("--max-instances", o.max_instances,
                  "autoscale between --min-instances and this many instances (HPA maxReplicas); "
                  "--instances is the count at the start");
@@ -150,11 +152,11 @@ void add_scale_options(CLI::App& cmd, ScaleOptions& o) {
 }
 
 void check_scale_options(const ScaleOptions& o, int32_t initial_instances, bool slo) {
-  if (!o.gpu_price.empty() && o.gpu_price != "list") {
+  if (!o.gpu_price.empty() && o.gpu_price != "list" && o.gpu_price != "none") {
     char* end = nullptr;
     const double v = std::strtod(o.gpu_price.c_str(), &end);
     if (end == o.gpu_price.c_str() || *end != '\0' || !std::isfinite(v) || v <= 0)
-      throw InputError("--gpu-price", "USD per GPU-hour > 0, or 'list'", "'" + o.gpu_price + "'");
+      throw InputError("--gpu-price", "USD per GPU-hour > 0, 'list' or 'none'", "'" + o.gpu_price + "'");
   }
   if (o.pd_autoscaled()) {
     check_pd_options(o);
@@ -198,18 +200,27 @@ void check_scale_options(const ScaleOptions& o, int32_t initial_instances, bool 
   check_timing(o);
 }
 
-CostConfig cost_config(const ScaleOptions& o, const std::string& hardware) {
+CostConfig cost_config(const ScaleOptions& o, const std::string& hardware, std::string* defaulted) {
   CostConfig c;
-  if (o.gpu_price.empty()) return c;
-  if (o.gpu_price != "list") {
+  if (o.gpu_price == "none") return c;
+  if (!o.gpu_price.empty() && o.gpu_price != "list") {
     c.usd_per_gpu_hour = std::strtod(o.gpu_price.c_str(), nullptr);
     c.price_source = "--gpu-price";
     return c;
   }
   const GpuPrice price = load_gpu_price(hardware);
-  if (price.usd_per_gpu_hour <= 0)
+  if (o.gpu_price.empty()) {  // the default: the list price where the hardware lists one, else no cost block
+    if (price.usd_per_gpu_hour <= 0) return c;
+    if (defaulted != nullptr) {
+      char usd[32];
+      std::snprintf(usd, sizeof usd, "%.2f", price.usd_per_gpu_hour);
+      *defaulted = "GPU price $" + std::string(usd) + "/GPU-hour, " + hardware + "'s list price of " +
+                   price.date + " (no --gpu-price; give yours, or 'none')";
+    }
+  } else if (price.usd_per_gpu_hour <= 0) {
     throw InputError("--gpu-price list", "a hardware JSON with a \"price\" block (or --gpu-price USD)",
                      hardware + " lists no price");
+  }
   c.usd_per_gpu_hour = price.usd_per_gpu_hour;
   c.price_source = price.source + " (" + price.date + ")";
   return c;

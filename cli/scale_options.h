@@ -59,9 +59,12 @@ void check_scale_options(const ScaleOptions& options, int32_t initial_instances,
 // starting --pd counts; throws InputError naming the flag.
 PdScaleBounds pd_scale_bounds(const ScaleOptions& options, int32_t prefill, int32_t decode);
 
-// The cost block's price: none, --gpu-price USD, or the hardware's list price (InputError when it lists
-// none). `hardware`: the preset name or JSON path the run's GPUs came from.
-CostConfig cost_config(const ScaleOptions& options, const std::string& hardware);
+// The cost block's price: --gpu-price USD; 'list', the hardware's list price (InputError when it lists none);
+// 'none', no cost block; without --gpu-price the list price where the hardware lists one, with the line a run
+// lists among its defaults in *defaulted (else no cost block). `hardware`: the preset name or JSON path the
+// run's GPUs came from.
+CostConfig cost_config(const ScaleOptions& options, const std::string& hardware,
+                       std::string* defaulted = nullptr);
 
 // REQUIRES: check_scale_options passed and options.autoscaled(). weight_bytes_per_gpu: what each GPU loads;
 // nic_bytes_per_s: the GPU's NIC bandwidth, the default storage link.

@@ -925,8 +925,10 @@ int32_t scale_fleet(SimJob& job, PdConfig& pd) {
 // a GPU holds over the storage link, then the engine's start-up.
 // Autoscaled PD pools: each pool's policy from the same settings and cold start.
 void apply_scale_options(const SimJob& job, int32_t initial_instances, const Deployment& d, SimConfig& c,
-                         PdConfig& pd) {
-  c.cost = cli::cost_config(job.scale, d.hardware_name);
+                         PdConfig& pd, Resolved& resolved) {
+  std::string price_default;
+  c.cost = cli::cost_config(job.scale, d.hardware_name, &price_default);
+  if (!price_default.empty()) resolved.defaults.push_back(price_default);
   if (!job.scale.autoscaled() && !job.scale.pd_autoscaled()) return;
   const CostModel& cm = d.cost_models.front();
   const KvCapacity cap = kv_capacity(cm, engine_behavior(job, cm.options.profile.get()),
@@ -979,7 +981,7 @@ int run_sim_job(const SimJob& given) {
   const WorkloadSpec workload = workload_spec(job, &resolved);
   SimConfig config = build_config(job, model, deployment, pd.prefill_instances);
   config.workload_name = describe_workload(workload);
-  apply_scale_options(job, initial_instances, deployment, config, pd);
+  apply_scale_options(job, initial_instances, deployment, config, pd, resolved);
   if (!job.skip_bad_lines) prevalidate_workload(workload);  // malformed input stops the run before it starts
   if (pd.enabled()) {
     apply_pd_roles(config, pd);
@@ -1027,7 +1029,9 @@ int run_replay_job(const SimJob& given) {
   const WorkloadSpec workload = workload_spec(job, &resolved);
   SimConfig config = build_config(job, model, deployment);
   config.workload_name = describe_workload(workload);
-  config.cost = cli::cost_config(job.scale, deployment.hardware_name);
+  std::string price_default;
+  config.cost = cli::cost_config(job.scale, deployment.hardware_name, &price_default);
+  if (!price_default.empty()) resolved.defaults.push_back(price_default);
   const RecordedRun recorded = read_recorded_run(path);
   if (recorded.instances.size() != config.instances.size()) {
     throw InputError(

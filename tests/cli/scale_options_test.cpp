@@ -37,9 +37,22 @@ TEST_CASE("a cold start is the weights over the link plus the engine start-up", 
   CHECK(a.initial_instances == 2);
 }
 
-TEST_CASE("the cost block's price: none, given, or the hardware's list price", "[cli][cost]") {
+TEST_CASE("the cost block's price: the list price by default, given, or none", "[cli][cost]") {
   ScaleOptions o;
-  CHECK_FALSE(cost_config(o, "h200").enabled());
+  std::string defaulted;
+  const CostConfig list = cost_config(o, "h200", &defaulted);  // no --gpu-price: the list price, said so
+  CHECK(list.usd_per_gpu_hour == 4.54);
+  CHECK(defaulted.find("$4.54/GPU-hour") != std::string::npos);
+  CHECK(defaulted.find("no --gpu-price") != std::string::npos);
+  defaulted.clear();
+  CHECK_FALSE(cost_config(o, "b300", &defaulted).enabled());  // no list price: no cost block, no error
+  CHECK(defaulted.empty());
+  o.gpu_price = "none";
+  CHECK_FALSE(cost_config(o, "h200", &defaulted).enabled());
+  CHECK(defaulted.empty());
+  CHECK_NOTHROW(check_scale_options(o, 1, false));
+  o.gpu_price = "list";
+  CHECK_THROWS_AS(cost_config(o, "b300"), InputError);  // asked for, and none listed
   o.gpu_price = "3.5";
   CHECK(cost_config(o, "h200").usd_per_gpu_hour == 3.5);
   o.gpu_price = "list";

@@ -489,11 +489,23 @@ TEST_CASE("a fixed fleet's cost is its GPUs x the simulated time at the price pe
   const auto l = read_json(dir.file("l/metrics.json"))["cost"];
   CHECK(l["usd_per_gpu_hour"] == 2.95);
   CHECK(l["price_source"].get<std::string>().find("2026-05-20") != std::string::npos);
-  // Without --gpu-price the document has neither new block.
-  REQUIRE(run_tokenline(common + "--out '" + dir.file("n") + "'", dir).exit_code == 0);
+  // Without --gpu-price the list price, as 'list', and no autoscaling block; 'none' writes no cost block.
+  REQUIRE(run_tokenline(common + "--out '" + dir.file("d") + "'", dir).exit_code == 0);
+  const auto d = read_json(dir.file("d/metrics.json"));
+  CHECK(d["cost"] == read_json(dir.file("l/metrics.json"))["cost"]);
+  CHECK_FALSE(d.contains("autoscaling"));
+  REQUIRE(run_tokenline(common + "--out '" + dir.file("n") + "' --gpu-price none", dir).exit_code == 0);
   const auto n = read_json(dir.file("n/metrics.json"));
   CHECK_FALSE(n.contains("cost"));
   CHECK_FALSE(n.contains("autoscaling"));
+  // A hardware without a list price: no cost block by default, and 'list' is refused naming the flag.
+  const std::string b300 =
+      "sim --model llama-3.1-8b --hardware b300 --parallel tp1 --workload '" + workload + "' ";
+  REQUIRE(run_tokenline(b300 + "--out '" + dir.file("b") + "'", dir).exit_code == 0);
+  CHECK_FALSE(read_json(dir.file("b/metrics.json")).contains("cost"));
+  const auto refused = run_tokenline(b300 + "--out '" + dir.file("bl") + "' --gpu-price list", dir);
+  CHECK(refused.exit_code == 2);
+  CHECK(refused.stderr_text.find("--gpu-price list") != std::string::npos);
 }
 
 TEST_CASE("bad cost and autoscaling flags are refused before the run, naming the flag",
