@@ -129,9 +129,25 @@ bool dsa_part_s(const OpGrid& decode, const OpGrid& prefill, double pair_s, cons
 // backend expands TARGET_VERIFY into bs x draft tokens rows of one query each (nsa_backend.py
 // init_forward_metadata, is_target_verify: cu_seqlens_q over bs * speculative_num_draft_tokens,
 // max_seqlen_q 1), so the decode rows are read at the decode tokens, not the sequences.
+// Whether a step's prefill runs as SGLang's dense short-sequence MHA (pc.dsa_dense_prefill_keys): a prefill
+// batch (no decode beside it: SGLang's extend batch) whose sequences all hold at most that many keys.
+bool dense_dsa_prefill(const ProfileCurves& pc, const ProfileWork& w) {
+  return pc.dsa_dense_prefill_keys > 0 && w.prefill_seqs > 0 && w.decode_seqs == 0 &&
+         w.prefill_max_keys <= pc.dsa_dense_prefill_keys;
+}
+
 void price_dsa(const CostModel& cm, const ProfileWork& step, std::array<Term, kOpCount>& terms) {
   const ProfileCurves& pc = profile_curves(cm);
   const ModelConfig& m = cm.model;
+  if (dense_dsa_prefill(pc, step)) {
+    // Dense MHA over every key, the indexer only caching its keys (nsa_indexer: no query, logits or top-k
+    // on the MHA path).
+    double s = 0;
+    if (attention_s(pc, step, s)) set_profile(terms[size_t(Op::kSparseMla)], m.attention_layers() * s);
+    set_profile(terms[size_t(Op::kTopkSelect)], 0);
+    price_parts(terms[size_t(Op::kIndexerScore)], m.indexer_full_layers, {{&pc.index_k_proj, step.tokens}});
+    return;
+  }
   ProfileWork w = step;
   w.decode_seqs = step.decode_tokens;
   double s = 0;
@@ -370,6 +386,7 @@ ProfileWork profile_work(const ProfileCurves& pc, const RankWork& w) {
   p.prefill_seqs = w.prefill_seqs;
   p.prefill_tokens = w.prefill_tokens;
   p.prefill_keys = w.prefill_pairs;
+  p.prefill_max_keys = double(w.max_prefill_keys);
   p.win_decode_context = w.decode_seqs > 0 ? w.win_decode_keys / w.decode_seqs : 0;
   p.win_prefill_keys = w.win_prefill_pairs;
   const int64_t max_bs = pc.cuda_graph_max_bs;

@@ -72,6 +72,10 @@ struct ProfileCurves final : TimeSource {
   OpGrid dsa_indexer_decode;  // the whole decode indexer (projections, paged logits, top-k) as one module
   OpCurve index_q_proj, index_k_proj;  // indexer wq_b; wk + weights_proj (one GEMM of both outputs)
   double dsa_logits_pair_s = 0, dsa_topk_pair_s = 0;  // roofline per extra (query, key) pair in prefill
+  // SGLang's dense prefill of short DSA sequences (op_profile_price.cpp dense_dsa_prefill): the MLA prefill
+  // attention grid (attn_prefill, prefill_key_s) prices a prefill batch whose sequences all hold at most
+  // dsa_dense_prefill_keys keys; 0: the engine has no such path, every prefill is sparse.
+  double dsa_dense_prefill_keys = 0;
   // collectives by message bytes: CUDA-graph path and eager path, per ledger op (empty: roofline)
   std::array<OpCurve, kOpCount> comm_graph, comm_eager;
   // own profiles (the ops table, op_profile_own.cpp): per ledger op, its whole step on one rank by
@@ -141,7 +145,8 @@ struct ProfileWork {
   double decode_context = 0;  // mean keys each decode token attends to
   double prefill_seqs = 0;
   double prefill_tokens = 0;
-  double prefill_keys = 0;  // causal (query, key) pairs of the prefill chunks, prefix included
+  double prefill_keys = 0;      // causal (query, key) pairs of the prefill chunks, prefix included
+  double prefill_max_keys = 0;  // most keys one prefill sequence holds after its chunk
   // Window layers (RankWork's win_*): what decode_context and prefill_keys are over at most W keys.
   double win_decode_context = 0;
   double win_prefill_keys = 0;

@@ -434,7 +434,13 @@ void resolve_gemms(const ProfileTable& g, const CostModel& cm, ProfileCurves& pc
 
 struct AttnShape {
   double heads = 0, kv_heads = 0, head_dim = 0;  // per GPU
+  double mla_qk = 0, mla_v = 0;  // MLA prefill: per-head query-key and value widths (0: the model's)
 };
+
+// The per-head widths the MLA prefill rows were measured at: DeepSeek-V3's causal MHA, query-key 128 + 64
+// RoPE, value 128 (scripts/build-profile build_mla: FlashAttention-3 "over the same causal MHA (192 / 128
+// head dims)"). A model of other widths (GLM-5: 192 + 64, 256) scales from them by its roofline.
+constexpr double kMlaTableQk = 192, kMlaTableV = 128;
 
 // Attention roofline by (sequences b, tokens x): decode reads x cached keys per sequence; prefill attends
 // causally over x new tokens (b x (x^2 + x) / 2 pairs).
@@ -451,8 +457,10 @@ OpRoofline attn_roof(const CostModel& cm, const AttnShape& s, bool decode) {
     r.mbx = kv_bytes / bw;
     return r;
   }
-  const double qk = mla ? double(m.qk_nope_head_dim + m.qk_rope_head_dim) : s.head_dim;
-  const double v = mla ? double(m.v_head_dim) : s.head_dim;
+  const double qk = !mla           ? s.head_dim
+                    : s.mla_qk > 0 ? s.mla_qk
+                                   : double(m.qk_nope_head_dim + m.qk_rope_head_dim);
+  const double v = !mla ? s.head_dim : s.mla_v > 0 ? s.mla_v : double(m.v_head_dim);
   const double per_pair = s.heads * 2 * (qk + v);
   r.cbx = r.cbxx = per_pair / 2 / f;
   r.mbx = (s.heads * (qk + v) * 2 + s.kv_heads * (qk + v)) * kActBytes / bw;
@@ -482,7 +490,7 @@ OpGrid attention_grid(const OpProfile& p, const CostModel& cm, bool decode) {
   auto kv_ok = [&](size_t i) { return t.text_at(i, 0) == kv; };
   std::array<double, 3> got{};
   if (!nearest_key<3>(t, {want.heads, want.kv_heads, want.head_dim}, kv_ok, key, got)) return {};
-  const AttnShape measured{got[0], got[1], got[2]};
+  const AttnShape measured{got[0], got[1], got[2], kMlaTableQk, kMlaTableV};
   auto keep = [&](size_t i) { return kv_ok(i) && key(i) == got; };
   return make_grid(t, keep, shape_cols, shape_cols + 1, shape_cols + 2, attn_roof(cm, want, decode),
                    attn_roof(cm, measured, decode));
@@ -802,6 +810,16 @@ std::shared_ptr<const ProfileCurves> resolve_profile(const OpProfile& p, const C
     if (pc->mla_module_other_kv && pc->attn_decode.empty()) pc->mla_module_decode = {};
   } else {
     resolve_dsa(p, cm, *pc);
+    // SGLang runs a prefill batch whose sequences all hold at most index_topk keys as dense MHA
+    // (SGLANG_NSA_PREFILL_DENSE_ATTN_KV_LEN_THRESHOLD, set to the model's index_topk;
+    // sgl-project/sglang#11892, docs/basic_usage/deepseek_v32.md "Short-sequence MHA prefill": FlashAttention
+    // varlen on SM90, TRT-LLM ragged MHA on SM100, MHA_ONE_SHOT): the sparse top-k would select every key.
+    // Priced by the MLA prefill rows (op_profile_price.cpp dense_dsa_prefill).
+    if (p.engine_name == "sglang") {
+      pc->attn_prefill = attention_grid(p, cm, false);
+      pc->prefill_key_s = 2 * attn_roof(cm, attn_shape(cm), false).cbxx;
+      if (!pc->attn_prefill.empty()) pc->dsa_dense_prefill_keys = double(cm.model.indexer_topk);
+    }
   }
   resolve_gdn(p, cm, *pc);
   resolve_collectives(p, cm, *pc);

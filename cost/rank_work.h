@@ -28,7 +28,8 @@ struct RankWork {
   double decode_keys = 0;  // sum over decode sequences of the keys their last token attends to
   double prefill_seqs = 0;
   double prefill_tokens = 0;
-  double prefill_pairs = 0;  // causal (query, key) pairs of the prefill chunks
+  double prefill_pairs = 0;      // causal (query, key) pairs of the prefill chunks
+  int64_t max_prefill_keys = 0;  // most keys one prefill sequence holds after its chunk (prefix + chunk)
   // Window layers (ModelConfig::window_tokens; 0 without): the same sums over at most W keys per query.
   double win_attn_keys = 0;      // sum over tokens of the keys each attends to
   double win_kv_read_keys = 0;   // keys read from the window KV (once per query tile)

@@ -113,6 +113,7 @@ RankWork summarize(const CostModel& cm, std::span<const SeqWork> seqs) {
       w.prefill_seqs += 1;
       w.prefill_tokens += double(n);
       w.prefill_pairs += causal_keys(double(c), double(n));
+      w.max_prefill_keys = std::max(w.max_prefill_keys, c + n);
     } else {
       w.decode_seqs += 1;
       w.decode_keys += double(c + n);

@@ -365,6 +365,41 @@ TEST_CASE("GLM-5.3 DSA ops read the measured rows exactly at a measured point", 
   CHECK(mixed[Op::kTopkSelect].time_s > 0);
 }
 
+// SGLang prefills a batch of short DSA sequences as dense MHA (SGLANG_NSA_PREFILL_DENSE_ATTN_KV_LEN_THRESHOLD
+// = index_topk; sgl-project/sglang#11892): every sequence holding at most 2,048 keys after its chunk, no
+// decode beside it. The MLA prefill rows price the attention, the indexer only caches its keys (no top-k);
+// past the threshold, beside a decode, or under another engine's profile, the sparse parts price it.
+TEST_CASE("issue 43: SGLang prefills short DSA sequences as dense MHA, the rest sparse", "[op_profile]") {
+  auto step = [](const std::string& profile, std::vector<SeqWork> seqs) {
+    CostOptions o;
+    o.profile = load_op_profile(profile);
+    const CostModel cm = make_cost_model(model_preset("glm-5.3"), parse_parallel("tp8", "test"),
+                                         KvLayout::kBf16, load_hardware("h200"), o);
+    return step_cost(cm, seqs);
+  };
+  auto prompt = [](int64_t tokens, int64_t prefix) {
+    return SeqWork{.new_tokens = tokens, .context_tokens = prefix, .prefill = true, .last_chunk = true};
+  };
+  auto attention_s = [&](const std::string& profile, std::vector<SeqWork> seqs) {
+    return step(profile, std::move(seqs))[Op::kSparseMla].time_s;
+  };
+  const StepCost dense = step("h200-sglang", {prompt(1024, 1024)});   // 2,048 keys: dense
+  const StepCost sparse = step("h200-sglang", {prompt(1025, 1024)});  // 2,049 keys: sparse
+  CHECK(dense[Op::kSparseMla].source == TermSource::kProfile);
+  CHECK(dense[Op::kSparseMla].time_s < sparse[Op::kSparseMla].time_s / 4);
+  CHECK(dense[Op::kIndexerScore].time_s < sparse[Op::kIndexerScore].time_s / 2);  // keys cached, not scored
+  CHECK(dense[Op::kTopkSelect].time_s <= sparse[Op::kTopkSelect].time_s);
+  // Two short prompts stay dense; a long one beside them, or a decode in the step, makes the batch sparse.
+  const double two_short = attention_s("h200-sglang", {prompt(1024, 0), prompt(2048, 0)});
+  CHECK(attention_s("h200-sglang", {prompt(1024, 0), prompt(2049, 0)}) > 2 * two_short);
+  const SeqWork decode{.new_tokens = 1, .context_tokens = 1000};
+  CHECK(attention_s("h200-sglang", {prompt(1024, 0), decode}) >
+        2 * attention_s("h200-sglang", {prompt(1024, 0)}));
+  // vLLM prefills them sparse (its dense fallback is off by default, vllm-project/vllm#39629): no step down
+  const double vllm_at = attention_s("h200-vllm", {prompt(1024, 1024)});
+  CHECK(vllm_at > 0.9 * attention_s("h200-vllm", {prompt(1025, 1024)}));
+}
+
 TEST_CASE("per-request CPU time shows only where it exceeds the GPU step under overlap scheduling",
           "[op_profile]") {
   const StepCost base = deepseek_decode_step("step_cpu_overhead_s=0,step_cpu_per_request_s=0", 64);
