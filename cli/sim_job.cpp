@@ -921,14 +921,21 @@ int32_t scale_fleet(SimJob& job, PdConfig& pd) {
   return initial;
 }
 
+// The cost block's price (cli/scale_options.h cost_config), and the line the run lists among its defaults
+// where it took the hardware's list price unasked.
+CostConfig job_cost(const SimJob& job, const std::string& hardware, Resolved& resolved) {
+  std::string price_default;
+  CostConfig cost = cli::cost_config(job.scale, hardware, &price_default);
+  if (!price_default.empty()) resolved.defaults.push_back(price_default);
+  return cost;
+}
+
 // The cost block's price, and with autoscaling its policy and each new instance's cold start: the weights
 // a GPU holds over the storage link, then the engine's start-up.
 // Autoscaled PD pools: each pool's policy from the same settings and cold start.
 void apply_scale_options(const SimJob& job, int32_t initial_instances, const Deployment& d, SimConfig& c,
                          PdConfig& pd, Resolved& resolved) {
-  std::string price_default;
-  c.cost = cli::cost_config(job.scale, d.hardware_name, &price_default);
-  if (!price_default.empty()) resolved.defaults.push_back(price_default);
+  c.cost = job_cost(job, d.hardware_name, resolved);
   if (!job.scale.autoscaled() && !job.scale.pd_autoscaled()) return;
   const CostModel& cm = d.cost_models.front();
   const KvCapacity cap = kv_capacity(cm, engine_behavior(job, cm.options.profile.get()),
@@ -1029,9 +1036,7 @@ int run_replay_job(const SimJob& given) {
   const WorkloadSpec workload = workload_spec(job, &resolved);
   SimConfig config = build_config(job, model, deployment);
   config.workload_name = describe_workload(workload);
-  std::string price_default;
-  config.cost = cli::cost_config(job.scale, deployment.hardware_name, &price_default);
-  if (!price_default.empty()) resolved.defaults.push_back(price_default);
+  config.cost = job_cost(job, deployment.hardware_name, resolved);
   const RecordedRun recorded = read_recorded_run(path);
   if (recorded.instances.size() != config.instances.size()) {
     throw InputError(

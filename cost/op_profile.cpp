@@ -680,8 +680,7 @@ std::string apply_speculative_schedule(OpProfile& profile, int32_t mtp_drafts) {
   if (profile.param(TimingParam::kOverlapSchedule) == 0) return "";
   profile.timing[static_cast<size_t>(TimingParam::kOverlapSchedule)] = 0;
   return "MTP as SGLang 0.5.9's speculative decoding V1, without the overlap scheduler "
-         "(SGLANG_ENABLE_SPEC_V2 "
-         "unset; --profile-set overlap_schedule=1 for V2)";
+         "(SGLANG_ENABLE_SPEC_V2 unset; --profile-set overlap_schedule=1 for V2)";
 }
 
 std::shared_ptr<OpProfile> load_op_profile(const std::string& name_or_dir, const std::string& sets,

@@ -798,10 +798,19 @@ std::shared_ptr<const ProfileCurves> resolve_profile(const OpProfile& p, const C
     pc->bmm_pre = bmm_curve(p.table(ProfileTableKind::kMlaBmm), cm, "pre");
     pc->bmm_post = bmm_curve(p.table(ProfileTableKind::kMlaBmm), cm, "post");
   }
-  if (!cm.model.has_indexer()) {  // DSA's sparse attention has no table here: roofline
-    pc->attn_decode = attention_grid(p, cm, true);
+  // SGLang runs a DSA prefill batch whose sequences all hold at most index_topk keys as dense MHA
+  // (SGLANG_NSA_PREFILL_DENSE_ATTN_KV_LEN_THRESHOLD, set to the model's index_topk; sgl-project/sglang#11892,
+  // docs/basic_usage/deepseek_v32.md "Short-sequence MHA prefill": FlashAttention varlen on SM90, TRT-LLM
+  // ragged MHA on SM100, MHA_ONE_SHOT): the sparse top-k would select every key. So the MLA prefill rows
+  // price it too (op_profile_price.cpp dense_dsa_prefill).
+  const bool dense_dsa = cm.model.has_indexer() && p.engine_name == "sglang";
+  if (!cm.model.has_indexer() || dense_dsa) {
     pc->attn_prefill = attention_grid(p, cm, false);
     pc->prefill_key_s = 2 * attn_roof(cm, attn_shape(cm), false).cbxx;  // one (query, key) pair
+  }
+  if (dense_dsa && !pc->attn_prefill.empty()) pc->dsa_dense_prefill_keys = double(cm.model.indexer_topk);
+  if (!cm.model.has_indexer()) {  // DSA's sparse attention has no table here: roofline
+    pc->attn_decode = attention_grid(p, cm, true);
     std::string module_kv;
     pc->mla_module_decode = resolve_mla_module(p, cm, module_kv);
     // A module measured with another KV dtype: its rows at the shortest context (the block without the
@@ -810,16 +819,6 @@ std::shared_ptr<const ProfileCurves> resolve_profile(const OpProfile& p, const C
     if (pc->mla_module_other_kv && pc->attn_decode.empty()) pc->mla_module_decode = {};
   } else {
     resolve_dsa(p, cm, *pc);
-    // SGLang runs a prefill batch whose sequences all hold at most index_topk keys as dense MHA
-    // (SGLANG_NSA_PREFILL_DENSE_ATTN_KV_LEN_THRESHOLD, set to the model's index_topk;
-    // sgl-project/sglang#11892, docs/basic_usage/deepseek_v32.md "Short-sequence MHA prefill": FlashAttention
-    // varlen on SM90, TRT-LLM ragged MHA on SM100, MHA_ONE_SHOT): the sparse top-k would select every key.
-    // Priced by the MLA prefill rows (op_profile_price.cpp dense_dsa_prefill).
-    if (p.engine_name == "sglang") {
-      pc->attn_prefill = attention_grid(p, cm, false);
-      pc->prefill_key_s = 2 * attn_roof(cm, attn_shape(cm), false).cbxx;
-      if (!pc->attn_prefill.empty()) pc->dsa_dense_prefill_keys = double(cm.model.indexer_topk);
-    }
   }
   resolve_gdn(p, cm, *pc);
   resolve_collectives(p, cm, *pc);
