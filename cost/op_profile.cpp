@@ -231,6 +231,7 @@ TimingRange timing_range(TimingParam p) {
     case TimingParam::kOverlapSchedule:
     case TimingParam::kSharedExpertsFusion:
     case TimingParam::kMoeW4a16Marlin:
+    case TimingParam::kDsaTrtllmBackend:
       return {0, 1, true};
     case TimingParam::kCudaGraphMaxBs:
       return {0, kMaxCudaGraphBs, true};
@@ -562,6 +563,8 @@ std::string_view timing_param_name(TimingParam p) {
       return "sync_step_cpu_s";
     case TimingParam::kSyncStepCpuPerRequestS:
       return "sync_step_cpu_per_request_s";
+    case TimingParam::kDsaTrtllmBackend:
+      return "dsa_trtllm_backend";
     case TimingParam::kCount:
       break;
   }
@@ -605,6 +608,8 @@ double timing_param_default(TimingParam p) {
     case TimingParam::kSyncStepCpuS:
     case TimingParam::kSyncStepCpuPerRequestS:
       return 0;  // not given: the serial step keeps step_cpu_overhead_s / step_cpu_per_request_s
+    case TimingParam::kDsaTrtllmBackend:
+      return 0;  // SGLang's default NSA backends (server_args.py _set_default_nsa_backends): no trtllm
     case TimingParam::kCount:
       break;
   }

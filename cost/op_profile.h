@@ -89,6 +89,9 @@ enum class TimingParam : uint8_t {
   kSyncStepCpuS,            // serial CPU time per step: the GPU idles from one step's sampled-token sync to
                             // the next step's first launch (s)
   kSyncStepCpuPerRequestS,  // that serial time per request in the step (s)
+  kDsaTrtllmBackend,  // 1: a DSA model's attention block runs SGLang's TensorRT-LLM NSA backend in prefill
+                      // and decode (--nsa-prefill-backend trtllm --nsa-decode-backend trtllm), priced from
+                      // the dsa table's whole-block rows measured under it where the profile has them
   kCount,
 };
 inline constexpr int kTimingParams = static_cast<int>(TimingParam::kCount);

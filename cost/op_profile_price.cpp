@@ -212,11 +212,44 @@ void price_gdn_scan(const CostModel& cm, const ProfileWork& w, std::array<Term, 
   if (s > 0) set_profile(terms[size_t(Op::kGdnScan)], Lg * s);
 }
 
-// Whether the MLA decode module's rows price the whole block, a_proj .. o_proj: a pure decode batch of an
-// MLA model whose module was measured.
-bool mla_module_prices(const CostModel& cm, const ProfileWork& w) {
-  return cm.model.attention == AttentionKind::kMla && w.prefill_seqs == 0 &&
-         !profile_curves(cm).mla_module_decode.empty();
+// The DSA block rows (dsa_block_decode / dsa_block_prefill) that price a step's whole attention block, or
+// null: a pure decode batch of one query token per sequence (an MTP verify keeps the parts), or a prefill
+// batch with no decode beside it (SGLang's extend batch) and no cached prefix (the rows were measured
+// without).
+const OpGrid* dsa_block_grid(const ProfileCurves& pc, const ProfileWork& w) {
+  if (w.prefill_seqs == 0 && w.decode_seqs > 0 && w.decode_tokens == w.decode_seqs &&
+      !pc.dsa_block_decode.empty())
+    return &pc.dsa_block_decode;
+  if (w.decode_seqs == 0 && w.prefill_seqs > 0 && !pc.dsa_block_prefill.empty()) {
+    const double x = w.prefill_tokens / w.prefill_seqs;
+    if (w.prefill_keys <= w.prefill_seqs * x * (x + 1) / 2 * (1 + 1e-9)) return &pc.dsa_block_prefill;
+  }
+  return nullptr;
+}
+
+// Whether a module's rows price the whole attention block, a_proj .. o_proj: a pure decode batch of an MLA
+// model whose module was measured, or a step of a DSA model the block rows cover (dsa_block_grid).
+bool attn_module_prices(const CostModel& cm, const ProfileWork& w) {
+  const ProfileCurves& pc = profile_curves(cm);
+  if (cm.model.has_indexer()) return dsa_block_grid(pc, w) != nullptr;
+  return cm.model.attention == AttentionKind::kMla && w.prefill_seqs == 0 && !pc.mla_module_decode.empty();
+}
+
+// The DSA block's time over its ops (the indexer's and top-k's beside the MLA module's), in proportion to
+// their roofline times: decode at the sequences the kernels run and their context, prefill at the sequences
+// and their new tokens each.
+constexpr Op kDsaBlockOps[] = {Op::kAProj,      Op::kNormRopeKvWrite, Op::kQBProj, Op::kIndexerScore,
+                               Op::kTopkSelect, Op::kSparseMla,       Op::kOProj};
+
+void price_dsa_block(const OpGrid& g, const ProfileWork& w, int layers, std::array<Term, kOpCount>& terms) {
+  const double block_s = w.prefill_seqs > 0 ? g.at(w.prefill_seqs, w.prefill_tokens / w.prefill_seqs)
+                                            : g.at(kernel_decode_seqs(w), w.decode_context);
+  double roof_s = 0;
+  for (Op op : kDsaBlockOps) roof_s += terms[size_t(op)].time_s;
+  for (Op op : kDsaBlockOps) {
+    Term& t = terms[size_t(op)];
+    set_profile(t, layers * block_s * (roof_s > 0 ? t.time_s / roof_s : 1.0 / std::size(kDsaBlockOps)));
+  }
 }
 
 // The attention of the block: the MLA module's whole block where it prices it, else DSA's parts or the
@@ -224,8 +257,11 @@ bool mla_module_prices(const CostModel& cm, const ProfileWork& w) {
 void price_attention(const CostModel& cm, const ProfileWork& w, std::array<Term, kOpCount>& terms) {
   const ProfileCurves& pc = profile_curves(cm);
   const ModelConfig& m = cm.model;
-  if (mla_module_prices(cm, w)) {
-    price_mla_module(pc, w, m.attention_layers(), terms);
+  if (attn_module_prices(cm, w)) {
+    if (const OpGrid* block = m.has_indexer() ? dsa_block_grid(pc, w) : nullptr)
+      price_dsa_block(*block, w, m.attention_layers(), terms);
+    else
+      price_mla_module(pc, w, m.attention_layers(), terms);
     return;
   }
   if (m.has_indexer()) {
@@ -287,7 +323,7 @@ static_assert(std::size(kTokenOps) == std::tuple_size_v<decltype(DecodeTokenOps:
 // null where not remembered (a prefill, a mixed batch, the MLA module's decode, tokens out of the table).
 const DecodeTokenOps* remembered_decode_ops(const CostModel& cm, const ProfileWork& w) {
   const ProfileCurves& pc = profile_curves(cm);
-  if (pc.decode_ops.empty() || w.prefill_seqs > 0 || w.lm_tokens != w.tokens || mla_module_prices(cm, w))
+  if (pc.decode_ops.empty() || w.prefill_seqs > 0 || w.lm_tokens != w.tokens || attn_module_prices(cm, w))
     return nullptr;
   if (!(w.tokens >= 1 && w.tokens < double(pc.decode_ops.size()) + 1)) return nullptr;
   const auto n = static_cast<size_t>(w.tokens);
@@ -352,7 +388,7 @@ void price_rank_from_profile(const CostModel& cm, const ProfileWork& w, std::arr
       if (!std::isnan(d->time_s[i])) set_profile(terms[size_t(kTokenOps[i])], d->time_s[i]);
     fused_table_s = d->fused_table_s;
   } else {
-    if (!mla_module_prices(cm, w)) price_projections(cm, w, terms);
+    if (!attn_module_prices(cm, w)) price_projections(cm, w, terms);
     price_token_ops(cm, w, terms, fused_table_s);
   }
   price_fused_shared(fused_table_s, terms[size_t(Op::kSharedExpert)]);

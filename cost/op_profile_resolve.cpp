@@ -610,6 +610,14 @@ void resolve_dsa(const OpProfile& p, const CostModel& cm, ProfileCurves& pc) {
   pc.dsa_topk_decode = dsa_grid(t, cm, "topk", "decode", &DsaRoofs::topk_decode);
   pc.dsa_topk_prefill = dsa_grid(t, cm, "topk", "prefill", &DsaRoofs::topk_prefill);
   pc.dsa_indexer_decode = dsa_grid(t, cm, "indexer", "decode", &DsaRoofs::logits_decode, true);
+  // SGLang's TensorRT-LLM NSA backend (--nsa-prefill-backend trtllm --nsa-decode-backend trtllm): the block
+  // rows time self_attn.forward whole under it (aiconfigurator collector/sglang/collect_mla_module.py,
+  // kernel_source sglang_dsa_indexer_trtllm; short prefills its dense sglang_dsa_dense_mha_trtllm_ragged
+  // path), an indexer on every layer, so a model whose layers share their indexer's top-k keeps the parts.
+  if (p.param(TimingParam::kDsaTrtllmBackend) == 1 && m.indexer_full_layers == m.attention_layers()) {
+    pc.dsa_block_decode = dsa_grid(t, cm, "block_trtllm", "decode", &DsaRoofs::attn_decode);
+    pc.dsa_block_prefill = dsa_grid(t, cm, "block_trtllm", "prefill", &DsaRoofs::attn_prefill);
+  }
   const DsaRoofs r = dsa_roofs(cm, double(m.heads) / cm.parallel.tp);
   pc.dsa_logits_pair_s = 2 * r.logits_prefill.cbxx;
   pc.dsa_topk_pair_s = 2 * r.topk_prefill.mbxx;

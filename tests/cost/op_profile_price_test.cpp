@@ -400,6 +400,60 @@ TEST_CASE("issue 43: SGLang prefills short DSA sequences as dense MHA, the rest 
   CHECK(vllm_at > 0.9 * attention_s("h200-vllm", {prompt(1025, 1024)}));
 }
 
+// SGLang's TensorRT-LLM NSA backend (--nsa-prefill-backend trtllm --nsa-decode-backend trtllm; the profile's
+// dsa_trtllm_backend): b200-sglang's block_trtllm rows time the whole attention block (a_proj .. o_proj with
+// the indexer) of a 6,144-hidden GLM-5 with an indexer on every layer, FP8 KV. A decode step of one token per
+// sequence and a prefill step without decodes or a prefix take the block from them, shared among the block's
+// ops; an MTP verify, a prefix, a model whose layers share their indexer's top-k, or the default backends
+// keep the parts.
+TEST_CASE("issue 43: the TensorRT-LLM NSA backend prices the DSA block from its whole-block rows",
+          "[op_profile]") {
+  ModelConfig glm5 = model_preset("glm-5.3");  // GLM-5.3's dims; GLM-5 scores on every layer
+  glm5.indexer_full_layers = glm5.attention_layers();
+  const auto profile = load_op_profile("b200-sglang", "dsa_trtllm_backend=1");
+  auto model = [&](const std::string& sets, const ModelConfig& m) {
+    CostOptions o;
+    o.profile = load_op_profile("b200-sglang", sets);
+    return make_cost_model(m, parse_parallel("tp8", "test"), KvLayout::kFp8DsMla, load_hardware("b200"), o);
+  };
+  const CostModel trt = model("dsa_trtllm_backend=1", glm5), parts = model("", glm5);
+  const ProfileTable& dsa = profile->table(ProfileTableKind::kDsa);
+  const Op block_ops[] = {Op::kAProj,      Op::kNormRopeKvWrite, Op::kQBProj, Op::kIndexerScore,
+                          Op::kTopkSelect, Op::kSparseMla,       Op::kOProj};
+  auto block_s = [&](const StepCost& sc, bool from_block = true) {
+    double s = 0;
+    for (Op op : block_ops) {
+      if (from_block) CHECK(sc[op].source == TermSource::kProfile);
+      s += sc[op].time_s;
+    }
+    return s;
+  };
+  auto run = [](const CostModel& cm, std::vector<SeqWork> seqs) { return step_cost(cm, seqs); };
+  auto prompt = [](int64_t tokens, int64_t prefix) {
+    return SeqWork{.new_tokens = tokens, .context_tokens = prefix, .prefill = true, .last_chunk = true};
+  };
+  const double layers = glm5.attention_layers();
+  // 4 sequences at 1,024 cached keys (1,025 with the new token), 8 heads a GPU: the row times the layers
+  const double decode_row = row_s(dsa, "block_trtllm", {6144, 8, 4, 1025}, "decode");
+  CHECK(block_s(decode_step(trt, 4, 1024)) == Approx(layers * decode_row));
+  CHECK(block_s(decode_step(parts, 4, 1024), false) > 1.2 * layers * decode_row);  // the parts: another sum
+  // one 8,192-token prompt (sparse) and one of 1,024 (the dense rows the collector ran at that length)
+  CHECK(block_s(run(trt, {prompt(8192, 0)})) ==
+        Approx(layers * row_s(dsa, "block_trtllm", {6144, 8, 1, 8192}, "prefill")));
+  CHECK(block_s(run(trt, {prompt(1024, 0)})) ==
+        Approx(layers * row_s(dsa, "block_trtllm", {6144, 8, 1, 1024}, "prefill")));
+  // a prefix, an MTP verify, or a model sharing its indexer: the parts, as without the backend
+  CHECK(run(trt, {prompt(4096, 4096)})[Op::kSparseMla].time_s ==
+        Approx(run(parts, {prompt(4096, 4096)})[Op::kSparseMla].time_s));
+  const std::vector<SeqWork> verify(4, SeqWork{.new_tokens = 3, .context_tokens = 1022});
+  CHECK(step_cost(trt, verify)[Op::kSparseMla].time_s ==
+        Approx(step_cost(parts, verify)[Op::kSparseMla].time_s));
+  const ModelConfig glm53 = model_preset("glm-5.3");
+  REQUIRE(glm53.indexer_full_layers < glm53.attention_layers());
+  CHECK(decode_step(model("dsa_trtllm_backend=1", glm53), 4, 1024)[Op::kSparseMla].time_s ==
+        Approx(decode_step(model("", glm53), 4, 1024)[Op::kSparseMla].time_s));
+}
+
 TEST_CASE("per-request CPU time shows only where it exceeds the GPU step under overlap scheduling",
           "[op_profile]") {
   const StepCost base = deepseek_decode_step("step_cpu_overhead_s=0,step_cpu_per_request_s=0", 64);
