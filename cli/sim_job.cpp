@@ -533,6 +533,12 @@ Deployment load_deployment(const SimJob& job, const ModelConfig& model, const st
                    job.profile.c_str(), job.moe_backend.c_str(),
                    profile->moe_backend.empty() ? "backend not stated" : profile->moe_backend.c_str());
     if (!job.moe_a2a_backend.empty()) apply_moe_a2a_backend(*profile, job.moe_a2a_backend);
+    if (profile->param(TimingParam::kDsaTrtllmBackend) == 1 && model.has_indexer() &&
+        !has_dsa_block_rows(*profile, model))
+      std::fprintf(stderr,
+                   "tokenline sim: %s holds no whole-block rows of the TensorRT-LLM NSA backend for %s "
+                   "(dsa_trtllm_backend 1): its DSA parts price the attention\n",
+                   job.profile.c_str(), model.name.c_str());
     if (!job.speed_of.empty())
       std::fprintf(stderr, "tokenline sim: %s priced at %.4gx its measured times (the speed probe of %s)\n",
                    job.profile.c_str(), profile->param(TimingParam::kSpeedScale), job.speed_of.c_str());

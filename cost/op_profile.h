@@ -16,6 +16,8 @@
 
 namespace tokenline {
 
+struct ModelConfig;
+
 // The table kinds a profile may hold; each is optional (an absent table leaves its ops on the roofline).
 enum class ProfileTableKind : uint8_t {
   kGemm,             // dtype,m,n,k,latency_ms
@@ -159,6 +161,10 @@ std::shared_ptr<OpProfile> load_op_profile(const std::string& name_or_dir);
 // that runner (say so: its moe table still prices the MoE). Throws InputError naming `where` for a name that
 // is not one of SGLang's runners (MoeRunnerBackend, layers/moe/utils.py, 0.5.x).
 bool select_moe_runner(OpProfile& profile, const std::string& backend, const std::string& where);
+
+// Whether the profile's dsa table holds the whole-block rows of SGLang's TensorRT-LLM NSA backend that price
+// `model` when dsa_trtllm_backend is 1 (its hidden size; an indexer on every layer): else the parts do.
+bool has_dsa_block_rows(const OpProfile& profile, const ModelConfig& model);
 
 // Prices the fused MoE of the formats backend `backend`'s table holds by that table (sim --moe-backend:
 // vLLM's flag of that name, or the environment variables that chose a backend in vLLM 0.1x; TensorRT-LLM's

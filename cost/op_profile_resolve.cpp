@@ -600,6 +600,14 @@ OpGrid dsa_grid(const ProfileTable& t, const CostModel& cm, std::string_view mod
   return make_grid(t, keep, 2, 3, 4, dsa_roofs(cm, heads).*roof, dsa_roofs(cm, got[0]).*roof);
 }
 
+// The block rows (module block_trtllm) price a model of their hidden size with an indexer on every layer.
+bool block_rows_price(const ProfileTable& t, const ModelConfig& m) {
+  if (!m.has_indexer() || m.indexer_full_layers != m.attention_layers()) return false;
+  for (size_t i = 0; i < t.rows(); ++i)
+    if (t.text_at(i, 0) == "block_trtllm" && t.at(i, 0) == double(m.hidden)) return true;
+  return false;
+}
+
 void resolve_dsa(const OpProfile& p, const CostModel& cm, ProfileCurves& pc) {
   const ModelConfig& m = cm.model;
   const ProfileTable& t = p.table(ProfileTableKind::kDsa);
@@ -614,7 +622,7 @@ void resolve_dsa(const OpProfile& p, const CostModel& cm, ProfileCurves& pc) {
   // rows time self_attn.forward whole under it (aiconfigurator collector/sglang/collect_mla_module.py,
   // kernel_source sglang_dsa_indexer_trtllm; short prefills its dense sglang_dsa_dense_mha_trtllm_ragged
   // path), an indexer on every layer, so a model whose layers share their indexer's top-k keeps the parts.
-  if (p.param(TimingParam::kDsaTrtllmBackend) == 1 && m.indexer_full_layers == m.attention_layers()) {
+  if (p.param(TimingParam::kDsaTrtllmBackend) == 1 && block_rows_price(t, m)) {
     pc.dsa_block_decode = dsa_grid(t, cm, "block_trtllm", "decode", &DsaRoofs::attn_decode);
     pc.dsa_block_prefill = dsa_grid(t, cm, "block_trtllm", "prefill", &DsaRoofs::attn_prefill);
   }
@@ -888,6 +896,10 @@ std::string profile_for_engine(const std::string& profile, const std::string& en
   const std::vector<std::string> sources = transfer_sources(engine, hardware);
   if (!sources.empty()) return transfer_name(sources.front());
   throw InputError("--engine " + engine, "an engine with a profile on some GPU", "no profile of " + engine);
+}
+
+bool has_dsa_block_rows(const OpProfile& profile, const ModelConfig& model) {
+  return block_rows_price(profile.table(ProfileTableKind::kDsa), model);
 }
 
 }  // namespace tokenline
