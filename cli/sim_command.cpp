@@ -71,6 +71,14 @@ void add_deployment_options(CLI::App& cmd, SimJob& job) {
       "SGLang's MoE runner the deployment launched (e.g. flashinfer_trtllm): the fused MoE priced by "
       "the profile's table of that runner where it holds one");
   cmd.add_option(
+      "--nsa-prefill-backend", job.nsa_prefill_backend,
+      "SGLang's flag the deployment launched for a DSA model's prefill attention (flashmla_sparse, "
+      "flashmla_kv, flashmla_auto, fa3, tilelang, aiter, trtllm; later releases: --dsa-prefill-backend)"
+      ": trtllm with --nsa-decode-backend trtllm prices the whole attention block from the profile's "
+      "rows of that backend (profile term dsa_trtllm_backend); default SGLang's");
+  cmd.add_option("--nsa-decode-backend", job.nsa_decode_backend,
+                 "SGLang's flag for a DSA model's decode attention (the names of --nsa-prefill-backend)");
+  cmd.add_option(
       "--moe-backend", job.moe_backend,
       "vLLM's or TensorRT-LLM's MoE backend the deployment ran (vLLM: --moe-backend, or the "
       "VLLM_USE_FLASHINFER_MOE_* variables of vLLM 0.1x, e.g. triton; TensorRT-LLM: moe_config.backend, "

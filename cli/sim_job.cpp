@@ -508,6 +508,21 @@ Deployment load_deployment(const SimJob& job, const ModelConfig& model, const st
   if (!job.moe_runner_backend.empty() && job.profile.empty())
     throw InputError("--moe-runner-backend", "a --profile (or --engine) holding MoE runner tables",
                      "no --profile");
+  // SGLang's NSA backends (0.5.x server_args.py NSA_CHOICES): a name of its list, priced by a profile
+  const auto check_nsa = [&](const char* flag, const std::string& value) {
+    static constexpr std::string_view kNsaBackends[] = {
+        "flashmla_sparse", "flashmla_kv", "flashmla_auto", "fa3", "tilelang", "aiter", "trtllm"};
+    if (value.empty()) return;
+    if (std::find(std::begin(kNsaBackends), std::end(kNsaBackends), value) == std::end(kNsaBackends))
+      throw InputError(flag,
+                       "one of SGLang's NSA backends: flashmla_sparse, flashmla_kv, flashmla_auto, fa3, "
+                       "tilelang, aiter, trtllm",
+                       value);
+    if (job.profile.empty())
+      throw InputError(flag, "a --profile (or --engine) of SGLang's kernels", "no --profile");
+  };
+  check_nsa("--nsa-prefill-backend", job.nsa_prefill_backend);
+  check_nsa("--nsa-decode-backend", job.nsa_decode_backend);
   if (!job.moe_backend.empty() && job.profile.empty())
     throw InputError("--moe-backend",
                      "a vLLM or TensorRT-LLM --profile (or --engine) holding MoE backend tables",
@@ -516,6 +531,13 @@ Deployment load_deployment(const SimJob& job, const ModelConfig& model, const st
     auto profile = load_op_profile(job.profile);
     if (!job.speed_of.empty()) set_speed_from_run(*profile, run_speed_probe_s(job.speed_of), "--speed-of");
     const std::string schedule = apply_speculative_schedule(*profile, job.mtp_drafts);
+    // SGLang's NSA backends before --profile-set, which may name the term itself
+    if (job.nsa_prefill_backend == "trtllm" && job.nsa_decode_backend == "trtllm")
+      apply_profile_sets(*profile, "dsa_trtllm_backend=1");
+    else if (job.nsa_prefill_backend == "trtllm" || job.nsa_decode_backend == "trtllm")
+      std::fprintf(stderr,
+                   "tokenline sim: the TensorRT-LLM NSA backend in one phase only: the DSA parts price the "
+                   "attention (the block rows need it in both)\n");
     apply_profile_sets(*profile, job.profile_set);
     if (!schedule.empty() && profile->param(TimingParam::kOverlapSchedule) == 0)  // not --profile-set back on
       resolved.defaults.push_back(schedule);
@@ -795,6 +817,8 @@ std::string configuration_json(const SimJob& job, const SimConfig& c, const Depl
   j["profile"] = job.profile;
   j["profile_set"] = job.profile_set;
   if (!job.moe_runner_backend.empty()) j["moe_runner_backend"] = job.moe_runner_backend;
+  if (!job.nsa_prefill_backend.empty()) j["nsa_prefill_backend"] = job.nsa_prefill_backend;
+  if (!job.nsa_decode_backend.empty()) j["nsa_decode_backend"] = job.nsa_decode_backend;
   if (!job.moe_backend.empty()) j["moe_backend"] = job.moe_backend;
   if (!job.moe_a2a_backend.empty()) j["moe_a2a_backend"] = job.moe_a2a_backend;
   if (job.scheduler_recv_interval > 1) j["scheduler_recv_interval"] = job.scheduler_recv_interval;

@@ -64,6 +64,10 @@ struct SimJob {
   // SGLang's --moe-runner-backend: the fused MoE priced by that runner's table of the profile ("": the
   // profile's moe table)
   std::string moe_runner_backend;
+  // SGLang's --nsa-prefill-backend / --nsa-decode-backend (a DSA model's attention kernels; "": SGLang's
+  // defaults): both trtllm sets the profile's dsa_trtllm_backend (the whole-block rows); any other pair keeps
+  // the parts.
+  std::string nsa_prefill_backend, nsa_decode_backend;
   // vLLM's --moe-backend (issue 44): the formats that backend's table holds priced by it ("": the profile's
   // moe table, vLLM's default selection per format).
   std::string moe_backend;

@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <string>
 #include <utility>
 
@@ -113,6 +114,38 @@ TEST_CASE("sim says when the TensorRT-LLM NSA backend has no block rows to price
   const auto off = run_tokenline(base + "'" + dir.file("off") + "' --engine sglang", dir);
   REQUIRE(off.exit_code == 0);
   CHECK(off.stderr_text.find(said) == std::string::npos);
+}
+
+// SGLang's own flags for the NSA backends: trtllm in both phases is the profile term dsa_trtllm_backend=1
+// (the same run, byte for byte), one phase only keeps the parts and says so, a name outside SGLang's list is
+// exit 2 naming the flag. GLM-5 (an indexer on every layer) at TP8 on B200, whose profile has the block rows.
+TEST_CASE("sim --nsa-prefill-backend / --nsa-decode-backend trtllm price the DSA block as SGLang runs it",
+          "[sim_job][engine]") {
+  TestDir dir("sim_nsa_flags");
+  const std::string base =
+      "sim --model '" + testing::source_file("calibrate/heldout/models/zhipuai--GLM-5_config.json") +
+      "' --hardware b200 --engine sglang --parallel tp8 --isl 8192 --osl 32 --concurrency 1 "
+      "--max-requests 2 --out ";
+  auto run = [&](const std::string& name, const std::string& flags) {
+    return run_tokenline(base + "'" + dir.file(name) + "' " + flags, dir);
+  };
+  auto requests = [&](const std::string& name) {
+    std::ifstream in(dir.file(name) + "/requests.csv");
+    return std::string(std::istreambuf_iterator<char>(in), {});
+  };
+  REQUIRE(run("flags", "--nsa-prefill-backend trtllm --nsa-decode-backend trtllm").exit_code == 0);
+  REQUIRE(run("term", "--profile-set dsa_trtllm_backend=1").exit_code == 0);
+  REQUIRE(run("default", "").exit_code == 0);
+  CHECK(requests("flags") == requests("term"));
+  CHECK(requests("flags") != requests("default"));
+  const auto one = run("one", "--nsa-prefill-backend trtllm");
+  REQUIRE(one.exit_code == 0);
+  CHECK(one.stderr_text.find("the TensorRT-LLM NSA backend in one phase only") != std::string::npos);
+  CHECK(requests("one") == requests("default"));
+  const auto bad = run("bad", "--nsa-decode-backend fast");
+  CHECK(bad.exit_code == 2);
+  CHECK(bad.stderr_text.find("--nsa-decode-backend: expected one of SGLang's NSA backends") !=
+        std::string::npos);
 }
 
 TEST_CASE("Bad engine-behaviour flags exit 2 naming the option", "[sim_job][engine]") {
