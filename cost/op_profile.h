@@ -163,7 +163,8 @@ std::shared_ptr<OpProfile> load_op_profile(const std::string& name_or_dir);
 bool select_moe_runner(OpProfile& profile, const std::string& backend, const std::string& where);
 
 // Whether the profile's dsa table holds the whole-block rows of SGLang's TensorRT-LLM NSA backend that price
-// `model` when dsa_trtllm_backend is 1 (its hidden size; an indexer on every layer): else the parts do.
+// `model` when dsa_trtllm_backend is 1 (its hidden size; for a model whose layers share their indexer's
+// top-k, the skip rows too): else the parts do.
 bool has_dsa_block_rows(const OpProfile& profile, const ModelConfig& model);
 
 // Prices the fused MoE of the formats backend `backend`'s table holds by that table (sim --moe-backend:

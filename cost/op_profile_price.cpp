@@ -212,43 +212,61 @@ void price_gdn_scan(const CostModel& cm, const ProfileWork& w, std::array<Term, 
   if (s > 0) set_profile(terms[size_t(Op::kGdnScan)], Lg * s);
 }
 
-// The DSA block rows (dsa_block_decode / dsa_block_prefill) that price a step's whole attention block, or
-// null: a pure decode batch of one query token per sequence (an MTP verify keeps the parts), or a prefill
-// batch with no decode beside it (SGLang's extend batch) and no cached prefix (the rows were measured
-// without).
-const OpGrid* dsa_block_grid(const ProfileCurves& pc, const ProfileWork& w) {
-  if (w.prefill_seqs == 0 && w.decode_seqs > 0 && w.decode_tokens == w.decode_seqs &&
-      !pc.dsa_block_decode.empty())
-    return &pc.dsa_block_decode;
-  if (w.decode_seqs == 0 && w.prefill_seqs > 0 && !pc.dsa_block_prefill.empty()) {
+// The DSA block rows that price a step's whole attention block: `full` for the layers scoring their own
+// top-k, `skip` for those reusing the previous full layer's (null for a model without such layers). Both null
+// unless the step is a pure decode batch of one query token per sequence (an MTP verify keeps the parts) or a
+// prefill batch with no decode beside it (SGLang's extend batch) and no cached prefix (the rows were measured
+// without), and the rows the model's layers need were resolved.
+struct DsaBlockGrids {
+  const OpGrid* full = nullptr;
+  const OpGrid* skip = nullptr;
+};
+
+DsaBlockGrids dsa_block_grids(const CostModel& cm, const ProfileWork& w) {
+  const ProfileCurves& pc = profile_curves(cm);
+  const bool shared = cm.model.indexer_shared_layers() > 0;
+  auto pick = [&](const OpGrid& full, const OpGrid& skip) -> DsaBlockGrids {
+    if (full.empty() || (shared && skip.empty())) return {};
+    return {&full, shared ? &skip : nullptr};
+  };
+  if (w.prefill_seqs == 0 && w.decode_seqs > 0 && w.decode_tokens == w.decode_seqs)
+    return pick(pc.dsa_block_decode, pc.dsa_block_skip_decode);
+  if (w.decode_seqs == 0 && w.prefill_seqs > 0) {
     const double x = w.prefill_tokens / w.prefill_seqs;
-    if (w.prefill_keys <= w.prefill_seqs * x * (x + 1) / 2 * (1 + 1e-9)) return &pc.dsa_block_prefill;
+    if (w.prefill_keys <= w.prefill_seqs * x * (x + 1) / 2 * (1 + 1e-9))
+      return pick(pc.dsa_block_prefill, pc.dsa_block_skip_prefill);
   }
-  return nullptr;
+  return {};
 }
 
 // Whether a module's rows price the whole attention block, a_proj .. o_proj: a pure decode batch of an MLA
-// model whose module was measured, or a step of a DSA model the block rows cover (dsa_block_grid).
+// model whose module was measured, or a step of a DSA model the block rows cover (dsa_block_grids).
 bool attn_module_prices(const CostModel& cm, const ProfileWork& w) {
   const ProfileCurves& pc = profile_curves(cm);
-  if (cm.model.has_indexer()) return dsa_block_grid(pc, w) != nullptr;
+  if (cm.model.has_indexer()) return dsa_block_grids(cm, w).full != nullptr;
   return cm.model.attention == AttentionKind::kMla && w.prefill_seqs == 0 && !pc.mla_module_decode.empty();
 }
 
 // The DSA block's time over its ops (the indexer's and top-k's beside the MLA module's), in proportion to
 // their roofline times: decode at the sequences the kernels run and their context, prefill at the sequences
-// and their new tokens each.
+// and their new tokens each; the full layers from their rows, the others from the skip rows.
 constexpr Op kDsaBlockOps[] = {Op::kAProj,      Op::kNormRopeKvWrite, Op::kQBProj, Op::kIndexerScore,
                                Op::kTopkSelect, Op::kSparseMla,       Op::kOProj};
 
-void price_dsa_block(const OpGrid& g, const ProfileWork& w, int layers, std::array<Term, kOpCount>& terms) {
-  const double block_s = w.prefill_seqs > 0 ? g.at(w.prefill_seqs, w.prefill_tokens / w.prefill_seqs)
-                                            : g.at(kernel_decode_seqs(w), w.decode_context);
+void price_dsa_block(const DsaBlockGrids& g, const ProfileWork& w, const ModelConfig& m,
+                     std::array<Term, kOpCount>& terms) {
+  auto at = [&](const OpGrid& grid) {
+    return w.prefill_seqs > 0 ? grid.at(w.prefill_seqs, w.prefill_tokens / w.prefill_seqs)
+                              : grid.at(kernel_decode_seqs(w), w.decode_context);
+  };
+  const int shared = m.indexer_shared_layers();
+  const double block_s =
+      (m.attention_layers() - shared) * at(*g.full) + (shared > 0 ? shared * at(*g.skip) : 0);
   double roof_s = 0;
   for (Op op : kDsaBlockOps) roof_s += terms[size_t(op)].time_s;
   for (Op op : kDsaBlockOps) {
     Term& t = terms[size_t(op)];
-    set_profile(t, layers * block_s * (roof_s > 0 ? t.time_s / roof_s : 1.0 / std::size(kDsaBlockOps)));
+    set_profile(t, block_s * (roof_s > 0 ? t.time_s / roof_s : 1.0 / std::size(kDsaBlockOps)));
   }
 }
 
@@ -258,8 +276,8 @@ void price_attention(const CostModel& cm, const ProfileWork& w, std::array<Term,
   const ProfileCurves& pc = profile_curves(cm);
   const ModelConfig& m = cm.model;
   if (attn_module_prices(cm, w)) {
-    if (const OpGrid* block = m.has_indexer() ? dsa_block_grid(pc, w) : nullptr)
-      price_dsa_block(*block, w, m.attention_layers(), terms);
+    if (const DsaBlockGrids block = m.has_indexer() ? dsa_block_grids(cm, w) : DsaBlockGrids{}; block.full)
+      price_dsa_block(block, w, m, terms);
     else
       price_mla_module(pc, w, m.attention_layers(), terms);
     return;

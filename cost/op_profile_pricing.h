@@ -72,8 +72,10 @@ struct ProfileCurves final : TimeSource {
   OpGrid dsa_indexer_decode;  // the whole decode indexer (projections, paged logits, top-k) as one module
   // The whole DSA attention block (a_proj .. o_proj with the indexer) under SGLang's TensorRT-LLM NSA backend
   // (dsa_trtllm_backend): decode by (sequences, context), prefill without a prefix by (sequences, new tokens
-  // each); empty unless the backend is chosen and the dsa table measures the model's block.
-  OpGrid dsa_block_decode, dsa_block_prefill;
+  // each), of a layer scoring its own top-k and (skip) of one reusing the previous full layer's; empty unless
+  // the backend is chosen and the dsa table measures the model's blocks (skip: only for a model with such
+  // layers).
+  OpGrid dsa_block_decode, dsa_block_prefill, dsa_block_skip_decode, dsa_block_skip_prefill;
   OpCurve index_q_proj, index_k_proj;  // indexer wq_b; wk + weights_proj (one GEMM of both outputs)
   double dsa_logits_pair_s = 0, dsa_topk_pair_s = 0;  // roofline per extra (query, key) pair in prefill
   // SGLang's dense prefill of short DSA sequences (op_profile_price.cpp dense_dsa_prefill): the MLA prefill

@@ -600,12 +600,16 @@ OpGrid dsa_grid(const ProfileTable& t, const CostModel& cm, std::string_view mod
   return make_grid(t, keep, 2, 3, 4, dsa_roofs(cm, heads).*roof, dsa_roofs(cm, got[0]).*roof);
 }
 
-// The block rows (module block_trtllm) price a model of their hidden size with an indexer on every layer.
+// The block rows price a model of their hidden size: module block_trtllm its layers that score their own
+// top-k, block_skip_trtllm (needed only by a model with such layers) those that reuse the previous one's.
 bool block_rows_price(const ProfileTable& t, const ModelConfig& m) {
-  if (!m.has_indexer() || m.indexer_full_layers != m.attention_layers()) return false;
-  for (size_t i = 0; i < t.rows(); ++i)
-    if (t.text_at(i, 0) == "block_trtllm" && t.at(i, 0) == double(m.hidden)) return true;
-  return false;
+  if (!m.has_indexer()) return false;
+  auto has = [&](std::string_view module) {
+    for (size_t i = 0; i < t.rows(); ++i)
+      if (t.text_at(i, 0) == module && t.at(i, 0) == double(m.hidden)) return true;
+    return false;
+  };
+  return has("block_trtllm") && (m.indexer_shared_layers() == 0 || has("block_skip_trtllm"));
 }
 
 void resolve_dsa(const OpProfile& p, const CostModel& cm, ProfileCurves& pc) {
@@ -620,11 +624,15 @@ void resolve_dsa(const OpProfile& p, const CostModel& cm, ProfileCurves& pc) {
   pc.dsa_indexer_decode = dsa_grid(t, cm, "indexer", "decode", &DsaRoofs::logits_decode, true);
   // SGLang's TensorRT-LLM NSA backend (--nsa-prefill-backend trtllm --nsa-decode-backend trtllm): the block
   // rows time self_attn.forward whole under it (aiconfigurator collector/sglang/collect_mla_module.py,
-  // kernel_source sglang_dsa_indexer_trtllm; short prefills its dense sglang_dsa_dense_mha_trtllm_ragged
-  // path), an indexer on every layer, so a model whose layers share their indexer's top-k keeps the parts.
+  // kernel_source sglang_dsa_indexer_trtllm, and sglang_dsa_skip_indexer_trtllm for a layer reusing the
+  // previous full layer's top-k; short prefills its dense sglang_dsa_dense_mha_trtllm_ragged path).
   if (p.param(TimingParam::kDsaTrtllmBackend) == 1 && block_rows_price(t, m)) {
     pc.dsa_block_decode = dsa_grid(t, cm, "block_trtllm", "decode", &DsaRoofs::attn_decode);
     pc.dsa_block_prefill = dsa_grid(t, cm, "block_trtllm", "prefill", &DsaRoofs::attn_prefill);
+    if (m.indexer_shared_layers() > 0) {
+      pc.dsa_block_skip_decode = dsa_grid(t, cm, "block_skip_trtllm", "decode", &DsaRoofs::attn_decode);
+      pc.dsa_block_skip_prefill = dsa_grid(t, cm, "block_skip_trtllm", "prefill", &DsaRoofs::attn_prefill);
+    }
   }
   const DsaRoofs r = dsa_roofs(cm, double(m.heads) / cm.parallel.tp);
   pc.dsa_logits_pair_s = 2 * r.logits_prefill.cbxx;

@@ -98,15 +98,16 @@ TEST_CASE("sim --engine with --hardware prices with <hardware>-<engine> and says
   CHECK(both.stderr_text.find("--engine: expected either --engine") != std::string::npos);
 }
 
-// dsa_trtllm_backend 1 where the profile holds no whole-block rows for the model (b300-sglang; GLM-5.3, whose
-// layers share their indexer): the run goes on priced by the DSA parts, and says so once.
+// dsa_trtllm_backend 1 where the profile holds no whole-block rows for the model (b300-sglang: its DSA rows
+// are kernel-level parts only): the run goes on priced by the DSA parts, and says so once.
 TEST_CASE("sim says when the TensorRT-LLM NSA backend has no block rows to price the model",
           "[sim_job][engine]") {
   TestDir dir("sim_dsa_block");
   const std::string base =
-      "sim --model glm-5.3 --hardware b200 --gpus 8 --isl 1024 --osl 4 --concurrency 1 --max-requests 1 "
+      "sim --model glm-5.3 --hardware b300 --gpus 8 --isl 1024 --osl 4 --concurrency 1 --max-requests 1 "
       "--out ";
-  const std::string said = "holds no whole-block rows of the TensorRT-LLM NSA backend for glm-5.3";
+  const std::string said =
+      "b300-sglang holds no whole-block rows of the TensorRT-LLM NSA backend for glm-5.3";
   const auto on = run_tokenline(
       base + "'" + dir.file("on") + "' --engine sglang --profile-set dsa_trtllm_backend=1", dir);
   REQUIRE(on.exit_code == 0);
