@@ -513,11 +513,11 @@ Deployment load_deployment(const SimJob& job, const ModelConfig& model, const st
     static constexpr std::string_view kNsaBackends[] = {
         "flashmla_sparse", "flashmla_kv", "flashmla_auto", "fa3", "tilelang", "aiter", "trtllm"};
     if (value.empty()) return;
-    if (std::find(std::begin(kNsaBackends), std::end(kNsaBackends), value) == std::end(kNsaBackends))
-      throw InputError(flag,
-                       "one of SGLang's NSA backends: flashmla_sparse, flashmla_kv, flashmla_auto, fa3, "
-                       "tilelang, aiter, trtllm",
-                       value);
+    if (std::find(std::begin(kNsaBackends), std::end(kNsaBackends), value) == std::end(kNsaBackends)) {
+      std::string names;
+      for (std::string_view n : kNsaBackends) names += (names.empty() ? "" : ", ") + std::string(n);
+      throw InputError(flag, "one of SGLang's NSA backends: " + names, value);
+    }
     if (job.profile.empty())
       throw InputError(flag, "a --profile (or --engine) of SGLang's kernels", "no --profile");
   };

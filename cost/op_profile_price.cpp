@@ -275,15 +275,15 @@ void price_dsa_block(const DsaBlockGrids& g, const ProfileWork& w, const ModelCo
 void price_attention(const CostModel& cm, const ProfileWork& w, std::array<Term, kOpCount>& terms) {
   const ProfileCurves& pc = profile_curves(cm);
   const ModelConfig& m = cm.model;
-  if (attn_module_prices(cm, w)) {
-    if (const DsaBlockGrids block = m.has_indexer() ? dsa_block_grids(cm, w) : DsaBlockGrids{}; block.full)
+  if (m.has_indexer()) {
+    if (const DsaBlockGrids block = dsa_block_grids(cm, w); block.full)
       price_dsa_block(block, w, m, terms);
     else
-      price_mla_module(pc, w, m.attention_layers(), terms);
+      price_dsa(cm, w, terms);
     return;
   }
-  if (m.has_indexer()) {
-    price_dsa(cm, w, terms);
+  if (attn_module_prices(cm, w)) {
+    price_mla_module(pc, w, m.attention_layers(), terms);
     return;
   }
   double attn_s = 0;
