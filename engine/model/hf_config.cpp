@@ -74,6 +74,48 @@ int indexer_full_layers(const Reader& r, int layers) {
   throw InputError(r.where("index_full_layers"), "a count or a list of layer indices", it->dump());
 }
 
+// GLM-5.2's IndexShare, as its published config.json writes it: which layers run their own indexer ("full")
+// and which reuse the previous full layer's top-k ("shared"). In the order transformers' GlmMoeDsaConfig and
+// vLLM (models/deepseek_v32, GlmMoeDsaForCausalLM) read them: indexer_types, one "full" / "shared" per
+// layer; else index_topk_pattern, one character per layer ('S' shared); else index_topk_freq with
+// index_skip_topk_offset (default 2): layer l shares when max(l - offset + 1, 0) % freq != 0 (GLM-5.2: freq
+// 4, offset 3, so layers 0, 1, 2, 6, 10, ..., 74 score: 21 of 78). Empty when the config writes none of
+// them, or freq 1 (every layer scores): index_full_layers then decides.
+std::vector<bool> indexer_schedule(const Reader& r, int layers) {
+  std::vector<bool> full;
+  auto types = r.raw().find("indexer_types");
+  auto pattern = r.raw().find("index_topk_pattern");
+  if (types != r.raw().end() && !types->is_null()) {
+    if (!types->is_array() || types->size() != size_t(layers))
+      throw InputError(r.where("indexer_types"), "\"full\" or \"shared\" per layer (" + std::to_string(layers) + ")",
+                       types->is_array() ? std::to_string(types->size()) + " entries" : types->dump());
+    for (size_t i = 0; i < types->size(); ++i) {
+      const json& t = (*types)[i];
+      if (t != "full" && t != "shared")
+        throw InputError(r.where("indexer_types[" + std::to_string(i) + "]"), "\"full\" or \"shared\"", t.dump());
+      full.push_back(t == "full");
+    }
+  } else if (pattern != r.raw().end() && !pattern->is_null()) {
+    if (!pattern->is_string() || pattern->get<std::string>().size() != size_t(layers))
+      throw InputError(r.where("index_topk_pattern"),
+                       "one character per layer (" + std::to_string(layers) + "), 'S' for a shared layer",
+                       pattern->dump());
+    for (const char ch : pattern->get<std::string>()) full.push_back(ch != 'S');
+  } else {
+    const int64_t freq = r.integer_or("index_topk_freq", 1);
+    const int64_t offset = r.integer_or("index_skip_topk_offset", 2);
+    if (freq < 1) throw InputError(r.where("index_topk_freq"), "a layer spacing >= 1", std::to_string(freq));
+    if (freq == 1) return full;
+    for (int64_t l = 0; l < layers; ++l) full.push_back(std::max<int64_t>(l - offset + 1, 0) % freq == 0);
+  }
+  if (!full.empty() && !full.front()) {
+    throw InputError(r.where(types != r.raw().end() && !types->is_null() ? "indexer_types[0]" : "index_topk_pattern"),
+                     "a first layer that runs its own indexer (a shared layer reuses an earlier one's top-k)",
+                     "a shared first layer");
+  }
+  return full;
+}
+
 // DeepSeek-V3's MoE (also GLM's): n_routed_experts of moe_intermediate_size, top num_experts_per_tok, plus
 // n_shared_experts; the first first_k_dense_replace layers dense; MTP layers.
 void read_deepseek_moe(const Reader& r, ModelConfig& c) {
@@ -100,7 +142,10 @@ void read_indexer(const Reader& r, ModelConfig& c) {
   c.indexer_heads = to_int(r.integer("index_n_heads"), r, "index_n_heads");
   c.indexer_head_dim = r.integer("index_head_dim");
   c.indexer_topk = r.integer("index_topk");
-  c.indexer_full_layers = indexer_full_layers(r, c.layers);
+  c.indexer_layer_full = indexer_schedule(r, c.layers);
+  c.indexer_full_layers = c.indexer_layer_full.empty()
+                              ? indexer_full_layers(r, c.layers)
+                              : int(std::count(c.indexer_layer_full.begin(), c.indexer_layer_full.end(), true));
   c.default_kv_layout = KvLayout::kFp8DsMla;
 }
 
@@ -195,6 +240,8 @@ void require_full_attention_layers(const Reader& r, const ModelConfig& c) {
   for (size_t i = 0; i < types->size(); ++i) {
     const json& t = (*types)[i];
     if (t == "full_attention") continue;
+    // GLM-5.2's configs name their DSA layers so (transformers GlmMoeDsaConfig): the model's own attention.
+    if (t == "deepseek_sparse_attention" && c.has_indexer()) continue;
     const std::string field = "layer_types[" + std::to_string(i) + "]";
     for (const auto& [kind, mechanism] : kKnownKinds)
       if (t == kind)

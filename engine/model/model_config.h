@@ -129,6 +129,9 @@ struct ModelConfig {
   int64_t indexer_head_dim = 0;
   int64_t indexer_topk = 0;
   int indexer_full_layers = 0;  // layers that score; the others reuse the previous full layer's top-k
+  // Which layers score, where the config says (GLM-5.2's indexer_types); empty: indexer_full_layers of them
+  // spread evenly over the stack. When set, indexer_full_layers is its count of true.
+  std::vector<bool> indexer_layer_full;
   int mtp_layers = 0;
   int64_t max_context_tokens = 0;
   Dtype weight_dtype = Dtype::kFp8;
