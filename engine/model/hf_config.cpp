@@ -2,6 +2,7 @@
 #include <algorithm>
 #include <cctype>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <sstream>
 #include <string_view>
 #include <vector>
@@ -558,16 +559,48 @@ void read_llama4(const Reader& r, ModelConfig& c) {
 // num_nextn_predict_layers layers, each the blocks mtp_hybrid_override_pattern spells; "*E" (an attention
 // block and an MoE block, with the eh_proj joining embedding and hidden state) is DeepSeek's MTP layer as
 // ModelConfig counts it, another pattern is refused naming the field.
+// Nemotron-H's blocks as one letter each (M, *, -, E): hybrid_override_pattern, or the list transformers 5
+// writes instead (Nemotron 3 Ultra, Nemotron 3.5: layers_block_type / mtp_layers_block_type of "mamba",
+// "attention", "mlp", "moe"; configuration_nemotron_h.py, whose num_hidden_layers is the list's length).
+// nullopt when the config writes neither.
+std::optional<std::string> nemotron_blocks(const Reader& r, const char* pattern_field, const char* list_field) {
+  auto pattern = r.raw().find(pattern_field);
+  if (pattern != r.raw().end() && !pattern->is_null()) {
+    if (!pattern->is_string())
+      throw InputError(r.where(pattern_field), "a string of M, *, - and E, one per layer", pattern->dump());
+    return pattern->get<std::string>();
+  }
+  auto list = r.raw().find(list_field);
+  if (list == r.raw().end() || list->is_null()) return std::nullopt;
+  if (!list->is_array())
+    throw InputError(r.where(list_field), "a list of mamba, attention, mlp and moe, one per block", list->dump());
+  std::string blocks;
+  for (size_t i = 0; i < list->size(); ++i) {
+    const json& t = (*list)[i];
+    constexpr std::pair<std::string_view, char> kKinds[] = {
+        {"mamba", 'M'}, {"attention", '*'}, {"mlp", '-'}, {"moe", 'E'}};
+    const auto* k = std::find_if(std::begin(kKinds), std::end(kKinds),
+                                 [&](const auto& kind) { return t.is_string() && t == kind.first; });
+    if (k == std::end(kKinds))
+      throw InputError(r.where(std::string(list_field) + "[" + std::to_string(i) + "]"),
+                       "mamba, attention, mlp or moe", t.dump());
+    blocks += k->second;
+  }
+  return blocks;
+}
+
 void read_nemotron_h(const Reader& r, ModelConfig& c) {
   c.moe_latent = r.integer_or("moe_latent_size", 0);
   if (r.raw().contains("moe_latent_size") && !r.raw()["moe_latent_size"].is_null() && c.moe_latent < 1)
     throw InputError(r.where("moe_latent_size"), "a width >= 1 or null", std::to_string(c.moe_latent));
   c.mtp_layers = to_int(r.integer_or("num_nextn_predict_layers", 0), r, "num_nextn_predict_layers");
   if (c.mtp_layers > 0) {
-    const std::string mtp = r.string_or("mtp_hybrid_override_pattern", "*E");
+    const std::string mtp =
+        nemotron_blocks(r, "mtp_hybrid_override_pattern", "mtp_layers_block_type").value_or("*E");
     if (mtp != "*E")
       throw InputError(
-          r.where("mtp_hybrid_override_pattern"),
+          r.where(r.raw().contains("mtp_layers_block_type") ? "mtp_layers_block_type"
+                                                             : "mtp_hybrid_override_pattern"),
           "\"*E\" or null (an MTP layer of one attention and one MoE block; other MTP blocks are "
           "not modelled)",
           "\"" + mtp + "\"");
@@ -591,15 +624,16 @@ void read_nemotron_h(const Reader& r, ModelConfig& c) {
   if (ssm != "float32" && ssm != "bfloat16" && ssm != "float16")
     throw InputError(r.where("mamba_ssm_cache_dtype"), "float32, bfloat16 or float16", "'" + ssm + "'");
   c.ssm_state_bytes = ssm == "float32" ? 4 : 2;
-  auto pattern = r.raw().find("hybrid_override_pattern");
-  if (pattern == r.raw().end() || !pattern->is_string())
-    throw InputError(r.where("hybrid_override_pattern"), "a string of M, *, - and E, one per layer",
-                     pattern == r.raw().end() ? "no such field" : pattern->dump());
-  const std::string blocks = pattern->get<std::string>();
-  if (blocks.size() != size_t(c.layers))
+  const std::optional<std::string> written =
+      nemotron_blocks(r, "hybrid_override_pattern", "layers_block_type");
+  if (!written)
     throw InputError(r.where("hybrid_override_pattern"),
-                     "one of M, *, - and E per layer (" + std::to_string(c.layers) + ")",
-                     std::to_string(blocks.size()) + " characters");
+                     "a string of M, *, - and E, one per layer (or layers_block_type)", "no such field");
+  const std::string& blocks = *written;
+  const char* blocks_field = r.raw().contains("hybrid_override_pattern") ? "hybrid_override_pattern" : "layers_block_type";
+  if (blocks.size() != size_t(c.layers))
+    throw InputError(r.where(blocks_field), "one of M, *, - and E per layer (" + std::to_string(c.layers) + ")",
+                     std::to_string(blocks.size()) + (blocks_field[0] == 'h' ? " characters" : " entries"));
   c.mixers.assign(blocks.size(), MixerKind::kNone);
   c.ffns.assign(blocks.size(), FfnKind::kNone);
   for (size_t i = 0; i < blocks.size(); ++i) {
@@ -710,6 +744,11 @@ constexpr Network kNetworks[] = {
     {"qwen3_next", "Qwen3NextForCausalLM", read_qwen3_next, kQwenNames},
     {"qwen3_5_text", "", read_qwen3_5, kQwen35Names},
     {"qwen3_5_moe_text", "", read_qwen3_next, kQwen35Names},
+    // Qwen3-VL's text models (transformers models/qwen3_vl, qwen3_vl_moe): Qwen3 / Qwen3-MoE decoders (q/k
+    // norms; mlp_only_layers, decoder_sparse_step) under a vision wrapper; the interleaved M-RoPE and the
+    // deepstack visual features added to the first layers' hidden states cost nothing on text.
+    {"qwen3_vl_text", "", read_qwen3, kQwenNames},
+    {"qwen3_vl_moe_text", "", read_qwen3_moe, kQwenNames},
 };
 
 // Families whose layers need a mechanism tokenline does not model yet: refused naming the field that asks
@@ -873,7 +912,12 @@ HfModelRead read_config(const CheckpointFiles& files, bool simulate) {
     throw InputError(r.where("model_type"), types + " (or an architectures class of one of them)",
                      "'" + c.hf_model_type + "'");
   }
-  c.layers = to_int(r.integer("num_hidden_layers"), r, "num_hidden_layers");
+  // Nemotron 3 Ultra's config writes no num_hidden_layers: transformers 5's NemotronHConfig takes the length
+  // of its layers_block_type.
+  auto blocks = j.find("layers_block_type");
+  c.layers = !j.contains("num_hidden_layers") && model_type == "nemotron_h" && blocks != j.end() && blocks->is_array()
+                 ? to_int(int64_t(blocks->size()), r, "layers_block_type")
+                 : to_int(r.integer("num_hidden_layers"), r, "num_hidden_layers");
   c.hidden = r.integer("hidden_size");
   c.heads = to_int(r.integer("num_attention_heads"), r, "num_attention_heads");
   c.vocab = r.integer("vocab_size");

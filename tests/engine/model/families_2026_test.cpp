@@ -104,3 +104,68 @@ TEST_CASE("GLM-5.2-NVFP4's layer_types name its DSA layers, which load as the mo
   CHECK(m.indexer_full_layers == 21);
   CHECK(m.weights.per_group);
 }
+
+TEST_CASE("Qwen3-VL's text models load as the Qwen3 decoders they are, the vision tower left out",
+          "[hf_config][families]") {
+  // Qwen3-VL-235B-A22B's text model has Qwen3-235B-A22B's shape: the same fields, so the same parameters.
+  const json vl = text_config("qwen3-vl-235b-a22b");
+  const json base = parse_checkpoint_json(testing::read_all(std::string(TOKENLINE_MODEL_TEST_DATA) +
+                                                            "/qwen3-235b-a22b-fp8.json"),
+                                          "qwen3-235b");
+  for (const char* f : {"num_hidden_layers", "hidden_size", "num_attention_heads", "num_key_value_heads", "head_dim",
+                        "num_experts", "num_experts_per_tok", "moe_intermediate_size", "vocab_size"})
+    REQUIRE(vl[f] == base[f]);
+  const ModelConfig m = load_model(hf("qwen3-vl-235b-a22b"));
+  CHECK(m.hf_model_type == "qwen3_vl_moe_text");
+  CHECK(m.qk_norm);
+  CHECK(m.routed_experts == vl["num_experts"].get<int>());
+  CHECK(m.moe_layers() == m.layers);
+  CHECK(m.left_out.find("vision_config") != std::string::npos);
+  const ModelConfig q = load_hf_config(std::string(TOKENLINE_MODEL_TEST_DATA) + "/qwen3-235b-a22b-fp8.json");
+  CHECK(count_params(m).total() == Approx(count_params(q).total()));
+  CHECK(count_params(m).active() == Approx(count_params(q).active()));
+  // The dense 8B: 36 layers of Qwen3 GQA; its parameters from the config's own sizes.
+  const json d = text_config("qwen3-vl-8b");
+  const ModelConfig e = load_model(hf("qwen3-vl-8b"));
+  CHECK(e.hf_model_type == "qwen3_vl_text");
+  CHECK_FALSE(e.is_moe());
+  const double h = d["hidden_size"], hd = d["head_dim"], kv = d["num_key_value_heads"], qh = d["num_attention_heads"];
+  const double per_layer = h * hd * (qh + 2 * kv) + qh * hd * h + 3 * h * d["intermediate_size"].get<double>() +
+                           2 * h + 2 * hd;  // q/k/v, o, gate/up/down; two RMSNorms, q/k norms
+  const double embed = h * d["vocab_size"].get<double>();
+  const double want = per_layer * d["num_hidden_layers"].get<double>() + h + embed * (e.tie_embeddings ? 1 : 2);
+  CHECK(count_params(e).total() == Approx(want).epsilon(0.001));
+}
+
+TEST_CASE("Nemotron 3 Ultra and 3.5 Lightning's layers_block_type spells their blocks", "[hf_config][families]") {
+  for (const char* dir : {"nemotron-3-ultra-550b-a55b-fp8", "nemotron-3.5-lightning-30b-a3b-nvfp4"}) {
+    INFO(dir);
+    const json j = text_config(dir);
+    const ModelConfig m = load_model(hf(dir));
+    const json& blocks = j["layers_block_type"];
+    REQUIRE(m.layers == int(blocks.size()));  // Ultra writes no num_hidden_layers
+    for (size_t i = 0; i < blocks.size(); ++i) {
+      const std::string b = blocks[i];
+      CHECK(m.mixers[i] == (b == "mamba" ? MixerKind::kMamba2 : b == "attention" ? MixerKind::kAttention : MixerKind::kNone));
+      CHECK(m.ffns[i] == (b == "moe" ? FfnKind::kMoe : b == "mlp" ? FfnKind::kDense : FfnKind::kNone));
+    }
+    CHECK(m.mtp_layers == j["num_nextn_predict_layers"].get<int>());  // mtp_layers_block_type ["attention", "moe"]
+  }
+  // The model card's sizes: 550B parameters, 55B active a token (MTP left out).
+  const ModelConfig ultra = load_model(hf("nemotron-3-ultra-550b-a55b-fp8"));
+  CHECK(count_params(ultra).total() == Approx(550e9).epsilon(0.03));
+  CHECK(count_params(ultra).active() == Approx(55e9).epsilon(0.05));
+}
+
+TEST_CASE("A layers_block_type entry tokenline has no block for is refused, naming it", "[hf_config][families]") {
+  testing::TestDir dir("families_2026_nemotron");
+  json j = text_config("nemotron-3.5-lightning-30b-a3b-nvfp4");
+  j["layers_block_type"][4] = "gdn";
+  const std::string path = dir.file("bad.json");
+  std::ofstream(path) << j.dump();
+  CHECK_THROWS_WITH(load_model(path), Catch::Contains("layers_block_type[4]") && Catch::Contains("\"gdn\""));
+  j = text_config("nemotron-3.5-lightning-30b-a3b-nvfp4");
+  j["mtp_layers_block_type"] = {"mamba"};
+  std::ofstream(path) << j.dump();
+  CHECK_THROWS_WITH(load_model(path), Catch::Contains("mtp_layers_block_type"));
+}
