@@ -118,7 +118,7 @@ std::pair<WeightFormat, bool> group_format(const ModelConfig& m, WeightGroup g) 
   }
   constexpr double kMajority = 0.5;
   const double s = m.weights.share(g);
-  return {s >= kMajority ? m.weights.quantized : m.weights.unquantized, s <= 0 || s >= 1};
+  return {s >= kMajority ? m.weights.quantized_of(g) : m.weights.unquantized, s <= 0 || s >= 1};
 }
 
 // Whether t has rows of that dtype passing `usable` (the MoE's: of the layout's routing, TP and EP).

@@ -9,6 +9,7 @@
 //   ("re:" regexes matched from the start, else exact names), ModelOpt's exclude_modules (fnmatch globs).
 #include "engine/model/hf_quant_config.h"
 
+#include <algorithm>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <regex>
@@ -24,7 +25,7 @@ namespace {
 using nlohmann::json;
 
 constexpr const char* kSupportedMethods =
-    "one of fp8, fbgemm_fp8, mxfp4, modelopt (quant_algo FP8, NVFP4), compressed-tensors (int4 / int8 "
+    "one of fp8, fbgemm_fp8, mxfp4, modelopt (quant_algo FP8, NVFP4, W4A16_NVFP4, MIXED_PRECISION), compressed-tensors (int4 / int8 "
     "pack-quantized, fp8 float-quantized, nvfp4 / mxfp4 pack-quantized), awq, gptq";
 constexpr int64_t kNvfp4GroupSize = 16;
 constexpr int64_t kMxfp4GroupSize = 32;
@@ -138,15 +139,24 @@ struct QuantSpec {
   WeightFormat format;
   std::vector<Pattern> excluded;
   std::vector<Pattern> targets;  // empty: every Linear module
+  // ModelOpt's MIXED_PRECISION: each named module's own format (a quantized_layers key names the module or
+  // a parent of it: "...mlp.experts"); a module no key names stays unquantized.
+  std::vector<std::pair<Pattern, WeightFormat>> per_module;
   std::string source;
 
-  bool quantized(const std::string& name) const {
+  // The format module `name` is stored in; nullopt: unquantized.
+  std::optional<WeightFormat> format_of(const std::string& name) const {
     for (const Pattern& p : excluded)
-      if (p.matches(name)) return false;
-    if (targets.empty()) return true;
+      if (p.matches(name)) return std::nullopt;
+    if (!per_module.empty()) {
+      for (const auto& [p, f] : per_module)
+        if (p.matches(name)) return f;
+      return std::nullopt;
+    }
+    if (targets.empty()) return format;
     for (const Pattern& p : targets)
-      if (p.matches(name)) return true;
-    return false;
+      if (p.matches(name)) return format;
+    return std::nullopt;
   }
 };
 
@@ -206,24 +216,51 @@ QuantSpec fp8_spec(const json& q, const std::string& where) {
   return s;
 }
 
-// ModelOpt: {"quant_algo": "NVFP4", "group_size": 16, "exclude_modules": [...]} in hf_quant_config.json's
-// "quantization" or in config.json's quantization_config.
-QuantSpec modelopt_spec(const json& q, const std::string& where) {
-  const std::string algo = str_field(q, "quant_algo", where);
-  QuantSpec s;
+// One ModelOpt quant_algo's format (modelopt's export, hf_quant_config.json): FP8 (per tensor),
+// FP8_PER_CHANNEL_PER_TOKEN, NVFP4 (group 16: an E4M3 scale per 16 values) and W4A16_NVFP4 (the same weights
+// multiplied with BF16 activations).
+WeightFormat modelopt_format(const std::string& algo, const json& q, const std::string& where) {
+  WeightFormat f;
   if (algo == "FP8") {
-    s.format.kind = WeightFormatKind::kFp8PerTensor;
+    f.kind = WeightFormatKind::kFp8PerTensor;
   } else if (algo == "FP8_PER_CHANNEL_PER_TOKEN") {
-    s.format.kind = WeightFormatKind::kFp8PerChannel;
-  } else if (algo == "NVFP4") {
+    f.kind = WeightFormatKind::kFp8PerChannel;
+  } else if (algo == "NVFP4" || algo == "W4A16_NVFP4") {
     const int64_t group = int_field(q, "group_size", kNvfp4GroupSize, where);
     if (group != kNvfp4GroupSize)
       throw InputError(where + ".group_size", "16 (NVFP4's block)", std::to_string(group));
-    s.format.kind = WeightFormatKind::kNvfp4;
+    f.kind = WeightFormatKind::kNvfp4;
+    f.weight_only = algo == "W4A16_NVFP4";
   } else {
     throw InputError(where + ".quant_algo",
-                     "FP8, FP8_PER_CHANNEL_PER_TOKEN or NVFP4 (tokenline's ModelOpt formats)",
+                     "FP8, FP8_PER_CHANNEL_PER_TOKEN, NVFP4, W4A16_NVFP4 or MIXED_PRECISION (tokenline's "
+                     "ModelOpt formats)",
                      "'" + algo + "'");
+  }
+  return f;
+}
+
+// ModelOpt: {"quant_algo": "NVFP4", "group_size": 16, "exclude_modules": [...]} in hf_quant_config.json's
+// "quantization" or in config.json's quantization_config; MIXED_PRECISION with a quantized_layers object
+// of {module: {"quant_algo", "group_size"}} (nvidia/Qwen3.6-35B-A3B-NVFP4).
+QuantSpec modelopt_spec(const json& q, const std::string& where) {
+  const std::string algo = str_field(q, "quant_algo", where);
+  QuantSpec s;
+  if (algo == "MIXED_PRECISION") {
+    auto layers = q.find("quantized_layers");
+    if (layers == q.end() || !layers->is_object() || layers->empty() || layers->size() > kMaxPatterns)
+      throw InputError(where + ".quantized_layers",
+                       "an object of at most 8192 modules, each with its quant_algo (MIXED_PRECISION)",
+                       layers == q.end() ? "no such field" : layers->is_object() ? std::to_string(layers->size()) + " entries" : layers->dump());
+    for (const auto& [name, spec] : layers->items()) {
+      const std::string at = where + ".quantized_layers." + name;
+      if (!spec.is_object()) throw InputError(at, "an object with quant_algo", spec.dump());
+      s.per_module.emplace_back(Pattern(name, Syntax::kTransformers, at),
+                                modelopt_format(str_field(spec, "quant_algo", at), spec, at));
+    }
+    s.format = s.per_module.front().second;
+  } else {
+    s.format = modelopt_format(algo, q, where);
   }
   read_patterns(q, "exclude_modules", Syntax::kModelOpt, where, s.excluded);
   read_patterns(q, "ignore", Syntax::kModelOpt, where, s.excluded);
@@ -344,6 +381,13 @@ QuantSpec gptq_spec(const json& q, const std::string& where) {
 QuantSpec quant_spec(const json& q, const std::string& where) {
   if (!q.is_object()) throw InputError(where, "an object", q.dump());
   auto m = q.find("quant_method");
+  // ModelOpt's own export may write no quant_method (Qwen/Qwen3-32B-FP8-Static-PerTensor: quant_algo and
+  // producer "modelopt" only).
+  if (m == q.end() && q.contains("quant_algo") && q["quant_algo"].is_string()) {
+    QuantSpec s = modelopt_spec(q, where);
+    s.source = where;
+    return s;
+  }
   if (m == q.end() || !m->is_string())
     throw InputError(where + ".quant_method", kSupportedMethods, m == q.end() ? "no such field" : m->dump());
   const std::string method = m->get<std::string>();
@@ -553,14 +597,39 @@ WeightFormats read_weight_formats(const json& config, const json& wrapper, const
   w.quantized = spec->format;
   w.source = spec->source;
   std::array<double, kWeightGroupCount> quantized{};
+  // Parameters per format and group (MIXED_PRECISION holds several).
+  std::vector<std::pair<WeightFormat, std::array<double, kWeightGroupCount>>> by_format;
   for (int layer = 0; layer < model.layers + model.mtp_layers; ++layer) {
-    for (const Module& m : layer_modules(model, naming, layer))
-      if (spec->quantized(m.name)) quantized[static_cast<size_t>(m.group)] += m.params;
+    for (const Module& m : layer_modules(model, naming, layer)) {
+      const std::optional<WeightFormat> f = spec->format_of(m.name);
+      if (!f) continue;
+      const size_t g = static_cast<size_t>(m.group);
+      quantized[g] += m.params;
+      auto it = std::find_if(by_format.begin(), by_format.end(), [&](const auto& e) { return e.first == *f; });
+      if (it == by_format.end()) it = by_format.insert(by_format.end(), {*f, {}});
+      it->second[g] += m.params;
+    }
   }
   const ParamCounts p = count_params(model);
   for (size_t g = 0; g < kWeightGroupCount; ++g) {
     const double total = group_params(p, static_cast<WeightGroup>(g));
     w.quantized_share[g] = total > 0 ? std::min(1.0, quantized[g] / total) : 0;
+  }
+  if (!spec->per_module.empty()) {
+    // Each group in the format most of its quantized parameters are in; the headline format the model's.
+    w.mixed = true;
+    double most = 0;
+    for (const auto& [f, params] : by_format) {
+      double sum = 0;
+      for (const double v : params) sum += v;
+      if (sum > most) most = sum, w.quantized = f;
+    }
+    for (size_t g = 0; g < kWeightGroupCount; ++g) {
+      double best = 0;
+      w.group_quantized[g] = w.quantized;
+      for (const auto& [f, params] : by_format)
+        if (params[g] > best) best = params[g], w.group_quantized[g] = f;
+    }
   }
   return w;
 }
@@ -570,6 +639,21 @@ std::string weight_formats_summary(const ModelConfig& m) {
   if (!w.per_group)
     return weight_format_name(weight_format_of(m.weight_dtype)) + " (every weight, as the seed counts)";
   if (w.quantized == w.unquantized) return weight_format_name(w.unquantized);
+  if (w.mixed) {  // "fp8 (attention 100%), nvfp4-w4a16 (routed_experts 100%, ...), bf16 elsewhere"
+    std::vector<std::pair<WeightFormat, std::string>> held;
+    for (size_t g = 0; g < kWeightGroupCount; ++g) {
+      const double s = w.quantized_share[g];
+      if (s <= 0) continue;
+      auto it = std::find_if(held.begin(), held.end(), [&](const auto& e) { return e.first == w.group_quantized[g]; });
+      if (it == held.end()) it = held.insert(held.end(), {w.group_quantized[g], ""});
+      char pct[16];
+      std::snprintf(pct, sizeof pct, " %.0f%%", s * 100);
+      it->second += (it->second.empty() ? "" : ", ") + std::string(weight_group_name(static_cast<WeightGroup>(g))) + pct;
+    }
+    std::string out;
+    for (const auto& [f, groups] : held) out += weight_format_name(f) + " (" + groups + "), ";
+    return out + weight_format_name(w.unquantized) + " elsewhere";
+  }
   std::string held;
   for (size_t g = 0; g < kWeightGroupCount; ++g) {
     const double s = w.quantized_share[g];

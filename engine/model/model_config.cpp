@@ -251,7 +251,7 @@ double group_bytes_per_param(const ModelConfig& c, WeightGroup g) {
   const WeightFormats& w = c.weights;
   if (!w.per_group) return weight_bytes_per_param(weight_format_of(c.weight_dtype), c.hidden);
   const double s = w.share(g);
-  const double q = weight_bytes_per_param(w.quantized, c.hidden);
+  const double q = weight_bytes_per_param(w.quantized_of(g), c.hidden);
   const double u = weight_bytes_per_param(w.unquantized, c.hidden);
   if (s >= 1) return q;
   if (s <= 0) return u;
@@ -262,7 +262,7 @@ double group_gemm_peak_flops(const ModelConfig& c, WeightGroup g, const Hardware
   const WeightFormats& w = c.weights;
   if (!w.per_group) return hw.peak_flops(c.weight_dtype);
   const double s = w.share(g);
-  const double q = weight_gemm_peak_flops(w.quantized, hw);
+  const double q = weight_gemm_peak_flops(w.quantized_of(g), hw);
   const double u = weight_gemm_peak_flops(w.unquantized, hw);
   if (s >= 1 || q == u) return q;
   if (s <= 0) return u;
@@ -291,6 +291,7 @@ void override_weight_format(ModelConfig& c, std::string_view format) {
   }
   if (unquantized_kind) w.unquantized = f;
   w.quantized = f;
+  w.mixed = false;
   w.source = "--weights-format";
   c.weight_dtype = weight_dtype_of(f);
   c.weight_block = f.kind == WeightFormatKind::kFp8Block ? f.group : 0;

@@ -22,7 +22,7 @@ double per_group(double bytes, int64_t group, int64_t row_elements) {
 }
 
 const char* kFormatNames =
-    "bf16, fp16, fp32, fp8, fp8-channel, fp8-block<edge> (fp8-block128), nvfp4, mxfp4, int4-g<group>[-zp] "
+    "bf16, fp16, fp32, fp8, fp8-channel, fp8-block<edge> (fp8-block128), nvfp4, nvfp4-w4a16, mxfp4, int4-g<group>[-zp] "
     "(int4-g128, int4-g32-zp; g0 = per channel), int8-g<group>[-zp]";
 
 bool parse_int(std::string_view s, int64_t& out) {
@@ -136,7 +136,7 @@ std::string weight_format_name(const WeightFormat& f) {
     case WeightFormatKind::kFp8Block:
       return "fp8-block" + std::to_string(f.group) + (f.weight_only ? "-w8a16" : "");
     case WeightFormatKind::kNvfp4:
-      return "nvfp4";
+      return f.weight_only ? "nvfp4-w4a16" : "nvfp4";
     case WeightFormatKind::kMxfp4:
       return "mxfp4";
     case WeightFormatKind::kInt4:
@@ -157,6 +157,7 @@ WeightFormat parse_weight_format(std::string_view name, const std::string& where
   if (name == "fp8") return {.kind = WeightFormatKind::kFp8PerTensor};
   if (name == "fp8-channel") return {.kind = WeightFormatKind::kFp8PerChannel};
   if (name == "nvfp4") return {.kind = WeightFormatKind::kNvfp4};
+  if (name == "nvfp4-w4a16") return {.kind = WeightFormatKind::kNvfp4, .weight_only = true};
   if (name == "mxfp4") return {.kind = WeightFormatKind::kMxfp4};
   if (name == "fp8-block") return {.kind = WeightFormatKind::kFp8Block, .group = kDefaultFp8Block};
   if (name.starts_with("fp8-block")) {

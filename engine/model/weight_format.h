@@ -82,14 +82,23 @@ std::string_view weight_group_name(WeightGroup g);
 // A checkpoint's weights: one quantized format, and per group the share of its parameters held in it (the
 // rest, excluded or never quantized, at the unquantized dtype). per_group false: every weight at the
 // model's weight_dtype, scales, norms and embeddings not told apart (the presets: the seed's count).
+// mixed: ModelOpt's MIXED_PRECISION names a format per module (Qwen3.6-NVFP4: FP8 attention, W4A16 NVFP4
+// experts); each group then holds its own quantized format (the one most of its quantized parameters are
+// in), and `quantized` is the format most of the model's quantized parameters are in.
 struct WeightFormats {
   bool per_group = false;
   WeightFormat unquantized;  // torch_dtype: BF16 for every checkpoint tokenline ships
   WeightFormat quantized;    // == unquantized when the checkpoint is not quantized
   std::array<double, kWeightGroupCount> quantized_share{};
+  bool mixed = false;
+  std::array<WeightFormat, kWeightGroupCount> group_quantized{};  // mixed only
   std::string source;  // where the format was read: "quantization_config", "hf_quant_config.json", ...
 
   double share(WeightGroup g) const { return quantized_share[static_cast<size_t>(g)]; }
+  // The format group g's quantized share is held in.
+  const WeightFormat& quantized_of(WeightGroup g) const {
+    return mixed ? group_quantized[static_cast<size_t>(g)] : quantized;
+  }
 };
 
 }  // namespace tokenline

@@ -169,3 +169,49 @@ TEST_CASE("A layers_block_type entry tokenline has no block for is refused, nami
   std::ofstream(path) << j.dump();
   CHECK_THROWS_WITH(load_model(path), Catch::Contains("mtp_layers_block_type"));
 }
+
+TEST_CASE("ModelOpt's MIXED_PRECISION: each module in the format quantized_layers names for it",
+          "[hf_config][families][weights]") {
+  const json q = text_config("qwen3.6-35b-a3b-nvfp4");
+  const json top = parse_checkpoint_json(testing::read_all(hf("qwen3.6-35b-a3b-nvfp4") + "/config.json"), "qwen3.6");
+  const json& layers = top["quantization_config"]["quantized_layers"];
+  REQUIRE(top["quantization_config"]["quant_algo"] == "MIXED_PRECISION");
+  REQUIRE(layers["model.language_model.layers.0.mlp.experts"]["quant_algo"] == "W4A16_NVFP4");
+  REQUIRE(layers["model.language_model.layers.3.self_attn.q_proj"]["quant_algo"] == "FP8");
+  const ModelConfig m = load_model(hf("qwen3.6-35b-a3b-nvfp4"));
+  REQUIRE(m.weights.mixed);
+  // Experts: E2M1 weights and an E4M3 scale per 16 (0.5 + 1/16 bytes), BF16 activations.
+  const WeightFormat& experts = m.weights.quantized_of(WeightGroup::kRoutedExperts);
+  CHECK(experts.kind == WeightFormatKind::kNvfp4);
+  CHECK(experts.weight_only);
+  CHECK(group_bytes_per_param(m, WeightGroup::kRoutedExperts) == Approx(0.5 + 1.0 / 16));
+  CHECK(group_bytes_per_param(m, WeightGroup::kSharedExperts) == Approx(0.5 + 1.0 / 16));
+  CHECK(m.weights.quantized == experts);  // most of the quantized parameters
+  // Attention: q/k/v/o and the GDN projections in FP8, but the GDN's in_proj_a / in_proj_b, which
+  // quantized_layers does not name, in BF16: a hidden x value_heads matrix each per linear layer.
+  CHECK(m.weights.quantized_of(WeightGroup::kAttention).kind == WeightFormatKind::kFp8PerTensor);
+  const double h = q["hidden_size"], vh = q["linear_num_value_heads"];
+  const double ab = 2 * h * vh * double(m.mixer_layers(MixerKind::kGatedDeltaNet));
+  const double attn = count_params(m).attention;
+  CHECK(m.weights.share(WeightGroup::kAttention) < 1);
+  CHECK(group_bytes_per_param(m, WeightGroup::kAttention) ==
+        Approx(((attn - ab) * 1 + ab * 2) / attn).epsilon(0.002));
+  CHECK(group_bytes_per_param(m, WeightGroup::kRouter) == 2);
+  CHECK(weight_gemm_peak_flops(experts, load_hardware("b200")) == load_hardware("b200").peak_flops_bf16);
+}
+
+TEST_CASE("ModelOpt's quantization_config without quant_method, and a MIXED_PRECISION format it lacks",
+          "[hf_config][families][weights]") {
+  const ModelConfig s = load_model(hf("qwen3-32b-fp8-static"));  // quant_algo FP8, producer modelopt
+  CHECK(s.weights.quantized.kind == WeightFormatKind::kFp8PerTensor);
+  CHECK(s.weights.share(WeightGroup::kDenseMlp) == 1);
+  CHECK(s.weights.share(WeightGroup::kLmHead) == 0);
+  testing::TestDir dir("families_2026_modelopt");
+  json top = parse_checkpoint_json(testing::read_all(hf("qwen3.6-35b-a3b-nvfp4") + "/config.json"), "qwen3.6");
+  top["quantization_config"]["quantized_layers"]["model.language_model.layers.2.mlp.experts"]["quant_algo"] =
+      "W4A8_AWQ";
+  const std::string path = dir.file("bad.json");
+  std::ofstream(path) << top.dump();
+  CHECK_THROWS_WITH(load_model(path), Catch::Contains("quantized_layers.model.language_model.layers.2.mlp.experts") &&
+                                          Catch::Contains("'W4A8_AWQ'") && Catch::Contains("MIXED_PRECISION"));
+}
