@@ -88,12 +88,14 @@ std::vector<bool> indexer_schedule(const Reader& r, int layers) {
   auto pattern = r.raw().find("index_topk_pattern");
   if (types != r.raw().end() && !types->is_null()) {
     if (!types->is_array() || types->size() != size_t(layers))
-      throw InputError(r.where("indexer_types"), "\"full\" or \"shared\" per layer (" + std::to_string(layers) + ")",
+      throw InputError(r.where("indexer_types"),
+                       "\"full\" or \"shared\" per layer (" + std::to_string(layers) + ")",
                        types->is_array() ? std::to_string(types->size()) + " entries" : types->dump());
     for (size_t i = 0; i < types->size(); ++i) {
       const json& t = (*types)[i];
       if (t != "full" && t != "shared")
-        throw InputError(r.where("indexer_types[" + std::to_string(i) + "]"), "\"full\" or \"shared\"", t.dump());
+        throw InputError(r.where("indexer_types[" + std::to_string(i) + "]"), "\"full\" or \"shared\"",
+                         t.dump());
       full.push_back(t == "full");
     }
   } else if (pattern != r.raw().end() && !pattern->is_null()) {
@@ -110,9 +112,10 @@ std::vector<bool> indexer_schedule(const Reader& r, int layers) {
     for (int64_t l = 0; l < layers; ++l) full.push_back(std::max<int64_t>(l - offset + 1, 0) % freq == 0);
   }
   if (!full.empty() && !full.front()) {
-    throw InputError(r.where(types != r.raw().end() && !types->is_null() ? "indexer_types[0]" : "index_topk_pattern"),
-                     "a first layer that runs its own indexer (a shared layer reuses an earlier one's top-k)",
-                     "a shared first layer");
+    throw InputError(
+        r.where(types != r.raw().end() && !types->is_null() ? "indexer_types[0]" : "index_topk_pattern"),
+        "a first layer that runs its own indexer (a shared layer reuses an earlier one's top-k)",
+        "a shared first layer");
   }
   return full;
 }
@@ -144,9 +147,10 @@ void read_indexer(const Reader& r, ModelConfig& c) {
   c.indexer_head_dim = r.integer("index_head_dim");
   c.indexer_topk = r.integer("index_topk");
   c.indexer_layer_full = indexer_schedule(r, c.layers);
-  c.indexer_full_layers = c.indexer_layer_full.empty()
-                              ? indexer_full_layers(r, c.layers)
-                              : int(std::count(c.indexer_layer_full.begin(), c.indexer_layer_full.end(), true));
+  c.indexer_full_layers =
+      c.indexer_layer_full.empty()
+          ? indexer_full_layers(r, c.layers)
+          : int(std::count(c.indexer_layer_full.begin(), c.indexer_layer_full.end(), true));
   c.default_kv_layout = KvLayout::kFp8DsMla;
 }
 
@@ -563,7 +567,8 @@ void read_llama4(const Reader& r, ModelConfig& c) {
 // writes instead (Nemotron 3 Ultra, Nemotron 3.5: layers_block_type / mtp_layers_block_type of "mamba",
 // "attention", "mlp", "moe"; configuration_nemotron_h.py, whose num_hidden_layers is the list's length).
 // nullopt when the config writes neither.
-std::optional<std::string> nemotron_blocks(const Reader& r, const char* pattern_field, const char* list_field) {
+std::optional<std::string> nemotron_blocks(const Reader& r, const char* pattern_field,
+                                           const char* list_field) {
   auto pattern = r.raw().find(pattern_field);
   if (pattern != r.raw().end() && !pattern->is_null()) {
     if (!pattern->is_string())
@@ -573,7 +578,8 @@ std::optional<std::string> nemotron_blocks(const Reader& r, const char* pattern_
   auto list = r.raw().find(list_field);
   if (list == r.raw().end() || list->is_null()) return std::nullopt;
   if (!list->is_array())
-    throw InputError(r.where(list_field), "a list of mamba, attention, mlp and moe, one per block", list->dump());
+    throw InputError(r.where(list_field), "a list of mamba, attention, mlp and moe, one per block",
+                     list->dump());
   std::string blocks;
   for (size_t i = 0; i < list->size(); ++i) {
     const json& t = (*list)[i];
@@ -600,7 +606,7 @@ void read_nemotron_h(const Reader& r, ModelConfig& c) {
     if (mtp != "*E")
       throw InputError(
           r.where(r.raw().contains("mtp_layers_block_type") ? "mtp_layers_block_type"
-                                                             : "mtp_hybrid_override_pattern"),
+                                                            : "mtp_hybrid_override_pattern"),
           "\"*E\" or null (an MTP layer of one attention and one MoE block; other MTP blocks are "
           "not modelled)",
           "\"" + mtp + "\"");
@@ -630,9 +636,11 @@ void read_nemotron_h(const Reader& r, ModelConfig& c) {
     throw InputError(r.where("hybrid_override_pattern"),
                      "a string of M, *, - and E, one per layer (or layers_block_type)", "no such field");
   const std::string& blocks = *written;
-  const char* blocks_field = r.raw().contains("hybrid_override_pattern") ? "hybrid_override_pattern" : "layers_block_type";
+  const char* blocks_field =
+      r.raw().contains("hybrid_override_pattern") ? "hybrid_override_pattern" : "layers_block_type";
   if (blocks.size() != size_t(c.layers))
-    throw InputError(r.where(blocks_field), "one of M, *, - and E per layer (" + std::to_string(c.layers) + ")",
+    throw InputError(r.where(blocks_field),
+                     "one of M, *, - and E per layer (" + std::to_string(c.layers) + ")",
                      std::to_string(blocks.size()) + (blocks_field[0] == 'h' ? " characters" : " entries"));
   c.mixers.assign(blocks.size(), MixerKind::kNone);
   c.ffns.assign(blocks.size(), FfnKind::kNone);
@@ -915,7 +923,8 @@ HfModelRead read_config(const CheckpointFiles& files, bool simulate) {
   // Nemotron 3 Ultra's config writes no num_hidden_layers: transformers 5's NemotronHConfig takes the length
   // of its layers_block_type.
   auto blocks = j.find("layers_block_type");
-  c.layers = !j.contains("num_hidden_layers") && model_type == "nemotron_h" && blocks != j.end() && blocks->is_array()
+  c.layers = !j.contains("num_hidden_layers") && model_type == "nemotron_h" && blocks != j.end() &&
+                     blocks->is_array()
                  ? to_int(int64_t(blocks->size()), r, "layers_block_type")
                  : to_int(r.integer("num_hidden_layers"), r, "num_hidden_layers");
   c.hidden = r.integer("hidden_size");

@@ -25,7 +25,8 @@ namespace {
 using nlohmann::json;
 
 constexpr const char* kSupportedMethods =
-    "one of fp8, fbgemm_fp8, mxfp4, modelopt (quant_algo FP8, NVFP4, W4A16_NVFP4, MIXED_PRECISION), compressed-tensors (int4 / int8 "
+    "one of fp8, fbgemm_fp8, mxfp4, modelopt (quant_algo FP8, NVFP4, W4A16_NVFP4, MIXED_PRECISION), "
+    "compressed-tensors (int4 / int8 "
     "pack-quantized, fp8 float-quantized, nvfp4 / mxfp4 pack-quantized), awq, gptq";
 constexpr int64_t kNvfp4GroupSize = 16;
 constexpr int64_t kMxfp4GroupSize = 32;
@@ -251,7 +252,9 @@ QuantSpec modelopt_spec(const json& q, const std::string& where) {
     if (layers == q.end() || !layers->is_object() || layers->empty() || layers->size() > kMaxPatterns)
       throw InputError(where + ".quantized_layers",
                        "an object of at most 8192 modules, each with its quant_algo (MIXED_PRECISION)",
-                       layers == q.end() ? "no such field" : layers->is_object() ? std::to_string(layers->size()) + " entries" : layers->dump());
+                       layers == q.end()     ? "no such field"
+                       : layers->is_object() ? std::to_string(layers->size()) + " entries"
+                                             : layers->dump());
     for (const auto& [name, spec] : layers->items()) {
       const std::string at = where + ".quantized_layers." + name;
       if (!spec.is_object()) throw InputError(at, "an object with quant_algo", spec.dump());
@@ -605,7 +608,8 @@ WeightFormats read_weight_formats(const json& config, const json& wrapper, const
       if (!f) continue;
       const size_t g = static_cast<size_t>(m.group);
       quantized[g] += m.params;
-      auto it = std::find_if(by_format.begin(), by_format.end(), [&](const auto& e) { return e.first == *f; });
+      auto it =
+          std::find_if(by_format.begin(), by_format.end(), [&](const auto& e) { return e.first == *f; });
       if (it == by_format.end()) it = by_format.insert(by_format.end(), {*f, {}});
       it->second[g] += m.params;
     }
@@ -644,11 +648,13 @@ std::string weight_formats_summary(const ModelConfig& m) {
     for (size_t g = 0; g < kWeightGroupCount; ++g) {
       const double s = w.quantized_share[g];
       if (s <= 0) continue;
-      auto it = std::find_if(held.begin(), held.end(), [&](const auto& e) { return e.first == w.group_quantized[g]; });
+      auto it = std::find_if(held.begin(), held.end(),
+                             [&](const auto& e) { return e.first == w.group_quantized[g]; });
       if (it == held.end()) it = held.insert(held.end(), {w.group_quantized[g], ""});
       char pct[16];
       std::snprintf(pct, sizeof pct, " %.0f%%", s * 100);
-      it->second += (it->second.empty() ? "" : ", ") + std::string(weight_group_name(static_cast<WeightGroup>(g))) + pct;
+      it->second += (it->second.empty() ? "" : ", ") +
+                    std::string(weight_group_name(static_cast<WeightGroup>(g))) + pct;
     }
     std::string out;
     for (const auto& [f, groups] : held) out += weight_format_name(f) + " (" + groups + "), ";

@@ -89,7 +89,8 @@ void require_range(int64_t value, int64_t lo, int64_t hi, const std::string& whe
 
 bool ModelConfig::indexer_full_layer(int layer) const {
   if (!has_indexer() || layer < 0 || layer >= layers) return false;
-  if (!indexer_layer_full.empty()) return size_t(layer) < indexer_layer_full.size() && indexer_layer_full[size_t(layer)];
+  if (!indexer_layer_full.empty())
+    return size_t(layer) < indexer_layer_full.size() && indexer_layer_full[size_t(layer)];
   // ceil((layer + 1) F / L) > ceil(layer F / L): layer 0 is always full, F layers in all.
   auto ceil_div = [](int64_t a, int64_t b) { return (a + b - 1) / b; };
   return ceil_div(int64_t{layer + 1} * indexer_full_layers, layers) >

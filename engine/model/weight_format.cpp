@@ -22,7 +22,8 @@ double per_group(double bytes, int64_t group, int64_t row_elements) {
 }
 
 const char* kFormatNames =
-    "bf16, fp16, fp32, fp8, fp8-channel, fp8-block<edge> (fp8-block128), nvfp4, nvfp4-w4a16, mxfp4, int4-g<group>[-zp] "
+    "bf16, fp16, fp32, fp8, fp8-channel, fp8-block<edge> (fp8-block128), nvfp4, nvfp4-w4a16, mxfp4, "
+    "int4-g<group>[-zp] "
     "(int4-g128, int4-g32-zp; g0 = per channel), int8-g<group>[-zp]";
 
 bool parse_int(std::string_view s, int64_t& out) {

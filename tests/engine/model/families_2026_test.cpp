@@ -57,9 +57,9 @@ TEST_CASE("GLM-5.2's schedule from index_topk_freq / index_skip_topk_offset or i
   testing::TestDir dir("families_2026_schedule");
   const json j = text_config("glm-5.2");
   // Without indexer_types: vLLM's rule, layer l shares when max(l - offset + 1, 0) % freq != 0.
-  const ModelConfig by_freq =
-      load_model(glm52_with(dir, "freq", [](json& c) { c.erase("indexer_types"); }));
-  for (int l = 0; l < by_freq.layers; ++l) CHECK(by_freq.indexer_full_layer(l) == (j["indexer_types"][l] == "full"));
+  const ModelConfig by_freq = load_model(glm52_with(dir, "freq", [](json& c) { c.erase("indexer_types"); }));
+  for (int l = 0; l < by_freq.layers; ++l)
+    CHECK(by_freq.indexer_full_layer(l) == (j["indexer_types"][l] == "full"));
   CHECK(by_freq.indexer_full_layers == 21);
   const ModelConfig by_pattern = load_model(glm52_with(dir, "pattern", [](json& c) {
     std::string p;
@@ -109,11 +109,11 @@ TEST_CASE("Qwen3-VL's text models load as the Qwen3 decoders they are, the visio
           "[hf_config][families]") {
   // Qwen3-VL-235B-A22B's text model has Qwen3-235B-A22B's shape: the same fields, so the same parameters.
   const json vl = text_config("qwen3-vl-235b-a22b");
-  const json base = parse_checkpoint_json(testing::read_all(std::string(TOKENLINE_MODEL_TEST_DATA) +
-                                                            "/qwen3-235b-a22b-fp8.json"),
-                                          "qwen3-235b");
-  for (const char* f : {"num_hidden_layers", "hidden_size", "num_attention_heads", "num_key_value_heads", "head_dim",
-                        "num_experts", "num_experts_per_tok", "moe_intermediate_size", "vocab_size"})
+  const json base = parse_checkpoint_json(
+      testing::read_all(std::string(TOKENLINE_MODEL_TEST_DATA) + "/qwen3-235b-a22b-fp8.json"), "qwen3-235b");
+  for (const char* f :
+       {"num_hidden_layers", "hidden_size", "num_attention_heads", "num_key_value_heads", "head_dim",
+        "num_experts", "num_experts_per_tok", "moe_intermediate_size", "vocab_size"})
     REQUIRE(vl[f] == base[f]);
   const ModelConfig m = load_model(hf("qwen3-vl-235b-a22b"));
   CHECK(m.hf_model_type == "qwen3_vl_moe_text");
@@ -129,15 +129,19 @@ TEST_CASE("Qwen3-VL's text models load as the Qwen3 decoders they are, the visio
   const ModelConfig e = load_model(hf("qwen3-vl-8b"));
   CHECK(e.hf_model_type == "qwen3_vl_text");
   CHECK_FALSE(e.is_moe());
-  const double h = d["hidden_size"], hd = d["head_dim"], kv = d["num_key_value_heads"], qh = d["num_attention_heads"];
-  const double per_layer = h * hd * (qh + 2 * kv) + qh * hd * h + 3 * h * d["intermediate_size"].get<double>() +
-                           2 * h + 2 * hd;  // q/k/v, o, gate/up/down; two RMSNorms, q/k norms
+  const double h = d["hidden_size"], hd = d["head_dim"], kv = d["num_key_value_heads"],
+               qh = d["num_attention_heads"];
+  const double per_layer = h * hd * (qh + 2 * kv) + qh * hd * h +
+                           3 * h * d["intermediate_size"].get<double>() + 2 * h +
+                           2 * hd;  // q/k/v, o, gate/up/down; two RMSNorms, q/k norms
   const double embed = h * d["vocab_size"].get<double>();
-  const double want = per_layer * d["num_hidden_layers"].get<double>() + h + embed * (e.tie_embeddings ? 1 : 2);
+  const double want =
+      per_layer * d["num_hidden_layers"].get<double>() + h + embed * (e.tie_embeddings ? 1 : 2);
   CHECK(count_params(e).total() == Approx(want).epsilon(0.001));
 }
 
-TEST_CASE("Nemotron 3 Ultra and 3.5 Lightning's layers_block_type spells their blocks", "[hf_config][families]") {
+TEST_CASE("Nemotron 3 Ultra and 3.5 Lightning's layers_block_type spells their blocks",
+          "[hf_config][families]") {
   for (const char* dir : {"nemotron-3-ultra-550b-a55b-fp8", "nemotron-3.5-lightning-30b-a3b-nvfp4"}) {
     INFO(dir);
     const json j = text_config(dir);
@@ -146,10 +150,13 @@ TEST_CASE("Nemotron 3 Ultra and 3.5 Lightning's layers_block_type spells their b
     REQUIRE(m.layers == int(blocks.size()));  // Ultra writes no num_hidden_layers
     for (size_t i = 0; i < blocks.size(); ++i) {
       const std::string b = blocks[i];
-      CHECK(m.mixers[i] == (b == "mamba" ? MixerKind::kMamba2 : b == "attention" ? MixerKind::kAttention : MixerKind::kNone));
+      CHECK(m.mixers[i] == (b == "mamba"       ? MixerKind::kMamba2
+                            : b == "attention" ? MixerKind::kAttention
+                                               : MixerKind::kNone));
       CHECK(m.ffns[i] == (b == "moe" ? FfnKind::kMoe : b == "mlp" ? FfnKind::kDense : FfnKind::kNone));
     }
-    CHECK(m.mtp_layers == j["num_nextn_predict_layers"].get<int>());  // mtp_layers_block_type ["attention", "moe"]
+    CHECK(m.mtp_layers ==
+          j["num_nextn_predict_layers"].get<int>());  // mtp_layers_block_type ["attention", "moe"]
   }
   // The model card's sizes: 550B parameters, 55B active a token (MTP left out).
   const ModelConfig ultra = load_model(hf("nemotron-3-ultra-550b-a55b-fp8"));
@@ -157,7 +164,8 @@ TEST_CASE("Nemotron 3 Ultra and 3.5 Lightning's layers_block_type spells their b
   CHECK(count_params(ultra).active() == Approx(55e9).epsilon(0.05));
 }
 
-TEST_CASE("A layers_block_type entry tokenline has no block for is refused, naming it", "[hf_config][families]") {
+TEST_CASE("A layers_block_type entry tokenline has no block for is refused, naming it",
+          "[hf_config][families]") {
   testing::TestDir dir("families_2026_nemotron");
   json j = text_config("nemotron-3.5-lightning-30b-a3b-nvfp4");
   j["layers_block_type"][4] = "gdn";
@@ -173,7 +181,8 @@ TEST_CASE("A layers_block_type entry tokenline has no block for is refused, nami
 TEST_CASE("ModelOpt's MIXED_PRECISION: each module in the format quantized_layers names for it",
           "[hf_config][families][weights]") {
   const json q = text_config("qwen3.6-35b-a3b-nvfp4");
-  const json top = parse_checkpoint_json(testing::read_all(hf("qwen3.6-35b-a3b-nvfp4") + "/config.json"), "qwen3.6");
+  const json top =
+      parse_checkpoint_json(testing::read_all(hf("qwen3.6-35b-a3b-nvfp4") + "/config.json"), "qwen3.6");
   const json& layers = top["quantization_config"]["quantized_layers"];
   REQUIRE(top["quantization_config"]["quant_algo"] == "MIXED_PRECISION");
   REQUIRE(layers["model.language_model.layers.0.mlp.experts"]["quant_algo"] == "W4A16_NVFP4");
@@ -207,11 +216,13 @@ TEST_CASE("ModelOpt's quantization_config without quant_method, and a MIXED_PREC
   CHECK(s.weights.share(WeightGroup::kDenseMlp) == 1);
   CHECK(s.weights.share(WeightGroup::kLmHead) == 0);
   testing::TestDir dir("families_2026_modelopt");
-  json top = parse_checkpoint_json(testing::read_all(hf("qwen3.6-35b-a3b-nvfp4") + "/config.json"), "qwen3.6");
+  json top =
+      parse_checkpoint_json(testing::read_all(hf("qwen3.6-35b-a3b-nvfp4") + "/config.json"), "qwen3.6");
   top["quantization_config"]["quantized_layers"]["model.language_model.layers.2.mlp.experts"]["quant_algo"] =
       "W4A8_AWQ";
   const std::string path = dir.file("bad.json");
   std::ofstream(path) << top.dump();
-  CHECK_THROWS_WITH(load_model(path), Catch::Contains("quantized_layers.model.language_model.layers.2.mlp.experts") &&
-                                          Catch::Contains("'W4A8_AWQ'") && Catch::Contains("MIXED_PRECISION"));
+  CHECK_THROWS_WITH(load_model(path),
+                    Catch::Contains("quantized_layers.model.language_model.layers.2.mlp.experts") &&
+                        Catch::Contains("'W4A8_AWQ'") && Catch::Contains("MIXED_PRECISION"));
 }

@@ -290,11 +290,11 @@ TEST_CASE("An unknown quant_method or format is refused, naming the field and wh
                                               R"("quantization_config": {"quant_method": "bitsandbytes"})")),
                     Catch::Contains("bnb.json: quantization_config.quant_method") &&
                         Catch::Contains("compressed-tensors") && Catch::Contains("'bitsandbytes'"));
-  CHECK_THROWS_WITH(
-      load_hf_config(llama_with(
-          dir, "w4a8.json", R"("quantization_config": {"quant_method": "modelopt", "quant_algo": "W4A8_AWQ"})")),
-      Catch::Contains("quantization_config.quant_algo") && Catch::Contains("NVFP4") &&
-          Catch::Contains("'W4A8_AWQ'"));
+  CHECK_THROWS_WITH(load_hf_config(llama_with(
+                        dir, "w4a8.json",
+                        R"("quantization_config": {"quant_method": "modelopt", "quant_algo": "W4A8_AWQ"})")),
+                    Catch::Contains("quantization_config.quant_algo") && Catch::Contains("NVFP4") &&
+                        Catch::Contains("'W4A8_AWQ'"));
   // MIXED_PRECISION names each module's format: without quantized_layers there is nothing to read.
   CHECK_THROWS_WITH(
       load_hf_config(llama_with(
