@@ -44,7 +44,7 @@ struct LedgerArgs {
   int gpus = 0;
   int64_t batch = 1;
   std::optional<int64_t> context;  // absent: the phase's default
-  int64_t chunk = kDefaultChunk;
+  std::optional<int64_t> chunk;    // absent: kDefaultChunk, at most the model's context
   int64_t prefix = 0;
   bool ideal = false;
   bool json = false;
@@ -56,6 +56,7 @@ struct LedgerArgs {
 struct Setup {
   CostModel cm;
   int64_t context = 0;
+  int64_t chunk = 0;         // prefill chunk tokens
   std::string kv_warning{};  // "" when the step's KV fits the instance's cache (kv_warning)
 };
 
@@ -83,15 +84,17 @@ Setup build_setup(const LedgerArgs& a) {
   o.dp_gather = a.dp_gather == "once" ? DpGather::kOncePerStep : DpGather::kPerLayer;
   o.indexer_read_scales = !a.indexer_keys_only;
   o.mtp = a.mtp;
-  o.max_chunk_tokens = a.chunk;
+  // Unasked, the seed's 32,768-token chunk, or the whole context of a model that holds fewer (Nemotron-H-56B:
+  // 8,192): a default the user never typed is never refused.
+  const int64_t chunk = a.chunk.value_or(std::min(kDefaultChunk, model.max_context_tokens));
+  o.max_chunk_tokens = chunk;
   o.profile = load_op_profile(a.profile, a.profile_set, a.mtp ? 1 : 0);
   // The KV a profile's engine stores (SGLang on H200: BF16), else the model's own layout (no profile; --ideal
   // takes none).
   const KvLayout layout =
       run_kv_layout(profile_engine(o.profile.get()), model.default_kv_layout, a.kv_layout, hw);
-  check_range("--chunk", a.chunk, 1, model.max_context_tokens,
-              "a chunk of tokens within the model's context");
-  Setup s{make_cost_model(model, parallel, layout, hw, o), a.context.value_or(0)};
+  check_range("--chunk", chunk, 1, model.max_context_tokens, "a chunk of tokens within the model's context");
+  Setup s{make_cost_model(model, parallel, layout, hw, o), a.context.value_or(0), chunk};
   const int64_t max_ctx = model.max_context_tokens;
   if (a.phase == "decode") {
     if (!a.context) s.context = std::min(kDefaultDecodeContext, max_ctx - 1);
@@ -236,7 +239,7 @@ void print_header(const LedgerArgs& a, const Setup& s) {
                 times);
   } else if (a.phase == "prefill") {
     std::printf("prompt %lld tokens after a %lld-token prefix | chunk %lld | times: %s\n",
-                (long long)s.context, (long long)a.prefix, (long long)a.chunk, times);
+                (long long)s.context, (long long)a.prefix, (long long)s.chunk, times);
   } else {
     std::printf("one request of %lld tokens handed from prefill to decode | times: %s\n",
                 (long long)s.context, times);
@@ -531,7 +534,7 @@ void emit_step(const LedgerArgs& a, const Setup& s, const StepCost& c, Json* ext
 }
 
 void run_prefill(const LedgerArgs& a, const Setup& s) {
-  const std::vector<ChunkCost> chunks = prefill_chunks(s.cm, s.context, a.chunk, a.prefix);
+  const std::vector<ChunkCost> chunks = prefill_chunks(s.cm, s.context, s.chunk, a.prefix);
   StepCost sum;
   for (const ChunkCost& c : chunks) add_into(sum, c.cost);
   if (!a.json) {
@@ -630,7 +633,8 @@ void add_ledger(CLI::App& app) {
   cmd->add_option("--parallel", args->parallel, "tp8, tp2, dp8-ep8, tp8-ep8, ... (default tp<gpus>)");
   cmd->add_option("--batch", args->batch, "decode: requests per attention rank")->capture_default_str();
   cmd->add_option("--context", args->context, "decode: context tokens; prefill: prompt tokens; pd: tokens");
-  cmd->add_option("--chunk", args->chunk, "prefill chunk tokens")->capture_default_str();
+  cmd->add_option("--chunk", args->chunk,
+                  "prefill chunk tokens (default 32768, at most the model's context)");
   cmd->add_option("--prefix", args->prefix, "prefill: cached prefix tokens")->capture_default_str();
   cmd->add_option("--kv-layout", args->kv_layout,
                   "fp8_ds_mla | fp8_e4m3 | nvfp4_ds_mla | bf16 (default: the model's)");

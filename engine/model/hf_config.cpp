@@ -769,6 +769,18 @@ struct Unsupported {
 constexpr Unsupported kUnsupported[] = {
     {"kimi_linear", "linear_attn_config", "Kimi Delta Attention (KDA) layers"},
     {"falcon_h1", "mamba_d_ssm", "attention and Mamba-2 side by side in one block"},
+    // DeepSeek-V4 (Flash, Pro): per layer a sliding window plus KV compressed 4:1 and read through an
+    // indexer's top-k (CSA) or compressed 128:1 and read whole (HCA), hyper-connections (hc_mult), a grouped
+    // low-rank output projection (o_groups, o_lora_rank).
+    {"deepseek_v4", "compress_ratios", "DeepSeek-V4's compressed sparse attention (CSA / HCA)"},
+    // MiniMax-M3: block-sparse attention on most layers (sparse_attention_config).
+    {"minimax_m3", "sparse_attention_config", "MiniMax-M3's block-sparse attention"},
+    // MiMo-V2-Flash: window layers with their own head counts and value width (swa_num_attention_heads,
+    // swa_v_head_dim), beside full layers of another shape.
+    {"mimo_v2_flash", "swa_num_attention_heads", "window layers of another head count than the full ones"},
+    // Llama-3.3-Nemotron-Super-49B (DeciLM): each layer's attention and FFN width from a search
+    // (block_configs).
+    {"nemotron-nas", "block_configs", "layers of per-layer attention and FFN widths (DeciLM block_configs)"},
 };
 
 const Unsupported* find_unsupported(std::string_view model_type) {
@@ -779,8 +791,9 @@ const Unsupported* find_unsupported(std::string_view model_type) {
 
 std::string unsupported_message(const Reader& r, const Unsupported& u) {
   auto it = r.raw().find(std::string(u.field));
-  const std::string found =
-      it == r.raw().end() ? "model_type '" + std::string(u.model_type) + "'" : it->dump();
+  std::string found = it == r.raw().end() ? "model_type '" + std::string(u.model_type) + "'" : it->dump();
+  constexpr size_t kShown = 80;  // a list of one entry per layer stays one readable line
+  if (found.size() > kShown) found = found.substr(0, kShown) + "...";
   return InputError(r.where(u.field),
                     "full-attention, MLA or DSA layers (" + std::string(u.mechanism) +
                         " is not modelled yet; model_type " + std::string(u.model_type) + ")",
@@ -870,8 +883,9 @@ std::string left_out_towers(const json& top) {
 std::string text_model_type(const json& top) {
   const std::string wrapper =
       top.value("model_type", json("")).is_string() ? top.value("model_type", "") : "";
-  for (const auto& [outer, inner] : {std::pair{"gemma3", "gemma3_text"}, std::pair{"gemma4", "gemma4_text"},
-                                     std::pair{"llama4", "llama4_text"}})
+  for (const auto& [outer, inner] :
+       {std::pair{"gemma3", "gemma3_text"}, std::pair{"gemma4", "gemma4_text"},
+        std::pair{"llama4", "llama4_text"}, std::pair{"minimax_m3_vl", "minimax_m3"}})
     if (wrapper == outer) return inner;
   return "";
 }

@@ -226,3 +226,36 @@ TEST_CASE("ModelOpt's quantization_config without quant_method, and a MIXED_PREC
                     Catch::Contains("quantized_layers.model.language_model.layers.2.mlp.experts") &&
                         Catch::Contains("'W4A8_AWQ'") && Catch::Contains("MIXED_PRECISION"));
 }
+
+TEST_CASE("2026 families whose layers tokenline does not model are refused naming the field that asks for it",
+          "[hf_config][families]") {
+  testing::TestDir dir("families_2026_refused");
+  const std::pair<json, std::string> cases[] = {
+      {{{"model_type", "deepseek_v4"}, {"compress_ratios", json::array({128, 128, 4, 0})}},
+       "compress_ratios"},
+      {{{"model_type", "minimax_m3"}, {"sparse_attention_config", {{"sparse_block_size", 128}}}},
+       "sparse_attention_config"},
+      {{{"model_type", "minimax_m3_vl"}, {"text_config", {{"sparse_attention_config", json::object()}}}},
+       "text_config.sparse_attention_config"},
+      {{{"model_type", "mimo_v2_flash"}, {"swa_num_attention_heads", 64}}, "swa_num_attention_heads"},
+      {{{"model_type", "nemotron-nas"}, {"block_configs", json::array()}}, "block_configs"},
+  };
+  for (const auto& [config, field] : cases) {
+    const std::string path = dir.file(config["model_type"].get<std::string>() + ".json");
+    std::ofstream(path) << config.dump();
+    CHECK_THROWS_WITH(load_model(path), Catch::Contains(path + ": " + field + ": expected") &&
+                                            Catch::Contains("is not modelled yet"));
+  }
+  // A list of one entry per layer is cut, the message one line.
+  json v4 = {{"model_type", "deepseek_v4"}, {"compress_ratios", json::array()}};
+  for (int i = 0; i < 61; ++i) v4["compress_ratios"].push_back(i % 2 ? 4 : 128);
+  const std::string path = dir.file("v4-long.json");
+  std::ofstream(path) << v4.dump();
+  try {
+    load_model(path);
+    FAIL("not refused");
+  } catch (const InputError& e) {
+    CHECK(std::string(e.what()).size() < 400);
+    CHECK_THAT(e.what(), Catch::EndsWith("..."));
+  }
+}
