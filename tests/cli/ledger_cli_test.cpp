@@ -316,7 +316,8 @@ TEST_CASE("issue 44: a ledger's attention row is named by its layer kind, the in
 TEST_CASE("ledger prefill's default chunk is at most the model's context; a --chunk beyond it is refused",
           "[cli][ledger]") {
   const std::string model = " --model " + data("hf/nemotron-h-56b") + " --hardware h200 --gpus 8";
-  const Run d = run("prefill" + model + " --context 4096");  // Nemotron-H-56B-Base-8K: 8,192 tokens of context
+  const Run d =
+      run("prefill" + model + " --context 4096");  // Nemotron-H-56B-Base-8K: 8,192 tokens of context
   CHECK(d.rc == 0);
   CHECK_THAT(d.out, Catch::Contains("| chunk 8192 |"));
   const Run big = run("prefill" + model + " --context 4096 --chunk 32768");
