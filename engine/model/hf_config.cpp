@@ -765,6 +765,7 @@ struct Unsupported {
   std::string_view model_type;
   std::string_view field;
   std::string_view mechanism;
+  std::string_view architecture = "";  // also known by this class in architectures (another model_type)
 };
 constexpr Unsupported kUnsupported[] = {
     {"kimi_linear", "linear_attn_config", "Kimi Delta Attention (KDA) layers"},
@@ -772,7 +773,9 @@ constexpr Unsupported kUnsupported[] = {
     // DeepSeek-V4 (Flash, Pro): per layer a sliding window plus KV compressed 4:1 and read through an
     // indexer's top-k (CSA) or compressed 128:1 and read whole (HCA), hyper-connections (hc_mult), a grouped
     // low-rank output projection (o_groups, o_lora_rank).
-    {"deepseek_v4", "compress_ratios", "DeepSeek-V4's compressed sparse attention (CSA / HCA)"},
+    // sgl-project's FP8 copies write model_type deepseek_ref: known by the class.
+    {"deepseek_v4", "compress_ratios", "DeepSeek-V4's compressed sparse attention (CSA / HCA)",
+     "DeepseekV4ForCausalLM"},
     // MiniMax-M3: block-sparse attention on most layers (sparse_attention_config).
     {"minimax_m3", "sparse_attention_config", "MiniMax-M3's block-sparse attention"},
     // MiMo-V2-Flash: window layers with their own head counts and value width (swa_num_attention_heads,
@@ -783,9 +786,14 @@ constexpr Unsupported kUnsupported[] = {
     {"nemotron-nas", "block_configs", "layers of per-layer attention and FFN widths (DeciLM block_configs)"},
 };
 
-const Unsupported* find_unsupported(std::string_view model_type) {
+const Unsupported* find_unsupported(const Reader& r, std::string_view model_type) {
   for (const Unsupported& u : kUnsupported)
     if (u.model_type == model_type) return &u;
+  auto arch = r.raw().find("architectures");
+  if (arch == r.raw().end() || !arch->is_array()) return nullptr;
+  for (const json& a : *arch)
+    for (const Unsupported& u : kUnsupported)
+      if (!u.architecture.empty() && a.is_string() && a == u.architecture) return &u;
   return nullptr;
 }
 
@@ -925,7 +933,7 @@ HfModelRead read_config(const CheckpointFiles& files, bool simulate) {
   c.hf_model_type = model_type;
   if (wrapped) c.left_out = left_out_towers(top);
   const Network* network = find_network(r, c.hf_model_type);
-  const Unsupported* unsupported = find_unsupported(c.hf_model_type);
+  const Unsupported* unsupported = find_unsupported(r, c.hf_model_type);
   if (unsupported != nullptr && (simulate || network == nullptr || network->model_type != c.hf_model_type))
     throw InputError(unsupported_message(r, *unsupported));
   if (network == nullptr) {

@@ -239,6 +239,11 @@ TEST_CASE("2026 families whose layers tokenline does not model are refused namin
        "text_config.sparse_attention_config"},
       {{{"model_type", "mimo_v2_flash"}, {"swa_num_attention_heads", 64}}, "swa_num_attention_heads"},
       {{{"model_type", "nemotron-nas"}, {"block_configs", json::array()}}, "block_configs"},
+      // sgl-project/DeepSeek-V4-Flash-FP8 names another model_type; its class says what it is.
+      {{{"model_type", "deepseek_ref"},
+        {"architectures", {"DeepseekV4ForCausalLM"}},
+        {"compress_ratios", {4}}},
+       "compress_ratios"},
   };
   for (const auto& [config, field] : cases) {
     const std::string path = dir.file(config["model_type"].get<std::string>() + ".json");
