@@ -175,7 +175,8 @@ void add_run_options(CLI::App& cmd, SimJob& job) {
       ->capture_default_str();
   cmd.add_option("--rate", job.rate,
                  "requests per second: the workload's arrivals rescaled to this rate (its own rate is "
-                 "printed; 0: its own), or a Poisson rate with --isl/--osl");
+                 "printed; with --duration, over the requests it keeps; 0: its own), or a Poisson rate with "
+                 "--isl/--osl");
   cmd.add_option("--isl", job.isl,
                  "a synthetic workload: mean input tokens per request (with --osl, --rate)");
   cmd.add_option("--osl", job.osl, "a synthetic workload: mean output tokens per request");

@@ -307,6 +307,21 @@ TEST_CASE("sim --rate rescales the trace's arrivals to the rate asked and prints
   CHECK(both.stderr_text.find("--rate") != std::string::npos);
 }
 
+TEST_CASE("sim --rate with --duration offers the rate asked over the requests the duration keeps",
+          "[sim_job]") {
+  // The embedded chat trace opens slower than its average: rescaled by its whole average, its first 20 s
+  // offered 0.46 req/s for --rate 2.
+  TestDir dir("sim_rate_duration");
+  const auto r =
+      run_tokenline("sim --model llama-3.1-8b --hardware h200 --gpus 1 --rate 2 --duration 20 --out '" +
+                        dir.file("o") + "'",
+                    dir);
+  REQUIRE(r.exit_code == 0);
+  const auto m = read_json(dir.file("o/metrics.json"));
+  CHECK(m["load"]["offered_requests_per_s"].get<double>() == Approx(2.0).epsilon(0.02));
+  CHECK(m["requests"]["arrived"].get<int64_t>() == 40);
+}
+
 TEST_CASE("sim --isl / --osl make a synthetic workload at --rate with lengths inside the range ratio",
           "[sim_job]") {
   TestDir dir("sim_isl_osl");
