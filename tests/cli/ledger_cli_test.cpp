@@ -313,7 +313,7 @@ TEST_CASE("issue 44: a ledger's attention row is named by its layer kind, the in
   }
 }
 
-TEST_CASE("ledger prefill's default chunk is at most the model's context; a --chunk beyond it is refused",
+TEST_CASE("ledger prefill's default chunk is at most the model's context, a --chunk beyond it refused",
           "[cli][ledger]") {
   const std::string model = " --model " + data("hf/nemotron-h-56b") + " --hardware h200 --gpus 8";
   const Run d =
