@@ -111,17 +111,20 @@ TEST_CASE("the source is the engine's profile on the nearest other GPU, never th
   const auto sources = [](const std::string& engine, const std::string& hw) {
     return transfer_sources(engine, load_hardware(hw));
   };
-  // Issue 43: B300 (nearest B200) and GB200 have TensorRT-LLM profiles of their own since 2026-12-06
-  CHECK(sources("trtllm", "b200") ==
-        std::vector<std::string>{"b300-trtllm", "gb200-trtllm", "h200-trtllm", "h100-trtllm"});
-  CHECK(sources("trtllm", "h100") ==
-        std::vector<std::string>{"h200-trtllm", "b200-trtllm", "b300-trtllm", "gb200-trtllm"});
-  CHECK(sources("trtllm", "gb200").front() == "b300-trtllm");
-  CHECK(sources("sglang", "h200") ==
-        std::vector<std::string>{"h100-sglang", "b200-sglang", "b300-sglang", "gb200-sglang"});
-  // GB200 (8.0 TB/s) is a little nearer B300 (7.75 TB/s) than B200 (7.7 TB/s); their FP8 peaks are equal
+  // Issue 43: B300 (nearest B200), GB200 and GB300 have TensorRT-LLM profiles of their own since 2026-12-06 /
+  // 07
+  CHECK(sources("trtllm", "b200") == std::vector<std::string>{"b300-trtllm", "gb200-trtllm", "gb300-trtllm",
+                                                              "h200-trtllm", "h100-trtllm"});
+  CHECK(sources("trtllm", "h100") == std::vector<std::string>{"h200-trtllm", "b200-trtllm", "b300-trtllm",
+                                                              "gb200-trtllm", "gb300-trtllm"});
+  CHECK(sources("sglang", "h200") == std::vector<std::string>{"h100-sglang", "b200-sglang", "b300-sglang",
+                                                              "gb200-sglang", "gb300-sglang"});
+  // GB200 and GB300 (8.0 TB/s, FP8 5 PFLOPS, one NVL72 rack) are each other's nearest; then B300 (7.75 TB/s)
+  // before B200 (7.7 TB/s)
+  CHECK(sources("trtllm", "gb200").front() == "gb300-trtllm");
   CHECK(sources("vllm", "gb200") ==
-        std::vector<std::string>{"b300-vllm", "b200-vllm", "h200-vllm", "h100-vllm"});
+        std::vector<std::string>{"gb300-vllm", "b300-vllm", "b200-vllm", "h200-vllm", "h100-vllm"});
+  CHECK(sources("sglang", "gb300").front() == "gb200-sglang");
   CHECK(sources("sglang", "b300").front() == "b200-sglang");
   CHECK(sources("sglang", "b200").front() == "b300-sglang");
   CHECK(sources("tgi", "h200").empty());

@@ -54,7 +54,7 @@ TEST_CASE("every listed price has a source and a date", "[hardware][cost]") {
     CHECK(p.source.size() > 20);
     CHECK(p.date.size() == 10);  // YYYY-MM-DD
   }
-  CHECK(priced == 4);  // h100, h200, b200, gb200; b300 has none
+  CHECK(priced == 4);  // h100, h200, b200, gb200; b300 and gb300 have none
   CHECK(load_gpu_price("h200").usd_per_gpu_hour == 4.54);
   CHECK(load_gpu_price("b300").usd_per_gpu_hour == 0);
 }

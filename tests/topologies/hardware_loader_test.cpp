@@ -93,7 +93,7 @@ TEST_CASE("ring bandwidth is NVLink total x (n-1)/n of the NVLink domain on ever
 }
 
 TEST_CASE("presets are listed and b200 has FP4", "[hardware]") {
-  CHECK(hardware_presets() == std::vector<std::string>{"b200", "b300", "gb200", "h100", "h200"});
+  CHECK(hardware_presets() == std::vector<std::string>{"b200", "b300", "gb200", "gb300", "h100", "h200"});
   const Hardware b200 = load_hardware("b200");
   CHECK(b200.peak_flops(Dtype::kNvfp4) == Approx(2 * b200.peak_flops(Dtype::kFp8)));
   CHECK(load_hardware("h100").hbm_bytes < load_hardware("h200").hbm_bytes);
@@ -101,8 +101,9 @@ TEST_CASE("presets are listed and b200 has FP4", "[hardware]") {
 
 TEST_CASE("engines see the device memory the driver reports, the seed the datasheet's", "[hardware]") {
   // nvidia-smi memory.total in MiB (each JSON's hbm.device_mib names its public source).
-  const std::vector<std::pair<std::string, double>> driver_mib = {
-      {"b200", 183359}, {"b300", 275040}, {"gb200", 189471}, {"h100", 81559}, {"h200", 143771}};
+  const std::vector<std::pair<std::string, double>> driver_mib = {{"b200", 183359},  {"b300", 275040},
+                                                                  {"gb200", 189471}, {"gb300", 284208},
+                                                                  {"h100", 81559},   {"h200", 143771}};
   for (const auto& [name, mib] : driver_mib) {
     INFO(name);
     const Hardware hw = load_hardware(name);
@@ -115,6 +116,7 @@ TEST_CASE("engines see the device memory the driver reports, the seed the datash
   CHECK(b200.device_memory_bytes() / (1024.0 * 1024 * 1024) == Approx(179.06).margin(0.01));
   // GB200 NVL72: one NVLink domain of 72 GPUs, one NIC per GPU, as HGX boards have.
   CHECK(load_hardware("gb200").gpus_per_node == 72);
+  CHECK(load_hardware("gb300").gpus_per_node == 72);
   for (const std::string& name : hardware_presets()) CHECK(load_hardware(name).nics_per_gpu == 1);
 }
 
@@ -199,7 +201,7 @@ TEST_CASE("an unknown preset lists the known ones", "[hardware]") {
     load_hardware("h300");
     FAIL("unknown preset accepted");
   } catch (const InputError& e) {
-    CHECK(contains(e.what(), "hardware 'h300': expected a preset (b200, b300, gb200, h100, h200)"));
+    CHECK(contains(e.what(), "hardware 'h300': expected a preset (b200, b300, gb200, gb300, h100, h200)"));
   }
   CHECK_THROWS_AS(load_hardware("no/such/file.json"), InputError);
 }
