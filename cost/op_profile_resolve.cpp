@@ -70,8 +70,9 @@ Rates rates_of(const CostModel& cm) {
 // The dtype labels of aiconfigurator's collections that time a format's own kernel, best first: per-tensor
 // FP8 takes the "fp8" rows where a table has them, else the block-FP8 ones (vLLM's per-tensor kernel is not
 // its block kernel, but both multiply FP8 by FP8 over the same bytes); NVFP4 "nvfp4" (SGLang's
-// flashinfer/cutedsl and vLLM's trtllm FP4 MoE, the FP4 GEMMs); MXFP4 "w4a16_mxfp4" (gpt-oss experts:
-// vLLM's mxfp4 MoE, SGLang's triton MoE on Hopper); INT4 and INT8 weight-only "int4_wo" / "int8_wo"
+// flashinfer/cutedsl and vLLM's trtllm FP4 MoE, the FP4 GEMMs), with BF16 activations (ModelOpt W4A16_NVFP4)
+// "w4a16_nvfp4" (no shipped table has them: the BF16 rows at NVFP4 bytes); MXFP4 "w4a16_mxfp4" (gpt-oss
+// experts: vLLM's mxfp4 MoE, SGLang's triton MoE on Hopper); INT4 and INT8 weight-only "int4_wo" / "int8_wo"
 // (Marlin). An FP8 format with BF16 activations (w8a16) has no rows of its own.
 std::vector<std::string_view> own_rows(const WeightFormat& f) {
   switch (f.kind) {
@@ -87,6 +88,7 @@ std::vector<std::string_view> own_rows(const WeightFormat& f) {
       if (f.weight_only) return {};
       return {"fp8_block"};
     case WeightFormatKind::kNvfp4:
+      if (f.weight_only) return {"w4a16_nvfp4"};  // ModelOpt W4A16_NVFP4: aiconfigurator's label
       return {"nvfp4"};
     case WeightFormatKind::kMxfp4:
       return {"w4a16_mxfp4"};

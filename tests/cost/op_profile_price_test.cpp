@@ -784,6 +784,13 @@ TEST_CASE("a format without rows of its own is priced from the nearest measured 
   // And the same model with its own rows reads them unscaled.
   CHECK(decode_step(mixtral_in("nvfp4", {"bfloat16", "fp8_block", "nvfp4"}, "b200"), 1, 1023)[Op::kAProj]
             .time_s == Approx(32 * 0.04e-3));
+  // W4A16 NVFP4 (ModelOpt's W4A16_NVFP4: FP4 weights, BF16 activations) is not the W4A4 kernel of the
+  // nvfp4 rows: BF16 math, so the BF16 rows at NVFP4 bytes.
+  const CostModel w4a16 = mixtral_in("nvfp4-w4a16", {"bfloat16", "fp8_block", "nvfp4"}, "b200");
+  CHECK(rows_of(w4a16, WeightGroup::kRoutedExperts).rows == "bfloat16");
+  CHECK(rows_of(w4a16, WeightGroup::kRoutedExperts).derived);
+  const double w4a16_ratio = (n * k * (0.5 + 1.0 / 16) + act) / (n * k * 2 + act);
+  CHECK(decode_step(w4a16, 1, 1023)[Op::kAProj].time_s == Approx(32 * 0.1e-3 * w4a16_ratio));
 }
 
 // The shipped profiles: Kimi-K2.5's INT4 experts read h200-vllm's Marlin rows (its attention, excluded, the
