@@ -799,7 +799,9 @@ const Unsupported* find_unsupported(const Reader& r, std::string_view model_type
 
 std::string unsupported_message(const Reader& r, const Unsupported& u) {
   auto it = r.raw().find(std::string(u.field));
-  std::string found = it == r.raw().end() ? "model_type '" + std::string(u.model_type) + "'" : it->dump();
+  // ASCII (non-ASCII escaped) so that the cut below never splits a UTF-8 sequence.
+  std::string found =
+      it == r.raw().end() ? "model_type '" + std::string(u.model_type) + "'" : it->dump(-1, ' ', true);
   constexpr size_t kShown = 80;  // a list of one entry per layer stays one readable line
   if (found.size() > kShown) found = found.substr(0, kShown) + "...";
   return InputError(r.where(u.field),
