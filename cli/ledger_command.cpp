@@ -183,6 +183,7 @@ std::vector<int64_t> batch_limit_contexts(const CostModel& cm, int64_t context) 
 // (op_name: sparse_mla).
 std::string ledger_op_name(Op op, const ModelConfig& m) {
   if (op != Op::kSparseMla || m.has_indexer()) return std::string(op_name(op));
+  if (m.attention == AttentionKind::kCompressed) return "compressed_attention";  // DeepSeek-V4's CSA / HCA
   return m.attention == AttentionKind::kMla ? "mla_attention" : "full_attention";
 }
 
@@ -212,7 +213,15 @@ void print_header(const LedgerArgs& a, const Setup& s) {
   if (cm.model.ffn_layers() < cm.model.layers || cm.model.mixer_blocks() < cm.model.layers)  // Nemotron-H
     std::printf("blocks: %d with a mixer only, %d with an FFN only\n",
                 cm.model.layers - cm.model.ffn_layers(), cm.model.layers - cm.model.mixer_blocks());
-  if (cm.window_layers > 0)  // docs/layers.md: the window_attention row's layers
+  if (cm.model.attention == AttentionKind::kCompressed) {  // docs/layers.md "DeepSeek-V4"
+    const CompressedAttention& c = cm.model.compressed;
+    std::printf(
+        "attention %d CSA (4:1, top %lld) + %d HCA (128:1) + %d window-only layers, each with a %lld-token "
+        "window; compressed KV %.1f B per token, window %lld B per token-layer with the compressors' state\n",
+        c.layers_of(4), (long long)c.index_topk, c.layers_of(128), c.layers_of(0),
+        (long long)cm.model.window_tokens, cm.compressed_kv_bytes_token,
+        (long long)cm.window_kv_bytes_token_layer);
+  } else if (cm.window_layers > 0)  // docs/layers.md: the window_attention row's layers
     std::printf("attention %d full + %d %s of %lld tokens%s\n", cm.full_attention_layers, cm.window_layers,
                 cm.chunked_window ? "chunked" : "sliding-window", (long long)cm.model.window_tokens,
                 cm.model.attention_sinks ? ", with sinks" : "");

@@ -130,6 +130,9 @@ void add_scheduler_options(CLI::App& cmd, SimJob& job) {
       "default: the profile engine's (off)");
   cmd.add_option("--mem-fraction", job.mem_fraction,
                  "share of HBM for weights + KV (default: the hardware JSON's usable fraction)");
+  cmd.add_option("--swa-full-tokens-ratio", job.swa_full_tokens_ratio,
+                 "SGLang's: window-pool tokens per full-pool token for window layers and DeepSeek-V4 "
+                 "(default: the engine's, SGLang 0.8; DeepSeek-V4 recipes set 0.1)");
   cmd.add_option("--policy", job.policy, "scheduling policy: fcfs | lpm | priority")->capture_default_str();
   cmd.add_option("--max-running", job.max_running,
                  "running requests per rank (default: the profile engine's, else 1024)");

@@ -144,7 +144,8 @@ EngineBehavior engine_behavior(const SimJob& job, const OpProfile* profile) {
                                                                         : KvPlacement::kShardedOverTp;
   }
   if (job.mem_fraction != 0) b.mem_fraction_static = job.mem_fraction;  // in (0, 1]: check_numbers
-  if (!job.prefix_cache) b.radix_cache = false;                         // SGLang's --disable-radix-cache
+  if (job.swa_full_tokens_ratio != 0) b.swa_full_tokens_ratio = job.swa_full_tokens_ratio;
+  if (!job.prefix_cache) b.radix_cache = false;  // SGLang's --disable-radix-cache
   apply_context_hold_flags(job, b);
   return b;
 }
@@ -216,6 +217,7 @@ void check_numbers(const SimJob& job) {
     if (v != 0 && !(v > 0 && v <= 1)) throw InputError(option, expected, std::to_string(v));
   };
   require_fraction(job.mem_fraction, "--mem-fraction", "a fraction in (0, 1]");
+  require_fraction(job.swa_full_tokens_ratio, "--swa-full-tokens-ratio", "a ratio in (0, 1]");
   require_fraction(job.prefill_mem_fraction, "--prefill-mem-fraction",
                    "a fraction in (0, 1] (0: the same as --mem-fraction)");
   if (job.kv_pages < 0)
@@ -839,6 +841,7 @@ std::string configuration_json(const SimJob& job, const SimConfig& c, const Depl
                  {"plan_ahead", engine.plan_ahead},
                  {"kv_placement", std::string(to_string(engine.kv_placement))},
                  {"mem_fraction", engine.mem_fraction_static}};
+  if (job.swa_full_tokens_ratio != 0) j["engine"]["swa_full_tokens_ratio"] = engine.swa_full_tokens_ratio;
   if (engine.batch_wait_timeout_iters > 0 || engine.batch_wait_max_tokens_ratio > 0)
     j["engine"]["batch_wait"] = {{"timeout_iters", engine.batch_wait_timeout_iters},
                                  {"max_tokens_ratio", engine.batch_wait_max_tokens_ratio}};

@@ -41,6 +41,9 @@ struct SimJob {
   std::string plan_ahead;     // on | off: step n+1 planned when step n starts (SGLang's overlap loop)
   std::string kv_replicated;  // on: MLA latent KV on every TP rank, GQA split by KV heads; off: the seed
   double mem_fraction = 0;    // share of HBM for weights + KV; 0: the hardware JSON's
+  // SGLang's --swa-full-tokens-ratio: window-pool tokens per full-pool token (window layers, DeepSeek-V4);
+  // 0: the engine's (SGLang 0.8)
+  double swa_full_tokens_ratio = 0;
   // TensorRT-LLM's context holds (engine/core/context_hold.h); "" keeps the engine's. --batch-wait
   // "ITERS:RATIO" (batch_wait_timeout_iters, batch_wait_max_tokens_ratio) or "off"; --attention-dp-balance
   // "TIMEOUT_ITERS:BATCHING_WAIT_ITERS" (attention_dp_config enable_balance true) or "off".

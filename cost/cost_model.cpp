@@ -88,6 +88,19 @@ CostModel make_cost_model(const ModelConfig& model, const Parallel& parallel, Kv
   cm.full_attention_layers = model.full_attention_layers();
   cm.window_layers = model.window_tokens > 0 ? model.window_layers() : 0;
   cm.chunked_window = model.chunked_attention();
+  if (model.attention == AttentionKind::kCompressed) {  // docs/layers.md "DeepSeek-V4"
+    const CompressedAttention& a = model.compressed;
+    cm.full_attention_layers = 0;
+    cm.window_layers = model.layers;  // every layer keeps its last window_tokens entries
+    // The compressors' state rides with the window, as SGLang sizes its rings by SWA pages: a full window
+    // of a request holds the request's whole state (engine/model/linear_state.h compressor_state_bytes).
+    cm.window_kv_bytes_token_layer =
+        cm.kv_bytes_token_layer + (compressor_state_bytes(model) + model.layers * model.window_tokens - 1) /
+                                      (model.layers * model.window_tokens);
+    const double index_key = double(compressed_index_key_bytes(model));
+    cm.compressed_kv_bytes_token = a.layers_of(4) * (double(cm.kv_bytes_token_layer) + index_key) / 4 +
+                                   a.layers_of(128) * double(cm.kv_bytes_token_layer) / 128;
+  }
   const ParamCounts p = count_params(model);
   const double h = double(model.hidden);
   // One MoE decoder layer's attention, eh_proj (2h -> h), and the experts one token touches.
@@ -129,7 +142,8 @@ double PdTransfer::time_s(Link link, const CostModel& cm) const {
 PdTransfer pd_transfer(const CostModel& cm, int64_t context) {
   PdTransfer t;
   // Window layers hand over the window's KV only (SGLang and vLLM send what the decode side attends to).
-  t.kv_bytes = double(cm.kv_bytes_token_layer) * cm.full_attention_layers * double(context);
+  t.kv_bytes = double(cm.kv_bytes_token_layer) * cm.full_attention_layers * double(context) +
+               cm.compressed_kv_bytes_token * double(context);
   if (cm.window_layers > 0)
     t.kv_bytes += double(cm.window_kv_bytes_token_layer) * cm.window_layers *
                   double(std::min(context, cm.model.window_tokens));

@@ -68,7 +68,11 @@ struct CostModel {
   int64_t window_kv_bytes_token_layer = 0;     // a window layer's: the same but in Gemma 4 (narrower heads)
   int64_t indexer_bytes_token_layer = 0;       // written (132)
   int64_t indexer_read_bytes_token_layer = 0;  // read: 132, or 128 without scales
-  double weight_bytes_per_param = 1;           // the attention projections' (group_bytes_per_param)
+  // DeepSeek-V4 (kCompressed): a token's share of the compressed entries over all layers, the pool that grows
+  // with the context (CSA: its KV entry and indexer key per 4 tokens; HCA: its KV entry per 128); every
+  // layer's window is window_layers' (kv_bytes_token_layer each). 0 for other models.
+  double compressed_kv_bytes_token = 0;
+  double weight_bytes_per_param = 1;  // the attention projections' (group_bytes_per_param)
   // Attention layers by kind (ModelConfig::mixers, counted once here: step_cost asks every step).
   int full_attention_layers = 0;  // over the whole context: the layers whose KV grows with it (memory.h)
   int window_layers = 0;          // over at most model.window_tokens keys (sliding or chunked)

@@ -83,7 +83,8 @@ KvShare kv_share_per_gpu(const CostModel& cm, KvPlacement placement) {
 KvTokenBytes kv_bytes_per_token_per_gpu(const CostModel& cm, KvPlacement placement) {
   const ModelConfig& m = cm.model;
   const KvShare s = kv_share_per_gpu(cm, placement);
-  const double main = double(cm.kv_bytes_token_layer) * cm.full_attention_layers;
+  const double main =
+      double(cm.kv_bytes_token_layer) * cm.full_attention_layers + cm.compressed_kv_bytes_token;
   const double indexer = double(cm.indexer_bytes_token_layer) * (m.has_indexer() ? m.indexer_full_layers : 0);
   const double window = double(cm.window_kv_bytes_token_layer) * cm.window_layers;
   return {main * double(s.num) / double(s.den), indexer * double(s.num) / double(s.den),
@@ -94,7 +95,8 @@ KvPageBytes kv_page_bytes(const CostModel& cm, KvPlacement placement, int64_t pa
   const ModelConfig& m = cm.model;
   const KvShare s = kv_share_per_gpu(cm, placement);
   const int64_t indexer_layers = m.has_indexer() ? m.indexer_full_layers : 0;
-  return {cm.kv_bytes_token_layer * cm.full_attention_layers * page_tokens * s.num / s.den,
+  const int64_t compressed = std::llround(cm.compressed_kv_bytes_token * double(page_tokens));
+  return {(cm.kv_bytes_token_layer * cm.full_attention_layers * page_tokens + compressed) * s.num / s.den,
           cm.indexer_bytes_token_layer * indexer_layers * page_tokens * s.num / s.den,
           cm.window_kv_bytes_token_layer * cm.window_layers * page_tokens * s.num / s.den};
 }
@@ -146,7 +148,7 @@ KvCapacity kv_capacity(const CostModel& cm, const EngineBehavior& behavior, int6
   // Summed before the share is taken, so the seed's figure stays bit-identical: (KV + indexer) / tp.
   const KvShare share = kv_share_per_gpu(cm, behavior.kv_placement);
   const double token_bytes =
-      double(cm.kv_bytes_token_layer) * cm.full_attention_layers +
+      double(cm.kv_bytes_token_layer) * cm.full_attention_layers + cm.compressed_kv_bytes_token +
       double(cm.indexer_bytes_token_layer) * (m.has_indexer() ? m.indexer_full_layers : 0);
   k.bytes_per_token = token_bytes * double(share.num) / double(share.den);
   // Every GPU of a rank holds its share of each of the rank's tokens, so one GPU's free bytes bound them.

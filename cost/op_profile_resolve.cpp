@@ -392,7 +392,8 @@ void resolve_gemms(const ProfileTable& g, const CostModel& cm, ProfileCurves& pc
     pc.kv_b_proj =
         gemm_curve(g, m.heads / tp * double(m.qk_nope_head_dim + m.v_head_dim), double(m.kv_lora_rank), attn);
     pc.o_proj = gemm_curve(g, h, m.heads / tp * double(m.v_head_dim), attn);
-  } else {
+  } else if (m.attention == AttentionKind::kGqa) {
+    // (DeepSeek-V4's projections, kCompressed, stay on the roofline: its grouped wo_a has no table.)
     const double kvh = std::max(1.0, m.kv_heads / tp);
     const double q_heads = m.heads / tp * (m.attn_output_gate ? 2 : 1);  // the gate rides on q_proj
     pc.a_proj = gemm_curve(g, (q_heads + 2 * kvh) * double(m.head_dim), h, attn);
@@ -477,6 +478,9 @@ AttnShape attn_shape(const CostModel& cm) {
 }
 
 OpGrid attention_grid(const OpProfile& p, const CostModel& cm, bool decode) {
+  // DeepSeek-V4's compressed attention (one 512-wide KV head over windows and compressed entries) matches
+  // no MLA or GQA table: the roofline prices it.
+  if (cm.model.attention == AttentionKind::kCompressed) return {};
   const bool mla = cm.model.attention == AttentionKind::kMla;
   const ProfileTable& t =
       p.table(mla ? (decode ? ProfileTableKind::kMlaDecode : ProfileTableKind::kMlaPrefill)

@@ -35,6 +35,15 @@ struct RankWork {
   double win_kv_read_keys = 0;   // keys read from the window KV (once per query tile)
   double win_decode_keys = 0;    // sum over decode sequences of the keys their last token attends to
   double win_prefill_pairs = 0;  // (query, key) pairs of the prefill chunks
+  // DeepSeek-V4 (kCompressed), per CSA and per HCA layer beside its window (win_* above): the compressed
+  // entries each token attends to (CSA: at most the indexer's top-k) and reads, and the CSA indexer's
+  // (query, compressed key) pairs and keys read.
+  double csa_attn_keys = 0;
+  double csa_kv_read_keys = 0;
+  double csa_idx_pairs = 0;
+  double csa_idx_read_keys = 0;
+  double hca_attn_keys = 0;
+  double hca_kv_read_keys = 0;
   // Step-wide, over every attention-DP rank (step_cost fills them; 0: this rank's own tokens): what an
   // engine that gathers every rank's hidden states around the MLP moves (SGLang's DP gather).
   double dp_max_tokens = 0;  // most tokens on one rank

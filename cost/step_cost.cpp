@@ -61,6 +61,43 @@ double chunked_keys(int64_t c, int64_t n, int64_t k) {
   return upto(c + n) - upto(c);
 }
 
+// Sum over x in [1, m] of floor(x / r): the entries compressed r to one that the tokens up to position m
+// see. With m = q r + t: r q (q - 1) / 2 + q (t + 1).
+double compressed_sum(int64_t m, int64_t r) {
+  if (m <= 0) return 0;
+  const int64_t q = m / r, t = m % r;
+  return double(r) * double(q) * double(q - 1) / 2 + double(q) * double(t + 1);
+}
+
+// DeepSeek-V4's compressed keys of one sequence's n tokens after c (docs/layers.md "DeepSeek-V4"): a token at
+// position p (1-based) sees floor(p / 4) CSA entries, of which it attends to at most the indexer's top-k, and
+// floor(p / 128) HCA entries, all of them. A query tile of q tokens reads the entries its last token sees.
+void compressed_work(const CostModel& cm, int64_t c, int64_t n, int64_t q, RankWork& w) {
+  const int64_t topk = cm.model.compressed.index_topk, cap = 4 * topk;  // from position 4 topk on: topk
+  auto csa = [&](int64_t a, int64_t b) {  // sum over x in (a, b] of min(floor(x / 4), topk)
+    auto upto = [&](int64_t m) {
+      return compressed_sum(std::min(m, cap - 1), 4) + double(std::max<int64_t>(0, m - (cap - 1))) * topk;
+    };
+    return upto(b) - upto(a);
+  };
+  const double csa_keys = csa(c, c + n), hca_keys = compressed_sum(c + n, 128) - compressed_sum(c, 128);
+  const double idx_pairs = compressed_sum(c + n, 4) - compressed_sum(c, 4);
+  const int64_t tiles = (n + q - 1) / q;
+  double idx_read = 0, csa_read = 0, hca_read = 0;
+  for (int64_t t = 0; t < tiles && n > 1; ++t) {  // each tile reads what its last token sees
+    const int64_t last = c + std::min(n, (t + 1) * q);
+    idx_read += double(last / 4);
+    csa_read += double(std::min(last / 4, topk * std::min<int64_t>(q, n - t * q)));
+    hca_read += double(last / 128);
+  }
+  w.csa_attn_keys += csa_keys;
+  w.csa_kv_read_keys += n == 1 ? csa_keys : std::min(csa_keys, csa_read);
+  w.csa_idx_pairs += idx_pairs;
+  w.csa_idx_read_keys += n == 1 ? idx_pairs : idx_read;
+  w.hca_attn_keys += hca_keys;
+  w.hca_kv_read_keys += n == 1 ? hca_keys : std::min(hca_keys, hca_read);
+}
+
 // Window layers' keys of one sequence's n tokens after c (sliding: the last W before each query; chunked:
 // its chunk). KV read per query tile: a tile of q queries reads at most W + q - 1 keys.
 void window_work(const CostModel& cm, int64_t c, int64_t n, int64_t q, bool prefill, RankWork& w) {
@@ -89,6 +126,7 @@ RankWork summarize(const CostModel& cm, std::span<const SeqWork> seqs) {
     if (s.new_tokens <= 0) continue;
     const int64_t n = s.new_tokens, c = s.context_tokens;
     if (windows) window_work(cm, c, n, q, s.prefill, w);
+    if (m.attention == AttentionKind::kCompressed) compressed_work(cm, c, n, q, w);
     if (n == 1 && !s.prefill) {           // a plain decode, most of a run's work: the sums below at n = 1
       const double keys = double(c + 1);  // causal_keys(c, 1) and tiled_keys(c, 1, q)
       const double attended = double(std::min(c + 1, topk));  // capped_keys(c, 1, topk)
@@ -210,9 +248,77 @@ Term& at(Terms& t, Op op) {
 
 void indexer_ops(const CostModel& cm, const RankWork& w, Terms& out);
 
+// DeepSeek-V4's block of every layer (docs/layers.md "DeepSeek-V4"): norms and the hyper-connection mixes;
+// wq_a and wkv (a_proj); wq_b (q_b_proj); the compressors' GEMMs and the KV writes of the window and the
+// compressed entries; on CSA layers the indexer over the compressed keys and its top-k; attention of every
+// query head over its window (window_attention) and over the compressed entries it selects (sparse_mla);
+// the grouped low-rank output, wo_a (each of o_groups head groups -> o_lora_rank) and wo_b (o_proj). The
+// query heads and the o_groups split over TP; the one KV head does not.
+void compressed_attention_ops(const CostModel& cm, const RankWork& w, Terms& out) {
+  const ModelConfig& m = cm.model;
+  const CompressedAttention& a = m.compressed;
+  const double T = w.tokens, tp = cm.parallel.tp, bpp = cm.weight_bytes_per_param;
+  const double h = double(m.hidden), hd = double(m.head_dim), heads = double(m.heads);
+  const double q_lora = double(m.q_lora_rank), hc = double(a.hc_mult);
+  const int L = m.layers, Ln = m.block_norms(), Lc = a.layers_of(4), Lh = a.layers_of(128);
+  const double kv = double(cm.kv_bytes_token_layer);
+  finish_op(cm, at(out, Op::kEmbed),
+            {1, 0, T * h * cm.bpp(WeightGroup::kEmbed), 0, 0, T * h * kActBytes, Rate::kVector});
+  // Two mixes a layer of the hc copies of the residual: a (2 + hc) x hc map of hc x hidden, read and written.
+  const double mix_flops = hc > 1 ? 2 * L * T * 2 * hc * h * (2 + hc) * hc : 0;
+  const double mix_bytes = hc > 1 ? 2 * L * T * 2 * hc * h * kActBytes : 0;
+  finish_op(cm, at(out, Op::kRmsnorm),
+            {Ln, Ln * T * h * kNormFlopsPerElem + mix_flops, 0, 0, 0, Ln * T * 3 * h * kActBytes + mix_bytes,
+             Rate::kVector});
+  // wq_a and wkv, and each compressed layer's compressor (wkv and wgate, doubled where CSA windows overlap)
+  const double w_a = L * h * (q_lora + hd) + (Lc * 2 * 2 + Lh * 2) * h * hd;
+  const double a_out = L * (q_lora + hd) + (Lc * 2 * 2 + Lh * 2) * hd;
+  finish_op(cm, at(out, Op::kAProj),
+            {L, 2 * T * w_a, w_a * bpp, 0, 0, T * (L * h + a_out) * kActBytes, Rate::kGemm});
+  finish_op(cm, at(out, Op::kNormRopeKvWrite),
+            {L, L * T * (q_lora + hd) * kRopeFlopsPerElem, 0, T * (L * kv + cm.compressed_kv_bytes_token), 0,
+             L * T * (q_lora + hd) * 2 * kActBytes, Rate::kVector});
+  const double w_qb = q_lora * heads * hd;
+  finish_op(cm, at(out, Op::kQBProj),
+            {L, L * 2 * T * w_qb / tp, L * w_qb * bpp / tp, 0, 0,
+             L * T * (q_lora + heads * hd / tp) * kActBytes, Rate::kGemm});
+  if (Lc > 0) {  // the CSA indexer: wq_b, weights_proj and its compressor; scores of the compressed keys
+    const double ih = double(a.index_heads), ihd = double(a.index_head_dim);
+    const double w_idx = q_lora * ih * ihd + h * ih + 2 * h * 2 * ihd;
+    const double key = double(compressed_index_key_bytes(m));
+    finish_op(cm, at(out, Op::kIndexerScore),
+              {Lc, Lc * (2 * T * w_idx + 2 * ih * ihd * w.csa_idx_pairs),
+               Lc * w_idx * cm.bpp(WeightGroup::kIndexer), 0, Lc * w.csa_idx_read_keys * key,
+               Lc * T * (q_lora + ih * ihd) * kActBytes, Rate::kIndexer});
+    finish_op(
+        cm, at(out, Op::kTopkSelect),
+        {Lc, Lc * w.csa_idx_pairs, 0, 0, 0, Lc * T * double(a.index_topk) * kTopkIndexBytes, Rate::kVector});
+  }
+  // QK and PV over the one head_dim-wide entry (RoPE dims included) per query head and key.
+  const double per_key = heads * 4 * hd / tp, act = 2 * heads * hd / tp * kActBytes;
+  const double sink_flops = T * heads * kSinkFlopsPerHead / tp;  // a learned sink logit per head
+  if (Lc + Lh > 0)
+    finish_op(
+        cm, at(out, Op::kSparseMla),
+        {Lc + Lh, (Lc * w.csa_attn_keys + Lh * w.hca_attn_keys) * per_key, 0,
+         (Lc * w.csa_kv_read_keys + Lh * w.hca_kv_read_keys) * kv, 0, (Lc + Lh) * T * act, Rate::kAttention});
+  finish_op(cm, at(out, Op::kWindowAttn),
+            {L, L * (w.win_attn_keys * per_key + sink_flops), L * heads * kSinkBytes / tp,
+             L * w.win_kv_read_keys * kv, 0, L * T * act, Rate::kAttention});
+  const double w_o = heads * hd * double(a.o_lora_rank) + double(a.o_groups) * double(a.o_lora_rank) * h;
+  finish_op(cm, at(out, Op::kOProj),
+            {L, L * 2 * T * w_o / tp, L * w_o * bpp / tp, 0, 0,
+             L * T * (heads * hd / tp + double(a.o_groups) * double(a.o_lora_rank) / tp + h) * kActBytes,
+             Rate::kGemm});
+}
+
 // The MLA / GQA block of every layer: norms, projections, KV writes, indexer, attention.
 void attention_block_ops(const CostModel& cm, const RankWork& w, Terms& out) {
   const ModelConfig& m = cm.model;
+  if (m.attention == AttentionKind::kCompressed) {
+    compressed_attention_ops(cm, w, out);
+    return;
+  }
   const double T = w.tokens, tp = cm.parallel.tp, bpp = cm.weight_bytes_per_param;
   const double h = double(m.hidden);
   // Norms before every block's mixer and FFN (two per layer; one per Nemotron-H block); the attention ops on

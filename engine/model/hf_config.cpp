@@ -142,6 +142,53 @@ void read_mla(const Reader& r, ModelConfig& c) {
   c.default_kv_layout = KvLayout::kBf16;
 }
 
+// DeepSeek-V4 (deepseek_v4, DeepseekV4ForCausalLM: deepseek-ai/DeepSeek-V4-Flash and -Pro): per layer
+// compress_ratios (0, 4 or 128; the MTP layer's after the decoder layers'), one head_dim-wide KV head
+// (num_key_value_heads 1) of which qk_rope_head_dim carry RoPE, q through q_lora_rank, the output through
+// o_groups groups of o_lora_rank, a sliding window of sliding_window tokens on every layer, an indexer
+// (index_n_heads x index_head_dim, top index_topk) on the CSA layers, hc_mult residual copies
+// (hyper-connections), and DeepSeek's MoE on every layer (no first_k_dense_replace; its first
+// num_hash_layers route by a token-id table, the same experts' work).
+void read_deepseek_v4(const Reader& r, ModelConfig& c) {
+  c.attention = AttentionKind::kCompressed;
+  c.kv_heads = to_int(r.integer_or("num_key_value_heads", 1), r, "num_key_value_heads");
+  if (c.kv_heads != 1)
+    throw InputError(r.where("num_key_value_heads"), "1 (one KV head)", std::to_string(c.kv_heads));
+  c.head_dim = r.integer("head_dim");
+  c.qk_rope_head_dim = r.integer("qk_rope_head_dim");
+  c.q_lora_rank = r.integer("q_lora_rank");
+  c.window_tokens = r.integer("sliding_window");
+  CompressedAttention& a = c.compressed;
+  a.o_lora_rank = r.integer("o_lora_rank");
+  a.o_groups = to_int(r.integer("o_groups"), r, "o_groups");
+  a.hc_mult = to_int(r.integer_or("hc_mult", 1), r, "hc_mult");
+  a.index_heads = to_int(r.integer("index_n_heads"), r, "index_n_heads");
+  a.index_head_dim = r.integer("index_head_dim");
+  a.index_topk = r.integer("index_topk");
+  read_deepseek_moe(r, c);
+  auto ratios = r.raw().find("compress_ratios");
+  const size_t layers = size_t(c.layers), with_mtp = layers + size_t(c.mtp_layers);
+  if (ratios == r.raw().end() || !ratios->is_array() ||
+      (ratios->size() != layers && ratios->size() != with_mtp))
+    throw InputError(r.where("compress_ratios"),
+                     "one of 0, 4 and 128 per layer (" + std::to_string(layers) + ", or " +
+                         std::to_string(with_mtp) + " with the MTP layers)",
+                     ratios == r.raw().end() ? "no such field"
+                     : ratios->is_array()    ? std::to_string(ratios->size()) + " entries"
+                                             : ratios->dump());
+  for (size_t i = 0; i < ratios->size(); ++i) {
+    const json& v = (*ratios)[i];
+    if (!v.is_number_integer() || (v != 0 && v != 4 && v != 128))
+      throw InputError(r.where("compress_ratios[" + std::to_string(i) + "]"),
+                       "0 (window only), 4 (CSA) or 128 (HCA)", v.dump());
+    if (i < layers)
+      a.ratios.push_back(v.get<int>());
+    else if (i == layers)
+      a.mtp_ratio = v.get<int>();
+  }
+  c.default_kv_layout = KvLayout::kFp8DsMla;
+}
+
 void read_indexer(const Reader& r, ModelConfig& c) {
   c.indexer_heads = to_int(r.integer("index_n_heads"), r, "index_n_heads");
   c.indexer_head_dim = r.integer("index_head_dim");
@@ -688,6 +735,15 @@ bool reads_own_layer_types(void (*read)(const Reader&, ModelConfig&)) {
 
 // How each family names its expert modules (ModuleNaming: what quantization exclusion lists match).
 constexpr ModuleNaming kDeepseekNames{};
+// DeepSeek-V4's checkpoints name their modules as its reference code does: layers.N.attn.*, layers.N.ffn.*
+// (experts w1 / w3 / w2), mtp.N.* (nvidia/DeepSeek-V4-Flash-NVFP4's quantized_layers: layers.N.ffn.experts).
+constexpr ModuleNaming kDeepseekV4Names{.layers = "layers.",
+                                        .mtp = "mtp.",
+                                        .experts = "ffn.experts.0.",
+                                        .expert_projs = {{{"w1", 1.0 / 3}, {"w3", 1.0 / 3}, {"w2", 1.0 / 3}}},
+                                        .shared = "ffn.shared_experts.",
+                                        .attention = "attn.",
+                                        .mlp = "ffn."};
 constexpr ModuleNaming kQwenNames{.mtp = "mtp.layers.", .shared = "mlp.shared_expert."};
 constexpr ModuleNaming kQwen35Names{
     .layers = "model.language_model.layers.", .mtp = "mtp.layers.", .shared = "mlp.shared_expert."};
@@ -734,6 +790,7 @@ struct Network {
 };
 constexpr Network kNetworks[] = {
     {"deepseek_v3", "DeepseekV3ForCausalLM", read_mla, kDeepseekNames},
+    {"deepseek_v4", "DeepseekV4ForCausalLM", read_deepseek_v4, kDeepseekV4Names},
     {"deepseek_v32", "", read_dsa, kDeepseekNames},
     {"gemma3_text", "Gemma3ForCausalLM", read_gemma3, kGemmaNames},
     {"gemma4_text", "Gemma4ForCausalLM", read_gemma4, kGemma4Names},
@@ -765,17 +822,10 @@ struct Unsupported {
   std::string_view model_type;
   std::string_view field;
   std::string_view mechanism;
-  std::string_view architecture = "";  // also known by this class in architectures (another model_type)
 };
 constexpr Unsupported kUnsupported[] = {
     {"kimi_linear", "linear_attn_config", "Kimi Delta Attention (KDA) layers"},
     {"falcon_h1", "mamba_d_ssm", "attention and Mamba-2 side by side in one block"},
-    // DeepSeek-V4 (Flash, Pro): per layer a sliding window plus KV compressed 4:1 and read through an
-    // indexer's top-k (CSA) or compressed 128:1 and read whole (HCA), hyper-connections (hc_mult), a grouped
-    // low-rank output projection (o_groups, o_lora_rank).
-    // sgl-project's FP8 copies write model_type deepseek_ref: known by the class.
-    {"deepseek_v4", "compress_ratios", "DeepSeek-V4's compressed sparse attention (CSA / HCA)",
-     "DeepseekV4ForCausalLM"},
     // MiniMax-M3: block-sparse attention on most layers (sparse_attention_config).
     {"minimax_m3", "sparse_attention_config", "MiniMax-M3's block-sparse attention"},
     // MiMo-V2-Flash: window layers with their own head counts and value width (swa_num_attention_heads,
@@ -786,14 +836,9 @@ constexpr Unsupported kUnsupported[] = {
     {"nemotron-nas", "block_configs", "layers of per-layer attention and FFN widths (DeciLM block_configs)"},
 };
 
-const Unsupported* find_unsupported(const Reader& r, std::string_view model_type) {
+const Unsupported* find_unsupported(std::string_view model_type) {
   for (const Unsupported& u : kUnsupported)
     if (u.model_type == model_type) return &u;
-  auto arch = r.raw().find("architectures");
-  if (arch == r.raw().end() || !arch->is_array()) return nullptr;
-  for (const json& a : *arch)
-    for (const Unsupported& u : kUnsupported)
-      if (!u.architecture.empty() && a.is_string() && a == u.architecture) return &u;
   return nullptr;
 }
 
@@ -935,7 +980,7 @@ HfModelRead read_config(const CheckpointFiles& files, bool simulate) {
   c.hf_model_type = model_type;
   if (wrapped) c.left_out = left_out_towers(top);
   const Network* network = find_network(r, c.hf_model_type);
-  const Unsupported* unsupported = find_unsupported(r, c.hf_model_type);
+  const Unsupported* unsupported = find_unsupported(c.hf_model_type);
   if (unsupported != nullptr && (simulate || network == nullptr || network->model_type != c.hf_model_type))
     throw InputError(unsupported_message(r, *unsupported));
   if (network == nullptr) {
@@ -971,6 +1016,23 @@ HfModelRead read_config(const CheckpointFiles& files, bool simulate) {
   }
   validate_model(c, path);
   c.weights = read_weight_formats(j, top, files, c, network->names);
+  // DeepSeek-V4's routed experts in FP4 beside FP8-block Linear layers (expert_dtype "fp4": E2M1 weights,
+  // a UE8M0 scale per 32 values, as vLLM loads them: its DeepSeek-V4 quantization config returns the MXFP4
+  // MoE method for expert_dtype fp4).
+  // nvidia's NVFP4 copies keep the FP8 checkpoint's quant_method and name the experts' NVFP4 in
+  // quantization_config.moe_quant_algo (and quantized_layers: layers.N.ffn.experts).
+  if (c.attention == AttentionKind::kCompressed && r.string_or("expert_dtype", "") == "fp4" &&
+      c.weights.quantized.kind == WeightFormatKind::kFp8Block && !c.weights.mixed) {
+    WeightFormats& w = c.weights;
+    auto q = j.find("quantization_config");
+    const bool nvfp4 = q != j.end() && q->is_object() && q->value("moe_quant_algo", json("")) == "NVFP4";
+    w.mixed = true;
+    w.group_quantized.fill(w.quantized);
+    w.quantized = {.kind = nvfp4 ? WeightFormatKind::kNvfp4 : WeightFormatKind::kMxfp4};
+    w.group_quantized[size_t(WeightGroup::kRoutedExperts)] = w.quantized;
+    w.group_quantized[size_t(WeightGroup::kMtp)] = w.quantized;  // the MTP layer's experts, most of it
+    w.source += " + expert_dtype";
+  }
   c.weight_dtype = weight_dtype_of(c.weights.quantized);
   c.weight_block = c.weights.quantized.kind == WeightFormatKind::kFp8Block ? c.weights.quantized.group : 0;
   return out;

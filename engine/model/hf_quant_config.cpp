@@ -507,6 +507,29 @@ void attention_modules(const ModelConfig& c, const std::string& layer, std::stri
   out.push_back({g, at + "o_proj", double(c.heads) * double(c.v_head_dim) * h});
 }
 
+// A DeepSeek-V4 layer's Linear modules of ratio r (its reference code's names under attn.): wq_a, wq_b,
+// wkv, wo_b; the compressor's wkv and wgate (r != 0); the CSA indexer's wq_b and its compressor's (r == 4).
+// wo_a, an einsum weight kept in BF16, and the indexer's weights_proj are not quantized Linear layers
+// (aiconfigurator's DeepSeek-V4 weights: BF16 elements).
+void compressed_modules(const ModelConfig& c, const std::string& at, int ratio, WeightGroup g,
+                        std::vector<Module>& out) {
+  const CompressedAttention& a = c.compressed;
+  const double h = double(c.hidden), q = double(c.q_lora_rank), hd = double(c.head_dim);
+  out.push_back({g, at + "wq_a", h * q});
+  out.push_back({g, at + "wq_b", q * c.heads * hd});
+  out.push_back({g, at + "wkv", h * hd});
+  out.push_back({g, at + "wo_b", double(a.o_groups) * double(a.o_lora_rank) * h});
+  if (ratio == 0) return;
+  const double mult = ratio == 4 ? 2 : 1;
+  for (const char* w : {"compressor.wkv", "compressor.wgate"}) out.push_back({g, at + w, h * mult * hd});
+  if (ratio != 4) return;
+  const WeightGroup ig = g == WeightGroup::kMtp ? g : WeightGroup::kIndexer;
+  const double ihd = double(a.index_head_dim);
+  out.push_back({ig, at + "indexer.wq_b", q * a.index_heads * ihd});
+  for (const char* w : {"indexer.compressor.wkv", "indexer.compressor.wgate"})
+    out.push_back({ig, at + w, h * 2 * ihd});
+}
+
 void moe_modules(const ModelConfig& c, const ModuleNaming& n, const std::string& at, bool mtp,
                  std::vector<Module>& out) {
   const double expert = c.mlp_params(c.moe_intermediate);
@@ -539,7 +562,10 @@ std::vector<Module> layer_modules(const ModelConfig& c, const ModuleNaming& n, i
   if (layer >= c.layers) {  // an MTP layer (DeepSeek-V3 names it model.layers.<num_hidden_layers + i>)
     const std::string at = n.mtp.empty() ? std::string(n.layers) + std::to_string(layer) + "."
                                          : std::string(n.mtp) + std::to_string(layer - c.layers) + ".";
-    attention_modules(c, at, n.attention, WeightGroup::kMtp, true, out);
+    if (c.attention == AttentionKind::kCompressed)
+      compressed_modules(c, at + std::string(n.attention), c.compressed.mtp_ratio, WeightGroup::kMtp, out);
+    else
+      attention_modules(c, at, n.attention, WeightGroup::kMtp, true, out);
     out.push_back({WeightGroup::kMtp, at + "eh_proj", 2 * h * h});
     moe_modules(c, n, at, true, out);
     return out;
@@ -550,6 +576,9 @@ std::vector<Module> layer_modules(const ModelConfig& c, const ModuleNaming& n, i
     mamba2_modules(c, at + std::string(n.attention), out);
   } else if (c.linear_layer(layer)) {
     gdn_modules(c, at, out);
+  } else if (c.attention == AttentionKind::kCompressed) {
+    compressed_modules(c, at + std::string(n.attention), c.compressed.ratios[size_t(layer)],
+                       WeightGroup::kAttention, out);
   } else if (mixer) {
     attention_modules(c, at, n.attention, WeightGroup::kAttention, !c.window_layer(layer), out);
   }

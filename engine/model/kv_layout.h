@@ -36,5 +36,8 @@ bool layout_fits(KvLayout layout, const ModelConfig& cfg);
 int64_t indexer_bytes_per_token_layer(const ModelConfig& cfg);
 // The key part alone (128 B): what the seed counts when it quotes indexer reads (352 MB/token at 128K).
 int64_t indexer_key_bytes_per_token_layer(const ModelConfig& cfg);
+// DeepSeek-V4: one CSA compressed entry's indexer key, index_head_dim FP8 values and their FP32 scale (the
+// DSA indexer cache's layout); 0 for other models.
+int64_t compressed_index_key_bytes(const ModelConfig& cfg);
 
 }  // namespace tokenline

@@ -32,6 +32,27 @@ LinearStateBytes linear_state_bytes(const ModelConfig& c, MixerKind kind, int tp
   return {};
 }
 
+// DeepSeek-V4's compressors: per compressed layer the FP32 KV and score state of the tokens not yet
+// compressed (ratio x head_dim each, twice over on CSA layers whose windows overlap), and on CSA layers the
+// indexer compressor's of index_head_dim (aiconfigurator's DeepSeekV4 get_kvcache_bytes_per_sequence at
+// 095f58a; SGLang's compress-state rings). Whole on every TP rank: the one KV head is not split. SGLang
+// sizes these rings by its SWA pages (deepseek_v4 memory pool sizing: c4_state_pool_size and
+// c128_state_pool_size = SWA tokens / swa_page_size x ring size), so tokenline keeps them with the window KV
+// (cost_model.cpp), not in the state slots of linear layers.
+int64_t compressor_state_bytes(const ModelConfig& c) {
+  if (c.attention != AttentionKind::kCompressed) return 0;
+  constexpr int64_t kFp32 = 4;
+  const CompressedAttention& a = c.compressed;
+  int64_t bytes = 0;
+  for (const int r : a.ratios) {
+    if (r == 0) continue;
+    const int64_t overlap = r == 4 ? 2 : 1;
+    bytes += 2 * r * overlap * c.head_dim * kFp32;
+    if (r == 4) bytes += 2 * r * 2 * a.index_head_dim * kFp32;
+  }
+  return bytes;
+}
+
 int64_t linear_state_bytes_per_request(const ModelConfig& c, int tp) {
   int64_t bytes = 0;
   for (const MixerKind k : {MixerKind::kGatedDeltaNet, MixerKind::kMamba2})

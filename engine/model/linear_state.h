@@ -30,5 +30,7 @@ LinearStateBytes linear_state_bytes(const ModelConfig& cfg, MixerKind kind, int 
 // One request's state over all the model's linear layers on one GPU (SGLang's mamba_cache_per_req:
 // (conv + temporal) x the linear layers); 0 for a model without them.
 int64_t linear_state_bytes_per_request(const ModelConfig& cfg, int tp);
+// DeepSeek-V4's compressors' state of one request (kept with its window KV: cost_model.cpp); 0 otherwise.
+int64_t compressor_state_bytes(const ModelConfig& cfg);
 
 }  // namespace tokenline

@@ -10,8 +10,48 @@ namespace {
 // Parameters of one MLA or GQA attention block, its norms included. full_layer: a full-attention layer of
 // a model whose full layers have their own shape (Gemma 4's global layers: their head width and KV heads,
 // and no v_proj where keys double as values).
+// One DeepSeek-V4 attention block of compress ratio r (DeepSeek-V4's reference model code, as
+// aiconfigurator's _BaseDeepSeekV4AttentionModule._estimate_weights counts it at 095f58a): wq_a (hidden ->
+// q_lora) and its norm, wq_b (q_lora -> heads x head_dim), wkv (hidden -> head_dim) and its norm, wo_a (each
+// of o_groups groups of heads -> o_lora_rank), wo_b (o_groups x o_lora_rank -> hidden), a sink per head; a
+// compressed layer's compressor (wkv and wgate, hidden -> head_dim, twice as wide on CSA layers whose
+// windows overlap, a positional bias per slot, a norm); a CSA layer's indexer (wq_b, q_lora -> index heads x
+// index_head_dim; weights_proj, hidden -> index heads; its own overlapping compressor of index_head_dim).
+double compressed_attention_params(const ModelConfig& c, int ratio) {
+  const CompressedAttention& a = c.compressed;
+  const double h = double(c.hidden), q = double(c.q_lora_rank), hd = double(c.head_dim);
+  const double heads = double(c.heads);
+  double p = h * q + q + q * heads * hd + h * hd + hd + heads * hd * double(a.o_lora_rank) +
+             double(a.o_groups) * double(a.o_lora_rank) * h + heads;
+  if (ratio != 0) {
+    const double mult = ratio == 4 ? 2 : 1;
+    p += 2 * h * mult * hd + ratio * mult * hd + hd;
+  }
+  return p;
+}
+
+// A CSA layer's indexer: wq_b (q_lora -> index heads x index_head_dim), weights_proj (hidden -> index heads),
+// its own overlapping compressor of index_head_dim (wkv, wgate, the positional bias, a norm).
+double compressed_indexer_params(const ModelConfig& c) {
+  const CompressedAttention& a = c.compressed;
+  const double h = double(c.hidden), q = double(c.q_lora_rank);
+  const double ih = double(a.index_heads), ihd = double(a.index_head_dim);
+  return q * ih * ihd + h * ih + 2 * h * 2 * ihd + 4 * 2 * ihd + ihd;
+}
+
+// Hyper-connections (hc_mult residual copies): per layer two mixes (before attention and before the FFN),
+// each a (2 + hc) x hc map of the hc x hidden stream plus its bias and three scales; the head's one more.
+double hyper_connection_params(const ModelConfig& c) {
+  const double hc = c.compressed.hc_mult, h = double(c.hidden);
+  if (hc <= 1) return 0;
+  return c.layers * 2 * ((2 + hc) * hc * hc * h + (2 + hc) * hc + 3) + hc * hc * h + hc + 1;
+}
+
 double attention_params(const ModelConfig& c, bool full_layer = false) {
   const double h = static_cast<double>(c.hidden);
+  if (c.attention == AttentionKind::kCompressed)  // the MTP layer's (full_layer's callers)
+    return compressed_attention_params(c, c.compressed.mtp_ratio) +
+           (c.compressed.mtp_ratio == 4 ? compressed_indexer_params(c) : 0);
   if (c.attention == AttentionKind::kGqa) {
     const double hd = static_cast<double>(full_layer ? c.full_layer_head_dim() : c.head_dim);
     const int kv_heads = full_layer ? c.full_layer_kv_heads() : c.kv_heads;
@@ -127,6 +167,10 @@ std::string_view ffn_kind_name(FfnKind kind) {
   return "dense";
 }
 
+int CompressedAttention::layers_of(int ratio) const {
+  return int(std::count(ratios.begin(), ratios.end(), ratio));
+}
+
 int ModelConfig::moe_layers() const {
   if (!is_moe()) return 0;
   if (ffns.empty()) return layers - dense_layers;
@@ -200,8 +244,13 @@ ParamCounts count_params(const ModelConfig& c) {
                                : attention_params(c) * c.attention_layers();
   p.attention = attention + gdn_params(c) * c.mixer_layers(MixerKind::kGatedDeltaNet) +
                 mamba2_params(c) * c.mixer_layers(MixerKind::kMamba2);
+  if (c.attention == AttentionKind::kCompressed) {  // each layer by its ratio; the CSA indexers apart
+    p.attention = 0;
+    for (const int r : c.compressed.ratios) p.attention += compressed_attention_params(c, r);
+    p.indexer = compressed_indexer_params(c) * c.compressed.layers_of(4);
+  }
   if (c.attention_sinks) p.attention += double(c.heads) * c.attention_layers();  // one sink logit per head
-  p.indexer = indexer_params(c) * c.indexer_full_layers;
+  p.indexer += indexer_params(c) * c.indexer_full_layers;
   p.dense_mlp = c.mlp_params(c.dense_intermediate) * c.mlp_dense_layers();
   // Shared experts run at hidden; routed ones at expert_width() (a latent MoE's latent, else hidden).
   const double expert = c.mlp_params(c.moe_intermediate), routed = c.expert_params();
@@ -211,7 +260,7 @@ ParamCounts count_params(const ModelConfig& c) {
   p.shared_experts = expert * c.shared_experts * c.moe_layers() + p.latent_proj;
   const double score_bias = c.router_score_bias ? c.routed_experts : 0;
   p.router = (double(c.routed_experts) * h + score_bias) * c.moe_layers();
-  p.norms = h * c.block_norms() + h;
+  p.norms = h * c.block_norms() + h + hyper_connection_params(c);
   p.embed = double(c.vocab) * h;
   p.lm_head = c.tie_embeddings ? 0 : double(c.vocab) * h;
   // MTP layer: enorm + hnorm, eh_proj (2h -> h), one MoE decoder layer, and its final norm.
@@ -341,6 +390,25 @@ void validate_model(const ModelConfig& c, const std::string& where) {
     require(c.kv_heads > 0 && c.heads % c.kv_heads == 0, where, "num_key_value_heads",
             "a positive divisor of num_attention_heads", c.kv_heads);
     require(c.head_dim > 0, where, "head_dim", "a positive size", c.head_dim);
+  }
+  if (c.attention == AttentionKind::kCompressed) {
+    const CompressedAttention& a = c.compressed;
+    require(c.qk_rope_head_dim > 0 && c.qk_rope_head_dim < c.head_dim, where, "qk_rope_head_dim",
+            "1 .. head_dim - 1", c.qk_rope_head_dim);
+    require(c.q_lora_rank > 0, where, "q_lora_rank", "a positive rank", c.q_lora_rank);
+    require_range(a.o_lora_rank, 1, kMaxWidth, where, "o_lora_rank");
+    require(a.o_groups >= 1 && c.heads % a.o_groups == 0, where, "o_groups",
+            "a positive divisor of num_attention_heads", a.o_groups);
+    require_range(a.hc_mult, 1, 64, where, "hc_mult");
+    require(a.ratios.size() == size_t(c.layers), where, "compress_ratios", "a ratio per layer",
+            int64_t(a.ratios.size()));
+    require(c.window_tokens >= 1 && c.window_tokens <= c.max_context_tokens, where, "sliding_window",
+            "1 .. max_position_embeddings (" + std::to_string(c.max_context_tokens) + ")", c.window_tokens);
+    if (a.layers_of(4) > 0 || a.mtp_ratio == 4) {
+      require_range(a.index_heads, 1, kMaxHeads, where, "index_n_heads");
+      require_range(a.index_head_dim, 1, kMaxHeadDim, where, "index_head_dim");
+      require_range(a.index_topk, 1, c.max_context_tokens, where, "index_topk");
+    }
   }
   if (c.is_moe()) {
     require(c.experts_per_token >= 1 && c.experts_per_token <= c.routed_experts, where, "num_experts_per_tok",

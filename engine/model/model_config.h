@@ -17,6 +17,26 @@ namespace tokenline {
 enum class AttentionKind {
   kMla,  // multi-head latent attention (DeepSeek-V3 / GLM-5.3): KV cache holds a kv_lora latent + RoPE key
   kGqa,  // grouped-query attention (Llama, Qwen3): KV cache holds kv_heads x head_dim keys and values
+  // DeepSeek-V4's compressed attention: one head_dim-wide KV entry per token, the key and the value of every
+  // query head (MQA), and per layer (CompressedAttention::ratios) the last window_tokens entries plus, on
+  // CSA layers, the entries of every 4 tokens compressed into one and read through an indexer's top-k, on
+  // HCA layers every 128 into one and read whole. docs/layers.md "DeepSeek-V4".
+  kCompressed,
+};
+
+// DeepSeek-V4's layer shapes beside head_dim (512), qk_rope_head_dim, q_lora_rank and window_tokens (its
+// sliding_window): the DeepseekV4ForCausalLM config fields of deepseek-ai/DeepSeek-V4-Flash and -Pro.
+struct CompressedAttention {
+  // Per decoder layer, compress_ratios: 0 (the window only), 4 (CSA) or 128 (HCA); the MTP layer's after.
+  std::vector<int> ratios;
+  int mtp_ratio = 0;
+  int64_t o_lora_rank = 0;  // the grouped output projection: o_groups groups of heads, each to o_lora_rank
+  int o_groups = 0;
+  int hc_mult = 0;      // hyper-connections: the residual stream is hc_mult copies of the hidden state
+  int index_heads = 0;  // CSA layers' indexer over the compressed keys
+  int64_t index_head_dim = 0;
+  int64_t index_topk = 0;
+  int layers_of(int ratio) const;  // decoder layers with that ratio
 };
 
 // A layer's token mixer where a hybrid's layers differ (layer_types, hybrid_override_pattern): the model's
@@ -132,6 +152,7 @@ struct ModelConfig {
   // Which layers score, where the config says (GLM-5.2's indexer_types); empty: indexer_full_layers of them
   // spread evenly over the stack. When set, indexer_full_layers is its count of true.
   std::vector<bool> indexer_layer_full;
+  CompressedAttention compressed;  // attention == kCompressed only
   int mtp_layers = 0;
   int64_t max_context_tokens = 0;
   Dtype weight_dtype = Dtype::kFp8;

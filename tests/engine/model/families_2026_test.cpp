@@ -2,11 +2,15 @@
 // each checked against its published config.json under data/hf/ (SOURCE.md), the expected values taken from
 // the file's text by nlohmann, not from tokenline's reader.
 #include <catch2/catch.hpp>
+#include <cmath>
 #include <fstream>
 #include <string>
 
 #include "common/input_error.h"
+#include "cost/rank_work.h"
+#include "cost/step_cost.h"
 #include "engine/model/hf_quant_config.h"
+#include "engine/model/linear_state.h"
 #include "engine/model/model_config.h"
 #include "tests/engine/model/family_test_data.h"
 
@@ -231,19 +235,12 @@ TEST_CASE("2026 families whose layers tokenline does not model are refused namin
           "[hf_config][families]") {
   testing::TestDir dir("families_2026_refused");
   const std::pair<json, std::string> cases[] = {
-      {{{"model_type", "deepseek_v4"}, {"compress_ratios", json::array({128, 128, 4, 0})}},
-       "compress_ratios"},
       {{{"model_type", "minimax_m3"}, {"sparse_attention_config", {{"sparse_block_size", 128}}}},
        "sparse_attention_config"},
       {{{"model_type", "minimax_m3_vl"}, {"text_config", {{"sparse_attention_config", json::object()}}}},
        "text_config.sparse_attention_config"},
       {{{"model_type", "mimo_v2_flash"}, {"swa_num_attention_heads", 64}}, "swa_num_attention_heads"},
       {{{"model_type", "nemotron-nas"}, {"block_configs", json::array()}}, "block_configs"},
-      // sgl-project/DeepSeek-V4-Flash-FP8 names another model_type; its class says what it is.
-      {{{"model_type", "deepseek_ref"},
-        {"architectures", {"DeepseekV4ForCausalLM"}},
-        {"compress_ratios", {4}}},
-       "compress_ratios"},
   };
   for (const auto& [config, field] : cases) {
     const std::string path = dir.file(config["model_type"].get<std::string>() + ".json");
@@ -252,10 +249,10 @@ TEST_CASE("2026 families whose layers tokenline does not model are refused namin
                                             Catch::Contains("is not modelled yet"));
   }
   // A list of one entry per layer is cut, the message one line.
-  json v4 = {{"model_type", "deepseek_v4"}, {"compress_ratios", json::array()}};
-  for (int i = 0; i < 61; ++i) v4["compress_ratios"].push_back(i % 2 ? 4 : 128);
-  const std::string path = dir.file("v4-long.json");
-  std::ofstream(path) << v4.dump();
+  json nas = {{"model_type", "nemotron-nas"}, {"block_configs", json::array()}};
+  for (int i = 0; i < 80; ++i) nas["block_configs"].push_back({{"attention", {{"n_heads_in_group", 8}}}});
+  const std::string path = dir.file("nas-long.json");
+  std::ofstream(path) << nas.dump();
   try {
     load_model(path);
     FAIL("not refused");
@@ -263,4 +260,133 @@ TEST_CASE("2026 families whose layers tokenline does not model are refused namin
     CHECK(std::string(e.what()).size() < 400);
     CHECK_THAT(e.what(), Catch::EndsWith("..."));
   }
+}
+
+// DeepSeek-V4 (docs/layers.md "DeepSeek-V4"): each layer's compress ratio, the weights of the model cards,
+// its KV per token and its compressors' state, computed here from the config text.
+TEST_CASE("DeepSeek-V4 Pro and Flash load: a ratio per layer, the cards' parameters",
+          "[hf_config][families][dsv4]") {
+  for (const char* dir : {"deepseek-v4-pro", "deepseek-v4-flash"}) {
+    INFO(dir);
+    const json j = text_config(dir);
+    const ModelConfig m = load_model(hf(dir));
+    CHECK(m.attention == AttentionKind::kCompressed);
+    const int layers = j["num_hidden_layers"];
+    REQUIRE(m.compressed.ratios.size() == size_t(layers));
+    for (int l = 0; l < layers; ++l)
+      CHECK(m.compressed.ratios[size_t(l)] == j["compress_ratios"][l].get<int>());
+    CHECK(m.compressed.mtp_ratio == j["compress_ratios"][layers].get<int>());
+    CHECK(m.window_tokens == j["sliding_window"].get<int64_t>());
+    CHECK(m.moe_layers() == layers);  // DeepSeek's MoE on every layer
+    CHECK_FALSE(m.has_indexer());     // the CSA indexer is V4's own (compressed keys), not DSA's
+  }
+  // deepseek-ai's model cards: Pro 1.6T parameters (with its MTP layer), 49B activated; Flash 284B, 13B.
+  const ModelConfig pro = load_model(hf("deepseek-v4-pro")), flash = load_model(hf("deepseek-v4-flash"));
+  CHECK(count_params(pro).total() + count_params(pro).mtp == Approx(1.6e12).epsilon(0.01));
+  CHECK(count_params(pro).active() == Approx(49e9).epsilon(0.03));
+  CHECK(count_params(flash).total() == Approx(284e9).epsilon(0.01));
+  CHECK(count_params(flash).active() == Approx(13e9).epsilon(0.07));
+}
+
+TEST_CASE("DeepSeek-V4's weights: FP8 blocks, FP4 experts (MXFP4, or NVFP4 in nvidia's copy), wo_a in BF16",
+          "[hf_config][families][dsv4][weights]") {
+  const ModelConfig m = load_model(hf("deepseek-v4-flash"));
+  REQUIRE(m.weights.mixed);
+  CHECK(m.weights.quantized_of(WeightGroup::kRoutedExperts).kind == WeightFormatKind::kMxfp4);
+  CHECK(m.weights.quantized_of(WeightGroup::kAttention).kind == WeightFormatKind::kFp8Block);
+  CHECK(group_bytes_per_param(m, WeightGroup::kRoutedExperts) == Approx(0.5 + 1.0 / 32));
+  // The attention group holds wo_a (heads x head_dim x o_lora per layer) in BF16, the sinks and norms too.
+  const json j = text_config("deepseek-v4-flash");
+  const double wo_a = j["num_attention_heads"].get<double>() * j["head_dim"].get<double>() *
+                      j["o_lora_rank"].get<double>() * j["num_hidden_layers"].get<double>();
+  CHECK(m.weights.share(WeightGroup::kAttention) < 1 - 0.9 * wo_a / count_params(m).attention);
+  const ModelConfig n = load_model(hf("deepseek-v4-flash-nvfp4"));
+  CHECK(n.weights.quantized_of(WeightGroup::kRoutedExperts).kind == WeightFormatKind::kNvfp4);
+  CHECK(n.weights.quantized_of(WeightGroup::kAttention).kind == WeightFormatKind::kFp8Block);
+}
+
+TEST_CASE("DeepSeek-V4's KV: a window on every layer, compressed entries per token, the compressors' state",
+          "[families][dsv4][kv]") {
+  const json j = text_config("deepseek-v4-pro");
+  const ModelConfig m = load_model(hf("deepseek-v4-pro"));
+  const CostModel cm =
+      make_cost_model(m, parse_parallel("tp8", "test"), KvLayout::kFp8DsMla, load_hardware("b200"));
+  // SGLang's FP8 entry: 448 FP8 NoPE dims, their UE8M0 scales (7, padded to 8 B), 64 BF16 RoPE dims.
+  CHECK(cm.kv_bytes_token_layer == 448 + 8 + 64 * 2);
+  int csa = 0, hca = 0, only_window = 0;
+  const int layers = j["num_hidden_layers"];
+  for (int l = 0; l < layers; ++l) {
+    const int r = j["compress_ratios"][l];
+    csa += r == 4, hca += r == 128, only_window += r == 0;
+  }
+  const double index_key = j["index_head_dim"].get<double>() + 4;  // FP8 keys and an FP32 scale
+  CHECK(cm.compressed_kv_bytes_token == Approx(csa * (584 + index_key) / 4 + hca * 584.0 / 128));
+  CHECK(cm.window_layers == layers);
+  CHECK(cm.full_attention_layers == 0);
+  // The FP32 KV and score state of what is not compressed yet, per compressed layer (twice over where CSA's
+  // windows overlap) and for the CSA indexer's compressor; carried by the window pool per window token.
+  const double hd = j["head_dim"], ihd = j["index_head_dim"];
+  const double state = csa * (2 * 4 * 2 * hd * 4 + 2 * 4 * 2 * ihd * 4) + hca * (2 * 128 * hd * 4);
+  CHECK(compressor_state_bytes(m) == int64_t(state));
+  CHECK(cm.window_kv_bytes_token_layer ==
+        584 + int64_t(std::ceil(state / (layers * j["sliding_window"].get<double>()))));
+  CHECK(linear_state_bytes_per_request(m, 8) == 0);
+}
+
+TEST_CASE("DeepSeek-V4's decode reads the window, the top-k of the CSA entries and every HCA entry",
+          "[families][dsv4][step_cost]") {
+  const ModelConfig m = load_model(hf("deepseek-v4-flash"));
+  const CostModel cm =
+      make_cost_model(m, parse_parallel("tp8", "test"), KvLayout::kFp8DsMla, load_hardware("b200"));
+  const int64_t topk = m.compressed.index_topk;
+  for (const int64_t c : {int64_t{1000}, 4 * topk + 100, int64_t{1} << 20}) {
+    INFO(c);
+    const SeqWork s{.new_tokens = 1, .context_tokens = c};
+    const RankWork w = summarize(cm, std::span<const SeqWork>(&s, 1));
+    CHECK(w.csa_idx_pairs == double((c + 1) / 4));
+    CHECK(w.csa_attn_keys == double(std::min((c + 1) / 4, topk)));
+    CHECK(w.hca_attn_keys == double((c + 1) / 128));
+    CHECK(w.win_attn_keys == double(std::min<int64_t>(c + 1, m.window_tokens)));
+  }
+  // A long context reads the HCA entries and a capped CSA top-k: a 1M-token decode step is far below a
+  // dense read of 1M keys per layer.
+  const StepCost sc = decode_step(cm, 1, 1 << 20);
+  CHECK(sc[Op::kSparseMla].kv_bytes < 43 * 584.0 * (1 << 20) * cm.parallel.tp / 20);
+  CHECK(sc[Op::kWindowAttn].time_s > 0);
+  CHECK(sc[Op::kIndexerScore].time_s > 0);
+}
+
+TEST_CASE("DeepSeek-V4's fields are checked, naming the field", "[hf_config][families][dsv4]") {
+  testing::TestDir dir("families_2026_dsv4");
+  auto with = [&](const char* name, void (*edit)(json&)) {
+    json j = text_config("deepseek-v4-flash");
+    edit(j);
+    const std::string path = dir.file(std::string(name) + ".json");
+    std::ofstream(path) << j.dump();
+    return path;
+  };
+  CHECK_THROWS_WITH(load_model(with("ratio", [](json& j) { j["compress_ratios"][5] = 16; })),
+                    Catch::Contains("compress_ratios[5]") && Catch::Contains("found 16"));
+  CHECK_THROWS_WITH(load_model(with("short",
+                                    [](json& j) {
+                                      j["compress_ratios"].erase(0);
+                                      j["compress_ratios"].erase(0);
+                                    })),
+                    Catch::Contains("compress_ratios") && Catch::Contains("42 entries"));
+  CHECK_THROWS_WITH(load_model(with("groups", [](json& j) { j["o_groups"] = 7; })),
+                    Catch::Contains("o_groups") && Catch::Contains("found 7"));
+  CHECK_THROWS_WITH(load_model(with("kv", [](json& j) { j["num_key_value_heads"] = 8; })),
+                    Catch::Contains("num_key_value_heads") && Catch::Contains("found 8"));
+}
+
+TEST_CASE("sgl-project's DeepSeek-V4 FP8 copies (model_type deepseek_ref) are known by their class",
+          "[hf_config][families][dsv4]") {
+  testing::TestDir dir("families_2026_dsv4_ref");
+  json j = text_config("deepseek-v4-flash");
+  j["model_type"] = "deepseek_ref";
+  const std::string path = dir.file("ref.json");
+  std::ofstream(path) << j.dump();
+  const ModelConfig m = load_model(path);
+  CHECK(m.attention == AttentionKind::kCompressed);
+  CHECK(count_params(m).total() == count_params(load_model(hf("deepseek-v4-flash"))).total());
 }

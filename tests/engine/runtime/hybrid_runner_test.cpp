@@ -224,4 +224,8 @@ TEST_CASE("hybrid engine: the tiny hybrids' shapes and what the runner refuses f
   CHECK(runner_layout_error(oss, RunnerConfig{.total_pages = 8}).find("window pages") != std::string::npos);
   CHECK(runner_layout_error(qwen, RunnerConfig{.total_pages = 8}).find("state slots") != std::string::npos);
   CHECK(runner_layout_error(qwen, RunnerConfig{.total_pages = 8, .state_slots = 4}).empty());
+  // DeepSeek-V4: sim and ledger price its compressed attention; the runner has no kernel of it.
+  CHECK_THROWS_WITH(
+      load_model_shape(std::string(TOKENLINE_SOURCE_DIR) + "/tests/engine/model/data/hf/deepseek-v4-flash"),
+      Catch::Contains("compressed attention") && Catch::Contains("'deepseek_v4'"));
 }
