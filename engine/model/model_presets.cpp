@@ -220,6 +220,37 @@ ModelConfig kimi_k2_5() {
         "quant_method": "compressed-tensors", "quantization_status": "compressed"}}})");
 }
 
+// DeepSeek-V4 (deepseek-ai/DeepSeek-V4-Pro and -Flash, MIT; tests/engine/model/data/hf/deepseek-v4-*): their
+// config.json fields. compress_ratios as published: the first two layers (Pro: HCA, Flash: window only), then
+// CSA and HCA alternating, the MTP layer's 0 last. FP8 128 x 128 blocks, FP4 routed experts (expert_dtype).
+ModelConfig deepseek_v4(const char* name, int layers, int64_t hidden, int heads, int64_t q_lora, int o_groups,
+                        int64_t index_topk, int experts, int64_t moe_inter, int first_ratio) {
+  std::string ratios;
+  for (int i = 0; i <= layers; ++i) {
+    const int r = i == layers ? 0 : i < 2 ? first_ratio : i % 2 == 0 ? 4 : 128;
+    ratios += (i == 0 ? "" : ", ") + std::to_string(r);
+  }
+  return from_config(name, R"({"architectures": ["DeepseekV4ForCausalLM"], "model_type": "deepseek_v4",
+    "num_hidden_layers": )" + std::to_string(layers) +
+                               R"(, "hidden_size": )" + std::to_string(hidden) +
+                               R"(, "num_attention_heads": )" + std::to_string(heads) +
+                               R"(, "num_key_value_heads": 1, "head_dim": 512, "qk_rope_head_dim": 64,
+    "q_lora_rank": )" + std::to_string(q_lora) +
+                               R"(, "o_lora_rank": 1024, "o_groups": )" + std::to_string(o_groups) +
+                               R"(, "index_n_heads": 64, "index_head_dim": 128,
+    "index_topk": )" + std::to_string(index_topk) +
+                               R"(, "sliding_window": 128, "hc_mult": 4,
+    "n_routed_experts": )" + std::to_string(experts) +
+                               R"(, "num_experts_per_tok": 6, "n_shared_experts": 1,
+    "moe_intermediate_size": )" +
+                               std::to_string(moe_inter) + R"(, "num_nextn_predict_layers": 1,
+    "vocab_size": 129280, "max_position_embeddings": 1048576, "tie_word_embeddings": false,
+    "expert_dtype": "fp4", "compress_ratios": [)" +
+                               ratios + R"(],
+    "quantization_config": {"activation_scheme": "dynamic", "fmt": "e4m3", "quant_method": "fp8",
+      "scale_fmt": "ue8m0", "weight_block_size": [128, 128]}})");
+}
+
 // MiniMax-M2.5 (MiniMaxAI/MiniMax-M2.5, Modified MIT; tests/engine/model/data/hf/minimax-m2.5): 62 GQA
 // layers with q/k norms, 256 experts top-8 with a routing bias, FP8 128 x 128 blocks but the router and the
 // LM head.
@@ -419,6 +450,8 @@ const std::vector<std::string>& model_preset_names() {
                                                  "gpt-oss-20b",
                                                  "qwen3.5-397b-a17b",
                                                  "kimi-k2.5",
+                                                 "deepseek-v4-pro",
+                                                 "deepseek-v4-flash",
                                                  "minimax-m2.5",
                                                  "llama-4-scout",
                                                  "nemotron-3-nano-30b-a3b",
@@ -444,6 +477,10 @@ ModelConfig model_preset(std::string_view name) {
   if (name == "gpt-oss-120b") return gpt_oss("gpt-oss-120b", 36, 128);
   if (name == "gpt-oss-20b") return gpt_oss("gpt-oss-20b", 24, 32);
   if (name == "kimi-k2.5") return kimi_k2_5();
+  if (name == "deepseek-v4-pro")
+    return deepseek_v4("deepseek-v4-pro", 61, 7168, 128, 1536, 16, 1024, 384, 3072, 128);
+  if (name == "deepseek-v4-flash")
+    return deepseek_v4("deepseek-v4-flash", 43, 4096, 64, 1024, 8, 512, 256, 2048, 0);
   if (name == "minimax-m2.5") return minimax_m2_5();
   if (name == "llama-4-scout") return llama_4_scout();
   if (name == "nemotron-3-nano-30b-a3b") return nemotron_3_nano();

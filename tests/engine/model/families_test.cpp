@@ -244,7 +244,9 @@ TEST_CASE("issue 44: the new presets are their config files, read by the same ru
         std::pair{"llama-4-scout", "llama-4-scout"},
         std::pair{"nemotron-3-nano-30b-a3b", "nemotron-3-nano-30b-a3b"},
         std::pair{"nemotron-3-super-120b-a12b-fp8", "nemotron-3-super-120b-a12b-fp8"},
-        std::pair{"gemma-3-27b", "gemma-3-27b-it"}, std::pair{"gemma-4-26b-a4b", "gemma-4-26b-a4b"}}) {
+        std::pair{"gemma-3-27b", "gemma-3-27b-it"}, std::pair{"gemma-4-26b-a4b", "gemma-4-26b-a4b"},
+        std::pair{"deepseek-v4-pro", "deepseek-v4-pro"},
+        std::pair{"deepseek-v4-flash", "deepseek-v4-flash"}}) {
     INFO(preset);
     const ModelConfig p = model_preset(preset);
     const ModelConfig f = load_model(hf(dir));
@@ -254,6 +256,8 @@ TEST_CASE("issue 44: the new presets are their config files, read by the same ru
     CHECK(p.mixers == f.mixers);
     CHECK(p.ffns == f.ffns);
     CHECK(p.window_tokens == f.window_tokens);
+    CHECK(p.compressed.ratios == f.compressed.ratios);
+    CHECK(p.compressed.mtp_ratio == f.compressed.mtp_ratio);
     CHECK(p.left_out == f.left_out);
     CHECK(count_params(p).total() == count_params(f).total());
     CHECK(weight_bytes_per_gpu(cm_of(p, "tp8")).total() ==
