@@ -142,8 +142,7 @@ double PdTransfer::time_s(Link link, const CostModel& cm) const {
 PdTransfer pd_transfer(const CostModel& cm, int64_t context) {
   PdTransfer t;
   // Window layers hand over the window's KV only (SGLang and vLLM send what the decode side attends to).
-  t.kv_bytes = double(cm.kv_bytes_token_layer) * cm.full_attention_layers * double(context) +
-               cm.compressed_kv_bytes_token * double(context);
+  t.kv_bytes = cm.context_kv_bytes_token() * double(context);
   if (cm.window_layers > 0)
     t.kv_bytes += double(cm.window_kv_bytes_token_layer) * cm.window_layers *
                   double(std::min(context, cm.model.window_tokens));

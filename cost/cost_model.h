@@ -72,6 +72,11 @@ struct CostModel {
   // with the context (CSA: its KV entry and indexer key per 4 tokens; HCA: its KV entry per 128); every
   // layer's window is window_layers' (kv_bytes_token_layer each). 0 for other models.
   double compressed_kv_bytes_token = 0;
+  // The pool that grows with the context, one token's bytes over all layers: the full-attention layers' KV
+  // and DeepSeek-V4's compressed entries (the indexer cache and the window pool apart).
+  double context_kv_bytes_token() const {
+    return double(kv_bytes_token_layer) * full_attention_layers + compressed_kv_bytes_token;
+  }
   double weight_bytes_per_param = 1;  // the attention projections' (group_bytes_per_param)
   // Attention layers by kind (ModelConfig::mixers, counted once here: step_cost asks every step).
   int full_attention_layers = 0;  // over the whole context: the layers whose KV grows with it (memory.h)

@@ -83,8 +83,7 @@ KvShare kv_share_per_gpu(const CostModel& cm, KvPlacement placement) {
 KvTokenBytes kv_bytes_per_token_per_gpu(const CostModel& cm, KvPlacement placement) {
   const ModelConfig& m = cm.model;
   const KvShare s = kv_share_per_gpu(cm, placement);
-  const double main =
-      double(cm.kv_bytes_token_layer) * cm.full_attention_layers + cm.compressed_kv_bytes_token;
+  const double main = cm.context_kv_bytes_token();
   const double indexer = double(cm.indexer_bytes_token_layer) * (m.has_indexer() ? m.indexer_full_layers : 0);
   const double window = double(cm.window_kv_bytes_token_layer) * cm.window_layers;
   return {main * double(s.num) / double(s.den), indexer * double(s.num) / double(s.den),
@@ -147,9 +146,8 @@ KvCapacity kv_capacity(const CostModel& cm, const EngineBehavior& behavior, int6
   k.weights_fit = k.usable_hbm_bytes > k.weight_bytes + k.activation_reserve_bytes;
   // Summed before the share is taken, so the seed's figure stays bit-identical: (KV + indexer) / tp.
   const KvShare share = kv_share_per_gpu(cm, behavior.kv_placement);
-  const double token_bytes =
-      double(cm.kv_bytes_token_layer) * cm.full_attention_layers + cm.compressed_kv_bytes_token +
-      double(cm.indexer_bytes_token_layer) * (m.has_indexer() ? m.indexer_full_layers : 0);
+  const double token_bytes = cm.context_kv_bytes_token() + double(cm.indexer_bytes_token_layer) *
+                                                               (m.has_indexer() ? m.indexer_full_layers : 0);
   k.bytes_per_token = token_bytes * double(share.num) / double(share.den);
   // Every GPU of a rank holds its share of each of the rank's tokens, so one GPU's free bytes bound them.
   if (cm.window_layers > 0) {

@@ -683,12 +683,12 @@ void read_nemotron_h(const Reader& r, ModelConfig& c) {
     throw InputError(r.where("hybrid_override_pattern"),
                      "a string of M, *, - and E, one per layer (or layers_block_type)", "no such field");
   const std::string& blocks = *written;
-  const char* blocks_field =
-      r.raw().contains("hybrid_override_pattern") ? "hybrid_override_pattern" : "layers_block_type";
+  auto pattern = r.raw().find("hybrid_override_pattern");
+  const bool spelled = pattern != r.raw().end() && !pattern->is_null();  // else layers_block_type listed them
   if (blocks.size() != size_t(c.layers))
-    throw InputError(r.where(blocks_field),
+    throw InputError(r.where(spelled ? "hybrid_override_pattern" : "layers_block_type"),
                      "one of M, *, - and E per layer (" + std::to_string(c.layers) + ")",
-                     std::to_string(blocks.size()) + (blocks_field[0] == 'h' ? " characters" : " entries"));
+                     std::to_string(blocks.size()) + (spelled ? " characters" : " entries"));
   c.mixers.assign(blocks.size(), MixerKind::kNone);
   c.ffns.assign(blocks.size(), FfnKind::kNone);
   for (size_t i = 0; i < blocks.size(); ++i) {
@@ -962,6 +962,23 @@ void fill_class_defaults(json& j, const std::string& model_type) {
     if (!j.contains(field)) j[field] = value;
 }
 
+// DeepSeek-V4's routed experts in FP4 beside FP8-block Linear layers (expert_dtype "fp4": E2M1 weights,
+// a UE8M0 scale per 32 values, as vLLM loads them: its DeepSeek-V4 quantization config returns the MXFP4
+// MoE method for expert_dtype fp4). nvidia's NVFP4 copies keep the FP8 checkpoint's quant_method and name
+// the experts' NVFP4 in quantization_config.moe_quant_algo (and quantized_layers: layers.N.ffn.experts).
+void deepseek_v4_expert_format(const Reader& r, const json& config, WeightFormats& w) {
+  if (r.string_or("expert_dtype", "") != "fp4" || w.quantized.kind != WeightFormatKind::kFp8Block || w.mixed)
+    return;
+  auto q = config.find("quantization_config");
+  const bool nvfp4 = q != config.end() && q->is_object() && q->value("moe_quant_algo", json("")) == "NVFP4";
+  w.mixed = true;
+  w.group_quantized.fill(w.quantized);
+  w.quantized = {.kind = nvfp4 ? WeightFormatKind::kNvfp4 : WeightFormatKind::kMxfp4};
+  w.group_quantized[size_t(WeightGroup::kRoutedExperts)] = w.quantized;
+  w.group_quantized[size_t(WeightGroup::kMtp)] = w.quantized;  // the MTP layer's experts, most of it
+  w.source += " + expert_dtype";
+}
+
 // simulate: refuse a family tokenline cannot simulate before reading its fields (parse_hf_model).
 HfModelRead read_config(const CheckpointFiles& files, bool simulate) {
   const std::string& path = files.config_path;
@@ -1016,23 +1033,7 @@ HfModelRead read_config(const CheckpointFiles& files, bool simulate) {
   }
   validate_model(c, path);
   c.weights = read_weight_formats(j, top, files, c, network->names);
-  // DeepSeek-V4's routed experts in FP4 beside FP8-block Linear layers (expert_dtype "fp4": E2M1 weights,
-  // a UE8M0 scale per 32 values, as vLLM loads them: its DeepSeek-V4 quantization config returns the MXFP4
-  // MoE method for expert_dtype fp4).
-  // nvidia's NVFP4 copies keep the FP8 checkpoint's quant_method and name the experts' NVFP4 in
-  // quantization_config.moe_quant_algo (and quantized_layers: layers.N.ffn.experts).
-  if (c.attention == AttentionKind::kCompressed && r.string_or("expert_dtype", "") == "fp4" &&
-      c.weights.quantized.kind == WeightFormatKind::kFp8Block && !c.weights.mixed) {
-    WeightFormats& w = c.weights;
-    auto q = j.find("quantization_config");
-    const bool nvfp4 = q != j.end() && q->is_object() && q->value("moe_quant_algo", json("")) == "NVFP4";
-    w.mixed = true;
-    w.group_quantized.fill(w.quantized);
-    w.quantized = {.kind = nvfp4 ? WeightFormatKind::kNvfp4 : WeightFormatKind::kMxfp4};
-    w.group_quantized[size_t(WeightGroup::kRoutedExperts)] = w.quantized;
-    w.group_quantized[size_t(WeightGroup::kMtp)] = w.quantized;  // the MTP layer's experts, most of it
-    w.source += " + expert_dtype";
-  }
+  if (c.attention == AttentionKind::kCompressed) deepseek_v4_expert_format(r, j, c.weights);
   c.weight_dtype = weight_dtype_of(c.weights.quantized);
   c.weight_block = c.weights.quantized.kind == WeightFormatKind::kFp8Block ? c.weights.quantized.group : 0;
   return out;

@@ -7,9 +7,6 @@
 namespace tokenline {
 namespace {
 
-// Parameters of one MLA or GQA attention block, its norms included. full_layer: a full-attention layer of
-// a model whose full layers have their own shape (Gemma 4's global layers: their head width and KV heads,
-// and no v_proj where keys double as values).
 // One DeepSeek-V4 attention block of compress ratio r (DeepSeek-V4's reference model code, as
 // aiconfigurator's _BaseDeepSeekV4AttentionModule._estimate_weights counts it at 095f58a): wq_a (hidden ->
 // q_lora) and its norm, wq_b (q_lora -> heads x head_dim), wkv (hidden -> head_dim) and its norm, wo_a (each
@@ -47,9 +44,13 @@ double hyper_connection_params(const ModelConfig& c) {
   return c.layers * 2 * ((2 + hc) * hc * hc * h + (2 + hc) * hc + 3) + hc * hc * h + hc + 1;
 }
 
+// Parameters of one MLA or GQA attention block, its norms included. full_layer: a full-attention layer of
+// a model whose full layers have their own shape (Gemma 4's global layers: their head width and KV heads,
+// and no v_proj where keys double as values).
+// DeepSeek-V4's: its MTP layer's (the decoder layers' are count_params', each by its ratio).
 double attention_params(const ModelConfig& c, bool full_layer = false) {
   const double h = static_cast<double>(c.hidden);
-  if (c.attention == AttentionKind::kCompressed)  // the MTP layer's (full_layer's callers)
+  if (c.attention == AttentionKind::kCompressed)
     return compressed_attention_params(c, c.compressed.mtp_ratio) +
            (c.compressed.mtp_ratio == 4 ? compressed_indexer_params(c) : 0);
   if (c.attention == AttentionKind::kGqa) {
@@ -237,17 +238,18 @@ double ParamCounts::active() const {
 ParamCounts count_params(const ModelConfig& c) {
   ParamCounts p;
   const double h = static_cast<double>(c.hidden);
-  // Gemma 4: its full layers (kAttention) and window layers each of their own shape.
-  const double attention = c.full_layer_shape_differs()
-                               ? attention_params(c, true) * c.full_attention_layers() +
-                                     attention_params(c) * (c.attention_layers() - c.full_attention_layers())
-                               : attention_params(c) * c.attention_layers();
-  p.attention = attention + gdn_params(c) * c.mixer_layers(MixerKind::kGatedDeltaNet) +
-                mamba2_params(c) * c.mixer_layers(MixerKind::kMamba2);
   if (c.attention == AttentionKind::kCompressed) {  // each layer by its ratio; the CSA indexers apart
-    p.attention = 0;
     for (const int r : c.compressed.ratios) p.attention += compressed_attention_params(c, r);
     p.indexer = compressed_indexer_params(c) * c.compressed.layers_of(4);
+  } else {
+    // Gemma 4: its full layers (kAttention) and window layers each of their own shape.
+    const double attention =
+        c.full_layer_shape_differs()
+            ? attention_params(c, true) * c.full_attention_layers() +
+                  attention_params(c) * (c.attention_layers() - c.full_attention_layers())
+            : attention_params(c) * c.attention_layers();
+    p.attention = attention + gdn_params(c) * c.mixer_layers(MixerKind::kGatedDeltaNet) +
+                  mamba2_params(c) * c.mixer_layers(MixerKind::kMamba2);
   }
   if (c.attention_sinks) p.attention += double(c.heads) * c.attention_layers();  // one sink logit per head
   p.indexer += indexer_params(c) * c.indexer_full_layers;

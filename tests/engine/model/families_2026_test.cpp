@@ -20,13 +20,18 @@ using nlohmann::json;
 
 namespace {
 
-// The GLM-5.2 config.json with `edit` applied, written to a scratch directory (its own config.json).
-std::string glm52_with(const testing::TestDir& dir, const std::string& name, void (*edit)(json&)) {
-  json j = text_config("glm-5.2");
+// A published config.json (data/hf/<source>) with `edit` applied, written to a scratch directory.
+std::string config_with(const testing::TestDir& dir, const char* source, const std::string& name,
+                        void (*edit)(json&)) {
+  json j = text_config(source);
   edit(j);
   const std::string path = dir.file(name + ".json");
   std::ofstream(path) << j.dump(2);
   return path;
+}
+
+std::string glm52_with(const testing::TestDir& dir, const std::string& name, void (*edit)(json&)) {
+  return config_with(dir, "glm-5.2", name, edit);
 }
 
 }  // namespace
@@ -359,11 +364,7 @@ TEST_CASE("DeepSeek-V4's decode reads the window, the top-k of the CSA entries a
 TEST_CASE("DeepSeek-V4's fields are checked, naming the field", "[hf_config][families][dsv4]") {
   testing::TestDir dir("families_2026_dsv4");
   auto with = [&](const char* name, void (*edit)(json&)) {
-    json j = text_config("deepseek-v4-flash");
-    edit(j);
-    const std::string path = dir.file(std::string(name) + ".json");
-    std::ofstream(path) << j.dump();
-    return path;
+    return config_with(dir, "deepseek-v4-flash", name, edit);
   };
   CHECK_THROWS_WITH(load_model(with("ratio", [](json& j) { j["compress_ratios"][5] = 16; })),
                     Catch::Contains("compress_ratios[5]") && Catch::Contains("found 16"));
@@ -382,11 +383,8 @@ TEST_CASE("DeepSeek-V4's fields are checked, naming the field", "[hf_config][fam
 TEST_CASE("sgl-project's DeepSeek-V4 FP8 copies (model_type deepseek_ref) are known by their class",
           "[hf_config][families][dsv4]") {
   testing::TestDir dir("families_2026_dsv4_ref");
-  json j = text_config("deepseek-v4-flash");
-  j["model_type"] = "deepseek_ref";
-  const std::string path = dir.file("ref.json");
-  std::ofstream(path) << j.dump();
-  const ModelConfig m = load_model(path);
+  const ModelConfig m = load_model(
+      config_with(dir, "deepseek-v4-flash", "ref", [](json& j) { j["model_type"] = "deepseek_ref"; }));
   CHECK(m.attention == AttentionKind::kCompressed);
   CHECK(count_params(m).total() == count_params(load_model(hf("deepseek-v4-flash"))).total());
 }
