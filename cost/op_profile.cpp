@@ -78,6 +78,8 @@ TableSpec table_spec(ProfileTableKind kind) {
       return {"op,phase,batch,tokens,latency_ms", 2};
     case ProfileTableKind::kGdn:
       return {"kernel,phase,k_heads,k_dim,v_heads,v_dim,conv,batch,tokens,latency_ms", 2};
+    case ProfileTableKind::kDsv4:
+      return {"module,phase,hidden,heads,prefix,batch,tokens,latency_ms", 2};
     case ProfileTableKind::kCount:
       break;
   }
@@ -145,8 +147,8 @@ struct SeenRow {
 };
 
 // Parses one CSV table against its spec; every row must have every column, key columns integers in
-// [1, 2^53], latency_ms in [0, kMaxLatencyMs], and no key twice (one shape measured twice is ambiguous:
-// which latency prices it?).
+// [1, 2^53] (a prefix column, cached tokens, from 0), latency_ms in [0, kMaxLatencyMs], and no key twice (one
+// shape measured twice is ambiguous: which latency prices it?).
 ProfileTable parse_table(const std::string& text, const std::string& where, TableSpec spec) {
   ProfileTable t;
   t.file = where;
@@ -180,10 +182,13 @@ ProfileTable parse_table(const std::string& text, const std::string& where, Tabl
       }
       const double v = parse_number(cells[c], at, columns[c]);
       const bool is_latency = c + 1 == cells.size();  // >= 0: a step that does no work (top-k of <= k keys)
+      const double lowest = columns[c] == "prefix" ? 0 : 1;
       if (is_latency ? !(v >= 0 && v <= kMaxLatencyMs)
-                     : !(v >= 1 && v <= kMaxTableKey && v == std::floor(v))) {
+                     : !(v >= lowest && v <= kMaxTableKey && v == std::floor(v))) {
         throw InputError(at + ": column " + std::string(columns[c]),
-                         is_latency ? "a latency in [0, 3.6e6] ms" : "an integer in [1, 2^53]",
+                         is_latency    ? "a latency in [0, 3.6e6] ms"
+                         : lowest == 0 ? "an integer in [0, 2^53]"
+                                       : "an integer in [1, 2^53]",
                          "'" + std::string(cells[c]) + "'");
       }
       t.numbers.push_back(v);
@@ -519,6 +524,8 @@ std::string_view profile_table_key(ProfileTableKind kind) {
       return "ops";
     case ProfileTableKind::kGdn:
       return "gdn";
+    case ProfileTableKind::kDsv4:
+      return "dsv4";
     case ProfileTableKind::kCount:
       break;
   }

@@ -36,6 +36,11 @@ enum class ProfileTableKind : uint8_t {
   kGdn,  // kernel,phase,k_heads,k_dim,v_heads,v_dim,conv,batch,tokens,latency_ms: Gated DeltaNet conv1d and
          // scan kernels (kernel conv / scan) by decode / prefill at one GPU's heads (tokens: new tokens of
          // each sequence, 1 in decode)
+  // module,phase,hidden,heads,prefix,batch,tokens,latency_ms: DeepSeek-V4's whole attention module of one
+  // layer (module csa / hca; prefill by cached prefix, sequences, new tokens each; decode by sequences, KV
+  // length) at one GPU's heads, and its hyper-connection mixes (mhc_pre / mhc_post, phase any, heads =
+  // hc_mult, batch 1, by tokens)
+  kDsv4,
   kCount,
 };
 inline constexpr int kProfileTableKinds = static_cast<int>(ProfileTableKind::kCount);

@@ -37,6 +37,8 @@ std::vector<int> envelope_work_columns(ProfileTableKind kind) {
       return {0, 1};
     case ProfileTableKind::kGdn:  // k_heads,k_dim,v_heads,v_dim,conv,batch,tokens
       return {5, 6};
+    case ProfileTableKind::kDsv4:  // hidden,heads,prefix,batch,tokens
+      return {2, 3, 4};
     case ProfileTableKind::kCount:
       break;
   }

@@ -8,6 +8,29 @@
 #include "cost/op_profile_pricing.h"
 
 namespace tokenline {
+
+double Dsv4Module::PrefixRoof::at(double b, double x, double p) const {
+  return std::max(b * x * (c_token + c_pair * (p + x / 2)), m0 + b * (x * m_token + (p + x) * m_key));
+}
+
+double Dsv4Module::prefill_at(double seqs, double tokens, double prefix) const {
+  if (prefix <= prefixes.front()) return prefill.front().at(seqs, tokens);
+  const size_t n = prefixes.size();
+  if (prefix >= prefixes.back()) {
+    const double last = prefill.back().at(seqs, tokens), at = prefixes.back();
+    double slope = 0;
+    if (!end.empty() && end_total - tokens > at)
+      slope = (end.at(seqs, tokens) - last) / (end_total - tokens - at);
+    else if (n >= 2)
+      slope = (last - prefill[n - 2].at(seqs, tokens)) / (at - prefixes[n - 2]);
+    return std::max(last + std::max(0.0, slope) * (prefix - at), roof.at(seqs, tokens, prefix));
+  }
+  const size_t hi = size_t(std::upper_bound(prefixes.begin(), prefixes.end(), prefix) - prefixes.begin());
+  const double u = (prefix - prefixes[hi - 1]) / (prefixes[hi] - prefixes[hi - 1]);
+  const double lo_s = prefill[hi - 1].at(seqs, tokens);
+  return lo_s + u * (prefill[hi].at(seqs, tokens) - lo_s);
+}
+
 namespace {
 
 constexpr int64_t kGraphBucketStep = 8;  // SGLang captures 1, 2, 4, 8, then every 8 up to cuda_graph_max_bs
@@ -240,9 +263,11 @@ DsaBlockGrids dsa_block_grids(const CostModel& cm, const ProfileWork& w) {
 }
 
 // Whether a module's rows price the whole attention block, a_proj .. o_proj: a pure decode batch of an MLA
-// model whose module was measured, or a step of a DSA model the block rows cover (dsa_block_grids).
+// model whose module was measured, a step of a DSA model the block rows cover (dsa_block_grids), or any step
+// of a DeepSeek-V4 model whose modules the dsv4 rows measure.
 bool attn_module_prices(const CostModel& cm, const ProfileWork& w) {
   const ProfileCurves& pc = profile_curves(cm);
+  if (cm.model.attention == AttentionKind::kCompressed) return !pc.dsv4_csa.empty();
   if (cm.model.has_indexer()) return dsa_block_grids(cm, w).full != nullptr;
   return cm.model.attention == AttentionKind::kMla && w.prefill_seqs == 0 && !pc.mla_module_decode.empty();
 }
@@ -270,11 +295,58 @@ void price_dsa_block(const DsaBlockGrids& g, const ProfileWork& w, const ModelCo
   }
 }
 
+// One DeepSeek-V4 module's decode part. The rows hold one query token per sequence; a step verifying several
+// tokens a sequence (MTP) takes the module at its tokens and the shortest measured KV, plus the rise with the
+// KV of its sequences alone, as mla_module_s does (the verify pass reads a sequence's entries once).
+double dsv4_decode_s(const Dsv4Module& d, const ProfileWork& w) {
+  const double seqs = kernel_decode_seqs(w);
+  const double tokens = w.prefill_seqs > 0 ? w.decode_tokens : w.tokens;
+  if (tokens <= seqs) return d.decode.at(seqs, w.decode_context);
+  const double x0 = d.decode.rows.front().xs.front();
+  return d.decode.at(tokens, x0) + std::max(0.0, d.decode.at(seqs, w.decode_context) - d.decode.at(seqs, x0));
+}
+
+// One DeepSeek-V4 module's prefill part: the step's prefill sequences at their mean new tokens and mean
+// cached prefix (from the causal pairs: a sequence of x new tokens after p cached ones has x p + x (x + 1) /
+// 2).
+double dsv4_prefill_s(const Dsv4Module& d, const ProfileWork& w) {
+  const double b = w.prefill_seqs, x = w.prefill_tokens / w.prefill_seqs;
+  const double prefix = std::max(0.0, (w.prefill_keys / b - x * (x + 1) / 2) / x);
+  return d.prefill_at(b, x, prefix);
+}
+
+// DeepSeek-V4's attention block from the dsv4 rows: every CSA layer's module and every other layer's as an
+// HCA one (a window-only layer has no compressor or compressed entries: priced as HCA, aiconfigurator's rule
+// in sdk/models/deepseek_v4.py; 2 of Flash's 43 layers). A step holding decode and prefill sequences (a mixed
+// batch) takes both parts. Spread over the module's ops in proportion to their roofline times.
+constexpr Op kDsv4BlockOps[] = {Op::kAProj,      Op::kNormRopeKvWrite, Op::kQBProj,     Op::kIndexerScore,
+                                Op::kTopkSelect, Op::kSparseMla,       Op::kWindowAttn, Op::kOProj};
+
+void price_dsv4_block(const ProfileCurves& pc, const ProfileWork& w, const ModelConfig& m,
+                      std::array<Term, kOpCount>& terms) {
+  const int csa = m.compressed.layers_of(4), other = m.layers - csa;
+  double block_s = 0;
+  if (w.decode_seqs > 0)
+    block_s += csa * dsv4_decode_s(pc.dsv4_csa, w) + other * dsv4_decode_s(pc.dsv4_hca, w);
+  if (w.prefill_seqs > 0)
+    block_s += csa * dsv4_prefill_s(pc.dsv4_csa, w) + other * dsv4_prefill_s(pc.dsv4_hca, w);
+  double roof_s = 0;
+  for (Op op : kDsv4BlockOps) roof_s += terms[size_t(op)].time_s;
+  for (Op op : kDsv4BlockOps) {
+    Term& t = terms[size_t(op)];
+    set_profile(t, block_s * (roof_s > 0 ? t.time_s / roof_s : 1.0 / std::size(kDsv4BlockOps)));
+  }
+}
+
 // The attention of the block: the MLA module's whole block where it prices it, else DSA's parts or the
 // attention grid (the projections priced apart, by tokens).
 void price_attention(const CostModel& cm, const ProfileWork& w, std::array<Term, kOpCount>& terms) {
   const ProfileCurves& pc = profile_curves(cm);
   const ModelConfig& m = cm.model;
+  if (m.attention == AttentionKind::kCompressed) {
+    if (!pc.dsv4_csa.empty()) price_dsv4_block(pc, w, m, terms);
+    return;
+  }
   if (m.has_indexer()) {
     if (const DsaBlockGrids block = dsa_block_grids(cm, w); block.full)
       price_dsa_block(block, w, m, terms);
@@ -321,6 +393,15 @@ void price_token_ops(const CostModel& cm, const ProfileWork& w, std::array<Term,
     }
   }
   if (w.lm_tokens > 0) price_parts(terms[size_t(Op::kLmHead)], 1, {{&pc.lm_head, w.lm_tokens}});
+}
+
+// DeepSeek-V4's hyper-connection mixes from the dsv4 rows: a layer's pre row (both sites' hc_pre, each with
+// the RMSNorm it fuses) and post row (both hc_post), so the rmsnorm op holds them and the norms.
+void price_mhc(const CostModel& cm, const ProfileWork& w, std::array<Term, kOpCount>& terms) {
+  const ProfileCurves& pc = profile_curves(cm);
+  if (pc.mhc_pre.empty() || w.tokens <= 0) return;
+  set_profile(terms[size_t(Op::kRmsnorm)],
+              cm.model.layers * (pc.mhc_pre.at(w.tokens) + pc.mhc_post.at(w.tokens)));
 }
 
 // Where the expert's own roofline is its weight read (a few hundred tokens and below), the fused shared
@@ -411,6 +492,7 @@ void price_rank_from_profile(const CostModel& cm, const ProfileWork& w, std::arr
   }
   price_fused_shared(fused_table_s, terms[size_t(Op::kSharedExpert)]);
   price_attention(cm, w, terms);
+  price_mhc(cm, w, terms);
   price_gdn_scan(cm, w, terms);
   price_collectives(pc, w.graph, terms);
   if (!w.graph) eager_floor(pc, terms);

@@ -42,6 +42,31 @@ struct FormatRows {
   bool derived = false;
 };
 
+// DeepSeek-V4's attention module of one layer kind (the dsv4 table's csa or hca rows at the model's hidden
+// size and heads per GPU): decode by (sequences, KV length), prefill by (sequences, new tokens each) at each
+// measured cached prefix. Empty: the kind stays on the roofline.
+struct Dsv4Module {
+  OpGrid decode;
+  std::vector<double> prefixes;  // ascending
+  std::vector<OpGrid> prefill;   // prefill[i]: the rows at prefixes[i]
+  // The last chunk of an end_total-token prompt (vLLM's and TensorRT-LLM's rows: prefix end_total - tokens)
+  // by (sequences, tokens); empty where not measured.
+  OpGrid end;
+  double end_total = 0;
+  // The module's prefill roofline with a cached prefix p (b sequences of x new tokens each): compute per new
+  // token and per (query, key) pair, memory per new token and per key read once a sequence.
+  struct PrefixRoof {
+    double c_token = 0, c_pair = 0, m0 = 0, m_token = 0, m_key = 0;
+    double at(double b, double x, double p) const;
+  } roof;
+  bool empty() const { return decode.empty() || prefill.empty(); }
+  // Linear in the prefix between the two measured prefixes around it. Beyond the last, linear on: toward the
+  // last-chunk row of the same new tokens where it lies beyond (a baseline of tens of thousands of tokens),
+  // else with the last two prefixes' slope, never falling (the module's prefix work - the indexer's scores,
+  // the compressed entries read - grows linearly with the prefix), and never below the roofline there.
+  double prefill_at(double seqs, double tokens, double prefix) const;
+};
+
 struct ProfileCurves final : TimeSource {
   // GEMM-like components of ops, latency by tokens on one GPU (empty: no table covers it)
   OpCurve a_proj, q_b_proj, kv_b_proj, bmm_pre, bmm_post, o_proj;
@@ -82,6 +107,11 @@ struct ProfileCurves final : TimeSource {
   // attention grid (attn_prefill, prefill_key_s) prices a prefill batch whose sequences all hold at most
   // dsa_dense_prefill_keys keys; 0: the engine has no such path, every prefill is sparse.
   double dsa_dense_prefill_keys = 0;
+  // DeepSeek-V4 (kCompressed): the whole attention module of its CSA and HCA layers (a window-only layer is
+  // priced as an HCA one, as aiconfigurator's model does), and the two hyper-connection mixes of a layer by
+  // tokens. Empty where the profile has no dsv4 rows of the model's shape.
+  Dsv4Module dsv4_csa, dsv4_hca;
+  OpCurve mhc_pre, mhc_post;
   // collectives by message bytes: CUDA-graph path and eager path, per ledger op (empty: roofline)
   std::array<OpCurve, kOpCount> comm_graph, comm_eager;
   // own profiles (the ops table, op_profile_own.cpp): per ledger op, its whole step on one rank by

@@ -742,6 +742,132 @@ void resolve_gdn(const OpProfile& p, const CostModel& cm, ProfileCurves& pc) {
   pc.gdn_scan_prefill = gdn_prefill_grid(t, cm, "scan", want, roof.scan_prefill, &GdnRoofs::scan_prefill);
 }
 
+// ---- DeepSeek-V4: the attention module of a CSA or HCA layer and the hyper-connection mixes (dsv4 table)
+// ----
+
+// The rooflines of one layer's attention module at one GPU's heads (what the rows time: scripts/build-profile
+// build_dsv4), for the tables' edges only (rows are read at the model's own shape, so no point is scaled):
+// decode per (sequences b, KV length x), prefill per (sequences b, new tokens x each) at no prefix. Weights:
+// wq_a, wkv, the compressor and (CSA) the indexer's projections replicated, wq_b and the grouped wo_a / wo_b
+// split tp ways; keys: the 128-token window plus, on CSA layers, the indexer's top-k entries (its scores over
+// every fourth token's entry), on HCA layers every 128th token's entry. Prefill's compressed keys are causal:
+// half the pairs of a sequence's x tokens.
+struct Dsv4Roofs {
+  OpRoofline decode, prefill;
+  Dsv4Module::PrefixRoof prefix;
+};
+
+Dsv4Roofs dsv4_roofs(const CostModel& cm, int ratio) {
+  const ModelConfig& m = cm.model;
+  const CompressedAttention& a = m.compressed;
+  const double h = double(m.hidden), hd = double(m.head_dim), q_lora = double(m.q_lora_rank);
+  const double tp = cm.parallel.tp, heads = double(m.heads) / tp;
+  const bool csa = ratio == 4;
+  const double ih = double(a.index_heads), ihd = double(a.index_head_dim);
+  const double replicated =
+      h * (q_lora + hd) + (csa ? 4 : 2) * h * hd + (csa ? q_lora * ih * ihd + h * ih + 4 * h * ihd : 0);
+  const double split = (q_lora * double(m.heads) * hd + double(m.heads) * hd * double(a.o_lora_rank)) / tp +
+                       double(a.o_groups) * double(a.o_lora_rank) * h / tp;
+  const double weights = replicated + split, kv = double(cm.kv_bytes_token_layer);
+  const double per_key = heads * 4 * hd / cm.attention_flops;  // QK and PV over one 512-wide entry
+  const double fixed_keys = double(m.window_tokens) + (csa ? double(a.index_topk) : 0);
+  Dsv4Roofs r;
+  r.decode.m0 = weights * cm.weight_bytes_per_param / cm.hbm_bw;
+  r.decode.mb = fixed_keys * kv / cm.hbm_bw;
+  r.decode.cb = 2 * weights / cm.gemm_flops + fixed_keys * per_key;
+  if (csa) {
+    r.decode.mbx = double(compressed_index_key_bytes(m)) / 4 / cm.hbm_bw;
+    r.decode.cbx = 2 * ih * ihd / 4 / cm.indexer_flops;
+  } else {
+    r.decode.mbx = kv / double(ratio) / cm.hbm_bw;
+    r.decode.cbx = per_key / double(ratio);
+  }
+  r.prefill.m0 = r.decode.m0;
+  r.prefill.mbx = (h + heads * hd) * 2 * kActBytes / cm.hbm_bw;
+  r.prefill.cbx = 2 * weights / cm.gemm_flops + fixed_keys * per_key;
+  r.prefill.cbxx = csa ? 2 * ih * ihd / 4 / 2 / cm.indexer_flops : per_key / double(ratio) / 2;
+  r.prefix = {r.prefill.cbx, 2 * r.prefill.cbxx, r.prefill.m0, r.prefill.mbx, r.decode.mbx};
+  return r;
+}
+
+// One module's rows of the model's hidden size and heads per GPU: decode as one grid, prefill one grid per
+// measured prefix. Empty when the table has no rows of that shape.
+Dsv4Module dsv4_module(const ProfileTable& t, const CostModel& cm, std::string_view module) {
+  const double hidden = double(cm.model.hidden), heads = double(cm.model.heads) / cm.parallel.tp;
+  auto shape = [&](size_t i, std::string_view phase) {
+    return t.text_at(i, 0) == module && t.text_at(i, 1) == phase && t.at(i, 0) == hidden &&
+           t.at(i, 1) == heads;
+  };
+  const Dsv4Roofs roof = dsv4_roofs(cm, module == "csa" ? 4 : 128);
+  Dsv4Module d;
+  d.roof = roof.prefix;
+  d.decode = make_grid(
+      t, [&](size_t i) { return shape(i, "decode"); }, 3, 4, 5, roof.decode, roof.decode);
+  for (size_t i = 0; i < t.rows(); ++i)
+    if (shape(i, "prefill") &&
+        std::find(d.prefixes.begin(), d.prefixes.end(), t.at(i, 2)) == d.prefixes.end())
+      d.prefixes.push_back(t.at(i, 2));
+  std::sort(d.prefixes.begin(), d.prefixes.end());
+  for (double prefix : d.prefixes)
+    d.prefill.push_back(make_grid(
+        t, [&](size_t i) { return shape(i, "prefill") && t.at(i, 2) == prefix; }, 3, 4, 5, roof.prefill,
+        roof.prefill));
+  // The last-chunk rows, where they all end at one prompt length.
+  double total = 0;
+  bool one_total = true;
+  for (size_t i = 0; i < t.rows(); ++i) {
+    if (!shape(i, "prefill_end")) continue;
+    if (total == 0) total = t.at(i, 2) + t.at(i, 4);
+    one_total = one_total && t.at(i, 2) + t.at(i, 4) == total;
+  }
+  if (total > 0 && one_total) {
+    d.end = make_grid(
+        t, [&](size_t i) { return shape(i, "prefill_end"); }, 3, 4, 5, roof.prefill, roof.prefill);
+    d.end_total = total;
+  }
+  if (d.decode.empty() || d.prefill.empty()) return {};
+  return d;
+}
+
+// The hyper-connection pre or post mixes of one layer (both sites) by tokens, at the model's hidden size and
+// hc_mult.
+OpCurve mhc_curve(const ProfileTable& t, const CostModel& cm, std::string_view module) {
+  const ModelConfig& m = cm.model;
+  std::vector<std::pair<double, double>> pts;
+  for (size_t i = 0; i < t.rows(); ++i)
+    if (t.text_at(i, 0) == module && t.at(i, 0) == double(m.hidden) &&
+        t.at(i, 1) == double(m.compressed.hc_mult))
+      pts.emplace_back(t.at(i, 4), t.at(i, 5) * kMsToS);
+  if (pts.empty()) return {};
+  // Two sites, each a (2 + hc) x hc map of hc x hidden per token, read and written (step_cost.cpp's mixes).
+  const double hc = double(m.compressed.hc_mult), h = double(m.hidden);
+  OpRoofline roof;
+  roof.cx = 2 * 2 * hc * h * (2 + hc) * hc / cm.vector_flops;
+  roof.mx = 2 * 2 * hc * h * kActBytes / cm.hbm_bw;
+  return make_curve(std::move(pts), 1, roof, roof);
+}
+
+// DeepSeek-V4's rows where the profile measured the model's shape with FP8 attention GEMMs (the rows'
+// FP8-block projections; another attention format stays on the roofline). docs/layers.md "DeepSeek-V4".
+void resolve_dsv4(const OpProfile& p, const CostModel& cm, ProfileCurves& pc) {
+  const ProfileTable& t = p.table(ProfileTableKind::kDsv4);
+  const ModelConfig& m = cm.model;
+  if (t.empty() || m.attention != AttentionKind::kCompressed) return;
+  pc.mhc_pre = mhc_curve(t, cm, "mhc_pre");
+  pc.mhc_post = mhc_curve(t, cm, "mhc_post");
+  if (pc.mhc_pre.empty() || pc.mhc_post.empty()) pc.mhc_pre = pc.mhc_post = {};
+  const WeightFormat attn = group_format(m, WeightGroup::kAttention).first;
+  const bool fp8 = !attn.weight_only && (attn.kind == WeightFormatKind::kFp8Block ||
+                                         attn.kind == WeightFormatKind::kFp8PerTensor ||
+                                         attn.kind == WeightFormatKind::kFp8PerChannel);
+  if (!fp8) return;
+  pc.dsv4_csa = dsv4_module(t, cm, "csa");
+  pc.dsv4_hca = dsv4_module(t, cm, "hca");
+  // Both kinds or neither: a model whose layers are of both kinds is priced whole from the rows or not at
+  // all.
+  if (pc.dsv4_csa.empty() || pc.dsv4_hca.empty()) pc.dsv4_csa = pc.dsv4_hca = {};
+}
+
 void resolve_collectives(const OpProfile& p, const CostModel& cm, ProfileCurves& pc) {
   const ProfileTable& t = p.table(ProfileTableKind::kComm);
   for (int i = 0; i < kOpCount; ++i) {
@@ -851,6 +977,7 @@ std::shared_ptr<const ProfileCurves> resolve_profile(const OpProfile& p, const C
     resolve_dsa(p, cm, *pc);
   }
   resolve_gdn(p, cm, *pc);
+  resolve_dsv4(p, cm, *pc);
   resolve_collectives(p, cm, *pc);
   resolve_own_ops(p, cm, *pc);
   resolve_step_cpu(p, *pc);
