@@ -9,6 +9,7 @@
 #include <string>
 #include <string_view>
 
+#include "cost/cost_model.h"
 #include "cost/op_profile.h"
 #include "cost/step_cost.h"
 #include "engine/model/ledger.h"
@@ -189,6 +190,27 @@ TEST_CASE("DeepSeek-V4 with BF16 attention weights keeps its attention block on 
   }
   CHECK(block_s(with) == Approx(block_s(without)).epsilon(1e-12));
   CHECK(with[Op::kRmsnorm].source == TermSource::kProfile);  // the mixes do not depend on the weights
+}
+
+TEST_CASE("DeepSeek-V4's MXFP4 experts on the Blackwell profiles are priced from rows of their own shape",
+          "[op_profile][dsv4]") {
+  // aiconfigurator timed V4's experts with MXFP8 activations (w4a8_mxfp4_mxfp8) under every engine: the rows
+  // stand under the MXFP4 format's label at V4-Flash's and -Pro's expert shapes, so an expert-parallel layout
+  // reads its own format's rows instead of the BF16 rows scaled by bytes and rate.
+  for (const char* name :
+       {"b200-sglang", "b200-vllm", "b200-trtllm", "b300-sglang", "b300-vllm", "b300-trtllm", "gb200-sglang",
+        "gb200-vllm", "gb200-trtllm", "gb300-sglang", "gb300-vllm", "gb300-trtllm"}) {
+    INFO(name);
+    const auto p = load_op_profile(name);
+    for (const char* model : {"deepseek-v4-flash", "deepseek-v4-pro"}) {
+      INFO(model);
+      const CostModel cm = v4_under(p, model, "tp8-ep8");
+      const std::string rows = weight_rows_summary(cm);
+      CHECK(rows.find("routed_experts mxfp4: w4a16_mxfp4 rows") != std::string::npos);
+      CHECK(rows.find("routed_experts mxfp4: w4a16_mxfp4 rows scaled") == std::string::npos);
+      CHECK(decode_step(cm, 16, 4095)[Op::kExpertGemm].source == TermSource::kProfile);
+    }
+  }
 }
 
 }  // namespace tokenline
