@@ -787,11 +787,14 @@ void read_kimi_linear(const Reader& r, ModelConfig& c) {
   c.default_kv_layout = KvLayout::kBf16;
   r.boolean_or("mla_use_nope", false);  // read for its type: with or without RoPE the same shapes
   c.attn_output_gate = r.boolean_or("mla_use_output_gate", false);
-  c.routed_experts = to_int(r.integer("num_experts"), r, "num_experts");
-  c.experts_per_token = to_int(r.integer("num_experts_per_token"), r, "num_experts_per_token");
-  c.shared_experts = to_int(r.integer_or("num_shared_experts", 0), r, "num_shared_experts");
-  c.moe_intermediate = r.integer("moe_intermediate_size");
-  c.dense_layers = to_int(r.integer_or("first_k_dense_replace", 0), r, "first_k_dense_replace");
+  // num_experts null: a dense model, intermediate_size on every layer (KimiDecoderLayer's KimiMLP).
+  c.routed_experts = to_int(r.integer_or("num_experts", 0), r, "num_experts");
+  if (c.routed_experts > 0) {
+    c.experts_per_token = to_int(r.integer("num_experts_per_token"), r, "num_experts_per_token");
+    c.shared_experts = to_int(r.integer_or("num_shared_experts", 0), r, "num_shared_experts");
+    c.moe_intermediate = r.integer("moe_intermediate_size");
+    c.dense_layers = to_int(r.integer_or("first_k_dense_replace", 0), r, "first_k_dense_replace");
+  }
   c.mtp_layers = to_int(r.integer_or("num_nextn_predict_layers", 0), r, "num_nextn_predict_layers");
   c.router_score_bias = true;
   if (const int64_t freq = r.integer_or("moe_layer_freq", 1); freq != 1)
@@ -800,7 +803,7 @@ void read_kimi_linear(const Reader& r, ModelConfig& c) {
   const std::string act = r.string_or("hidden_act", "silu");
   if (act != "silu" && act != "situ")
     throw InputError(r.where("hidden_act"), "silu or situ (a gated MLP of three matrices)", "'" + act + "'");
-  c.moe_latent = r.integer_or("routed_expert_hidden_size", 0);
+  c.moe_latent = c.routed_experts > 0 ? r.integer_or("routed_expert_hidden_size", 0) : 0;
   c.moe_latent_norm = c.moe_latent > 0 && r.boolean_or("latent_moe_use_norm", false);
   c.attn_res_block = to_int(r.integer_or("attn_res_block_size", 0), r, "attn_res_block_size");
   auto lac = r.raw().find("linear_attn_config");
@@ -1061,7 +1064,8 @@ std::string text_model_type(const json& top) {
       top.value("model_type", json("")).is_string() ? top.value("model_type", "") : "";
   for (const auto& [outer, inner] :
        {std::pair{"gemma3", "gemma3_text"}, std::pair{"gemma4", "gemma4_text"},
-        std::pair{"llama4", "llama4_text"}, std::pair{"minimax_m3_vl", "minimax_m3"}})
+        std::pair{"llama4", "llama4_text"}, std::pair{"minimax_m3_vl", "minimax_m3"},
+        std::pair{"kimi_k3", "kimi_linear"}})
     if (wrapper == outer) return inner;
   return "";
 }

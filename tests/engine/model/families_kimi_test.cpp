@@ -126,6 +126,7 @@ TEST_CASE("Kimi-Linear-48B-A3B's parameters are its checkpoint's tensors', 3B of
   const ParamCounts p = count_params(load_model(hf(kKimiLinear)));
   // The checkpoint's 20 safetensors files hold 49,122,681,728 parameters (SOURCE.md); the card says 48B.
   CHECK(p.total() == 49'122'681'728.0);
+  CHECK(p.total() == Approx(48e9).epsilon(0.03));
   CHECK(p.mtp == 0);
   // The card's 3B activated: 2.73B without the embedding and the LM head (3.48B with them).
   CHECK(p.active() - p.embed - p.lm_head == Approx(3e9).epsilon(0.1));
@@ -186,7 +187,14 @@ TEST_CASE("Kimi Linear's KV per token counts its MLA layers only, its KDA state 
     CHECK(one.recurrent == int64_t(state));
     CHECK(linear_state_bytes_per_request(m, 8) == int64_t(double(lac["kda_layers"].size()) * (conv + state)));
     CHECK(linear_state_bytes(m, MixerKind::kAttention, 8).total() == 0);
+    // The state pool's slot is that request's state (cost/memory.h linear_state_capacity).
+    CHECK(kv_capacity(cm, 4096).state.bytes_per_slot == linear_state_bytes_per_request(m, 8));
   }
+  // Kimi-K3's attention residuals keep 8 snapshots of each chunk token live: 8 more hidden-sized buffers in
+  // the activation reserve than the 8 every model has.
+  const CostModel k3 = cm_of(load_model(hf(kKimiK3)), "tp8");
+  CHECK(kv_capacity(k3, 4096).activation_reserve_bytes ==
+        double(k3.options.max_chunk_tokens) * 7168 * 2 * (kActivationBuffers + 8));
   // Kimi-K3 at TP8: 56.2 MB a request on each GPU (aiconfigurator's ~54 MB a slot counts the state only).
   CHECK(linear_state_bytes_per_request(load_model(hf(kKimiK3)), 8) == 69 * (27'648 + 786'432));
 }
@@ -218,6 +226,35 @@ TEST_CASE("Kimi-K3's ledger: KDA projections and scan on its 69 KDA layers, MLA 
   // A prefill chunk's scan grows linearly with its tokens (the chunked delta rule), not with their square.
   const StepCost p1 = prefill_step(linear, 4096, 0, true), p2 = prefill_step(linear, 8192, 0, true);
   CHECK(p2[Op::kKdaScan].rank_flops == Approx(2 * p1[Op::kKdaScan].rank_flops).epsilon(0.01));
+}
+
+TEST_CASE("A kimi_k3 wrapper whose text_config names no model_type reads as kimi_linear",
+          "[hf_config][families][kimi]") {
+  testing::TestDir dir("families_kimi_wrapper");
+  json top = parse_checkpoint_json(testing::read_all(hf(kKimiK3) + "/config.json"), kKimiK3);
+  top["text_config"].erase("model_type");
+  const std::string path = dir.file("k3.json");
+  std::ofstream(path) << top.dump();
+  const ModelConfig m = load_model(path);
+  CHECK(m.hf_model_type == "kimi_linear");
+  CHECK(m.mixer_layers(MixerKind::kKda) == 69);
+}
+
+TEST_CASE("A Kimi Linear config without experts (num_experts null) is dense on every layer",
+          "[hf_config][families][kimi]") {
+  testing::TestDir dir("families_kimi_dense");
+  const ModelConfig m = load_model(edited(dir, "dense", [](json& j) { j["num_experts"] = nullptr; }));
+  CHECK_FALSE(m.is_moe());
+  CHECK(m.mlp_dense_layers() == 27);
+  CHECK(m.mixer_layers(MixerKind::kKda) == 20);
+}
+
+TEST_CASE("A TP size that does not divide Kimi's KDA heads is refused naming them", "[families][kimi]") {
+  ModelConfig m = load_model(hf(kKimiLinear));
+  m.kda.heads = 20;  // attention keeps its 32 heads: tp8 divides them, not the KDA layers' 20
+  CHECK_THROWS_WITH(validate_parallel(parse_parallel("tp8", "--parallel"), m, "--parallel"),
+                    Catch::Contains("20 KDA heads (linear_attn_config.num_heads)"));
+  CHECK_NOTHROW(validate_parallel(parse_parallel("tp4", "--parallel"), m, "--parallel"));
 }
 
 TEST_CASE("Kimi Linear configs tokenline cannot read as written are refused naming the field",
