@@ -207,9 +207,14 @@ void print_header(const LedgerArgs& a, const Setup& s) {
     std::printf("; indexer %d full + %d shared", cm.model.indexer_full_layers,
                 cm.model.indexer_shared_layers());
   std::printf("\n");
-  if (cm.model.linear_layers() > 0)
+  if (const int kda = cm.model.mixer_layers(MixerKind::kKda); kda > 0)
+    std::printf("mixers: %d attention + %d kda\n", cm.model.attention_layers(), kda);
+  else if (cm.model.linear_layers() > 0)
     std::printf("mixers: %d attention + %d gdn + %d mamba2\n", cm.model.attention_layers(),
                 cm.model.mixer_layers(MixerKind::kGatedDeltaNet), cm.model.mixer_layers(MixerKind::kMamba2));
+  if (cm.model.attn_res_block > 0)
+    std::printf("attention residuals: a snapshot every %d layers, %lld snapshot reads a token\n",
+                cm.model.attn_res_block, static_cast<long long>(cm.model.attn_res_reads()));
   if (cm.model.ffn_layers() < cm.model.layers || cm.model.mixer_blocks() < cm.model.layers)  // Nemotron-H
     std::printf("blocks: %d with a mixer only, %d with an FFN only\n",
                 cm.model.layers - cm.model.ffn_layers(), cm.model.layers - cm.model.mixer_blocks());
@@ -234,9 +239,11 @@ void print_header(const LedgerArgs& a, const Setup& s) {
         (long long)m.full_layer_head_dim(), m.full_k_eq_v ? " (keys as values)" : "",
         (long long)cm.kv_bytes_token_layer, m.heads, (long long)m.head_dim, m.kv_heads, (long long)m.head_dim,
         (long long)cm.window_kv_bytes_token_layer);
-  if (m.moe_latent > 0)  // Nemotron 3 Super: docs/layers.md "Latent MoE"
-    std::printf("moe: %d experts (top %d) in a %lld-wide latent, fc1 / fc2_latent_proj at hidden %lld\n",
-                m.routed_experts, m.experts_per_token, (long long)m.moe_latent, (long long)m.hidden);
+  if (m.moe_latent > 0)  // Nemotron 3 Super, Kimi-K3: docs/layers.md "Latent MoE"
+    std::printf("moe: %d experts (top %d) in a %lld-wide latent, %s at hidden %lld\n", m.routed_experts,
+                m.experts_per_token, (long long)m.moe_latent,
+                m.hf_model_type == "kimi_linear" ? "routed_expert_down / up_proj" : "fc1 / fc2_latent_proj",
+                (long long)m.hidden);
   const std::string profile_times =
       a.profile.empty() ? "" : "profile " + a.profile + " where measured, else roofline";
   const char* times = cm.options.ideal     ? "ideal (the seed's 4.8 TB/s, 787 GB/s, 25 GB/s, 5 us)"

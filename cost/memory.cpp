@@ -135,9 +135,15 @@ KvCapacity kv_capacity(const CostModel& cm, const EngineBehavior& behavior, int6
                                           : e.device_memory_bytes * e.mem_fraction - e.startup_memory_bytes;
   k.reserved_bytes = rule == MemoryRule::kStaticFraction ? e.reserved_bytes : 0;
   k.weight_bytes = weight_bytes_per_gpu(cm).total();
-  k.activation_reserve_bytes = rule != MemoryRule::kStaticFraction
-                                   ? double(e.chunk_tokens) * double(m.hidden) * 2 * kActivationBuffers
-                                   : 0;
+  // Attention residuals (Kimi-K3) keep every block's snapshot of each chunk token's hidden state live
+  // through the forward (modeling_kimi.py's block_residual): ceil(layers / attn_res_block) hidden-sized
+  // buffers more, taken inside the fraction under every rule (an engine's own reserve outside it was not
+  // sized for them).
+  const double snapshots = m.attn_res_block > 0 ? std::ceil(double(m.layers) / m.attn_res_block) : 0;
+  k.activation_reserve_bytes =
+      rule != MemoryRule::kStaticFraction
+          ? double(e.chunk_tokens) * double(m.hidden) * 2 * (kActivationBuffers + snapshots)
+          : double(e.chunk_tokens) * double(m.hidden) * 2 * snapshots;
   k.free_bytes = std::max(0.0, k.usable_hbm_bytes - k.weight_bytes - k.activation_reserve_bytes);
   // TensorRT-LLM: the KV cache takes its fraction of what is left (KvCacheConfig.free_gpu_memory_fraction).
   if (rule == MemoryRule::kFreeFraction) k.free_bytes *= e.mem_fraction;

@@ -72,7 +72,8 @@ struct KvCapacity {
   double weight_bytes = 0;      // per GPU
   double activation_reserve_bytes =
       0;                        // per GPU, inside the fraction: chunk x hidden x 2 B x kActivationBuffers
-                                // (0 under MemoryRule::kStaticFraction, whose reserve is outside)
+                                // (0 under MemoryRule::kStaticFraction, whose reserve is outside), and
+                                // attention residuals' snapshots under every rule (Kimi-K3)
   StateCapacity state;          // linear-attention state slots, taken out of the free bytes first
   double free_bytes = 0;        // per GPU, for main KV + indexer cache (0 when weights do not fit)
   double bytes_per_token = 0;   // one token of context on one GPU (kv_bytes_per_token_per_gpu)

@@ -202,13 +202,23 @@ void price_projections(const CostModel& cm, const ProfileWork& w, std::array<Ter
                 {{&pc.gdn_in, w.tokens}, {&pc.gdn_ba, w.tokens}, {&pc.gdn_out, w.tokens}});
   if (const int Lm = cm.model.mixer_layers(MixerKind::kMamba2); Lm > 0)
     price_parts(terms[size_t(Op::kMamba2Proj)], Lm, {{&pc.mamba2_in, w.tokens}, {&pc.mamba2_out, w.tokens}});
+  if (const int Lk = cm.model.mixer_layers(MixerKind::kKda); Lk > 0)  // f_b, and g_b with a low-rank gate
+    price_parts(terms[size_t(Op::kKdaProj)], Lk,
+                {{&pc.kda_in, w.tokens},
+                 {&pc.kda_down, w.tokens},
+                 {&pc.kda_up, w.tokens},
+                 {&pc.kda_up, cm.model.kda.full_rank_gate ? 0 : w.tokens},
+                 {&pc.kda_out, w.tokens}});
   if (L == 0) return;
   price_parts(terms[size_t(Op::kAProj)], L, {{&pc.a_proj, w.tokens}});
   if (cm.model.attention == AttentionKind::kMla) {
     // decode absorbs W_UK / W_UV into batched GEMMs; prefill (MHA) expands the latent through kv_b_proj
     price_parts(terms[size_t(Op::kQBProj)], L,
                 {{&pc.q_b_proj, w.tokens}, {&pc.bmm_pre, decode_tokens}, {&pc.kv_b_proj, w.prefill_tokens}});
-    price_parts(terms[size_t(Op::kOProj)], L, {{&pc.o_proj, w.tokens}, {&pc.bmm_post, decode_tokens}});
+    price_parts(terms[size_t(Op::kOProj)], L,
+                {{&pc.o_proj, w.tokens},
+                 {&pc.bmm_post, decode_tokens},
+                 {&pc.o_gate, cm.model.attn_output_gate ? w.tokens : 0}});
   } else {
     price_parts(terms[size_t(Op::kOProj)], L, {{&pc.o_proj, w.tokens}});
   }
@@ -414,8 +424,8 @@ void price_fused_shared(double table_s, Term& shared) {
 }
 
 // The ops that price_projections and price_token_ops price from tokens alone (DecodeTokenOps' order).
-constexpr Op kTokenOps[] = {Op::kAProj,    Op::kQBProj, Op::kOProj,        Op::kGdnProj, Op::kMamba2Proj,
-                            Op::kDenseMlp, Op::kRouter, Op::kSharedExpert, Op::kLmHead};
+constexpr Op kTokenOps[] = {Op::kAProj,   Op::kQBProj,   Op::kOProj,  Op::kGdnProj,      Op::kMamba2Proj,
+                            Op::kKdaProj, Op::kDenseMlp, Op::kRouter, Op::kSharedExpert, Op::kLmHead};
 static_assert(std::size(kTokenOps) == std::tuple_size_v<decltype(DecodeTokenOps::time_s)>);
 
 // A pure decode rank's token ops remembered by whole tokens under a run (ProfileCurves::decode_ops), or

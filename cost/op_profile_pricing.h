@@ -22,7 +22,7 @@ namespace tokenline {
 // projections, dense MLP, router, shared expert, LM head), remembered by its whole tokens: each op's time
 // (NaN: no curve prices it) and the fused shared expert's table time (NaN: not fused).
 struct DecodeTokenOps {
-  std::array<double, 9> time_s{};
+  std::array<double, 10> time_s{};
   double fused_table_s = 0;
   bool filled = false;
 };
@@ -70,10 +70,14 @@ struct Dsv4Module {
 struct ProfileCurves final : TimeSource {
   // GEMM-like components of ops, latency by tokens on one GPU (empty: no table covers it)
   OpCurve a_proj, q_b_proj, kv_b_proj, bmm_pre, bmm_post, o_proj;
+  OpCurve o_gate;  // MLA's output gate (Kimi's g_proj, hidden -> heads / tp x v_head_dim); empty without
   OpCurve dense_up, dense_down, shared_up, shared_down, router, lm_head;
   // Linear-attention projections (GEMMs of the gemm table): GDN in_proj_qkvz, in_proj_ba, out_proj;
   // Mamba-2 in_proj, out_proj. Mamba-2's scan has no table converted: roofline (docs/layers.md).
   OpCurve gdn_in, gdn_ba, gdn_out, mamba2_in, mamba2_out;
+  // KDA's (kda_proj): q, k, v and a full-rank output gate in one GEMM; the low-rank down projections (f_a,
+  // g_a) with b_proj in another; each low-rank up projection (head_dim -> P / tp); o_proj.
+  OpCurve kda_in, kda_down, kda_up, kda_out;
   // The GDN scan (the gdn table, where the profile has one): the causal conv1d and the recurrence, each its
   // own kernel; decode by sequences, prefill by (sequences, new tokens each). Empty: roofline.
   OpCurve gdn_conv_decode, gdn_scan_decode;

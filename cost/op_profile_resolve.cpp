@@ -392,6 +392,7 @@ void resolve_gemms(const ProfileTable& g, const CostModel& cm, ProfileCurves& pc
     pc.kv_b_proj =
         gemm_curve(g, m.heads / tp * double(m.qk_nope_head_dim + m.v_head_dim), double(m.kv_lora_rank), attn);
     pc.o_proj = gemm_curve(g, h, m.heads / tp * double(m.v_head_dim), attn);
+    if (m.attn_output_gate) pc.o_gate = gemm_curve(g, m.heads / tp * double(m.v_head_dim), h, attn);
   } else if (m.attention == AttentionKind::kGqa) {
     // (DeepSeek-V4's projections, kCompressed, stay on the roofline: its grouped wo_a has no table.)
     const double kvh = std::max(1.0, m.kv_heads / tp);
@@ -407,6 +408,15 @@ void resolve_gemms(const ProfileTable& g, const CostModel& cm, ProfileCurves& pc
     pc.gdn_in = gemm_curve(g, (2 * key + 2 * value) / tp, h, gdn);
     pc.gdn_ba = gemm_curve(g, 2.0 * d.value_heads / tp, h, gdn);
     pc.gdn_out = gemm_curve(g, h, value / tp, gdn);
+  }
+  if (m.mixer_layers(MixerKind::kKda) > 0) {  // aiconfigurator's Kimi-K3 KDA GEMMs (095f58a kimi_k3.py)
+    const KdaShape& k = m.kda;
+    const double p = double(k.width()), d = double(k.head_dim);
+    const PickedRows kda = rows(WeightGroup::kAttention, {Op::kKdaProj});
+    pc.kda_in = gemm_curve(g, (k.full_rank_gate ? 4 : 3) * p / tp, h, kda);
+    pc.kda_down = gemm_curve(g, (k.full_rank_gate ? 1 : 2) * d + k.heads / tp, h, kda);
+    pc.kda_up = gemm_curve(g, p / tp, d, kda);
+    pc.kda_out = gemm_curve(g, h, p / tp, kda);
   }
   if (m.mixer_layers(MixerKind::kMamba2) > 0) {
     const Mamba2Shape& d = m.mamba;
@@ -541,7 +551,8 @@ OpCurve comm_curve(const ProfileTable& t, const CostModel& cm, Op op, bool graph
 OpGrid resolve_mla_module(const OpProfile& p, const CostModel& cm, std::string& kv) {
   const ProfileTable& t = p.table(ProfileTableKind::kMlaModuleDecode);
   const ModelConfig& m = cm.model;
-  if (t.empty() || m.attention != AttentionKind::kMla) return {};
+  // A measured module has no output gate: Kimi's gated MLA stays on its GEMM curves.
+  if (t.empty() || m.attention != AttentionKind::kMla || m.attn_output_gate) return {};
   const double heads = double(m.heads) / cm.parallel.tp;
   auto shape_ok = [&](size_t i) {
     return t.at(i, 0) == double(m.hidden) && t.at(i, 1) == double(m.q_lora_rank) && t.at(i, 2) == heads;
@@ -918,10 +929,11 @@ void apply_speed_scale(const OpProfile& p, ProfileCurves& pc) {
 void remember_curves(const CostModel& cm, ProfileCurves& pc) {
   const int64_t up_to = cm.options.remembered_tokens;
   if (up_to <= 0) return;
-  for (OpCurve* c : {&pc.a_proj,     &pc.q_b_proj, &pc.kv_b_proj,  &pc.bmm_pre,      &pc.bmm_post,
-                     &pc.o_proj,     &pc.gdn_in,   &pc.gdn_ba,     &pc.gdn_out,      &pc.mamba2_in,
-                     &pc.mamba2_out, &pc.dense_up, &pc.dense_down, &pc.shared_up,    &pc.shared_down,
-                     &pc.router,     &pc.lm_head,  &pc.moe,        &pc.index_q_proj, &pc.index_k_proj})
+  for (OpCurve* c : {&pc.a_proj,    &pc.q_b_proj,   &pc.kv_b_proj,  &pc.bmm_pre,      &pc.bmm_post,
+                     &pc.o_proj,    &pc.o_gate,     &pc.gdn_in,     &pc.gdn_ba,       &pc.gdn_out,
+                     &pc.mamba2_in, &pc.mamba2_out, &pc.kda_in,     &pc.kda_down,     &pc.kda_up,
+                     &pc.kda_out,   &pc.dense_up,   &pc.dense_down, &pc.shared_up,    &pc.shared_down,
+                     &pc.router,    &pc.lm_head,    &pc.moe,        &pc.index_q_proj, &pc.index_k_proj})
     c->tabulate(up_to);
   for (OpGrid* g : {&pc.attn_prefill, &pc.dsa_attn_prefill, &pc.dsa_logits_prefill, &pc.dsa_topk_prefill})
     g->tabulate(up_to);

@@ -394,15 +394,19 @@ void attention_block_ops(const CostModel& cm, const RankWork& w, Terms& out) {
       mla     ? double(m.heads) * double(m.v_head_dim)
       : split ? mean(double(m.heads) * double(m.full_layer_head_dim()), double(m.heads) * double(m.head_dim))
               : double(m.heads) * double(m.head_dim);
-  const double w_o =
-      (mla ? double(m.heads) * double(m.kv_lora_rank) * double(m.v_head_dim) : 0) + attn_out * h;
+  // MLA with an output gate (Kimi's mla_use_output_gate): g_proj (hidden -> heads x v_head_dim, split by
+  // heads) and the sigmoid product, in o_proj's row.
+  const double gate_out = mla && m.attn_output_gate ? attn_out : 0;
+  const double w_o = (mla ? double(m.heads) * double(m.kv_lora_rank) * double(m.v_head_dim) : 0) +
+                     attn_out * h + gate_out * h;
   finish_op(cm, at(out, Op::kOProj),
-            {L, L * 2 * T * w_o / tp, L * w_o * bpp / tp, 0, 0, L * T * (attn_out / tp + h) * kActBytes,
-             Rate::kGemm});
+            {L, L * 2 * T * w_o / tp, L * w_o * bpp / tp, 0, 0,
+             L * T * ((attn_out + 2 * gate_out) / tp + h) * kActBytes, Rate::kGemm});
 }
 
 // One linear-attention kind's sizes over the whole model (heads split tp ways by the ops below).
 struct LinearDims {
+  double w_proj = 0;     // the projections' weights (0: hidden x proj_out + out_in x hidden)
   double proj_out = 0;   // in_proj outputs per token
   double out_in = 0;     // out_proj inputs per token
   double conv = 0;       // conv1d channels
@@ -416,14 +420,37 @@ LinearDims linear_dims(const ModelConfig& m, MixerKind kind) {
   if (kind == MixerKind::kMamba2) {
     const Mamba2Shape& s = m.mamba;
     const double inner = double(s.inner()), bc = 2.0 * s.groups * double(s.state_size);
-    return {2 * inner + bc + s.heads, inner,           inner + bc,
-            double(s.conv_kernel),    double(s.heads), double(s.state_size),
+    return {0,
+            2 * inner + bc + s.heads,
+            inner,
+            inner + bc,
+            double(s.conv_kernel),
+            double(s.heads),
+            double(s.state_size),
             double(s.head_dim)};
+  }
+  if (kind == MixerKind::kKda) {
+    // modeling_kimi.py KimiDeltaAttention: q, k, v (hidden -> P each), f_a (hidden -> head_dim) then f_b
+    // (head_dim -> P), b_proj (hidden -> heads), g_proj (hidden -> P) or g_a / g_b like f, o_proj (P ->
+    // hidden); q, k and v convolved; the state heads x head_dim x head_dim.
+    const KdaShape& k = m.kda;
+    const double h = double(m.hidden), p = double(k.width()), d = double(k.head_dim);
+    const double gate_w = k.full_rank_gate ? h * p : h * d + d * p;
+    const double gate_out = k.full_rank_gate ? p : d + p;
+    return {3 * h * p + h * d + d * p + h * k.heads + gate_w + p * h,
+            3 * p + d + p + k.heads + gate_out,
+            p,
+            3 * p,
+            double(k.conv_kernel),
+            double(k.heads),
+            d,
+            d};
   }
   const GdnShape& g = m.gdn;
   const double key = double(g.key_heads) * double(g.key_head_dim);
   const double value = double(g.value_heads) * double(g.value_head_dim);
-  return {2 * key + 2 * value + 2.0 * g.value_heads,
+  return {0,
+          2 * key + 2 * value + 2.0 * g.value_heads,
           value,
           2 * key + value,
           double(g.conv_kernel),
@@ -451,7 +478,7 @@ void linear_mixer_ops(const CostModel& cm, const RankWork& w, MixerKind kind, Op
   if (Ll == 0) return;
   const double T = w.tokens, tp = cm.parallel.tp, h = double(m.hidden);
   const LinearDims d = linear_dims(m, kind);
-  const double w_proj = h * d.proj_out + d.out_in * h;
+  const double w_proj = d.w_proj > 0 ? d.w_proj : h * d.proj_out + d.out_in * h;
   finish_op(cm, at(out, proj),
             {Ll, Ll * 2 * T * w_proj / tp, Ll * w_proj * cm.bpp(WeightGroup::kAttention) / tp, 0, 0,
              Ll * T * (2 * h + (d.proj_out + d.out_in) / tp) * kActBytes, Rate::kGemm});
@@ -468,6 +495,31 @@ void linear_mixer_ops(const CostModel& cm, const RankWork& w, MixerKind kind, Op
   finish_op(cm, at(out, scan),
             {Ll, Ll * (decode_flops + prefill_flops), 0, Ll * state_io, 0,
              Ll * T * (2 * d.conv + d.out_in + 2 * d.heads) / tp * kActBytes, Rate::kAttention});
+}
+
+// FLOPs per snapshot element of one attention-residual mix: the RMSNorm (square, sum, scale, weight: 4),
+// the hidden -> 1 projection's multiply-add (2), the weighted sum (2); the softmax over at most a few dozen
+// logits per token is left out.
+constexpr double kAttnResFlopsPerElem = 8;
+
+// Kimi-K3's block attention residuals (modeling_kimi.py _forward_attn_residual, _apply_attn_res): before
+// each layer's attention and FFN, and once before the final norm, every token's input is a softmax mix of its
+// residual snapshots (ModelConfig::attn_res_reads: 1,002 snapshot reads a token in Kimi-K3), each normed and
+// scored by a hidden -> 1 projection. Memory-bound: each snapshot read once per mix (a fused kernel keeps
+// the few per token on chip), the mix written, each block's snapshot written once. The hidden state is
+// whole on every GPU under TP, so every GPU mixes all its rank's tokens. aiconfigurator's Kimi-K3 model
+// (095f58a, sdk/models/kimi_k3.py) prices it as an elementwise op of 4 x hidden in and 2 x hidden out per
+// mix, whatever the snapshots; here the reads grow with the blocks written.
+void attn_res_op(const CostModel& cm, const RankWork& w, Terms& out) {
+  const ModelConfig& m = cm.model;
+  if (m.attn_res_block <= 0) return;
+  const double T = w.tokens, h = double(m.hidden), reads = double(m.attn_res_reads());
+  const int mixes = 2 * m.layers + 1;
+  const double snapshots = std::ceil(double(m.layers) / m.attn_res_block);
+  const double weights = (4.0 * m.layers + 2) * h * cm.bpp(WeightGroup::kNorms);
+  finish_op(cm, at(out, Op::kAttnRes),
+            {mixes, T * reads * h * kAttnResFlopsPerElem, weights, 0, 0,
+             T * (reads + mixes + snapshots) * h * kActBytes, Rate::kVector});
 }
 
 // The lightning indexer on the full layers: q/k projections, scoring of every cached key, top-k.
@@ -507,11 +559,12 @@ void mlp_ops(const CostModel& cm, const RankWork& w, Terms& out) {
              Lm * T * (h + double(m.routed_experts)) * kActBytes / tp, Rate::kRouterGemm});
   if (m.moe_latent > 0) {
     // A latent MoE's fc1 (hidden -> latent) and fc2 (latent -> hidden) projections: ReplicatedLinear in vLLM
-    // (nemotron_h.py), so every GPU runs them whole over its rank's tokens.
+    // (nemotron_h.py), so every GPU runs them whole over its rank's tokens. Kimi-K3's latent norm
+    // (latent_moe_use_norm) reads and writes the latent sum once more between them.
     const double w_lat = m.latent_proj_params(), lat = double(m.moe_latent);
     finish_op(cm, at(out, Op::kLatentProj),
               {Lm, Lm * 2 * T * w_lat, Lm * w_lat * cm.bpp(WeightGroup::kSharedExperts), 0, 0,
-               Lm * T * 2 * (h + lat) * kActBytes, Rate::kSharedGemm});
+               Lm * T * 2 * (h + lat + (m.moe_latent_norm ? lat : 0)) * kActBytes, Rate::kSharedGemm});
   }
   if (m.shared_experts > 0) {
     const double w_sh = m.mlp_params(m.moe_intermediate) * m.shared_experts, proj = m.mlp_projections;
@@ -799,6 +852,8 @@ void roofline_rank_terms(const CostModel& cm, const RankWork& w, double expert_i
   attention_block_ops(cm, w, out);
   linear_mixer_ops(cm, w, MixerKind::kGatedDeltaNet, Op::kGdnProj, Op::kGdnScan, out);
   linear_mixer_ops(cm, w, MixerKind::kMamba2, Op::kMamba2Proj, Op::kMamba2Scan, out);
+  linear_mixer_ops(cm, w, MixerKind::kKda, Op::kKdaProj, Op::kKdaScan, out);
+  attn_res_op(cm, w, out);
   mlp_ops(cm, w, out);
   output_ops(cm, w, out);
   rank_collectives(cm, w, expert_imbalance, out);

@@ -727,10 +727,122 @@ void read_nemotron_h(const Reader& r, ModelConfig& c) {
   c.shared_experts = shared > 0 ? int(shared * (shared_width / c.moe_intermediate)) : 0;
 }
 
+// Kimi Linear's layer list (linear_attn_config): kda_layers lists the KDA layers, 1-based (the modeling
+// code's is_kda_layer(i) tests i + 1; moonshotai/Kimi-Linear-48B-A3B-Instruct: 1, 2, 3, 5, ..., 26 of 27),
+// every other layer is MLA; full_attn_layers, where written, must list exactly those others (else the two
+// lists disagree and the config is refused naming it).
+void read_kda_layers(const Reader& r, const json& lac, ModelConfig& c) {
+  auto list = [&](const char* field, bool required) {
+    std::vector<bool> marked(size_t(c.layers), false);
+    auto it = lac.find(field);
+    const std::string where = std::string("linear_attn_config.") + field;
+    if (it == lac.end() || it->is_null()) {
+      if (required) throw InputError(r.where(where), "a list of 1-based layer numbers", "no such field");
+      return std::optional<std::vector<bool>>();
+    }
+    if (!it->is_array()) throw InputError(r.where(where), "a list of 1-based layer numbers", it->dump());
+    for (const json& v : *it) {
+      if (!v.is_number_integer() || v.get<int64_t>() < 1 || v.get<int64_t>() > c.layers ||
+          marked[size_t(v.get<int64_t>() - 1)])
+        throw InputError(r.where(where),
+                         "distinct layer numbers 1 .. num_hidden_layers (" + std::to_string(c.layers) +
+                             "; the list is 1-based)",
+                         v.dump());
+      marked[size_t(v.get<int64_t>() - 1)] = true;
+    }
+    return std::optional<std::vector<bool>>(marked);
+  };
+  const std::vector<bool> kda = *list("kda_layers", true);
+  const std::optional<std::vector<bool>> full = list("full_attn_layers", false);
+  c.mixers.assign(size_t(c.layers), MixerKind::kAttention);
+  for (size_t i = 0; i < kda.size(); ++i) {
+    if (full && (*full)[i] == kda[i])
+      throw InputError(r.where("linear_attn_config.full_attn_layers"),
+                       "the layers kda_layers leaves out, each once",
+                       "layer " + std::to_string(i + 1) + (kda[i] ? " in both" : " in neither"));
+    if (kda[i]) c.mixers[i] = MixerKind::kKda;
+  }
+}
+
+// Kimi Linear (kimi_linear, KimiLinearForCausalLM; moonshotai/Kimi-Linear-48B-A3B-Instruct's config.json and
+// modeling_kimi.py) and Kimi-K3 (a kimi_k3 wrapper's text_config, the same class): KDA layers
+// (linear_attn_config: num_heads x head_dim, short_conv_kernel_size, use_full_rank_gate; read_kda_layers) and
+// DeepSeek-V3's MLA on the others, without RoPE when mla_use_nope (qk_rope_head_dim still sizes q and the
+// latent: KimiMLAAttention only skips the rotation) and with an output gate when mla_use_output_gate; the
+// MoE of DeepSeek-V3 under Kimi's names (num_experts, num_experts_per_token, num_shared_experts of
+// moe_intermediate_size each, first_k_dense_replace dense layers of intermediate_size, a sigmoid router with
+// a score-correction bias); routed_expert_hidden_size: the routed experts in that latent width between
+// routed_expert_down_proj and routed_expert_up_proj (ModelConfig::moe_latent), with latent_moe_use_norm an
+// RMSNorm on the latent sum; attn_res_block_size: block attention residuals (ModelConfig::attn_res_block).
+// The recurrent state in float32, as SGLang and vLLM keep it (no dtype field). Refused naming the field:
+// moe_layer_freq other than 1, a hidden_act other than silu and situ (SiTU, Kimi-K3's: a gated activation
+// of the same three matrices), KDA key heads or widths apart from the value ones.
+void read_kimi_linear(const Reader& r, ModelConfig& c) {
+  c.attention = AttentionKind::kMla;
+  c.q_lora_rank = r.integer_or("q_lora_rank", 0);
+  c.kv_lora_rank = r.integer("kv_lora_rank");
+  c.qk_nope_head_dim = r.integer("qk_nope_head_dim");
+  c.qk_rope_head_dim = r.integer("qk_rope_head_dim");
+  c.v_head_dim = r.integer("v_head_dim");
+  c.default_kv_layout = KvLayout::kBf16;
+  r.boolean_or("mla_use_nope", false);  // read for its type: with or without RoPE the same shapes
+  c.attn_output_gate = r.boolean_or("mla_use_output_gate", false);
+  // num_experts null: a dense model, intermediate_size on every layer (KimiDecoderLayer's KimiMLP).
+  c.routed_experts = to_int(r.integer_or("num_experts", 0), r, "num_experts");
+  if (c.routed_experts > 0) {
+    c.experts_per_token = to_int(r.integer("num_experts_per_token"), r, "num_experts_per_token");
+    c.shared_experts = to_int(r.integer_or("num_shared_experts", 0), r, "num_shared_experts");
+    c.moe_intermediate = r.integer("moe_intermediate_size");
+    c.dense_layers = to_int(r.integer_or("first_k_dense_replace", 0), r, "first_k_dense_replace");
+  }
+  c.mtp_layers = to_int(r.integer_or("num_nextn_predict_layers", 0), r, "num_nextn_predict_layers");
+  c.router_score_bias = true;
+  if (const int64_t freq = r.integer_or("moe_layer_freq", 1); freq != 1)
+    throw InputError(r.where("moe_layer_freq"), "1 (an MoE on every layer after the dense ones)",
+                     std::to_string(freq));
+  const std::string act = r.string_or("hidden_act", "silu");
+  if (act != "silu" && act != "situ")
+    throw InputError(r.where("hidden_act"), "silu or situ (a gated MLP of three matrices)", "'" + act + "'");
+  c.moe_latent = c.routed_experts > 0 ? r.integer_or("routed_expert_hidden_size", 0) : 0;
+  c.moe_latent_norm = c.moe_latent > 0 && r.boolean_or("latent_moe_use_norm", false);
+  c.attn_res_block = to_int(r.integer_or("attn_res_block_size", 0), r, "attn_res_block_size");
+  auto lac = r.raw().find("linear_attn_config");
+  if (lac == r.raw().end() || lac->is_null()) return;  // every layer MLA (KimiLinearConfig.is_linear_attn)
+  if (!lac->is_object()) throw InputError(r.where("linear_attn_config"), "an object", lac->dump());
+  auto field = [&](const char* name) { return "linear_attn_config." + std::string(name); };
+  auto sized = [&](const char* name) {
+    auto it = lac->find(name);
+    if (it == lac->end() || it->is_null())
+      throw InputError(r.where(field(name)), "an integer field", "no such field");
+    if (!it->is_number_integer() || it->get<int64_t>() < 1 || it->get<int64_t>() > (int64_t{1} << 16))
+      throw InputError(r.where(field(name)), "an integer 1 .. 65536", it->dump());
+    return it->get<int64_t>();
+  };
+  auto gate = lac->find("use_full_rank_gate");
+  if (gate != lac->end() && !gate->is_null() && !gate->is_boolean())
+    throw InputError(r.where(field("use_full_rank_gate")), "true or false", gate->dump());
+  c.kda = {.heads = int(sized("num_heads")),
+           .head_dim = sized("head_dim"),
+           .conv_kernel = sized("short_conv_kernel_size"),
+           .full_rank_gate = gate != lac->end() && gate->is_boolean() && gate->get<bool>()};
+  for (const auto& [key, shared] :
+       {std::pair{"num_k_heads", int64_t{c.kda.heads}}, std::pair{"head_k_dim", c.kda.head_dim}}) {
+    auto it = lac->find(key);
+    if (it != lac->end() && !it->is_null() && *it != shared)
+      throw InputError(r.where(field(key)),
+                       std::to_string(shared) +
+                           " or null (key heads of the value heads' shape; others are "
+                           "not modelled)",
+                       it->dump());
+  }
+  if (c.layers <= (int64_t{1} << 10)) read_kda_layers(r, *lac, c);  // else validate_model names the range
+}
+
 bool reads_own_layer_types(void (*read)(const Reader&, ModelConfig&)) {
   // The window families (gemma3/4, llama4) are not listed: with their window field null, a layer_types that
   // still names window layers contradicts it and is refused by require_full_attention_layers.
-  return read == read_qwen3_next || read == read_qwen3_5 || read == read_nemotron_h;
+  return read == read_qwen3_next || read == read_qwen3_5 || read == read_nemotron_h ||
+         read == read_kimi_linear;
 }
 
 // How each family names its expert modules (ModuleNaming: what quantization exclusion lists match).
@@ -766,6 +878,18 @@ constexpr ModuleNaming kNemotronHNames{.layers = "backbone.layers.",
                                        .attention = "mixer.",
                                        .mlp = "mixer."};
 constexpr ModuleNaming kGemmaNames{.layers = "language_model.model.layers."};
+// Kimi Linear (modeling_kimi.py; the 48B checkpoint's tensors): model.layers.N.self_attn.* (KDA and MLA
+// alike), mlp.* on the dense layers, block_sparse_moe.experts.E.w1 / w3 / w2,
+// block_sparse_moe.shared_experts.*. Kimi-K3's wrapper puts language_model. before model.layers.; its ignore
+// list's regexes begin with .*, so they match either way. Its latent projections
+// (block_sparse_moe.routed_expert_down_proj / _up_proj), which the ignore list does not name, are left out of
+// the quantized modules: vLLM's Kimi-K3 model builds them as ReplicatedLinear with quant_config=None and
+// aiconfigurator's (095f58a, sdk/models/kimi_k3.py) prices them as BF16 GEMMs, so the checkpoint holds them
+// in BF16.
+constexpr ModuleNaming kKimiLinearNames{.experts = "block_sparse_moe.experts.0.",
+                                        .expert_projs = {{{"w1", 1.0 / 3}, {"w3", 1.0 / 3}, {"w2", 1.0 / 3}}},
+                                        .shared = "block_sparse_moe.shared_experts.",
+                                        .latent_projs = {{"", ""}}};
 // Gemma 4 (transformers 5.5 Gemma4ForConditionalGeneration): model.language_model.layers.N.*, as
 // nvidia/Gemma-4-31B-IT-NVFP4's exclude_modules name them; the MoE's fused experts (experts.gate_up_proj,
 // experts.down_proj) and its dense MLP (mlp.*, counted as the shared experts).
@@ -797,6 +921,7 @@ constexpr Network kNetworks[] = {
     {"glm_moe_dsa", "", read_dsa, kDeepseekNames},
     {"glm4_moe", "Glm4MoeForCausalLM", read_glm4_moe, kDeepseekNames},
     {"gpt_oss", "GptOssForCausalLM", read_gpt_oss, kGptOssNames},
+    {"kimi_linear", "KimiLinearForCausalLM", read_kimi_linear, kKimiLinearNames},
     {"llama", "LlamaForCausalLM", read_llama, kDeepseekNames},
     {"llama4_text", "Llama4ForCausalLM", read_llama4, kLlama4Names},
     {"minimax_m2", "MiniMaxM2ForCausalLM", read_minimax_m2, kMixtralNames},
@@ -824,7 +949,6 @@ struct Unsupported {
   std::string_view mechanism;
 };
 constexpr Unsupported kUnsupported[] = {
-    {"kimi_linear", "linear_attn_config", "Kimi Delta Attention (KDA) layers"},
     {"falcon_h1", "mamba_d_ssm", "attention and Mamba-2 side by side in one block"},
     // MiniMax-M3: block-sparse attention on most layers (sparse_attention_config).
     {"minimax_m3", "sparse_attention_config", "MiniMax-M3's block-sparse attention"},
@@ -940,7 +1064,8 @@ std::string text_model_type(const json& top) {
       top.value("model_type", json("")).is_string() ? top.value("model_type", "") : "";
   for (const auto& [outer, inner] :
        {std::pair{"gemma3", "gemma3_text"}, std::pair{"gemma4", "gemma4_text"},
-        std::pair{"llama4", "llama4_text"}, std::pair{"minimax_m3_vl", "minimax_m3"}})
+        std::pair{"llama4", "llama4_text"}, std::pair{"minimax_m3_vl", "minimax_m3"},
+        std::pair{"kimi_k3", "kimi_linear"}})
     if (wrapper == outer) return inner;
   return "";
 }
@@ -954,6 +1079,10 @@ void fill_class_defaults(json& j, const std::string& model_type) {
   // Llama4TextConfig (transformers models/llama4/configuration_llama4.py): attention_chunk_size=8192; an
   // explicit null turns chunking off.
   if (model_type == "llama4_text" && !j.contains("attention_chunk_size")) j["attention_chunk_size"] = 8192;
+  // moonshotai/Kimi-Linear-48B-A3B-Instruct's config.json writes model_max_length (1048576) and no
+  // max_position_embeddings (Kimi-K3's writes max_position_embeddings).
+  if (model_type == "kimi_linear" && !j.contains("max_position_embeddings") && j.contains("model_max_length"))
+    j["max_position_embeddings"] = j["model_max_length"];
   if (model_type != "gemma3_text") return;
   for (const auto& [field, value] :
        {std::pair{"vocab_size", json(262208)}, std::pair{"max_position_embeddings", json(131072)},

@@ -469,6 +469,25 @@ void gdn_modules(const ModelConfig& c, const std::string& at, std::vector<Module
   out.push_back({g, at + "linear_attn.out_proj", value * h});
 }
 
+// A Kimi Delta Attention mixer's Linear modules (modeling_kimi.py KimiDeltaAttention; its short convs are not
+// Linear layers).
+void kda_modules(const ModelConfig& c, const std::string& at, std::vector<Module>& out) {
+  const KdaShape& k = c.kda;
+  const double h = double(c.hidden), p = double(k.width()), d = double(k.head_dim);
+  const WeightGroup g = WeightGroup::kAttention;
+  for (const char* proj : {"q_proj", "k_proj", "v_proj"}) out.push_back({g, at + proj, h * p});
+  out.push_back({g, at + "f_a_proj", h * d});
+  out.push_back({g, at + "f_b_proj", d * p});
+  out.push_back({g, at + "b_proj", h * k.heads});
+  if (k.full_rank_gate) {
+    out.push_back({g, at + "g_proj", h * p});
+  } else {
+    out.push_back({g, at + "g_a_proj", h * d});
+    out.push_back({g, at + "g_b_proj", d * p});
+  }
+  out.push_back({g, at + "o_proj", p * h});
+}
+
 // A Mamba-2 mixer's Linear modules (Nemotron-H's mixer.in_proj and mixer.out_proj; its conv1d is not a
 // Linear).
 void mamba2_modules(const ModelConfig& c, const std::string& at, std::vector<Module>& out) {
@@ -505,6 +524,7 @@ void attention_modules(const ModelConfig& c, const std::string& layer, std::stri
   out.push_back(
       {g, at + "kv_b_proj", double(c.kv_lora_rank) * c.heads * double(c.qk_nope_head_dim + c.v_head_dim)});
   out.push_back({g, at + "o_proj", double(c.heads) * double(c.v_head_dim) * h});
+  if (c.attn_output_gate) out.push_back({g, at + "g_proj", h * c.heads * double(c.v_head_dim)});
 }
 
 // A DeepSeek-V4 layer's Linear modules of ratio r (its reference code's names under attn.): wq_a, wq_b,
@@ -542,10 +562,10 @@ void moe_modules(const ModelConfig& c, const ModuleNaming& n, const std::string&
   // A latent MoE's two projections (Nemotron 3 Super: mixer.fc1_latent_proj, mixer.fc2_latent_proj), counted
   // with the shared experts (ParamCounts::latent_proj).
   if (c.moe_latent > 0) {
-    const std::string mixer = at + std::string(n.attention);
-    for (const char* proj : {"fc1_latent_proj", "fc2_latent_proj"})
-      out.push_back(
-          {mtp ? WeightGroup::kMtp : WeightGroup::kSharedExperts, mixer + proj, c.latent_proj_params() / 2});
+    for (const std::string_view proj : n.latent_projs)
+      if (!proj.empty())
+        out.push_back({mtp ? WeightGroup::kMtp : WeightGroup::kSharedExperts, at + std::string(proj),
+                       c.latent_proj_params() / 2});
   }
   if (c.shared_experts > 0) {
     for (const char* proj : {"gate_proj", "up_proj", "down_proj"}) {
@@ -574,6 +594,8 @@ std::vector<Module> layer_modules(const ModelConfig& c, const ModuleNaming& n, i
   const bool mixer = c.mixers.empty() || c.mixers[size_t(layer)] != MixerKind::kNone;
   if (c.linear_layer(layer) && c.mixers[size_t(layer)] == MixerKind::kMamba2) {
     mamba2_modules(c, at + std::string(n.attention), out);
+  } else if (c.linear_layer(layer) && c.mixers[size_t(layer)] == MixerKind::kKda) {
+    kda_modules(c, at + std::string(n.attention), out);
   } else if (c.linear_layer(layer)) {
     gdn_modules(c, at, out);
   } else if (c.attention == AttentionKind::kCompressed) {

@@ -26,6 +26,9 @@ struct ModuleNaming {
   std::string_view shared = "mlp.shared_experts.";
   std::string_view attention = "self_attn.";  // a layer's attention (and Mamba-2 mixer) modules
   std::string_view mlp = "mlp.";              // a dense layer's MLP
+  // A latent MoE's two projections (hidden -> latent, latent -> hidden), after the layer's prefix; "": not a
+  // module a quantization config applies to (held at the unquantized dtype).
+  std::array<std::string_view, 2> latent_projs = {{"mixer.fc1_latent_proj", "mixer.fc2_latent_proj"}};
 };
 
 // A JSON document of a checkpoint's (config.json, hf_quant_config.json text): nesting bounded, Python's

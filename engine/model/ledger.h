@@ -15,11 +15,12 @@ namespace tokenline {
 
 // The seed's operator table (15 rows) plus the collectives of each topology. Order is execution order.
 enum class Op : uint8_t {
-  kEmbed,            // vocab-parallel embedding lookup
-  kEmbedAllreduce,   // TP: AllReduce of the embedded hidden states
-  kDpAllgather,      // DP attention: AllGather of hidden states (once per step, or per layer)
-  kRmsnorm,          // residual add + RMSNorm (twice per layer)
-  kAProj,            // MLA: q_a + kv_a projection (hidden -> q_lora + kv_lora + rope); GQA: fused qkv
+  kEmbed,           // vocab-parallel embedding lookup
+  kEmbedAllreduce,  // TP: AllReduce of the embedded hidden states
+  kDpAllgather,     // DP attention: AllGather of hidden states (once per step, or per layer)
+  kRmsnorm,         // residual add + RMSNorm (twice per layer)
+  kAttnRes,  // Kimi-K3's attention residuals: each layer's two softmax mixes over the residual snapshots
+  kAProj,    // MLA: q_a + kv_a projection (hidden -> q_lora + kv_lora + rope); GQA: fused qkv
   kQkNormAllreduce,  // attention TP, q/k norms over all heads (MiniMax-M2): AllReduce of the q, k variances
   kNormRopeKvWrite,  // q_a / kv_a RMSNorm + RoPE + KV cache write (+ indexer key write on full layers)
   kQBProj,           // q_b projection (+ W_UK absorption into the latent space)
@@ -35,6 +36,9 @@ enum class Op : uint8_t {
   kMamba2Proj,  // Mamba-2: in_proj (hidden -> z, x, B, C, dt) and out_proj
   kMamba2Scan,  // Mamba-2: causal conv1d + selective state-space scan (chunked in prefill), state read +
                 // write
+  kKdaProj,     // Kimi Delta Attention: q, k, v, the decay gate (f_a, f_b), beta, the output gate, o_proj
+  kKdaScan,  // Kimi Delta Attention: q / k / v short convs + the delta rule with per-channel decay (chunked
+             // in prefill), state read + write
   kAttnAllreduce,   // pure TP: AllReduce after o_proj
   kReduceScatter,   // DP attention: ReduceScatter after attention
   kDenseMlp,        // dense layers' MLP (gate/up/down)
@@ -78,6 +82,7 @@ constexpr CollectiveKind op_collective(Op op) {
       return CollectiveKind::kAllToAll;
     case Op::kEmbed:
     case Op::kRmsnorm:
+    case Op::kAttnRes:
     case Op::kAProj:
     case Op::kNormRopeKvWrite:
     case Op::kQBProj:
@@ -90,6 +95,8 @@ constexpr CollectiveKind op_collective(Op op) {
     case Op::kGdnScan:
     case Op::kMamba2Proj:
     case Op::kMamba2Scan:
+    case Op::kKdaProj:
+    case Op::kKdaScan:
     case Op::kDenseMlp:
     case Op::kRouter:
     case Op::kLatentProj:

@@ -21,6 +21,14 @@ LinearStateBytes linear_state_bytes(const ModelConfig& c, MixerKind kind, int tp
           .conv = channels / t * std::max<int64_t>(0, g.conv_kernel - 1) * kConvStateBytes,
           .recurrent = int64_t{g.value_heads} / t * g.key_head_dim * g.value_head_dim * c.ssm_state_bytes};
     }
+    case MixerKind::kKda: {
+      // vLLM's MambaStateShapeCalculator.kda_state_shape: the q, k and v short convs' windows (P / tp
+      // channels each, conv_kernel - 1 inputs) and the recurrent state heads / tp x head_dim x head_dim;
+      // SGLang's KimiLinear state (configs/kimi_linear.py, Mamba2CacheParams) the same sizes.
+      const KdaShape& k = c.kda;
+      return {.conv = 3 * k.width() / t * std::max<int64_t>(0, k.conv_kernel - 1) * kConvStateBytes,
+              .recurrent = int64_t{k.heads} / t * k.head_dim * k.head_dim * c.ssm_state_bytes};
+    }
     case MixerKind::kMamba2: {
       const Mamba2Shape& m = c.mamba;
       const int64_t groups = m.groups % t == 0 ? m.groups : t;
@@ -55,7 +63,7 @@ int64_t compressor_state_bytes(const ModelConfig& c) {
 
 int64_t linear_state_bytes_per_request(const ModelConfig& c, int tp) {
   int64_t bytes = 0;
-  for (const MixerKind k : {MixerKind::kGatedDeltaNet, MixerKind::kMamba2})
+  for (const MixerKind k : {MixerKind::kGatedDeltaNet, MixerKind::kMamba2, MixerKind::kKda})
     bytes += linear_state_bytes(c, k, tp).total() * c.mixer_layers(k);
   return bytes;
 }

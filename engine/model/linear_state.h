@@ -1,6 +1,6 @@
-// The recurrent state a linear-attention layer (Gated DeltaNet, Mamba-2) keeps per request instead of KV:
-// a convolution window and the SSM / delta-rule state, fixed in size whatever the context. The engines hold
-// it in one slot per running request (engine/core/state_pool.h); cost/memory sizes the slots.
+// The recurrent state a linear-attention layer (Gated DeltaNet, Mamba-2, KDA) keeps per request instead of
+// KV: a convolution window and the SSM / delta-rule state, fixed in size whatever the context. The engines
+// hold it in one slot per running request (engine/core/state_pool.h); cost/memory sizes the slots.
 #pragma once
 
 #include <cstdint>
@@ -18,13 +18,15 @@ inline constexpr int64_t kConvStateBytes = 2;
 struct LinearStateBytes {
   int64_t conv = 0;       // (conv_kernel - 1) past inputs of the conv1d, conv channels / tp each
   int64_t recurrent = 0;  // GDN: value_heads / tp x key_head_dim x value_head_dim; Mamba-2: heads / tp x
-                          // head_dim x state_size; at ModelConfig::ssm_state_bytes
+                          // head_dim x state_size; KDA: heads / tp x head_dim x head_dim; at
+                          // ModelConfig::ssm_state_bytes
   int64_t total() const { return conv + recurrent; }
 };
 
 // GDN: conv channels = 2 x key_heads x key_head_dim + value_heads x value_head_dim (q, k and v are
-// convolved). Mamba-2: inner + 2 x groups x state_size (x, B and C), the groups padded to tp when tp does
-// not divide them (SGLang's extra_groups_for_head_shards replicates the one group). 0 for attention.
+// convolved). KDA: 3 x heads x head_dim (q, k and v, each its own short conv). Mamba-2: inner + 2 x groups x
+// state_size (x, B and C), the groups padded to tp when tp does not divide them (SGLang's
+// extra_groups_for_head_shards replicates the one group). 0 for attention.
 LinearStateBytes linear_state_bytes(const ModelConfig& cfg, MixerKind kind, int tp);
 
 // One request's state over all the model's linear layers on one GPU (SGLang's mamba_cache_per_req:

@@ -68,7 +68,9 @@ double attention_params(const ModelConfig& c, bool full_layer = false) {
   const double kv_a = h * double(c.kv_lora_rank + c.qk_rope_head_dim) + c.kv_lora_rank;
   const double kv_b = double(c.kv_lora_rank) * c.heads * double(c.qk_nope_head_dim + c.v_head_dim);
   const double o = double(c.heads) * c.v_head_dim * h;
-  return q + kv_a + kv_b + o;
+  // Kimi's mla_use_output_gate: g_proj, hidden -> heads x v_head_dim (modeling_kimi.py KimiMLAAttention).
+  const double gate = c.attn_output_gate ? h * c.heads * double(c.v_head_dim) : 0;
+  return q + kv_a + kv_b + o + gate;
 }
 
 // One Gated DeltaNet mixer (transformers' Qwen3NextGatedDeltaNet): in_proj_qkvz (q, k of the key heads; v, z
@@ -81,6 +83,20 @@ double gdn_params(const ModelConfig& c) {
   const double value = double(g.value_heads) * double(g.value_head_dim);
   return h * (2 * key + 2 * value) + h * 2.0 * g.value_heads + (2 * key + value) * double(g.conv_kernel) +
          2.0 * g.value_heads + double(g.value_head_dim) + value * h;
+}
+
+// One Kimi Delta Attention mixer (modeling_kimi.py KimiDeltaAttention,
+// moonshotai/Kimi-Linear-48B-A3B-Instruct; its checkpoint's tensors: q/k/v_proj, q/k/v_conv1d, A_log,
+// dt_bias, f_a/f_b_proj, b_proj, g_a/g_b_proj or g_proj, o_norm, o_proj): q, k and v (hidden -> P each),
+// their depthwise convs (P x conv_kernel each), A_log per head and dt_bias per channel, the decay gate's f_a
+// (hidden -> head_dim) and f_b (head_dim -> P), beta (hidden -> heads), the output gate (full rank: hidden ->
+// P; else g_a and g_b like f), the gated RMSNorm over a head, o_proj (P -> hidden).
+double kda_params(const ModelConfig& c) {
+  const KdaShape& k = c.kda;
+  const double h = static_cast<double>(c.hidden), p = double(k.width()), d = double(k.head_dim);
+  const double low_rank = h * d + d * p;
+  return 3 * h * p + 3 * p * double(k.conv_kernel) + k.heads + p + low_rank + h * k.heads +
+         (k.full_rank_gate ? h * p : low_rank) + d + p * h;
 }
 
 // One Mamba-2 mixer (transformers' NemotronHMamba2Mixer): in_proj (hidden -> z, x, B, C and dt: 2 x inner
@@ -152,6 +168,8 @@ std::string_view mixer_kind_name(MixerKind kind) {
       return "chunked_attention";
     case MixerKind::kNone:
       return "none";
+    case MixerKind::kKda:
+      return "kda";
   }
   return "attention";
 }
@@ -197,8 +215,24 @@ double ModelConfig::expert_params() const {
 
 int ModelConfig::linear_layers() const {
   int n = 0;
-  for (const MixerKind k : mixers) n += k == MixerKind::kGatedDeltaNet || k == MixerKind::kMamba2 ? 1 : 0;
+  for (int i = 0; i < int(mixers.size()); ++i) n += linear_layer(i) ? 1 : 0;
   return n;
+}
+
+// modeling_kimi.py KimiDecoderLayer._forward_attn_residual: layer l (0-based) mixes, before its attention,
+// the snapshots of the blocks written so far (one at every layer l % block == 0, the embedding first) and
+// the running sum (none at layer 0, whose input is the embedding); before its FFN, the snapshots (its own
+// included when it writes one) and the running sum (then its attention output); the model's final mix
+// (output_attn_res_proj) all of them and the running sum.
+int64_t ModelConfig::attn_res_reads() const {
+  if (attn_res_block <= 0) return 0;
+  int64_t reads = 0, snapshots = 0;
+  for (int l = 0; l < layers; ++l) {
+    if (snapshots > 0) reads += snapshots + 1;
+    if (l % attn_res_block == 0) ++snapshots;
+    reads += snapshots + 1;
+  }
+  return reads + snapshots + 1;
 }
 
 int ModelConfig::mixer_layers(MixerKind kind) const {
@@ -249,7 +283,8 @@ ParamCounts count_params(const ModelConfig& c) {
                   attention_params(c) * (c.attention_layers() - c.full_attention_layers())
             : attention_params(c) * c.attention_layers();
     p.attention = attention + gdn_params(c) * c.mixer_layers(MixerKind::kGatedDeltaNet) +
-                  mamba2_params(c) * c.mixer_layers(MixerKind::kMamba2);
+                  mamba2_params(c) * c.mixer_layers(MixerKind::kMamba2) +
+                  kda_params(c) * c.mixer_layers(MixerKind::kKda);
   }
   if (c.attention_sinks) p.attention += double(c.heads) * c.attention_layers();  // one sink logit per head
   p.indexer += indexer_params(c) * c.indexer_full_layers;
@@ -263,6 +298,9 @@ ParamCounts count_params(const ModelConfig& c) {
   const double score_bias = c.router_score_bias ? c.routed_experts : 0;
   p.router = (double(c.routed_experts) * h + score_bias) * c.moe_layers();
   p.norms = h * c.block_norms() + h + hyper_connection_params(c);
+  // Attention residuals: per layer two RMSNorms and two hidden -> 1 projections; the final mix's one of each.
+  if (c.attn_res_block > 0) p.norms += 4 * h * c.layers + 2 * h;
+  if (c.moe_latent_norm) p.norms += double(c.moe_latent) * c.moe_layers();
   p.embed = double(c.vocab) * h;
   p.lm_head = c.tie_embeddings ? 0 : double(c.vocab) * h;
   // MTP layer: enorm + hnorm, eh_proj (2h -> h), one MoE decoder layer, and its final norm.
@@ -368,6 +406,7 @@ void validate_model(const ModelConfig& c, const std::string& where) {
     require_range(v, 0, kMaxHeadDim, where, field);
   require_range(c.mtp_layers, 0, kMaxLayers, where, "num_nextn_predict_layers");
   require_range(c.moe_latent, 0, kMaxWidth, where, "moe_latent_size");
+  require_range(c.attn_res_block, 0, kMaxLayers, where, "attn_res_block_size");
   require_range(c.full_head_dim, 0, kMaxHeadDim, where, "global_head_dim");
   require_range(c.full_kv_heads, 0, kMaxHeads, where, "num_global_key_value_heads");
   if (c.full_kv_heads > 0)

@@ -44,10 +44,11 @@ struct CompressedAttention {
 // kSlidingWindow (gpt-oss, Gemma 3: each query sees the window_tokens keys before it, itself included) or
 // kChunkedAttention (Llama 4: each query sees the keys of its own window_tokens-long chunk), both keeping at
 // most window_tokens of KV per request; or a linear-attention mixer that keeps a fixed-size recurrent state
-// per request and no KV: Gated DeltaNet (Qwen3-Next, Qwen3.5) or Mamba-2 (Nemotron-H); or kNone, a block with
-// no token mixer (Nemotron-H's MLP and MoE blocks: each of its blocks is a mixer or an FFN). docs/layers.md.
-enum class MixerKind { kAttention, kGatedDeltaNet, kSlidingWindow, kChunkedAttention, kMamba2, kNone };
-// "attention", "gdn", "sliding_window", "chunked_attention", "mamba2", "none"
+// per request and no KV: Gated DeltaNet (Qwen3-Next, Qwen3.5), Mamba-2 (Nemotron-H) or Kimi Delta Attention
+// (Kimi Linear, Kimi-K3: the delta rule with a per-channel decay); or kNone, a block with no token mixer
+// (Nemotron-H's MLP and MoE blocks: each of its blocks is a mixer or an FFN). docs/layers.md.
+enum class MixerKind { kAttention, kGatedDeltaNet, kSlidingWindow, kChunkedAttention, kMamba2, kNone, kKda };
+// "attention", "gdn", "sliding_window", "chunked_attention", "mamba2", "none", "kda"
 std::string_view mixer_kind_name(MixerKind kind);
 
 // A layer's FFN where a model's layers differ beyond "the first dense_layers are dense" (Llama 4's
@@ -64,6 +65,20 @@ struct GdnShape {
   int64_t key_head_dim = 0;
   int64_t value_head_dim = 0;
   int64_t conv_kernel = 0;
+};
+
+// Kimi Delta Attention sizes (linear_attn_config of kimi_linear; the modeling code's KimiDeltaAttention,
+// moonshotai/Kimi-Linear-48B-A3B-Instruct modeling_kimi.py): heads x head_dim for q, k and v alike (P =
+// heads x head_dim), each through a depthwise short conv of conv_kernel; a per-channel decay gate through
+// f_a (hidden -> head_dim) and f_b (head_dim -> P); beta (b_proj, hidden -> heads); an output gate through
+// g_proj (hidden -> P) when full_rank_gate (use_full_rank_gate), else g_a / g_b like f; a gated RMSNorm over
+// a head; o_proj (P -> hidden). The state: heads x head_dim x head_dim per request (linear_state.h).
+struct KdaShape {
+  int heads = 0;
+  int64_t head_dim = 0;
+  int64_t conv_kernel = 0;
+  bool full_rank_gate = false;
+  int64_t width() const { return int64_t{heads} * head_dim; }  // P: q, k, v, gate and o_proj's input
 };
 
 // Mamba-2 sizes (Nemotron-H's mamba_num_heads, mamba_head_dim, ssm_state_size, n_groups, conv_kernel):
@@ -102,12 +117,15 @@ struct ModelConfig {
   // MiniMax-M2: the q and k RMSNorms span all heads of a token (not one head): under attention TP each GPU
   // holds some heads, so their variances are all-reduced over the TP group (ledger qk_norm_allreduce).
   bool qk_norm_all_heads = false;
-  bool attn_output_gate = false;  // Qwen3-Next / Qwen3.5: q_proj also yields a sigmoid gate per head dim
+  // An output gate, sigmoid(x W_g) times the attention output. GQA (Qwen3-Next / Qwen3.5): q_proj also yields
+  // a gate per head dim. MLA (Kimi's mla_use_output_gate): its own g_proj, hidden -> heads x v_head_dim.
+  bool attn_output_gate = false;
   // Per layer mixer, empty: every layer `attention`. Linear-attention layers hold no KV: their state is a
   // fixed-size slot per request (engine/model/linear_state.h), priced by their own ledger ops.
   std::vector<MixerKind> mixers;
   GdnShape gdn;
   Mamba2Shape mamba;
+  KdaShape kda;
   // Bytes of one element of the linear layers' recurrent (SSM / delta) state: SGLang keeps it in float32
   // unless the config's mamba_ssm_dtype says otherwise (python/sglang/srt/configs/mamba_utils.py
   // mamba2_state_dtype: env SGLANG_MAMBA_SSM_DTYPE, else the config's mamba_ssm_dtype, else float32).
@@ -140,6 +158,14 @@ struct ModelConfig {
   // the routed experts run in this width, between fc1_latent_proj (hidden -> latent) and fc2_latent_proj
   // (latent -> hidden); router and shared experts stay at hidden. 0: the experts run at hidden.
   int64_t moe_latent = 0;
+  // Kimi-K3's latent MoE (latent_moe_use_norm): an RMSNorm of the latent width on the routed experts' sum
+  // before routed_expert_up_proj (latent weights per MoE layer, counted with the norms).
+  bool moe_latent_norm = false;
+  // Kimi-K3's block attention residuals (attn_res_block_size, modeling_kimi.py _forward_attn_residual): each
+  // layer's attention and FFN inputs are softmax mixes, over its tokens' snapshots of the residual stream
+  // (one per attn_res_block layers, and the running sum), weighted by an RMSNorm and a hidden -> 1
+  // projection of each. 0: the plain residual. docs/layers.md "Kimi Linear and Kimi-K3".
+  int attn_res_block = 0;
   bool router_score_bias = true;  // DeepSeek/GLM: e_score_correction_bias per expert; Qwen3-MoE: none
   int64_t dense_intermediate = 0;
   int64_t vocab = 0;
@@ -173,7 +199,7 @@ struct ModelConfig {
   int64_t full_layer_head_dim() const { return full_head_dim > 0 ? full_head_dim : head_dim; }
   int full_layer_kv_heads() const { return full_kv_heads > 0 ? full_kv_heads : kv_heads; }
   bool full_layer_shape_differs() const { return full_head_dim > 0 || full_kv_heads > 0 || full_k_eq_v; }
-  int linear_layers() const;               // layers whose mixer is linear attention (GDN or Mamba-2)
+  int linear_layers() const;               // layers whose mixer is linear attention (GDN, Mamba-2 or KDA)
   int mixer_layers(MixerKind kind) const;  // layers of one mixer kind
   // Layers with attention and so paged KV: every layer but the linear ones and those without a mixer.
   int attention_layers() const { return layers - linear_layers() - mixer_layers(MixerKind::kNone); }
@@ -183,8 +209,11 @@ struct ModelConfig {
   bool linear_layer(int layer) const {
     if (layer < 0 || size_t(layer) >= mixers.size()) return false;
     const MixerKind k = mixers[size_t(layer)];
-    return k == MixerKind::kGatedDeltaNet || k == MixerKind::kMamba2;
+    return k == MixerKind::kGatedDeltaNet || k == MixerKind::kMamba2 || k == MixerKind::kKda;
   }
+  // Snapshots of the residual stream the attention residuals' mixes read per token over the whole forward
+  // (both mixes of every layer and the final one); 0 without attention residuals.
+  int64_t attn_res_reads() const;
   int window_layers() const;  // layers whose mixer is kSlidingWindow or kChunkedAttention
   bool window_layer(int layer) const {
     if (layer < 0 || size_t(layer) >= mixers.size()) return false;
@@ -217,7 +246,8 @@ struct ParamCounts {
   double shared_experts = 0;  // shared experts, and a latent MoE's fc1 / fc2 latent projections (latent_proj)
   double latent_proj = 0;     // of which the latent projections (held whole on every GPU: not TP-split)
   double router = 0;
-  double norms = 0;  // per-layer RMSNorm weights and the final norm
+  double norms = 0;  // per-layer RMSNorm weights and the final norm (and attention residuals' norms and
+                     // hidden -> 1 projections, a latent MoE's latent norm)
   double embed = 0;
   double lm_head = 0;     // 0 when tied to the embedding
   double mtp = 0;         // MTP layers (not part of total())
@@ -272,12 +302,12 @@ struct CheckpointFiles {
 // A Hugging Face config.json (model_type deepseek_v3, deepseek_v32, glm_moe_dsa, glm4_moe, gpt_oss, llama,
 // minimax_m2, mistral, mixtral, qwen2, qwen3, qwen3_moe, or another whose architectures class is one of
 // theirs; the Gated DeltaNet hybrids qwen3_next, qwen3_5_text, qwen3_5_moe_text; the window-layer families
-// gemma3_text, gemma4_text, llama4_text; the Mamba-2 hybrid nemotron_h), or a multimodal wrapper's
-// text_config (Kimi-K2.5, Qwen3.5, gemma3 / gemma4, llama4), with its weight formats (quantization_config,
-// or hf_quant_config.json beside it). Python's Infinity / NaN literals are read. Throws InputError naming the
-// file and the field on missing, mistyped or out-of-range fields, an unknown quant_method or format, a window
-// longer than the context, or a mechanism tokenline does not model (Gemma 4's num_kv_shared_layers and
-// per-layer inputs, kimi_linear, falcon_h1). docs/layers.md lists each family's rules.
+// gemma3_text, gemma4_text, llama4_text; the Mamba-2 hybrid nemotron_h; the KDA + MLA hybrid kimi_linear),
+// or a multimodal wrapper's text_config (Kimi-K2.5, Kimi-K3, Qwen3.5, gemma3 / gemma4, llama4), with its
+// weight formats (quantization_config, or hf_quant_config.json beside it). Python's Infinity / NaN literals
+// are read. Throws InputError naming the file and the field on missing, mistyped or out-of-range fields, an
+// unknown quant_method or format, a window longer than the context, or a mechanism tokenline does not model
+// (Gemma 4's num_kv_shared_layers and per-layer inputs, falcon_h1). docs/layers.md lists each family's rules.
 ModelConfig parse_hf_model(const CheckpointFiles& files);
 
 // A config.json read as far as tokenline describes it. unsupported: the one-line refusal of a family whose

@@ -19,6 +19,8 @@ std::string_view op_name(Op op) {
       return "dp_allgather";
     case Op::kRmsnorm:
       return "rmsnorm";
+    case Op::kAttnRes:
+      return "attn_res";
     case Op::kAProj:
       return "a_proj";
     case Op::kQkNormAllreduce:
@@ -45,6 +47,10 @@ std::string_view op_name(Op op) {
       return "mamba2_proj";
     case Op::kMamba2Scan:
       return "mamba2_scan";
+    case Op::kKdaProj:
+      return "kda_proj";
+    case Op::kKdaScan:
+      return "kda_scan";
     case Op::kAttnAllreduce:
       return "attn_allreduce";
     case Op::kReduceScatter:

@@ -58,6 +58,14 @@ void validate_parallel(const Parallel& p, const ModelConfig& cfg, const std::str
     throw InputError(where, "a TP size dividing the model's " + std::to_string(cfg.heads) + " heads",
                      "tp" + std::to_string(p.tp) + " in " + n);
   }
+  // KDA's heads split over TP as attention heads do (vLLM's kda_state_shape divides them; aiconfigurator's
+  // Kimi-K3 model refuses a TP size that does not divide them).
+  if (cfg.mixer_layers(MixerKind::kKda) > 0 && cfg.kda.heads % p.tp != 0) {
+    throw InputError(where,
+                     "a TP size dividing the model's " + std::to_string(cfg.kda.heads) +
+                         " KDA heads (linear_attn_config.num_heads)",
+                     "tp" + std::to_string(p.tp) + " in " + n);
+  }
   if (p.ep > 1 && !cfg.is_moe()) {
     throw InputError(where, "no expert parallelism for the dense model " + cfg.name, n);
   }

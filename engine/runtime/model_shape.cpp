@@ -65,6 +65,13 @@ void gqa_shape(const ModelConfig& c, const std::string& model, ModelShape& s) {
 ModelShape load_model_shape(const std::string& model) {
   const ModelConfig c = load_model(model);
   const bool mla = c.attention == AttentionKind::kMla;
+  if (c.mixer_layers(MixerKind::kKda) > 0)  // no CPU or CUDA kernel of KDA's conv and delta rule
+    throw InputError(
+        "--model " + model,
+        "an MLA model with a DSA indexer (glm_moe_dsa, deepseek_v32) or a GQA model (the real engine "
+        "has no kernel of Kimi Delta Attention, the kda_scan op of " +
+            std::to_string(c.mixer_layers(MixerKind::kKda)) + " layers; sim and ledger price it)",
+        "'" + c.hf_model_type + "'");
   if (c.attention == AttentionKind::kCompressed)  // no CPU or CUDA kernel of its compressed attention
     throw InputError(
         "--model " + model,

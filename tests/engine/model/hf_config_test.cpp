@@ -245,12 +245,13 @@ TEST_CASE("minimax_m2 loads as GQA with q/k norms, 256 routed experts and FP8 12
 TEST_CASE("Families that need a mechanism tokenline lacks are refused naming the field and mechanism",
           "[hf_config]") {
   const testing::TestDir dir("hf-refused");
-  // nemotron_h, llama4 and gemma3 are read now (families_test.cpp); Kimi Linear's KDA layers are not.
-  const std::string kimi = dir.file("kimi_linear.json");
-  std::ofstream(kimi) << R"({"model_type": "kimi_linear", "linear_attn_config": {"kda_layers": [1, 2, 3]},
-                             "time_step_limit": [0.0, Infinity]})";
-  CHECK_THROWS_WITH(load_hf_config(kimi), Catch::Contains("kimi_linear.json: linear_attn_config") &&
-                                              Catch::Contains("Kimi Delta Attention"));
+  // nemotron_h, llama4, gemma3 and kimi_linear are read now (families_test.cpp, families_kimi_test.cpp);
+  // Falcon-H1's attention and Mamba-2 side by side in one block are not.
+  const std::string falcon = dir.file("falcon_h1.json");
+  std::ofstream(falcon) << R"({"model_type": "falcon_h1", "mamba_d_ssm": 1024,
+                               "time_step_limit": [0.0, Infinity]})";
+  CHECK_THROWS_WITH(load_hf_config(falcon), Catch::Contains("falcon_h1.json: mamba_d_ssm") &&
+                                                Catch::Contains("attention and Mamba-2 side by side"));
 }
 
 TEST_CASE("Python's Infinity, -Infinity and NaN literals parse, but not in a field tokenline reads",

@@ -228,4 +228,12 @@ TEST_CASE("hybrid engine: the tiny hybrids' shapes and what the runner refuses f
   CHECK_THROWS_WITH(
       load_model_shape(std::string(TOKENLINE_SOURCE_DIR) + "/tests/engine/model/data/hf/deepseek-v4-flash"),
       Catch::Contains("compressed attention") && Catch::Contains("'deepseek_v4'"));
+  // Kimi Linear and Kimi-K3: sim and ledger price their KDA layers; the runner has no kernel of them.
+  for (const char* kimi : {"kimi-linear-48b-a3b", "kimi-k3"}) {
+    INFO(kimi);
+    CHECK_THROWS_WITH(
+        load_model_shape(std::string(TOKENLINE_SOURCE_DIR) + "/tests/engine/model/data/hf/" + kimi),
+        Catch::Contains("no kernel of Kimi Delta Attention") && Catch::Contains("kda_scan") &&
+            Catch::Contains("'kimi_linear'"));
+  }
 }
