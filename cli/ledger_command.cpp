@@ -239,6 +239,9 @@ void print_header(const LedgerArgs& a, const Setup& s) {
         (long long)m.full_layer_head_dim(), m.full_k_eq_v ? " (keys as values)" : "",
         (long long)cm.kv_bytes_token_layer, m.heads, (long long)m.head_dim, m.kv_heads, (long long)m.head_dim,
         (long long)cm.window_kv_bytes_token_layer);
+  if (m.attention == AttentionKind::kGqa && m.v_head_dim > 0)  // MiMo-V2-Flash: values narrower than keys
+    std::printf("values %lld wide under %lld-wide query-key heads\n", (long long)m.v_head_dim,
+                (long long)m.head_dim);
   if (m.moe_latent > 0)  // Nemotron 3 Super, Kimi-K3: docs/layers.md "Latent MoE"
     std::printf("moe: %d experts (top %d) in a %lld-wide latent, %s at hidden %lld\n", m.routed_experts,
                 m.experts_per_token, (long long)m.moe_latent,

@@ -395,10 +395,10 @@ void resolve_gemms(const ProfileTable& g, const CostModel& cm, ProfileCurves& pc
     if (m.attn_output_gate) pc.o_gate = gemm_curve(g, m.heads / tp * double(m.v_head_dim), h, attn);
   } else if (m.attention == AttentionKind::kGqa) {
     // (DeepSeek-V4's projections, kCompressed, stay on the roofline: its grouped wo_a has no table.)
-    const double kvh = std::max(1.0, m.kv_heads / tp);
+    const double kvh = std::max(1.0, m.kv_heads / tp), vd = double(m.gqa_value_dim(false));
     const double q_heads = m.heads / tp * (m.attn_output_gate ? 2 : 1);  // the gate rides on q_proj
-    pc.a_proj = gemm_curve(g, (q_heads + 2 * kvh) * double(m.head_dim), h, attn);
-    pc.o_proj = gemm_curve(g, h, m.heads / tp * double(m.head_dim), attn);
+    pc.a_proj = gemm_curve(g, (q_heads + kvh) * double(m.head_dim) + kvh * vd, h, attn);
+    pc.o_proj = gemm_curve(g, h, m.heads / tp * vd, attn);
   }
   if (m.mixer_layers(MixerKind::kGatedDeltaNet) > 0) {  // SGLang's Qwen3-Next layer: three GEMMs
     const GdnShape& d = m.gdn;
@@ -448,6 +448,7 @@ void resolve_gemms(const ProfileTable& g, const CostModel& cm, ProfileCurves& pc
 struct AttnShape {
   double heads = 0, kv_heads = 0, head_dim = 0;  // per GPU
   double mla_qk = 0, mla_v = 0;  // MLA prefill: per-head query-key and value widths (0: the model's)
+  double gqa_v = 0;              // GQA: the value width (0: head_dim; MiMo-V2-Flash's values are narrower)
 };
 
 // The per-head widths the MLA prefill rows were measured at: DeepSeek-V3's causal MHA, query-key 128 + 64
@@ -464,8 +465,9 @@ OpRoofline attn_roof(const CostModel& cm, const AttnShape& s, bool decode) {
   const double kv_bytes = double(cm.kv_bytes_token_layer) * (mla ? 1 : s.kv_heads / std::max(1, m.kv_heads));
   OpRoofline r;
   if (decode) {
-    const double per_key =
-        mla ? s.heads * 2 * double(2 * m.kv_lora_rank + m.qk_rope_head_dim) : s.heads * 4 * s.head_dim;
+    const double gqa_v = s.gqa_v > 0 ? s.gqa_v : s.head_dim;
+    const double per_key = mla ? s.heads * 2 * double(2 * m.kv_lora_rank + m.qk_rope_head_dim)
+                               : s.heads * 2 * (s.head_dim + gqa_v);
     r.cbx = per_key / f;
     r.mbx = kv_bytes / bw;
     return r;
@@ -473,7 +475,7 @@ OpRoofline attn_roof(const CostModel& cm, const AttnShape& s, bool decode) {
   const double qk = !mla           ? s.head_dim
                     : s.mla_qk > 0 ? s.mla_qk
                                    : double(m.qk_nope_head_dim + m.qk_rope_head_dim);
-  const double v = !mla ? s.head_dim : s.mla_v > 0 ? s.mla_v : double(m.v_head_dim);
+  const double v = !mla ? (s.gqa_v > 0 ? s.gqa_v : s.head_dim) : s.mla_v > 0 ? s.mla_v : double(m.v_head_dim);
   const double per_pair = s.heads * 2 * (qk + v);
   r.cbx = r.cbxx = per_pair / 2 / f;
   r.mbx = (s.heads * (qk + v) * 2 + s.kv_heads * (qk + v)) * kActBytes / bw;
@@ -484,7 +486,8 @@ AttnShape attn_shape(const CostModel& cm) {
   const ModelConfig& m = cm.model;
   const double tp = cm.parallel.tp;
   if (m.attention == AttentionKind::kMla) return {m.heads / tp, m.heads / tp, double(m.qk_nope_head_dim)};
-  return {m.heads / tp, std::max(1.0, m.kv_heads / tp), double(m.head_dim)};
+  return {
+      m.heads / tp, std::max(1.0, m.kv_heads / tp), double(m.head_dim), 0, 0, double(m.gqa_value_dim(false))};
 }
 
 OpGrid attention_grid(const OpProfile& p, const CostModel& cm, bool decode) {

@@ -332,14 +332,18 @@ void attention_block_ops(const CostModel& cm, const RankWork& w, Terms& out) {
   auto mean = [&](double full, double win) { return (La * full + Lw * win) / std::max(1, La + Lw); };
   // GQA's fused qkv; with an output gate (Qwen3-Next, Qwen3.5) q_proj yields a gate per query dim too.
   // Gemma 4's full layers whose keys double as values still run the V part: vLLM loads k_proj into the V
-  // slot of its qkv_proj (model_executor/models/gemma4.py).
-  auto gqa_a_out = [&](int64_t head_dim, int kv_heads) {
-    return double(m.heads * (m.attn_output_gate ? 2 : 1) + 2 * kv_heads) * double(head_dim);
+  // slot of its qkv_proj (model_executor/models/gemma4.py). Values of their own width (MiMo-V2-Flash):
+  // gqa_value_dim.
+  auto gqa_a_out = [&](int64_t head_dim, int kv_heads, int64_t value_dim) {
+    return double(m.heads * (m.attn_output_gate ? 2 : 1) + kv_heads) * double(head_dim) +
+           double(kv_heads) * double(value_dim);
   };
-  const double a_out = mla     ? double(m.q_lora_rank + m.kv_lora_rank + m.qk_rope_head_dim)
-                       : split ? mean(gqa_a_out(m.full_layer_head_dim(), m.full_layer_kv_heads()),
-                                      gqa_a_out(m.head_dim, m.kv_heads))
-                               : gqa_a_out(m.head_dim, m.kv_heads);
+  const double vd = double(m.gqa_value_dim(false)), full_vd = double(m.gqa_value_dim(true));
+  const double a_out =
+      mla     ? double(m.q_lora_rank + m.kv_lora_rank + m.qk_rope_head_dim)
+      : split ? mean(gqa_a_out(m.full_layer_head_dim(), m.full_layer_kv_heads(), m.gqa_value_dim(true)),
+                     gqa_a_out(m.head_dim, m.kv_heads, m.gqa_value_dim(false)))
+              : gqa_a_out(m.head_dim, m.kv_heads, m.gqa_value_dim(false));
   const double w_a = mla ? h * double(m.kv_lora_rank + m.qk_rope_head_dim) +
                                (m.q_lora_rank > 0 ? h * double(m.q_lora_rank) : 0)
                          : h * a_out;
@@ -367,15 +371,16 @@ void attention_block_ops(const CostModel& cm, const RankWork& w, Terms& out) {
                Rate::kGemm});
   }
   if (Lf > 0) indexer_ops(cm, w, out);
+  // GQA per (query, key) and head: QK over the key width, PV over the value width.
   const double attn_flops_per_key =
       mla ? double(m.heads) * 2 * double(2 * m.kv_lora_rank + m.qk_rope_head_dim)
-          : double(m.heads) * 4 * double(m.head_dim);
+          : double(m.heads) * 2 * (double(m.head_dim) + vd);
   const double attn_act = mla ? double(m.heads) * double(2 * m.kv_lora_rank + m.qk_rope_head_dim)
-                              : 2 * double(m.heads) * double(m.head_dim);
+                              : double(m.heads) * (double(m.head_dim) + vd);
   // The full layers' (Gemma 4: at their own head width), the window layers' at the model's.
   const double full_flops_per_key =
-      split ? double(m.heads) * 4 * double(m.full_layer_head_dim()) : attn_flops_per_key;
-  const double full_act = split ? 2 * double(m.heads) * double(m.full_layer_head_dim()) : attn_act;
+      split ? double(m.heads) * 2 * (double(m.full_layer_head_dim()) + full_vd) : attn_flops_per_key;
+  const double full_act = split ? double(m.heads) * (double(m.full_layer_head_dim()) + full_vd) : attn_act;
   // Full layers over the context, window layers over at most W keys (docs/layers.md); the same heads and
   // bytes per key. Sinks: per (query, head) one more logit in the softmax, and the heads' BF16 sink weights.
   const double sink_flops = m.attention_sinks ? T * double(m.heads) * kSinkFlopsPerHead : 0;
@@ -390,10 +395,9 @@ void attention_block_ops(const CostModel& cm, const RankWork& w, Terms& out) {
               {Lw, Lw * (w.win_attn_keys * attn_flops_per_key + sink_flops) / tp, Lw * sink_bytes / tp,
                Lw * w.win_kv_read_keys * double(cm.window_kv_bytes_token_layer) / tp, 0,
                Lw * T * attn_act * kActBytes / tp, Rate::kAttention});
-  const double attn_out =
-      mla     ? double(m.heads) * double(m.v_head_dim)
-      : split ? mean(double(m.heads) * double(m.full_layer_head_dim()), double(m.heads) * double(m.head_dim))
-              : double(m.heads) * double(m.head_dim);
+  const double attn_out = mla     ? double(m.heads) * double(m.v_head_dim)
+                          : split ? mean(double(m.heads) * full_vd, double(m.heads) * vd)
+                                  : double(m.heads) * vd;
   // MLA with an output gate (Kimi's mla_use_output_gate): g_proj (hidden -> heads x v_head_dim, split by
   // heads) and the sigmoid product, in o_proj's row.
   const double gate_out = mla && m.attn_output_gate ? attn_out : 0;

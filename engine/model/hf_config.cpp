@@ -543,6 +543,84 @@ void read_gemma4(const Reader& r, ModelConfig& c) {
   c.dense_layers = 0;
 }
 
+// MiMo (mimo; XiaomiMiMo/MiMo-7B-Base config.json, vLLM model_executor/models/mimo.py and mimo_mtp.py):
+// Qwen2's decoder and num_nextn_predict_layers MTP layers (each an input projection of the token's
+// embedding and the hidden state, 2 x hidden -> hidden, and a Qwen2 decoder layer: the MTP layer of
+// DeepSeek-V3's shape with a dense MLP). use_sliding_window false: every layer full.
+void read_mimo(const Reader& r, ModelConfig& c) {
+  refuse_unless(r, "use_sliding_window", false, "Qwen2's sliding-window layers");
+  read_llama(r, c);
+  c.mtp_layers = to_int(r.integer_or("num_nextn_predict_layers", 0), r, "num_nextn_predict_layers");
+}
+
+// A per-layer 0 / 1 list of num_hidden_layers entries (MiMo-V2-Flash's hybrid_layer_pattern, moe_layer_freq).
+std::vector<bool> layer_flags(const Reader& r, const char* field, int layers) {
+  auto it = r.raw().find(field);
+  if (it == r.raw().end() || it->is_null())
+    throw InputError(r.where(field), "a 0 or 1 per layer (" + std::to_string(layers) + ")", "no such field");
+  const json& v = *it;
+  if (!v.is_array() || v.size() != size_t(layers))
+    throw InputError(r.where(field), "a 0 or 1 per layer (" + std::to_string(layers) + ")",
+                     v.is_array() ? std::to_string(v.size()) + " entries" : v.dump());
+  std::vector<bool> flags;
+  for (size_t i = 0; i < v.size(); ++i) {
+    if (v[i] != 0 && v[i] != 1)
+      throw InputError(r.where(std::string(field) + "[" + std::to_string(i) + "]"), "0 or 1", v[i].dump());
+    flags.push_back(v[i] == 1);
+  }
+  return flags;
+}
+
+// MiMo-V2-Flash (mimo_v2_flash; XiaomiMiMo/MiMo-V2-Flash config.json; vLLM model_executor/models/
+// mimo_v2_flash.py): GQA whose query-key heads are head_dim wide (192) and values v_head_dim (128);
+// hybrid_layer_pattern[i] 1: a sliding-window layer of sliding_window tokens (128) with
+// swa_num_key_value_heads KV heads (8) and a learned sink logit per head (add_swa_attention_sink_bias), 0: a
+// full layer with num_key_value_heads (4); moe_layer_freq[i] 1: DeepSeek-V3's MoE (n_routed_experts of
+// moe_intermediate_size, top num_experts_per_tok, a sigmoid router with a score-correction bias,
+// n_shared_experts, null: none), 0: a dense MLP of intermediate_size. The window layers' shape is the
+// model's (kv_heads), the full layers' their own (full_kv_heads), as Gemma 4's. Sinks are counted and priced
+// on every attention layer (the full layers' 64 parameters and one exp per query head too many). Window
+// layers of other head counts or widths than the full ones (swa_num_attention_heads, swa_head_dim,
+// swa_v_head_dim) are refused naming the field.
+void read_mimo_v2_flash(const Reader& r, ModelConfig& c) {
+  read_llama(r, c);
+  c.v_head_dim = r.integer_or("v_head_dim", c.head_dim);
+  if (c.v_head_dim == c.head_dim) c.v_head_dim = 0;
+  for (const auto& [field, want] :
+       {std::pair{"swa_num_attention_heads", int64_t{c.heads}}, std::pair{"swa_head_dim", c.head_dim},
+        std::pair{"swa_v_head_dim", c.gqa_value_dim(false)}}) {
+    const int64_t got = r.integer_or(field, want);
+    if (got != want)
+      throw InputError(r.where(field),
+                       std::to_string(want) +
+                           " (window layers of another head count or width than the full "
+                           "ones are not modelled)",
+                       std::to_string(got));
+  }
+  const int full_kv = c.kv_heads;
+  c.kv_heads = to_int(r.integer_or("swa_num_key_value_heads", full_kv), r, "swa_num_key_value_heads");
+  c.full_kv_heads = full_kv != c.kv_heads ? full_kv : 0;
+  c.attention_sinks = r.boolean_or("add_swa_attention_sink_bias", false) ||
+                      r.boolean_or("add_full_attention_sink_bias", false);
+  const std::vector<bool> window = layer_flags(r, "hybrid_layer_pattern", c.layers);
+  c.window_tokens = r.integer("sliding_window");
+  c.mixers.assign(size_t(c.layers), MixerKind::kAttention);
+  for (size_t i = 0; i < window.size(); ++i)
+    if (window[i]) c.mixers[i] = MixerKind::kSlidingWindow;
+  c.routed_experts = to_int(r.integer("n_routed_experts"), r, "n_routed_experts");
+  c.experts_per_token = to_int(r.integer("num_experts_per_tok"), r, "num_experts_per_tok");
+  c.shared_experts = to_int(r.integer_or("n_shared_experts", 0), r, "n_shared_experts");
+  c.moe_intermediate = r.integer("moe_intermediate_size");
+  const std::vector<bool> moe = layer_flags(r, "moe_layer_freq", c.layers);
+  c.ffns.assign(size_t(c.layers), FfnKind::kDense);
+  c.dense_layers = 0;
+  for (size_t i = 0; i < moe.size(); ++i) {
+    if (moe[i]) c.ffns[i] = FfnKind::kMoe;
+    c.dense_layers += moe[i] ? 0 : 1;
+  }
+  c.mtp_layers = to_int(r.integer_or("num_nextn_predict_layers", 0), r, "num_nextn_predict_layers");
+}
+
 // Llama 4 (transformers models/llama4/configuration_llama4.py Llama4TextConfig, modeling_llama4.py): a layer
 // attends in chunks of attention_chunk_size (chunked_attention) where it uses RoPE, and over the whole
 // context where it does not (NoPE: no_rope_layers[i] == 0; without the list every no_rope_layer_interval-th
@@ -924,6 +1002,8 @@ constexpr Network kNetworks[] = {
     {"kimi_linear", "KimiLinearForCausalLM", read_kimi_linear, kKimiLinearNames},
     {"llama", "LlamaForCausalLM", read_llama, kDeepseekNames},
     {"llama4_text", "Llama4ForCausalLM", read_llama4, kLlama4Names},
+    {"mimo", "MiMoForCausalLM", read_mimo, kQwenNames},
+    {"mimo_v2_flash", "MiMoV2FlashForCausalLM", read_mimo_v2_flash, kDeepseekNames},
     {"minimax_m2", "MiniMaxM2ForCausalLM", read_minimax_m2, kMixtralNames},
     {"mistral", "MistralForCausalLM", read_llama, kDeepseekNames},
     {"mixtral", "MixtralForCausalLM", read_mixtral, kMixtralNames},
@@ -952,9 +1032,6 @@ constexpr Unsupported kUnsupported[] = {
     {"falcon_h1", "mamba_d_ssm", "attention and Mamba-2 side by side in one block"},
     // MiniMax-M3: block-sparse attention on most layers (sparse_attention_config).
     {"minimax_m3", "sparse_attention_config", "MiniMax-M3's block-sparse attention"},
-    // MiMo-V2-Flash: window layers with their own head counts and value width (swa_num_attention_heads,
-    // swa_v_head_dim), beside full layers of another shape.
-    {"mimo_v2_flash", "swa_num_attention_heads", "window layers of another head count than the full ones"},
     // Llama-3.3-Nemotron-Super-49B (DeciLM): each layer's attention and FFN width from a search
     // (block_configs).
     {"nemotron-nas", "block_configs", "layers of per-layer attention and FFN widths (DeciLM block_configs)"},

@@ -508,9 +508,10 @@ void attention_modules(const ModelConfig& c, const std::string& layer, std::stri
     const double hd = double(full_layer ? c.full_layer_head_dim() : c.head_dim);
     const int kv_heads = full_layer ? c.full_layer_kv_heads() : c.kv_heads;
     out.push_back({g, at + "q_proj", h * c.heads * hd * (c.attn_output_gate ? 2 : 1)});
+    const double vd = double(c.gqa_value_dim(full_layer));
     out.push_back({g, at + "k_proj", h * kv_heads * hd});
-    if (!(full_layer && c.full_k_eq_v)) out.push_back({g, at + "v_proj", h * kv_heads * hd});
-    out.push_back({g, at + "o_proj", double(c.heads) * hd * h});
+    if (!(full_layer && c.full_k_eq_v)) out.push_back({g, at + "v_proj", h * kv_heads * vd});
+    out.push_back({g, at + "o_proj", double(c.heads) * vd * h});
     return;
   }
   const double qk = double(c.qk_nope_head_dim + c.qk_rope_head_dim);

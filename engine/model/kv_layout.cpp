@@ -72,7 +72,7 @@ int64_t kv_bytes_per_token_layer(KvLayout layout, const ModelConfig& cfg, bool f
   if (cfg.attention == AttentionKind::kGqa) {
     const int64_t kv_heads = full_layer ? cfg.full_layer_kv_heads() : cfg.kv_heads;
     const int64_t head_dim = full_layer ? cfg.full_layer_head_dim() : cfg.head_dim;
-    const int64_t elems = 2 * kv_heads * head_dim;  // K and V
+    const int64_t elems = kv_heads * (head_dim + cfg.gqa_value_dim(full_layer));  // K and V
     switch (layout) {
       case KvLayout::kFp8E4m3:
         return elems;

@@ -58,8 +58,10 @@ double attention_params(const ModelConfig& c, bool full_layer = false) {
     const int kv_heads = full_layer ? c.full_layer_kv_heads() : c.kv_heads;
     const double qk_norm = c.qk_norm ? 2.0 * hd : 0.0;
     const double q = c.attn_output_gate ? 2.0 * h * c.heads * hd : h * c.heads * hd;
-    const double kv = full_layer && c.full_k_eq_v ? 1.0 : 2.0;  // k_proj only: its output is V too
-    return q + kv * h * kv_heads * hd + c.heads * hd * h + qk_norm;
+    const double vd = static_cast<double>(c.gqa_value_dim(full_layer));
+    const double v =
+        full_layer && c.full_k_eq_v ? 0.0 : h * kv_heads * vd;  // no v_proj: k_proj's output is V
+    return q + h * kv_heads * hd + v + c.heads * vd * h + qk_norm;
   }
   const double qk = static_cast<double>(c.qk_nope_head_dim + c.qk_rope_head_dim);
   const double q = c.q_lora_rank > 0
@@ -303,10 +305,11 @@ ParamCounts count_params(const ModelConfig& c) {
   if (c.moe_latent_norm) p.norms += double(c.moe_latent) * c.moe_layers();
   p.embed = double(c.vocab) * h;
   p.lm_head = c.tie_embeddings ? 0 : double(c.vocab) * h;
-  // MTP layer: enorm + hnorm, eh_proj (2h -> h), one MoE decoder layer, and its final norm.
+  // MTP layer: enorm + hnorm, eh_proj (2h -> h), one decoder layer (MoE; a dense model's: its dense MLP, as
+  // MiMo's and Qwen3.5-27B's MTP layers are), and its final norm.
   const double moe_layer = attention_params(c, true) + 2 * h + routed * c.routed_experts +
                            expert * c.shared_experts + c.latent_proj_params() + double(c.routed_experts) * h +
-                           score_bias;
+                           score_bias + (c.is_moe() ? 0 : c.mlp_params(c.dense_intermediate));
   p.mtp = c.mtp_layers * (2 * h + 2 * h * h + moe_layer + h);
   return p;
 }

@@ -109,6 +109,8 @@ struct ModelConfig {
   int64_t kv_lora_rank = 0;
   int64_t qk_nope_head_dim = 0;
   int64_t qk_rope_head_dim = 0;
+  // MLA: the value head width. GQA: the values' width where it differs from the keys' (MiMo-V2-Flash's 128
+  // under 192-wide query-key heads: v_head_dim, swa_v_head_dim), 0 where the values are as wide as the keys.
   int64_t v_head_dim = 0;
   // GQA
   int kv_heads = 0;
@@ -197,6 +199,10 @@ struct ModelConfig {
   double latent_proj_params() const { return moe_latent > 0 ? 2.0 * double(hidden) * double(moe_latent) : 0; }
   // The full-attention layers' head width and KV heads (Gemma 4's global layers), and whether they differ.
   int64_t full_layer_head_dim() const { return full_head_dim > 0 ? full_head_dim : head_dim; }
+  // GQA: a full (full_layer) or other attention layer's value width: v_head_dim where set, else its keys'.
+  int64_t gqa_value_dim(bool full_layer) const {
+    return v_head_dim > 0 ? v_head_dim : full_layer ? full_layer_head_dim() : head_dim;
+  }
   int full_layer_kv_heads() const { return full_kv_heads > 0 ? full_kv_heads : kv_heads; }
   bool full_layer_shape_differs() const { return full_head_dim > 0 || full_kv_heads > 0 || full_k_eq_v; }
   int linear_layers() const;               // layers whose mixer is linear attention (GDN, Mamba-2 or KDA)

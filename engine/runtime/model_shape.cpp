@@ -30,6 +30,12 @@ void gqa_shape(const ModelConfig& c, const std::string& model, ModelShape& s) {
   if (c.chunked_attention() || c.mixer_layers(MixerKind::kMamba2) > 0)
     refuse("full, sliding-window or Gated DeltaNet layers", "chunked attention or Mamba-2 layers");
   if (c.mtp_layers > 0) refuse("no MTP layer on a GQA model", std::to_string(c.mtp_layers) + " MTP layers");
+  // The CPU kernels run one head shape for every layer, values as wide as keys (kernels/params.h).
+  if (c.full_layer_shape_differs())
+    refuse("full layers of the window layers' head shape", "full layers of their own head width or KV heads");
+  if (c.gqa_value_dim(false) != c.head_dim)
+    refuse("values as wide as the keys (head_dim " + std::to_string(c.head_dim) + ")",
+           "v_head_dim " + std::to_string(c.gqa_value_dim(false)));
   if (c.kv_heads <= 0 || c.heads % c.kv_heads != 0)
     refuse("kv_heads dividing the heads", std::to_string(c.kv_heads) + " for " + std::to_string(c.heads));
   s.gqa = true;

@@ -244,7 +244,6 @@ TEST_CASE("2026 families whose layers tokenline does not model are refused namin
        "sparse_attention_config"},
       {{{"model_type", "minimax_m3_vl"}, {"text_config", {{"sparse_attention_config", json::object()}}}},
        "text_config.sparse_attention_config"},
-      {{{"model_type", "mimo_v2_flash"}, {"swa_num_attention_heads", 64}}, "swa_num_attention_heads"},
       {{{"model_type", "nemotron-nas"}, {"block_configs", json::array()}}, "block_configs"},
   };
   for (const auto& [config, field] : cases) {

@@ -236,4 +236,12 @@ TEST_CASE("hybrid engine: the tiny hybrids' shapes and what the runner refuses f
         Catch::Contains("no kernel of Kimi Delta Attention") && Catch::Contains("kda_scan") &&
             Catch::Contains("'kimi_linear'"));
   }
+  // MiMo-V2-Flash and Gemma 4: full layers of their own KV heads or head width (and MiMo's values narrower
+  // than its keys), which the runner's one GQA head shape does not hold.
+  for (const char* model : {"mimo-v2-flash", "gemma-4-26b-a4b"}) {
+    INFO(model);
+    CHECK_THROWS_WITH(
+        load_model_shape(std::string(TOKENLINE_SOURCE_DIR) + "/tests/engine/model/data/hf/" + model),
+        Catch::Contains("full layers of their own head width or KV heads"));
+  }
 }
