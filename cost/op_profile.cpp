@@ -80,6 +80,8 @@ TableSpec table_spec(ProfileTableKind kind) {
       return {"kernel,phase,k_heads,k_dim,v_heads,v_dim,conv,batch,tokens,latency_ms", 2};
     case ProfileTableKind::kDsv4:
       return {"module,phase,hidden,heads,prefix,batch,tokens,latency_ms", 2};
+    case ProfileTableKind::kKda:
+      return {"kernel,phase,heads,head_dim,conv,batch,tokens,latency_ms", 2};
     case ProfileTableKind::kCount:
       break;
   }
@@ -526,6 +528,8 @@ std::string_view profile_table_key(ProfileTableKind kind) {
       return "gdn";
     case ProfileTableKind::kDsv4:
       return "dsv4";
+    case ProfileTableKind::kKda:
+      return "kda";
     case ProfileTableKind::kCount:
       break;
   }

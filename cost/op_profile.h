@@ -41,6 +41,10 @@ enum class ProfileTableKind : uint8_t {
   // length) at one GPU's heads, and its hyper-connection mixes (mhc_pre / mhc_post, phase any, heads =
   // hc_mult, batch 1, by tokens)
   kDsv4,
+  // kernel,phase,heads,head_dim,conv,batch,tokens,latency_ms: Kimi Delta Attention's kernels at one GPU's
+  // heads (kernel conv / scan, or fused: conv, recurrence and gated norm in one decode kernel; tokens as
+  // kGdn's)
+  kKda,
   kCount,
 };
 inline constexpr int kProfileTableKinds = static_cast<int>(ProfileTableKind::kCount);

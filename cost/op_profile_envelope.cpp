@@ -39,6 +39,8 @@ std::vector<int> envelope_work_columns(ProfileTableKind kind) {
       return {5, 6};
     case ProfileTableKind::kDsv4:  // hidden,heads,prefix,batch,tokens
       return {2, 3, 4};
+    case ProfileTableKind::kKda:  // heads,head_dim,conv,batch,tokens
+      return {3, 4};
     case ProfileTableKind::kCount:
       break;
   }

@@ -245,6 +245,27 @@ void price_gdn_scan(const CostModel& cm, const ProfileWork& w, std::array<Term, 
   if (s > 0) set_profile(terms[size_t(Op::kGdnScan)], Lg * s);
 }
 
+// The KDA scan from the kda table, per layer, as the GDN scan: decode at the kernels' batch, prefill at the
+// rank's sequences and mean new tokens each; each phase the sum of the kernels it runs. Left on the roofline
+// where the table has no rows of the model's shard (a phase the step needs unresolved).
+void price_kda_scan(const CostModel& cm, const ProfileWork& w, std::array<Term, kOpCount>& terms) {
+  const ProfileCurves& pc = profile_curves(cm);
+  const int Lk = cm.model.mixer_layers(MixerKind::kKda);
+  if (Lk == 0) return;
+  double s = 0;
+  if (w.decode_seqs > 0) {
+    if (pc.kda_decode.empty()) return;
+    const double b = kernel_decode_seqs(w);
+    for (const OpCurve& c : pc.kda_decode) s += c.at(b);
+  }
+  if (w.prefill_seqs > 0) {
+    if (pc.kda_prefill.empty()) return;
+    const double x = w.prefill_tokens / w.prefill_seqs;
+    for (const OpGrid& g : pc.kda_prefill) s += g.at(w.prefill_seqs, x);
+  }
+  if (s > 0) set_profile(terms[size_t(Op::kKdaScan)], Lk * s);
+}
+
 // The DSA block rows that price a step's whole attention block: `full` for the layers scoring their own
 // top-k, `skip` for those reusing the previous full layer's (null for a model without such layers). Both null
 // unless the step is a pure decode batch of one query token per sequence (an MTP verify keeps the parts) or a
@@ -504,6 +525,7 @@ void price_rank_from_profile(const CostModel& cm, const ProfileWork& w, std::arr
   price_attention(cm, w, terms);
   price_mhc(cm, w, terms);
   price_gdn_scan(cm, w, terms);
+  price_kda_scan(cm, w, terms);
   price_collectives(pc, w.graph, terms);
   if (!w.graph) eager_floor(pc, terms);
 }

@@ -82,6 +82,12 @@ struct ProfileCurves final : TimeSource {
   // own kernel; decode by sequences, prefill by (sequences, new tokens each). Empty: roofline.
   OpCurve gdn_conv_decode, gdn_scan_decode;
   OpGrid gdn_conv_prefill, gdn_scan_prefill;
+  // The KDA scan (the kda table, where it measured the model's shard): the kernels a phase runs, summed -
+  // decode the fused kernel alone where the shard has one, else conv + recurrence; prefill the q / k / v
+  // convs
+  // + the chunked scan. Empty: roofline.
+  std::vector<OpCurve> kda_decode;
+  std::vector<OpGrid> kda_prefill;
   OpCurve moe;  // fused MoE layer by the tokens entering it (all attention ranks together)
   // The shared expert fused into the MoE kernel as expert topk + 1 (shared_experts_fusion, where SGLang
   // fuses it): 0 when it runs as its own GEMMs, else (topk + 1) / topk, the kernel's rows per token over

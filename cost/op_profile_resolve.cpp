@@ -756,6 +756,57 @@ void resolve_gdn(const OpProfile& p, const CostModel& cm, ProfileCurves& pc) {
   pc.gdn_scan_prefill = gdn_prefill_grid(t, cm, "scan", want, roof.scan_prefill, &GdnRoofs::scan_prefill);
 }
 
+// ---- Kimi Delta Attention: the convs and the recurrence from the kda table (build-profile build_kda) ----
+
+// The KDA kernels' rooflines at one GPU's shard: GDN's (gdn_roofs) with key and value heads alike - q, k and
+// v through their convs (3 x P channels), a heads x head_dim x head_dim state, the 64-token chunked scan -
+// the work step_cost.cpp's linear_mixer_ops counts for both kinds (the per-channel decay is no more bytes or
+// FLOPs to first order). Edges only: the rows are read at the model's own shard, so no point is scaled.
+GdnRoofs kda_roofs(const CostModel& cm, double heads, double head_dim, double conv) {
+  return gdn_roofs(cm, GdnKey{heads, head_dim, heads, head_dim, conv}, double(cm.model.ssm_state_bytes));
+}
+
+OpRoofline roof_sum(const OpRoofline& a, const OpRoofline& b) {
+  return {a.c0 + b.c0, a.cb + b.cb, a.cx + b.cx, a.cbx + b.cbx, a.cbxx + b.cbxx,
+          a.m0 + b.m0, a.mb + b.mb, a.mx + b.mx, a.mbx + b.mbx, a.mbxx + b.mbxx};
+}
+
+// KDA rows need the model's own shard: the kernels differ between shards (SGLang runs its fused decode kernel
+// on the 12-head one only), so no other shard's rows stand in for it. A model whose shard is not measured
+// (Kimi-Linear-48B: 32 heads at TP1, aiconfigurator timed Kimi-K3's 96 / 48 / 24 / 12) keeps the roofline.
+// Decode: the fused kernel's rows where the shard has them, else the conv update's and the recurrence's (both
+// needed); prefill: the q / k / v convs' and the chunked scan's. docs/layers.md "Kimi Linear and Kimi-K3".
+void resolve_kda(const OpProfile& p, const CostModel& cm, ProfileCurves& pc) {
+  const ProfileTable& t = p.table(ProfileTableKind::kKda);
+  const ModelConfig& m = cm.model;
+  if (t.empty() || m.mixer_layers(MixerKind::kKda) == 0 || m.kda.heads % cm.parallel.tp != 0) return;
+  const double heads = double(m.kda.heads / cm.parallel.tp), dim = double(m.kda.head_dim);
+  const double conv = double(m.kda.conv_kernel);
+  auto keep = [&](std::string_view kernel, std::string_view phase) {
+    return [&t, kernel, phase, heads, dim, conv](size_t i) {
+      return t.text_at(i, 0) == kernel && t.text_at(i, 1) == phase && t.at(i, 0) == heads &&
+             t.at(i, 1) == dim && t.at(i, 2) == conv;
+    };
+  };
+  const GdnRoofs r = kda_roofs(cm, heads, dim, conv);
+  auto decode = [&](std::string_view kernel, const OpRoofline& roof) {
+    std::vector<std::pair<double, double>> pts;
+    const auto kept = keep(kernel, "decode");
+    for (size_t i = 0; i < t.rows(); ++i)
+      if (kept(i)) pts.emplace_back(t.at(i, 3), t.at(i, 5) * kMsToS);
+    return pts.empty() ? OpCurve{} : make_curve(std::move(pts), 1, roof, roof);
+  };
+  if (OpCurve fused = decode("fused", roof_sum(r.conv_decode, r.scan_decode)); !fused.empty()) {
+    pc.kda_decode = {std::move(fused)};
+  } else {
+    OpCurve c = decode("conv", r.conv_decode), s = decode("scan", r.scan_decode);
+    if (!c.empty() && !s.empty()) pc.kda_decode = {std::move(c), std::move(s)};
+  }
+  OpGrid c = make_grid(t, keep("conv", "prefill"), 3, 4, 5, r.conv_prefill, r.conv_prefill);
+  OpGrid s = make_grid(t, keep("scan", "prefill"), 3, 4, 5, r.scan_prefill, r.scan_prefill);
+  if (!c.empty() && !s.empty()) pc.kda_prefill = {std::move(c), std::move(s)};
+}
+
 // ---- DeepSeek-V4: the attention module of a CSA or HCA layer and the hyper-connection mixes (dsv4 table)
 // ----
 
@@ -992,6 +1043,7 @@ std::shared_ptr<const ProfileCurves> resolve_profile(const OpProfile& p, const C
     resolve_dsa(p, cm, *pc);
   }
   resolve_gdn(p, cm, *pc);
+  resolve_kda(p, cm, *pc);
   resolve_dsv4(p, cm, *pc);
   resolve_collectives(p, cm, *pc);
   resolve_own_ops(p, cm, *pc);

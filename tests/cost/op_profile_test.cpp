@@ -233,7 +233,7 @@ TEST_CASE("tables_from prices a profile from another profile's tables on the sam
       CHECK_FALSE(own.empty());
       if (kind == ProfileTableKind::kGemm || kind == ProfileTableKind::kMlaBmm ||
           kind == ProfileTableKind::kMlaModuleDecode || kind == ProfileTableKind::kDsa ||
-          kind == ProfileTableKind::kGdn) {
+          kind == ProfileTableKind::kGdn || kind == ProfileTableKind::kKda) {
         CHECK(own.file == other.file);  // tables_from h200-sglang
         CHECK(own.numbers == other.numbers);
       } else {
