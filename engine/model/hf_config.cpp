@@ -131,15 +131,20 @@ void read_deepseek_moe(const Reader& r, ModelConfig& c) {
   c.mtp_layers = to_int(r.integer_or("num_nextn_predict_layers", 0), r, "num_nextn_predict_layers");
 }
 
-void read_mla(const Reader& r, ModelConfig& c) {
+// MLA's shape (DeepSeek-V3's field names, also Kimi Linear's), BF16 KV by default.
+void read_mla_shape(const Reader& r, ModelConfig& c) {
   c.attention = AttentionKind::kMla;
   c.q_lora_rank = r.integer_or("q_lora_rank", 0);
   c.kv_lora_rank = r.integer("kv_lora_rank");
   c.qk_nope_head_dim = r.integer("qk_nope_head_dim");
   c.qk_rope_head_dim = r.integer("qk_rope_head_dim");
   c.v_head_dim = r.integer("v_head_dim");
-  read_deepseek_moe(r, c);
   c.default_kv_layout = KvLayout::kBf16;
+}
+
+void read_mla(const Reader& r, ModelConfig& c) {
+  read_mla_shape(r, c);
+  read_deepseek_moe(r, c);
 }
 
 // DeepSeek-V4 (deepseek_v4, DeepseekV4ForCausalLM: deepseek-ai/DeepSeek-V4-Flash and -Pro): per layer
@@ -856,13 +861,7 @@ void read_kda_layers(const Reader& r, const json& lac, ModelConfig& c) {
 // moe_layer_freq other than 1, a hidden_act other than silu and situ (SiTU, Kimi-K3's: a gated activation
 // of the same three matrices), KDA key heads or widths apart from the value ones.
 void read_kimi_linear(const Reader& r, ModelConfig& c) {
-  c.attention = AttentionKind::kMla;
-  c.q_lora_rank = r.integer_or("q_lora_rank", 0);
-  c.kv_lora_rank = r.integer("kv_lora_rank");
-  c.qk_nope_head_dim = r.integer("qk_nope_head_dim");
-  c.qk_rope_head_dim = r.integer("qk_rope_head_dim");
-  c.v_head_dim = r.integer("v_head_dim");
-  c.default_kv_layout = KvLayout::kBf16;
+  read_mla_shape(r, c);
   r.boolean_or("mla_use_nope", false);  // read for its type: with or without RoPE the same shapes
   c.attn_output_gate = r.boolean_or("mla_use_output_gate", false);
   // num_experts null: a dense model, intermediate_size on every layer (KimiDecoderLayer's KimiMLP).
