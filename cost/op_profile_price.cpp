@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <span>
 #include <tuple>
 
 #include "cost/op_profile_pricing.h"
@@ -102,15 +103,23 @@ double kernel_decode_seqs(const ProfileWork& w) {
 // heads, dim] into _run_decode_kernel; FlashMLA likewise folds seqlen_q into the query heads), not once per
 // token. Rows of another KV dtype: the block at the shortest context plus the attention table's rise from
 // there to the batch's context in the model's dtype.
+// A decode module's rows at `tokens` query tokens of the step's decode sequences (verify_module_s: MTP's
+// verify pass as described above; DeepSeek-V4's modules are read the same way).
+double verify_module_s(const OpGrid& g, const ProfileWork& w, double tokens) {
+  const double seqs = kernel_decode_seqs(w);
+  if (tokens <= seqs) return g.at(tokens, w.decode_context);
+  const double x0 = g.rows.front().xs.front();
+  return g.at(tokens, x0) + std::max(0.0, g.at(seqs, w.decode_context) - g.at(seqs, x0));
+}
+
 double mla_module_s(const ProfileCurves& pc, const ProfileWork& w) {
   const OpGrid& g = pc.mla_module_decode;
-  const double x0 = g.rows.front().xs.front();
-  if (pc.mla_module_other_kv)
+  if (pc.mla_module_other_kv) {
+    const double x0 = g.rows.front().xs.front();
     return g.at(w.tokens, x0) + std::max(0.0, pc.attn_decode.at(w.decode_seqs, w.decode_context) -
                                                   pc.attn_decode.at(w.decode_seqs, x0));
-  const double seqs = kernel_decode_seqs(w);
-  if (w.tokens <= seqs) return g.at(w.tokens, w.decode_context);
-  return g.at(w.tokens, x0) + std::max(0.0, g.at(seqs, w.decode_context) - g.at(seqs, x0));
+  }
+  return verify_module_s(g, w, w.tokens);
 }
 
 // The fused MLA decode module covers a_proj .. o_proj. Its time is shared among those ops in proportion
@@ -303,6 +312,17 @@ bool attn_module_prices(const CostModel& cm, const ProfileWork& w) {
   return cm.model.attention == AttentionKind::kMla && w.prefill_seqs == 0 && !pc.mla_module_decode.empty();
 }
 
+// A measured block's time over the ops it covers, in proportion to their roofline times (each row still shows
+// where the block's time would go).
+void spread_block(double block_s, std::span<const Op> ops, std::array<Term, kOpCount>& terms) {
+  double roof_s = 0;
+  for (Op op : ops) roof_s += terms[size_t(op)].time_s;
+  for (Op op : ops) {
+    Term& t = terms[size_t(op)];
+    set_profile(t, block_s * (roof_s > 0 ? t.time_s / roof_s : 1.0 / double(ops.size())));
+  }
+}
+
 // The DSA block's time over its ops (the indexer's and top-k's beside the MLA module's), in proportion to
 // their roofline times: decode at the sequences the kernels run and their context, prefill at the sequences
 // and their new tokens each; the full layers from their rows, the others from the skip rows.
@@ -318,23 +338,14 @@ void price_dsa_block(const DsaBlockGrids& g, const ProfileWork& w, const ModelCo
   const int shared = m.indexer_shared_layers();
   const double block_s =
       (m.attention_layers() - shared) * at(*g.full) + (shared > 0 ? shared * at(*g.skip) : 0);
-  double roof_s = 0;
-  for (Op op : kDsaBlockOps) roof_s += terms[size_t(op)].time_s;
-  for (Op op : kDsaBlockOps) {
-    Term& t = terms[size_t(op)];
-    set_profile(t, block_s * (roof_s > 0 ? t.time_s / roof_s : 1.0 / std::size(kDsaBlockOps)));
-  }
+  spread_block(block_s, kDsaBlockOps, terms);
 }
 
-// One DeepSeek-V4 module's decode part. The rows hold one query token per sequence; a step verifying several
-// tokens a sequence (MTP) takes the module at its tokens and the shortest measured KV, plus the rise with the
-// KV of its sequences alone, as mla_module_s does (the verify pass reads a sequence's entries once).
+// One DeepSeek-V4 module's decode part: its rows hold one query token per sequence, read as the MLA
+// module's (verify_module_s: a step verifying several tokens a sequence reads a sequence's entries once) at
+// the decode sequences' tokens (a mixed batch's prefill tokens are the prefill part's).
 double dsv4_decode_s(const Dsv4Module& d, const ProfileWork& w) {
-  const double seqs = kernel_decode_seqs(w);
-  const double tokens = w.prefill_seqs > 0 ? w.decode_tokens : w.tokens;
-  if (tokens <= seqs) return d.decode.at(seqs, w.decode_context);
-  const double x0 = d.decode.rows.front().xs.front();
-  return d.decode.at(tokens, x0) + std::max(0.0, d.decode.at(seqs, w.decode_context) - d.decode.at(seqs, x0));
+  return verify_module_s(d.decode, w, w.prefill_seqs > 0 ? w.decode_tokens : w.tokens);
 }
 
 // One DeepSeek-V4 module's prefill part: the step's prefill sequences at their mean new tokens and mean
@@ -361,12 +372,7 @@ void price_dsv4_block(const ProfileCurves& pc, const ProfileWork& w, const Model
     block_s += csa * dsv4_decode_s(pc.dsv4_csa, w) + other * dsv4_decode_s(pc.dsv4_hca, w);
   if (w.prefill_seqs > 0)
     block_s += csa * dsv4_prefill_s(pc.dsv4_csa, w) + other * dsv4_prefill_s(pc.dsv4_hca, w);
-  double roof_s = 0;
-  for (Op op : kDsv4BlockOps) roof_s += terms[size_t(op)].time_s;
-  for (Op op : kDsv4BlockOps) {
-    Term& t = terms[size_t(op)];
-    set_profile(t, block_s * (roof_s > 0 ? t.time_s / roof_s : 1.0 / std::size(kDsv4BlockOps)));
-  }
+  spread_block(block_s, kDsv4BlockOps, terms);
 }
 
 // The attention of the block: the MLA module's whole block where it prices it, else DSA's parts or the

@@ -612,10 +612,7 @@ void read_mimo_v2_flash(const Reader& r, ModelConfig& c) {
   c.mixers.assign(size_t(c.layers), MixerKind::kAttention);
   for (size_t i = 0; i < window.size(); ++i)
     if (window[i]) c.mixers[i] = MixerKind::kSlidingWindow;
-  c.routed_experts = to_int(r.integer("n_routed_experts"), r, "n_routed_experts");
-  c.experts_per_token = to_int(r.integer("num_experts_per_tok"), r, "num_experts_per_tok");
-  c.shared_experts = to_int(r.integer_or("n_shared_experts", 0), r, "n_shared_experts");
-  c.moe_intermediate = r.integer("moe_intermediate_size");
+  read_deepseek_moe(r, c);  // its dense layers where moe_layer_freq says, not first_k_dense_replace
   const std::vector<bool> moe = layer_flags(r, "moe_layer_freq", c.layers);
   c.ffns.assign(size_t(c.layers), FfnKind::kDense);
   c.dense_layers = 0;
@@ -623,7 +620,6 @@ void read_mimo_v2_flash(const Reader& r, ModelConfig& c) {
     if (moe[i]) c.ffns[i] = FfnKind::kMoe;
     c.dense_layers += moe[i] ? 0 : 1;
   }
-  c.mtp_layers = to_int(r.integer_or("num_nextn_predict_layers", 0), r, "num_nextn_predict_layers");
 }
 
 // Llama 4 (transformers models/llama4/configuration_llama4.py Llama4TextConfig, modeling_llama4.py): a layer
