@@ -183,14 +183,16 @@ std::vector<int64_t> batch_limit_contexts(const CostModel& cm, int64_t context) 
 // (op_name: sparse_mla).
 std::string ledger_op_name(Op op, const ModelConfig& m) {
   if (op != Op::kSparseMla || m.has_indexer()) return std::string(op_name(op));
+  if (m.has_block_sparse()) return "block_sparse_attention";  // MiniMax-M3: its dense layers' too
   if (m.attention == AttentionKind::kCompressed) return "compressed_attention";  // DeepSeek-V4's CSA / HCA
   return m.attention == AttentionKind::kMla ? "mla_attention" : "full_attention";
 }
 
 void print_header(const LedgerArgs& a, const Setup& s) {
   const CostModel& cm = s.cm;
-  const std::string indexer =
-      cm.model.has_indexer() ? " + indexer " + std::to_string(cm.indexer_bytes_token_layer) + " B" : "";
+  const std::string indexer = cm.model.indexer_cache_layers() > 0
+                                  ? " + indexer " + std::to_string(cm.indexer_bytes_token_layer) + " B"
+                                  : "";
   std::printf("tokenline ledger %s | %s | %d x %s | %s | kv %s: %lld B%s per token-layer\n", a.phase.c_str(),
               cm.model.name.c_str(), cm.parallel.gpus(), cm.hardware.name.c_str(), cm.parallel.name().c_str(),
               std::string(kv_layout_name(cm.kv_layout)).c_str(), (long long)cm.kv_bytes_token_layer,
@@ -226,6 +228,13 @@ void print_header(const LedgerArgs& a, const Setup& s) {
         c.layers_of(4), (long long)c.index_topk, c.layers_of(128), c.layers_of(0),
         (long long)cm.model.window_tokens, cm.compressed_kv_bytes_token,
         (long long)cm.window_kv_bytes_token_layer);
+  } else if (cm.block_sparse_layers > 0) {  // docs/layers.md "MiniMax-M3"
+    const BlockSparseShape& b = cm.model.block_sparse;
+    std::printf(
+        "attention %d full + %d block-sparse (top %lld blocks of %lld tokens; indexer %d heads x %lld over a "
+        "BF16 index key per token)\n",
+        cm.full_attention_layers - cm.block_sparse_layers, cm.block_sparse_layers, (long long)b.topk_blocks,
+        (long long)b.block_tokens, b.index_heads, (long long)b.index_dim);
   } else if (cm.window_layers > 0)  // docs/layers.md: the window_attention row's layers
     std::printf("attention %d full + %d %s of %lld tokens%s\n", cm.full_attention_layers, cm.window_layers,
                 cm.chunked_window ? "chunked" : "sliding-window", (long long)cm.model.window_tokens,
@@ -273,7 +282,7 @@ std::string source_cell(const Term& t, bool profiled) {
 }
 
 void print_ops(const StepCost& c, bool profiled, const ModelConfig& m) {
-  const bool indexer = m.has_indexer();
+  const bool indexer = m.indexer_cache_layers() > 0;
   std::printf("\nOperators (busiest attention rank: FLOPs and bytes of the rank, time of one of its GPUs)\n");
   std::printf("%-20s %6s %7s %12s %10s %10s %9s%s %10s%s\n", "op", "layers", "calls", "GFLOP", "HBM GB",
               "weight GB", "KV GB", indexer ? "  index GB" : "", "time ms", profiled ? " source  " : "");
@@ -530,7 +539,7 @@ void emit_step(const LedgerArgs& a, const Setup& s, const StepCost& c, Json* ext
     print_ops(c, profiled, s.cm.model);
     print_collectives(c, s.cm);
     print_ledgers(c, rank_tokens, a.phase == "decode" ? 1e3 : 1, a.phase == "decode" ? "ms" : "s", profiled,
-                  s.cm.model.has_indexer());
+                  s.cm.model.indexer_cache_layers() > 0);
     print_memory(s.cm, a.phase == "decode" ? s.context + 1 : s.context + a.prefix);
     return;
   }
@@ -557,7 +566,7 @@ void run_prefill(const LedgerArgs& a, const Setup& s) {
   StepCost sum;
   for (const ChunkCost& c : chunks) add_into(sum, c.cost);
   if (!a.json) {
-    print_chunks(chunks, s.cm.model.has_indexer());
+    print_chunks(chunks, s.cm.model.indexer_cache_layers() > 0);
     std::printf("\nTTFT (sum of chunk steps): %.3f s\n", sum.total_s);
     emit_step(a, s, sum, nullptr);
     return;
@@ -582,7 +591,7 @@ void run_pd(const LedgerArgs& a, const Setup& s) {
   if (!a.json) {
     std::printf("\n%-10s %16s %10s\n", "cache", "bytes", "GB");
     std::printf("%-10s %16.0f %10.3f\n", "kv", t.kv_bytes, t.kv_bytes / 1e9);
-    if (s.cm.model.has_indexer())
+    if (s.cm.model.indexer_cache_layers() > 0)
       std::printf("%-10s %16.0f %10.3f\n", "indexer", t.indexer_bytes, t.indexer_bytes / 1e9);
     std::printf("%-10s %16.0f %10.3f\n", "total", t.total_bytes(), t.total_bytes() / 1e9);
     std::printf("\n%-10s %12s\n%-10s %12.4f\n%-10s %12.4f\n", "link", "time s", "nvlink",

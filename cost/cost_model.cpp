@@ -88,6 +88,7 @@ CostModel make_cost_model(const ModelConfig& model, const Parallel& parallel, Kv
   cm.full_attention_layers = model.full_attention_layers();
   cm.window_layers = model.window_tokens > 0 ? model.window_layers() : 0;
   cm.chunked_window = model.chunked_attention();
+  cm.block_sparse_layers = model.has_block_sparse() ? model.mixer_layers(MixerKind::kBlockSparse) : 0;
   if (model.attention == AttentionKind::kCompressed) {  // docs/layers.md "DeepSeek-V4"
     const CompressedAttention& a = model.compressed;
     cm.full_attention_layers = 0;
@@ -148,7 +149,7 @@ PdTransfer pd_transfer(const CostModel& cm, int64_t context) {
                   double(std::min(context, cm.model.window_tokens));
   if (cm.model.linear_layers() > 0)  // a hybrid also hands over each linear layer's state (whole, at tp 1)
     t.kv_bytes += double(linear_state_bytes_per_request(cm.model, 1));
-  t.indexer_bytes = double(cm.indexer_bytes_token_layer) * cm.model.indexer_full_layers * double(context);
+  t.indexer_bytes = double(cm.indexer_bytes_token_layer) * cm.model.indexer_cache_layers() * double(context);
   return t;
 }
 

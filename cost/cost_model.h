@@ -81,7 +81,10 @@ struct CostModel {
   // Attention layers by kind (ModelConfig::mixers, counted once here: step_cost asks every step).
   int full_attention_layers = 0;  // over the whole context: the layers whose KV grows with it (memory.h)
   int window_layers = 0;          // over at most model.window_tokens keys (sliding or chunked)
-  bool chunked_window = false;    // the window layers are chunked (Llama 4), not sliding
+  // Of the full_attention_layers, those whose attention reads only their selected blocks (MiniMax-M3's
+  // kBlockSparse, at most model.block_sparse.topk_tokens() keys a query); their KV is the whole context's.
+  int block_sparse_layers = 0;
+  bool chunked_window = false;  // the window layers are chunked (Llama 4), not sliding
   // Per weight group (WeightGroup's order): bytes per parameter with scales, and the GEMM rate (FLOP/s,
   // efficiency applied) of its format on this hardware. Equal across groups for a preset.
   std::array<double, kWeightGroupCount> group_bytes_per_param{};

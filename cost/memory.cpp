@@ -80,23 +80,30 @@ KvShare kv_share_per_gpu(const CostModel& cm, KvPlacement placement) {
   return {1, 1};
 }
 
+KvShare indexer_share_per_gpu(const CostModel& cm, KvPlacement placement) {
+  // MiniMax-M3's index key is one shared head that every GPU of the rank holds whole (vLLM
+  // MiniMaxM3QKVParallelLinearWithIndexer replicates index_k); DSA's indexer cache follows the main KV.
+  if (cm.model.has_block_sparse() && placement == KvPlacement::kPerTpRank) return {1, 1};
+  return kv_share_per_gpu(cm, placement);
+}
+
 KvTokenBytes kv_bytes_per_token_per_gpu(const CostModel& cm, KvPlacement placement) {
   const ModelConfig& m = cm.model;
-  const KvShare s = kv_share_per_gpu(cm, placement);
+  const KvShare s = kv_share_per_gpu(cm, placement), si = indexer_share_per_gpu(cm, placement);
   const double main = cm.context_kv_bytes_token();
-  const double indexer = double(cm.indexer_bytes_token_layer) * (m.has_indexer() ? m.indexer_full_layers : 0);
+  const double indexer = double(cm.indexer_bytes_token_layer) * m.indexer_cache_layers();
   const double window = double(cm.window_kv_bytes_token_layer) * cm.window_layers;
-  return {main * double(s.num) / double(s.den), indexer * double(s.num) / double(s.den),
+  return {main * double(s.num) / double(s.den), indexer * double(si.num) / double(si.den),
           window * double(s.num) / double(s.den)};
 }
 
 KvPageBytes kv_page_bytes(const CostModel& cm, KvPlacement placement, int64_t page_tokens) {
   const ModelConfig& m = cm.model;
-  const KvShare s = kv_share_per_gpu(cm, placement);
-  const int64_t indexer_layers = m.has_indexer() ? m.indexer_full_layers : 0;
+  const KvShare s = kv_share_per_gpu(cm, placement), si = indexer_share_per_gpu(cm, placement);
+  const int64_t indexer_layers = m.indexer_cache_layers();
   const int64_t compressed = std::llround(cm.compressed_kv_bytes_token * double(page_tokens));
   return {(cm.kv_bytes_token_layer * cm.full_attention_layers * page_tokens + compressed) * s.num / s.den,
-          cm.indexer_bytes_token_layer * indexer_layers * page_tokens * s.num / s.den,
+          cm.indexer_bytes_token_layer * indexer_layers * page_tokens * si.num / si.den,
           cm.window_kv_bytes_token_layer * cm.window_layers * page_tokens * s.num / s.den};
 }
 
@@ -152,9 +159,14 @@ KvCapacity kv_capacity(const CostModel& cm, const EngineBehavior& behavior, int6
   k.weights_fit = k.usable_hbm_bytes > k.weight_bytes + k.activation_reserve_bytes;
   // Summed before the share is taken, so the seed's figure stays bit-identical: (KV + indexer) / tp.
   const KvShare share = kv_share_per_gpu(cm, behavior.kv_placement);
-  const double token_bytes = cm.context_kv_bytes_token() + double(cm.indexer_bytes_token_layer) *
-                                                               (m.has_indexer() ? m.indexer_full_layers : 0);
-  k.bytes_per_token = token_bytes * double(share.num) / double(share.den);
+  const double indexer_bytes = double(cm.indexer_bytes_token_layer) * m.indexer_cache_layers();
+  if (m.has_block_sparse()) {  // the index keys replicated, the KV heads shared (indexer_share_per_gpu)
+    const KvShare si = indexer_share_per_gpu(cm, behavior.kv_placement);
+    k.bytes_per_token = cm.context_kv_bytes_token() * double(share.num) / double(share.den) +
+                        indexer_bytes * double(si.num) / double(si.den);
+  } else {
+    k.bytes_per_token = (cm.context_kv_bytes_token() + indexer_bytes) * double(share.num) / double(share.den);
+  }
   // Every GPU of a rank holds its share of each of the rank's tokens, so one GPU's free bytes bound them.
   if (cm.window_layers > 0) {
     k.window_bytes_per_token =

@@ -28,6 +28,9 @@ struct KvShare {
   int64_t den = 1;
 };
 KvShare kv_share_per_gpu(const CostModel& cm, KvPlacement placement);
+// The indexer side cache's share: the KV's, but 1 / 1 for MiniMax-M3's index keys under kPerTpRank (one
+// shared head every GPU holds whole).
+KvShare indexer_share_per_gpu(const CostModel& cm, KvPlacement placement);
 
 // Bytes of one token's KV on one GPU: main KV of the full-attention layers, the DSA indexer cache, and the
 // window layers' KV (held for at most window_tokens tokens of a request; 0 without window layers).

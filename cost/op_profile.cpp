@@ -82,6 +82,8 @@ TableSpec table_spec(ProfileTableKind kind) {
       return {"module,phase,hidden,heads,prefix,batch,tokens,latency_ms", 2};
     case ProfileTableKind::kKda:
       return {"kernel,phase,heads,head_dim,conv,batch,tokens,latency_ms", 2};
+    case ProfileTableKind::kMsa:
+      return {"module,phase,hidden,heads,prefix,batch,tokens,latency_ms", 2};
     case ProfileTableKind::kCount:
       break;
   }
@@ -530,6 +532,8 @@ std::string_view profile_table_key(ProfileTableKind kind) {
       return "dsv4";
     case ProfileTableKind::kKda:
       return "kda";
+    case ProfileTableKind::kMsa:
+      return "msa";
     case ProfileTableKind::kCount:
       break;
   }

@@ -45,6 +45,10 @@ enum class ProfileTableKind : uint8_t {
   // heads (kernel conv / scan, or fused: conv, recurrence and gated norm in one decode kernel; tokens as
   // kGdn's)
   kKda,
+  // module,phase,hidden,heads,prefix,batch,tokens,latency_ms: MiniMax-M3's whole block-sparse attention block
+  // of one layer (module msa_bf16 / msa_fp8 by KV dtype; prefill by cached prefix, sequences, new tokens
+  // each; decode by sequences, KV length) at one GPU's heads
+  kMsa,
   kCount,
 };
 inline constexpr int kProfileTableKinds = static_cast<int>(ProfileTableKind::kCount);

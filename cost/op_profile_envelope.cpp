@@ -38,6 +38,7 @@ std::vector<int> envelope_work_columns(ProfileTableKind kind) {
     case ProfileTableKind::kGdn:  // k_heads,k_dim,v_heads,v_dim,conv,batch,tokens
       return {5, 6};
     case ProfileTableKind::kDsv4:  // hidden,heads,prefix,batch,tokens
+    case ProfileTableKind::kMsa:
       return {2, 3, 4};
     case ProfileTableKind::kKda:  // heads,head_dim,conv,batch,tokens
       return {3, 4};

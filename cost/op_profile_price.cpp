@@ -89,6 +89,17 @@ ProfileWork window_view(const ProfileWork& w, int64_t window) {
   return v;
 }
 
+// A block-sparse layer's attention (MiniMax-M3) as the GQA grids see it: each query over its top-k blocks'
+// keys, asked at min(ctx, K) like a window of K (docs/layers.md "MiniMax-M3").
+ProfileWork block_sparse_view(const ProfileWork& w, int64_t topk_tokens) {
+  ProfileWork v = w;
+  v.decode_context = w.bs_decode_context;
+  if (w.prefill_seqs > 0)
+    v.prefill_tokens = w.prefill_seqs * std::min(w.prefill_tokens / w.prefill_seqs, double(topk_tokens));
+  v.prefill_keys = w.bs_prefill_keys;
+  return v;
+}
+
 // The decode sequences the kernels run: the CUDA-graph bucket when the step is replayed (profile_work pads
 // the token counts to it), else the sequences themselves.
 double kernel_decode_seqs(const ProfileWork& w) {
@@ -309,6 +320,7 @@ bool attn_module_prices(const CostModel& cm, const ProfileWork& w) {
   const ProfileCurves& pc = profile_curves(cm);
   if (cm.model.attention == AttentionKind::kCompressed) return !pc.dsv4_csa.empty();
   if (cm.model.has_indexer()) return dsa_block_grids(cm, w).full != nullptr;
+  if (cm.model.has_block_sparse()) return !pc.msa.empty();
   return cm.model.attention == AttentionKind::kMla && w.prefill_seqs == 0 && !pc.mla_module_decode.empty();
 }
 
@@ -375,6 +387,30 @@ void price_dsv4_block(const ProfileCurves& pc, const ProfileWork& w, const Model
   spread_block(block_s, kDsv4BlockOps, terms);
 }
 
+// MiniMax-M3's attention block from the msa rows (docs/layers.md "MiniMax-M3"): every block-sparse layer's
+// whole block (projections, indexer, sparse attention) as measured, the dense layers' attention from the GQA
+// grids (else their share of the roofline row) and their projections and KV writes at their roofline share;
+// spread over the block's ops in proportion to their roofline times. A mixed batch takes both parts.
+constexpr Op kMsaBlockOps[] = {Op::kAProj,      Op::kNormRopeKvWrite, Op::kIndexerScore,
+                               Op::kTopkSelect, Op::kSparseMla,       Op::kOProj};
+
+void price_msa_block(const CostModel& cm, const ProfileWork& w, std::array<Term, kOpCount>& terms) {
+  const ProfileCurves& pc = profile_curves(cm);
+  const int L = cm.model.attention_layers(), La = cm.full_attention_layers, Ls = cm.block_sparse_layers;
+  const int Ld = La - Ls;
+  double block_s = 0;
+  if (w.decode_seqs > 0) block_s += Ls * dsv4_decode_s(pc.msa, w);
+  if (w.prefill_seqs > 0) block_s += Ls * dsv4_prefill_s(pc.msa, w);
+  if (Ld > 0) {
+    double attn_s = 0;
+    const double proj_s = terms[size_t(Op::kAProj)].time_s + terms[size_t(Op::kNormRopeKvWrite)].time_s +
+                          terms[size_t(Op::kOProj)].time_s;
+    block_s += proj_s * Ld / L;
+    block_s += attention_s(pc, w, attn_s) ? Ld * attn_s : terms[size_t(Op::kSparseMla)].time_s * Ld / La;
+  }
+  spread_block(block_s, kMsaBlockOps, terms);
+}
+
 // The attention of the block: the MLA module's whole block where it prices it, else DSA's parts or the
 // attention grid (the projections priced apart, by tokens).
 void price_attention(const CostModel& cm, const ProfileWork& w, std::array<Term, kOpCount>& terms) {
@@ -391,6 +427,10 @@ void price_attention(const CostModel& cm, const ProfileWork& w, std::array<Term,
       price_dsa(cm, w, terms);
     return;
   }
+  if (m.has_block_sparse() && !pc.msa.empty()) {
+    price_msa_block(cm, w, terms);
+    return;
+  }
   if (attn_module_prices(cm, w)) {
     price_mla_module(pc, w, m.attention_layers(), terms);
     return;
@@ -400,8 +440,12 @@ void price_attention(const CostModel& cm, const ProfileWork& w, std::array<Term,
   // Gemma 4's full layers (512-wide heads, their own KV heads) match no table row: their attention stays
   // on the roofline; the window layers are looked up at the model's head width (docs/layers.md).
   const bool full_shape_apart = m.attention == AttentionKind::kGqa && m.full_layer_shape_differs();
-  if (La > 0 && !full_shape_apart && attention_s(pc, w, attn_s))
-    set_profile(terms[size_t(Op::kSparseMla)], La * attn_s);
+  // MiniMax-M3: Ls of the La full layers block-sparse, each over its selected blocks.
+  const int Ls = cm.block_sparse_layers;
+  double sparse_s = 0;
+  if (La > 0 && !full_shape_apart && attention_s(pc, w, attn_s) &&
+      (Ls == 0 || attention_s(pc, block_sparse_view(w, m.block_sparse.topk_tokens()), sparse_s)))
+    set_profile(terms[size_t(Op::kSparseMla)], (La - Ls) * attn_s + Ls * sparse_s);
   if (Lw > 0 && attention_s(pc, window_view(w, m.window_tokens), attn_s))
     set_profile(terms[size_t(Op::kWindowAttn)], Lw * attn_s);
 }
@@ -563,6 +607,8 @@ ProfileWork profile_work(const ProfileCurves& pc, const RankWork& w) {
   p.prefill_max_keys = double(w.max_prefill_keys);
   p.win_decode_context = w.decode_seqs > 0 ? w.win_decode_keys / w.decode_seqs : 0;
   p.win_prefill_keys = w.win_prefill_pairs;
+  p.bs_decode_context = w.decode_seqs > 0 ? w.bs_decode_keys / w.decode_seqs : 0;
+  p.bs_prefill_keys = w.bs_prefill_pairs;
   const int64_t max_bs = pc.cuda_graph_max_bs;
   p.graph = w.prefill_seqs == 0 && w.decode_seqs > 0 && int64_t(w.decode_seqs) <= max_bs;
   if (p.graph) {

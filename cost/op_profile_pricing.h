@@ -121,6 +121,10 @@ struct ProfileCurves final : TimeSource {
   // priced as an HCA one, as aiconfigurator's model does), and the two hyper-connection mixes of a layer by
   // tokens. Empty where the profile has no dsv4 rows of the model's shape.
   Dsv4Module dsv4_csa, dsv4_hca;
+  // MiniMax-M3's block-sparse attention block of one layer (msa table), read as a DeepSeek-V4 module: decode
+  // by (sequences, KV length), prefill by (sequences, new tokens, cached prefix). Empty without rows of the
+  // model's shape.
+  Dsv4Module msa;
   OpCurve mhc_pre, mhc_post;
   // collectives by message bytes: CUDA-graph path and eager path, per ledger op (empty: roofline)
   std::array<OpCurve, kOpCount> comm_graph, comm_eager;
@@ -196,6 +200,9 @@ struct ProfileWork {
   // Window layers (RankWork's win_*): what decode_context and prefill_keys are over at most W keys.
   double win_decode_context = 0;
   double win_prefill_keys = 0;
+  // MiniMax-M3's block-sparse layers (RankWork's bs_*): the same over at most the top-k blocks' keys.
+  double bs_decode_context = 0;
+  double bs_prefill_keys = 0;
   bool graph = false;  // replayed from a CUDA graph (pure decode within the largest bucket)
   // Own profiles under DP: the other attention groups' work over this one's, each capped at 1, mean over
   // them (own_peer_load): 0 while they idle, 1 when as busy as this one; < 0: not known, taken as 1.

@@ -72,7 +72,8 @@ Rates rates_of(const CostModel& cm) {
 // its block kernel, but both multiply FP8 by FP8 over the same bytes); NVFP4 "nvfp4" (SGLang's
 // flashinfer/cutedsl and vLLM's trtllm FP4 MoE, the FP4 GEMMs), with BF16 activations (ModelOpt W4A16_NVFP4)
 // "w4a16_nvfp4" (no shipped table has them: the BF16 rows at NVFP4 bytes); MXFP4 "w4a16_mxfp4" (gpt-oss
-// experts: vLLM's mxfp4 MoE, SGLang's triton MoE on Hopper); INT4 and INT8 weight-only "int4_wo" / "int8_wo"
+// experts: vLLM's mxfp4 MoE, SGLang's triton MoE on Hopper); MXFP8 the block-FP8 rows (no collection times
+// it: E4M3 x E4M3 with a scale per 32 values along K); INT4 and INT8 weight-only "int4_wo" / "int8_wo"
 // (Marlin). An FP8 format with BF16 activations (w8a16) has no rows of its own.
 std::vector<std::string_view> own_rows(const WeightFormat& f) {
   switch (f.kind) {
@@ -92,6 +93,8 @@ std::vector<std::string_view> own_rows(const WeightFormat& f) {
       return {"nvfp4"};
     case WeightFormatKind::kMxfp4:
       return {"w4a16_mxfp4"};
+    case WeightFormatKind::kMxfp8:  // no MXFP8 rows: the block-scaled FP8 ones, the same bytes nearly
+      return {"fp8_block", "fp8"};
     case WeightFormatKind::kInt4:
       if (!f.weight_only) return {};
       return {"int4_wo"};
@@ -855,15 +858,15 @@ Dsv4Roofs dsv4_roofs(const CostModel& cm, int ratio) {
   return r;
 }
 
-// One module's rows of the model's hidden size and heads per GPU: decode as one grid, prefill one grid per
-// measured prefix. Empty when the table has no rows of that shape.
-Dsv4Module dsv4_module(const ProfileTable& t, const CostModel& cm, std::string_view module) {
+// One module's rows of the model's hidden size and heads per GPU (DeepSeek-V4's, MiniMax-M3's): decode as one
+// grid, prefill one grid per measured prefix. Empty when the table has no rows of that shape.
+Dsv4Module module_rows(const ProfileTable& t, const CostModel& cm, std::string_view module,
+                       const Dsv4Roofs& roof) {
   const double hidden = double(cm.model.hidden), heads = double(cm.model.heads) / cm.parallel.tp;
   auto shape = [&](size_t i, std::string_view phase) {
     return t.text_at(i, 0) == module && t.text_at(i, 1) == phase && t.at(i, 0) == hidden &&
            t.at(i, 1) == heads;
   };
-  const Dsv4Roofs roof = dsv4_roofs(cm, module == "csa" ? 4 : 128);
   Dsv4Module d;
   d.roof = roof.prefix;
   d.decode = make_grid(
@@ -892,6 +895,10 @@ Dsv4Module dsv4_module(const ProfileTable& t, const CostModel& cm, std::string_v
   }
   if (d.decode.empty() || d.prefill.empty()) return {};
   return d;
+}
+
+Dsv4Module dsv4_module(const ProfileTable& t, const CostModel& cm, std::string_view module) {
+  return module_rows(t, cm, module, dsv4_roofs(cm, module == "csa" ? 4 : 128));
 }
 
 // The hyper-connection pre or post mixes of one layer (both sites) by tokens, at the model's hidden size and
@@ -931,6 +938,60 @@ void resolve_dsv4(const OpProfile& p, const CostModel& cm, ProfileCurves& pc) {
   // Both kinds or neither: a model whose layers are of both kinds is priced whole from the rows or not at
   // all.
   if (pc.dsv4_csa.empty() || pc.dsv4_hca.empty()) pc.dsv4_csa = pc.dsv4_hca = {};
+}
+
+// ---- MiniMax-M3: the block-sparse attention block of a sparse layer (msa table) ----
+
+// The roofline of one sparse layer's block at one GPU's heads (what the rows time: scripts/build-profile
+// build_msa), for the tables' edges only: the fused q / k / v / index_q / index_k projection and o_proj; the
+// top-k blocks' keys; the indexer's scores over every cached index key (half the pairs of a prefill's own
+// tokens: causal).
+Dsv4Roofs msa_roofs(const CostModel& cm) {
+  const ModelConfig& m = cm.model;
+  const BlockSparseShape& b = m.block_sparse;
+  const double h = double(m.hidden), hd = double(m.head_dim), tp = cm.parallel.tp,
+               heads = double(m.heads) / tp;
+  const double kv_heads = std::max(1.0, std::ceil(double(m.kv_heads) / tp));
+  const double ih = std::max(1.0, std::ceil(double(b.index_heads) / tp)), id = double(b.index_dim);
+  const double weights = h * (heads * hd + 2 * kv_heads * hd + ih * id + id) + heads * hd * h;
+  const double kv = double(cm.kv_bytes_token_layer) * kv_heads / double(m.kv_heads);  // this GPU's heads
+  const double per_key = heads * 4 * hd / cm.attention_flops, keys = double(b.topk_tokens());
+  const double index_key = double(cm.indexer_bytes_token_layer);
+  Dsv4Roofs r;
+  r.decode.m0 = weights * cm.weight_bytes_per_param / cm.hbm_bw;
+  r.decode.mb = keys * kv / cm.hbm_bw;
+  r.decode.cb = 2 * weights / cm.gemm_flops + keys * per_key;
+  r.decode.mbx = index_key / cm.hbm_bw;
+  r.decode.cbx = 2 * ih * id / cm.attention_flops;
+  r.prefill.m0 = r.decode.m0;
+  r.prefill.mbx = (h + heads * hd) * 2 * kActBytes / cm.hbm_bw;
+  r.prefill.cbx = 2 * weights / cm.gemm_flops + keys * per_key;
+  r.prefill.cbxx = ih * id / cm.attention_flops;
+  r.prefix = {r.prefill.cbx, 2 * r.prefill.cbxx, r.prefill.m0, r.prefill.mbx, r.decode.mbx};
+  return r;
+}
+
+// MiniMax-M3's rows where the profile measured the model's shape (docs/layers.md "MiniMax-M3"):
+// msa_<gemm>_<kv>, the GEMM format of its attention weights (bf16; fp8 for FP8 and MXFP8 projections: the
+// block-FP8 rows) and the run's KV dtype, else the other KV dtype's rows (the sparse layers read 2,048 keys a
+// query at most); a format without rows (NVFP4, INT4, FP8 under SGLang, which timed BF16 GEMMs only) keeps
+// the parts.
+void resolve_msa(const OpProfile& p, const CostModel& cm, ProfileCurves& pc) {
+  const ProfileTable& t = p.table(ProfileTableKind::kMsa);
+  const ModelConfig& m = cm.model;
+  if (t.empty() || !m.has_block_sparse() || m.attention != AttentionKind::kGqa) return;
+  const WeightFormat f = group_format(m, WeightGroup::kAttention).first;
+  std::string_view gemm;
+  if (f.kind == WeightFormatKind::kBf16) gemm = "bf16";
+  if (!f.weight_only && (f.kind == WeightFormatKind::kFp8Block || f.kind == WeightFormatKind::kFp8PerTensor ||
+                         f.kind == WeightFormatKind::kFp8PerChannel || f.kind == WeightFormatKind::kMxfp8))
+    gemm = "fp8";
+  if (gemm.empty()) return;
+  const bool fp8_kv = cm.kv_layout == KvLayout::kFp8E4m3;
+  const Dsv4Roofs roof = msa_roofs(cm);
+  const std::string prefix = "msa_" + std::string(gemm) + "_";
+  pc.msa = module_rows(t, cm, prefix + (fp8_kv ? "fp8" : "bf16"), roof);
+  if (pc.msa.empty()) pc.msa = module_rows(t, cm, prefix + (fp8_kv ? "bf16" : "fp8"), roof);
 }
 
 void resolve_collectives(const OpProfile& p, const CostModel& cm, ProfileCurves& pc) {
@@ -1045,6 +1106,7 @@ std::shared_ptr<const ProfileCurves> resolve_profile(const OpProfile& p, const C
   resolve_gdn(p, cm, *pc);
   resolve_kda(p, cm, *pc);
   resolve_dsv4(p, cm, *pc);
+  resolve_msa(p, cm, *pc);
   resolve_collectives(p, cm, *pc);
   resolve_own_ops(p, cm, *pc);
   resolve_step_cpu(p, *pc);

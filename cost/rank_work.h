@@ -44,6 +44,16 @@ struct RankWork {
   double csa_idx_read_keys = 0;
   double hca_attn_keys = 0;
   double hca_kv_read_keys = 0;
+  // MiniMax-M3's block-sparse layers (ModelConfig::block_sparse), per layer: the keys each token attends to
+  // (at most the top-k blocks' tokens) and reads (its own blocks: no tile shares them), the indexer's
+  // (query, key) pairs (only where the context exceeds the top-k: below it every block is taken), its index
+  // keys read (once per query tile), and the decode sequences' attended keys (as win_decode_keys).
+  double bs_attn_keys = 0;
+  double bs_kv_read_keys = 0;
+  double bs_idx_pairs = 0;
+  double bs_idx_read_keys = 0;
+  double bs_decode_keys = 0;
+  double bs_prefill_pairs = 0;
   // Step-wide, over every attention-DP rank (step_cost fills them; 0: this rank's own tokens): what an
   // engine that gathers every rank's hidden states around the MLP moves (SGLang's DP gather).
   double dp_max_tokens = 0;  // most tokens on one rank

@@ -114,6 +114,24 @@ void window_work(const CostModel& cm, int64_t c, int64_t n, int64_t q, bool pref
   }
 }
 
+// MiniMax-M3's block-sparse layers' sums of one sequence's n tokens after c (docs/layers.md "MiniMax-M3"):
+// each query attends to at most K = topk_tokens keys, the blocks it selected (read per query: a tile's
+// queries select blocks of their own); the indexer scores every cached key of a query whose context exceeds
+// K (vLLM's MiniMaxM3Indexer takes every block below that) and reads the index keys once per query tile.
+void block_sparse_work(const CostModel& cm, int64_t c, int64_t n, int64_t q, bool prefill, RankWork& w) {
+  const int64_t K = cm.model.block_sparse.topk_tokens();
+  const double keys = capped_keys(c, n, K);
+  w.bs_attn_keys += keys;
+  w.bs_kv_read_keys += keys;
+  const int64_t below = std::clamp<int64_t>(K - c, 0, n);  // queries whose context is within K
+  w.bs_idx_pairs += causal_keys(double(c), double(n)) - causal_keys(double(c), double(below));
+  if (c + n > K) w.bs_idx_read_keys += n == 1 ? double(c + 1) : tiled_keys(c, n, q);
+  if (prefill)
+    w.bs_prefill_pairs += keys;
+  else
+    w.bs_decode_keys += double(std::min(c + n, K));
+}
+
 }  // namespace
 
 RankWork summarize(const CostModel& cm, std::span<const SeqWork> seqs) {
@@ -121,11 +139,12 @@ RankWork summarize(const CostModel& cm, std::span<const SeqWork> seqs) {
   const ModelConfig& m = cm.model;
   const int64_t q = cm.options.indexer_q_tile_tokens;
   const int64_t topk = m.has_indexer() ? m.indexer_topk : m.max_context_tokens;
-  const bool windows = cm.window_layers > 0;
+  const bool windows = cm.window_layers > 0, block_sparse = cm.block_sparse_layers > 0;
   for (const SeqWork& s : seqs) {
     if (s.new_tokens <= 0) continue;
     const int64_t n = s.new_tokens, c = s.context_tokens;
     if (windows) window_work(cm, c, n, q, s.prefill, w);
+    if (block_sparse) block_sparse_work(cm, c, n, q, s.prefill, w);
     if (m.attention == AttentionKind::kCompressed) compressed_work(cm, c, n, q, w);
     if (n == 1 && !s.prefill) {           // a plain decode, most of a run's work: the sums below at n = 1
       const double keys = double(c + 1);  // causal_keys(c, 1) and tiled_keys(c, 1, q)
@@ -247,6 +266,7 @@ Term& at(Terms& t, Op op) {
 }
 
 void indexer_ops(const CostModel& cm, const RankWork& w, Terms& out);
+void block_sparse_indexer_ops(const CostModel& cm, const RankWork& w, Terms& out);
 
 // DeepSeek-V4's block of every layer (docs/layers.md "DeepSeek-V4"): norms and the hyper-connection mixes;
 // wq_a and wkv (a_proj); wq_b (q_b_proj); the compressors' GEMMs and the KV writes of the window and the
@@ -324,6 +344,7 @@ void attention_block_ops(const CostModel& cm, const RankWork& w, Terms& out) {
   // Norms before every block's mixer and FFN (two per layer; one per Nemotron-H block); the attention ops on
   // the attention layers only (linear ones: linear_mixer_ops).
   const int Ln = m.block_norms(), L = m.attention_layers(), Lf = m.has_indexer() ? m.indexer_full_layers : 0;
+  const int Ls = cm.block_sparse_layers;  // MiniMax-M3's block-sparse layers, among the full ones
   const bool mla = m.attention == AttentionKind::kMla;
   // Gemma 4: full layers of their own head width and KV heads; the per-layer figures below are then the
   // means over the attention layers, and attention and KV reads are priced per kind.
@@ -354,13 +375,21 @@ void attention_block_ops(const CostModel& cm, const RankWork& w, Terms& out) {
             {1, 0, T * h * cm.bpp(WeightGroup::kEmbed), 0, 0, T * h * kActBytes, Rate::kVector});
   finish_op(cm, at(out, Op::kRmsnorm),
             {Ln, Ln * T * h * kNormFlopsPerElem, 0, 0, 0, Ln * T * 3 * h * kActBytes, Rate::kVector});
-  finish_op(
-      cm, at(out, Op::kAProj),
-      {L, L * 2 * T * w_a / tp, L * w_a * bpp / tp, 0, 0, L * T * (h + a_out / tp) * kActBytes, Rate::kGemm});
+  // MiniMax-M3's block-sparse layers project index_q (sharded like the KV heads: at least one head a GPU)
+  // and the one index_k (replicated) in the same fused GEMM (vLLM MiniMaxM3QKVParallelLinearWithIndexer),
+  // and write each token's index key on every GPU.
+  const double idx_out =
+      Ls > 0 ? std::ceil(double(m.block_sparse.index_heads) / tp) * double(m.block_sparse.index_dim) +
+                   double(m.block_sparse.index_dim)
+             : 0;
+  finish_op(cm, at(out, Op::kAProj),
+            {L, L * 2 * T * w_a / tp + Ls * 2 * T * h * idx_out, L * w_a * bpp / tp + Ls * h * idx_out * bpp,
+             0, 0, L * T * (h + a_out / tp) * kActBytes + Ls * T * idx_out * kActBytes, Rate::kGemm});
+  const double idx_write = Ls > 0 ? Ls * T * double(cm.indexer_bytes_token_layer)
+                                  : Lf * T * double(cm.indexer_bytes_token_layer) / tp;
   finish_op(cm, at(out, Op::kNormRopeKvWrite),
-            {L, L * T * a_out * kRopeFlopsPerElem / tp, 0, L * T * kv_write / tp,
-             Lf * T * double(cm.indexer_bytes_token_layer) / tp, L * T * a_out * 2 * kActBytes / tp,
-             Rate::kVector});
+            {L, L * T * a_out * kRopeFlopsPerElem / tp, 0, L * T * kv_write / tp, idx_write,
+             L * T * a_out * 2 * kActBytes / tp, Rate::kVector});
   if (mla) {
     const double q_in = double(m.q_lora_rank > 0 ? m.q_lora_rank : m.hidden);
     const double w_qb = q_in * m.heads * double(m.qk_nope_head_dim + m.qk_rope_head_dim) +
@@ -371,6 +400,7 @@ void attention_block_ops(const CostModel& cm, const RankWork& w, Terms& out) {
                Rate::kGemm});
   }
   if (Lf > 0) indexer_ops(cm, w, out);
+  if (Ls > 0) block_sparse_indexer_ops(cm, w, out);
   // GQA per (query, key) and head: QK over the key width, PV over the value width.
   const double attn_flops_per_key =
       mla ? double(m.heads) * 2 * double(2 * m.kv_lora_rank + m.qk_rope_head_dim)
@@ -385,10 +415,14 @@ void attention_block_ops(const CostModel& cm, const RankWork& w, Terms& out) {
   // bytes per key. Sinks: per (query, head) one more logit in the softmax, and the heads' BF16 sink weights.
   const double sink_flops = m.attention_sinks ? T * double(m.heads) * kSinkFlopsPerHead : 0;
   const double sink_bytes = m.attention_sinks ? double(m.heads) * kSinkBytes : 0;
+  // The full layers' attention: the dense ones over the context, the block-sparse ones (Ls of La) over their
+  // selected blocks.
+  const int Ld = La - Ls;
   if (La > 0)
     finish_op(cm, at(out, Op::kSparseMla),
-              {La, La * w.attn_keys * full_flops_per_key / tp + La * sink_flops / tp, La * sink_bytes / tp,
-               La * w.kv_read_keys * double(cm.kv_bytes_token_layer) / tp, 0,
+              {La, (Ld * w.attn_keys + Ls * w.bs_attn_keys) * full_flops_per_key / tp + La * sink_flops / tp,
+               La * sink_bytes / tp,
+               (Ld * w.kv_read_keys + Ls * w.bs_kv_read_keys) * double(cm.kv_bytes_token_layer) / tp, 0,
                La * T * full_act * kActBytes / tp, Rate::kAttention});
   if (Lw > 0)
     finish_op(cm, at(out, Op::kWindowAttn),
@@ -541,6 +575,22 @@ void indexer_ops(const CostModel& cm, const RankWork& w, Terms& out) {
              Lf * T * (q_in + ihd) * kActBytes / tp, Rate::kIndexer});
   finish_op(cm, at(out, Op::kTopkSelect),
             {Lf, Lf * w.idx_pairs / tp, 0, 0, 0, Lf * T * double(m.indexer_topk) * kTopkIndexBytes / tp,
+             Rate::kVector});
+}
+
+// MiniMax-M3's indexer on its block-sparse layers (its q / k projections are in a_proj): every query's index
+// heads on this GPU (index_q sharded like the KV heads, at least one) against each cached token's BF16 index
+// key, read once per query tile; then per block the max over its tokens and heads, and the top-k blocks.
+void block_sparse_indexer_ops(const CostModel& cm, const RankWork& w, Terms& out) {
+  const BlockSparseShape& b = cm.model.block_sparse;
+  const double T = w.tokens, heads = std::ceil(double(b.index_heads) / cm.parallel.tp);
+  const int Ls = cm.block_sparse_layers;
+  finish_op(cm, at(out, Op::kIndexerScore),
+            {Ls, Ls * 2 * heads * double(b.index_dim) * w.bs_idx_pairs, 0, 0,
+             Ls * w.bs_idx_read_keys * double(cm.indexer_bytes_token_layer),
+             Ls * T * heads * double(b.index_dim) * kActBytes, Rate::kAttention});
+  finish_op(cm, at(out, Op::kTopkSelect),
+            {Ls, Ls * heads * w.bs_idx_pairs, 0, 0, 0, Ls * T * double(b.topk_blocks) * kTopkIndexBytes,
              Rate::kVector});
 }
 

@@ -48,6 +48,16 @@ class Reader {
   }
   const json& raw() const { return j_; }
   const std::string& path() const { return path_; }
+  // A nested object's reader (MiniMax-M3's sparse_attention_config), its fields named under it; InputError
+  // when the field is not an object. The returned reader refers into this one's document.
+  Reader object(const char* field) const {
+    auto it = j_.find(field);
+    if (it == j_.end() || !it->is_object()) {
+      throw InputError(where(field), "an object",
+                       it == j_.end() ? std::string("no such field") : it->dump().substr(0, 80));
+    }
+    return Reader(*it, path_, prefix_ + field + ".");
+  }
   // "file: text_config.field": the location a message names.
   std::string where(std::string_view field) const { return path_ + ": " + prefix_ + std::string(field); }
 
@@ -622,6 +632,85 @@ void read_mimo_v2_flash(const Reader& r, ModelConfig& c) {
   }
 }
 
+// MiniMax-M3 (minimax_m3, MiniMaxAI/MiniMax-M3 config.json's text_config; vLLM vllm/models/minimax_m3,
+// TensorRT-LLM _torch/models/modeling_minimaxm3.py; docs/layers.md "MiniMax-M3"): GQA (per-head q/k
+// Gemma RMSNorms where qk_norm_type is per_head, MiniMax-M2's all-head norms where per_layer; partial RoPE,
+// not priced), moe_layer_freq[i] 1: num_local_experts experts of moe_intermediate_size (else
+// intermediate_size), top num_experts_per_tok, a sigmoid router with a score bias (use_routing_bias), and
+// n_shared_experts shared experts of shared_intermediate_size; 0: a dense MLP of dense_intermediate_size.
+// sparse_attention_config.sparse_attention_freq[i] 1: a block-sparse layer (BlockSparseShape); its
+// sparse_disable_index_value[i] must be 1 (an index-value projection is not modelled); sparse_init_block and
+// sparse_local_block are among the top-k blocks (vLLM's MiniMaxM3Indexer forces them into the selection).
+// MTP: num_nextn_predict_layers (the config's num_mtp_modules are the checkpoint's draft modules; vLLM's
+// minimax_m3 mtp.py runs num_nextn_predict_layers of them).
+void read_minimax_m3(const Reader& r, ModelConfig& c) {
+  read_llama(r, c);
+  const std::string norm_type = r.string_or("qk_norm_type", "per_head");
+  if (norm_type != "per_head" && norm_type != "per_layer")
+    throw InputError(r.where("qk_norm_type"), "\"per_head\" or \"per_layer\"", norm_type);
+  c.qk_norm = r.boolean_or("use_qk_norm", false);
+  c.qk_norm_all_heads = c.qk_norm && norm_type == "per_layer";
+  c.attn_output_gate = r.boolean_or("attention_output_gate", false);
+  c.routed_experts = to_int(r.integer("num_local_experts"), r, "num_local_experts");
+  c.experts_per_token = to_int(r.integer("num_experts_per_tok"), r, "num_experts_per_tok");
+  c.moe_intermediate = r.integer_or("moe_intermediate_size", r.integer("intermediate_size"));
+  c.router_score_bias = r.boolean_or("use_routing_bias", false);
+  c.dense_intermediate = r.integer_or("dense_intermediate_size", r.integer("intermediate_size"));
+  c.mtp_layers = to_int(r.integer_or("num_nextn_predict_layers", 0), r, "num_nextn_predict_layers");
+  // Shared experts as tokenline counts them: experts of moe_intermediate_size each.
+  const int64_t shared = r.integer_or("n_shared_experts", 0);
+  const int64_t shared_width = r.integer_or("shared_intermediate_size", c.moe_intermediate);
+  if (shared < 0 || shared > (int64_t{1} << 16))
+    throw InputError(r.where("n_shared_experts"), "0 .. 65536", std::to_string(shared));
+  if (shared > 0 &&
+      (c.moe_intermediate <= 0 || shared_width <= 0 || (shared * shared_width) % c.moe_intermediate != 0))
+    throw InputError(r.where("shared_intermediate_size"),
+                     "a multiple of moe_intermediate_size (" + std::to_string(c.moe_intermediate) + ")",
+                     std::to_string(shared_width));
+  c.shared_experts =
+      shared > 0 ? to_int(shared * shared_width / c.moe_intermediate, r, "n_shared_experts") : 0;
+  if (c.layers > (int64_t{1} << 10)) return;  // validate_model names num_hidden_layers
+  const std::vector<bool> moe = layer_flags(r, "moe_layer_freq", c.layers);
+  c.ffns.assign(size_t(c.layers), FfnKind::kDense);
+  c.dense_layers = 0;
+  for (size_t i = 0; i < moe.size(); ++i) {
+    if (moe[i]) c.ffns[i] = FfnKind::kMoe;
+    c.dense_layers += moe[i] ? 0 : 1;
+  }
+  auto sac = r.raw().find("sparse_attention_config");
+  if (sac == r.raw().end() || sac->is_null()) return;
+  const Reader s = r.object("sparse_attention_config");
+  if (!s.boolean_or("use_sparse_attention", true)) return;
+  const std::vector<bool> sparse = layer_flags(s, "sparse_attention_freq", c.layers);
+  BlockSparseShape& b = c.block_sparse;
+  b.index_heads = to_int(s.integer("sparse_num_index_heads"), s, "sparse_num_index_heads");
+  b.index_dim = s.integer_or("sparse_index_dim", c.head_dim);
+  b.block_tokens = s.integer("sparse_block_size");
+  b.topk_blocks = s.integer("sparse_topk_blocks");
+  const int64_t forced = s.integer_or("sparse_init_block", 0) + s.integer_or("sparse_local_block", 0);
+  if (forced < 0 || forced > b.topk_blocks)
+    throw InputError(
+        s.where("sparse_local_block"),
+        "init and local blocks 0 .. sparse_topk_blocks (" + std::to_string(b.topk_blocks) + ") in all",
+        std::to_string(forced));
+  auto disable = s.raw().find("sparse_disable_index_value");
+  const std::vector<bool> no_value = disable == s.raw().end() || disable->is_null()
+                                         ? sparse
+                                         : layer_flags(s, "sparse_disable_index_value", c.layers);
+  c.mixers.assign(size_t(c.layers), MixerKind::kAttention);
+  for (size_t i = 0; i < sparse.size(); ++i) {
+    if (!sparse[i]) continue;
+    if (!no_value[i])
+      throw InputError(s.where("sparse_disable_index_value[" + std::to_string(i) + "]"),
+                       "1 on a sparse layer (an index-value projection is not modelled)", "0");
+    c.mixers[i] = MixerKind::kBlockSparse;
+  }
+  if (std::find(sparse.begin(), sparse.end(), true) == sparse.end()) {
+    c.mixers.clear();
+    c.block_sparse = {};
+  }
+}
+
 // Llama 4 (transformers models/llama4/configuration_llama4.py Llama4TextConfig, modeling_llama4.py): a layer
 // attends in chunks of attention_chunk_size (chunked_attention) where it uses RoPE, and over the whole
 // context where it does not (NoPE: no_rope_layers[i] == 0; without the list every no_rope_layer_interval-th
@@ -971,6 +1060,14 @@ constexpr ModuleNaming kGemma4Names{
     .experts = "experts.",
     .expert_projs = {{{"gate_up_proj", 2.0 / 3}, {"down_proj", 1.0 / 3}, {"", 0}}},
     .shared = "mlp."};
+// MiniMax-M3 (nvidia/MiniMax-M3-NVFP4's quantized_layers and exclude_modules):
+// language_model.model.layers.N.* under the wrapper; block_sparse_moe.experts.E.w1 / w3 / w2,
+// block_sparse_moe.shared_experts.*, mlp.* on the dense layers, self_attn.* (index_q_proj / index_k_proj
+// among them).
+constexpr ModuleNaming kMinimaxM3Names{.layers = "language_model.model.layers.",
+                                       .experts = "block_sparse_moe.experts.0.",
+                                       .expert_projs = {{{"w1", 1.0 / 3}, {"w3", 1.0 / 3}, {"w2", 1.0 / 3}}},
+                                       .shared = "block_sparse_moe.shared_experts."};
 constexpr ModuleNaming kGptOssNames{
     .experts = "mlp.experts.",
     .expert_projs = {{{"gate_up_proj", 2.0 / 3}, {"down_proj", 1.0 / 3}, {"", 0}}},
@@ -1000,6 +1097,7 @@ constexpr Network kNetworks[] = {
     {"mimo", "MiMoForCausalLM", read_mimo, kQwenNames},
     {"mimo_v2_flash", "MiMoV2FlashForCausalLM", read_mimo_v2_flash, kDeepseekNames},
     {"minimax_m2", "MiniMaxM2ForCausalLM", read_minimax_m2, kMixtralNames},
+    {"minimax_m3", "MiniMaxM3SparseForCausalLM", read_minimax_m3, kMinimaxM3Names},
     {"mistral", "MistralForCausalLM", read_llama, kDeepseekNames},
     {"mixtral", "MixtralForCausalLM", read_mixtral, kMixtralNames},
     {"nemotron_h", "NemotronHForCausalLM", read_nemotron_h, kNemotronHNames},
@@ -1025,8 +1123,6 @@ struct Unsupported {
 };
 constexpr Unsupported kUnsupported[] = {
     {"falcon_h1", "mamba_d_ssm", "attention and Mamba-2 side by side in one block"},
-    // MiniMax-M3: block-sparse attention on most layers (sparse_attention_config).
-    {"minimax_m3", "sparse_attention_config", "MiniMax-M3's block-sparse attention"},
     // Llama-3.3-Nemotron-Super-49B (DeciLM): each layer's attention and FFN width from a search
     // (block_configs).
     {"nemotron-nas", "block_configs", "layers of per-layer attention and FFN widths (DeciLM block_configs)"},
@@ -1180,6 +1276,28 @@ void deepseek_v4_expert_format(const Reader& r, const json& config, WeightFormat
   w.source += " + expert_dtype";
 }
 
+// An MXFP8 checkpoint whose routed experts are NVFP4 (quantization_config.moe_quant_algo beside quant_method
+// mxfp8, as MiniMax-M3.1's exports write it and rtp-llm's loader reads it): the experts (and the MTP layer's)
+// NVFP4, the rest MXFP8. Another moe_quant_algo is refused naming it.
+void mxfp8_expert_format(const json& config, const json& top, const std::string& path, WeightFormats& w) {
+  if (w.quantized.kind != WeightFormatKind::kMxfp8 || w.mixed) return;
+  for (const json* at : {&config, &top}) {
+    auto q = at->find("quantization_config");
+    if (q == at->end() || !q->is_object() || !q->contains("moe_quant_algo")) continue;
+    const json& algo = (*q)["moe_quant_algo"];
+    if (algo != "NVFP4")
+      throw InputError(path + ": quantization_config.moe_quant_algo", "\"NVFP4\" (with quant_method mxfp8)",
+                       algo.dump());
+    w.mixed = true;
+    w.group_quantized.fill(w.quantized);
+    w.quantized = {.kind = WeightFormatKind::kNvfp4};
+    w.group_quantized[size_t(WeightGroup::kRoutedExperts)] = w.quantized;
+    w.group_quantized[size_t(WeightGroup::kMtp)] = w.quantized;
+    w.source += " + moe_quant_algo";
+    return;
+  }
+}
+
 // simulate: refuse a family tokenline cannot simulate before reading its fields (parse_hf_model).
 HfModelRead read_config(const CheckpointFiles& files, bool simulate) {
   const std::string& path = files.config_path;
@@ -1235,6 +1353,7 @@ HfModelRead read_config(const CheckpointFiles& files, bool simulate) {
   validate_model(c, path);
   c.weights = read_weight_formats(j, top, files, c, network->names);
   if (c.attention == AttentionKind::kCompressed) deepseek_v4_expert_format(r, j, c.weights);
+  mxfp8_expert_format(j, top, path, c.weights);
   c.weight_dtype = weight_dtype_of(c.weights.quantized);
   c.weight_block = c.weights.quantized.kind == WeightFormatKind::kFp8Block ? c.weights.quantized.group : 0;
   return out;

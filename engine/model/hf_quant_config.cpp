@@ -25,7 +25,8 @@ namespace {
 using nlohmann::json;
 
 constexpr const char* kSupportedMethods =
-    "one of fp8, fbgemm_fp8, mxfp4, modelopt (quant_algo FP8, NVFP4, W4A16_NVFP4, MIXED_PRECISION), "
+    "one of fp8, fbgemm_fp8, mxfp4, mxfp8, modelopt (quant_algo FP8, MXFP8, NVFP4, W4A16_NVFP4, "
+    "MIXED_PRECISION), "
     "compressed-tensors (int4 / int8 "
     "pack-quantized, fp8 float-quantized, nvfp4 / mxfp4 pack-quantized), awq, gptq";
 constexpr int64_t kNvfp4GroupSize = 16;
@@ -217,6 +218,21 @@ QuantSpec fp8_spec(const json& q, const std::string& where) {
   return s;
 }
 
+// quant_method mxfp8 (MiniMaxAI/MiniMax-M3-MXFP8; vLLM model_executor/layers/quantization/mxfp8.py
+// Mxfp8Config: every Linear layer in E4M3 with an E8M0 scale per 32 values, but those ignored_layers names;
+// SGLang's override writes weight_block_size [1, 32], scale_fmt ue8m0). A block other than [1, 32] is not
+// MXFP8.
+QuantSpec mxfp8_spec(const json& q, const std::string& where) {
+  QuantSpec s;
+  s.format.kind = WeightFormatKind::kMxfp8;
+  auto b = q.find("weight_block_size");
+  if (b != q.end() && !b->is_null() && *b != json::array({1, 32}))
+    throw InputError(where + ".weight_block_size", "[1, 32] (MXFP8's scale group)", b->dump());
+  read_patterns(q, "ignored_layers", Syntax::kTransformers, where, s.excluded);
+  read_patterns(q, "modules_to_not_convert", Syntax::kTransformers, where, s.excluded);
+  return s;
+}
+
 // One ModelOpt quant_algo's format (modelopt's export, hf_quant_config.json): FP8 (per tensor),
 // FP8_PER_CHANNEL_PER_TOKEN, NVFP4 (group 16: an E4M3 scale per 16 values) and W4A16_NVFP4 (the same weights
 // multiplied with BF16 activations).
@@ -226,6 +242,8 @@ WeightFormat modelopt_format(const std::string& algo, const json& q, const std::
     f.kind = WeightFormatKind::kFp8PerTensor;
   } else if (algo == "FP8_PER_CHANNEL_PER_TOKEN") {
     f.kind = WeightFormatKind::kFp8PerChannel;
+  } else if (algo == "MXFP8") {  // nvidia/MiniMax-M3-NVFP4's quantized_layers: its attention and dense layers
+    f.kind = WeightFormatKind::kMxfp8;
   } else if (algo == "NVFP4" || algo == "W4A16_NVFP4") {
     const int64_t group = int_field(q, "group_size", kNvfp4GroupSize, where);
     if (group != kNvfp4GroupSize)
@@ -233,10 +251,11 @@ WeightFormat modelopt_format(const std::string& algo, const json& q, const std::
     f.kind = WeightFormatKind::kNvfp4;
     f.weight_only = algo == "W4A16_NVFP4";
   } else {
-    throw InputError(where + ".quant_algo",
-                     "FP8, FP8_PER_CHANNEL_PER_TOKEN, NVFP4, W4A16_NVFP4 or MIXED_PRECISION (tokenline's "
-                     "ModelOpt formats)",
-                     "'" + algo + "'");
+    throw InputError(
+        where + ".quant_algo",
+        "FP8, FP8_PER_CHANNEL_PER_TOKEN, MXFP8, NVFP4, W4A16_NVFP4 or MIXED_PRECISION (tokenline's "
+        "ModelOpt formats)",
+        "'" + algo + "'");
   }
   return f;
 }
@@ -403,6 +422,8 @@ QuantSpec quant_spec(const json& q, const std::string& where) {
   } else if (method == "mxfp4") {
     s.format.kind = WeightFormatKind::kMxfp4;
     read_patterns(q, "modules_to_not_convert", Syntax::kTransformers, where, s.excluded);
+  } else if (method == "mxfp8") {
+    s = mxfp8_spec(q, where);
   } else if (method == "modelopt" || method == "modelopt_fp4") {
     auto inner = q.find("quantization");
     s = inner != q.end() && inner->is_object() ? modelopt_spec(*inner, where + ".quantization")
@@ -611,6 +632,12 @@ std::vector<Module> layer_modules(const ModelConfig& c, const ModuleNaming& n, i
     out.push_back({WeightGroup::kIndexer, at + "self_attn.indexer.wq_b", q_in * c.indexer_heads * dim});
     out.push_back({WeightGroup::kIndexer, at + "self_attn.indexer.wk", h * dim});
     out.push_back({WeightGroup::kIndexer, at + "self_attn.indexer.weights_proj", h * c.indexer_heads});
+  }
+  if (!c.mixers.empty() && c.mixers[size_t(layer)] == MixerKind::kBlockSparse) {  // MiniMax-M3's indexer
+    const double dim = double(c.block_sparse.index_dim);
+    out.push_back({WeightGroup::kIndexer, at + std::string(n.attention) + "index_q_proj",
+                   h * c.block_sparse.index_heads * dim});
+    out.push_back({WeightGroup::kIndexer, at + std::string(n.attention) + "index_k_proj", h * dim});
   }
   // Dense layers first (DeepSeek's first_k_dense_replace; Qwen3-MoE's mlp_only_layers counted the same),
   // or each layer's own FFN kind where the model lists them (Llama 4, Nemotron-H).

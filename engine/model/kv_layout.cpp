@@ -100,10 +100,12 @@ int64_t kv_bytes_per_token_layer(KvLayout layout, const ModelConfig& cfg, bool f
 }
 
 int64_t indexer_bytes_per_token_layer(const ModelConfig& cfg) {
+  if (cfg.has_block_sparse()) return cfg.block_sparse.index_dim * kBf16Bytes;
   return cfg.has_indexer() ? cfg.indexer_head_dim + kIndexerScaleBytes : 0;
 }
 
 int64_t indexer_key_bytes_per_token_layer(const ModelConfig& cfg) {
+  if (cfg.has_block_sparse()) return cfg.block_sparse.index_dim * kBf16Bytes;
   return cfg.has_indexer() ? cfg.indexer_head_dim : 0;
 }
 

@@ -33,6 +33,8 @@ int64_t kv_bytes_per_token_layer(KvLayout layout, const ModelConfig& cfg, bool f
 bool layout_fits(KvLayout layout, const ModelConfig& cfg);
 
 // Bytes of one token in one full layer's indexer cache: head_dim FP8 keys + one FP32 scale (128 + 4 = 132).
+// MiniMax-M3's block-sparse layers: one index key of index_dim in BF16 (vLLM's MiniMaxM3IndexerCache,
+// indexer_kv_dtype "bf16" by default; vllm/models/minimax_m3/common/indexer.py), replicated on every GPU.
 int64_t indexer_bytes_per_token_layer(const ModelConfig& cfg);
 // The key part alone (128 B): what the seed counts when it quotes indexer reads (352 MB/token at 128K).
 int64_t indexer_key_bytes_per_token_layer(const ModelConfig& cfg);

@@ -10,6 +10,7 @@ LinearStateBytes linear_state_bytes(const ModelConfig& c, MixerKind kind, int tp
     case MixerKind::kAttention:
     case MixerKind::kSlidingWindow:
     case MixerKind::kChunkedAttention:
+    case MixerKind::kBlockSparse:
       return {};  // attention layers keep KV pages, not a state
     case MixerKind::kNone:
       return {};  // an FFN block (Nemotron-H) keeps nothing per request

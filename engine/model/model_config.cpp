@@ -121,6 +121,16 @@ double indexer_params(const ModelConfig& c) {
   return q_in * c.indexer_heads * dim + double(c.hidden) * dim + 2 * dim + double(c.hidden) * c.indexer_heads;
 }
 
+// One MiniMax-M3 block-sparse layer's indexer (vLLM MiniMaxM3QKVParallelLinearWithIndexer: index_q and
+// index_k in the fused qkv projection; the checkpoint's self_attn.index_q_proj / index_k_proj): index_q
+// (hidden -> index_heads x index_dim), index_k (hidden -> index_dim, one shared head), and their Gemma
+// RMSNorms (one index_dim weight each).
+double block_sparse_indexer_params(const ModelConfig& c) {
+  const BlockSparseShape& b = c.block_sparse;
+  const double h = static_cast<double>(c.hidden), dim = static_cast<double>(b.index_dim);
+  return h * b.index_heads * dim + h * dim + 2 * dim;
+}
+
 void require(bool ok, const std::string& where, const std::string& field, const std::string& expected,
              int64_t found) {
   if (!ok) throw InputError(where + ": " + field, expected, std::to_string(found));
@@ -172,6 +182,8 @@ std::string_view mixer_kind_name(MixerKind kind) {
       return "none";
     case MixerKind::kKda:
       return "kda";
+    case MixerKind::kBlockSparse:
+      return "block_sparse";
   }
   return "attention";
 }
@@ -259,7 +271,7 @@ bool ModelConfig::chunked_attention() const {
 int ModelConfig::full_attention_layers() const {
   if (mixers.empty()) return layers;
   int n = 0;
-  for (const MixerKind k : mixers) n += k == MixerKind::kAttention ? 1 : 0;
+  for (const MixerKind k : mixers) n += k == MixerKind::kAttention || k == MixerKind::kBlockSparse ? 1 : 0;
   return n;
 }
 
@@ -290,6 +302,7 @@ ParamCounts count_params(const ModelConfig& c) {
   }
   if (c.attention_sinks) p.attention += double(c.heads) * c.attention_layers();  // one sink logit per head
   p.indexer += indexer_params(c) * c.indexer_full_layers;
+  p.indexer += block_sparse_indexer_params(c) * c.mixer_layers(MixerKind::kBlockSparse);
   p.dense_mlp = c.mlp_params(c.dense_intermediate) * c.mlp_dense_layers();
   // Shared experts run at hidden; routed ones at expert_width() (a latent MoE's latent, else hidden).
   const double expert = c.mlp_params(c.moe_intermediate), routed = c.expert_params();
@@ -470,6 +483,20 @@ void validate_model(const ModelConfig& c, const std::string& where) {
             "1 .. num_hidden_layers", c.indexer_full_layers);
   }
   require(c.mtp_layers >= 0, where, "num_nextn_predict_layers", "a count >= 0", c.mtp_layers);
+  if (c.mixer_layers(MixerKind::kBlockSparse) > 0) {  // MiniMax-M3's sparse_attention_config
+    const BlockSparseShape& b = c.block_sparse;
+    const std::string sac = "sparse_attention_config.";
+    require(c.attention == AttentionKind::kGqa, where, sac + "use_sparse_attention",
+            "block-sparse layers over GQA attention", 1);
+    require_range(b.index_heads, 1, kMaxHeads, where, sac + "sparse_num_index_heads");
+    require_range(b.index_dim, 1, kMaxHeadDim, where, sac + "sparse_index_dim");
+    require_range(b.block_tokens, 1, kMaxContext, where, sac + "sparse_block_size");
+    require_range(b.topk_blocks, 1, kMaxContext, where, sac + "sparse_topk_blocks");
+    require(b.topk_tokens() <= c.max_context_tokens, where, sac + "sparse_topk_blocks",
+            "blocks of at most max_position_embeddings (" + std::to_string(c.max_context_tokens) +
+                ") tokens in all",
+            b.topk_blocks);
+  }
   if (c.window_layers() > 0) {  // a window the context never fills contradicts the config (docs/layers.md)
     const char* field = c.chunked_attention() ? "attention_chunk_size" : "sliding_window";
     require(c.window_tokens >= 1 && c.window_tokens <= c.max_context_tokens, where, field,

@@ -47,8 +47,17 @@ struct CompressedAttention {
 // per request and no KV: Gated DeltaNet (Qwen3-Next, Qwen3.5), Mamba-2 (Nemotron-H) or Kimi Delta Attention
 // (Kimi Linear, Kimi-K3: the delta rule with a per-channel decay); or kNone, a block with no token mixer
 // (Nemotron-H's MLP and MoE blocks: each of its blocks is a mixer or an FFN). docs/layers.md.
-enum class MixerKind { kAttention, kGatedDeltaNet, kSlidingWindow, kChunkedAttention, kMamba2, kNone, kKda };
-// "attention", "gdn", "sliding_window", "chunked_attention", "mamba2", "none", "kda"
+enum class MixerKind {
+  kAttention,
+  kGatedDeltaNet,
+  kSlidingWindow,
+  kChunkedAttention,
+  kMamba2,
+  kNone,
+  kKda,
+  kBlockSparse
+};
+// "attention", "gdn", "sliding_window", "chunked_attention", "mamba2", "none", "kda", "block_sparse"
 std::string_view mixer_kind_name(MixerKind kind);
 
 // A layer's FFN where a model's layers differ beyond "the first dense_layers are dense" (Llama 4's
@@ -92,6 +101,21 @@ struct Mamba2Shape {
   int64_t inner() const { return int64_t{heads} * head_dim; }
 };
 
+// MiniMax-M3's block-sparse attention (MSA; its config's sparse_attention_config; vLLM
+// vllm/models/minimax_m3/common/indexer.py and sparse_attention.py, docs/layers.md "MiniMax-M3"): on a
+// kBlockSparse layer a GQA attention whose every query attends to topk_blocks blocks of block_tokens keys
+// (the local block among them), chosen by an indexer: index_heads query heads of index_dim, projected beside
+// q / k / v (sharded like the KV heads), scored against one index key of index_dim per cached token (a side
+// cache, replicated on every GPU of the rank), the scores reduced per block and over the heads (max), top-k.
+// The KV of every token stays cached; only the reads are bounded.
+struct BlockSparseShape {
+  int index_heads = 0;       // sparse_num_index_heads
+  int64_t index_dim = 0;     // sparse_index_dim (the head_dim when absent)
+  int64_t block_tokens = 0;  // sparse_block_size
+  int64_t topk_blocks = 0;   // sparse_topk_blocks: the blocks a query attends to, init and local included
+  int64_t topk_tokens() const { return block_tokens * topk_blocks; }
+};
+
 struct ModelConfig {
   std::string name;           // preset name or the config.json path it came from
   std::string left_out;       // parts of the checkpoint not modelled, said in summaries (a vision tower)
@@ -128,6 +152,7 @@ struct ModelConfig {
   GdnShape gdn;
   Mamba2Shape mamba;
   KdaShape kda;
+  BlockSparseShape block_sparse;  // the kBlockSparse layers' (MiniMax-M3)
   // Bytes of one element of the linear layers' recurrent (SSM / delta) state: SGLang keeps it in float32
   // unless the config's mamba_ssm_dtype says otherwise (python/sglang/srt/configs/mamba_utils.py
   // mamba2_state_dtype: env SGLANG_MAMBA_SSM_DTYPE, else the config's mamba_ssm_dtype, else float32).
@@ -227,8 +252,14 @@ struct ModelConfig {
     return k == MixerKind::kSlidingWindow || k == MixerKind::kChunkedAttention;
   }
   bool chunked_attention() const;  // its window layers are chunked (Llama 4), not sliding
-  // Layers attending over the whole context (kAttention: the model's MLA / GQA), all of them without mixers.
+  // Layers whose KV holds the whole context (kAttention: the model's MLA / GQA, and kBlockSparse, which reads
+  // only its selected blocks of it), all of them without mixers.
   int full_attention_layers() const;
+  bool has_block_sparse() const { return block_sparse.topk_blocks > 0; }
+  // Layers that keep an indexer side cache of their own: DSA's full layers, MiniMax-M3's block-sparse ones.
+  int indexer_cache_layers() const {
+    return has_indexer() ? indexer_full_layers : mixer_layers(MixerKind::kBlockSparse);
+  }
   bool has_indexer() const { return indexer_heads > 0; }
   int moe_layers() const;        // layers with the MoE FFN
   int mlp_dense_layers() const;  // layers with a dense MLP

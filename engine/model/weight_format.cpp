@@ -10,7 +10,8 @@ namespace {
 constexpr double kFp32ScaleBytes = 4;   // FP8 weight_scale / weight_scale_inv are float32
 constexpr int64_t kNvfp4Group = 16;     // NVFP4: one E4M3 scale per 16 values (ModelOpt group_size 16)
 constexpr int64_t kMxfp4Group = 32;     // OCP MX: one E8M0 scale per 32 values
-constexpr double kFp8ScaleBytes = 1;    // E4M3 (NVFP4) and E8M0 (MXFP4) scales are one byte
+constexpr int64_t kMxfp8Group = 32;     // OCP MX: one E8M0 scale per 32 values
+constexpr double kFp8ScaleBytes = 1;    // E4M3 (NVFP4) and E8M0 (MXFP4, MXFP8) scales are one byte
 constexpr double kInt4ZeroBytes = 0.5;  // a zero point packed as 4 bits (GPTQ/AWQ qzeros: 8 per int32)
 constexpr double kInt8ZeroBytes = 1;
 constexpr int64_t kDefaultFp8Block = 128;  // DeepSeek-V3 / Qwen3-FP8 weight_block_size [128, 128]
@@ -22,7 +23,7 @@ double per_group(double bytes, int64_t group, int64_t row_elements) {
 }
 
 const char* kFormatNames =
-    "bf16, fp16, fp32, fp8, fp8-channel, fp8-block<edge> (fp8-block128), nvfp4, nvfp4-w4a16, mxfp4, "
+    "bf16, fp16, fp32, fp8, fp8-channel, fp8-block<edge> (fp8-block128), nvfp4, nvfp4-w4a16, mxfp4, mxfp8, "
     "int4-g<group>[-zp] "
     "(int4-g128, int4-g32-zp; g0 = per channel), int8-g<group>[-zp]";
 
@@ -51,6 +52,8 @@ double weight_bytes_per_param(const WeightFormat& f, int64_t row_elements) {
       return 0.5 + kFp8ScaleBytes / double(kNvfp4Group);
     case WeightFormatKind::kMxfp4:
       return 0.5 + kFp8ScaleBytes / double(kMxfp4Group);
+    case WeightFormatKind::kMxfp8:
+      return 1 + kFp8ScaleBytes / double(kMxfp8Group);
     case WeightFormatKind::kInt4:
       return 0.5 + per_group(f.scale_bytes + (f.zero_points ? kInt4ZeroBytes : 0), f.group, row_elements);
     case WeightFormatKind::kInt8:
@@ -70,6 +73,8 @@ double weight_gemm_peak_flops(const WeightFormat& f, const Hardware& hw) {
     case WeightFormatKind::kFp8PerTensor:
     case WeightFormatKind::kFp8PerChannel:
     case WeightFormatKind::kFp8Block:
+    case WeightFormatKind::kMxfp8:  // E4M3 x E4M3 (Blackwell's block-scaled MMA; Hopper: FP8 after the
+                                    // scales)
     case WeightFormatKind::kInt8:
       return hw.peak_flops_fp8;
     case WeightFormatKind::kNvfp4:
@@ -92,6 +97,7 @@ Dtype weight_dtype_of(const WeightFormat& f) {
     case WeightFormatKind::kFp8PerTensor:
     case WeightFormatKind::kFp8PerChannel:
     case WeightFormatKind::kFp8Block:
+    case WeightFormatKind::kMxfp8:
       return f.weight_only ? Dtype::kBf16 : Dtype::kFp8;
     case WeightFormatKind::kNvfp4:
     case WeightFormatKind::kMxfp4:
@@ -140,6 +146,8 @@ std::string weight_format_name(const WeightFormat& f) {
       return f.weight_only ? "nvfp4-w4a16" : "nvfp4";
     case WeightFormatKind::kMxfp4:
       return "mxfp4";
+    case WeightFormatKind::kMxfp8:
+      return "mxfp8";
     case WeightFormatKind::kInt4:
       return grouped("int4");
     case WeightFormatKind::kInt8:
@@ -160,6 +168,7 @@ WeightFormat parse_weight_format(std::string_view name, const std::string& where
   if (name == "nvfp4") return {.kind = WeightFormatKind::kNvfp4};
   if (name == "nvfp4-w4a16") return {.kind = WeightFormatKind::kNvfp4, .weight_only = true};
   if (name == "mxfp4") return {.kind = WeightFormatKind::kMxfp4};
+  if (name == "mxfp8") return {.kind = WeightFormatKind::kMxfp8};
   if (name == "fp8-block") return {.kind = WeightFormatKind::kFp8Block, .group = kDefaultFp8Block};
   if (name.starts_with("fp8-block")) {
     int64_t edge = 0;

@@ -1,6 +1,6 @@
 // Weight formats: how a checkpoint stores each group of a model's weights (BF16, FP8 per tensor / channel /
-// block, NVFP4, MXFP4, INT4/INT8 weight-only with groups and zero points), the bytes per parameter each
-// format takes with its scales, and the GEMM rate it runs at on a given part. Plain data and arithmetic;
+// block, NVFP4, MXFP4, MXFP8, INT4/INT8 weight-only with groups and zero points), the bytes per parameter
+// each format takes with its scales, and the GEMM rate it runs at on a given part. Plain data and arithmetic;
 // hf_quant_config.cpp reads them from a checkpoint's quantization_config (docs/architecture.md "Inputs").
 #pragma once
 
@@ -22,6 +22,7 @@ enum class WeightFormatKind {
   kFp8Block,       // one FP32 scale per block x block tile (DeepSeek-V3 weight_scale_inv: 128 x 128)
   kNvfp4,          // E2M1 + an FP8 E4M3 scale per 16 values (+ one FP32 scale per tensor)
   kMxfp4,          // E2M1 + an E8M0 scale per 32 values (OCP MX; gpt-oss experts)
+  kMxfp8,          // E4M3 + an E8M0 scale per 32 values (OCP MX; MiniMax-M3-MXFP8, quant_method mxfp8)
   kInt4,           // weight-only integers: a scale (and a zero point when asymmetric) per group
   kInt8,
 };
@@ -56,7 +57,8 @@ Dtype weight_dtype_of(const WeightFormat& f);
 // The format a bare Dtype names: kFp8 per tensor, kNvfp4 NVFP4.
 WeightFormat weight_format_of(Dtype d);
 
-// "bf16", "fp8", "fp8-channel", "fp8-block128", "nvfp4", "mxfp4", "int4-g128", "int4-g128-zp", "int8-g0", ...
+// "bf16", "fp8", "fp8-channel", "fp8-block128", "nvfp4", "mxfp4", "mxfp8", "int4-g128", "int4-g128-zp",
+// "int8-g0", ...
 std::string weight_format_name(const WeightFormat& f);
 
 // The inverse of weight_format_name for --weights-format; throws InputError naming `where` and listing the

@@ -78,6 +78,13 @@ ModelShape load_model_shape(const std::string& model) {
         "has no kernel of Kimi Delta Attention, the kda_scan op of " +
             std::to_string(c.mixer_layers(MixerKind::kKda)) + " layers; sim and ledger price it)",
         "'" + c.hf_model_type + "'");
+  if (c.has_block_sparse())  // no CPU or CUDA kernel of MiniMax-M3's indexer and block-sparse attention
+    throw InputError(
+        "--model " + model,
+        "an MLA model with a DSA indexer (glm_moe_dsa, deepseek_v32) or a GQA model (the real engine "
+        "has no kernel of MiniMax-M3's block-sparse attention, " +
+            std::to_string(c.mixer_layers(MixerKind::kBlockSparse)) + " layers; sim and ledger price it)",
+        "'" + c.hf_model_type + "'");
   if (c.attention == AttentionKind::kCompressed)  // no CPU or CUDA kernel of its compressed attention
     throw InputError(
         "--model " + model,

@@ -240,10 +240,6 @@ TEST_CASE("2026 families whose layers tokenline does not model are refused namin
           "[hf_config][families]") {
   testing::TestDir dir("families_2026_refused");
   const std::pair<json, std::string> cases[] = {
-      {{{"model_type", "minimax_m3"}, {"sparse_attention_config", {{"sparse_block_size", 128}}}},
-       "sparse_attention_config"},
-      {{{"model_type", "minimax_m3_vl"}, {"text_config", {{"sparse_attention_config", json::object()}}}},
-       "text_config.sparse_attention_config"},
       {{{"model_type", "nemotron-nas"}, {"block_configs", json::array()}}, "block_configs"},
   };
   for (const auto& [config, field] : cases) {

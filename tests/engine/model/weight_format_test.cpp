@@ -42,7 +42,7 @@ TEST_CASE("FP4 GEMMs run at the FP4 rate where the hardware has one, else weight
 TEST_CASE("Weight format names parse back to their formats, others are refused with the list",
           "[weight_format]") {
   for (const char* name : {"bf16", "fp16", "fp32", "fp8", "fp8-channel", "fp8-block128", "nvfp4", "mxfp4",
-                           "int4-g128", "int4-g32-zp", "int8-g0"}) {
+                           "mxfp8", "int4-g128", "int4-g32-zp", "int8-g0"}) {
     CHECK(weight_format_name(parse_weight_format(name, "--weights-format")) == name);
   }
   CHECK(parse_weight_format("fp8-block", "x").group == 128);
