@@ -318,7 +318,7 @@ void override_weight_format(ModelConfig& cfg, std::string_view format);
 
 // The preset names, in a fixed order: glm-5.3, glm-5.3-tiny, deepseek-v3.2, deepseek-v3, llama-3.1-8b,
 // llama-3.1-70b, gpt-oss-120b, gpt-oss-20b, qwen3.5-397b-a17b, kimi-k2.5, deepseek-v4-pro, deepseek-v4-flash,
-// minimax-m2.5, llama-4-scout,
+// minimax-m2.5, minimax-m3, llama-4-scout,
 // nemotron-3-nano-30b-a3b, nemotron-3-super-120b-a12b, nemotron-3-super-120b-a12b-fp8, gemma-3-27b,
 // gemma-4-31b, gemma-4-26b-a4b, and the real engine's tiny ones gpt-oss-tiny, qwen3.5-tiny,
 // llama-tiny.

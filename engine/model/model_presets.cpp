@@ -265,6 +265,34 @@ ModelConfig minimax_m2_5() {
       "weight_block_size": [128, 128], "modules_to_not_convert": ["gate", "e_score_correction_bias", "lm_head"]}})");
 }
 
+// MiniMax-M3's per-layer lists (moe_layer_freq, sparse_attention_freq, sparse_disable_index_value): 3 dense
+// layers, then 57.
+constexpr const char* kM3Layers =
+    "[0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, "
+    "1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1]";
+
+// MiniMax-M3 (MiniMaxAI/MiniMax-M3, MiniMax Community License; tests/engine/model/data/hf/minimax-m3, the
+// text model as aiconfigurator copies it): 60 GQA layers (64 query, 4 KV heads), the first 3 dense with a
+// dense MLP, 57 block-sparse (an indexer's top 16 blocks of 128 tokens) with 128 experts top-4 and a shared
+// expert, BF16. The 57-entry lists are written out as the config writes them.
+ModelConfig minimax_m3() {
+  return from_config("minimax-m3", std::string(R"({"architectures": ["MiniMaxM3ForCausalLM"],
+    "model_type": "minimax_m3", "attention_output_gate": false, "dense_intermediate_size": 12288,
+    "first_k_dense_replace": 3, "head_dim": 128, "hidden_act": "swigluoai", "hidden_size": 6144,
+    "intermediate_size": 3072, "max_position_embeddings": 1048576, "moe_intermediate_size": 3072,
+    "n_shared_experts": 1, "num_attention_heads": 64, "num_experts_per_tok": 4, "num_hidden_layers": 60,
+    "num_key_value_heads": 4, "num_local_experts": 128, "num_mtp_modules": 7, "num_nextn_predict_layers": 1,
+    "partial_rotary_factor": 0.5, "qk_norm_type": "per_head", "rms_norm_eps": 1e-06, "rope_theta": 5000000,
+    "rotary_dim": 64, "routed_scaling_factor": 2.0, "scoring_func": "sigmoid", "shared_intermediate_size": 3072,
+    "swiglu_alpha": 1.702, "swiglu_limit": 7.0, "tie_word_embeddings": false, "torch_dtype": "bfloat16",
+    "use_gemma_norm": true, "use_qk_norm": true, "use_routing_bias": true, "vocab_size": 200064,
+    "moe_layer_freq": )") + kM3Layers + R"(, "sparse_attention_config": {"sparse_attention_freq": )" +
+                                       kM3Layers + R"(, "sparse_disable_index_value": )" + kM3Layers +
+                                       R"(, "sparse_block_size": 128, "sparse_index_dim": 128,
+    "sparse_init_block": 0, "sparse_local_block": 1, "sparse_num_index_heads": 4, "sparse_score_type": "max",
+    "sparse_topk_blocks": 16, "use_sparse_attention": true}})");
+}
+
 // Llama-4-Scout-17B-16E (meta-llama/Llama-4-Scout-17B-16E-Instruct, Llama 4 Community License;
 // tests/engine/model/data/hf/llama-4-scout): 48 layers, chunked attention of 8192 tokens on three of every
 // four and full (NoPE) attention on every fourth, MoE on every layer (16 experts top-1 plus a shared
@@ -453,6 +481,7 @@ const std::vector<std::string>& model_preset_names() {
                                                  "deepseek-v4-pro",
                                                  "deepseek-v4-flash",
                                                  "minimax-m2.5",
+                                                 "minimax-m3",
                                                  "llama-4-scout",
                                                  "nemotron-3-nano-30b-a3b",
                                                  "nemotron-3-super-120b-a12b",
@@ -482,6 +511,7 @@ ModelConfig model_preset(std::string_view name) {
   if (name == "deepseek-v4-flash")
     return deepseek_v4("deepseek-v4-flash", 43, 4096, 64, 1024, 8, 512, 256, 2048, 0);
   if (name == "minimax-m2.5") return minimax_m2_5();
+  if (name == "minimax-m3") return minimax_m3();
   if (name == "llama-4-scout") return llama_4_scout();
   if (name == "nemotron-3-nano-30b-a3b") return nemotron_3_nano();
   if (name == "nemotron-3-super-120b-a12b") return nemotron_3_super();
