@@ -241,8 +241,7 @@ TEST_CASE("issue 44: the new presets are their config files, read by the same ru
           "[model_config][families]") {
   for (const auto& [preset, dir] :
        {std::pair{"kimi-k2.5", "kimi-k2.5"}, std::pair{"minimax-m2.5", "minimax-m2.5"},
-        std::pair{"minimax-m3", "minimax-m3"},
-        std::pair{"llama-4-scout", "llama-4-scout"},
+        std::pair{"minimax-m3", "minimax-m3"}, std::pair{"llama-4-scout", "llama-4-scout"},
         std::pair{"nemotron-3-nano-30b-a3b", "nemotron-3-nano-30b-a3b"},
         std::pair{"nemotron-3-super-120b-a12b-fp8", "nemotron-3-super-120b-a12b-fp8"},
         std::pair{"gemma-3-27b", "gemma-3-27b-it"}, std::pair{"gemma-4-26b-a4b", "gemma-4-26b-a4b"},
