@@ -36,6 +36,7 @@ namespace {
 
 struct PlanOptions {
   std::string model = "glm-5.3";
+  std::string weights_format;  // --weights-format ("": the checkpoint's)
   std::string cluster;
   std::string hardware;
   int32_t gpus = 0;
@@ -116,7 +117,8 @@ PlanSetup build_setup(const PlanOptions& o, Hardware& hardware) {
                         .max_requests = o.max_requests,
                         .seed = o.seed,
                         .profile = o.profile,
-                        .profile_set = o.profile_set};
+                        .profile_set = o.profile_set,
+                        .weights_format = o.weights_format};
   if (!o.cluster.empty() && (!o.hardware.empty() || o.gpus != 0))
     throw InputError("--cluster", "either --cluster or --hardware with --gpus", "both");
   if (!o.cluster.empty()) {
@@ -269,7 +271,7 @@ void run_plan(const PlanOptions& given) {
     o.hardware = hardware[h];
     PlanPricing& pricing = pricings[h];
     PlanSetup setup = build_setup(o, pricing.hardware);
-    pricing.model = load_model(o.model);
+    pricing.model = load_model(o.model, o.weights_format);
     // Loaded here so that a bad profile is exit 2 before any simulation (each probe loads it again).
     pricing.profile = load_op_profile(setup.target.profile, o.profile_set);
     if (pricing.profile != nullptr && pricing.profile->engine_name == "vllm")
@@ -401,6 +403,8 @@ void run_merge(const PlanOptions& o) {
 
 void add_plan_options(CLI::App& cmd, PlanOptions& o) {
   cmd.add_option("--model", o.model, "model preset or config.json path")->capture_default_str();
+  cmd.add_option("--weights-format", o.weights_format,
+                 "replace the checkpoint's quantized weight format, as tokenline sim --weights-format");
   cmd.add_option("--cluster", o.cluster, "cluster preset or JSON path (its hardware and GPU count)");
   cmd.add_option(
       "--hardware", o.hardware,

@@ -21,6 +21,10 @@ void add_deployment_options(CLI::App& cmd, SimJob& job) {
       "docs/sessions-and-routing.md), default (the embedded Mooncake conversation head: ~14k-token "
       "prompts); omitted: the first 1,000 requests of the Azure 2023 conversation trace (chat, embedded)");
   cmd.add_option("--model", job.model, "model preset or config.json path")->capture_default_str();
+  cmd.add_option(
+      "--weights-format", job.weights_format,
+      "replace the checkpoint's quantized weight format (bf16, fp8, fp8-block128, nvfp4, mxfp4, mxfp8, "
+      "int4-g128, ...; docs/weight-formats.md); default: what its quantization_config says");
   cmd.add_option("--hardware", job.hardware, "hardware preset or JSON path (default: h200)");
   cmd.add_option("--cluster", job.cluster,
                  "cluster preset or JSON path (its hardware, so not with --hardware; bounds the GPUs)");

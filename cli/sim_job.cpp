@@ -811,6 +811,7 @@ std::string configuration_json(const SimJob& job, const SimConfig& c, const Depl
   j["arguments"] = job.arguments;
   j["tokenline_version"] = TOKENLINE_VERSION;
   j["model"] = c.model_name;
+  if (!job.weights_format.empty()) j["weights_format"] = job.weights_format;
   j["hardware"] = c.hardware_name;
   if (!c.cluster_name.empty()) j["cluster"] = c.cluster_name;
   int32_t gpus = 0;
@@ -1020,7 +1021,7 @@ int run_sim_job(const SimJob& given) {
     refuse_prefill_options(given, "only with --pd (the prefill instances')");
   }
   resolve_hardware(job, resolved);
-  const ModelConfig model = load_model(job.model);
+  const ModelConfig model = load_model(job.model, job.weights_format);
   resolve_layout(job, model, resolved);
   const int32_t initial_instances = scale_fleet(job, pd);
   require_at_most(job.instances, limits::kMaxInstances, "--instances");
@@ -1070,7 +1071,7 @@ int run_replay_job(const SimJob& given) {
   SimJob job = given;
   Resolved resolved;
   resolve_hardware(job, resolved);
-  const ModelConfig model = load_model(job.model);
+  const ModelConfig model = load_model(job.model, job.weights_format);
   resolve_layout(job, model, resolved);
   resolve_time_source(job, model, resolved);
   const Deployment deployment = load_deployment(job, model, parse_layouts(job, model), resolved);

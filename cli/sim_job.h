@@ -18,6 +18,8 @@ namespace tokenline {
 struct SimJob {
   std::string workload;  // path, "synthetic:..." or "" for the embedded default
   std::string model = "glm-5.3";
+  // --weights-format: replaces the checkpoint's quantized format (override_weight_format); "": its own.
+  std::string weights_format;
   std::string hardware;                // "": h200, unless --cluster names the hardware
   std::string cluster;                 // when set, its hardware is used and its GPU count bounds the run
   std::string parallel;                // one layout for every instance, or a comma list; "": the model's

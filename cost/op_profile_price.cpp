@@ -77,26 +77,17 @@ bool attention_s(const ProfileCurves& pc, const ProfileWork& w, double& s) {
   return true;
 }
 
-// A window layer's attention as the grids see it, asked at min(ctx, W) (docs/layers.md): decode at the mean
-// keys within the window; prefill as chunks of at most W new tokens each, whose causal pairs the table holds,
-// plus the window's further pairs at the roofline rate (attention_s's prefix term).
-ProfileWork window_view(const ProfileWork& w, int64_t window) {
+// Attention over at most `cap` keys a query as the grids see it, asked at min(ctx, cap) (docs/layers.md):
+// decode at the mean keys within the cap (decode_context); prefill as chunks of at most cap new tokens each,
+// whose causal pairs the table holds, plus the further pairs (prefill_keys) at the roofline rate
+// (attention_s's prefix term). A window layer's cap is its window W; a block-sparse layer's (MiniMax-M3)
+// its top-k blocks' tokens, each query's own selection read as a window of that many keys.
+ProfileWork capped_view(const ProfileWork& w, int64_t cap, double decode_context, double prefill_keys) {
   ProfileWork v = w;
-  v.decode_context = w.win_decode_context;
+  v.decode_context = decode_context;
   if (w.prefill_seqs > 0)
-    v.prefill_tokens = w.prefill_seqs * std::min(w.prefill_tokens / w.prefill_seqs, double(window));
-  v.prefill_keys = w.win_prefill_keys;
-  return v;
-}
-
-// A block-sparse layer's attention (MiniMax-M3) as the GQA grids see it: each query over its top-k blocks'
-// keys, asked at min(ctx, K) like a window of K (docs/layers.md "MiniMax-M3").
-ProfileWork block_sparse_view(const ProfileWork& w, int64_t topk_tokens) {
-  ProfileWork v = w;
-  v.decode_context = w.bs_decode_context;
-  if (w.prefill_seqs > 0)
-    v.prefill_tokens = w.prefill_seqs * std::min(w.prefill_tokens / w.prefill_seqs, double(topk_tokens));
-  v.prefill_keys = w.bs_prefill_keys;
+    v.prefill_tokens = w.prefill_seqs * std::min(w.prefill_tokens / w.prefill_seqs, double(cap));
+  v.prefill_keys = prefill_keys;
   return v;
 }
 
@@ -444,9 +435,12 @@ void price_attention(const CostModel& cm, const ProfileWork& w, std::array<Term,
   const int Ls = cm.block_sparse_layers;
   double sparse_s = 0;
   if (La > 0 && !full_shape_apart && attention_s(pc, w, attn_s) &&
-      (Ls == 0 || attention_s(pc, block_sparse_view(w, m.block_sparse.topk_tokens()), sparse_s)))
+      (Ls == 0 ||
+       attention_s(pc, capped_view(w, m.block_sparse.topk_tokens(), w.bs_decode_context, w.bs_prefill_keys),
+                   sparse_s)))
     set_profile(terms[size_t(Op::kSparseMla)], (La - Ls) * attn_s + Ls * sparse_s);
-  if (Lw > 0 && attention_s(pc, window_view(w, m.window_tokens), attn_s))
+  if (Lw > 0 &&
+      attention_s(pc, capped_view(w, m.window_tokens, w.win_decode_context, w.win_prefill_keys), attn_s))
     set_profile(terms[size_t(Op::kWindowAttn)], Lw * attn_s);
 }
 

@@ -16,33 +16,35 @@ constexpr const char* kPlanFormat = "tokenline-plan/1";
 
 Json setup_to_json(const PlanSetup& s) {
   const PlanTarget& t = s.target;
-  return Json{{"model", t.model},
-              {"cluster", t.cluster},
-              {"hardware", s.hardware_name},
-              {"gpus", s.space.gpus},
-              {"workload", t.workload.empty() ? "default" : t.workload},
-              {"slo", t.slo},
-              {"slo_ttft_s", s.slo.ttft_s},
-              {"slo_tpot_s", s.slo.tpot_s},
-              {"slo_percentile", "p90"},
-              {"max_requests", t.max_requests},
-              {"seed", t.seed},
-              {"profile", t.profile},
-              {"profile_set", t.profile_set},
-              {"launch_engine", launch_engine_name(s.launch_engine)},
-              {"chunk_tokens", s.space.chunk_tokens},
-              {"max_running", s.space.max_running},
-              {"pd", s.space.pd},
-              {"rate_lo_log2", s.search.lo_log2},
-              {"rate_hi_log2", s.search.hi_log2},
-              {"probes", s.search.probes},
-              {"rate_max_widenings", s.search.max_widenings},
-              {"workload_requests", s.workload.requests},
-              {"workload_rate_per_s", s.workload.rate_per_s},
-              {"workload_p90_prompt_tokens", s.workload.p90_prompt_tokens},
-              {"workload_p90_uncached_tokens", s.workload.p90_uncached_tokens},
-              {"workload_max_request_tokens", s.workload.max_request_tokens},
-              {"candidates", s.candidates}};
+  Json j{{"model", t.model},
+         {"cluster", t.cluster},
+         {"hardware", s.hardware_name},
+         {"gpus", s.space.gpus},
+         {"workload", t.workload.empty() ? "default" : t.workload},
+         {"slo", t.slo},
+         {"slo_ttft_s", s.slo.ttft_s},
+         {"slo_tpot_s", s.slo.tpot_s},
+         {"slo_percentile", "p90"},
+         {"max_requests", t.max_requests},
+         {"seed", t.seed},
+         {"profile", t.profile},
+         {"profile_set", t.profile_set},
+         {"launch_engine", launch_engine_name(s.launch_engine)},
+         {"chunk_tokens", s.space.chunk_tokens},
+         {"max_running", s.space.max_running},
+         {"pd", s.space.pd},
+         {"rate_lo_log2", s.search.lo_log2},
+         {"rate_hi_log2", s.search.hi_log2},
+         {"probes", s.search.probes},
+         {"rate_max_widenings", s.search.max_widenings},
+         {"workload_requests", s.workload.requests},
+         {"workload_rate_per_s", s.workload.rate_per_s},
+         {"workload_p90_prompt_tokens", s.workload.p90_prompt_tokens},
+         {"workload_p90_uncached_tokens", s.workload.p90_uncached_tokens},
+         {"workload_max_request_tokens", s.workload.max_request_tokens},
+         {"candidates", s.candidates}};
+  if (!t.weights_format.empty()) j["weights_format"] = t.weights_format;  // written only when given
+  return j;
 }
 
 LaunchEngine launch_engine_from_name(const std::string& name) {
@@ -68,6 +70,7 @@ PlanSetup setup_from_json(const Json& j) {
   s.target.seed = j.at("seed").get<uint64_t>();
   s.target.profile = j.value("profile", "");  // partials written before plan --profile: none
   s.target.profile_set = j.value("profile_set", "");
+  s.target.weights_format = j.value("weights_format", "");  // partials written before --weights-format: none
   s.launch_engine = launch_engine_from_name(j.value("launch_engine", "sglang"));  // older partials: SGLang
   s.space.chunk_tokens = j.at("chunk_tokens").get<std::vector<int64_t>>();
   s.space.max_running = j.at("max_running").get<std::vector<int32_t>>();

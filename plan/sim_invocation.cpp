@@ -51,6 +51,7 @@ std::vector<std::string> sim_arguments(const PlanTarget& t, const Candidate& c, 
     a.push_back("--roofline");
   }
   if (!t.profile_set.empty()) a.insert(a.end(), {"--profile-set", t.profile_set});
+  if (!t.weights_format.empty()) a.insert(a.end(), {"--weights-format", t.weights_format});
   a.insert(a.end(), {"--out", out_dir});
   return a;
 }

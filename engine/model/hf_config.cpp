@@ -586,6 +586,18 @@ std::vector<bool> layer_flags(const Reader& r, const char* field, int layers) {
   return flags;
 }
 
+// moe_layer_freq, a 0 / 1 per layer (MiMo-V2-Flash, MiniMax-M3): the MoE on the layers of 1, a dense MLP on
+// the others (dense_layers their count).
+void read_moe_layer_freq(const Reader& r, ModelConfig& c) {
+  const std::vector<bool> moe = layer_flags(r, "moe_layer_freq", c.layers);
+  c.ffns.assign(size_t(c.layers), FfnKind::kDense);
+  c.dense_layers = 0;
+  for (size_t i = 0; i < moe.size(); ++i) {
+    if (moe[i]) c.ffns[i] = FfnKind::kMoe;
+    c.dense_layers += moe[i] ? 0 : 1;
+  }
+}
+
 // MiMo-V2-Flash (mimo_v2_flash; XiaomiMiMo/MiMo-V2-Flash config.json; vLLM model_executor/models/
 // mimo_v2_flash.py): GQA whose query-key heads are head_dim wide (192) and values v_head_dim (128);
 // hybrid_layer_pattern[i] 1: a sliding-window layer of sliding_window tokens (128) with
@@ -623,13 +635,7 @@ void read_mimo_v2_flash(const Reader& r, ModelConfig& c) {
   for (size_t i = 0; i < window.size(); ++i)
     if (window[i]) c.mixers[i] = MixerKind::kSlidingWindow;
   read_deepseek_moe(r, c);  // its dense layers where moe_layer_freq says, not first_k_dense_replace
-  const std::vector<bool> moe = layer_flags(r, "moe_layer_freq", c.layers);
-  c.ffns.assign(size_t(c.layers), FfnKind::kDense);
-  c.dense_layers = 0;
-  for (size_t i = 0; i < moe.size(); ++i) {
-    if (moe[i]) c.ffns[i] = FfnKind::kMoe;
-    c.dense_layers += moe[i] ? 0 : 1;
-  }
+  read_moe_layer_freq(r, c);
 }
 
 // MiniMax-M3 (minimax_m3, MiniMaxAI/MiniMax-M3 config.json's text_config; vLLM vllm/models/minimax_m3,
@@ -670,13 +676,7 @@ void read_minimax_m3(const Reader& r, ModelConfig& c) {
   c.shared_experts =
       shared > 0 ? to_int(shared * shared_width / c.moe_intermediate, r, "n_shared_experts") : 0;
   if (c.layers > (int64_t{1} << 10)) return;  // validate_model names num_hidden_layers
-  const std::vector<bool> moe = layer_flags(r, "moe_layer_freq", c.layers);
-  c.ffns.assign(size_t(c.layers), FfnKind::kDense);
-  c.dense_layers = 0;
-  for (size_t i = 0; i < moe.size(); ++i) {
-    if (moe[i]) c.ffns[i] = FfnKind::kMoe;
-    c.dense_layers += moe[i] ? 0 : 1;
-  }
+  read_moe_layer_freq(r, c);
   auto sac = r.raw().find("sparse_attention_config");
   if (sac == r.raw().end() || sac->is_null()) return;
   const Reader s = r.object("sparse_attention_config");

@@ -71,20 +71,20 @@ void gqa_shape(const ModelConfig& c, const std::string& model, ModelShape& s) {
 ModelShape load_model_shape(const std::string& model) {
   const ModelConfig c = load_model(model);
   const bool mla = c.attention == AttentionKind::kMla;
-  if (c.mixer_layers(MixerKind::kKda) > 0)  // no CPU or CUDA kernel of KDA's conv and delta rule
-    throw InputError(
-        "--model " + model,
-        "an MLA model with a DSA indexer (glm_moe_dsa, deepseek_v32) or a GQA model (the real engine "
-        "has no kernel of Kimi Delta Attention, the kda_scan op of " +
-            std::to_string(c.mixer_layers(MixerKind::kKda)) + " layers; sim and ledger price it)",
-        "'" + c.hf_model_type + "'");
-  if (c.has_block_sparse())  // no CPU or CUDA kernel of MiniMax-M3's indexer and block-sparse attention
-    throw InputError(
-        "--model " + model,
-        "an MLA model with a DSA indexer (glm_moe_dsa, deepseek_v32) or a GQA model (the real engine "
-        "has no kernel of MiniMax-M3's block-sparse attention, " +
-            std::to_string(c.mixer_layers(MixerKind::kBlockSparse)) + " layers; sim and ledger price it)",
-        "'" + c.hf_model_type + "'");
+  // Layer kinds with no CPU or CUDA kernel here: refused naming the kernel and the layers sim prices.
+  auto no_kernel = [&](const std::string& what) {
+    return InputError("--model " + model,
+                      "an MLA model with a DSA indexer (glm_moe_dsa, deepseek_v32) or a GQA model (the real "
+                      "engine has no kernel of " +
+                          what + " layers; sim and ledger price it)",
+                      "'" + c.hf_model_type + "'");
+  };
+  if (c.mixer_layers(MixerKind::kKda) > 0)  // KDA's conv and delta rule
+    throw no_kernel("Kimi Delta Attention, the kda_scan op of " +
+                    std::to_string(c.mixer_layers(MixerKind::kKda)));
+  if (c.has_block_sparse())  // MiniMax-M3's indexer and block-sparse attention
+    throw no_kernel("MiniMax-M3's block-sparse attention, " +
+                    std::to_string(c.mixer_layers(MixerKind::kBlockSparse)));
   if (c.attention == AttentionKind::kCompressed)  // no CPU or CUDA kernel of its compressed attention
     throw InputError(
         "--model " + model,

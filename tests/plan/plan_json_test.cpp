@@ -1,8 +1,10 @@
 #include "plan/plan_json.h"
 
+#include <algorithm>
 #include <catch2/catch.hpp>
 
 #include "common/input_error.h"
+#include "plan/sim_invocation.h"
 
 namespace tokenline {
 namespace {
@@ -91,6 +93,24 @@ TEST_CASE("a partial's launch engine reads back, and an unknown one is bad input
   CHECK(parse_partial(trtllm, "p.json").setup.launch_engine == LaunchEngine::kTrtllm);
   text.replace(at, key.size(), "\"launch_engine\": \"tgi\"");
   CHECK_THROWS_AS(parse_partial(text, "p.json"), InputError);
+}
+
+TEST_CASE("plan --weights-format reaches every probe's sim and round-trips through a partial", "[plan]") {
+  PlanSetup setup;
+  setup.target.model = "minimax-m3";
+  setup.target.weights_format = "mxfp8";
+  setup.candidates = 1;
+  const std::string text = partial_json(setup, 1, 1, {simulated_row()});
+  CHECK(parse_partial(text, "p.json").setup.target.weights_format == "mxfp8");
+  const std::vector<std::string> args = sim_arguments(setup.target, simulated_row().candidate, "1", "out");
+  const auto at = std::find(args.begin(), args.end(), "--weights-format");
+  REQUIRE(at != args.end());
+  CHECK(*(at + 1) == "mxfp8");
+  // Without it the key is not written (partials and plan.json of earlier releases read the same).
+  setup.target.weights_format.clear();
+  const std::string plain = partial_json(setup, 1, 1, {simulated_row()});
+  CHECK(plain.find("weights_format") == std::string::npos);
+  CHECK(parse_partial(plain, "p.json").setup.target.weights_format.empty());
 }
 
 TEST_CASE("a file that is not a plan partial is bad input", "[plan]") {
