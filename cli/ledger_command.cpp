@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "cli/command.h"
+#include "cli/options.h"
 #include "cli/preset_names.h"
 #include "common/input_error.h"
 #include "cost/memory.h"
@@ -69,6 +70,7 @@ void check_range(const char* option, int64_t value, int64_t lo, int64_t hi, cons
 
 Setup build_setup(const LedgerArgs& a) {
   const ModelConfig model = load_model(a.model, a.weights_format);
+  check_mtp_layers(a.mtp ? 1 : 0, model);
   const Hardware hw = load_hardware(a.hardware);
   const std::string pname = a.parallel.empty() ? "tp" + std::to_string(a.gpus > 0 ? a.gpus : 8) : a.parallel;
   const Parallel parallel = parse_parallel(pname, "--parallel");

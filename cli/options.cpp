@@ -47,6 +47,14 @@ void require_positive(int64_t value, const char* option) {
   if (value <= 0) throw InputError(option, "a positive integer", std::to_string(value));
 }
 
+void check_mtp_layers(int64_t mtp_drafts, const ModelConfig& model) {
+  if (mtp_drafts <= 0 || model.mtp_layers > 0) return;
+  throw InputError("--mtp",
+                   "0 for a model without an MTP layer (its config's num_nextn_predict_layers or "
+                   "mtp_num_hidden_layers is 0; a separate draft model, such as EAGLE3's, is not modelled)",
+                   std::to_string(mtp_drafts) + " for '" + model.name + "'");
+}
+
 void require_at_most(int64_t value, int64_t most, const char* option) {
   if (value > most)
     throw InputError(

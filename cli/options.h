@@ -11,6 +11,7 @@
 #include "engine/core/kv_manager.h"
 #include "engine/core/placement.h"
 #include "engine/core/scheduler.h"
+#include "engine/model/model_config.h"
 #include "traces/output_config.h"
 
 namespace CLI {
@@ -28,6 +29,9 @@ TraceDetail parse_detail(const std::string& v);  // --trace-detail none | step |
 // --router, --dp-assign: round-robin | least-load | prefix-aware | room (engine/core/placement.h's names).
 PlacementPolicy parse_placement_option(const std::string& v, const char* option);
 void require_positive(int64_t value, const char* option);
+// --mtp N on a model without an MTP layer: InputError naming --mtp (its drafts would be priced as free; a
+// separate draft model, EAGLE's, is not modelled).
+void check_mtp_layers(int64_t mtp_drafts, const ModelConfig& model);
 // Throws InputError "<option>: expected at most <most> (a documented input limit), found <value>".
 void require_at_most(int64_t value, int64_t most, const char* option);
 

@@ -1022,6 +1022,7 @@ int run_sim_job(const SimJob& given) {
   }
   resolve_hardware(job, resolved);
   const ModelConfig model = load_model(job.model, job.weights_format);
+  cli::check_mtp_layers(job.mtp_drafts, model);
   resolve_layout(job, model, resolved);
   const int32_t initial_instances = scale_fleet(job, pd);
   require_at_most(job.instances, limits::kMaxInstances, "--instances");
@@ -1072,6 +1073,7 @@ int run_replay_job(const SimJob& given) {
   Resolved resolved;
   resolve_hardware(job, resolved);
   const ModelConfig model = load_model(job.model, job.weights_format);
+  cli::check_mtp_layers(job.mtp_drafts, model);
   resolve_layout(job, model, resolved);
   resolve_time_source(job, model, resolved);
   const Deployment deployment = load_deployment(job, model, parse_layouts(job, model), resolved);

@@ -136,6 +136,15 @@ TEST_CASE("nonsense option values are input errors", "[cli][input_limits]") {
     CHECK(r.exit_code == 2);
     CHECK(contains(r.stderr_text, c.message));
   }
+  // MTP drafts of a model without an MTP layer would be free (a separate draft model, EAGLE's, is not
+  // modelled): refused by sim and ledger alike.
+  for (const std::string& args :
+       {"sim --model llama-3.1-8b --mtp 2" + out, std::string("ledger decode --model llama-3.1-8b --mtp")}) {
+    const auto r = run_tokenline(args, dir);
+    INFO(args << " -> " << r.stderr_text);
+    CHECK(r.exit_code == 2);
+    CHECK(contains(r.stderr_text, "--mtp: expected 0 for a model without an MTP layer"));
+  }
 }
 
 TEST_CASE("messages name what is wrong", "[cli][input_limits]") {
