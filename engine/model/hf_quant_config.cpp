@@ -33,6 +33,9 @@ constexpr int64_t kNvfp4GroupSize = 16;
 constexpr int64_t kMxfp4GroupSize = 32;
 constexpr size_t kMaxPatternChars = 256;  // the longest exclusion pattern compiled as a regex
 constexpr size_t kMaxPatterns = 8192;     // entries in one list (GLM-5's modules_to_not_convert: ~700)
+// Modules one MIXED_PRECISION quantized_layers object names (nvidia/MiniMax-M3-NVFP4: 22,422, every
+// routed expert's projections one by one).
+constexpr size_t kMaxQuantizedLayers = size_t{1} << 16;
 
 enum class Syntax { kTransformers, kCompressedTensors, kModelOpt };
 
@@ -268,9 +271,9 @@ QuantSpec modelopt_spec(const json& q, const std::string& where) {
   QuantSpec s;
   if (algo == "MIXED_PRECISION") {
     auto layers = q.find("quantized_layers");
-    if (layers == q.end() || !layers->is_object() || layers->empty() || layers->size() > kMaxPatterns)
+    if (layers == q.end() || !layers->is_object() || layers->empty() || layers->size() > kMaxQuantizedLayers)
       throw InputError(where + ".quantized_layers",
-                       "an object of at most 8192 modules, each with its quant_algo (MIXED_PRECISION)",
+                       "an object of at most 65536 modules, each with its quant_algo (MIXED_PRECISION)",
                        layers == q.end()     ? "no such field"
                        : layers->is_object() ? std::to_string(layers->size()) + " entries"
                                              : layers->dump());

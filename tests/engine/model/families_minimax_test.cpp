@@ -243,3 +243,46 @@ TEST_CASE("MiniMax-M3's MXFP8 checkpoints: E4M3 with a scale per 32, ignored lay
                         })),
       Catch::Contains("quantization_config.moe_quant_algo") && Catch::Contains("W4A8"));
 }
+
+// nvidia/MiniMax-M3-NVFP4 as its config.json writes it (aiconfigurator 095f58a's copy, 2.4 MB, not shipped):
+// ModelOpt MIXED_PRECISION whose quantized_layers name every routed expert's projections one by one (22,422
+// modules), NVFP4 there and MXFP8 on the attention, indexer, dense and shared-expert layers.
+TEST_CASE("MiniMax-M3's NVFP4 export: MXFP8 layers, NVFP4 experts named one by one, over 8,192 modules",
+          "[hf_config][families][minimax][weight_format]") {
+  testing::TestDir dir("families_minimax_nvfp4");
+  const std::string path = edited(dir, "nvfp4.json", [](json& j) {
+    json layers = json::object();
+    const std::string at = "language_model.model.layers.";
+    for (int l = 0; l < 60; ++l) {
+      const std::string layer = at + std::to_string(l) + ".";
+      for (const char* p : {"q_proj", "k_proj", "v_proj", "o_proj"})
+        layers[layer + "self_attn." + p] = {{"quant_algo", "MXFP8"}};
+      if (l < 3) {
+        for (const char* p : {"gate_proj", "up_proj", "down_proj"})
+          layers[layer + "mlp." + p] = {{"quant_algo", "MXFP8"}};
+        continue;
+      }
+      for (const char* p : {"index_q_proj", "index_k_proj"})
+        layers[layer + "self_attn." + p] = {{"quant_algo", "MXFP8"}};
+      for (const char* p : {"gate_proj", "up_proj", "down_proj"})
+        layers[layer + "block_sparse_moe.shared_experts." + p] = {{"quant_algo", "MXFP8"}};
+      for (int e = 0; e < 128; ++e)
+        for (const char* p : {"w1", "w2", "w3"})
+          layers[layer + "block_sparse_moe.experts." + std::to_string(e) + "." + p] = {
+              {"quant_algo", "NVFP4"}, {"group_size", 16}};
+    }
+    REQUIRE(layers.size() > 8192);
+    j["quantization_config"] = {
+        {"quant_method", "modelopt"},
+        {"quant_algo", "MIXED_PRECISION"},
+        {"exclude_modules", {"lm_head", "model.embed_tokens", "*block_sparse_moe.gate"}},
+        {"quantized_layers", layers}};
+  });
+  const ModelConfig m = load_model(path);
+  CHECK(group_bytes_per_param(m, WeightGroup::kRoutedExperts) == Approx(0.5 + 1.0 / 16));
+  for (const WeightGroup g :
+       {WeightGroup::kAttention, WeightGroup::kIndexer, WeightGroup::kDenseMlp, WeightGroup::kSharedExperts})
+    CHECK(group_bytes_per_param(m, g) == Approx(1 + 1.0 / 32).epsilon(1e-3));
+  CHECK(group_bytes_per_param(m, WeightGroup::kRouter) == 2);
+  CHECK(group_bytes_per_param(m, WeightGroup::kLmHead) == 2);
+}
