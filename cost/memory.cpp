@@ -158,15 +158,14 @@ KvCapacity kv_capacity(const CostModel& cm, const EngineBehavior& behavior, int6
   k.free_bytes -= k.state.bytes;
   k.weights_fit = k.usable_hbm_bytes > k.weight_bytes + k.activation_reserve_bytes;
   // Summed before the share is taken, so the seed's figure stays bit-identical: (KV + indexer) / tp.
+  // MiniMax-M3's index keys take a share of their own (indexer_share_per_gpu): the per-GPU sum
+  // kv_bytes_per_token_per_gpu gives.
   const KvShare share = kv_share_per_gpu(cm, behavior.kv_placement);
-  const double indexer_bytes = double(cm.indexer_bytes_token_layer) * m.indexer_cache_layers();
-  if (m.has_block_sparse()) {  // the index keys replicated, the KV heads shared (indexer_share_per_gpu)
-    const KvShare si = indexer_share_per_gpu(cm, behavior.kv_placement);
-    k.bytes_per_token = cm.context_kv_bytes_token() * double(share.num) / double(share.den) +
-                        indexer_bytes * double(si.num) / double(si.den);
-  } else {
-    k.bytes_per_token = (cm.context_kv_bytes_token() + indexer_bytes) * double(share.num) / double(share.den);
-  }
+  k.bytes_per_token =
+      m.has_block_sparse()
+          ? kv_bytes_per_token_per_gpu(cm, behavior.kv_placement).total()
+          : (cm.context_kv_bytes_token() + double(cm.indexer_bytes_token_layer) * m.indexer_cache_layers()) *
+                double(share.num) / double(share.den);
   // Every GPU of a rank holds its share of each of the rank's tokens, so one GPU's free bytes bound them.
   if (cm.window_layers > 0) {
     k.window_bytes_per_token =

@@ -981,11 +981,9 @@ void resolve_msa(const OpProfile& p, const CostModel& cm, ProfileCurves& pc) {
   const ModelConfig& m = cm.model;
   if (t.empty() || !m.has_block_sparse() || m.attention != AttentionKind::kGqa) return;
   const WeightFormat f = group_format(m, WeightGroup::kAttention).first;
-  std::string_view gemm;
-  if (f.kind == WeightFormatKind::kBf16) gemm = "bf16";
-  if (!f.weight_only && (f.kind == WeightFormatKind::kFp8Block || f.kind == WeightFormatKind::kFp8PerTensor ||
-                         f.kind == WeightFormatKind::kFp8PerChannel || f.kind == WeightFormatKind::kMxfp8))
-    gemm = "fp8";
+  const std::string_view gemm = f.kind == WeightFormatKind::kBf16   ? "bf16"
+                                : weight_dtype_of(f) == Dtype::kFp8 ? "fp8"  // FP8 math: FP8 and MXFP8 kinds
+                                                                    : "";
   if (gemm.empty()) return;
   const bool fp8_kv = cm.kv_layout == KvLayout::kFp8E4m3;
   const Dsv4Roofs roof = msa_roofs(cm);

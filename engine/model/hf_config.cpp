@@ -1263,17 +1263,23 @@ void fill_class_defaults(json& j, const std::string& model_type) {
 // a UE8M0 scale per 32 values, as vLLM loads them: its DeepSeek-V4 quantization config returns the MXFP4
 // MoE method for expert_dtype fp4). nvidia's NVFP4 copies keep the FP8 checkpoint's quant_method and name
 // the experts' NVFP4 in quantization_config.moe_quant_algo (and quantized_layers: layers.N.ffn.experts).
+// The routed experts (and the MTP layer's weights, experts most of them) in `experts`, every other quantized
+// group in the checkpoint's format as read.
+void experts_in(WeightFormats& w, const WeightFormat& experts, const std::string& source) {
+  w.mixed = true;
+  w.group_quantized.fill(w.quantized);
+  w.quantized = experts;
+  w.group_quantized[size_t(WeightGroup::kRoutedExperts)] = experts;
+  w.group_quantized[size_t(WeightGroup::kMtp)] = experts;
+  w.source += source;
+}
+
 void deepseek_v4_expert_format(const Reader& r, const json& config, WeightFormats& w) {
   if (r.string_or("expert_dtype", "") != "fp4" || w.quantized.kind != WeightFormatKind::kFp8Block || w.mixed)
     return;
   auto q = config.find("quantization_config");
   const bool nvfp4 = q != config.end() && q->is_object() && q->value("moe_quant_algo", json("")) == "NVFP4";
-  w.mixed = true;
-  w.group_quantized.fill(w.quantized);
-  w.quantized = {.kind = nvfp4 ? WeightFormatKind::kNvfp4 : WeightFormatKind::kMxfp4};
-  w.group_quantized[size_t(WeightGroup::kRoutedExperts)] = w.quantized;
-  w.group_quantized[size_t(WeightGroup::kMtp)] = w.quantized;  // the MTP layer's experts, most of it
-  w.source += " + expert_dtype";
+  experts_in(w, {.kind = nvfp4 ? WeightFormatKind::kNvfp4 : WeightFormatKind::kMxfp4}, " + expert_dtype");
 }
 
 // An MXFP8 checkpoint whose routed experts are NVFP4 (quantization_config.moe_quant_algo beside quant_method
@@ -1288,12 +1294,7 @@ void mxfp8_expert_format(const json& config, const json& top, const std::string&
     if (algo != "NVFP4")
       throw InputError(path + ": quantization_config.moe_quant_algo", "\"NVFP4\" (with quant_method mxfp8)",
                        algo.dump());
-    w.mixed = true;
-    w.group_quantized.fill(w.quantized);
-    w.quantized = {.kind = WeightFormatKind::kNvfp4};
-    w.group_quantized[size_t(WeightGroup::kRoutedExperts)] = w.quantized;
-    w.group_quantized[size_t(WeightGroup::kMtp)] = w.quantized;
-    w.source += " + moe_quant_algo";
+    experts_in(w, {.kind = WeightFormatKind::kNvfp4}, " + moe_quant_algo");
     return;
   }
 }
