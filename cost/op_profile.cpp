@@ -7,6 +7,7 @@
 #include <cmath>
 #include <filesystem>
 #include <map>
+#include <mutex>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <set>
@@ -645,9 +646,10 @@ std::vector<std::string> embedded_profile_names() {
   return names;
 }
 
-std::shared_ptr<OpProfile> load_op_profile(const std::string& name_or_dir) {
-  if (is_transfer_name(name_or_dir)) return load_transferred_profile(name_or_dir);
-  const ProfileSource src = resolve_source(name_or_dir, "--profile");
+namespace {
+
+// Reads and checks the profile `src` holds (load_op_profile's work).
+std::shared_ptr<OpProfile> read_op_profile(const ProfileSource& src) {
   const std::string where = src.where("profile.json");
   const std::optional<std::string> text = src.read("profile.json");
   if (!text) throw InputError(where, "a profile.json", "no such file");
@@ -672,6 +674,30 @@ std::shared_ptr<OpProfile> load_op_profile(const std::string& name_or_dir) {
     read_moe_runners(j["engine"], src, *p, where);
   }
   return p;
+}
+
+}  // namespace
+
+std::shared_ptr<OpProfile> load_op_profile(const std::string& name_or_dir) {
+  if (is_transfer_name(name_or_dir)) return load_transferred_profile(name_or_dir);
+  const ProfileSource src = resolve_source(name_or_dir, "--profile");
+  if (src.embedded_prefix.empty()) return read_op_profile(src);  // a directory: its files may change
+  // An embedded profile is compiled into the binary: it is parsed once a process (its tables are most of
+  // the time a test binary or a planner spends loading profiles), and each caller gets its own copy to
+  // change.
+  static std::mutex mutex;
+  static std::map<std::string, std::shared_ptr<const OpProfile>> parsed;
+  std::shared_ptr<const OpProfile> profile;
+  {
+    const std::lock_guard<std::mutex> lock(mutex);
+    if (const auto it = parsed.find(src.embedded_prefix); it != parsed.end()) profile = it->second;
+  }
+  if (!profile) {
+    profile = read_op_profile(src);
+    const std::lock_guard<std::mutex> lock(mutex);
+    parsed.emplace(src.embedded_prefix, profile);
+  }
+  return std::make_shared<OpProfile>(*profile);
 }
 
 void apply_profile_sets(OpProfile& profile, const std::string& sets) {

@@ -434,6 +434,68 @@ TEST_CASE("issue 43: the B200 SGLang disaggregated fit set carries its recipes' 
   CHECK(load_hf_config(models.config_for(rows.front())).layers == 61);
 }
 
+// The B200 and GB200 TensorRT-LLM disaggregated DeepSeek-R1 rows (calibrate/unseen/SOURCE.md; reported, never
+// fitted), each with its srt-slurm recipe (recipes/trtllm/<b200|gb200>-fp8 at 5063eb43,
+// scripts/trtllm-disagg-points). Every B200 recipe's prefill workers run attention DP but the one-client one;
+// the 1,024-token recipes put the experts on EP8 there, the 8,192-token ones on TP8; the decode side's batch,
+// fraction and CUDA graphs.
+TEST_CASE("issue 43: the B200 and GB200 TensorRT-LLM disaggregated rows carry their recipes",
+          "[point_models]") {
+  TestDir dir("point-models-b200-trtllm-disagg");
+  const std::string root = std::string(TOKENLINE_SOURCE_DIR) + "/calibrate";
+  const std::string path = root + "/unseen/e2e-b200-trtllm-disagg.csv";
+  const std::vector<E2ePoint> rows = read_e2e_points(path);
+  REQUIRE(rows.size() == 50);  // 25 recipes, each measured on 2026-02-12 and on 2026-03-23
+  int mtp = 0, balanced = 0;
+  for (const E2ePoint& p : rows) {
+    CAPTURE(p.line);
+    CHECK(p.backend == "trtllm");
+    CHECK(p.mode == E2eMode::kDisaggregated);
+    CHECK(deployment_recorded(p));
+    CHECK(p.warmup_per_client == 2);
+    CHECK(p.requests_per_client == 10);
+    CHECK(p.length_range_ratio == 0.8);
+    CHECK(option_value(p.sim_args, "--kv-layout") == "fp8_e4m3");
+    CHECK(option_value(p.sim_args, "--mem-fraction") == "0.8");
+    CHECK(option_value(p.sim_args, "--chunk") == (p.isl == 1024 ? "16384" : "8320"));
+    CHECK_NOTHROW(sim_arguments(p, "r1.json", "out", SimPointOptions{}));
+    if (p.concurrency > 1) {
+      CHECK(p.prefill.attention_dp == 8);
+      CHECK(p.prefill.moe_ep == (p.isl == 1024 ? 8 : 1));
+    }
+    // the decode workers' CUDA graphs are captured up to their batch
+    CHECK(option_value(p.sim_args, "--profile-set") ==
+          "cuda_graph_max_bs=" + option_value(p.sim_args, "--max-running"));
+    if (!option_value(p.sim_args, "--mtp").empty()) ++mtp;
+    if (!option_value(p.sim_args, "--attention-dp-balance").empty()) {
+      ++balanced;
+      CHECK(p.decode.attention_dp == 8);
+    }
+  }
+  CHECK(mtp == 24);
+  CHECK(balanced == 6);
+  const PointModels models(rows, path, root + "/points/models", dir.path().string());
+  CHECK(load_hf_config(models.config_for(rows.front())).layers == 61);
+
+  // GB200 (recipes/trtllm/gb200-fp8): DEP8 prefill workers; decode workers of 8 GPUs under attention TP with
+  // the experts on EP8, or of 8, 16 or 32 GPUs of one NVL72 rack under attention DP.
+  std::map<int, int> decode_dp;
+  const std::vector<E2ePoint> gb200 = read_e2e_points(root + "/unseen/e2e-gb200-trtllm-disagg.csv");
+  for (const E2ePoint& p : gb200) {
+    CAPTURE(p.line);
+    CHECK(p.backend == "trtllm");
+    CHECK(deployment_recorded(p));
+    CHECK(option_value(p.sim_args, "--chunk") == "16384");
+    CHECK(p.prefill.attention_dp == 8);
+    CHECK(p.prefill.moe_ep == 8);
+    CHECK(p.decode.tp * p.decode.attention_dp == p.decode.moe_ep);  // every decode worker's experts on EP
+    CHECK_NOTHROW(sim_arguments(p, "r1.json", "out", SimPointOptions{}));
+    ++decode_dp[p.decode.attention_dp];
+  }
+  CHECK(gb200.size() == 21);
+  CHECK(decode_dp == std::map<int, int>{{1, 10}, {8, 1}, {16, 4}, {32, 6}});
+}
+
 // Issue 43: the H200 TensorRT-LLM DeepSeek-R1 rows as InferenceX launched them (calibrate/heldout/SOURCE.md;
 // scripts/annotate-trtllm-points). The 1.1.0rc2.post2 rows are the dsr1-fp8-h200-trt-mtp config (measured
 // with bf3456727, which swept only the MTP configs; one 2026-01-28 row whose config no source names stays
