@@ -126,8 +126,10 @@ struct ProfileCurves final : TimeSource {
   // model's shape.
   Dsv4Module msa;
   OpCurve mhc_pre, mhc_post;
-  // collectives by message bytes: CUDA-graph path and eager path, per ledger op (empty: roofline)
+  // collectives by message bytes: CUDA-graph path and eager path, per ledger op (empty: roofline); a floor
+  // curve was measured on fewer GPUs than the group has and bounds the roofline from below
   std::array<OpCurve, kOpCount> comm_graph, comm_eager;
+  std::array<bool, kOpCount> comm_floor_graph{}, comm_floor_eager{};
   // own profiles (the ops table, op_profile_own.cpp): per ledger op, its whole step on one rank by
   // (sequences, keys) in decode and (sequences, new tokens each) in prefill; pair_s prices a prefill
   // prefix's extra (query, key) pairs. own: the table covers every op (an op without rows costs 0).

@@ -37,6 +37,9 @@ struct Term {
   double launch_s = 0;        // kernel or collective launches
   double time_s = 0;          // roofline: max(compute_s, memory_s) + launch_s; profile: the measured time
   TermSource source = TermSource::kRoofline;
+  // A collective priced from the rows of a smaller group than its own (a lower bound: op_profile_resolve.cpp
+  // comm_curve): priced, though the profile did not measure this group (a profile does not cover it).
+  bool smaller_group = false;
 };
 
 // Bytes moved by the busiest attention rank in one step, by class.

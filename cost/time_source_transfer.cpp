@@ -27,6 +27,7 @@ void transfer_term(const Term& source_roofline, const Term& source_measured, Ter
   t.time_s *= source_measured.time_s / source_roofline.time_s;
   t.launch_s = 0;
   t.source = TermSource::kTransferred;
+  t.smaller_group = source_measured.smaller_group;
 }
 
 // Outside a CUDA graph every kernel is launched from the CPU (the engine's launch gap, a profile timing

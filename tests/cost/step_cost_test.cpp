@@ -402,6 +402,47 @@ TEST_CASE("Issue 43: all-gather and reduce-scatter are read from the comm tables
   CHECK(g.memory_s == g.bytes_total / roof.link_bw);
 }
 
+TEST_CASE(
+    "Issue 43: a collective over more GPUs than its table measured costs at least the largest group's row",
+    "[step_cost][comm]") {
+  // gb200-trtllm's comm table measures 2 and 4 GPUs (one tray); attention DP over 32 GPUs of an NVL72 rack
+  // gathers and scatters over all 32. The same whole buffer over more GPUs takes no less time (more ring
+  // steps, none larger): the 4-GPU row bounds the roofline from below.
+  const ModelConfig ds = model_preset("deepseek-v3");  // 58 MoE layers, hidden 7,168
+  const Hardware gb200 = load_hardware("gb200");
+  CostOptions o;
+  o.profile = load_op_profile("gb200-trtllm");
+  const ProfileTable& comm = o.profile->table(ProfileTableKind::kComm);
+  double largest = 0;
+  for (size_t i = 0; i < comm.rows(); ++i)
+    if (comm.text_at(i, 0) == "nccl_all_gather") largest = std::max(largest, comm.at(i, 0));
+  REQUIRE(largest == 4);
+  const double rank_bytes = 8.0 * 7168 * 2;  // 8 decode tokens' BF16 hidden states on one DP rank
+  const CostModel wide =
+      make_cost_model(ds, parse_parallel("dp32-ep32", "t"), ds.default_kv_layout, gb200, o);
+  const StepCost s = decode_step(wide, 8, 1535);
+  const std::pair<Op, std::string_view> rows[] = {{Op::kDpAllgather, "nccl_all_gather"},
+                                                  {Op::kReduceScatter, "nccl_reduce_scatter"}};
+  for (const auto& [op, row] : rows) {
+    INFO(row);
+    const Term& t = s[op];
+    REQUIRE(t.count == 58);
+    CHECK(t.source == TermSource::kProfile);
+    // the 4-GPU row at the 32 ranks' whole buffer, above what the roofline gave (one launch, bytes at link
+    // rate)
+    const double floor_s = 58 * comm_table_s(*o.profile, row, 4, 32 * rank_bytes);
+    CHECK(t.time_s == Approx(floor_s).epsilon(1e-9));
+    CHECK(t.time_s > 2 * (t.bytes_total / wide.link_bw + 58 * 4e-6));
+    CHECK(t.smaller_group);  // a bound: the profile does not cover this group (cli/time_source_choice.cpp)
+  }
+  // A measured group keeps its own rows: DP4 reads the 4-GPU row at its 4 ranks' buffer.
+  const CostModel tray = make_cost_model(ds, parse_parallel("dp4-ep4", "t"), ds.default_kv_layout, gb200, o);
+  const StepCost m = decode_step(tray, 8, 1535);
+  CHECK(m[Op::kDpAllgather].time_s ==
+        Approx(58 * comm_table_s(*o.profile, "nccl_all_gather", 4, 4 * rank_bytes)).epsilon(1e-9));
+  CHECK_FALSE(m[Op::kDpAllgather].smaller_group);
+}
+
 TEST_CASE("Issue 44: MiniMax-M2's q/k norms over all heads all-reduce their variances under attention TP",
           "[step_cost][qk_norm]") {
   const ModelConfig mm = model_preset("minimax-m2.5");  // 62 GQA layers, 48 q / 8 kv heads of 128
