@@ -494,6 +494,22 @@ TEST_CASE("issue 43: the B200 and GB200 TensorRT-LLM disaggregated rows carry th
   }
   CHECK(gb200.size() == 21);
   CHECK(decode_dp == std::map<int, int>{{1, 10}, {8, 1}, {16, 4}, {32, 6}});
+
+  // B300 (4-GPU prefill workers), GB300 and H100 (16-GPU workers over two nodes): each row names its
+  // workers and runs; the counts are the rows whose recipe the sources settle (calibrate/unseen/SOURCE.md).
+  const std::pair<const char*, size_t> others[] = {{"b300", 18}, {"gb300", 25}, {"h100", 9}};
+  for (const auto& [gpu, count] : others) {
+    const std::vector<E2ePoint> set =
+        read_e2e_points(root + "/unseen/e2e-" + std::string(gpu) + "-trtllm-disagg.csv");
+    CHECK(set.size() == count);
+    for (const E2ePoint& p : set) {
+      CAPTURE(gpu, p.line);
+      CHECK(deployment_recorded(p));
+      CHECK(p.prefill.attention_dp == (std::string(gpu) == "h100" ? 16 : 4));
+      CHECK(option_value(p.sim_args, "--kv-layout") == "fp8_e4m3");
+      CHECK_NOTHROW(sim_arguments(p, "r1.json", "out", SimPointOptions{}));
+    }
+  }
 }
 
 // Issue 43: the H200 TensorRT-LLM DeepSeek-R1 rows as InferenceX launched them (calibrate/heldout/SOURCE.md;
