@@ -24,6 +24,17 @@ std::string model_data(const char* name) {
   return std::string(TOKENLINE_MODEL_TEST_DATA) + "/" + name;
 }
 
+// A disaggregated row as srt-slurm's recipes launch it and its sa-bench measures it: worker counts recorded,
+// 2 x C warm-up, 10 x C measured, lengths in [0.8 L, L], FP8 KV.
+void check_srt_slurm_row(const E2ePoint& p) {
+  CHECK(p.mode == E2eMode::kDisaggregated);
+  CHECK(deployment_recorded(p));
+  CHECK(p.warmup_per_client == 2);
+  CHECK(p.requests_per_client == 10);
+  CHECK(p.length_range_ratio == 0.8);
+  CHECK(option_value(p.sim_args, "--kv-layout") == "fp8_e4m3");
+}
+
 E2ePoint point(const char* model, const char* precision, const char* gemm) {
   E2ePoint p;
   p.line = 4;
@@ -405,14 +416,8 @@ TEST_CASE("issue 43: the B200 SGLang disaggregated fit set carries its recipes' 
   int dep = 0;
   for (const E2ePoint& p : rows) {
     CHECK(p.model_path == "deepseek-ai/DeepSeek-R1");
-    CHECK(p.mode == E2eMode::kDisaggregated);
-    CHECK(deployment_recorded(p));
-    // sa-bench: 2 x C warm-up, 10 x C measured, lengths in [0.8 L, L]
-    CHECK(p.warmup_per_client == 2);
-    CHECK(p.requests_per_client == 10);
-    CHECK(p.length_range_ratio == 0.8);
-    // srt-slurm recipes/b200-fp8: FP8 KV, memory fraction 0.85, no radix cache
-    CHECK(option_value(p.sim_args, "--kv-layout") == "fp8_e4m3");
+    check_srt_slurm_row(p);
+    // srt-slurm recipes/b200-fp8: memory fraction 0.85, no radix cache
     CHECK(option_value(p.sim_args, "--mem-fraction") == "0.85");
     // no recipe names a moe-a2a-backend: SGLang's default, no all-to-all under EP, said on every row
     CHECK(option_value(p.sim_args, "--moe-a2a-backend") == "none");
@@ -450,12 +455,7 @@ TEST_CASE("issue 43: the B200 and GB200 TensorRT-LLM disaggregated rows carry th
   for (const E2ePoint& p : rows) {
     CAPTURE(p.line);
     CHECK(p.backend == "trtllm");
-    CHECK(p.mode == E2eMode::kDisaggregated);
-    CHECK(deployment_recorded(p));
-    CHECK(p.warmup_per_client == 2);
-    CHECK(p.requests_per_client == 10);
-    CHECK(p.length_range_ratio == 0.8);
-    CHECK(option_value(p.sim_args, "--kv-layout") == "fp8_e4m3");
+    check_srt_slurm_row(p);
     CHECK(option_value(p.sim_args, "--mem-fraction") == "0.8");
     CHECK(option_value(p.sim_args, "--chunk") == (p.isl == 1024 ? "16384" : "8320"));
     CHECK_NOTHROW(sim_arguments(p, "r1.json", "out", SimPointOptions{}));
@@ -484,7 +484,7 @@ TEST_CASE("issue 43: the B200 and GB200 TensorRT-LLM disaggregated rows carry th
   for (const E2ePoint& p : gb200) {
     CAPTURE(p.line);
     CHECK(p.backend == "trtllm");
-    CHECK(deployment_recorded(p));
+    check_srt_slurm_row(p);
     CHECK(option_value(p.sim_args, "--chunk") == "16384");
     CHECK(p.prefill.attention_dp == 8);
     CHECK(p.prefill.moe_ep == 8);
@@ -504,9 +504,8 @@ TEST_CASE("issue 43: the B200 and GB200 TensorRT-LLM disaggregated rows carry th
     CHECK(set.size() == count);
     for (const E2ePoint& p : set) {
       CAPTURE(gpu, p.line);
-      CHECK(deployment_recorded(p));
+      check_srt_slurm_row(p);
       CHECK(p.prefill.attention_dp == (std::string(gpu) == "h100" ? 16 : 4));
-      CHECK(option_value(p.sim_args, "--kv-layout") == "fp8_e4m3");
       CHECK_NOTHROW(sim_arguments(p, "r1.json", "out", SimPointOptions{}));
     }
   }
