@@ -524,13 +524,12 @@ void price_collectives(const ProfileCurves& pc, bool graph, std::array<Term, kOp
   for (const Op op : kCollectiveOps) {
     Term& t = terms[size_t(op)];
     if (t.count <= 0) continue;
-    const OpCurve& c = graph ? pc.comm_graph[size_t(op)] : pc.comm_eager[size_t(op)];
-    if (c.empty()) continue;
-    const double table_s = double(t.count) * c.at(t.bytes_each);
-    const bool floor = graph ? pc.comm_floor_graph[size_t(op)] : pc.comm_floor_eager[size_t(op)];
-    if (floor && table_s <= t.time_s) continue;
+    const ProfileCurves::CommCurve& c = graph ? pc.comm_graph[size_t(op)] : pc.comm_eager[size_t(op)];
+    if (c.curve.empty()) continue;
+    const double table_s = double(t.count) * c.curve.at(t.bytes_each);
+    if (c.smaller_group && table_s <= t.time_s) continue;  // a bound the roofline already meets
     set_profile(t, table_s);
-    t.smaller_group = floor;
+    t.smaller_group = c.smaller_group;
   }
 }
 

@@ -126,10 +126,13 @@ struct ProfileCurves final : TimeSource {
   // model's shape.
   Dsv4Module msa;
   OpCurve mhc_pre, mhc_post;
-  // collectives by message bytes: CUDA-graph path and eager path, per ledger op (empty: roofline); a floor
-  // curve was measured on fewer GPUs than the group has and bounds the roofline from below
-  std::array<OpCurve, kOpCount> comm_graph, comm_eager;
-  std::array<bool, kOpCount> comm_floor_graph{}, comm_floor_eager{};
+  // collectives by message bytes: CUDA-graph path and eager path, per ledger op (empty: roofline); a curve
+  // of a smaller group than the op's was measured on fewer GPUs and bounds the roofline from below
+  struct CommCurve {
+    OpCurve curve;
+    bool smaller_group = false;
+  };
+  std::array<CommCurve, kOpCount> comm_graph, comm_eager;
   // own profiles (the ops table, op_profile_own.cpp): per ledger op, its whole step on one rank by
   // (sequences, keys) in decode and (sequences, new tokens each) in prefill; pair_s prices a prefill
   // prefix's extra (query, key) pairs. own: the table covers every op (an op without rows costs 0).

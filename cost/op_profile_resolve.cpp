@@ -534,14 +534,13 @@ std::string_view comm_table_op(Op op, bool graph) {
   return "";
 }
 
-// The collective's rows at the group's GPU count; for a group larger than any the table measured on the
-// same NVLink domain (gb200 / gb300 measure 2 and 4 GPUs, one tray, where an NVL72 rank group spans up to
-// 72), the rows of the largest measured group, which `floor` marks: a ring, tree or pairwise collective of
-// the same whole buffer (the tables' key) takes no less time over more GPUs - more steps, each no larger - so
+// The collective's rows at the group's GPU count; for a group the table did not measure on the same NVLink
+// domain (gb200 / gb300 measure 2 and 4 GPUs, one tray, where an NVL72 rank group spans up to 72), the rows
+// of the largest group it measured below it, marked smaller_group: a ring, tree or pairwise collective of the
+// same whole buffer (the tables' key) takes no less time over more GPUs - more steps, each no larger - so
 // those rows bound it from below (price_collectives), where the roofline alone (one launch and the bytes at
 // link rate) would price 32 GPUs below what the table measured on 4.
-OpCurve comm_curve(const ProfileTable& t, const CostModel& cm, Op op, bool graph, bool& floor) {
-  floor = false;
+ProfileCurves::CommCurve comm_curve(const ProfileTable& t, const CostModel& cm, Op op, bool graph) {
   const int gpus = collective_group(op, cm.parallel);
   if (t.empty() || gpus < 2 || cm.link == Link::kIb) return {};  // the tables measure one NVLink node
   const std::string_view name = comm_table_op(op, graph);
@@ -549,7 +548,6 @@ OpCurve comm_curve(const ProfileTable& t, const CostModel& cm, Op op, bool graph
   for (size_t i = 0; i < t.rows(); ++i)
     if (t.text_at(i, 0) == name && t.at(i, 0) <= gpus) measured = std::max(measured, t.at(i, 0));
   if (measured < 2) return {};
-  floor = measured < gpus;
   // Rows keyed by the ledger's message: a row of x bytes prices a term whose bytes_each is x / scale (the
   // lookup at bytes_each is the table's at bytes_each x scale, the size the row was measured at).
   const double scale = comm_table_scale(cm, op);
@@ -559,7 +557,7 @@ OpCurve comm_curve(const ProfileTable& t, const CostModel& cm, Op op, bool graph
       pts.emplace_back(t.at(i, 1) / scale, t.at(i, 2) * kMsToS);
   OpRoofline roof;
   roof.mx = 1 / cm.link_bw;
-  return make_curve(std::move(pts), 1, roof, roof);
+  return {make_curve(std::move(pts), 1, roof, roof), measured < gpus};
 }
 
 // The whole MLA decode block (measured on DeepSeek-V3's dimensions: used only when the model's hidden
@@ -1007,11 +1005,8 @@ void resolve_collectives(const OpProfile& p, const CostModel& cm, ProfileCurves&
   const ProfileTable& t = p.table(ProfileTableKind::kComm);
   for (int i = 0; i < kOpCount; ++i) {
     if (!is_collective(Op(i))) continue;
-    bool floor_graph = false, floor_eager = false;
-    pc.comm_graph[size_t(i)] = comm_curve(t, cm, Op(i), true, floor_graph);
-    pc.comm_eager[size_t(i)] = comm_curve(t, cm, Op(i), false, floor_eager);
-    pc.comm_floor_graph[size_t(i)] = floor_graph;
-    pc.comm_floor_eager[size_t(i)] = floor_eager;
+    pc.comm_graph[size_t(i)] = comm_curve(t, cm, Op(i), true);
+    pc.comm_eager[size_t(i)] = comm_curve(t, cm, Op(i), false);
   }
 }
 
@@ -1072,8 +1067,8 @@ void remember_curves(const CostModel& cm, ProfileCurves& pc) {
   for (int i = 0; i < kOpCount; ++i) {
     const double unit = collective_bytes_per_token(cm, Op(i));
     if (unit <= 0) continue;
-    pc.comm_graph[size_t(i)].tabulate(up_to, unit);
-    pc.comm_eager[size_t(i)].tabulate(up_to, unit);
+    pc.comm_graph[size_t(i)].curve.tabulate(up_to, unit);
+    pc.comm_eager[size_t(i)].curve.tabulate(up_to, unit);
   }
 }
 
