@@ -150,6 +150,15 @@ SglangStateSlots sglang_state_slots(const EngineBehavior& b, double cache_bytes,
   return s;
 }
 
+// vLLM's MoE under expert parallelism (vllm/model_executor/layers/fused_moe/config.py,
+// FusedMoEParallelConfig.use_all2all_kernels = dp_size > 1 and use_ep, 0.10 through 0.2x): without data
+// parallelism no all-to-all runs - every TP rank holds the step's tokens, each EP rank runs its experts over
+// all of them (expert_map) and the output is all-reduced over the TP group (FusedMoE
+// maybe_all_reduce_tensor_model_parallel), as under pure TP. With --data-parallel-size > 1 the default
+// all2all backend is allgather_reducescatter (vllm/config/parallel.py all2all_backend, the
+// VLLM_ALL2ALL_BACKEND default before; AgRsAll2AllManager in device_communicators/all2all.py): each MoE
+// layer all-gathers the DP ranks' hidden states and reduce-scatters its output. Both are
+// MoeComm::kGatherOrAllReduce's collectives; DeepEP / pplx all-to-all only with --all2all-backend naming them.
 EngineBehavior vllm_behavior() {
   return EngineBehavior{.engine = "vllm",
                         .version = "0.10",
@@ -164,7 +173,8 @@ EngineBehavior vllm_behavior() {
                         .mixed_steps = true,
                         .admission = Admission::kIncremental,
                         .ratio = {},
-                        .window_pool = WindowPoolRule::kSharedPool};
+                        .window_pool = WindowPoolRule::kSharedPool,
+                        .moe_comm = MoeComm::kGatherOrAllReduce};
 }
 
 // Sources, TensorRT-LLM 1.x (tensorrt_llm/llmapi/llm_args.py unless named):

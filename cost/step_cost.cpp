@@ -720,7 +720,8 @@ void vocab_allgather(const CostModel& cm, const RankWork& w, Terms& out) {
                     w.lm_tokens * collective_bytes_per_token(cm, Op::kVocabAllgather));
 }
 
-// TensorRT-LLM's collectives (MoeComm::kGatherOrAllReduce; engine_behavior.h gives the sources), one rank's
+// TensorRT-LLM's and vLLM's collectives (MoeComm::kGatherOrAllReduce; engine_behavior.h and engine_behavior.cpp
+// vllm_behavior give the sources), one rank's
 // messages. Attention DP: per MoE layer an all-gather of the rank's hidden states before the experts and a
 // reduce-scatter after them; attention, dense MLP, shared experts, embedding and LM head are unsharded on
 // the rank (attention DP runs attention at TP 1; a tp > 1 under DP adds the attention's all-reduce).
@@ -734,19 +735,20 @@ void gather_or_allreduce_collectives(const CostModel& cm, const RankWork& w, Ter
   const ModelConfig& m = cm.model;
   const Parallel& p = cm.parallel;
   const double hidden_msg = w.tokens * collective_bytes_per_token(cm, Op::kDpAllgather);
-  const int L = m.layers, Lm = m.moe_layers();
+  const int Lm = m.moe_layers();
   if (p.dp()) {
     if (Lm > 0) {
       finish_collective(cm, at(out, Op::kDpAllgather), Lm, hidden_msg);
       finish_collective(cm, at(out, Op::kReduceScatter), Lm, hidden_msg);
     }
-    if (p.tp > 1) finish_collective(cm, at(out, Op::kAttnAllreduce), L, hidden_msg);
+    if (p.tp > 1) finish_collective(cm, at(out, Op::kAttnAllreduce), m.mixer_blocks(), hidden_msg);
     return;
   }
   if (p.tp <= 1) return;
+  // One after each block's mixer and one after its FFN (Nemotron-H's blocks have one or the other).
   finish_collective(cm, at(out, Op::kEmbedAllreduce), 1, hidden_msg);
-  finish_collective(cm, at(out, Op::kAttnAllreduce), L, hidden_msg);
-  finish_collective(cm, at(out, Op::kMlpAllreduce), L, hidden_msg);
+  finish_collective(cm, at(out, Op::kAttnAllreduce), m.mixer_blocks(), hidden_msg);
+  finish_collective(cm, at(out, Op::kMlpAllreduce), m.ffn_layers(), hidden_msg);
   vocab_allgather(cm, w, out);
 }
 

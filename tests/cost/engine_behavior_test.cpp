@@ -123,9 +123,11 @@ TEST_CASE("TensorRT-LLM's engine block keeps its documented defaults", "[engine_
   CHECK(t.moe_comm == MoeComm::kGatherOrAllReduce);
   // Issues 43/44: SGLang's default is no all-to-all under EP (server_args.py moe_a2a_backend = "none", 0.5.x:
   // the StandardDispatcher, layers/moe/token_dispatcher/standard.py); DeepEP's only with
-  // --moe-a2a-backend deepep. vLLM keeps tokenline's all-to-all.
+  // --moe-a2a-backend deepep. vLLM: no all-to-all without data parallelism (fused_moe/config.py
+  // use_all2all_kernels = dp_size > 1 and use_ep), all-gather / reduce-scatter with it (all2all_backend
+  // default allgather_reducescatter).
   CHECK(sglang_behavior().moe_comm == MoeComm::kLocalExperts);
-  CHECK(vllm_behavior().moe_comm == MoeComm::kAllToAll);
+  CHECK(vllm_behavior().moe_comm == MoeComm::kGatherOrAllReduce);
   CHECK(seed_behavior().moe_comm == MoeComm::kAllToAll);  // the seed article's DeepEP dispatch and combine
   CHECK(parse_moe_comm("allgather", "x") == MoeComm::kGatherOrAllReduce);
   CHECK(parse_moe_comm("local", "x") == MoeComm::kLocalExperts);

@@ -170,7 +170,7 @@ TEST_CASE("find_op is op_name's inverse and refuses other names", "[step_cost]")
   CHECK(!find_op(""));
 }
 
-TEST_CASE("Issue 43: TensorRT-LLM's EP keeps tokens on the TP ranks, SGLang's dispatches them",
+TEST_CASE("Issue 43: TensorRT-LLM's and vLLM's EP keep tokens on the TP ranks, DeepEP dispatches them",
           "[step_cost][trtllm]") {
   const ModelConfig ds = model_preset("deepseek-v3");  // 61 layers, 58 MoE, hidden 7,168, top-8
   const Hardware h200 = load_hardware("h200");
@@ -219,6 +219,27 @@ TEST_CASE("Issue 43: TensorRT-LLM's EP keeps tokens on the TP ranks, SGLang's di
       CHECK(l[op].count == a2a[op].count);
       CHECK(l[op].time_s == a2a[op].time_s);
     }
+  }
+  // vLLM's TP8 with --enable-expert-parallel and no data parallelism (fused_moe/config.py
+  // use_all2all_kernels = dp_size > 1 and use_ep): no token moves, the MoE output is all-reduced over the
+  // TP group as under pure TP8; with data parallelism its default allgather_reducescatter backend gathers
+  // the DP ranks' hidden states before each MoE layer and reduce-scatters the output.
+  {
+    const CostModel v = priced_by("h200-vllm", "tp8-ep8");
+    REQUIRE(v.moe_comm == MoeComm::kGatherOrAllReduce);
+    const StepCost ep = decode_step(v, 16, 1535);
+    const StepCost tp = decode_step(priced_by("h200-vllm", "tp8"), 16, 1535);
+    CHECK(ep[Op::kDispatch].count + ep[Op::kCombine].count == 0);
+    for (Op op : {Op::kEmbedAllreduce, Op::kAttnAllreduce, Op::kMlpAllreduce, Op::kVocabAllgather}) {
+      CHECK(ep[op].count == tp[op].count);
+      CHECK(ep[op].bytes_each == tp[op].bytes_each);
+    }
+    CHECK(ep[Op::kMlpAllreduce].count == 61);
+    CHECK(ep[Op::kMlpAllreduce].bytes_each == hidden_bf16);
+    const StepCost dp = decode_step(priced_by("h200-vllm", "dp8-ep8"), 16, 1535);
+    CHECK(dp[Op::kDpAllgather].count == 58);
+    CHECK(dp[Op::kReduceScatter].count == 58);
+    CHECK(dp[Op::kDispatch].count + dp[Op::kCombine].count == 0);
   }
   // TensorRT-LLM's attention DP (enable_attention_dp): one all-gather before and one reduce-scatter after
   // each MoE layer of the rank's own tokens; embedding, dense MLP, shared experts and LM head unsharded.
