@@ -147,6 +147,8 @@ void add_into(StepCost& sum, const StepCost& s) {
   sum.comm_s += s.comm_s;
   sum.launch_s += s.launch_s;
   sum.profile_s += s.profile_s;
+  sum.derived_s += s.derived_s;
+  sum.bounded_s += s.bounded_s;
   sum.gpu_floor_s += s.gpu_floor_s;
   sum.floor_s += s.floor_s;
   sum.overhead_s += s.overhead_s;
@@ -459,6 +461,8 @@ Json time_json(const StepCost& c, bool profiled) {
     t["overhead"] = c.overhead_s;  // per-step CPU time not hidden
     t["coverage"] = c.coverage();  // profile / total
     t["derived"] = c.derived_s;    // of profile: from another weight format's rows by the rule
+    // Of profile: collectives at a smaller group's rows (a lower bound), only where a group was not measured.
+    if (c.bounded_s > 0) t["bounded"] = c.bounded_s;
   }
   return t;
 }

@@ -763,16 +763,22 @@ std::string time_source(const cli::TimeSourceChoice& t, const SimResult& r) {
   if (t.kind == "replay") return "the recorded run (replay)";
   if (t.kind == "ideal") return "the seed's ideal rates" + why;
   if (t.kind == "roofline") return "the roofline" + why;
-  char text[200];
+  char text[320];
+  // Collectives over a group the profile did not measure, priced at a smaller group's rows (a lower bound).
+  char bounded[96] = "";
+  if (r.bounded_share > 0)
+    std::snprintf(bounded, sizeof bounded,
+                  " (%.1f%% of step time: collectives bounded by a smaller group's rows)",
+                  100.0 * r.bounded_share);
   if (t.kind == "transferred") {
     std::snprintf(text, sizeof text,
                   "transferred from %s: its engine and step terms, %.1f%% of step time at its kernels' "
-                  "measured efficiency over the roofline, the rest roofline",
-                  t.profile.substr(t.profile.find(':') + 1).c_str(), 100.0 * r.profile_coverage);
+                  "measured efficiency over the roofline%s, the rest roofline",
+                  t.profile.substr(t.profile.find(':') + 1).c_str(), 100.0 * r.profile_coverage, bounded);
     return text + why;
   }
-  std::snprintf(text, sizeof text, "profile %s: %.1f%% of step time measured, the rest roofline",
-                t.profile.c_str(), 100.0 * r.profile_coverage);
+  std::snprintf(text, sizeof text, "profile %s: %.1f%% of step time measured%s, the rest roofline",
+                t.profile.c_str(), 100.0 * r.profile_coverage, bounded);
   return text + why;
 }
 

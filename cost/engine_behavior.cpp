@@ -158,7 +158,8 @@ SglangStateSlots sglang_state_slots(const EngineBehavior& b, double cache_bytes,
 // all2all backend is allgather_reducescatter (vllm/config/parallel.py all2all_backend, the
 // VLLM_ALL2ALL_BACKEND default before; AgRsAll2AllManager in device_communicators/all2all.py): each MoE
 // layer all-gathers the DP ranks' hidden states and reduce-scatters its output. Both are
-// MoeComm::kGatherOrAllReduce's collectives; DeepEP / pplx all-to-all only with --all2all-backend naming them.
+// MoeComm::kGatherOrAllReduce's collectives; DeepEP / pplx all-to-all only with --all2all-backend naming
+// them.
 EngineBehavior vllm_behavior() {
   return EngineBehavior{.engine = "vllm",
                         .version = "0.10",

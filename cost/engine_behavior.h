@@ -100,7 +100,8 @@ struct ReservedMemoryRule {
 
 // How the engine moves tokens between attention and the routed experts.
 enum class MoeComm {
-  // DeepEP's (SGLang --moe-a2a-backend deepep; vLLM --all2all-backend deepep_*; the seed article's layout): under
+  // DeepEP's (SGLang --moe-a2a-backend deepep; vLLM --all2all-backend deepep_*; the seed article's layout):
+  // under
   // EP each token goes to its experts' ranks by all-to-all (dispatch FP8, combine BF16; Op::kDispatch /
   // Op::kCombine).
   kAllToAll,

@@ -720,17 +720,16 @@ void vocab_allgather(const CostModel& cm, const RankWork& w, Terms& out) {
                     w.lm_tokens * collective_bytes_per_token(cm, Op::kVocabAllgather));
 }
 
-// TensorRT-LLM's and vLLM's collectives (MoeComm::kGatherOrAllReduce; engine_behavior.h and engine_behavior.cpp
-// vllm_behavior give the sources), one rank's
-// messages. Attention DP: per MoE layer an all-gather of the rank's hidden states before the experts and a
-// reduce-scatter after them; attention, dense MLP, shared experts, embedding and LM head are unsharded on
-// the rank (attention DP runs attention at TP 1; a tp > 1 under DP adds the attention's all-reduce).
-// The gather's output and the scatter's input are every DP rank's tokens (sum(all_rank_num_tokens) rows,
-// or dp x the most with use_dp_padding: tensorrt_llm/_torch/distributed/ops.py allgather / reducescatter,
-// an NCCL all-gather or a group of broadcasts); the terms carry the rank's share and the comm table is
-// read at the whole buffer (comm_table_scale).
-// Otherwise pure TP's: every rank holds the step's tokens, the MoE (or MLP) output joins the per-layer
-// all-reduce whatever the EP split, and no token moves between EP ranks.
+// TensorRT-LLM's and vLLM's collectives (MoeComm::kGatherOrAllReduce; engine_behavior.h and
+// engine_behavior.cpp vllm_behavior give the sources), one rank's messages. Attention DP: per MoE layer an
+// all-gather of the rank's hidden states before the experts and a reduce-scatter after them; attention, dense
+// MLP, shared experts, embedding and LM head are unsharded on the rank (attention DP runs attention at TP 1;
+// a tp > 1 under DP adds the attention's all-reduce). The gather's output and the scatter's input are every
+// DP rank's tokens (sum(all_rank_num_tokens) rows, or dp x the most with use_dp_padding:
+// tensorrt_llm/_torch/distributed/ops.py allgather / reducescatter, an NCCL all-gather or a group of
+// broadcasts); the terms carry the rank's share and the comm table is read at the whole buffer
+// (comm_table_scale). Otherwise pure TP's: every rank holds the step's tokens, the MoE (or MLP) output joins
+// the per-layer all-reduce whatever the EP split, and no token moves between EP ranks.
 void gather_or_allreduce_collectives(const CostModel& cm, const RankWork& w, Terms& out) {
   const ModelConfig& m = cm.model;
   const Parallel& p = cm.parallel;
@@ -881,6 +880,7 @@ void accumulate(StepCost& sc) {
     const Term& t = sc.terms[i];
     if (priced(t.source)) {
       sc.profile_s += t.time_s;
+      if (t.smaller_group) sc.bounded_s += t.time_s;
       continue;
     }
     sc.launch_s += t.launch_s;

@@ -204,7 +204,8 @@ void Recorder::on_step(int32_t instance, const StepPlan& plan, const StepOutcome
                        const StepCost* cost, double start_s, const InstanceCounters& counters) {
   ++events_;
   metrics_.on_step(instance);
-  if (cost != nullptr) metrics_.on_step_sources(cost->total_s, cost->profile_s, cost->derived_s);
+  if (cost != nullptr)
+    metrics_.on_step_sources(cost->total_s, cost->profile_s, cost->derived_s, cost->bounded_s);
   const int pid = pid_of(instance);
   if (trace_.enabled() && window_.contains(start_s)) trace_steps(pid, plan, outcome, cost, start_s);
   const double end_s = start_s + outcome.duration_s;

@@ -378,6 +378,11 @@ std::string Metrics::to_json(const RunInfo& info) {
       j["time_sources"]["derived_share"] = rounded(derived_s_ / priced_s_);
       j["time_sources"]["derived_s"] = rounded(derived_s_);
     }
+    if (bounded_s_ >
+        0) {  // only where a collective's group was not measured, so other outputs keep their bytes
+      j["time_sources"]["bounded_share"] = rounded(bounded_share());
+      j["time_sources"]["bounded_s"] = rounded(bounded_s_);
+    }
   }
   for (const auto& [name, block] : info.extra_blocks) j[name] = Json::parse(block);
   j["run"] = MetricsJson::run(info);

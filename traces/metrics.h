@@ -88,12 +88,16 @@ class Metrics {
   void on_queue_wait(double wait_s) { queueing_s_.add(wait_s); }
   void on_step(int32_t instance) { ++steps_[static_cast<size_t>(instance)]; }
   // A priced step: its time, the part of it priced from a measured op profile (--profile), and of that the
-  // part priced from another weight format's rows by the rule (docs/weight-formats.md).
-  void on_step_sources(double total_s, double profile_s, double derived_s = 0) {
+  // part priced from another weight format's rows by the rule (docs/weight-formats.md) and the part that is
+  // collectives priced at a smaller group's rows, a lower bound (topologies/profiles/README.md).
+  void on_step_sources(double total_s, double profile_s, double derived_s = 0, double bounded_s = 0) {
     priced_s_ += total_s;
     profiled_s_ += profile_s;
     derived_s_ += derived_s;
+    bounded_s_ += bounded_s;
   }
+  // Of the step time, the share priced at a smaller group's collective rows (0 without a profile).
+  double bounded_share() const { return priced_s_ > 0 ? bounded_s_ / priced_s_ : 0.0; }
   // The host tier's totals of an instance (a run without one never calls it: no kv_tiers block).
   void set_tier_totals(int32_t instance, const TierTotals& totals);
   // A step that moved pages between tiers: its load-back and write-back times and its stall.
@@ -153,6 +157,7 @@ class Metrics {
   double priced_s_ = 0;       // summed predicted step times
   double profiled_s_ = 0;     // of which priced from a measured op profile
   double derived_s_ = 0;      // of that, from another weight format's rows by the rule
+  double bounded_s_ = 0;      // of that, collectives at a smaller group's rows (a lower bound)
   int64_t input_tokens_ = 0;  // over completed requests
   int64_t output_tokens_ = 0;
   int64_t cached_tokens_ = 0;

@@ -444,6 +444,7 @@ SimResult finish_simulation(const SimConfig& config, Recorder& recorder, const R
                                                       static_cast<double>(m.input_tokens())
                                                 : 0.0;
   result.profile_coverage = m.profile_coverage();
+  result.bounded_share = m.bounded_share();
   result.skipped_lines = end.skipped_lines;
   result.events = recorder.events();
   RunInfo info;

@@ -29,6 +29,7 @@ struct SimResult {
   double wall_s = 0;  // wall-clock seconds of the whole run (stderr only unless asked for)
   double prefix_hit_rate = 0;
   double profile_coverage = 0;  // share of predicted step time priced from a measured op profile
+  double bounded_share = 0;     // of it, collectives at a smaller group's rows (a lower bound)
 };
 
 // Runs the simulation and writes metrics.json, requests.csv and trace.json into config.output.dir.

@@ -123,6 +123,22 @@ TEST_CASE("sim without a time-source flag says what it chose and why, and --roof
   CHECK(dm["configuration"]["time_source"]["defaulted"] == true);
   CHECK(dm["configuration"]["profile"] == "h200-sglang");
   CHECK(dm["time_sources"]["profile_coverage"].get<double>() > 0.5);
+  CHECK_FALSE(dm["time_sources"].contains("bounded_share"));  // every collective's group measured
+  CHECK_THAT(d.stdout_text, !Catch::Contains("bounded by a smaller group"));
+  // DP32 over an NVL72 rack: gb200-trtllm's comm table measures 2 and 4 GPUs, so the per-layer gathers and
+  // scatters are a lower bound from the 4-GPU rows, counted as measured and said apart.
+  const auto wide = run_tokenline_both(
+      "sim --model deepseek-v3 --hardware gb200 --engine trtllm --gpus 32 "
+      "--parallel dp32-ep32 --max-requests 20 --out '" +
+          dir.file("w") + "'",
+      dir);
+  REQUIRE(wide.exit_code == 0);
+  CHECK_THAT(wide.stdout_text,
+             Catch::Contains("of step time: collectives bounded by a smaller group's rows"));
+  const auto wm = read_json(dir.file("w/metrics.json"));
+  CHECK(wm["time_sources"]["bounded_share"].get<double>() > 0);
+  CHECK(wm["time_sources"]["bounded_share"].get<double>() <
+        wm["time_sources"]["profile_coverage"].get<double>());
   const auto r = run_tokenline_both(
       "sim --model llama-3.1-70b --hardware h200 --max-requests 20 --roofline --out '" + dir.file("r") + "'",
       dir);

@@ -456,12 +456,17 @@ TEST_CASE(
     CHECK(t.time_s > 2 * (t.bytes_total / wide.link_bw + 58 * 4e-6));
     CHECK(t.smaller_group);  // a bound: the profile does not cover this group (cli/time_source_choice.cpp)
   }
+  // The step says how much of its measured time is such a bound (metrics.json time_sources.bounded_share).
+  CHECK(s.bounded_s == Approx(s[Op::kDpAllgather].time_s + s[Op::kReduceScatter].time_s).epsilon(1e-12));
+  CHECK(s.bounded_s < s.profile_s);
   // A measured group keeps its own rows: DP4 reads the 4-GPU row at its 4 ranks' buffer.
   const CostModel tray = make_cost_model(ds, parse_parallel("dp4-ep4", "t"), ds.default_kv_layout, gb200, o);
   const StepCost m = decode_step(tray, 8, 1535);
   CHECK(m[Op::kDpAllgather].time_s ==
         Approx(58 * comm_table_s(*o.profile, "nccl_all_gather", 4, 4 * rank_bytes)).epsilon(1e-9));
   CHECK_FALSE(m[Op::kDpAllgather].smaller_group);
+  CHECK(m.bounded_s == 0);
+  CHECK(m.profile_s > 0);
 }
 
 TEST_CASE("Issue 44: MiniMax-M2's q/k norms over all heads all-reduce their variances under attention TP",

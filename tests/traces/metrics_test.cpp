@@ -172,6 +172,19 @@ TEST_CASE("time sources: the share priced from another weight format's rows, onl
   CHECK(some["time_sources"]["profile_coverage"].get<double>() == Approx(0.75));
   CHECK(some["time_sources"]["derived_share"].get<double>() == Approx(0.25));
   CHECK(some["time_sources"]["derived_s"].get<double>() == Approx(1.0));
+  CHECK_FALSE(some["time_sources"].contains("bounded_share"));
+}
+
+TEST_CASE("time sources: the share of collectives bounded by a smaller group's rows, only where there is one",
+          "[metrics]") {
+  Metrics m(1, Slo{});
+  m.on_step_sources(2.0, 1.5, 0.0, 0.5);
+  m.on_step_sources(2.0, 1.0);
+  const auto j = nlohmann::json::parse(m.to_json(run_ending_at(4.0)));
+  CHECK(j["time_sources"]["profile_coverage"].get<double>() == Approx(0.625));
+  CHECK(j["time_sources"]["bounded_share"].get<double>() == Approx(0.125));
+  CHECK(j["time_sources"]["bounded_s"].get<double>() == Approx(0.5));
+  CHECK_FALSE(j["time_sources"].contains("derived_share"));
 }
 
 }  // namespace tokenline
