@@ -100,14 +100,15 @@ struct ReservedMemoryRule {
 
 // How the engine moves tokens between attention and the routed experts.
 enum class MoeComm {
-  // DeepEP's (SGLang --moe-a2a-backend deepep; vLLM --all2all-backend deepep_*; the seed article's layout):
-  // under
-  // EP each token goes to its experts' ranks by all-to-all (dispatch FP8, combine BF16; Op::kDispatch /
-  // Op::kCombine).
+  // DeepEP's (SGLang --moe-a2a-backend deepep; the seed article's layout): under EP each token goes to its
+  // experts' ranks by all-to-all (dispatch FP8, combine BF16; Op::kDispatch / Op::kCombine). vLLM's DeepEP
+  // backends (--all2all-backend deepep_*, only under data parallelism) are not offered: they dispatch without
+  // this layout's per-layer DP gather and scatter.
   kAllToAll,
   // vLLM's (its all2all_backend default allgather_reducescatter, and no all-to-all at all without data
-  // parallelism: engine_behavior.cpp vllm_behavior gives the sources) and
-  // TensorRT-LLM's PyTorch flow (1.x, without an MNNVL / DeepEP all-to-all: any HGX node of 8 GPUs without
+  // parallelism: engine_behavior.cpp vllm_behavior gives the sources; under DP x TP its dense layers'
+  // all-reduce is not priced) and TensorRT-LLM's PyTorch flow (1.x, without an MNNVL / DeepEP all-to-all: any
+  // HGX node of 8 GPUs without
   // TRTLLM_CAN_USE_DEEP_EP). Without attention DP every rank holds the same tokens (attention TP), each EP
   // rank runs its experts over all of them, and the MoE output joins the attention's per-layer all-reduce:
   // no all-to-all (fused_moe_cutlass.py / fused_moe_wide_ep.py reducescatter_or_allreduce; the decoder
