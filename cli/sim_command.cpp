@@ -93,6 +93,14 @@ void add_deployment_options(CLI::App& cmd, SimJob& job) {
       "over every token and the layer's all-reduce joins them, no all-to-all) or deepep (all-to-all dispatch "
       "and combine); default: the profile's engine block");
   cmd.add_option(
+      "--all2all-backend", job.all2all_backend,
+      "vLLM's flag the deployment launched: allgather_reducescatter (vLLM's default) or naive (each MoE "
+      "layer "
+      "gathers the DP ranks' tokens and scatters its output), or deepep_high_throughput, deepep_low_latency, "
+      "pplx, mori, nixl_ep, flashinfer_* (each MoE layer dispatches the rank's tokens to their experts and "
+      "combines them back); either only under --data-parallel EP, none without it; default: the engine "
+      "block");
+  cmd.add_option(
       "--speed-of", job.speed_of,
       "a tokenline run's outputs (or metrics.json): price an own profile (tokenline profile) at the "
       "machine speed that run's probe recorded, its speed_probe_s over the profile's");

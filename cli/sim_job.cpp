@@ -86,6 +86,9 @@ void apply_moe_a2a_backend(OpProfile& profile, const std::string& backend) {
   if (!profile.has_engine)
     throw InputError("--moe-a2a-backend", "a --profile with an engine block (its MoE communication)",
                      profile.name + " without one");
+  if (profile.engine.engine == "vllm")
+    throw InputError("--moe-a2a-backend", "an SGLang profile (vLLM's flag is --all2all-backend)",
+                     profile.name);
   if (backend == "none") {
     profile.engine.moe_comm = MoeComm::kLocalExperts;
   } else if (backend == "deepep") {
@@ -93,6 +96,42 @@ void apply_moe_a2a_backend(OpProfile& profile, const std::string& backend) {
   } else {
     throw InputError("--moe-a2a-backend", "none or deepep", "'" + backend + "'");
   }
+}
+
+// vLLM's --all2all-backend (vllm/config/parallel.py All2AllBackend; vllm/distributed/device_communicators/
+// cuda_communicator.py builds the manager of that name). allgather_reducescatter (the default) and naive
+// (broadcasts) gather every DP rank's hidden states before each MoE layer and scatter the output
+// (MoeComm::kGatherOrAllReduce); the others dispatch and combine the rank's tokens
+// (MoeComm::kAllToAllUnderDp). vLLM runs any of them only under data parallelism (fused_moe/config.py
+// use_all2all_kernels).
+void apply_all2all_backend(OpProfile& profile, const std::string& backend) {
+  if (!profile.has_engine || profile.engine.engine != "vllm")
+    throw InputError("--all2all-backend",
+                     "a vLLM profile (--engine vllm; SGLang's flag is --moe-a2a-backend)", profile.name);
+  static constexpr std::string_view kGather[] = {"allgather_reducescatter", "naive"};
+  static constexpr std::string_view kDispatch[] = {"deepep_high_throughput",
+                                                   "deepep_low_latency",
+                                                   "pplx",
+                                                   "mori",
+                                                   "nixl_ep",
+                                                   "flashinfer_all2allv",
+                                                   "flashinfer_nvlink_two_sided",
+                                                   "flashinfer_nvlink_one_sided"};
+  for (std::string_view name : kGather)
+    if (backend == name) {
+      profile.engine.moe_comm = MoeComm::kGatherOrAllReduce;
+      return;
+    }
+  for (std::string_view name : kDispatch)
+    if (backend == name) {
+      profile.engine.moe_comm = MoeComm::kAllToAllUnderDp;
+      return;
+    }
+  throw InputError(
+      "--all2all-backend",
+      "allgather_reducescatter, naive, deepep_high_throughput, deepep_low_latency, pplx, mori, "
+      "nixl_ep or flashinfer_all2allv / flashinfer_nvlink_two_sided / flashinfer_nvlink_one_sided",
+      "'" + backend + "'");
 }
 
 void apply_context_hold_flags(const SimJob& job, EngineBehavior& b) {
@@ -515,6 +554,8 @@ Deployment load_deployment(const SimJob& job, const ModelConfig& model, const st
     throw InputError("--speed-of", "a --profile measured by tokenline profile", "no --profile");
   if (!job.moe_a2a_backend.empty() && job.profile.empty())
     throw InputError("--moe-a2a-backend", "a --profile (or --engine) with an engine block", "no --profile");
+  if (!job.all2all_backend.empty() && job.profile.empty())
+    throw InputError("--all2all-backend", "a vLLM --profile (or --engine vllm)", "no --profile");
   if (!job.moe_runner_backend.empty() && job.profile.empty())
     throw InputError("--moe-runner-backend", "a --profile (or --engine) holding MoE runner tables",
                      "no --profile");
@@ -565,6 +606,7 @@ Deployment load_deployment(const SimJob& job, const ModelConfig& model, const st
                    job.profile.c_str(), job.moe_backend.c_str(),
                    profile->moe_backend.empty() ? "backend not stated" : profile->moe_backend.c_str());
     if (!job.moe_a2a_backend.empty()) apply_moe_a2a_backend(*profile, job.moe_a2a_backend);
+    if (!job.all2all_backend.empty()) apply_all2all_backend(*profile, job.all2all_backend);
     if (profile->param(TimingParam::kDsaTrtllmBackend) == 1 && model.has_indexer() &&
         !has_dsa_block_rows(*profile, model))
       std::fprintf(stderr,
@@ -838,6 +880,7 @@ std::string configuration_json(const SimJob& job, const SimConfig& c, const Depl
   if (!job.nsa_decode_backend.empty()) j["nsa_decode_backend"] = job.nsa_decode_backend;
   if (!job.moe_backend.empty()) j["moe_backend"] = job.moe_backend;
   if (!job.moe_a2a_backend.empty()) j["moe_a2a_backend"] = job.moe_a2a_backend;
+  if (!job.all2all_backend.empty()) j["all2all_backend"] = job.all2all_backend;
   if (job.scheduler_recv_interval > 1) j["scheduler_recv_interval"] = job.scheduler_recv_interval;
   j["time_source"] = {{"kind", r.time_source.kind},
                       {"profile", r.time_source.profile},

@@ -79,6 +79,10 @@ struct SimJob {
   // SGLang's --moe-a2a-backend: none (its StandardDispatcher: no all-to-all under EP) or deepep (all-to-all
   // dispatch and combine); "": the profile's engine block
   std::string moe_a2a_backend;
+  // vLLM's --all2all-backend (vllm/config/parallel.py): allgather_reducescatter (its default) or naive gather
+  // and scatter under data parallelism, or a dispatching backend (deepep_*, pplx, mori, nixl_ep,
+  // flashinfer_*); "": the profile's engine block
+  std::string all2all_backend;
   // SGLang's --scheduler-recv-interval (sim/driver/sim_config.h): 1 receives every step
   int32_t scheduler_recv_interval = 1;
   std::string speed_of;  // a run (dir or metrics.json): price an own profile at that run's machine speed

@@ -104,14 +104,17 @@ std::string_view to_string(MoeComm comm) {
       return "allgather";
     case MoeComm::kLocalExperts:
       return "local";
+    case MoeComm::kAllToAllUnderDp:
+      return "alltoall_dp";
   }
   return "?";
 }
 
 MoeComm parse_moe_comm(std::string_view name, const std::string& where) {
   return parse_named(name, where,
-                     std::array{MoeComm::kAllToAll, MoeComm::kGatherOrAllReduce, MoeComm::kLocalExperts},
-                     to_string, "alltoall | allgather | local");
+                     std::array{MoeComm::kAllToAll, MoeComm::kGatherOrAllReduce, MoeComm::kLocalExperts,
+                                MoeComm::kAllToAllUnderDp},
+                     to_string, "alltoall | allgather | local | alltoall_dp");
 }
 
 // MoE communication under expert parallelism: SGLang's default is no all-to-all (MoeComm::kLocalExperts).

@@ -125,9 +125,17 @@ enum class MoeComm {
   // every layer's MLP gathers all ranks' hidden states and scatters its output (step_cost.cpp,
   // sglang_dp_gather_collectives, gives the sources: all-gather + reduce-scatter or two all-reduces).
   kLocalExperts,
+  // vLLM with an all-to-all backend (--all2all-backend deepep_high_throughput | deepep_low_latency | pplx |
+  // mori | nixl_ep | flashinfer_*; vllm/config/parallel.py All2AllBackend): it runs only under data
+  // parallelism (fused_moe/config.py use_all2all_kernels = dp_size > 1 and use_ep), where each MoE layer
+  // dispatches the DP rank's tokens to their experts' ranks and combines them back (Op::kDispatch /
+  // Op::kCombine) and attention and dense layers keep the rank's own tokens: no per-layer DP gather or
+  // scatter, unlike kAllToAll's layout. Without data parallelism, kGatherOrAllReduce's TP collectives.
+  kAllToAllUnderDp,
 };
 std::string_view to_string(MoeComm comm);
-MoeComm parse_moe_comm(std::string_view name, const std::string& where);  // "alltoall" | "allgather"
+// "alltoall" | "allgather" | "local" | "alltoall_dp"
+MoeComm parse_moe_comm(std::string_view name, const std::string& where);
 
 struct EngineBehavior {
   std::string engine = "sglang";

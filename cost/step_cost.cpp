@@ -803,6 +803,32 @@ bool gathers_dp_ranks(const CostModel& cm) {
   return cm.moe_comm == MoeComm::kLocalExperts && cm.parallel.dp();
 }
 
+// The MoE layers' all-to-all: the rank's tokens to their experts' ranks (FP8) and back (BF16); under TP
+// attention every GPU of the rank holds the same tokens and each dispatches its 1/tp slice. The busiest EP
+// rank receives expert_imbalance times the mean traffic (and returns it).
+void dispatch_and_combine(const CostModel& cm, double tokens, double expert_imbalance, Terms& out) {
+  const ModelConfig& m = cm.model;
+  const int Lm = m.moe_layers();
+  if (cm.parallel.ep <= 1 || Lm <= 0) return;
+  const double fan_out = tokens / cm.parallel.tp * m.experts_per_token * double(m.expert_width());
+  finish_collective(cm, at(out, Op::kDispatch), Lm, fan_out * expert_imbalance * kDispatchBytes);
+  finish_collective(cm, at(out, Op::kCombine), Lm, fan_out * expert_imbalance * kCombineBytes);
+}
+
+// vLLM's all-to-all backends under data parallelism (MoeComm::kAllToAllUnderDp; engine_behavior.h): each MoE
+// layer's dispatch and combine of the rank's own tokens; attention and dense MLP on those tokens, with their
+// all-reduces when the DP rank spans tp > 1 GPUs. Without DP no all-to-all runs: TP's collectives.
+void dp_all_to_all_collectives(const CostModel& cm, const RankWork& w, double expert_imbalance, Terms& out) {
+  const ModelConfig& m = cm.model;
+  const Parallel& p = cm.parallel;
+  if (p.tp > 1) {
+    const double hidden_msg = w.tokens * collective_bytes_per_token(cm, Op::kAttnAllreduce);
+    finish_collective(cm, at(out, Op::kAttnAllreduce), m.mixer_blocks(), hidden_msg);
+    finish_collective(cm, at(out, Op::kDenseAllreduce), m.mlp_dense_layers(), hidden_msg);
+  }
+  dispatch_and_combine(cm, w.tokens, expert_imbalance, out);
+}
+
 // Collectives one rank takes part in, with that rank's messages (the seed's formulas).
 // expert_imbalance: the busiest EP rank receives that many times the mean dispatch traffic (and returns it).
 void rank_collectives(const CostModel& cm, const RankWork& w, double expert_imbalance, Terms& out) {
@@ -818,12 +844,18 @@ void rank_collectives(const CostModel& cm, const RankWork& w, double expert_imba
     case MoeComm::kGatherOrAllReduce:
       gather_or_allreduce_collectives(cm, w, out);
       return;
+    case MoeComm::kAllToAllUnderDp:
+      if (cm.parallel.dp())
+        dp_all_to_all_collectives(cm, w, expert_imbalance, out);
+      else
+        gather_or_allreduce_collectives(cm, w, out);
+      return;
   }
   const ModelConfig& m = cm.model;
   const Parallel& p = cm.parallel;
   const double T = w.tokens;
   const double hidden_msg = T * collective_bytes_per_token(cm, Op::kDpAllgather);
-  const int L = m.layers, Lm = m.moe_layers();
+  const int L = m.layers;
   const bool per_layer = cm.options.dp_gather == DpGather::kPerLayer;
   if (p.gpus() > 1 && !(p.dp() && per_layer))
     finish_collective(cm, at(out, Op::kEmbedAllreduce), 1, hidden_msg);
@@ -836,12 +868,7 @@ void rank_collectives(const CostModel& cm, const RankWork& w, double expert_imba
     finish_collective(cm, at(out, Op::kAttnAllreduce), m.mixer_blocks(), hidden_msg);
     finish_collective(cm, at(out, Op::kMlpAllreduce), m.ffn_layers(), hidden_msg);
   }
-  if (p.ep > 1 && Lm > 0 && cm.moe_comm == MoeComm::kAllToAll) {
-    // Under TP attention every GPU of the rank holds the same tokens; each dispatches its 1/tp slice.
-    const double fan_out = T / p.tp * m.experts_per_token * double(m.expert_width());
-    finish_collective(cm, at(out, Op::kDispatch), Lm, fan_out * expert_imbalance * kDispatchBytes);
-    finish_collective(cm, at(out, Op::kCombine), Lm, fan_out * expert_imbalance * kCombineBytes);
-  }
+  if (cm.moe_comm == MoeComm::kAllToAll) dispatch_and_combine(cm, T, expert_imbalance, out);
   if (p.gpus() > 1) vocab_allgather(cm, w, out);
 }
 

@@ -400,6 +400,40 @@ TEST_CASE("sim prices SGLang's EP without an all-to-all unless --moe-a2a-backend
   }
 }
 
+// vLLM's --all2all-backend (vllm/config/parallel.py, default allgather_reducescatter): a dispatching backend
+// under data parallelism trades each MoE layer's gather and scatter for a dispatch and combine of the rank's
+// own tokens; the run says which it priced. SGLang's flag on a vLLM profile, and vLLM's on an SGLang one,
+// are refused naming the other.
+TEST_CASE("sim prices vLLM's all-to-all backend as launched, and refuses the other engine's flag",
+          "[sim_job][engine]") {
+  TestDir dir("sim_all2all");
+  const std::string base =
+      "sim --model deepseek-v3 --parallel dp8-ep8 --hardware h200 --engine vllm --concurrency 16 "
+      "--workload 'synthetic:n=32,seed=3,input=fixed:256,output=fixed:32' ";
+  const auto [plain, gather] =
+      metrics_without_and_with(dir, base, "plain", "--all2all-backend allgather_reducescatter", "gather");
+  const auto [plain2, deepep] =
+      metrics_without_and_with(dir, base, "plain2", "--all2all-backend deepep_low_latency", "deepep");
+  CHECK(plain["requests"]["completed"] == 32);
+  CHECK(gather["latency_ms"]["tpot"]["mean"] == plain["latency_ms"]["tpot"]["mean"]);
+  CHECK(deepep["latency_ms"]["tpot"]["mean"] != plain2["latency_ms"]["tpot"]["mean"]);
+  CHECK(deepep["configuration"]["all2all_backend"] == "deepep_low_latency");
+  for (const std::pair<const char*, const char*>& bad :
+       {std::pair{"--engine vllm --all2all-backend mooncake",
+                  "--all2all-backend: expected allgather_reducescatter, naive, deepep_high_throughput"},
+        std::pair{"--engine sglang --all2all-backend deepep_low_latency",
+                  "--all2all-backend: expected a vLLM profile"},
+        std::pair{"--engine vllm --moe-a2a-backend deepep", "--moe-a2a-backend: expected an SGLang profile"},
+        std::pair{"--roofline --all2all-backend naive", "--all2all-backend: expected a vLLM --profile"}}) {
+    INFO(bad.first);
+    const auto r = run_tokenline("sim --parallel dp8-ep8 --hardware h200 --model deepseek-v3 " +
+                                     std::string(bad.first) + " --out '" + dir.file("o") + "'",
+                                 dir);
+    CHECK(r.exit_code == 2);
+    CHECK(r.stderr_text.find(bad.second) != std::string::npos);
+  }
+}
+
 // SGLang 0.5.9 runs MTP as speculative decoding V1, without its overlap scheduler, unless
 // SGLANG_ENABLE_SPEC_V2 is set (cost/op_profile.h apply_speculative_schedule): an --mtp run on an SGLang
 // profile prices the serial step and says so; --profile-set overlap_schedule=1 is V2.

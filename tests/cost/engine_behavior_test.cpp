@@ -131,6 +131,7 @@ TEST_CASE("TensorRT-LLM's engine block keeps its documented defaults", "[engine_
   CHECK(seed_behavior().moe_comm == MoeComm::kAllToAll);  // the seed article's DeepEP dispatch and combine
   CHECK(parse_moe_comm("allgather", "x") == MoeComm::kGatherOrAllReduce);
   CHECK(parse_moe_comm("local", "x") == MoeComm::kLocalExperts);
+  CHECK(parse_moe_comm(to_string(MoeComm::kAllToAllUnderDp), "x") == MoeComm::kAllToAllUnderDp);
   CHECK(parse_moe_comm(to_string(MoeComm::kAllToAll), "x") == MoeComm::kAllToAll);
   CHECK_THROWS_WITH(parse_moe_comm("deepep", "engine: moe_comm"), Catch::Contains("alltoall | allgather"));
   // Issue 43: the context holds (engine/core/context_hold.h), off by default. llm_args.py

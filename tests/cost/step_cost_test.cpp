@@ -240,6 +240,26 @@ TEST_CASE("Issue 43: TensorRT-LLM's and vLLM's EP keep tokens on the TP ranks, D
     CHECK(dp[Op::kDpAllgather].count == 58);
     CHECK(dp[Op::kReduceScatter].count == 58);
     CHECK(dp[Op::kDispatch].count + dp[Op::kCombine].count == 0);
+    // --all2all-backend deepep_low_latency (MoeComm::kAllToAllUnderDp): under DP each MoE layer dispatches
+    // the rank's 16 tokens to 8 experts (FP8) and combines them (BF16), no gather or scatter; without DP vLLM
+    // builds no all-to-all (use_all2all_kernels), so TP8-EP8 keeps the all-reduces.
+    CostModel deep_dp = priced_by("h200-vllm", "dp8-ep8");
+    deep_dp.moe_comm = MoeComm::kAllToAllUnderDp;
+    const StepCost a = decode_step(deep_dp, 16, 1535);
+    CHECK(a[Op::kDispatch].count == 58);
+    CHECK(a[Op::kDispatch].bytes_each == 16.0 * 8 * 7168 * 1);
+    CHECK(a[Op::kCombine].bytes_each == 16.0 * 8 * 7168 * 2);
+    for (Op none : {Op::kDpAllgather, Op::kReduceScatter, Op::kAttnAllreduce, Op::kMlpAllreduce,
+                    Op::kDenseAllreduce, Op::kEmbedAllreduce, Op::kVocabAllgather})
+      CHECK(a[none].count == 0);
+    CostModel deep_tp = v;
+    deep_tp.moe_comm = MoeComm::kAllToAllUnderDp;
+    const StepCost tp_only = decode_step(deep_tp, 16, 1535);
+    for (int i = 0; i < kOpCount; ++i) {
+      INFO(op_name(Op(i)));
+      CHECK(tp_only.terms[size_t(i)].count == ep.terms[size_t(i)].count);
+      CHECK(tp_only.terms[size_t(i)].time_s == ep.terms[size_t(i)].time_s);
+    }
   }
   // TensorRT-LLM's attention DP (enable_attention_dp): one all-gather before and one reduce-scatter after
   // each MoE layer of the rank's own tokens; embedding, dense MLP, shared experts and LM head unsharded.
