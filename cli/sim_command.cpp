@@ -95,11 +95,10 @@ void add_deployment_options(CLI::App& cmd, SimJob& job) {
   cmd.add_option(
       "--all2all-backend", job.all2all_backend,
       "vLLM's flag the deployment launched: allgather_reducescatter (vLLM's default) or naive (each MoE "
-      "layer "
-      "gathers the DP ranks' tokens and scatters its output), or deepep_high_throughput, deepep_low_latency, "
-      "pplx, mori, nixl_ep, flashinfer_* (each MoE layer dispatches the rank's tokens to their experts and "
-      "combines them back); either only under --data-parallel EP, none without it; default: the engine "
-      "block");
+      "layer gathers the DP ranks' tokens and scatters its output), or deepep_high_throughput, "
+      "deepep_low_latency, pplx, mori, nixl_ep, flashinfer_* (each MoE layer dispatches the rank's tokens to "
+      "their experts and combines them back); either only under data-parallel EP, none without it; default: "
+      "the engine block");
   cmd.add_option(
       "--speed-of", job.speed_of,
       "a tokenline run's outputs (or metrics.json): price an own profile (tokenline profile) at the "

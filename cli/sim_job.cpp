@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "calibrate/accuracy_table.h"
@@ -108,30 +109,26 @@ void apply_all2all_backend(OpProfile& profile, const std::string& backend) {
   if (!profile.has_engine || profile.engine.engine != "vllm")
     throw InputError("--all2all-backend",
                      "a vLLM profile (--engine vllm; SGLang's flag is --moe-a2a-backend)", profile.name);
-  static constexpr std::string_view kGather[] = {"allgather_reducescatter", "naive"};
-  static constexpr std::string_view kDispatch[] = {"deepep_high_throughput",
-                                                   "deepep_low_latency",
-                                                   "pplx",
-                                                   "mori",
-                                                   "nixl_ep",
-                                                   "flashinfer_all2allv",
-                                                   "flashinfer_nvlink_two_sided",
-                                                   "flashinfer_nvlink_one_sided"};
-  for (std::string_view name : kGather)
+  static constexpr std::pair<std::string_view, MoeComm> kBackends[] = {
+      {"allgather_reducescatter", MoeComm::kGatherOrAllReduce},
+      {"naive", MoeComm::kGatherOrAllReduce},
+      {"deepep_high_throughput", MoeComm::kAllToAllUnderDp},
+      {"deepep_low_latency", MoeComm::kAllToAllUnderDp},
+      {"pplx", MoeComm::kAllToAllUnderDp},
+      {"mori", MoeComm::kAllToAllUnderDp},
+      {"nixl_ep", MoeComm::kAllToAllUnderDp},
+      {"flashinfer_all2allv", MoeComm::kAllToAllUnderDp},
+      {"flashinfer_nvlink_two_sided", MoeComm::kAllToAllUnderDp},
+      {"flashinfer_nvlink_one_sided", MoeComm::kAllToAllUnderDp}};
+  std::string names;
+  for (const auto& [name, comm] : kBackends) {
     if (backend == name) {
-      profile.engine.moe_comm = MoeComm::kGatherOrAllReduce;
+      profile.engine.moe_comm = comm;
       return;
     }
-  for (std::string_view name : kDispatch)
-    if (backend == name) {
-      profile.engine.moe_comm = MoeComm::kAllToAllUnderDp;
-      return;
-    }
-  throw InputError(
-      "--all2all-backend",
-      "allgather_reducescatter, naive, deepep_high_throughput, deepep_low_latency, pplx, mori, "
-      "nixl_ep or flashinfer_all2allv / flashinfer_nvlink_two_sided / flashinfer_nvlink_one_sided",
-      "'" + backend + "'");
+    names += (names.empty() ? "" : ", ") + std::string(name);
+  }
+  throw InputError("--all2all-backend", names, "'" + backend + "'");
 }
 
 void apply_context_hold_flags(const SimJob& job, EngineBehavior& b) {

@@ -102,8 +102,8 @@ struct ReservedMemoryRule {
 enum class MoeComm {
   // DeepEP's (SGLang --moe-a2a-backend deepep; the seed article's layout): under EP each token goes to its
   // experts' ranks by all-to-all (dispatch FP8, combine BF16; Op::kDispatch / Op::kCombine). vLLM's DeepEP
-  // backends (--all2all-backend deepep_*, only under data parallelism) are not offered: they dispatch without
-  // this layout's per-layer DP gather and scatter.
+  // backends are kAllToAllUnderDp: they dispatch only under data parallelism, and without this layout's
+  // per-layer DP gather and scatter.
   kAllToAll,
   // vLLM's (its all2all_backend default allgather_reducescatter, and no all-to-all at all without data
   // parallelism: engine_behavior.cpp vllm_behavior gives the sources; under DP x TP its dense layers'
