@@ -602,6 +602,13 @@ Deployment load_deployment(const SimJob& job, const ModelConfig& model, const st
                    "fused MoE\n",
                    job.profile.c_str(), job.moe_backend.c_str(),
                    profile->moe_backend.empty() ? "backend not stated" : profile->moe_backend.c_str());
+    if (const double align = profile->param(TimingParam::kMoeContiguousAlign); align > 0)
+      std::fprintf(
+          stderr,
+          "tokenline sim: the fused MoE runs a worst-case row buffer, each local expert's rows padded "
+          "to %g (moe_contiguous_align): the moe table prices the routed rows, the roofline the "
+          "padding rows' HBM bytes\n",
+          align);
     if (!job.moe_a2a_backend.empty()) apply_moe_a2a_backend(*profile, job.moe_a2a_backend);
     if (!job.all2all_backend.empty()) apply_all2all_backend(*profile, job.all2all_backend);
     if (profile->param(TimingParam::kDsaTrtllmBackend) == 1 && model.has_indexer() &&

@@ -49,6 +49,10 @@ constexpr double kMaxCudaGraphBs = 65536;
 // moe_routing_alpha: a power-law exponent; the moe tables measure alphas up to ~1.5, and at 100 every
 // token already goes to the same experts.
 constexpr double kMaxRoutingAlpha = 100;
+// moe_contiguous_align: rows per expert block; DeepGEMM aligns to 128 on SM90
+// (get_mk_alignment_for_contiguous_ layout), and a block taller than 4,096 rows is no tile any grouped GEMM
+// runs.
+constexpr double kMaxContiguousAlign = 4096;
 
 struct TableSpec {
   const char* header;  // the exact header line
@@ -245,6 +249,8 @@ TimingRange timing_range(TimingParam p) {
       return {0, 1, true};
     case TimingParam::kCudaGraphMaxBs:
       return {0, kMaxCudaGraphBs, true};
+    case TimingParam::kMoeContiguousAlign:
+      return {0, kMaxContiguousAlign, true};
     case TimingParam::kMoeRoutingAlpha:
       return {0, kMaxRoutingAlpha, false};
     case TimingParam::kOpTimeScale:
@@ -401,9 +407,28 @@ void read_moe_tables(const Json& engine, const char* key, const ProfileSource& s
   }
 }
 
+// engine.moe_backend.contiguous_align: {backend: rows}, the backends whose fused MoE pads each local expert's
+// rows to that alignment in a worst-case buffer (TimingParam::kMoeContiguousAlign).
+void read_contiguous_align(const Json& engine, OpProfile& p, const std::string& where) {
+  if (!engine.is_object() || !engine.contains("moe_backend")) return;
+  const Json& field = engine["moe_backend"];
+  if (!field.is_object() || !field.contains("contiguous_align")) return;
+  const std::string at = where + ": engine: moe_backend.contiguous_align";
+  const Json& aligns = field["contiguous_align"];
+  if (!aligns.is_object()) throw InputError(at, "an object {backend: rows}", aligns.dump());
+  for (const auto& [name, rows] : aligns.items()) {
+    const bool whole = rows.is_number_integer() || rows.is_number_unsigned();
+    if (!whole || rows.get<int64_t>() < 1 || rows.get<int64_t>() > int64_t(kMaxContiguousAlign))
+      throw InputError(at + "." + name, "an integer in [1, " + number_text(kMaxContiguousAlign) + "]",
+                       rows.dump());
+    p.moe_backend_contiguous_align.emplace_back(name, rows.get<int64_t>());
+  }
+}
+
 void read_moe_runners(const Json& engine, const ProfileSource& src, OpProfile& p, const std::string& where) {
   read_moe_tables(engine, "moe_runner_backend", src, p.moe_runner, p.moe_runner_tables, where);
   read_moe_tables(engine, "moe_backend", src, p.moe_backend, p.moe_backend_tables, where);
+  read_contiguous_align(engine, p, where);
 }
 
 // vLLM's MoE backends (vllm/config/kernel.py MoEBackend, the choices of --moe-backend; KernelConfig).
@@ -486,14 +511,23 @@ bool select_moe_backend(OpProfile& profile, const std::string& backend, const st
         where, "a vLLM or TensorRT-LLM profile (an SGLang deployment's MoE runner: --moe-runner-backend)",
         "profile '" + profile.name + "' of engine " + profile.engine_name);
   if (backend == profile.moe_backend) return true;
+  bool known = false;
   for (const auto& [name, table] : profile.moe_backend_tables) {
     if (name != backend) continue;
     ProfileTable& moe = profile.tables[size_t(ProfileTableKind::kMoe)];
     moe = replace_dtype_rows(moe, table);
-    profile.moe_backend = backend;
-    return true;
+    known = true;
   }
-  return false;
+  // A backend whose grouped GEMM pads every local expert's rows (engine.moe_backend.contiguous_align): the
+  // moe table keeps pricing the routed rows, the padding adds (a --profile-set of the term stays).
+  constexpr auto kAlign = TimingParam::kMoeContiguousAlign;
+  for (const auto& [name, rows] : profile.moe_backend_contiguous_align) {
+    if (name != backend) continue;
+    if (!profile.given(kAlign)) profile.timing[size_t(kAlign)] = double(rows);
+    known = true;
+  }
+  if (known) profile.moe_backend = backend;
+  return known;
 }
 
 std::optional<TimingParam> find_timing_param(std::string_view name) {
@@ -581,6 +615,8 @@ std::string_view timing_param_name(TimingParam p) {
       return "sync_step_cpu_per_request_s";
     case TimingParam::kDsaTrtllmBackend:
       return "dsa_trtllm_backend";
+    case TimingParam::kMoeContiguousAlign:
+      return "moe_contiguous_align";
     case TimingParam::kCount:
       break;
   }
@@ -626,6 +662,8 @@ double timing_param_default(TimingParam p) {
       return 0;  // not given: the serial step keeps step_cpu_overhead_s / step_cpu_per_request_s
     case TimingParam::kDsaTrtllmBackend:
       return 0;  // SGLang's default NSA backends (server_args.py _set_default_nsa_backends): no trtllm
+    case TimingParam::kMoeContiguousAlign:
+      return 0;  // the moe table's kernel as measured: no rows beyond the routed ones
     case TimingParam::kCount:
       break;
   }

@@ -104,9 +104,13 @@ enum class TimingParam : uint8_t {
   kSyncStepCpuS,            // serial CPU time per step: the GPU idles from one step's sampled-token sync to
                             // the next step's first launch (s)
   kSyncStepCpuPerRequestS,  // that serial time per request in the step (s)
-  kDsaTrtllmBackend,  // 1: a DSA model's attention block runs SGLang's TensorRT-LLM NSA backend in prefill
-                      // and decode (--nsa-prefill-backend trtllm --nsa-decode-backend trtllm), priced from
-                      // the dsa table's whole-block rows measured under it where the profile has them
+  kDsaTrtllmBackend,    // 1: a DSA model's attention block runs SGLang's TensorRT-LLM NSA backend in prefill
+                        // and decode (--nsa-prefill-backend trtllm --nsa-decode-backend trtllm), priced from
+                        // the dsa table's whole-block rows measured under it where the profile has them
+  kMoeContiguousAlign,  // > 0: the fused MoE runs a contiguous-layout grouped GEMM whose row buffer is sized
+                        // for the worst case (M x top-k + local experts x (align - 1) rows, rounded to align)
+                        // and whose kernels touch every row (vLLM's DeepGEMM MoE on Hopper, --moe-backend
+                        // deep_gemm): the rows beyond the routed ones cost their HBM bytes; 0: none
   kCount,
 };
 inline constexpr int kTimingParams = static_cast<int>(TimingParam::kCount);
@@ -146,6 +150,9 @@ struct OpProfile {
   // select_moe_backend swaps one's rows in, dtype by dtype.
   std::string moe_backend;
   std::vector<std::pair<std::string, ProfileTable>> moe_backend_tables;
+  // engine.moe_backend.contiguous_align: backends whose grouped GEMM runs a worst-case padded row buffer, by
+  // name, with their per-expert alignment; select_moe_backend sets timing moe_contiguous_align from it.
+  std::vector<std::pair<std::string, int64_t>> moe_backend_contiguous_align;
   const ProfileTable& table(ProfileTableKind k) const { return tables[static_cast<size_t>(k)]; }
   double param(TimingParam p) const { return timing[static_cast<size_t>(p)]; }
   bool given(TimingParam p) const { return timing_given[static_cast<size_t>(p)]; }
@@ -184,10 +191,12 @@ bool has_dsa_block_rows(const OpProfile& profile, const ModelConfig& model);
 // vLLM's flag of that name, or the environment variables that chose a backend in vLLM 0.1x; TensorRT-LLM's
 // moe_config.backend): the moe table's rows of each dtype the backend's table has are replaced by its rows;
 // other formats keep theirs. True when `backend` is the profile's moe_backend value (its moe table as it is);
-// false, the profile unchanged, when the profile holds no table of that backend. Throws InputError naming
-// `where` for a name that is not one of the profile's engine's MoE backends (vLLM: MoEBackend,
-// vllm/config/kernel.py; TensorRT-LLM: MoeConfig.backend, llmapi/llm_args.py) or for a profile of another
-// engine (SGLang's runners: select_moe_runner).
+// false, the profile unchanged, when the profile holds neither a table of that backend nor its
+// engine.moe_backend.contiguous_align (a backend padding each local expert's rows: the moe table keeps the
+// routed rows and timing moe_contiguous_align is set to its alignment unless --profile-set named it). Throws
+// InputError naming `where` for a name that is not one of the profile's engine's MoE backends (vLLM:
+// MoEBackend, vllm/config/kernel.py; TensorRT-LLM: MoeConfig.backend, llmapi/llm_args.py) or for a profile of
+// another engine (SGLang's runners: select_moe_runner).
 bool select_moe_backend(OpProfile& profile, const std::string& backend, const std::string& where);
 
 // Applies "name=value[,name=value]" overrides (--profile-set); throws InputError naming an unknown

@@ -40,6 +40,7 @@ constexpr double kNotPriced = std::numeric_limits<double>::quiet_NaN();
 void set_profile(Term& t, double s) {
   t.time_s = s;
   t.launch_s = 0;
+  t.roofline_s = 0;
   t.source = TermSource::kProfile;
 }
 
@@ -578,12 +579,50 @@ void price_rank_from_profile(const CostModel& cm, const ProfileWork& w, std::arr
   if (!w.graph) eager_floor(pc, terms);
 }
 
+namespace {
+
+// One GPU's HBM bytes per MoE layer for the rows a contiguous-layout grouped GEMM touches beyond the routed
+// ones (TimingParam::kMoeContiguousAlign; docs/hardware-and-engines.md "vLLM's DeepGEMM MoE on Hopper").
+// vLLM's DeepGemmExperts (fused_moe/deep_gemm_moe.py, 0.11-0.16) sizes its buffers for the worst case when
+// the experts' token counts are not on the CPU (no all-to-all: deep_gemm_utils.compute_aligned_M): M_sum =
+// round_up(M x top-k + local experts x (align - 1), align) rows, of which M x top-k x local / E (x the
+// busiest GPU's imbalance) are routed to this GPU's experts - the moe table's work. DeepGEMM's SM90
+// MGroupedContiguous kernel (deep_gemm/include/deep_gemm/impls/sm90_fp8_gemm_1d2d.cuh at 477618c, vLLM's pin)
+// visits every block: its TMA loads A and A's scales and its epilogue stores D for padding blocks, only the
+// MMAs are skipped (is_computation_valid); the SiLU-and-mul + FP8 quant between the GEMMs
+// (silu_mul_per_token_group_quant_fp8_colmajor) runs over all M_sum rows. A row moves: GEMM1 A read h (FP8)
+// + h / 128 scales (FP32), D write 2 n1 (BF16, n1 the gate + up width); the activation read 2 n1 and write i
+// (FP8) + i / 128 scales; GEMM2 A read i + scales, D write 2 h; its expert id (int32, filled with -1).
+double contiguous_padding_bytes(const CostModel& cm, double all_tokens, double expert_imbalance,
+                                int64_t align) {
+  const ModelConfig& m = cm.model;
+  const double a = double(align), E = double(m.routed_experts), k = double(m.experts_per_token);
+  const double local = E / cm.parallel.ep;
+  const double m_sum = std::ceil((all_tokens * k + local * (a - 1)) / a) * a;
+  const double routed = std::min(m_sum, all_tokens * k * local / E * expert_imbalance);
+  const double h = double(m.expert_width()), i = double(m.moe_intermediate) / cm.parallel.moe_tp();
+  const double n1 = double(m.mlp_projections - 1) * i;
+  constexpr double kScaleBytes = 4.0 / 128, kIdBytes = 4;
+  const double per_row = h * (3 + kScaleBytes) + 4 * n1 + i * (2 + 2 * kScaleBytes) + kIdBytes;
+  return (m_sum - routed) * per_row;
+}
+
+}  // namespace
+
 void price_experts_from_profile(const CostModel& cm, double all_tokens, double expert_imbalance, bool graph,
                                 Term& t) {
   const ProfileCurves& pc = profile_curves(cm);
   if (pc.moe.empty() || all_tokens <= 0 || t.count <= 0) return;
   // The table routes evenly; a skewed busiest GPU does the work of expert_imbalance times the tokens.
   set_profile(t, cm.model.moe_layers() * pc.moe.at(all_tokens * expert_imbalance));
+  if (pc.moe_contiguous_align > 0) {  // the padding rows' bytes at the roofline's HBM rate, per MoE layer
+    const double bytes = cm.model.moe_layers() *
+                         contiguous_padding_bytes(cm, all_tokens, expert_imbalance, pc.moe_contiguous_align);
+    t.roofline_s = bytes / cm.hbm_bw;
+    t.time_s += t.roofline_s;
+    t.rank_hbm_bytes += bytes * cm.parallel.tp;
+    t.hbm_bytes += bytes * cm.parallel.gpus();
+  }
   if (!graph && pc.eager_launch_gap_s > 0)
     t.time_s = std::max(t.time_s, double(t.count) * pc.eager_launch_gap_s);
 }

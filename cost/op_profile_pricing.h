@@ -157,6 +157,7 @@ struct ProfileCurves final : TimeSource {
   bool overlap_schedule = false;
   int64_t cuda_graph_max_bs = 0;
   double eager_launch_gap_s = 0;
+  int64_t moe_contiguous_align = 0;  // rows; 0: the routed rows only (TimingParam::kMoeContiguousAlign)
 
   // TimeSource (op_profile_price.cpp)
   bool measured() const override { return true; }

@@ -1129,6 +1129,7 @@ std::shared_ptr<const ProfileCurves> resolve_profile(const OpProfile& p, const C
         resolve_engine(p.engine, cm.hardware, cm.parallel.tp, cm.parallel.dp_attention).cuda_graph_max_bs;
   }
   pc->eager_launch_gap_s = p.param(TimingParam::kEagerLaunchGapS);
+  pc->moe_contiguous_align = int64_t(p.param(TimingParam::kMoeContiguousAlign));
   apply_speed_scale(p, *pc);
   remember_curves(cm, *pc);
   return pc;

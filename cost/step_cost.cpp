@@ -906,7 +906,8 @@ void accumulate(StepCost& sc) {
   for (int i = 0; i < kOpCount; ++i) {
     const Term& t = sc.terms[i];
     if (priced(t.source)) {
-      sc.profile_s += t.time_s;
+      sc.profile_s += t.time_s - t.roofline_s;
+      sc.activations_s += t.roofline_s;
       if (t.smaller_group) sc.bounded_s += t.time_s;
       continue;
     }

@@ -37,6 +37,10 @@ struct Term {
   double launch_s = 0;        // kernel or collective launches
   double time_s = 0;          // roofline: max(compute_s, memory_s) + launch_s; profile: the measured time
   TermSource source = TermSource::kRoofline;
+  // Of a priced term's time_s, the part the roofline priced on top of its rows (the padding rows of a
+  // contiguous-layout grouped GEMM, TimingParam::kMoeContiguousAlign): counted as activation time, not
+  // measured time, in StepCost.
+  double roofline_s = 0;
   // A collective priced from the rows of a smaller group than its own (a lower bound: op_profile_resolve.cpp
   // comm_curve): priced, though the profile did not measure this group (a profile does not cover it).
   bool smaller_group = false;

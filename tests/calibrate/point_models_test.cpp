@@ -270,14 +270,23 @@ TEST_CASE("the points in the repository parse and every model they name loads", 
   CHECK(vllm.size() == 113);
   const PointModels vllm_models(vllm, vllm_path, points + "/models", dir.path().string());
   int inferencemax = 0;  // the Llama-3.1-70B rows: InferenceMAX's vLLM 0.10.2 deployment and client
+  int deep_gemm = 0;
   for (const E2ePoint& p : vllm) {
     CHECK(p.backend == "vllm");
     CHECK_NOTHROW(parallel_name(p.agg, "test"));  // every layout is one sim runs
     CHECK_NOTHROW(sim_arguments(p, "m.json", "out", SimPointOptions{}));
     if (p.model_path != "meta-llama/Llama-3.1-70B") {
-      // aiconfigurator's vLLM 0.12.0 collection: no flags recorded, the release's synchronous scheduling
+      // aiconfigurator's vLLM 0.12.0 collection: no flags recorded, the release's synchronous scheduling; its
+      // block-FP8 MoE model below MoE TP 8 on DeepGEMM (docs/hardware-and-engines.md "vLLM's DeepGEMM MoE on
+      // Hopper"), the dense one without
       CHECK(p.backend_version == "0.12.0");
-      CHECK(p.sim_args == std::vector<std::string>{"--profile-set", "overlap_schedule=0"});
+      std::vector<std::string> want = {"--profile-set", "overlap_schedule=0"};
+      if (p.model_path == "Qwen/Qwen3-235B-A22B-FP8") {
+        REQUIRE(p.agg.moe_tp < 8);
+        want.insert(want.end(), {"--moe-backend", "deep_gemm"});
+        ++deep_gemm;
+      }
+      CHECK(p.sim_args == want);
       CHECK(p.length_range_ratio == 1);
       continue;
     }
@@ -290,6 +299,7 @@ TEST_CASE("the points in the repository parse and every model they name loads", 
     CHECK(p.length_range_ratio == 0.8);
   }
   CHECK(inferencemax == 60);
+  CHECK(deep_gemm == 32);
 }
 
 namespace tokenline {
@@ -302,14 +312,21 @@ TEST_CASE("issue 44: the vLLM held-out rows carry their deployments' flags", "[p
   auto has = [](const E2ePoint& p, const std::string& word) {
     return std::find(p.sim_args.begin(), p.sim_args.end(), word) != p.sim_args.end();
   };
-  int minimax_ep = 0, kimi = 0;
+  int minimax_ep = 0, minimax_deep_gemm = 0, kimi = 0;
   for (const E2ePoint& p : read_e2e_points(heldout + "/e2e-h200-vllm-formats.csv")) {
     CAPTURE(p.line);
     CHECK(has(p, "0.95"));  // --mem-fraction 0.95, both scripts
     if (p.model_path == "MiniMaxAI/MiniMax-M2.5" && p.backend_version == "0.18.0") {
       CHECK(p.agg.moe_ep == 8);
       CHECK(p.agg.moe_tp == 1);
+      CHECK_FALSE(has(p, "--moe-backend"));  // Triton, the later releases' Hopper default
       ++minimax_ep;
+    }
+    // vLLM 0.16.0's default on Hopper for block FP8: DeepGEMM at every batch
+    if (p.model_path == "MiniMaxAI/MiniMax-M2.5" && p.backend_version == "0.16.0") {
+      CHECK(has(p, "--moe-backend"));
+      CHECK(has(p, "deep_gemm"));
+      ++minimax_deep_gemm;
     }
     if (p.model_path == "moonshotai/Kimi-K2.5") {
       CHECK(has(p, "--max-running"));
@@ -319,6 +336,7 @@ TEST_CASE("issue 44: the vLLM held-out rows carry their deployments' flags", "[p
     CHECK(p.warmup_per_client == 2);
   }
   CHECK(minimax_ep == 18);
+  CHECK(minimax_deep_gemm == 15);
   CHECK(kimi == 15);
   int marlin = 0, no_warmup = 0;
   for (const E2ePoint& p : read_e2e_points(heldout + "/e2e-h200-vllm-gpt-oss.csv")) {

@@ -943,6 +943,64 @@ TEST_CASE("issue 44: b200-vllm prices Kimi-K2.5's INT4 experts by FlashInfer's T
         experts_priced(minimax, "b200-vllm", "b200", "tp4", "").decode_s);
 }
 
+// vLLM 0.12-0.14 (MoE TP below 8) and 0.16 run block-FP8 MoE on DeepGEMM on Hopper at every batch
+// (docs/hardware-and-engines.md "vLLM's DeepGEMM MoE on Hopper"): DeepGemmExperts sizes a buffer of
+// M x top-k + local experts x 127 rows, rounded to 128, and DeepGEMM's SM90 contiguous kernel loads A and
+// stores D for all of them. `--moe-backend deep_gemm` on h200-vllm (engine.moe_backend.contiguous_align) sets
+// moe_contiguous_align 128: the routed rows keep the Triton rows' price and the padding rows add their HBM
+// bytes at the roofline, counted as activation time, not measured time. MiniMax-M2.5 at TP4 holds all 256
+// experts on each GPU (intermediate 1,536 / 4): 4 decode tokens route 32 rows into a 32,640-row buffer. The
+// expected bytes below are written out from the kernels' reads and writes, not from the pricing code. This
+// fails if the padding is not priced, is priced as measured, or scales with anything but the buffer's rows.
+TEST_CASE("vLLM's DeepGEMM MoE on Hopper pays its worst-case row buffer (--moe-backend deep_gemm)",
+          "[op_profile][moe_backend]") {
+  const ModelConfig mm =
+      load_hf_config(std::string(TOKENLINE_MODEL_TEST_DATA) + "/hf/minimax-m2.5/config.json");
+  REQUIRE(mm.routed_experts == 256);
+  REQUIRE(mm.experts_per_token == 8);
+  REQUIRE(mm.moe_layers() == 62);
+  struct Priced {
+    StepCost step;
+    double hbm_bw = 0;
+  };
+  auto decode = [&](const char* parallel, const std::string& backend, const std::string& sets = "") {
+    auto p = load_op_profile("h200-vllm", sets);
+    if (!backend.empty()) REQUIRE(select_moe_backend(*p, backend, "test"));
+    CostOptions o;
+    o.profile = std::move(p);
+    const CostModel cm =
+        make_cost_model(mm, parse_parallel(parallel, "test"), KvLayout::kBf16, load_hardware("h200"), o);
+    return Priced{decode_step(cm, 4, 1023), cm.hbm_bw};
+  };
+  const Priced triton = decode("tp4", ""), dg = decode("tp4", "deep_gemm");
+  const Priced dg64 = decode("tp4", "deep_gemm", "moe_contiguous_align=64");  // a --profile-set stays
+  const Term &t0 = triton.step[Op::kExpertGemm], &t128 = dg.step[Op::kExpertGemm],
+             &t64 = dg64.step[Op::kExpertGemm];
+  CHECK(t0.roofline_s == 0);
+  CHECK(t128.time_s - t128.roofline_s == Approx(t0.time_s));  // the routed rows: the Triton rows' price
+  // A padding row at TP4: GEMM1 reads 3,072 FP8 + 24 FP32 scales and writes 768 BF16 (gate + up of 384); the
+  // activation reads those and writes 384 FP8 + 3 scales; GEMM2 reads those and writes 3,072 BF16; the -1 id.
+  const double row_bytes = (3072 + 24 * 4) + 768 * 2 + 768 * 2 + (384 + 3 * 4) + (384 + 3 * 4) + 3072 * 2 + 4;
+  // Buffers: ceil((32 + 256 x 127) / 128) x 128 = 32,640 rows; ceil((32 + 256 x 63) / 64) x 64 = 16,192.
+  CHECK(t128.roofline_s - t64.roofline_s == Approx(62 * (32640.0 - 16192.0) * row_bytes / dg.hbm_bw));
+  CHECK(t128.roofline_s > 5e-3);  // ~430 MB a layer
+  // Counted as activation time: the measured share is the Triton step's.
+  CHECK(dg.step.profile_s == Approx(triton.step.profile_s));
+  CHECK(dg.step.activations_s - triton.step.activations_s == Approx(t128.roofline_s));
+  // EP4: 64 experts a GPU, a quarter of the padding rows, each at the whole intermediate (1,536)
+  const Term& ep = decode("tp4-ep4", "deep_gemm").step[Op::kExpertGemm];
+  CHECK(ep.roofline_s > 0);
+  CHECK(ep.roofline_s < 0.6 * t128.roofline_s);
+  // B200: vLLM's DeepGEMM MoE there is not modelled (no contiguous_align): the profile says it has no table
+  auto b200 = load_op_profile("b200-vllm");
+  CHECK_FALSE(select_moe_backend(*b200, "deep_gemm", "test"));
+  CHECK(b200->param(TimingParam::kMoeContiguousAlign) == 0);
+  auto h100 = load_op_profile("h100-vllm");
+  REQUIRE(select_moe_backend(*h100, "deep_gemm", "test"));
+  CHECK(h100->param(TimingParam::kMoeContiguousAlign) == 128);
+  CHECK_THROWS_AS(apply_profile_sets(*h100, "moe_contiguous_align=0.5"), InputError);
+}
+
 // Issue 44: on H200 vLLM's default MXFP4 MoE is the OpenAI triton_kernels one (get_mxfp4_backend on SM90);
 // VLLM_MXFP4_USE_MARLIN=1, as InferenceX's 2026 gpt-oss H200 runs set it, runs Marlin's MXFP4 MoE:
 // `--moe-backend marlin` prices it from the marlin table's w4a16_mxfp4 rows (its own format, not derived).

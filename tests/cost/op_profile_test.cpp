@@ -276,6 +276,27 @@ TEST_CASE("tables_from prices a profile from another profile's tables on the sam
   }
 }
 
+// engine.moe_backend.contiguous_align names the backends whose grouped GEMM pads each local expert's rows:
+// an alignment outside [1, 4096] or not a whole number is exit 2 naming the field.
+TEST_CASE("a profile's moe_backend.contiguous_align must be whole rows", "[op_profile][moe_backend]") {
+  const auto with = [](const std::string& align) {
+    return R"({"name": "t", "hardware": "h200", "engine_name": "vllm", "tables": {"gemm": "gemm.csv"},
+      "engine": {"name": "vllm", "moe_backend": {"value": "auto", "contiguous_align": )" +
+           align + "}}}";
+  };
+  const std::string gemm = "dtype,m,n,k,latency_ms\nfp8_block,1,128,128,0.01\n";
+  for (const char* bad : {R"({"deep_gemm": 0})", R"({"deep_gemm": 1.5})", R"({"deep_gemm": 5000})",
+                          R"({"deep_gemm": "128"})", "[128]"}) {
+    const std::string msg = profile_load_error(scratch_json_profile("align", with(bad), gemm));
+    CHECK(msg.find("moe_backend.contiguous_align") != std::string::npos);
+  }
+  const auto p =
+      load_op_profile(scratch_json_profile("align_ok", with(R"({"deep_gemm": 128})"), gemm).string());
+  REQUIRE(select_moe_backend(*p, "deep_gemm", "test"));
+  CHECK(p->param(TimingParam::kMoeContiguousAlign) == 128);
+  CHECK(p->moe_backend == "deep_gemm");
+}
+
 // The moe row of a DeepSeek-V3 expert shape (7168 x 2048, top-8 of 256) at 16 tokens, FP8 blocks, MoE TP8,
 // power-law 1.01 routing: its latency in ms.
 namespace {
