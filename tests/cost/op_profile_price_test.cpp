@@ -1004,24 +1004,30 @@ TEST_CASE("vLLM's DeepGEMM MoE on Hopper pays its worst-case row buffer (--moe-b
 // Issue 44: on H200 vLLM's default MXFP4 MoE is the OpenAI triton_kernels one (get_mxfp4_backend on SM90);
 // VLLM_MXFP4_USE_MARLIN=1, as InferenceX's 2026 gpt-oss H200 runs set it, runs Marlin's MXFP4 MoE:
 // `--moe-backend marlin` prices it from the marlin table's w4a16_mxfp4 rows (its own format, not derived).
+// H100 the same since 2026-12-07 (one SM90 selection; h100-vllm's rows of its own GPU, before which MXFP4 and
+// INT4 experts there were priced from BF16 rows by bytes and rate, derived).
 TEST_CASE("issue 44: --moe-backend marlin prices gpt-oss MXFP4 experts on H200 from Marlin's MXFP4 rows",
           "[op_profile][weight_format][moe_backend]") {
-  const ModelConfig oss = model_preset("gpt-oss-120b");
-  const ExpertsPriced triton = experts_priced(oss, "h200-vllm", "h200", "tp2", "");
-  const ExpertsPriced marlin = experts_priced(oss, "h200-vllm", "h200", "tp2", "marlin");
-  CHECK(triton.rows.rows == "w4a16_mxfp4");
-  CHECK(marlin.rows.rows == "w4a16_mxfp4");
-  CHECK_FALSE(triton.rows.derived);
-  CHECK_FALSE(marlin.rows.derived);
-  CHECK(marlin.decode_s != triton.decode_s);
-  CHECK(marlin.prefill_s != triton.prefill_s);
-  // Kimi-K2.5's INT4 experts: Marlin's INT4 rows whatever the MXFP4 backend (the marlin table holds none).
-  const ModelConfig kimi =
-      load_hf_config(std::string(TOKENLINE_MODEL_TEST_DATA) + "/hf/kimi-k2.5/config.json");
-  const ExpertsPriced k0 = experts_priced(kimi, "h200-vllm", "h200", "tp8", "");
-  const ExpertsPriced k1 = experts_priced(kimi, "h200-vllm", "h200", "tp8", "marlin");
-  CHECK(k0.rows.rows == "int4_wo");
-  CHECK(k1.decode_s == k0.decode_s);
+  for (const auto& [profile, hardware] : {std::pair{"h200-vllm", "h200"}, std::pair{"h100-vllm", "h100"}}) {
+    CAPTURE(profile);
+    const ModelConfig oss = model_preset("gpt-oss-120b");
+    const ExpertsPriced triton = experts_priced(oss, profile, hardware, "tp2", "");
+    const ExpertsPriced marlin = experts_priced(oss, profile, hardware, "tp2", "marlin");
+    CHECK(triton.rows.rows == "w4a16_mxfp4");
+    CHECK(marlin.rows.rows == "w4a16_mxfp4");
+    CHECK_FALSE(triton.rows.derived);
+    CHECK_FALSE(marlin.rows.derived);
+    CHECK(marlin.decode_s != triton.decode_s);
+    CHECK(marlin.prefill_s != triton.prefill_s);
+    // Kimi-K2.5's INT4 experts: Marlin's INT4 rows whatever the MXFP4 backend (the marlin table holds none).
+    const ModelConfig kimi =
+        load_hf_config(std::string(TOKENLINE_MODEL_TEST_DATA) + "/hf/kimi-k2.5/config.json");
+    const ExpertsPriced k0 = experts_priced(kimi, profile, hardware, "tp8", "");
+    const ExpertsPriced k1 = experts_priced(kimi, profile, hardware, "tp8", "marlin");
+    CHECK(k0.rows.rows == "int4_wo");
+    CHECK_FALSE(k0.rows.derived);
+    CHECK(k1.decode_s == k0.decode_s);
+  }
 }
 
 // Issue 44: block-FP8 experts on B200 vLLM run FlashInfer's TensorRT-LLM MoE by default (oracle/fp8.py);
@@ -1077,7 +1083,7 @@ TEST_CASE("issue 44: the vLLM profiles' MoE rows cover each format's kernel and 
         return true;
     return false;
   };
-  for (const char* name : {"h200-vllm", "b200-vllm"}) {
+  for (const char* name : {"h200-vllm", "b200-vllm", "h100-vllm"}) {
     CAPTURE(name);
     auto p = load_op_profile(name);
     const ProfileTable& moe = p->table(ProfileTableKind::kMoe);
@@ -1100,7 +1106,7 @@ TEST_CASE("issue 44: the vLLM profiles' MoE rows cover each format's kernel and 
   };
   CHECK(backends("b200-vllm") == std::vector<std::string>{"flashinfer_trtllm", "triton"});
   CHECK(backends("h200-vllm") == std::vector<std::string>{"marlin"});
-  CHECK(load_op_profile("h100-vllm")->moe_backend_tables.empty());
+  CHECK(backends("h100-vllm") == std::vector<std::string>{"marlin"});
 }
 
 }  // namespace tokenline
