@@ -131,6 +131,7 @@ void add_into(StepCost& sum, const StepCost& s) {
     a.memory_s += b.memory_s;
     a.launch_s += b.launch_s;
     a.time_s += b.time_s;
+    a.roofline_s += b.roofline_s;
     if (priced(b.source)) a.source = b.source;
   }
   sum.bytes.weight_read += s.bytes.weight_read;
@@ -278,10 +279,12 @@ void print_header(const LedgerArgs& a, const Setup& s) {
   }
 }
 
-// The "source" column appears with a profile (without one every op is "roofline").
+// The "source" column appears with a profile (without one every op is "roofline"); a measured op with a
+// roofline part on top of its rows (Term::roofline_s) is marked "*" and footnoted.
 std::string source_cell(const Term& t, bool profiled) {
   constexpr size_t kWidth = 8;  // "roofline"
   std::string cell(time_source_name(t.source));
+  if (t.roofline_s > 0) cell += "*";
   return profiled ? " " + cell + std::string(kWidth - std::min(kWidth, cell.size()), ' ') : "";
 }
 
@@ -299,6 +302,14 @@ void print_ops(const StepCost& c, bool profiled, const ModelConfig& m) {
                 t.layers, (long long)t.count, t.rank_flops / 1e9, t.rank_hbm_bytes / 1e9,
                 t.weight_bytes / 1e9, t.kv_bytes / 1e9, index, t.time_s * 1e3,
                 source_cell(t, profiled).c_str());
+  }
+  for (int i = 0; i < kOpCount; ++i) {
+    const Term& t = c.terms[i];
+    if (profiled && t.roofline_s > 0)
+      std::printf(
+          "* %s: %.4f ms of it the roofline's (the padding rows of the fused MoE's worst-case row buffer, "
+          "moe_contiguous_align), counted as activations\n",
+          ledger_op_name(Op(i), m).c_str(), t.roofline_s * 1e3);
   }
 }
 
@@ -419,6 +430,7 @@ Json ops_json(const StepCost& c, bool profiled, const ModelConfig& m) {
                    {"memory_s", t.memory_s},
                    {"time_s", t.time_s}});
     if (profiled) ops.back()["source"] = time_source_name(t.source);
+    if (t.roofline_s > 0) ops.back()["roofline_s"] = t.roofline_s;  // of time_s, priced on the roofline
   }
   return ops;
 }

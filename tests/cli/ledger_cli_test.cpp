@@ -195,6 +195,34 @@ TEST_CASE("ledger --profile names each op's time source in tables and JSON", "[l
   CHECK(total > 0.05);
 }
 
+// A measured op with a roofline part on top of its rows (vLLM's DeepGEMM MoE row buffer on Hopper,
+// moe_contiguous_align): marked "profile*" with a footnote in the table, its roofline seconds in the JSON,
+// counted as activation time.
+TEST_CASE("ledger says which part of a measured op the roofline priced", "[ledger_cli]") {
+  const std::string args =
+      "decode --model deepseek-v3 --parallel tp4-ep4 --gpus 4 --batch 4 --context 1023 "
+      "--engine vllm --profile-set moe_contiguous_align=128";
+  const Run table = run(args);
+  REQUIRE(table.rc == 0);
+  const size_t row = table.out.find("\nexpert_gemm");
+  REQUIRE(row != std::string::npos);
+  const std::string line = table.out.substr(row + 1, table.out.find('\n', row + 1) - row - 1);
+  CHECK(line.find("profile*") != std::string::npos);
+  CHECK(table.out.find("* expert_gemm: ") != std::string::npos);
+  const Run js = run(args + " --json");
+  REQUIRE(js.rc == 0);
+  const auto j = nlohmann::json::parse(js.out);
+  double roofline_s = 0;
+  for (const auto& op : j["ops"])
+    if (op["name"] == "expert_gemm") roofline_s = op.value("roofline_s", 0.0);
+  CHECK(roofline_s > 0);
+  CHECK(j["time_s"]["activations"].get<double>() >= roofline_s);
+  const Run plain =
+      run("decode --model deepseek-v3 --parallel tp4-ep4 --gpus 4 --batch 4 --context 1023 --engine vllm");
+  REQUIRE(plain.rc == 0);
+  CHECK(plain.out.find("profile*") == std::string::npos);
+}
+
 // With --profile the memory section is the profile engine's, as sim and plan size it: SGLang keeps the
 // whole MLA latent on every TP rank of the 143,771 MiB it reads (688,070 tokens per GPU, as
 // tests/cost/memory_test.cpp derives); without, the seed's sharded KV on 141 GB (8x the tokens, less
