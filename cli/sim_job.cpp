@@ -602,6 +602,21 @@ Deployment load_deployment(const SimJob& job, const ModelConfig& model, const st
                    "fused MoE\n",
                    job.profile.c_str(), job.moe_backend.c_str(),
                    profile->moe_backend.empty() ? "backend not stated" : profile->moe_backend.c_str());
+    // vLLM 0.12-0.16 run block-FP8 experts on DeepGEMM on Hopper by default (docs/hardware-and-engines.md
+    // "vLLM's DeepGEMM MoE on Hopper"); the profile prices Triton, the later releases' choice: say how to
+    // price it.
+    const bool fp8_block_experts =
+        model.moe_layers() > 0 && model.weights.share(WeightGroup::kRoutedExperts) > 0 &&
+        model.weights.quantized_of(WeightGroup::kRoutedExperts).kind == WeightFormatKind::kFp8Block;
+    const bool deep_gemm_priced = std::any_of(profile->moe_backend_contiguous_align.begin(),
+                                              profile->moe_backend_contiguous_align.end(),
+                                              [](const auto& b) { return b.first == "deep_gemm"; });
+    if (job.moe_backend.empty() && fp8_block_experts && deep_gemm_priced)
+      std::fprintf(
+          stderr,
+          "tokenline sim: block-FP8 experts priced as vLLM's Triton MoE (the Hopper default from 0.19); "
+          "vLLM 0.12-0.16 run DeepGEMM there (0.12-0.14 below MoE TP 8): --moe-backend deep_gemm prices "
+          "it\n");
     if (const double align = profile->param(TimingParam::kMoeContiguousAlign); align > 0)
       std::fprintf(
           stderr,

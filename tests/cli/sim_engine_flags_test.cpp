@@ -434,6 +434,37 @@ TEST_CASE("sim prices vLLM's all-to-all backend as launched, and refuses the oth
   }
 }
 
+// vLLM 0.12-0.16 run block-FP8 experts on DeepGEMM on Hopper (docs/hardware-and-engines.md "vLLM's DeepGEMM
+// MoE on Hopper"): a vLLM run on H200 with such experts and no --moe-backend says how to price that; with
+// --moe-backend deep_gemm the run says what priced the padding and is slower; B200 (FlashInfer) and a dense
+// model say nothing.
+TEST_CASE("sim on Hopper vLLM says how to price the DeepGEMM MoE of vLLM 0.12-0.16", "[sim_job][engine]") {
+  TestDir dir("sim_dg_moe");
+  const std::string minimax = std::string(TOKENLINE_MODEL_TEST_DATA) + "/hf/minimax-m2.5/config.json";
+  const std::string load =
+      "--concurrency 4 --workload 'synthetic:n=8,seed=3,input=fixed:256,output=fixed:32' ";
+  const std::string base =
+      "sim --model '" + minimax + "' --parallel tp4 --hardware h200 --engine vllm " + load;
+  const auto hinted = run_tokenline(base + "--out '" + dir.file("plain") + "'", dir);
+  REQUIRE(hinted.exit_code == 0);
+  CHECK(hinted.stderr_text.find("--moe-backend deep_gemm prices it") != std::string::npos);
+  const auto priced = run_tokenline(base + "--moe-backend deep_gemm --out '" + dir.file("dg") + "'", dir);
+  REQUIRE(priced.exit_code == 0);
+  CHECK(priced.stderr_text.find("--moe-backend deep_gemm prices it") == std::string::npos);
+  CHECK(priced.stderr_text.find("each local expert's rows padded to 128") != std::string::npos);
+  CHECK(read_json(dir.file("dg") + "/metrics.json")["latency_ms"]["tpot"]["mean"].get<double>() >
+        read_json(dir.file("plain") + "/metrics.json")["latency_ms"]["tpot"]["mean"].get<double>());
+  // B200 (vLLM prefers FlashInfer's MoE there) and a dense model: nothing said
+  for (const std::string& quiet :
+       {"sim --model '" + minimax + "' --parallel tp4 --hardware b200 --engine vllm ",
+        std::string("sim --model llama-3.1-70b --parallel tp8 --hardware h200 --engine vllm ")}) {
+    INFO(quiet);
+    const auto r = run_tokenline(quiet + load + "--out '" + dir.file("q") + "'", dir);
+    REQUIRE(r.exit_code == 0);
+    CHECK(r.stderr_text.find("--moe-backend deep_gemm") == std::string::npos);
+  }
+}
+
 // SGLang 0.5.9 runs MTP as speculative decoding V1, without its overlap scheduler, unless
 // SGLANG_ENABLE_SPEC_V2 is set (cost/op_profile.h apply_speculative_schedule): an --mtp run on an SGLang
 // profile prices the serial step and says so; --profile-set overlap_schedule=1 is V2.
