@@ -988,7 +988,8 @@ TEST_CASE("vLLM's DeepGEMM MoE on Hopper pays its worst-case row buffer (--moe-b
   CHECK(dg.step.profile_s == Approx(triton.step.profile_s));
   CHECK(dg.step.activations_s - triton.step.activations_s == Approx(t128.roofline_s));
   // EP4: 64 experts a GPU, a quarter of the padding rows, each at the whole intermediate (1,536)
-  const Term& ep = decode("tp4-ep4", "deep_gemm").step[Op::kExpertGemm];
+  const Priced ep4 = decode("tp4-ep4", "deep_gemm");
+  const Term& ep = ep4.step[Op::kExpertGemm];
   CHECK(ep.roofline_s > 0);
   CHECK(ep.roofline_s < 0.6 * t128.roofline_s);
   // B200: vLLM's DeepGEMM MoE there is not modelled (no contiguous_align): the profile says it has no table
