@@ -49,8 +49,8 @@ constexpr double kMaxCudaGraphBs = 65536;
 // moe_routing_alpha: a power-law exponent; the moe tables measure alphas up to ~1.5, and at 100 every
 // token already goes to the same experts.
 constexpr double kMaxRoutingAlpha = 100;
-// moe_contiguous_align: rows per expert block; DeepGEMM aligns to 128 on SM90
-// (get_mk_alignment_for_contiguous_ layout), and a block taller than 4,096 rows is no tile any grouped GEMM
+// moe_contiguous_align: rows per expert block; DeepGEMM aligns to 128 on SM90 (its
+// get_mk_alignment_for_contiguous_layout), and a block taller than 4,096 rows is no tile any grouped GEMM
 // runs.
 constexpr double kMaxContiguousAlign = 4096;
 

@@ -583,7 +583,7 @@ namespace {
 
 // One GPU's HBM bytes per MoE layer for the rows a contiguous-layout grouped GEMM touches beyond the routed
 // ones (TimingParam::kMoeContiguousAlign; docs/hardware-and-engines.md "vLLM's DeepGEMM MoE on Hopper").
-// vLLM's DeepGemmExperts (fused_moe/deep_gemm_moe.py, 0.11-0.16) sizes its buffers for the worst case when
+// vLLM's DeepGemmExperts (fused_moe/deep_gemm_moe.py, 0.12-0.16) sizes its buffers for the worst case when
 // the experts' token counts are not on the CPU (no all-to-all: deep_gemm_utils.compute_aligned_M): M_sum =
 // round_up(M x top-k + local experts x (align - 1), align) rows, of which M x top-k x local / E (x the
 // busiest GPU's imbalance) are routed to this GPU's experts - the moe table's work. DeepGEMM's SM90
