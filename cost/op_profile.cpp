@@ -417,8 +417,8 @@ void read_contiguous_align(const Json& engine, OpProfile& p, const std::string& 
   const Json& aligns = field["contiguous_align"];
   if (!aligns.is_object()) throw InputError(at, "an object {backend: rows}", aligns.dump());
   for (const auto& [name, rows] : aligns.items()) {
-    const bool whole = rows.is_number_integer() || rows.is_number_unsigned();
-    if (!whole || rows.get<int64_t>() < 1 || rows.get<int64_t>() > int64_t(kMaxContiguousAlign))
+    if (!rows.is_number_integer() || rows.get<int64_t>() < 1 ||
+        rows.get<int64_t>() > int64_t(kMaxContiguousAlign))
       throw InputError(at + "." + name, "an integer in [1, " + number_text(kMaxContiguousAlign) + "]",
                        rows.dump());
     p.moe_backend_contiguous_align.emplace_back(name, rows.get<int64_t>());

@@ -378,8 +378,8 @@ std::string Metrics::to_json(const RunInfo& info) {
       j["time_sources"]["derived_share"] = rounded(derived_s_ / priced_s_);
       j["time_sources"]["derived_s"] = rounded(derived_s_);
     }
-    if (bounded_s_ >
-        0) {  // only where a collective's group was not measured, so other outputs keep their bytes
+    // only where a collective's group was not measured, so other outputs keep their bytes
+    if (bounded_s_ > 0) {
       j["time_sources"]["bounded_share"] = rounded(bounded_share());
       j["time_sources"]["bounded_s"] = rounded(bounded_s_);
     }
