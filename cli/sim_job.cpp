@@ -611,7 +611,8 @@ Deployment load_deployment(const SimJob& job, const ModelConfig& model, const st
     const bool deep_gemm_priced = std::any_of(profile->moe_backend_contiguous_align.begin(),
                                               profile->moe_backend_contiguous_align.end(),
                                               [](const auto& b) { return b.first == "deep_gemm"; });
-    if (job.moe_backend.empty() && fp8_block_experts && deep_gemm_priced)
+    const bool padding_priced = profile->param(TimingParam::kMoeContiguousAlign) > 0;  // --profile-set
+    if (job.moe_backend.empty() && !padding_priced && fp8_block_experts && deep_gemm_priced)
       std::fprintf(
           stderr,
           "tokenline sim: block-FP8 experts priced as vLLM's Triton MoE (the Hopper default from 0.19); "

@@ -452,6 +452,11 @@ TEST_CASE("sim on Hopper vLLM says how to price the DeepGEMM MoE of vLLM 0.12-0.
   REQUIRE(priced.exit_code == 0);
   CHECK(priced.stderr_text.find("--moe-backend deep_gemm prices it") == std::string::npos);
   CHECK(priced.stderr_text.find("each local expert's rows padded to 128") != std::string::npos);
+  // the term set directly prices the padding too: no advice to do what the run already does
+  const auto set =
+      run_tokenline(base + "--profile-set moe_contiguous_align=128 --out '" + dir.file("set") + "'", dir);
+  REQUIRE(set.exit_code == 0);
+  CHECK(set.stderr_text.find("--moe-backend deep_gemm prices it") == std::string::npos);
   CHECK(read_json(dir.file("dg") + "/metrics.json")["latency_ms"]["tpot"]["mean"].get<double>() >
         read_json(dir.file("plain") + "/metrics.json")["latency_ms"]["tpot"]["mean"].get<double>());
   // B200 (vLLM prefers FlashInfer's MoE there) and a dense model: nothing said
