@@ -210,7 +210,12 @@ CostConfig cost_config(const ScaleOptions& o, const std::string& hardware, std::
   }
   const GpuPrice price = load_gpu_price(hardware);
   if (o.gpu_price.empty()) {  // the default: the list price where the hardware lists one, else no cost block
-    if (price.usd_per_gpu_hour <= 0) return c;
+    if (price.usd_per_gpu_hour <= 0) {  // say why the summary has no cost line
+      if (defaulted != nullptr)
+        *defaulted =
+            "no GPU price: " + hardware + " lists none (docs/cost.md); --gpu-price USD prices the run";
+      return c;
+    }
     if (defaulted != nullptr) {
       char usd[32];
       std::snprintf(usd, sizeof usd, "%.2f", price.usd_per_gpu_hour);

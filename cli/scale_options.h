@@ -61,8 +61,8 @@ PdScaleBounds pd_scale_bounds(const ScaleOptions& options, int32_t prefill, int3
 
 // The cost block's price: --gpu-price USD; 'list', the hardware's list price (InputError when it lists none);
 // 'none', no cost block; without --gpu-price the list price where the hardware lists one, with the line a run
-// lists among its defaults in *defaulted (else no cost block). `hardware`: the preset name or JSON path the
-// run's GPUs came from.
+// lists among its defaults in *defaulted (else no cost block, and *defaulted says the hardware lists none).
+// `hardware`: the preset name or JSON path the run's GPUs came from.
 CostConfig cost_config(const ScaleOptions& options, const std::string& hardware,
                        std::string* defaulted = nullptr);
 

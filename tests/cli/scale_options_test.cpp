@@ -45,8 +45,10 @@ TEST_CASE("the cost block's price: the list price by default, given, or none", "
   CHECK(defaulted.find("$4.54/GPU-hour") != std::string::npos);
   CHECK(defaulted.find("no --gpu-price") != std::string::npos);
   defaulted.clear();
-  CHECK_FALSE(cost_config(o, "b300", &defaulted).enabled());  // no list price: no cost block, no error
-  CHECK(defaulted.empty());
+  CHECK_FALSE(cost_config(o, "b300", &defaulted).enabled());      // no list price: no cost block, no error,
+  CHECK(defaulted.find("b300 lists none") != std::string::npos);  // and the defaults say why
+  CHECK(defaulted.find("--gpu-price USD") != std::string::npos);
+  defaulted.clear();
   o.gpu_price = "none";
   CHECK_FALSE(cost_config(o, "h200", &defaulted).enabled());
   CHECK(defaulted.empty());
