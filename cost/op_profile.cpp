@@ -267,6 +267,7 @@ TimingRange timing_range(TimingParam p) {
     case TimingParam::kPdHandoffPerTokenS:
     case TimingParam::kSyncStepCpuS:
     case TimingParam::kSyncStepCpuPerRequestS:
+    case TimingParam::kEagerHostPerMlaLayerS:
       return {0, kMaxTimingTermS, false};
     case TimingParam::kCount:
       break;
@@ -617,6 +618,8 @@ std::string_view timing_param_name(TimingParam p) {
       return "dsa_trtllm_backend";
     case TimingParam::kMoeContiguousAlign:
       return "moe_contiguous_align";
+    case TimingParam::kEagerHostPerMlaLayerS:
+      return "eager_host_per_mla_layer_s";
     case TimingParam::kCount:
       break;
   }
@@ -664,6 +667,8 @@ double timing_param_default(TimingParam p) {
       return 0;  // SGLang's default NSA backends (server_args.py _set_default_nsa_backends): no trtllm
     case TimingParam::kMoeContiguousAlign:
       return 0;  // the moe table's kernel as measured: no rows beyond the routed ones
+    case TimingParam::kEagerHostPerMlaLayerS:
+      return 0;  // unmeasured: an eager step is the sum of its ops until `tokenline calibrate` fits it
     case TimingParam::kCount:
       break;
   }

@@ -111,6 +111,10 @@ enum class TimingParam : uint8_t {
                         // for the worst case (M x top-k + local experts x (align - 1) rows, rounded to align)
                         // and whose kernels touch every row (vLLM's DeepGEMM MoE on Hopper, --moe-backend
                         // deep_gemm): the rows beyond the routed ones cost their HBM bytes; 0: none
+  kEagerHostPerMlaLayerS,  // a step that holds a context chunk runs outside a CUDA graph and the host
+                           // launches each MLA decoder layer's kernels in this long, so it lasts at least its
+                           // MLA layers run x this: max(its ops, the host's launches); decode-only steps keep
+                           // their ops (s)
   kCount,
 };
 inline constexpr int kTimingParams = static_cast<int>(TimingParam::kCount);

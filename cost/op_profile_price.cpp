@@ -702,6 +702,26 @@ void ProfileCurves::price_experts(const CostModel& cm, double expert_imbalance, 
   price_experts_from_profile(cm, step.moe_tokens, expert_imbalance, step.graph, ex);
 }
 
+namespace {
+
+// The host's floor under a step that holds a context chunk (TimingParam::kEagerHostPerMlaLayerS): such a
+// step runs outside a CUDA graph, each MLA layer run - the model's, and an MLA model's MTP draft passes -
+// takes the host that long to launch, and the GPU cannot finish before the last launch. Decode-only steps
+// (in a graph or above the largest one) keep their ops: the rows that size the term show it on context steps
+// only. docs/hardware-and-engines.md "Context steps outside CUDA graphs".
+double eager_host_floor_s(const ProfileCurves& pc, const CostModel& cm,
+                          std::span<const std::span<const SeqWork>> per_rank, int64_t draft_layers) {
+  if (pc.eager_host_per_mla_layer_s <= 0 || cm.model.attention != AttentionKind::kMla) return 0;
+  const bool context = std::ranges::any_of(per_rank, [](std::span<const SeqWork> rank) {
+    return std::ranges::any_of(rank, [](const SeqWork& s) { return s.prefill; });
+  });
+  if (!context) return 0;
+  const int64_t mla_layers = int64_t(cm.model.layers - cm.model.linear_layers()) + draft_layers;
+  return pc.eager_host_per_mla_layer_s * double(mla_layers);
+}
+
+}  // namespace
+
 void ProfileCurves::finish_step(const CostModel& cm, std::span<const std::span<const SeqWork>> per_rank,
                                 int64_t draft_layers, StepCost& sc) const {
   size_t most_requests = 0;
@@ -710,7 +730,8 @@ void ProfileCurves::finish_step(const CostModel& cm, std::span<const std::span<c
   for (int i = 0; i < kOpCount; ++i)
     if (derived_op[size_t(i)] && sc.terms[size_t(i)].source == TermSource::kProfile)
       sc.derived_s += sc.terms[size_t(i)].time_s;
-  sc.gpu_floor_s = step_floor_per_layer_s * double(cm.model.layers + draft_layers);
+  sc.gpu_floor_s = std::max(step_floor_per_layer_s * double(cm.model.layers + draft_layers),
+                            eager_host_floor_s(*this, cm, per_rank, draft_layers));
   sc.floor_s = std::max(0.0, sc.gpu_floor_s - sc.total_s);
   sc.total_s += sc.floor_s;
   sc.overhead_s = step_overhead_s(*this, sc.total_s, most_requests);

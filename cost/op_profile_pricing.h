@@ -154,6 +154,7 @@ struct ProfileCurves final : TimeSource {
   double step_cpu_overhead_s = 0;
   double step_cpu_per_request_s = 0;  // x the most requests one attention rank's scheduler holds in the step
   double step_floor_per_layer_s = 0;  // x the decoder layers a step runs (the model's, MTP draft passes')
+  double eager_host_per_mla_layer_s = 0;  // x the MLA layers an eager step runs (TimingParam::kEagerHost...)
   bool overlap_schedule = false;
   int64_t cuda_graph_max_bs = 0;
   double eager_launch_gap_s = 0;

@@ -1042,6 +1042,7 @@ void apply_speed_scale(const OpProfile& p, ProfileCurves& pc) {
   pc.step_cpu_overhead_s *= speed;
   pc.step_cpu_per_request_s *= speed;
   pc.step_floor_per_layer_s *= speed;
+  pc.eager_host_per_mla_layer_s *= speed;
   pc.eager_launch_gap_s *= speed;
 }
 
@@ -1118,6 +1119,7 @@ std::shared_ptr<const ProfileCurves> resolve_profile(const OpProfile& p, const C
   resolve_own_ops(p, cm, *pc);
   resolve_step_cpu(p, *pc);
   pc->step_floor_per_layer_s = p.param(TimingParam::kStepFloorPerLayerS);
+  pc->eager_host_per_mla_layer_s = p.param(TimingParam::kEagerHostPerMlaLayerS);
   if (p.param(TimingParam::kSharedExpertsFusion) != 0 && fuses_shared_expert(cm) && !pc->moe.empty())
     pc->fused_shared_rows = double(cm.model.experts_per_token + 1) / cm.model.experts_per_token;
   if (pc->fused_shared_rows > 0) pc->derived_op[size_t(Op::kSharedExpert)] = experts.info.derived;

@@ -71,7 +71,8 @@ struct StepCost {
                            // (op_profile_pricing.h FormatRows)
   double bounded_s = 0;    // of profile_s: collectives priced at a smaller group's rows, a lower bound on a
                            // group the profile did not measure (Term::smaller_group)
-  double gpu_floor_s = 0;  // profile timing: the GPU part lasts at least this (per layer run x layers run)
+  double gpu_floor_s = 0;  // profile timing: the GPU part lasts at least this (per layer run x layers run;
+                           // a context step of an MLA model: the host's launches of its layers)
   double floor_s = 0;      // what lifts a short step to gpu_floor_s
   double overhead_s = 0;   // profile timing: per-step CPU time not hidden behind the GPU
   int busiest_rank = 0;

@@ -47,7 +47,8 @@ class TimeSource {
   // busiest rank's expert term as price_rank left it).
   virtual void price_experts(const CostModel& cm, double expert_imbalance, const StepPricing& step,
                              const Term& busiest_rank_ex, Term& ex) const = 0;
-  // What the step costs beyond its ops (a per-layer floor, CPU time not hidden), added to sc.total_s.
+  // What the step costs beyond its ops (a per-layer floor, the host launching a context step, CPU time not
+  // hidden), added to sc.total_s.
   // draft_layers: MTP draft layer passes the busiest rank runs after its decode.
   virtual void finish_step(const CostModel& cm, std::span<const std::span<const SeqWork>> per_rank,
                            int64_t draft_layers, StepCost& sc) const = 0;

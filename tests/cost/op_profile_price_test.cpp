@@ -525,6 +525,43 @@ TEST_CASE("with MTP the per-layer floor counts each draft pass's layer as well a
   CHECK(step_cost(mtp, single).total_s == Approx(0.001 * (m.layers + 1)));
 }
 
+TEST_CASE("an MLA model's context step lasts at least its MLA layers x the host's launch time",
+          "[op_profile]") {
+  // eager_host_per_mla_layer_s (TensorRT-LLM's context steps run eagerly): a 1,024-token context step of
+  // DeepSeek-V3 under a host time far above its ops lasts layers x it; decode steps keep their ops, in a
+  // CUDA graph or above the largest one; a GQA model's context step is not touched.
+  const std::string kNoCpu = "step_cpu_overhead_s=0,step_cpu_per_request_s=0,";
+  auto cost_model = [&](const ModelConfig& m, const std::string& sets) {
+    CostOptions o;
+    auto p = load_op_profile("h200-trtllm");
+    apply_profile_sets(*p, kNoCpu + sets);
+    o.profile = std::move(p);
+    return make_cost_model(m, parse_parallel("tp8", "test"), KvLayout::kFp8E4m3, load_hardware("h200"), o);
+  };
+  const ModelConfig v3 = model_preset("deepseek-v3");
+  REQUIRE(v3.attention == AttentionKind::kMla);
+  const std::vector<SeqWork> prompt{
+      SeqWork{.new_tokens = 1024, .context_tokens = 0, .prefill = true, .last_chunk = true}};
+  const std::vector<SeqWork> decode(4, SeqWork{.new_tokens = 1, .context_tokens = 1024});
+  const CostModel off = cost_model(v3, "eager_host_per_mla_layer_s=0");
+  const CostModel on = cost_model(v3, "eager_host_per_mla_layer_s=0.01");
+  const StepCost ctx_off = step_cost(off, prompt), ctx_on = step_cost(on, prompt);
+  REQUIRE(ctx_off.total_s < 0.01 * v3.layers);
+  CHECK(ctx_on.total_s == Approx(0.01 * v3.layers));
+  CHECK(ctx_on.floor_s == Approx(0.01 * v3.layers - ctx_off.total_s));
+  CHECK(ctx_on.profile_s == Approx(ctx_off.profile_s));  // the ops keep their own times
+  CHECK(step_cost(on, decode).total_s == Approx(step_cost(off, decode).total_s));  // a graph step
+  const std::vector<SeqWork> eager_decode(2048, SeqWork{.new_tokens = 1, .context_tokens = 1024});
+  CHECK(step_cost(on, eager_decode).total_s == Approx(step_cost(off, eager_decode).total_s));
+  // a floor below the ops: the step's own time
+  CHECK(step_cost(cost_model(v3, "eager_host_per_mla_layer_s=1e-6"), prompt).total_s ==
+        Approx(ctx_off.total_s));
+  const ModelConfig llama = model_preset("llama-3.1-70b");
+  REQUIRE(llama.attention == AttentionKind::kGqa);
+  CHECK(step_cost(cost_model(llama, "eager_host_per_mla_layer_s=0.01"), prompt).total_s ==
+        Approx(step_cost(cost_model(llama, "eager_host_per_mla_layer_s=0"), prompt).total_s));
+}
+
 namespace {
 
 // Every field a step's outputs read, bit for bit: each term and the step's sums.

@@ -389,17 +389,21 @@ TEST_CASE("Issue 43: TensorRT-LLM's CPU terms are fitted once and carried to eve
   const auto h200 = load_op_profile("h200-trtllm");
   for (const char* other : {"b200-trtllm", "h100-trtllm", "b300-trtllm", "gb200-trtllm"}) {
     const auto p = load_op_profile(other);
-    for (TimingParam cpu :
-         {TimingParam::kStepCpuOverheadS, TimingParam::kStepCpuPerRequestS, TimingParam::kFirstTokenLatencyS,
-          TimingParam::kRequestLatencyS, TimingParam::kOverlapSchedule}) {
+    for (TimingParam cpu : {TimingParam::kStepCpuOverheadS, TimingParam::kStepCpuPerRequestS,
+                            TimingParam::kFirstTokenLatencyS, TimingParam::kRequestLatencyS,
+                            TimingParam::kOverlapSchedule, TimingParam::kEagerHostPerMlaLayerS}) {
       INFO(other << " " << timing_param_name(cpu));
       CHECK(p->param(cpu) == h200->param(cpu));
     }
     CHECK(p->engine.moe_comm == MoeComm::kGatherOrAllReduce);
   }
-  CHECK(h200->param(TimingParam::kFirstTokenLatencyS) > 0);  // fitted, no longer the 0 of "not fitted"
-  CHECK(h200->param(TimingParam::kStepCpuOverheadS) > 0);    // fitted on the H100 rows' short steps
-  CHECK(h200->param(TimingParam::kOverlapSchedule) == 1);    // disable_overlap_scheduler default False
+  CHECK(h200->param(TimingParam::kFirstTokenLatencyS) > 0);     // fitted, no longer the 0 of "not fitted"
+  CHECK(h200->param(TimingParam::kStepCpuOverheadS) > 0);       // fitted on the H100 rows' short steps
+  CHECK(h200->param(TimingParam::kOverlapSchedule) == 1);       // disable_overlap_scheduler default False
+  CHECK(h200->param(TimingParam::kEagerHostPerMlaLayerS) > 0);  // fitted on the B200 DeepSeek-R1 rows
+  // an engine term of TensorRT-LLM's eager context path: no other engine's profile names it
+  for (const char* other : {"h200-sglang", "b200-sglang", "h200-vllm", "b200-vllm"})
+    CHECK_FALSE(load_op_profile(other)->given(TimingParam::kEagerHostPerMlaLayerS));
 }
 
 TEST_CASE("Issue 43: the B300 and GB200 SGLang profiles carry b200-sglang's step terms unchanged",
@@ -426,9 +430,9 @@ TEST_CASE("Issue 43: vLLM's CPU terms are fitted once and carried to every vllm 
   const auto b200 = load_op_profile("b200-vllm");
   for (const char* other : {"h200-vllm", "h100-vllm", "b300-vllm", "gb200-vllm"}) {
     const auto p = load_op_profile(other);
-    for (TimingParam cpu :
-         {TimingParam::kStepCpuOverheadS, TimingParam::kStepCpuPerRequestS, TimingParam::kFirstTokenLatencyS,
-          TimingParam::kRequestLatencyS, TimingParam::kOverlapSchedule}) {
+    for (TimingParam cpu : {TimingParam::kStepCpuOverheadS, TimingParam::kStepCpuPerRequestS,
+                            TimingParam::kFirstTokenLatencyS, TimingParam::kRequestLatencyS,
+                            TimingParam::kOverlapSchedule, TimingParam::kEagerHostPerMlaLayerS}) {
       INFO(other << " " << timing_param_name(cpu));
       CHECK(p->param(cpu) == b200->param(cpu));
     }
