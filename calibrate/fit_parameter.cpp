@@ -87,9 +87,9 @@ const std::vector<FitParameter>& fit_parameters() {
        0.0},
       {"eager_host_per_mla_layer_s", FitTarget::kProfileSet, "timing", "eager_host_per_mla_layer_s", 0.0,
        5e-3, false,
-       "outside a CUDA graph (context steps) the host launches each MLA decoder layer's kernels one by one "
-       "(TensorRT-LLM's PyTorch backend: generation-only CUDA graphs by default), and a step lasts at least "
-       "its MLA layers x this; bounds: 0 to 5 ms a layer",
+       "a step that holds a context chunk runs outside a CUDA graph (TensorRT-LLM's PyTorch backend captures "
+       "generation-only steps by default) and the host launches each MLA decoder layer's kernels one by one: "
+       "the step lasts at least its MLA layers x this; bounds: 0 to 5 ms a layer",
        0.0},
       {"eager_launch_gap_s", FitTarget::kProfileSet, "timing", "eager_launch_gap_s", 1e-6, 20e-6, true,
        "CPU time to launch one kernel outside a CUDA graph (prefill and large decode batches); bounds: 1 us "

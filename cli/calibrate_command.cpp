@@ -175,8 +175,9 @@ void add_calibrate(CLI::App& app) {
       "--fit", o.fit_names,
       "parameters to fit, comma-separated: kernel_launch_s, collective_launch_s, gemm_efficiency, "
       "attention_efficiency, hbm_efficiency (hardware); step_cpu_overhead_s, eager_launch_gap_s, "
-      "step_cpu_per_request_s, step_floor_per_layer_s, request_latency_s, first_token_latency_s, "
-      "pd_first_token_latency_s, pd_handoff_per_token_s (profile timing, with --profile); "
+      "step_cpu_per_request_s, step_floor_per_layer_s, eager_host_per_mla_layer_s, request_latency_s, "
+      "first_token_latency_s, pd_first_token_latency_s, pd_handoff_per_token_s (profile timing, with "
+      "--profile); "
       "none: predict only");
   cmd->add_option("--joint", a->joint,
                   "POINTS:HARDWARE:PROFILE, repeated: one fit of profile timing terms over every file, each "
