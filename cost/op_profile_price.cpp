@@ -716,7 +716,7 @@ double eager_host_floor_s(const ProfileCurves& pc, const CostModel& cm,
     return std::ranges::any_of(rank, [](const SeqWork& s) { return s.prefill; });
   });
   if (!context) return 0;
-  const int64_t mla_layers = int64_t(cm.model.layers - cm.model.linear_layers()) + draft_layers;
+  const int64_t mla_layers = int64_t(cm.model.mixer_layers(MixerKind::kAttention)) + draft_layers;
   return pc.eager_host_per_mla_layer_s * double(mla_layers);
 }
 
