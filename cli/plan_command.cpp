@@ -19,6 +19,7 @@
 #include "cli/command.h"
 #include "cli/preset_names.h"
 #include "cli/slo_option.h"
+#include "cli/time_source_choice.h"
 #include "common/input_error.h"
 #include "cost/op_profile.h"
 #include "engine/model/model_config.h"
@@ -55,6 +56,7 @@ struct PlanOptions {
   std::string profile;
   std::string engine;  // sglang | vllm | trtllm: the profile <hardware>-<engine>
   std::string profile_set;
+  bool roofline = false;  // --roofline: the seed's model instead of the best available
   std::vector<std::string> merge_inputs;
   std::string merge_out;
   std::string rank = "throughput";  // throughput | cost (docs/cost.md)
@@ -133,6 +135,12 @@ PlanSetup build_setup(const PlanOptions& o, Hardware& hardware) {
     s.hardware_name = o.hardware;
     s.space.gpus = o.gpus;
   }
+  if (o.roofline && (!o.profile.empty() || !o.engine.empty()))
+    throw InputError(
+        "--roofline", "either --roofline or a profile (--profile, --engine)",
+        "both (" + (o.profile.empty() ? "--engine " + o.engine : "--profile " + o.profile) + ")");
+  if (!o.profile_set.empty() && o.profile.empty() && o.engine.empty())
+    throw InputError("--profile-set", "a --profile (or --engine) to override", "no --profile");
   s.target.profile = profile_for_engine(o.profile, o.engine, hardware);
   s.space.chunk_tokens = parse_list<int64_t>(o.chunks, "--chunks");
   s.space.max_running = parse_list<int32_t>(o.max_running, "--max-running-set");
@@ -224,6 +232,21 @@ std::vector<double> gpu_prices(const PlanOptions& o, const std::vector<std::stri
   return prices;
 }
 
+// Every layout a candidate deploys (co-located, and PD's prefill and decode layouts), once each, in order.
+std::vector<Parallel> candidate_layouts(const std::vector<Candidate>& candidates) {
+  std::vector<Parallel> out;
+  auto add = [&out](const Parallel& p) {
+    for (const Parallel& q : out)
+      if (q.name() == p.name()) return;
+    out.push_back(p);
+  };
+  for (const Candidate& c : candidates) {
+    if (c.pd) add(c.prefill);
+    add(c.layout);
+  }
+  return out;
+}
+
 RankBy parse_rank(const std::string& v) {
   if (v == "throughput") return RankBy::kThroughput;
   if (v == "cost") return RankBy::kCost;
@@ -272,6 +295,20 @@ void run_plan(const PlanOptions& given) {
     PlanPricing& pricing = pricings[h];
     PlanSetup setup = build_setup(o, pricing.hardware);
     pricing.model = load_model(o.model, o.weights_format);
+    std::vector<Candidate> all = enumerate_candidates(pricing.model, setup.space);
+    if (setup.target.profile.empty() && !o.roofline) {
+      // The best available, as sim chooses it (cli/time_source_choice.h), once for every candidate: the
+      // engine's profile on this GPU where it measures the kernels of every candidate's layouts.
+      const TimeSourceChoice choice =
+          choose_time_source({}, pricing.model, candidate_layouts(all), pricing.hardware, "");
+      setup.target.profile = choice.profile;
+      setup.target.profile_defaulted = !choice.profile.empty();
+      if (setup.target.profile_defaulted)
+        std::fprintf(stderr,
+                     "tokenline plan: %s priced by the best available, profile %s (%s); --roofline for the "
+                     "seed's model\n",
+                     pricing.hardware.name.c_str(), choice.profile.c_str(), choice.why.c_str());
+    }
     // Loaded here so that a bad profile is exit 2 before any simulation (each probe loads it again).
     pricing.profile = load_op_profile(setup.target.profile, o.profile_set);
     if (pricing.profile != nullptr && pricing.profile->engine_name == "vllm")
@@ -289,7 +326,6 @@ void run_plan(const PlanOptions& given) {
       setup.search.hi_log2 = std::log2(rate_range.second / setup.workload.rate_per_s);
       setup.search.max_widenings = 0;
     }
-    std::vector<Candidate> all = enumerate_candidates(pricing.model, setup.space);
     for (Candidate& c : all) c.id += next_id;  // ids stay unique over the hardware
     next_id += static_cast<int32_t>(all.size());
     setup.candidates = static_cast<int32_t>(all.size());
@@ -427,12 +463,16 @@ void add_plan_options(CLI::App& cmd, PlanOptions& o) {
   cmd.add_option("--out", o.out, "output directory (plan.csv, plan.json, pareto.svg; partials with --shard)");
   cmd.add_option("--profile", o.profile,
                  "price every candidate from an op profile and its engine, as tokenline sim --profile "
-                 "(h200-sglang, h200-vllm, or a directory; default: the roofline and the seed's engine)");
+                 "(h200-sglang, h200-vllm, or a directory; default: the best available, as tokenline sim "
+                 "chooses it)");
   cmd.add_option(
       "--engine", o.engine,
       "sglang | vllm | trtllm: price with that engine's profile on --hardware (<hardware>-<engine>)");
   cmd.add_option("--profile-set", o.profile_set,
                  "override the profile's timing parameters: name=value[,...]");
+  cmd.add_flag("--roofline", o.roofline,
+               "price every candidate by the roofline and the seed's engine instead of the best available "
+               "profile");
   cmd.add_option("--rank", o.rank,
                  "rank the candidates meeting the SLO by throughput (per GPU) or cost ($ per million output "
                  "tokens; with several --hardware h200,b200 the cheapest hardware wins)")

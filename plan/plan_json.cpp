@@ -29,6 +29,7 @@ Json setup_to_json(const PlanSetup& s) {
          {"seed", t.seed},
          {"profile", t.profile},
          {"profile_set", t.profile_set},
+         {"profile_defaulted", t.profile_defaulted},
          {"launch_engine", launch_engine_name(s.launch_engine)},
          {"chunk_tokens", s.space.chunk_tokens},
          {"max_running", s.space.max_running},
@@ -70,6 +71,7 @@ PlanSetup setup_from_json(const Json& j) {
   s.target.seed = j.at("seed").get<uint64_t>();
   s.target.profile = j.value("profile", "");  // partials written before plan --profile: none
   s.target.profile_set = j.value("profile_set", "");
+  s.target.profile_defaulted = j.value("profile_defaulted", false);  // before the best-available default
   s.target.weights_format = j.value("weights_format", "");  // partials written before --weights-format: none
   s.launch_engine = launch_engine_from_name(j.value("launch_engine", "sglang"));  // older partials: SGLang
   s.space.chunk_tokens = j.at("chunk_tokens").get<std::vector<int64_t>>();

@@ -89,10 +89,12 @@ std::vector<std::string> launch_lines(LaunchEngine e, const PlanTarget& t, const
   return {};
 }
 
-// How every candidate was priced: a plan without --profile is the roofline's and the seed's engine.
+// How every candidate was priced: the profile named or chosen as the best available, or the roofline and the
+// seed's engine (plan --roofline).
 std::string pricing_phrase(const PlanTarget& t) {
-  if (t.profile.empty()) return "priced by the roofline and the seed's engine (no --profile)";
-  return "priced by profile " + t.profile + (t.profile_set.empty() ? "" : " with " + t.profile_set);
+  if (t.profile.empty()) return "priced by the roofline and the seed's engine (--roofline)";
+  return "priced by profile " + t.profile + (t.profile_set.empty() ? "" : " with " + t.profile_set) +
+         (t.profile_defaulted ? ", the best available (no --engine, --profile or --roofline)" : "");
 }
 
 std::map<RowStatus, size_t> count_status(const std::vector<PlanRow>& rows) {

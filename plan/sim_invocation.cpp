@@ -44,7 +44,8 @@ std::vector<std::string> sim_arguments(const PlanTarget& t, const Candidate& c, 
   if (t.max_requests > 0) a.insert(a.end(), {"--max-requests", std::to_string(t.max_requests)});
   if (t.seed != 0) a.insert(a.end(), {"--seed", std::to_string(t.seed)});
   if (!t.slo.empty()) a.insert(a.end(), {"--slo", t.slo});
-  // Without a profile plan prices by the roofline (its ledger pruning too); sim would pick a shipped profile.
+  // Without a profile (plan --roofline, or no profile of any GPU) plan prices by the roofline, its ledger
+  // pruning too; sim would pick a shipped profile.
   if (!t.profile.empty()) {
     a.insert(a.end(), {"--profile", t.profile});
   } else {

@@ -18,10 +18,12 @@ struct PlanTarget {
   std::string slo;       // as given, e.g. "ttft=2s,tpot=50ms"
   int64_t max_requests = 0;
   uint64_t seed = 0;
-  std::string profile;         // op profile name or directory that prices every probe ("": the roofline and
-                               // the seed's engine)
-  std::string profile_set;     // its timing overrides "name=value,..." ("": none)
-  std::string weights_format;  // --weights-format ("": the checkpoint's)
+  std::string profile;      // op profile name or directory that prices every probe ("": the roofline and
+                            // the seed's engine)
+  std::string profile_set;  // its timing overrides "name=value,..." ("": none)
+  bool profile_defaulted = false;  // `profile` is the best available, chosen as `tokenline sim` chooses it
+                                   // (cli/time_source_choice.h): no --profile, --engine or --roofline
+  std::string weights_format;      // --weights-format ("": the checkpoint's)
 };
 
 // Arguments after the binary: "sim" "--model" ... "--out" out_dir.

@@ -36,6 +36,18 @@ Run run(const std::string& args, const TestDir& dir, const std::string& tag) {
   return Run{WIFEXITED(status) ? WEXITSTATUS(status) : -1, read_all(out), read_all(err)};
 }
 
+// A plan that must succeed, with its plan.json: `args` written into dir/tag.
+struct PlanRun {
+  Run run;
+  nlohmann::json plan;
+};
+
+PlanRun plan_run(const std::string& args, const TestDir& dir, const std::string& tag) {
+  Run r = run(args + " --out " + dir.file(tag), dir, tag);
+  REQUIRE(r.exit_code == 0);
+  return {std::move(r), nlohmann::json::parse(read_all(dir.file(tag + "/plan.json")))};
+}
+
 TEST_CASE("plan: the same command twice writes byte-identical plan.csv and plan.json", "[plan][cli]") {
   TestDir dir("plan-determinism");
   const Run a = run(kSmallPlan + " --slo ttft=2s,tpot=50ms --out " + dir.file("a"), dir, "a");
@@ -133,12 +145,8 @@ TEST_CASE("plan: an impossible SLO says so with the closest candidates and still
 TEST_CASE("plan --profile prices every probe from the profile and records it", "[plan][cli]") {
   TestDir dir("plan-profile");
   const std::string slo = " --slo ttft=2s,tpot=50ms";
-  const Run roof = run(kSmallPlan + slo + " --out " + dir.file("roof"), dir, "roof");
-  const Run prof = run(kSmallPlan + slo + " --profile h200-sglang --out " + dir.file("prof"), dir, "prof");
-  REQUIRE(roof.exit_code == 0);
-  REQUIRE(prof.exit_code == 0);
-  const nlohmann::json a = nlohmann::json::parse(read_all(dir.file("roof/plan.json")));
-  const nlohmann::json b = nlohmann::json::parse(read_all(dir.file("prof/plan.json")));
+  const auto [roof, a] = plan_run(kSmallPlan + slo + " --roofline", dir, "roof");
+  const auto [prof, b] = plan_run(kSmallPlan + slo + " --profile h200-sglang", dir, "prof");
   CHECK(a["setup"]["profile"] == "");
   CHECK(b["setup"]["profile"] == "h200-sglang");
   // the probes ran with it: the reproduce line, and measured kernels give other latencies than rooflines
@@ -146,8 +154,8 @@ TEST_CASE("plan --profile prices every probe from the profile and records it", "
   CHECK(prof.out.find("--profile h200-sglang") != std::string::npos);
   CHECK(roof.out.find(" --profile ") == std::string::npos);
   CHECK(prof.out.find("; priced by profile h200-sglang\n") != std::string::npos);
-  CHECK(roof.out.find("; priced by the roofline and the seed's engine (no --profile)\n") !=
-        std::string::npos);
+  CHECK(roof.out.find("; priced by the roofline and the seed's engine (--roofline)\n") != std::string::npos);
+  CHECK(roof.out.find(" --roofline ") != std::string::npos);  // its probes ran on the roofline
   REQUIRE(a["rows"].size() == b["rows"].size());
   const auto floor_of = [](const nlohmann::json& plan, int id) {
     for (const nlohmann::json& row : plan["rows"])
@@ -159,13 +167,45 @@ TEST_CASE("plan --profile prices every probe from the profile and records it", "
     CHECK(floor_of(b, id) > floor_of(a, id));  // measured small-batch steps are slower than the roofline
   }
   // shards priced differently are not one plan
-  REQUIRE(run(kSmallPlan + slo + " --shard 1/2 --out " + dir.file("s1"), dir, "s1").exit_code == 0);
+  REQUIRE(run(kSmallPlan + slo + " --roofline --shard 1/2 --out " + dir.file("s1"), dir, "s1").exit_code ==
+          0);
   REQUIRE(run(kSmallPlan + slo + " --profile h200-sglang --shard 2/2 --out " + dir.file("s2"), dir, "s2")
               .exit_code == 0);
   const Run merged =
       run("plan merge " + dir.file("s1") + " " + dir.file("s2") + " --out " + dir.file("m"), dir, "m");
   CHECK(merged.exit_code == 2);
   CHECK(merged.err.find("equal setups") != std::string::npos);
+}
+
+TEST_CASE("plan without --profile, --engine or --roofline prices by the best available, as sim does",
+          "[plan][cli]") {
+  // issue 43: the default time source is the best available; plan chooses it as sim does. Llama-3.1-8B on
+  // H200: SGLang's shipped h200-sglang measures its kernels (cli/time_source_choice.h).
+  TestDir dir("plan-default-source");
+  const std::string slo = " --slo ttft=2s,tpot=50ms";
+  const auto [chosen, d] = plan_run(kSmallPlan + slo, dir, "d");
+  const auto [named, n] = plan_run(kSmallPlan + slo + " --profile h200-sglang", dir, "n");
+  CHECK(d["setup"]["profile"] == "h200-sglang");
+  CHECK(d["setup"]["profile_defaulted"] == true);
+  CHECK(n["setup"]["profile_defaulted"] == false);
+  CHECK(chosen.err.find("priced by the best available, profile h200-sglang (the shipped profile for h200 x "
+                        "sglang measures every kernel of llama-3.1-8b)") != std::string::npos);
+  CHECK(chosen.out.find("; priced by profile h200-sglang, the best available (no --engine, --profile or "
+                        "--roofline)\n") != std::string::npos);
+  CHECK(chosen.out.find("--profile h200-sglang") != std::string::npos);  // the probes' reproduce line
+  // the same pricing as naming the profile: the same rows
+  CHECK(d["rows"] == n["rows"]);
+  // shards of a defaulted plan merge into the plan the unsharded command writes
+  REQUIRE(run(kSmallPlan + slo + " --shard 1/2 --out " + dir.file("s1"), dir, "s1").exit_code == 0);
+  REQUIRE(run(kSmallPlan + slo + " --shard 2/2 --out " + dir.file("s2"), dir, "s2").exit_code == 0);
+  const Run merged =
+      run("plan merge " + dir.file("s1") + " " + dir.file("s2") + " --out " + dir.file("m"), dir, "m");
+  REQUIRE(merged.exit_code == 0);
+  CHECK(read_all(dir.file("m/plan.csv")) == read_all(dir.file("d/plan.csv")));
+  // --roofline beside a profile is refused, as sim refuses it
+  const Run both = run(kSmallPlan + slo + " --roofline --engine vllm --out " + dir.file("b"), dir, "b");
+  CHECK(both.exit_code == 2);
+  CHECK(both.err.find("--roofline") != std::string::npos);
 }
 
 TEST_CASE("plan --profile h200-vllm prints vLLM's launch lines", "[plan][cli]") {
@@ -211,7 +251,7 @@ TEST_CASE("plan: when every simulation fails it exits non-zero with the first fa
   TestDir dir("plan-all-failed");
   const Run r =
       run("plan --hardware h200 --gpus 2048 --model glm-5.3-tiny --no-pd --chunks 4096 "
-          "--max-running-set 64 --probes 1 --slo ttft=2s,tpot=50ms --jobs 2 --out " +
+          "--max-running-set 64 --probes 1 --slo ttft=2s,tpot=50ms --roofline --jobs 2 --out " +
               dir.file("o"),
           dir, "all-failed");
   CHECK(r.exit_code == 2);  // the simulations refused their input
