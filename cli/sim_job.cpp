@@ -669,8 +669,13 @@ KvConfig size_kv(const SimJob& job, const CostModel& cm, const EngineBehavior& e
       found += " and " + gb(cap.activation_reserve_bytes) + " of activations for " +
                std::to_string(cm.options.max_chunk_tokens) + "-token chunks";
     }
+    // What the user can change, since a default layout was not their choice either: more GPUs, a layout
+    // that shards more of the weights, a larger share of the device, a smaller weight format.
     throw InputError("--parallel " + cm.parallel.name(), "a layout whose GPUs hold the weights and some KV",
-                     found + " with " + gb(cap.usable_hbm_bytes) + " usable");
+                     found + " with " + gb(cap.usable_hbm_bytes) +
+                         " usable (more GPUs, another --parallel, a larger --mem-fraction" +
+                         (cap.activation_reserve_bytes > 0 ? ", a smaller --chunk" : "") +
+                         " or a smaller --weights-format would make room)");
   }
   KvConfig kv;
   kv.page_tokens = job.page_tokens;

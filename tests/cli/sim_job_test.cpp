@@ -103,6 +103,31 @@ TEST_CASE("bad option values are input errors naming the option", "[sim_job]") {
                     Catch::Contains("--prefill-mem-fraction") && Catch::Contains("replay"));
 }
 
+// A newcomer's first try that cannot fit: Kimi-K2.5 (INT4 experts, ~595 GB) on one node of H100s under
+// SGLang's default layout and memory rule. The refusal names the layout it chose and what would make room.
+TEST_CASE("a default layout whose GPUs cannot hold the weights is refused with what would make room",
+          "[sim_job]") {
+  SimJob job;
+  job.out = "unused";
+  job.model = "kimi-k2.5";
+  job.hardware = "h100";
+  CHECK_THROWS_WITH(
+      run_sim_job(job),
+      Catch::Contains("--parallel dp8-ep8: expected a layout whose GPUs hold the weights") &&
+          Catch::Contains("GB of weights per GPU with ") &&
+          Catch::Contains("(more GPUs, another --parallel, a larger --mem-fraction or a smaller "
+                          "--weights-format would make room)"));
+  // two nodes under SGLang's default dp16-ep16 still replicate attention on every GPU (refused); TP over
+  // them shards it too and fits
+  job.gpus = 16;
+  CHECK_THROWS_WITH(run_sim_job(job), Catch::Contains("--parallel dp16-ep16"));
+  job.parallel = "tp16-ep16";
+  job.workload = "synthetic:n=2,input=fixed:64,output=fixed:2";
+  TestDir dir("sim_default_layout_room");
+  job.out = dir.file("o");
+  CHECK(run_sim_job(job) == 0);
+}
+
 // The seed's memory rule keeps an activation reserve that grows with the chunk: a layout whose weights fit
 // is still refused when that reserve leaves no KV, and the message says how much the chunk took.
 TEST_CASE("a layout the chunk's activations leave no KV is refused naming weights and activations",
@@ -116,7 +141,8 @@ TEST_CASE("a layout the chunk's activations leave no KV is refused naming weight
   job.roofline = true;  // the seed's engine and memory rule (h200-sglang keeps its reserve outside)
   CHECK_THROWS_WITH(run_sim_job(job), Catch::Contains("--parallel dp8-ep8") &&
                                           Catch::Contains("GB of weights per GPU and 30.1 GB of activations "
-                                                          "for 262144-token chunks with 115.6 GB usable"));
+                                                          "for 262144-token chunks with 115.6 GB usable") &&
+                                          Catch::Contains("a smaller --chunk"));
   job.chunk_tokens = 8192;  // the same layout with a small chunk holds KV
   job.workload = "synthetic:n=2,input=fixed:64,output=fixed:2";
   TestDir dir("sim_activation_reserve");
