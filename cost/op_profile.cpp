@@ -408,16 +408,26 @@ void read_moe_tables(const Json& engine, const char* key, const ProfileSource& s
   }
 }
 
+// engine.moe_backend.<key>: an object {name: value}, or nullptr where the profile does not give it; `at` is
+// set to the field's name for messages. Throws InputError when it is not an object.
+const Json* moe_backend_map(const Json& engine, const char* key, const char* shape, const std::string& where,
+                            std::string& at) {
+  if (!engine.is_object() || !engine.contains("moe_backend")) return nullptr;
+  const Json& field = engine["moe_backend"];
+  if (!field.is_object() || !field.contains(key)) return nullptr;
+  at = where + ": engine: moe_backend." + key;
+  const Json& map = field[key];
+  if (!map.is_object()) throw InputError(at, shape, map.dump());
+  return &map;
+}
+
 // engine.moe_backend.contiguous_align: {backend: rows}, the backends whose fused MoE pads each local expert's
 // rows to that alignment in a worst-case buffer (TimingParam::kMoeContiguousAlign).
 void read_contiguous_align(const Json& engine, OpProfile& p, const std::string& where) {
-  if (!engine.is_object() || !engine.contains("moe_backend")) return;
-  const Json& field = engine["moe_backend"];
-  if (!field.is_object() || !field.contains("contiguous_align")) return;
-  const std::string at = where + ": engine: moe_backend.contiguous_align";
-  const Json& aligns = field["contiguous_align"];
-  if (!aligns.is_object()) throw InputError(at, "an object {backend: rows}", aligns.dump());
-  for (const auto& [name, rows] : aligns.items()) {
+  std::string at;
+  const Json* aligns = moe_backend_map(engine, "contiguous_align", "an object {backend: rows}", where, at);
+  if (aligns == nullptr) return;
+  for (const auto& [name, rows] : aligns->items()) {
     if (!rows.is_number_integer() || rows.get<int64_t>() < 1 ||
         rows.get<int64_t>() > int64_t(kMaxContiguousAlign))
       throw InputError(at + "." + name, "an integer in [1, " + number_text(kMaxContiguousAlign) + "]",
@@ -426,10 +436,24 @@ void read_contiguous_align(const Json& engine, OpProfile& p, const std::string& 
   }
 }
 
+// engine.moe_backend.formats: {dtype: backend}, the quantized formats whose moe rows time that backend's
+// kernel.
+void read_format_backends(const Json& engine, OpProfile& p, const std::string& where) {
+  std::string at;
+  const Json* formats = moe_backend_map(engine, "formats", "an object {dtype: backend}", where, at);
+  if (formats == nullptr) return;
+  for (const auto& [dtype, backend] : formats->items()) {
+    if (!backend.is_string() || backend.get<std::string>().empty())
+      throw InputError(at + "." + dtype, "a backend name", backend.dump());
+    p.moe_format_backends.emplace_back(dtype, backend.get<std::string>());
+  }
+}
+
 void read_moe_runners(const Json& engine, const ProfileSource& src, OpProfile& p, const std::string& where) {
   read_moe_tables(engine, "moe_runner_backend", src, p.moe_runner, p.moe_runner_tables, where);
   read_moe_tables(engine, "moe_backend", src, p.moe_backend, p.moe_backend_tables, where);
   read_contiguous_align(engine, p, where);
+  read_format_backends(engine, p, where);
 }
 
 // vLLM's MoE backends (vllm/config/kernel.py MoEBackend, the choices of --moe-backend; KernelConfig).
@@ -443,10 +467,10 @@ constexpr std::array<std::string_view, 9> kVllmMoeBackends = {"auto",
                                                               "marlin",
                                                               "aiter"};
 
-// `moe` with the rows of every dtype `rows` holds replaced by `rows`' rows (column 0: the dtype label).
-ProfileTable replace_dtype_rows(const ProfileTable& moe, const ProfileTable& rows) {
-  std::set<std::string_view> dtypes;
-  for (size_t i = 0; i < rows.rows(); ++i) dtypes.insert(rows.text_at(i, 0));
+// `moe` without its rows of the dtypes in `drop` (column 0: the dtype label), then with `add`'s rows
+// appended.
+ProfileTable rebuilt_moe(const ProfileTable& moe, const std::set<std::string_view>& drop,
+                         const ProfileTable* add) {
   ProfileTable out = moe;
   out.text.clear();
   out.numbers.clear();
@@ -455,9 +479,17 @@ ProfileTable replace_dtype_rows(const ProfileTable& moe, const ProfileTable& row
     for (int c = 0; c < t.numeric_columns; ++c) out.numbers.push_back(t.at(i, c));
   };
   for (size_t i = 0; i < moe.rows(); ++i)
-    if (!dtypes.count(moe.text_at(i, 0))) append(moe, i);
-  for (size_t i = 0; i < rows.rows(); ++i) append(rows, i);
+    if (!drop.count(moe.text_at(i, 0))) append(moe, i);
+  if (add != nullptr)
+    for (size_t i = 0; i < add->rows(); ++i) append(*add, i);
   return out;
+}
+
+// `moe` with the rows of every dtype `rows` holds replaced by `rows`' rows.
+ProfileTable replace_dtype_rows(const ProfileTable& moe, const ProfileTable& rows) {
+  std::set<std::string_view> dtypes;
+  for (size_t i = 0; i < rows.rows(); ++i) dtypes.insert(rows.text_at(i, 0));
+  return rebuilt_moe(moe, dtypes, &rows);
 }
 
 // SGLang's MoE runners (python/sglang/srt/layers/moe/utils.py MoeRunnerBackend, 0.5.x): the choices of
@@ -513,12 +545,19 @@ bool select_moe_backend(OpProfile& profile, const std::string& backend, const st
         "profile '" + profile.name + "' of engine " + profile.engine_name);
   if (backend == profile.moe_backend) return true;
   bool known = false;
+  std::set<std::string> own;  // the formats the backend's own table prices
+  ProfileTable& moe = profile.tables[size_t(ProfileTableKind::kMoe)];
   for (const auto& [name, table] : profile.moe_backend_tables) {
     if (name != backend) continue;
-    ProfileTable& moe = profile.tables[size_t(ProfileTableKind::kMoe)];
     moe = replace_dtype_rows(moe, table);
+    for (size_t i = 0; i < table.rows(); ++i) own.emplace(table.text_at(i, 0));
     known = true;
   }
+  // A format the moe table times with another backend's kernel and this backend has no rows of: priced as a
+  // format without rows, not by that kernel (TensorRT-LLM's TRTLLM backend on B300, whose NVFP4 rows are
+  // CUTLASS's: docs/hardware-and-engines.md "MoE backends and weight formats").
+  for (const auto& [dtype, by] : profile.moe_format_backends)
+    if (by != backend && !own.count(dtype)) moe = rebuilt_moe(moe, {dtype}, nullptr);
   // A backend whose grouped GEMM pads every local expert's rows (engine.moe_backend.contiguous_align): the
   // moe table keeps pricing the routed rows, the padding adds (a --profile-set of the term stays).
   constexpr auto kAlign = TimingParam::kMoeContiguousAlign;

@@ -157,6 +157,11 @@ struct OpProfile {
   // engine.moe_backend.contiguous_align: backends whose grouped GEMM runs a worst-case padded row buffer, by
   // name, with their per-expert alignment; select_moe_backend sets timing moe_contiguous_align from it.
   std::vector<std::pair<std::string, int64_t>> moe_backend_contiguous_align;
+  // engine.moe_backend.formats: the quantized formats (dtypes) whose moe-table rows time one backend's own
+  // kernel for that format, with that backend (TensorRT-LLM on B300: its NVFP4 rows are CUTLASS's NVFP4 MoE).
+  // Another backend selected without rows of such a format prices it as a format without rows
+  // (select_moe_backend); the BF16 rows every format is derived from are not listed.
+  std::vector<std::pair<std::string, std::string>> moe_format_backends;
   const ProfileTable& table(ProfileTableKind k) const { return tables[static_cast<size_t>(k)]; }
   double param(TimingParam p) const { return timing[static_cast<size_t>(p)]; }
   bool given(TimingParam p) const { return timing_given[static_cast<size_t>(p)]; }
@@ -194,13 +199,15 @@ bool has_dsa_block_rows(const OpProfile& profile, const ModelConfig& model);
 // Prices the fused MoE of the formats backend `backend`'s table holds by that table (sim --moe-backend:
 // vLLM's flag of that name, or the environment variables that chose a backend in vLLM 0.1x; TensorRT-LLM's
 // moe_config.backend): the moe table's rows of each dtype the backend's table has are replaced by its rows;
-// other formats keep theirs. True when `backend` is the profile's moe_backend value (its moe table as it is);
-// false, the profile unchanged, when the profile holds neither a table of that backend nor its
-// engine.moe_backend.contiguous_align (a backend padding each local expert's rows: the moe table keeps the
-// routed rows and timing moe_contiguous_align is set to its alignment unless --profile-set named it). Throws
-// InputError naming `where` for a name that is not one of the profile's engine's MoE backends (vLLM:
-// MoEBackend, vllm/config/kernel.py; TensorRT-LLM: MoeConfig.backend, llmapi/llm_args.py) or for a profile of
-// another engine (SGLang's runners: select_moe_runner).
+// other formats keep theirs, but for a format whose rows time another backend's kernel (moe_format_backends):
+// its rows leave the table, so it is priced as a format without rows (another format's rows scaled by bytes
+// and rate), not by that other kernel. True when `backend` is the profile's moe_backend value (its moe table
+// as it is); false, the profile unchanged but for those rows, when the profile holds neither a table of that
+// backend nor its engine.moe_backend.contiguous_align (a backend padding each local expert's rows: the moe
+// table keeps the routed rows and timing moe_contiguous_align is set to its alignment unless --profile-set
+// named it). Throws InputError naming `where` for a name that is not one of the profile's engine's MoE
+// backends (vLLM: MoEBackend, vllm/config/kernel.py; TensorRT-LLM: MoeConfig.backend, llmapi/llm_args.py) or
+// for a profile of another engine (SGLang's runners: select_moe_runner).
 bool select_moe_backend(OpProfile& profile, const std::string& backend, const std::string& where);
 
 // Applies "name=value[,name=value]" overrides (--profile-set); throws InputError naming an unknown

@@ -1230,3 +1230,41 @@ TEST_CASE("issue 44: h200-vllm prices Kimi-K2.5's MLA decode attention at the gr
 }
 
 }  // namespace tokenline
+
+namespace tokenline {
+
+// b300-trtllm's NVFP4 MoE rows time CUTLASS's NVFP4 kernel (engine.moe_backend.formats); aiconfigurator times
+// TensorRT-LLM-gen's (the TRTLLM backend) on SM100 only. Under --moe-backend TRTLLM the CUTLASS rows leave
+// the table and NVFP4 experts are priced as a format without rows (from the BF16 rows by bytes and rate), as
+// b200-trtllm prices them; CUTLASS, the default, keeps them. On the B200 NVFP4 rows priced by b300-trtllm
+// transferred, the CUTLASS rows read 1.8x the measured TPOT at 4-8 clients (docs/validation.md). This fails
+// if the TRTLLM backend is priced by CUTLASS's rows again, or if CUTLASS loses them.
+TEST_CASE("TensorRT-LLM's TRTLLM MoE backend does not price NVFP4 experts by CUTLASS's NVFP4 rows",
+          "[op_profile][weight_format][moe_backend]") {
+  const std::string hf = std::string(TOKENLINE_MODEL_TEST_DATA) + "/hf/";
+  const ModelConfig ds = load_hf_config(hf + "deepseek-v3.1-nvfp4/config.json");
+  const auto priced = [&](const char* profile, const std::string& backend, bool* selected = nullptr) {
+    CostOptions o;
+    auto p = load_op_profile(profile);
+    const bool s = select_moe_backend(*p, backend, "test");
+    if (selected != nullptr) *selected = s;
+    o.profile = std::move(p);
+    return make_cost_model(ds, parse_parallel("tp8", "test"), KvLayout::kFp8E4m3, load_hardware("b300"), o);
+  };
+  const CostModel cutlass = priced("b300-trtllm", "CUTLASS");
+  CHECK(rows_of(cutlass, WeightGroup::kRoutedExperts).rows == "nvfp4");
+  CHECK_FALSE(rows_of(cutlass, WeightGroup::kRoutedExperts).derived);
+  bool selected = true;
+  const CostModel trtllm = priced("b300-trtllm", "TRTLLM", &selected);
+  CHECK_FALSE(selected);  // no table of its own: the moe table prices the rest
+  CHECK(rows_of(trtllm, WeightGroup::kRoutedExperts).rows != "nvfp4");
+  CHECK(rows_of(trtllm, WeightGroup::kRoutedExperts).derived);
+  // at 4 requests the CUTLASS NVFP4 kernel is the slow one (its rows exceed the BF16 kernel's at 4 tokens)
+  CHECK(decode_step(trtllm, 4, 1023)[Op::kExpertGemm].time_s <
+        0.7 * decode_step(cutlass, 4, 1023)[Op::kExpertGemm].time_s);
+  // formats the backend has no rows of but that time no other backend's kernel keep their rows: BF16
+  // attention
+  CHECK(rows_of(trtllm, WeightGroup::kAttention).rows == rows_of(cutlass, WeightGroup::kAttention).rows);
+}
+
+}  // namespace tokenline

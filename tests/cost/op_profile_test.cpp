@@ -276,13 +276,24 @@ TEST_CASE("tables_from prices a profile from another profile's tables on the sam
   }
 }
 
+namespace {
+
+// A scratch profile.json of `engine` on `hardware` with one GEMM table whose engine block's moe_backend holds
+// `fields` (JSON object members).
+std::string with_moe_backend(const std::string& engine, const std::string& hardware,
+                             const std::string& fields) {
+  return R"({"name": "t", "hardware": ")" + hardware + R"(", "engine_name": ")" + engine +
+         R"(", "tables": {"gemm": "gemm.csv"}, "engine": {"name": ")" + engine + R"(", "moe_backend": {)" +
+         fields + "}}}";
+}
+
+}  // namespace
+
 // engine.moe_backend.contiguous_align names the backends whose grouped GEMM pads each local expert's rows:
 // an alignment outside [1, 4096] or not a whole number is exit 2 naming the field.
 TEST_CASE("a profile's moe_backend.contiguous_align must be whole rows", "[op_profile][moe_backend]") {
   const auto with = [](const std::string& align) {
-    return R"({"name": "t", "hardware": "h200", "engine_name": "vllm", "tables": {"gemm": "gemm.csv"},
-      "engine": {"name": "vllm", "moe_backend": {"value": "auto", "contiguous_align": )" +
-           align + "}}}";
+    return with_moe_backend("vllm", "h200", R"("value": "auto", "contiguous_align": )" + align);
   };
   const std::string gemm = "dtype,m,n,k,latency_ms\nfp8_block,1,128,128,0.01\n";
   for (const char* bad : {R"({"deep_gemm": 0})", R"({"deep_gemm": 1.5})", R"({"deep_gemm": 5000})",
@@ -295,6 +306,22 @@ TEST_CASE("a profile's moe_backend.contiguous_align must be whole rows", "[op_pr
   REQUIRE(select_moe_backend(*p, "deep_gemm", "test"));
   CHECK(p->param(TimingParam::kMoeContiguousAlign) == 128);
   CHECK(p->moe_backend == "deep_gemm");
+}
+
+// engine.moe_backend.formats maps formats to backend names: anything else is exit 2 naming the field.
+TEST_CASE("a profile's moe_backend.formats must name a backend per format", "[op_profile][moe_backend]") {
+  const auto with = [](const std::string& formats) {
+    return with_moe_backend("trtllm", "b300", R"("value": "CUTLASS", "formats": )" + formats);
+  };
+  const std::string gemm = "dtype,m,n,k,latency_ms\nbfloat16,1,128,128,0.01\n";
+  for (const char* bad : {R"(["nvfp4"])", R"({"nvfp4": 1})", R"({"nvfp4": ""})"}) {
+    const std::string msg = profile_load_error(scratch_json_profile("formats", with(bad), gemm));
+    CHECK(msg.find("moe_backend.formats") != std::string::npos);
+  }
+  const auto p =
+      load_op_profile(scratch_json_profile("formats_ok", with(R"({"nvfp4": "CUTLASS"})"), gemm).string());
+  REQUIRE(p->moe_format_backends.size() == 1);
+  CHECK(p->moe_format_backends.front() == std::pair<std::string, std::string>{"nvfp4", "CUTLASS"});
 }
 
 // The moe row of a DeepSeek-V3 expert shape (7168 x 2048, top-8 of 256) at 16 tokens, FP8 blocks, MoE TP8,
