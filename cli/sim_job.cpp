@@ -600,14 +600,14 @@ Deployment load_deployment(const SimJob& job, const ModelConfig& model, const st
       std::string aside;  // formats whose rows time another backend's kernel: priced without rows
       for (const auto& [dtype, by] : profile->moe_format_backends)
         if (by != job.moe_backend)
-          aside += (aside.empty() ? "" : ", ") + dtype + " (its rows are " + by + "'s)";
+          aside += (aside.empty() ? "" : ", ") + dtype + " (its rows time " + by + "'s kernel)";
       std::fprintf(stderr,
                    "tokenline sim: %s holds no table of the MoE backend %s; its moe table (%s) prices the "
                    "fused MoE%s%s\n",
                    job.profile.c_str(), job.moe_backend.c_str(),
                    profile->moe_backend.empty() ? "backend not stated" : profile->moe_backend.c_str(),
-                   aside.empty() ? "" : ", but for ",
-                   aside.empty() ? "" : (aside + ": priced as formats without rows of their own").c_str());
+                   aside.empty() ? "" : ", but not ",
+                   aside.empty() ? "" : (aside + ": priced from another format's rows, scaled").c_str());
     }
     // vLLM 0.12-0.16 run block-FP8 experts on DeepGEMM on Hopper by default (docs/hardware-and-engines.md
     // "vLLM's DeepGEMM MoE on Hopper"); the profile prices Triton, the later releases' choice: say how to

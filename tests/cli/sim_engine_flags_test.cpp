@@ -357,6 +357,17 @@ TEST_CASE("sim --moe-backend: TensorRT-LLM's backends on a TensorRT-LLM profile"
   REQUIRE(trtllm.exit_code == 0);
   CHECK(trtllm.stderr_text.find("holds no table of the MoE backend TRTLLM; its moe table (CUTLASS)") !=
         std::string::npos);
+  // b200-trtllm has no NVFP4 rows to set aside
+  CHECK(trtllm.stderr_text.find("but not") == std::string::npos);
+  // b300-trtllm's NVFP4 rows time CUTLASS's kernel (engine.moe_backend.formats): TRTLLM does not reuse them
+  const std::string nvfp4 =
+      "sim --model deepseek-v3 --weights-format nvfp4 --parallel tp8 --hardware b300 --engine trtllm "
+      "--concurrency 8 --workload 'synthetic:n=8,seed=1,input=fixed:128,output=fixed:8' --moe-backend "
+      "TRTLLM ";
+  const auto b300 = run_tokenline(nvfp4 + "--out '" + dir.file("b300") + "'", dir);
+  REQUIRE(b300.exit_code == 0);
+  CHECK(b300.stderr_text.find("but not nvfp4 (its rows time CUTLASS's kernel): priced from another format's "
+                              "rows, scaled") != std::string::npos);
   const auto deepgemm =
       run_tokenline(base + "--moe-backend DEEPGEMM --out '" + dir.file("deepgemm") + "'", dir);
   REQUIRE(deepgemm.exit_code == 0);
