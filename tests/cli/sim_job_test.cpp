@@ -17,6 +17,14 @@ using testing::read_json;
 using testing::run_tokenline;
 using testing::TestDir;
 
+// `job` on two 64-token requests into a fresh folder `dir_name`: whether the layout and chunk it names run.
+int run_two_small_requests(SimJob job, const std::string& dir_name) {
+  job.workload = "synthetic:n=2,input=fixed:64,output=fixed:2";
+  TestDir dir(dir_name);
+  job.out = dir.file("o");
+  return run_sim_job(job);
+}
+
 // Five Mooncake lines, the third malformed (input_length is a string).
 std::string write_with_bad_line(const TestDir& dir) {
   const std::string path = dir.file("bad.jsonl");
@@ -122,10 +130,7 @@ TEST_CASE("a default layout whose GPUs cannot hold the weights is refused with w
   job.gpus = 16;
   CHECK_THROWS_WITH(run_sim_job(job), Catch::Contains("--parallel dp16-ep16"));
   job.parallel = "tp16-ep16";
-  job.workload = "synthetic:n=2,input=fixed:64,output=fixed:2";
-  TestDir dir("sim_default_layout_room");
-  job.out = dir.file("o");
-  CHECK(run_sim_job(job) == 0);
+  CHECK(run_two_small_requests(job, "sim_default_layout_room") == 0);
 }
 
 // The seed's memory rule keeps an activation reserve that grows with the chunk: a layout whose weights fit
@@ -144,10 +149,7 @@ TEST_CASE("a layout the chunk's activations leave no KV is refused naming weight
                                                           "for 262144-token chunks with 115.6 GB usable") &&
                                           Catch::Contains("a smaller --chunk"));
   job.chunk_tokens = 8192;  // the same layout with a small chunk holds KV
-  job.workload = "synthetic:n=2,input=fixed:64,output=fixed:2";
-  TestDir dir("sim_activation_reserve");
-  job.out = dir.file("o");
-  CHECK(run_sim_job(job) == 0);
+  CHECK(run_two_small_requests(job, "sim_activation_reserve") == 0);
 }
 
 TEST_CASE("window options bound what is simulated", "[sim_job]") {
