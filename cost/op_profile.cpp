@@ -408,6 +408,47 @@ void read_moe_tables(const Json& engine, const char* key, const ProfileSource& s
   }
 }
 
+// vLLM's MoE backends (vllm/config/kernel.py MoEBackend, the choices of --moe-backend; KernelConfig).
+constexpr std::array<std::string_view, 9> kVllmMoeBackends = {"auto",
+                                                              "triton",
+                                                              "deep_gemm",
+                                                              "cutlass",
+                                                              "flashinfer_trtllm",
+                                                              "flashinfer_cutlass",
+                                                              "flashinfer_cutedsl",
+                                                              "marlin",
+                                                              "aiter"};
+
+// TensorRT-LLM's MoE backends (MoeConfig.backend, the `moe_config: backend:` of --extra_llm_api_options:
+// tensorrt_llm/llmapi/llm_args.py, 1.x; default CUTLASS).
+constexpr std::array<std::string_view, 7> kTrtllmMoeBackends = {"CUTLASS",  "CUTEDSL", "WIDEEP", "TRTLLM",
+                                                                "DEEPGEMM", "VANILLA", "TRITON"};
+
+// Throws InputError naming `where`, with every accepted name, unless `name` is one of `names` (an engine's
+// MoE runner or backend list).
+void require_one_of(std::span<const std::string_view> names, const std::string& name,
+                    const std::string& where) {
+  if (std::find(names.begin(), names.end(), name) != names.end()) return;
+  std::string expected;
+  for (std::string_view n : names) expected += (expected.empty() ? "" : " | ") + std::string(n);
+  throw InputError(where, expected, "'" + name + "'");
+}
+
+// The dtype labels of the quantized formats' moe rows (own_rows, op_profile_resolve.cpp): the keys
+// engine.moe_backend.formats may name. BF16 is not one: its rows are what a format without rows is priced
+// from.
+constexpr std::array<std::string_view, 7> kQuantizedMoeLabels = {
+    "fp8", "fp8_block", "nvfp4", "w4a16_nvfp4", "w4a16_mxfp4", "int4_wo", "int8_wo"};
+
+// The MoE backends a profile of `engine` may name under engine.moe_backend (`at`: its field, for the message
+// that refuses it in an SGLang profile, whose MoE kernels are named by moe_runner_backend).
+std::span<const std::string_view> engine_moe_backends(const std::string& engine, const std::string& at) {
+  if (engine == "trtllm") return kTrtllmMoeBackends;
+  if (engine == "vllm") return kVllmMoeBackends;
+  throw InputError(at, "a vLLM or TensorRT-LLM profile (SGLang's MoE runners: moe_runner_backend)",
+                   "a profile of engine " + engine);
+}
+
 // engine.moe_backend.<key>: an object {name: value}, or nullptr where the profile does not give it; `at` is
 // set to the field's name for messages. Throws InputError when it is not an object.
 const Json* moe_backend_map(const Json& engine, const char* key, const char* shape, const std::string& where,
@@ -428,6 +469,7 @@ void read_contiguous_align(const Json& engine, OpProfile& p, const std::string& 
   const Json* aligns = moe_backend_map(engine, "contiguous_align", "an object {backend: rows}", where, at);
   if (aligns == nullptr) return;
   for (const auto& [name, rows] : aligns->items()) {
+    require_one_of(engine_moe_backends(p.engine_name, at), name, at + "." + name);
     if (!rows.is_number_integer() || rows.get<int64_t>() < 1 ||
         rows.get<int64_t>() > int64_t(kMaxContiguousAlign))
       throw InputError(at + "." + name, "an integer in [1, " + number_text(kMaxContiguousAlign) + "]",
@@ -442,9 +484,11 @@ void read_format_backends(const Json& engine, OpProfile& p, const std::string& w
   std::string at;
   const Json* formats = moe_backend_map(engine, "formats", "an object {dtype: backend}", where, at);
   if (formats == nullptr) return;
+  const std::span<const std::string_view> backends = engine_moe_backends(p.engine_name, at);
   for (const auto& [dtype, backend] : formats->items()) {
-    if (!backend.is_string() || backend.get<std::string>().empty())
-      throw InputError(at + "." + dtype, "a backend name", backend.dump());
+    require_one_of(kQuantizedMoeLabels, dtype, at + "." + dtype);
+    if (!backend.is_string()) throw InputError(at + "." + dtype, "a backend name", backend.dump());
+    require_one_of(backends, backend.get<std::string>(), at + "." + dtype);
     p.moe_format_backends.emplace_back(dtype, backend.get<std::string>());
   }
 }
@@ -455,17 +499,6 @@ void read_moe_runners(const Json& engine, const ProfileSource& src, OpProfile& p
   read_contiguous_align(engine, p, where);
   read_format_backends(engine, p, where);
 }
-
-// vLLM's MoE backends (vllm/config/kernel.py MoEBackend, the choices of --moe-backend; KernelConfig).
-constexpr std::array<std::string_view, 9> kVllmMoeBackends = {"auto",
-                                                              "triton",
-                                                              "deep_gemm",
-                                                              "cutlass",
-                                                              "flashinfer_trtllm",
-                                                              "flashinfer_cutlass",
-                                                              "flashinfer_cutedsl",
-                                                              "marlin",
-                                                              "aiter"};
 
 // `moe` without its rows of the dtypes in `drop` (column 0: the dtype label), then with `add`'s rows
 // appended.
@@ -503,21 +536,6 @@ constexpr std::array<std::string_view, 9> kSglangMoeRunners = {"auto",
                                                                "flashinfer_mxfp4",
                                                                "flashinfer_cutedsl",
                                                                "cutlass"};
-
-// TensorRT-LLM's MoE backends (MoeConfig.backend, the `moe_config: backend:` of --extra_llm_api_options:
-// tensorrt_llm/llmapi/llm_args.py, 1.x; default CUTLASS).
-constexpr std::array<std::string_view, 7> kTrtllmMoeBackends = {"CUTLASS",  "CUTEDSL", "WIDEEP", "TRTLLM",
-                                                                "DEEPGEMM", "VANILLA", "TRITON"};
-
-// Throws InputError naming `where`, with every accepted name, unless `name` is one of `names` (an engine's
-// MoE runner or backend list).
-void require_one_of(std::span<const std::string_view> names, const std::string& name,
-                    const std::string& where) {
-  if (std::find(names.begin(), names.end(), name) != names.end()) return;
-  std::string expected;
-  for (std::string_view n : names) expected += (expected.empty() ? "" : " | ") + std::string(n);
-  throw InputError(where, expected, "'" + name + "'");
-}
 
 }  // namespace
 

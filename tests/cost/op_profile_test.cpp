@@ -297,7 +297,7 @@ TEST_CASE("a profile's moe_backend.contiguous_align must be whole rows", "[op_pr
   };
   const std::string gemm = "dtype,m,n,k,latency_ms\nfp8_block,1,128,128,0.01\n";
   for (const char* bad : {R"({"deep_gemm": 0})", R"({"deep_gemm": 1.5})", R"({"deep_gemm": 5000})",
-                          R"({"deep_gemm": "128"})", "[128]"}) {
+                          R"({"deep_gemm": "128"})", "[128]", R"({"deepgemm": 128})"}) {
     const std::string msg = profile_load_error(scratch_json_profile("align", with(bad), gemm));
     CHECK(msg.find("moe_backend.contiguous_align") != std::string::npos);
   }
@@ -314,10 +314,35 @@ TEST_CASE("a profile's moe_backend.formats must name a backend per format", "[op
     return with_moe_backend("trtllm", "b300", R"("value": "CUTLASS", "formats": )" + formats);
   };
   const std::string gemm = "dtype,m,n,k,latency_ms\nbfloat16,1,128,128,0.01\n";
-  for (const char* bad : {R"(["nvfp4"])", R"({"nvfp4": 1})", R"({"nvfp4": ""})"}) {
-    const std::string msg = profile_load_error(scratch_json_profile("formats", with(bad), gemm));
+  const struct {
+    const char* formats;
+    const char* found;  // what the message says was found
+  } bad[] = {{R"(["nvfp4"])", "[\"nvfp4\"]"},
+             {R"({"nvfp4": 1})", "1"},
+             {R"({"nvfp4": ""})", "''"},
+             {R"({"nvfp4": "cutlass"})", "'cutlass'"},        // vLLM's name, not TensorRT-LLM's
+             {R"({"nvfp4": "TRTLLM_GEN"})", "'TRTLLM_GEN'"},  // no such backend
+             {R"({"fp4": "CUTLASS"})", "'fp4'"},              // no such dtype label
+             {R"({"bfloat16": "CUTLASS"})", "'bfloat16'"}};   // what a format without rows is priced from
+  for (const auto& c : bad) {
+    CAPTURE(c.formats);
+    const std::string msg = profile_load_error(scratch_json_profile("formats", with(c.formats), gemm));
     CHECK(msg.find("moe_backend.formats") != std::string::npos);
+    CHECK(msg.find(c.found) != std::string::npos);
   }
+  // SGLang names its MoE kernels by moe_runner_backend: formats under moe_backend are refused there.
+  const std::string sglang =
+      with_moe_backend("sglang", "b200", R"("value": "auto", "formats": {"nvfp4": "CUTLASS"})");
+  CHECK(
+      profile_load_error(scratch_json_profile("formats_sglang", sglang, gemm)).find("moe_backend.formats") !=
+      std::string::npos);
+  // vLLM's own names are taken in a vLLM profile.
+  CHECK_NOTHROW(load_op_profile(
+      scratch_json_profile(
+          "formats_vllm",
+          with_moe_backend("vllm", "b200", R"("value": "auto", "formats": {"nvfp4": "flashinfer_cutlass"})"),
+          gemm)
+          .string()));
   const auto p =
       load_op_profile(scratch_json_profile("formats_ok", with(R"({"nvfp4": "CUTLASS"})"), gemm).string());
   REQUIRE(p->moe_format_backends.size() == 1);
