@@ -118,8 +118,9 @@ void mark_prefill_overloaded(std::FILE* out, std::vector<E2ePoint>& points, cons
   PrefillPricing pricing(hardware, profile);
   for (E2ePoint& p : points) {
     if (!deployment_recorded(p)) continue;
-    const PrefillLoad l = pricing.load(p, models.config_for(p));
-    if (l.load() <= kMaxPrefillLoad) continue;
+    const std::optional<PrefillLoad> loaded = pricing.load(p, models.config_for(p));
+    if (!loaded || loaded->load() <= kMaxPrefillLoad) continue;
+    const PrefillLoad& l = *loaded;
     p.prefill_overloaded = !keep_overloaded;
     std::fprintf(
         out,

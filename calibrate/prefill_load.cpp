@@ -4,6 +4,7 @@
 #include <map>
 
 #include "calibrate/sim_point.h"
+#include "common/input_error.h"
 #include "cost/op_profile.h"
 #include "cost/step_cost.h"
 #include "engine/model/model_config.h"
@@ -25,7 +26,7 @@ PrefillPricing::PrefillPricing(const std::string& hardware, const std::string& p
 
 PrefillPricing::~PrefillPricing() = default;
 
-PrefillLoad PrefillPricing::load(const E2ePoint& p, const std::string& model_config) {
+std::optional<PrefillLoad> PrefillPricing::load(const E2ePoint& p, const std::string& model_config) {
   const std::string where = "line " + std::to_string(p.line);
   const bool agg = p.mode == E2eMode::kAggregated;
   const E2eLayout& layout = agg ? p.agg : p.prefill;
@@ -36,8 +37,14 @@ PrefillLoad PrefillPricing::load(const E2ePoint& p, const std::string& model_con
     CostOptions options;
     options.profile = loaded_->profile;
     const ModelConfig model = load_model(model_config);
+    const Parallel layout_parsed = parse_parallel(parallel, where);
+    try {
+      validate_parallel(layout_parsed, model, where);
+    } catch (const InputError&) {
+      return std::nullopt;  // the point's simulation says why, as a failed point
+    }
     it = loaded_->models
-             .emplace(key, make_cost_model(model, parse_parallel(parallel, where),
+             .emplace(key, make_cost_model(model, layout_parsed,
                                            run_kv_layout(profile_engine(loaded_->profile.get()),
                                                          model.default_kv_layout, "", loaded_->hardware),
                                            loaded_->hardware, options))

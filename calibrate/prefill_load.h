@@ -14,6 +14,7 @@
 #pragma once
 
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "calibrate/e2e_point.h"
@@ -37,8 +38,10 @@ class PrefillPricing {
   PrefillPricing(const std::string& hardware, const std::string& profile);
   ~PrefillPricing();
   // The load of point `p` (aggregated, or disaggregated with its workers recorded) whose model is the
-  // config file `model_config`. Throws InputError on a model or layout the pricing rejects.
-  PrefillLoad load(const E2ePoint& p, const std::string& model_config);
+  // config file `model_config`; nullopt where its layout does not divide the model (GB200 rows of
+  // DeepSeek-R1 at tp_size 72): its own simulation refuses it, and calibrate reports that point failed, with
+  // the reason, beside the others. Throws InputError on a model the pricing rejects.
+  std::optional<PrefillLoad> load(const E2ePoint& p, const std::string& model_config);
 
  private:
   struct Loaded;

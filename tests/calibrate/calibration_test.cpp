@@ -167,6 +167,24 @@ TEST_CASE("calibrate prints each failed run's reason, not only \"failed\"", "[ca
   CHECK(r.err.find("points.csv:3") == std::string::npos);  // the run that succeeded says nothing
 }
 
+// A row whose layout does not divide its model (aiconfigurator's GB200 DeepSeek-R1 rows at tp_size 72; here
+// Llama-3.1-8B's 32 heads over TP 3) fails alone, with the reason and the row, and the others run.
+TEST_CASE("calibrate: a row whose layout does not divide the model fails alone", "[calibration]") {
+  TestDir dir("calibrate-bad-layout");
+  const std::string csv =
+      "concurrency,model_path,precision,mode,isl,osl,gemm_quant_mode,tp_size,moe_tp_size,moe_ep_size,"
+      "silicon_ttft_ms,silicon_tpot_ms\n"
+      "2,meta-llama/Llama-3.1-8B-Instruct,bf16,agg,256,16,bfloat16,3,1,0,40,8\n"
+      "4,meta-llama/Llama-3.1-8B-Instruct,bf16,agg,512,16,bfloat16,2,0,0,50,9\n";
+  const Run r = calibrate_csv(dir, csv, "--no-fit --min-requests 4 --jobs 2");
+  INFO(r.err);
+  CHECK(r.exit_code == 0);  // the second row still predicted
+  CHECK(r.err.find(dir.file("points.csv") + ":2 (Llama-3.1-8B-Instruct) failed before the fit: exit 2: ") !=
+        std::string::npos);
+  CHECK(r.err.find("a TP size dividing the model's 32 heads, found tp3") != std::string::npos);
+  CHECK(r.err.find("points.csv:3") == std::string::npos);
+}
+
 TEST_CASE("calibrate --fit moves a named parameter inside its bounds and says so", "[calibration]") {
   TestDir dir("calibrate-fit");
   write_points(dir.file("points.csv"));

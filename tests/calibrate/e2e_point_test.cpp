@@ -81,6 +81,27 @@ TEST_CASE("Empty attention_dp_size and num_workers cells mean 1", "[e2e_point]")
   CHECK(points[0].decode.attention_dp == 1);
 }
 
+// aiconfigurator writes 0 in a dense model's attention-DP and MoE columns (silicon_sample.csv's GB200
+// TensorRT-LLM Qwen3-32B rows: attention_dp_size, moe_tp_size and moe_ep_size 0): read as empty, 1; a
+// negative size is still refused.
+TEST_CASE("A 0 in the attention-DP and MoE size columns means unset, as an empty cell", "[e2e_point]") {
+  const int attention_dp = 14, moe_tp = 15, moe_ep = 16, decode_moe_ep = 30;
+  const std::string zeros =
+      with_cell(with_cell(with_cell(kAggRow, attention_dp, "0"), moe_tp, "0"), moe_ep, "0");
+  const auto points = parse_e2e_points(std::string(kHeader) + zeros, "e2e.csv");
+  CHECK(points[0].agg.attention_dp == 1);
+  CHECK(points[0].agg.moe_tp == 1);
+  CHECK(points[0].agg.moe_ep == 1);
+  const auto pd =
+      parse_e2e_points(std::string(kHeader) + with_cell(kDisaggRow, decode_moe_ep, "0"), "e2e.csv");
+  CHECK(pd[0].decode.moe_ep == 1);
+  CHECK_THROWS_WITH(parse_e2e_points(std::string(kHeader) + with_cell(kAggRow, moe_ep, "-1"), "e2e.csv"),
+                    "e2e.csv:2: moe_ep_size: expected an integer >= 0, found '-1'");
+  // tp_size stays a positive count.
+  CHECK_THROWS_WITH(parse_e2e_points(std::string(kHeader) + with_cell(kAggRow, 12, "0"), "e2e.csv"),
+                    "e2e.csv:2: tp_size: expected a positive integer, found '0'");
+}
+
 TEST_CASE("A disaggregated row without num_workers does not record its deployment", "[e2e_point]") {
   const int prefill_workers = 18, decode_workers = 25;
   const auto given = parse_e2e_points(std::string(kHeader) + kAggRow + kDisaggRow, "e2e.csv");

@@ -45,13 +45,13 @@ double priced_prefill_s(const char* parallel, const std::string& profile = "", i
 TEST_CASE("prefill load is the measured request rate times the priced prefill over the lanes",
           "[prefill_load]") {
   const double rate = 64 / (0.1 + 99 * 0.0099);
-  const PrefillLoad one = PrefillPricing("h200", "").load(llama_point(1, 1), "llama-3.1-8b");
+  const PrefillLoad one = PrefillPricing("h200", "").load(llama_point(1, 1), "llama-3.1-8b").value();
   CHECK(one.requests_per_s == Approx(rate));
   CHECK(one.lanes == 1);
   CHECK(one.prefill_s == Approx(priced_prefill_s("tp1")));
   CHECK(one.load() == Approx(rate * priced_prefill_s("tp1")));
   // Two attention DP ranks prefill two prompts side by side.
-  const PrefillLoad dp2 = PrefillPricing("h200", "").load(llama_point(1, 2), "llama-3.1-8b");
+  const PrefillLoad dp2 = PrefillPricing("h200", "").load(llama_point(1, 2), "llama-3.1-8b").value();
   CHECK(dp2.lanes == 2);
   CHECK(dp2.load() == Approx(rate * dp2.prefill_s / 2));
   // A disaggregated deployment prefills on its prefill workers.
@@ -59,18 +59,25 @@ TEST_CASE("prefill load is the measured request rate times the priced prefill ov
   pd.mode = E2eMode::kDisaggregated;
   pd.prefill.tp = 2;
   pd.prefill.workers = 3;
-  const PrefillLoad split = PrefillPricing("h200", "").load(pd, "llama-3.1-8b");
+  const PrefillLoad split = PrefillPricing("h200", "").load(pd, "llama-3.1-8b").value();
   CHECK(split.lanes == 3);
   CHECK(split.prefill_s == Approx(priced_prefill_s("tp2")));
   // With a profile, its kernel tables price the prompt.
   const double profiled =
-      PrefillPricing("h200", "h200-sglang").load(llama_point(1, 1), "llama-3.1-8b").prefill_s;
+      PrefillPricing("h200", "h200-sglang").load(llama_point(1, 1), "llama-3.1-8b").value().prefill_s;
   CHECK(profiled == Approx(priced_prefill_s("tp1", "h200-sglang")));
   CHECK(profiled != Approx(one.prefill_s));
   // A client that drew lengths in [0.8 L, L]: the mean request, 1,800 / 90 tokens.
   E2ePoint drawn = llama_point(1, 1);
   drawn.length_range_ratio = 0.8;
-  const PrefillLoad mean = PrefillPricing("h200", "").load(drawn, "llama-3.1-8b");
+  const PrefillLoad mean = PrefillPricing("h200", "").load(drawn, "llama-3.1-8b").value();
   CHECK(mean.requests_per_s == Approx(64 / (0.1 + 89 * 0.0099)));
   CHECK(mean.prefill_s == Approx(priced_prefill_s("tp1", "", 1800)));
+}
+
+// A layout that does not divide the model (Llama-3.1-8B's 32 heads over TP 3) has no load: its own
+// simulation refuses it and calibrate reports that point failed, beside the others.
+TEST_CASE("a point whose layout does not divide the model has no prefill load", "[prefill_load]") {
+  CHECK_FALSE(PrefillPricing("h200", "").load(llama_point(3, 1), "llama-3.1-8b").has_value());
+  CHECK(PrefillPricing("h200", "").load(llama_point(4, 1), "llama-3.1-8b").has_value());
 }
