@@ -254,6 +254,7 @@ int run_calibration(const CalibrationOptions& o) {
   std::vector<E2ePoint> points = read_e2e_points(o.points_path);
   fs::create_directories(o.evaluator.out_dir);
   const PointModels models(points, o.points_path, o.models_dir, o.evaluator.out_dir);
+  print_client_from_source(stdout, points);
   mark_prefill_overloaded(stdout, points, models, o.evaluator.hardware, o.profile, o.keep_overloaded);
   const std::vector<std::string> layouts = point_layouts(points, o.points_path);
   Outcome r;

@@ -175,6 +175,19 @@ void print_group_table(std::FILE* out, const std::vector<GroupError>& before,
                  kMaxPrefillLoad);
 }
 
+void print_client_from_source(std::FILE* out, const std::vector<E2ePoint>& points) {
+  const auto n =
+      std::count_if(points.begin(), points.end(), [](const E2ePoint& p) { return p.client_from_source; });
+  if (n == 0) return;
+  std::fprintf(
+      out,
+      "tokenline calibrate: %lld of %zu rows measured by InferenceX's client (their silicon_data_source): "
+      "10 x C prompts, lengths drawn in [0.8 L, L], a 2 x C warm-up first where measured after "
+      "2026-01-21T17:53Z (none before); the columns warmup_per_client, requests_per_client and "
+      "length_range_ratio say otherwise\n",
+      static_cast<long long>(n), points.size());
+}
+
 void print_failures(std::FILE* out, const std::string& points_path, const std::vector<E2ePoint>& points,
                     const std::vector<size_t>& which, const std::vector<SimPrediction>& predictions,
                     const char* pass) {

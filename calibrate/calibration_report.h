@@ -62,6 +62,10 @@ void print_point_table(std::FILE* out, const std::vector<E2ePoint>& points, cons
 // One line per failed simulation among `predictions` (index for index with `which`): the point's file and
 // line, its model and the run's reason (exit code and the last line of its log). `pass` names the run
 // ("before the fit", "after the fit"). Nothing when every run succeeded.
+// One line where rows took their client's protocol from silicon_data_source (E2ePoint::client_from_source):
+// how many, and what that protocol is; nothing otherwise.
+void print_client_from_source(std::FILE* out, const std::vector<E2ePoint>& points);
+
 void print_failures(std::FILE* out, const std::string& points_path, const std::vector<E2ePoint>& points,
                     const std::vector<size_t>& which, const std::vector<SimPrediction>& predictions,
                     const char* pass);

@@ -155,10 +155,48 @@ E2ePoint read_point(const Row& row, int64_t line) {
   p.warmup_per_client = row.optional_count("warmup_per_client", 0);
   p.requests_per_client = row.optional_count("requests_per_client", 1);
   p.length_range_ratio = row.fraction_or("length_range_ratio", 1);
+  const bool protocol_given = !row.text_or_empty("warmup_per_client").empty() ||
+                              !row.text_or_empty("requests_per_client").empty() ||
+                              !row.text_or_empty("length_range_ratio").empty();
+  if (!protocol_given) {
+    if (const auto c = inferencex_protocol(row.text_or_empty("silicon_data_source"))) {
+      p.warmup_per_client = c->warmup_per_client;
+      p.requests_per_client = c->requests_per_client;
+      p.length_range_ratio = c->length_range_ratio;
+      p.client_from_source = true;
+    }
+  }
   return p;
 }
 
 }  // namespace
+
+std::optional<ClientProtocol> inferencex_protocol(std::string_view silicon_data_source) {
+  // "key=value" parts split at ';' (the first part of a database dump is "db-dump/<date>", no '=').
+  std::string_view source_file, measured;
+  bool database = false;
+  for (size_t begin = 0; begin < silicon_data_source.size();) {
+    size_t end = silicon_data_source.find(';', begin);
+    if (end == std::string_view::npos) end = silicon_data_source.size();
+    std::string_view part = silicon_data_source.substr(begin, end - begin);
+    while (!part.empty() && part.front() == ' ') part.remove_prefix(1);
+    while (!part.empty() && part.back() == ' ') part.remove_suffix(1);
+    if (part.starts_with("db-dump/")) database = true;
+    if (part.starts_with("source_file=")) source_file = part.substr(12);
+    if (part.starts_with("measured=")) measured = part.substr(9);
+    begin = end + 1;
+  }
+  // An export's file is named by its date alone ("2026-03-25.csv"); aiconfigurator's own sweeps name a path.
+  const bool exported = source_file.size() == 14 && source_file.ends_with(".csv") &&
+                        source_file.find('/') == std::string_view::npos && source_file[4] == '-' &&
+                        source_file[7] == '-';
+  if ((!database && !exported) || measured.size() < 10) return std::nullopt;
+  // ISO times compare as text; a date alone ("2026-01-21") sorts before that day's times.
+  constexpr std::string_view kWarmupFrom = "2026-01-21T17:53:38Z";
+  return ClientProtocol{.warmup_per_client = measured >= kWarmupFrom ? 2 : 0,
+                        .requests_per_client = 10,
+                        .length_range_ratio = 0.8};
+}
 
 int64_t shortest_length(int64_t tokens, double range_ratio) {
   const auto low = static_cast<int64_t>(static_cast<double>(tokens) * range_ratio);

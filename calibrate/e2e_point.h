@@ -54,12 +54,32 @@ struct E2ePoint {
   // calibrate's --warmup-per-client and --requests-per-client, fixed lengths). A ratio r < 1 draws each
   // request's input and output lengths uniformly in [floor(r x isl), isl] and [floor(r x osl), osl], as
   // vLLM's benchmark_serving --random-range-ratio (SemiAnalysis' sa-bench) did.
+  // A row that leaves all three empty but whose `silicon_data_source` (aiconfigurator's provenance column)
+  // names an InferenceX run takes that client's protocol (inferencex_protocol below; client_from_source).
   std::optional<int32_t> warmup_per_client;    // >= 0
   std::optional<int32_t> requests_per_client;  // >= 1
   double length_range_ratio = 1;               // in (0, 1]
+  bool client_from_source = false;             // the three above read from silicon_data_source
   // Set by calibrate (calibrate/prefill_load.h): the measured rate needs more prefill than the instance has.
   bool prefill_overloaded = false;
 };
+
+// How an InferenceX run's client measured it, read from a silicon_sample.csv row's `silicon_data_source`:
+// "db-dump/<date>; config_id=...; measured=<time>; ..." (InferenceX's result database) or
+// "source_file=<date>.csv; model=...; measured=<time>; ..." (its exported results); nullopt for any other
+// source (aiconfigurator's own sweeps, "source_file=<path>/aic-auto-gap-analysis/...", ran aiperf:
+// calibrate's default protocol) or without a `measured` time. InferenceX's client, SemiAnalysis'
+// benchmark_serving.py (kimbochen/bench_serving), sends 10·C prompts with --random-range-ratio 0.8
+// (benchmarks/benchmark_lib.sh; the 2025 runners' benchmark-tmpl.yml), and from InferenceX d053ae24e
+// (2026-01-21T17:53:38Z, "upstream kimbochen/bench_serving, adding warmup") a warm-up of 2·C prompts first
+// (--num-warmups; srt-slurm's sa-bench of the multi-node runs likewise from 2026-01-23); runs measured
+// before it, none.
+struct ClientProtocol {
+  int32_t warmup_per_client = 0;
+  int32_t requests_per_client = 0;
+  double length_range_ratio = 1;
+};
+std::optional<ClientProtocol> inferencex_protocol(std::string_view silicon_data_source);
 
 // The lengths a row's client drew for a nominal `tokens` (isl or osl) under its length_range_ratio r: the
 // shortest, max(1, floor(r x tokens)) (numpy's randint(int(r x L), L + 1)), and the mean, halfway from the

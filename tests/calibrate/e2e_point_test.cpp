@@ -160,6 +160,50 @@ TEST_CASE("Protocol columns say how a row's client measured it", "[e2e_point]") 
                     "e2e.csv:2: length_range_ratio: expected a number in (0, 1], found '0'");
 }
 
+// silicon_sample.csv's provenance column names an InferenceX run two ways (its database dump, its exported
+// results); aiconfigurator's own sweeps ran aiperf, calibrate's default.
+TEST_CASE("An InferenceX row's silicon_data_source gives its client's protocol", "[e2e_point]") {
+  const auto after = inferencex_protocol(
+      "db-dump/2026-04-27; config_id=81; silicon_concurrency=4; measured=2026-03-25T00:00:00.000Z; "
+      "workflow_run_id=337; lmsysorg/sglang:v0.5.9-cu130");
+  REQUIRE(after);
+  CHECK(after->warmup_per_client == 2);
+  CHECK(after->requests_per_client == 10);
+  CHECK(after->length_range_ratio == 0.8);
+  // Exported results; measured before InferenceX added the warm-up (2026-01-21T17:53:38Z): none.
+  const auto before = inferencex_protocol(
+      "source_file=2026-04-06.csv; model=Llama-3.1-70B; silicon_concurrency=8; "
+      "measured=2025-10-29T00:00:00.000Z; "
+      "wip=False");
+  REQUIRE(before);
+  CHECK(before->warmup_per_client == 0);
+  CHECK(inferencex_protocol("db-dump/2026-04-27; measured=2026-01-21T17:53:37Z")->warmup_per_client == 0);
+  CHECK(inferencex_protocol("db-dump/2026-04-27; measured=2026-01-21T17:53:38Z")->warmup_per_client == 2);
+  CHECK(inferencex_protocol("db-dump/2026-04-27; measured=2026-01-22")->warmup_per_client == 2);
+  // Not InferenceX, or no time to place it: calibrate's default protocol.
+  CHECK_FALSE(
+      inferencex_protocol("source_file=/home/u/aic-auto-gap-analysis/data/h100_sxm/trtllm/1.0.0rc3/"
+                          "Qwen_Qwen3-32B.csv; silicon_concurrency=8; measured=2026-03-17"));
+  CHECK_FALSE(inferencex_protocol("db-dump/2026-04-27; config_id=81"));
+  CHECK_FALSE(inferencex_protocol(""));
+  // Read into a point whose protocol columns are empty; columns that are given win.
+  const std::string header = std::string(kHeader).insert(
+      std::string(kHeader).size() - 1,
+      ",warmup_per_client,requests_per_client,length_range_ratio,silicon_data_source");
+  const std::string source = "db-dump/2026-04-27; measured=2026-03-25T00:00:00.000Z";
+  const std::string inferred = std::string(kAggRow).insert(std::string(kAggRow).size() - 1, ",,,," + source);
+  const std::string given = std::string(kAggRow).insert(std::string(kAggRow).size() - 1, ",0,20,," + source);
+  const auto points = parse_e2e_points(header + inferred + given, "e2e.csv");
+  CHECK(points[0].client_from_source);
+  CHECK(points[0].warmup_per_client == 2);
+  CHECK(points[0].requests_per_client == 10);
+  CHECK(points[0].length_range_ratio == 0.8);
+  CHECK_FALSE(points[1].client_from_source);
+  CHECK(points[1].warmup_per_client == 0);
+  CHECK(points[1].requests_per_client == 20);
+  CHECK(points[1].length_range_ratio == 1);
+}
+
 TEST_CASE("a drawn length's shortest is numpy's int(r x L) but at least 1 and its mean lies halfway to L",
           "[e2e_point]") {
   CHECK(shortest_length(1024, 0.8) == 819);
