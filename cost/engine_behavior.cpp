@@ -211,6 +211,7 @@ EngineBehavior vllm_behavior() {
 EngineBehavior trtllm_behavior() {
   return EngineBehavior{.engine = "trtllm",
                         .version = "1.2",
+                        .kv_auto_from_checkpoint = true,  // KvCacheConfig.dtype "auto"
                         .kv_placement = KvPlacement::kPerTpRank,
                         .memory_rule = MemoryRule::kFreeFraction,
                         .mem_fraction_static = 0.9,  // free_gpu_memory_fraction
@@ -251,10 +252,12 @@ EngineBehavior seed_behavior() {
 }
 
 KvLayout run_kv_layout(const EngineBehavior* engine, KvLayout model_default, const std::string& flag,
-                       const Hardware& hw) {
+                       const Hardware& hw, std::string_view checkpoint_kv) {
   if (!flag.empty()) return parse_kv_layout(flag, "--kv-layout");
   if (engine == nullptr) return model_default;
   if (!engine->kv_layout_auto) return engine->kv_layout;
+  if (engine->kv_auto_from_checkpoint && checkpoint_kv == "FP8")
+    return model_default == KvLayout::kBf16 ? KvLayout::kFp8E4m3 : model_default;
   for (const auto& [gpu, layout] : engine->kv_auto_by_gpu)
     if (gpu == hw.name) return layout;
   return model_default;

@@ -149,6 +149,13 @@ struct EngineBehavior {
   // SM100 (the profiles' kv_cache_dtype.auto_by_gpu gives the source). Read with the GPU the run is on, so a
   // profile transferred to another GPU takes that GPU's default (issue 43). Empty: the model's layout.
   std::vector<std::pair<std::string, KvLayout>> kv_auto_by_gpu = {};
+  // Whether auto follows the checkpoint's own KV format (ModelOpt's kv_cache_quant_algo, WeightFormats::
+  // kv_cache_quant_algo): TensorRT-LLM's KvCacheConfig.dtype "auto" keeps the checkpoint's
+  // quant_config.kv_cache_quant_algo (tensorrt_llm/llmapi/llm_args.py,
+  // sync_quant_config_with_kv_cache_config_dtype; NVIDIA/TensorRT-LLM#16240 documents it), so an FP8-KV
+  // checkpoint stores FP8. SGLang's and vLLM's auto is the model's dtype (their --kv-cache-dtype help),
+  // false.
+  bool kv_auto_from_checkpoint = false;
   KvPlacement kv_placement =
       KvPlacement::kPerTpRank;  // memory_pool.py MLATokenToKVPool: whole latent per rank
   // Memory. device_memory_bytes 0: the hardware JSON's hbm.bytes. mem_fraction_static 0: derived (SGLang:
@@ -244,10 +251,12 @@ EngineBehavior trtllm_behavior();
 EngineBehavior seed_behavior();
 
 // The KV layout a run on `hw` stores: `flag` (--kv-layout) when given, else the engine's kv_cache_dtype, else
-// (the engine says auto) what auto is on hw (kv_auto_by_gpu), else (auto elsewhere, or there is no engine:
-// nullptr) the model's default layout.
+// (the engine says auto) the checkpoint's KV format where the engine's auto follows it
+// (kv_auto_from_checkpoint: `checkpoint_kv` "FP8" stores FP8 - fp8_e4m3, or the model's default where that is
+// already an FP8 layout; another or no format, as if none), else what auto is on hw (kv_auto_by_gpu), else
+// (auto elsewhere, or there is no engine: nullptr) the model's default layout.
 KvLayout run_kv_layout(const EngineBehavior* engine, KvLayout model_default, const std::string& flag,
-                       const Hardware& hw);
+                       const Hardware& hw, std::string_view checkpoint_kv = {});
 
 // An EngineBehavior's derived numbers for one device and layout.
 struct ResolvedEngine {

@@ -148,6 +148,7 @@ struct QuantSpec {
   // a parent of it: "...mlp.experts"); a module no key names stays unquantized.
   std::vector<std::pair<Pattern, WeightFormat>> per_module;
   std::string source;
+  std::string kv_cache_quant_algo;  // ModelOpt's, as written ("FP8"); empty: none
 
   // The format module `name` is stored in; nullopt: unquantized.
   std::optional<WeightFormat> format_of(const std::string& name) const {
@@ -289,6 +290,14 @@ QuantSpec modelopt_spec(const json& q, const std::string& where) {
   }
   read_patterns(q, "exclude_modules", Syntax::kModelOpt, where, s.excluded);
   read_patterns(q, "ignore", Syntax::kModelOpt, where, s.excluded);
+  // kv_cache_quant_algo: null or absent without a KV format, else its name (ModelOpt's export writes "FP8",
+  // "NVFP4").
+  if (auto kv = q.find("kv_cache_quant_algo"); kv != q.end() && !kv->is_null()) {
+    if (!kv->is_string() || kv->get<std::string>().empty())
+      throw InputError(where + ".kv_cache_quant_algo", "a KV cache format name (FP8, NVFP4) or null",
+                       kv->dump());
+    s.kv_cache_quant_algo = kv->get<std::string>();
+  }
   return s;
 }
 
@@ -681,6 +690,7 @@ WeightFormats read_weight_formats(const json& config, const json& wrapper, const
   if (!spec) return w;
   w.quantized = spec->format;
   w.source = spec->source;
+  w.kv_cache_quant_algo = spec->kv_cache_quant_algo;
   std::array<double, kWeightGroupCount> quantized{};
   // Parameters per format and group (MIXED_PRECISION holds several).
   std::vector<std::pair<WeightFormat, std::array<double, kWeightGroupCount>>> by_format;

@@ -95,6 +95,10 @@ struct WeightFormats {
   bool mixed = false;
   std::array<WeightFormat, kWeightGroupCount> group_quantized{};  // mixed only
   std::string source;  // where the format was read: "quantization_config", "hf_quant_config.json", ...
+  // ModelOpt's kv_cache_quant_algo beside the weights' quant_algo ("FP8", "NVFP4"; empty: none given): the KV
+  // dtype the checkpoint was calibrated for, which an engine may take as its own "auto" (TensorRT-LLM does:
+  // cost/engine_behavior.h kv_auto_from_checkpoint).
+  std::string kv_cache_quant_algo;
 
   double share(WeightGroup g) const { return quantized_share[static_cast<size_t>(g)]; }
   // The format group g's quantized share is held in.

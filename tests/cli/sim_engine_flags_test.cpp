@@ -98,6 +98,32 @@ TEST_CASE("sim --engine with --hardware prices with <hardware>-<engine> and says
   CHECK(both.stderr_text.find("--engine: expected either --engine") != std::string::npos);
 }
 
+// A ModelOpt checkpoint that says kv_cache_quant_algo FP8 (nvidia/DeepSeek-V3.1-NVFP4's
+// hf_quant_config.json): TensorRT-LLM's auto stores its KV in FP8 - half the bytes of the BF16 latent, about
+// twice the tokens in the same pool - where SGLang's auto keeps BF16 on a Hopper GPU; --kv-layout still
+// decides.
+TEST_CASE("sim --engine trtllm stores an FP8-KV checkpoint's KV in FP8, as TensorRT-LLM's auto does",
+          "[sim_job][engine]") {
+  TestDir dir("sim_engine_ckpt_kv");
+  const std::string base =
+      "sim --model '" + testing::source_file("tests/engine/model/data/hf/deepseek-v3.1-nvfp4/config.json") +
+      "' --hardware h200 --gpus 8 --parallel tp8-ep8 --workload 'synthetic:n=4,seed=1' ";
+  const auto capacity = [&](const std::string& flags, const char* out) {
+    const auto r = run_tokenline(base + flags + " --out '" + dir.file(out) + "'", dir);
+    INFO(r.stderr_text);
+    REQUIRE(r.exit_code == 0);
+    return read_json(dir.file(out) + "/metrics.json")["kv_pages"]["capacity"].get<double>();
+  };
+  const double trt = capacity("--engine trtllm", "trt");
+  const double trt_bf16 = capacity("--engine trtllm --kv-layout bf16", "trt_bf16");
+  const double trt_fp8 = capacity("--engine trtllm --kv-layout fp8_e4m3", "trt_fp8");
+  CHECK(trt == trt_fp8);
+  CHECK(trt / trt_bf16 == Approx(2).epsilon(0.02));  // 576 B against 1,152 B a token and layer
+  const double sglang = capacity("--engine sglang", "sglang");
+  const double sglang_bf16 = capacity("--engine sglang --kv-layout bf16", "sglang_bf16");
+  CHECK(sglang == sglang_bf16);
+}
+
 // dsa_trtllm_backend 1 where the profile holds no whole-block rows for the model (b300-sglang: its DSA rows
 // are kernel-level parts only): the run goes on priced by the DSA parts, and says so once.
 TEST_CASE("sim says when the TensorRT-LLM NSA backend has no block rows to price the model",

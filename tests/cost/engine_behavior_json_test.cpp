@@ -139,6 +139,27 @@ TEST_CASE("A run stores the --kv-layout flag's KV, else the engine's dtype, else
   CHECK(run_kv_layout(profile_engine(sglang.get()), KvLayout::kBf16, "", b200) == KvLayout::kBf16);
 }
 
+// TensorRT-LLM's KvCacheConfig.dtype "auto" keeps the checkpoint's kv_cache_quant_algo; SGLang's and
+// vLLM's auto is the model's dtype whatever the checkpoint says.
+TEST_CASE("TensorRT-LLM's auto stores the checkpoint's FP8 KV, SGLang's and vLLM's do not",
+          "[engine_behavior]") {
+  const Hardware h200 = load_hardware("h200");
+  const EngineBehavior trt = trtllm_behavior();
+  CHECK(run_kv_layout(&trt, KvLayout::kBf16, "", h200, "FP8") == KvLayout::kFp8E4m3);
+  CHECK(run_kv_layout(&trt, KvLayout::kFp8DsMla, "", h200, "FP8") == KvLayout::kFp8DsMla);  // already FP8
+  CHECK(run_kv_layout(&trt, KvLayout::kBf16, "", h200, "") == KvLayout::kBf16);
+  CHECK(run_kv_layout(&trt, KvLayout::kBf16, "", h200, "NVFP4") == KvLayout::kBf16);    // no NVFP4 GQA layout
+  CHECK(run_kv_layout(&trt, KvLayout::kBf16, "bf16", h200, "FP8") == KvLayout::kBf16);  // the flag wins
+  for (const char* name : {"h200-trtllm", "b200-trtllm"}) {
+    const auto p = load_op_profile(name);
+    CHECK(run_kv_layout(profile_engine(p.get()), KvLayout::kBf16, "", h200, "FP8") == KvLayout::kFp8E4m3);
+  }
+  for (const char* name : {"h200-sglang", "h200-vllm", "b200-vllm"}) {
+    const auto p = load_op_profile(name);
+    CHECK(run_kv_layout(profile_engine(p.get()), KvLayout::kBf16, "", h200, "FP8") == KvLayout::kBf16);
+  }
+}
+
 TEST_CASE("kv_cache_dtype's auto_by_gpu names what auto is per GPU, only beside auto",
           "[engine_behavior][json]") {
   const EngineBehavior b =

@@ -108,3 +108,23 @@ TEST_CASE("A config kept as <name>_config.json reads <name>_hf_quant_config.json
   CHECK(m.weights.quantized.kind == WeightFormatKind::kNvfp4);
   CHECK(m.weights.share(WeightGroup::kRoutedExperts) == 1);
 }
+
+// ModelOpt writes the KV format it calibrated beside the weights' (kv_cache_quant_algo, or null): read as
+// written, for the engines whose "auto" takes it (TensorRT-LLM: cost/engine_behavior.h).
+TEST_CASE("ModelOpt's kv_cache_quant_algo is read beside the weights' format", "[hf_quant]") {
+  const testing::TestDir dir("hf-quant-kv");
+  CHECK(
+      deepseek_with(dir, R"({"quant_method": "modelopt", "quant_algo": "FP8", "kv_cache_quant_algo": "FP8"})")
+          .weights.kv_cache_quant_algo == "FP8");
+  CHECK(
+      deepseek_with(dir, R"({"quant_method": "modelopt", "quant_algo": "FP8", "kv_cache_quant_algo": null})")
+          .weights.kv_cache_quant_algo.empty());
+  CHECK(deepseek_with(dir, R"({"quant_method": "fp8", "weight_block_size": [128, 128]})")
+            .weights.kv_cache_quant_algo.empty());
+  CHECK_THROWS_WITH(
+      deepseek_with(dir, R"({"quant_method": "modelopt", "quant_algo": "FP8", "kv_cache_quant_algo": 8})"),
+      Catch::Contains("quantization_config.kv_cache_quant_algo: expected a KV cache format name"));
+  // hf_quant_config.json beside config.json (nvidia/DeepSeek-V3.1-NVFP4: FP8 KV).
+  const ModelConfig m = load_hf_config(data("hf/deepseek-v3.1-nvfp4/config.json"));
+  CHECK(m.weights.kv_cache_quant_algo == "FP8");
+}
