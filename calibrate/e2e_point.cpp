@@ -40,12 +40,12 @@ class Row {
       throw InputError(where_ + ": " + column, "an integer at most " + std::to_string(kMaxCount), quoted(t));
     return v;
   }
-  // An empty cell means `fallback` (the CSV leaves attention_dp_size and num_workers empty for 1), as does
-  // the value `none_as`, where a column writes "not set" so (0 for the MoE sizes of a dense model).
-  int32_t count_or(const std::string& column, int32_t fallback, std::optional<int64_t> none_as = {}) const {
+  // An empty cell means `fallback` (the CSV leaves attention_dp_size and num_workers empty for 1), as does 0
+  // where `zero_is_unset` (a column that writes "not set" so: the MoE sizes of a dense model).
+  int32_t count_or(const std::string& column, int32_t fallback, bool zero_is_unset = false) const {
     if (text_or_empty(column).empty()) return fallback;
-    const int64_t v = count(column, none_as && *none_as < 1 ? *none_as : 1);
-    return none_as && v == *none_as ? fallback : static_cast<int32_t>(v);
+    const int64_t v = count(column, zero_is_unset ? 0 : 1);
+    return zero_is_unset && v == 0 ? fallback : static_cast<int32_t>(v);
   }
   // An empty cell or no column: nullopt.
   std::optional<int32_t> optional_count(const std::string& column, int64_t least) const {
@@ -90,9 +90,9 @@ E2eLayout read_layout(const Row& row, const std::string& prefix, bool has_worker
   l.tp = static_cast<int32_t>(row.count(prefix + "tp_size"));
   // aiconfigurator writes 0 for "not used" in a dense model's attention-DP and MoE columns
   // (silicon_sample.csv's GB200 TensorRT-LLM and H100 Qwen3-32B rows): read as an empty cell, 1.
-  l.attention_dp = row.count_or(prefix + "attention_dp_size", 1, 0);
-  l.moe_tp = row.count_or(prefix + "moe_tp_size", 1, 0);
-  l.moe_ep = row.count_or(prefix + "moe_ep_size", 1, 0);
+  l.attention_dp = row.count_or(prefix + "attention_dp_size", 1, true);
+  l.moe_tp = row.count_or(prefix + "moe_tp_size", 1, true);
+  l.moe_ep = row.count_or(prefix + "moe_ep_size", 1, true);
   l.workers = has_workers ? row.count_or(prefix + "num_workers", 1) : 1;
   l.workers_recorded = !has_workers || !row.text_or_empty(prefix + "num_workers").empty();
   return l;

@@ -44,11 +44,10 @@ std::optional<PrefillLoad> PrefillPricing::load(const E2ePoint& p, const std::st
       return std::nullopt;  // the point's simulation says why, as a failed point
     }
     it = loaded_->models
-             .emplace(key, make_cost_model(
-                               model, layout_parsed,
-                               run_kv_layout(profile_engine(loaded_->profile.get()), model.default_kv_layout,
-                                             "", loaded_->hardware, model.weights.kv_cache_quant_algo),
-                               loaded_->hardware, options))
+             .emplace(key, make_cost_model(model, layout_parsed,
+                                           run_kv_layout(profile_engine(loaded_->profile.get()), model, "",
+                                                         loaded_->hardware),
+                                           loaded_->hardware, options))
              .first;
   }
   const CostModel& cm = it->second;

@@ -104,8 +104,7 @@ CostModel own_cost_model(const TraceFitOptions& o, std::array<double, kOpCount>&
   const Hardware hw = load_hardware(o.hardware.empty() ? o.profile + "/hardware.json" : o.hardware);
   const ModelConfig model = load_model(profile->measured_model);
   const Parallel parallel = parse_parallel(profile->measured_parallel, where + ": measured_on.parallel");
-  const KvLayout layout = run_kv_layout(profile_engine(profile.get()), model.default_kv_layout, "", hw,
-                                        model.weights.kv_cache_quant_algo);
+  const KvLayout layout = run_kv_layout(profile_engine(profile.get()), model, "", hw);
   CostOptions options;
   options.profile = std::move(profile);
   return make_cost_model(model, parallel, layout, hw, options);

@@ -93,8 +93,7 @@ Setup build_setup(const LedgerArgs& a) {
   o.profile = load_op_profile(a.profile, a.profile_set, a.mtp ? 1 : 0);
   // The KV a profile's engine stores (SGLang on H200: BF16), else the model's own layout (no profile; --ideal
   // takes none).
-  const KvLayout layout = run_kv_layout(profile_engine(o.profile.get()), model.default_kv_layout, a.kv_layout,
-                                        hw, model.weights.kv_cache_quant_algo);
+  const KvLayout layout = run_kv_layout(profile_engine(o.profile.get()), model, a.kv_layout, hw);
   check_range("--chunk", chunk, 1, model.max_context_tokens, "a chunk of tokens within the model's context");
   Setup s{make_cost_model(model, parallel, layout, hw, o), a.context.value_or(0), chunk};
   const int64_t max_ctx = model.max_context_tokens;

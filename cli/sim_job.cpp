@@ -647,8 +647,7 @@ Deployment load_deployment(const SimJob& job, const ModelConfig& model, const st
     options.remembered_tokens = kRememberedTokens;
   }
   const EngineBehavior engine = engine_behavior(job, options.profile.get());
-  const KvLayout layout = run_kv_layout(&engine, model.default_kv_layout, job.kv_layout, d.hardware,
-                                        model.weights.kv_cache_quant_algo);
+  const KvLayout layout = run_kv_layout(&engine, model, job.kv_layout, d.hardware);
   for (const Parallel& p : layouts) {
     options.max_chunk_tokens = chunk_tokens(engine, d.hardware, p);
     d.cost_models.push_back(make_cost_model(model, p, layout, d.hardware, options));

@@ -39,8 +39,7 @@ std::vector<std::string> uncovered_kernels(const std::string& profile_name, cons
                                            const std::string& kv_layout_flag) {
   CostOptions options;
   options.profile = load_op_profile(profile_name);
-  const KvLayout kv = run_kv_layout(profile_engine(options.profile.get()), model.default_kv_layout,
-                                    kv_layout_flag, hardware, model.weights.kv_cache_quant_algo);
+  const KvLayout kv = run_kv_layout(profile_engine(options.profile.get()), model, kv_layout_flag, hardware);
   std::vector<std::string> missing;
   for (const Parallel& p : layouts) {
     const CostModel cm = make_cost_model(model, p, kv, hardware, options);

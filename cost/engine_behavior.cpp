@@ -7,6 +7,7 @@
 #include <limits>
 
 #include "common/input_error.h"
+#include "engine/model/model_config.h"
 
 namespace tokenline {
 namespace {
@@ -261,6 +262,11 @@ KvLayout run_kv_layout(const EngineBehavior* engine, KvLayout model_default, con
   for (const auto& [gpu, layout] : engine->kv_auto_by_gpu)
     if (gpu == hw.name) return layout;
   return model_default;
+}
+
+KvLayout run_kv_layout(const EngineBehavior* engine, const ModelConfig& model, const std::string& flag,
+                       const Hardware& hw) {
+  return run_kv_layout(engine, model.default_kv_layout, flag, hw, model.weights.kv_cache_quant_algo);
 }
 
 TokenRatio TokenRatio::for_dp_attention(int dp_attention) const {

@@ -257,6 +257,9 @@ EngineBehavior seed_behavior();
 // (auto elsewhere, or there is no engine: nullptr) the model's default layout.
 KvLayout run_kv_layout(const EngineBehavior* engine, KvLayout model_default, const std::string& flag,
                        const Hardware& hw, std::string_view checkpoint_kv = {});
+// The same for `model`: its default layout and its checkpoint's KV format (weights.kv_cache_quant_algo).
+KvLayout run_kv_layout(const EngineBehavior* engine, const ModelConfig& model, const std::string& flag,
+                       const Hardware& hw);
 
 // An EngineBehavior's derived numbers for one device and layout.
 struct ResolvedEngine {

@@ -17,8 +17,7 @@ CostModel pool_cost_model(const Candidate& c, const Parallel& p, const PlanPrici
   options.max_chunk_tokens = c.chunk_tokens;  // as `tokenline sim --chunk` sizes the activation reserve
   options.profile = pricing.profile;
   const KvLayout layout =
-      run_kv_layout(profile_engine(pricing.profile.get()), pricing.model.default_kv_layout, "",
-                    pricing.hardware, pricing.model.weights.kv_cache_quant_algo);
+      run_kv_layout(profile_engine(pricing.profile.get()), pricing.model, "", pricing.hardware);
   return make_cost_model(pricing.model, p, layout, pricing.hardware, options);
 }
 
